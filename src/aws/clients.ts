@@ -1,0 +1,58 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+
+/** The SDK clients rerun talks to. Every adapter takes these injected, so tests can wrap them. */
+export interface AwsClients {
+  readonly s3: S3Client;
+  readonly sqs: SQSClient;
+  readonly dynamodb: DynamoDBClient;
+}
+
+/** Options for {@link createAwsClients}. */
+export interface AwsClientOptions {
+  /**
+   * Custom endpoint (moto, LocalStack). When set, S3 uses path-style addressing.
+   * @default undefined (the SDK's default endpoint resolution, i.e. real AWS or AWS_ENDPOINT_URL)
+   */
+  endpoint?: string;
+  /**
+   * AWS region.
+   * @default the SDK's default chain (AWS_REGION, profile), else 'us-east-1'
+   */
+  region?: string;
+  /**
+   * Maximum attempts per request, including the first (SDK standard retry mode).
+   * @default 3
+   */
+  maxAttempts?: number;
+}
+
+/**
+ * Builds the S3, SQS and DynamoDB clients with one endpoint and region.
+ *
+ * Flexible checksums are computed only when an operation requires them: rerun sends its own
+ * SHA-256 checksum on every output write (see src/publish/ConditionalWriter.ts), and skipping
+ * response validation keeps done-checks to a HEAD.
+ *
+ * @example
+ * const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
+ */
+export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
+  const region = options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
+  const common = {
+    region,
+    maxAttempts: options.maxAttempts ?? 3,
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+  };
+  return {
+    s3: new S3Client({
+      ...common,
+      forcePathStyle: Boolean(options.endpoint),
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    }),
+    sqs: new SQSClient(common),
+    dynamodb: new DynamoDBClient(common),
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * Base class of every error rerun throws on purpose. `retryable` tells the batch handler whether
+ * the SQS message should come back (batch item failure) or whether retrying cannot help.
+ */
+export class RerunError extends Error {
+  readonly retryable: boolean;
+  constructor(message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'RerunError';
+    this.retryable = options.retryable ?? true;
+  }
+}
+
+/** An SQS message body that is not an S3 event notification (or is malformed). Not retryable. */
+export class EventParseError extends RerunError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, retryable: false });
+    this.name = 'EventParseError';
+  }
+}
+
+/** A conditional write kept losing races (412/409) beyond the allowed attempts. Retryable. */
+export class PublishConflictError extends RerunError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, retryable: true });
+    this.name = 'PublishConflictError';
+  }
+}
+
+/** A worker definition or option is invalid (caught at start-up, never mid-batch). */
+export class WorkerConfigurationError extends RerunError {
+  constructor(message: string) {
+    super(message, { retryable: false });
+    this.name = 'WorkerConfigurationError';
+  }
+}
