@@ -1,0 +1,209 @@
+import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { RerunError } from '../errors.js';
+import { IntakeKind, parseS3EventBody } from '../intake/parseS3Event.js';
+import { type Logger, silentLogger } from '../logging/logger.js';
+import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
+import type { WorkerDefinition } from '../worker/defineWorker.js';
+import { emitRecordOutcome, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { type ObjectOutcome, processObject } from '../worker/processObject.js';
+import { mapWithConcurrency } from './mapWithConcurrency.js';
+
+/** Called after an object's output is known to be valid and current (written now or found done). */
+export type AfterOutputHook = (
+  outcome: ObjectOutcome & { readonly outputKey: string },
+  context: { readonly remainingTimeMs: number; readonly logger: Logger },
+) => Promise<void>;
+
+/** Options for {@link createSqsBatchHandler}. */
+export interface SqsBatchHandlerOptions {
+  readonly worker: WorkerDefinition;
+  readonly store: S3ObjectStore;
+  /** Used to defer a message (ChangeMessageVisibility) when an error asks for a later retry. */
+  readonly sqs: SQSClient;
+  /**
+   * Records processed at once within one invocation.
+   * @default 4
+   */
+  readonly concurrency?: number;
+  /**
+   * Stop starting new records when less than this much of the function's time is left; the
+   * unstarted ones are reported as batch item failures and come back after the visibility timeout.
+   * @default 5000
+   */
+  readonly deadlineMarginMs?: number;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /**
+   * Runs after an output is valid and current: the place for side effects such as a webhook
+   * (see src/effects/). A thrown error fails the record like any other.
+   * @default none
+   */
+  readonly afterOutput?: AfterOutputHook;
+}
+
+/** An error that asks for its message to come back after a delay (e.g. a side effect in progress elsewhere). */
+interface DeferrableError {
+  readonly retryAfterSeconds: number;
+}
+
+/**
+ * Builds a Lambda handler for an SQS event source mapping with `ReportBatchItemFailures`.
+ *
+ * Every record gets a classified outcome (processed / skipped / failed, with a reason), logged as
+ * one JSON line and emitted to {@link onRecordOutcome} listeners. Only failed records are listed in
+ * `batchItemFailures`; the handler never throws for a record, because a throw would make AWS retry
+ * the whole batch (AWS-SEMANTICS: "A thrown error ... fails the whole batch").
+ *
+ * - Bounded concurrency (no unbounded Promise.all).
+ * - Deadline-aware: when `context.getRemainingTimeInMillis()` drops below `deadlineMarginMs`, no
+ *   new record starts; unstarted records are reported as failures, never lost.
+ * - FIFO queues: records run in order and, after the first failure, the rest are reported failed
+ *   too, so SQS redelivers them in order.
+ *
+ * @example
+ * export const handler = createSqsBatchHandler({ worker, store: new S3ObjectStore(s3), sqs });
+ */
+export function createSqsBatchHandler(
+  options: SqsBatchHandlerOptions,
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  const concurrency = options.concurrency ?? 4;
+  const margin = options.deadlineMarginMs ?? 5000;
+  const baseLogger = (options.logger ?? silentLogger).child({ worker: options.worker.name });
+  const queueUrls = new Map<string, Promise<string>>();
+
+  const processRecord = async (record: SQSRecord, context: Context): Promise<RecordOutcome> => {
+    const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1');
+    const base = { messageId: record.messageId, receiveCount };
+    const logger = baseLogger.child({ messageId: record.messageId, awsRequestId: context.awsRequestId });
+    const intake = parseS3EventBody(record.body);
+    if (intake.kind === IntakeKind.TEST_EVENT) {
+      return {
+        ...base,
+        status: RecordStatus.SKIPPED,
+        reason: 's3:TestEvent acknowledged (sent when notifications are set up)',
+      };
+    }
+    if (intake.kind === IntakeKind.INVALID) {
+      return { ...base, status: RecordStatus.FAILED, retryable: false, reason: `not an S3 event: ${intake.reason}` };
+    }
+    const outcomes: ObjectOutcome[] = [];
+    let current: { bucket: string; key: string } | undefined;
+    try {
+      for (const object of intake.objects) {
+        current = { bucket: object.bucket, key: object.key };
+        const outcome = await processObject(options.worker, object, { store: options.store, logger });
+        outcomes.push(outcome);
+        if (options.afterOutput && outcome.outputKey && (outcome.status === 'processed' || outcome.outputEtag)) {
+          await options.afterOutput(outcome as ObjectOutcome & { outputKey: string }, {
+            remainingTimeMs: context.getRemainingTimeInMillis(),
+            logger,
+          });
+        }
+      }
+    } catch (error) {
+      const retryable = error instanceof RerunError ? error.retryable : true;
+      const deferred = await deferIfAsked(record, error, logger);
+      return {
+        ...base,
+        status: RecordStatus.FAILED,
+        retryable,
+        reason: `${errorMessage(error)}${deferred ? ` (deferred ${deferred} s)` : ''}`,
+        ...(current ? { source: current } : {}),
+      };
+    }
+    const processed = outcomes.find((o) => o.status === 'processed');
+    const first = processed ?? outcomes[0];
+    return {
+      ...base,
+      status: processed ? RecordStatus.PROCESSED : RecordStatus.SKIPPED,
+      reason: outcomes.map((o) => o.reason).join('; '),
+      ...(current ? { source: current } : {}),
+      ...(first?.outputKey ? { outputKey: first.outputKey } : {}),
+    };
+  };
+
+  const deferIfAsked = async (record: SQSRecord, error: unknown, logger: Logger): Promise<number | undefined> => {
+    const seconds = (error as Partial<DeferrableError> | undefined)?.retryAfterSeconds;
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) return undefined;
+    // AWS-SEMANTICS (SQS): ChangeMessageVisibility delays the next delivery: wait for the other
+    // holder instead of burning receives. 12 hours is SQS's maximum visibility timeout.
+    const visibility = Math.min(Math.ceil(seconds), 43_200);
+    try {
+      const queueUrl = await queueUrlOf(record.eventSourceARN);
+      await options.sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: queueUrl,
+          ReceiptHandle: record.receiptHandle,
+          VisibilityTimeout: visibility,
+        }),
+      );
+      return visibility;
+    } catch (deferError) {
+      logger.warn('could not defer the message; it returns after the queue visibility timeout', {
+        error: errorMessage(deferError),
+      });
+      return undefined;
+    }
+  };
+
+  const queueUrlOf = (arn: string): Promise<string> => {
+    let url = queueUrls.get(arn);
+    if (!url) {
+      const [, , , , account, name] = arn.split(':');
+      url = options.sqs
+        .send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }))
+        .then((out) => out.QueueUrl ?? Promise.reject(new Error(`no URL for queue ${arn}`)));
+      url.catch(() => queueUrls.delete(arn));
+      queueUrls.set(arn, url);
+    }
+    return url;
+  };
+
+  return async (event, context) => {
+    const records = event.Records ?? [];
+    const fifo = records[0]?.eventSourceARN?.endsWith('.fifo') ?? false;
+    let fifoBlocked = false;
+    const run = async (record: SQSRecord): Promise<RecordOutcome> => {
+      const base = {
+        messageId: record.messageId,
+        receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? '1'),
+      };
+      if (fifoBlocked) {
+        return {
+          ...base,
+          status: RecordStatus.FAILED,
+          retryable: true,
+          reason: 'not started: an earlier record of this FIFO batch failed',
+        };
+      }
+      if (context.getRemainingTimeInMillis() < margin) {
+        return {
+          ...base,
+          status: RecordStatus.FAILED,
+          retryable: true,
+          reason: 'not started: function deadline is near',
+        };
+      }
+      const outcome = await processRecord(record, context);
+      if (fifo && outcome.status === RecordStatus.FAILED) fifoBlocked = true;
+      return outcome;
+    };
+    const outcomes = await mapWithConcurrency(records, fifo ? 1 : concurrency, run);
+    for (const outcome of outcomes) {
+      const log = outcome.status === RecordStatus.FAILED ? baseLogger.warn : baseLogger.info;
+      log(`record ${outcome.status}`, { ...outcome });
+      emitRecordOutcome(outcome);
+    }
+    return {
+      batchItemFailures: outcomes
+        .filter((o) => o.status === RecordStatus.FAILED)
+        .map((o) => ({ itemIdentifier: o.messageId })),
+    };
+  };
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}

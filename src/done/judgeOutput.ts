@@ -1,0 +1,116 @@
+import { encodeSource, MetadataKey } from './outputMetadata.js';
+
+/** What a HEAD of an output (with `ChecksumMode: 'ENABLED'`) returned. */
+export interface OutputHead {
+  /** ETag without quotes. */
+  readonly etag: string;
+  readonly contentLength: number;
+  /** User metadata, keys lower-case without `x-amz-meta-`. */
+  readonly metadata: Readonly<Record<string, string>>;
+  /** The SHA-256 checksum S3 stored at upload (base64; composite ones may end in `-N`). */
+  readonly checksumSHA256?: string;
+}
+
+/** The verdict of a done-check on one output. */
+export const OutputState = {
+  /** No object at the output key. */
+  MISSING: 'missing',
+  /** An object is there but it is not a complete rerun output for this input: replace it. */
+  INVALID: 'invalid',
+  /** A valid output written by another code version: rebuild it. */
+  OLD_CODE: 'old-code',
+  /** A valid output of this code version, built from the input content `sourceEtag`. */
+  BUILT: 'built',
+} as const;
+export type OutputState = (typeof OutputState)[keyof typeof OutputState];
+
+export type Judgement =
+  | { readonly state: typeof OutputState.MISSING }
+  | {
+      readonly state: typeof OutputState.INVALID | typeof OutputState.OLD_CODE;
+      readonly etag: string;
+      readonly reason: string;
+    }
+  | {
+      readonly state: typeof OutputState.BUILT;
+      readonly etag: string;
+      readonly sourceEtag: string;
+      readonly sourceVersionId?: string;
+    };
+
+/** What the output should be. */
+export interface OutputExpectation {
+  readonly source: { readonly bucket: string; readonly key: string };
+  readonly codeVersion: string;
+  /** Extra checks of the worker's own: return a reason to reject the output, or undefined. */
+  readonly validate?: (head: OutputHead) => string | undefined;
+}
+
+/**
+ * The done-check's decision, from the HEAD alone (no body read, so its cost does not depend on the
+ * output's size). A complete output has rerun's metadata, names this input, and its content is
+ * verified by S3's stored checksum:
+ * - single-part outputs: S3 computed the SHA-256 of the bytes it stored and it must equal the
+ *   digest recorded in metadata, and the length must match; a truncated, partial or overwritten
+ *   object fails this.
+ * - multipart outputs: the metadata is written before the content exists (CreateMultipartUpload),
+ *   so it cannot carry the digest; S3 verified every part's SHA-256 and publishes the object
+ *   atomically at CompleteMultipartUpload, so a stored composite SHA-256 must be present.
+ *
+ * Whether the output is *current* (built from the input's current content) is the caller's next
+ * question: compare `sourceEtag` with the input (a conditional GET, see processObject.ts).
+ *
+ * @example
+ * const verdict = judgeOutput(head, { source: { bucket: 'in', key: 'incoming/a.csv' }, codeVersion: '1' });
+ * if (verdict.state === OutputState.BUILT) console.log('built from', verdict.sourceEtag);
+ */
+export function judgeOutput(head: OutputHead | undefined, expected: OutputExpectation): Judgement {
+  if (!head) return { state: OutputState.MISSING };
+  const invalid = (reason: string): Judgement => ({ state: OutputState.INVALID, etag: head.etag, reason });
+  const m = head.metadata;
+
+  const source = m[MetadataKey.SOURCE];
+  const sourceEtag = m[MetadataKey.SOURCE_ETAG];
+  const codeVersion = m[MetadataKey.CODE_VERSION];
+  const integrity = m[MetadataKey.INTEGRITY];
+  if (!source || !sourceEtag || !codeVersion || !integrity) {
+    return invalid('object has no rerun metadata (written by something else, or by a crashed foreign writer)');
+  }
+  if (source !== encodeSource(expected.source)) {
+    return invalid(`object was built from another input (${source})`);
+  }
+  const contentProblem = checkIntegrity(integrity, head);
+  if (contentProblem) return invalid(contentProblem);
+  if (codeVersion !== expected.codeVersion) {
+    return {
+      state: OutputState.OLD_CODE,
+      etag: head.etag,
+      reason: `built by code version ${codeVersion}, current is ${expected.codeVersion}`,
+    };
+  }
+  const custom = expected.validate?.(head);
+  if (custom) return invalid(custom);
+  const versionId = m[MetadataKey.SOURCE_VERSION];
+  return {
+    state: OutputState.BUILT,
+    etag: head.etag,
+    sourceEtag,
+    ...(versionId ? { sourceVersionId: versionId } : {}),
+  };
+}
+
+function checkIntegrity(integrity: string, head: OutputHead): string | undefined {
+  if (integrity === 'sha256-composite') {
+    if (!head.checksumSHA256) return 'multipart output has no stored SHA-256 checksum (not written by rerun)';
+    return undefined;
+  }
+  const match = /^sha256:([A-Za-z0-9+/=]+):(\d+)$/.exec(integrity);
+  if (!match) return `unreadable integrity metadata ${JSON.stringify(integrity)}`;
+  const [, digest, bytes] = match;
+  if (Number(bytes) !== head.contentLength) {
+    return `content length ${head.contentLength} differs from the ${bytes} bytes written (partial or overwritten)`;
+  }
+  if (!head.checksumSHA256) return 'object has no stored SHA-256 checksum (overwritten without one)';
+  if (head.checksumSHA256 !== digest) return 'stored SHA-256 differs from the digest written (content was replaced)';
+  return undefined;
+}

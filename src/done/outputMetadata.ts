@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * What every output carries in its S3 user metadata (`x-amz-meta-*`) so that a done-check can tell
+ * a finished, current output from a missing, partial, corrupt, stale or old-code one with a HEAD.
+ * S3 limits user metadata to 2 KB and to US-ASCII, hence the encodings below.
+ */
+export const MetadataKey = {
+  /** The logical input: `bucket/urlencoded-key`, or `sha256:<hex>` of it when too long. */
+  SOURCE: 'rerun-source',
+  /** ETag (without quotes) of the input content the output was built from. */
+  SOURCE_ETAG: 'rerun-source-etag',
+  /** Version id of that input, when the input bucket is versioned. */
+  SOURCE_VERSION: 'rerun-source-version',
+  /** The worker's code/schema version: outputs of another version are rebuilt. */
+  CODE_VERSION: 'rerun-code-version',
+  /**
+   * How to verify the content: `sha256:<base64 digest>:<byte length>` for single-part outputs (S3
+   * stores the same SHA-256, sent with the upload, and returns it on HEAD with ChecksumMode), or
+   * `sha256-composite` for multipart outputs (each part's SHA-256 verified by S3 at upload).
+   */
+  INTEGRITY: 'rerun-integrity',
+} as const;
+
+/** Prefix of the transform's own summary fields in metadata, e.g. `rerun-x-records`. */
+export const SUMMARY_PREFIX = 'rerun-x-';
+
+const MAX_READABLE_SOURCE = 512;
+
+/** The input content an output is built from. */
+export interface SourceIdentity {
+  readonly bucket: string;
+  readonly key: string;
+  /** ETag without quotes. */
+  readonly etag: string;
+  readonly versionId?: string;
+}
+
+/** Integrity of the content, known once the whole output has been produced. */
+export type Integrity =
+  | { readonly kind: 'sha256'; readonly sha256Base64: string; readonly bytes: number }
+  | { readonly kind: 'sha256-composite' };
+
+/**
+ * Encodes the logical input so it fits S3 metadata (ASCII, 2 KB in total).
+ *
+ * @example
+ * encodeSource({ bucket: 'in', key: 'incoming/café.csv' }); // 'in/incoming%2Fcaf%C3%A9.csv'
+ */
+export function encodeSource(source: { bucket: string; key: string }): string {
+  const readable = `${source.bucket}/${encodeURIComponent(source.key)}`;
+  if (readable.length <= MAX_READABLE_SOURCE) return readable;
+  return `sha256:${createHash('sha256').update(`${source.bucket}/${source.key}`, 'utf8').digest('hex')}`;
+}
+
+/**
+ * Builds the user metadata of an output.
+ *
+ * @example
+ * buildOutputMetadata({ source, codeVersion: 'normalize@1', integrity: { kind: 'sha256-composite' } });
+ */
+export function buildOutputMetadata(options: {
+  source: SourceIdentity;
+  codeVersion: string;
+  integrity: Integrity;
+  summary?: Readonly<Record<string, string | number>>;
+}): Record<string, string> {
+  const { source, codeVersion, integrity, summary = {} } = options;
+  const metadata: Record<string, string> = {
+    [MetadataKey.SOURCE]: encodeSource(source),
+    [MetadataKey.SOURCE_ETAG]: source.etag,
+    [MetadataKey.CODE_VERSION]: codeVersion,
+    [MetadataKey.INTEGRITY]:
+      integrity.kind === 'sha256' ? `sha256:${integrity.sha256Base64}:${integrity.bytes}` : 'sha256-composite',
+  };
+  if (source.versionId) metadata[MetadataKey.SOURCE_VERSION] = source.versionId;
+  for (const [name, value] of Object.entries(summary)) {
+    if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`summary field "${name}" must be lower-case letters, digits, '-'`);
+    metadata[`${SUMMARY_PREFIX}${name}`] = String(value);
+  }
+  return metadata;
+}
+
+/**
+ * Reads the transform's summary fields back from an output's metadata.
+ *
+ * @example
+ * readSummary(head.metadata); // { records: '12', quarantined: '2' }
+ */
+export function readSummary(metadata: Readonly<Record<string, string>>): Record<string, string> {
+  const summary: Record<string, string> = {};
+  for (const [name, value] of Object.entries(metadata)) {
+    if (name.startsWith(SUMMARY_PREFIX)) summary[name.slice(SUMMARY_PREFIX.length)] = value;
+  }
+  return summary;
+}

@@ -1,0 +1,136 @@
+/**
+ * S3 event intake: turns the body of one SQS message into the S3 objects it names.
+ * Pure: no SDK, no clock. See ../shared AWS-SEMANTICS.md, "S3 event notifications (to SQS)".
+ */
+
+/** One object named by an S3 event record. `key` is already URL-decoded. */
+export interface S3ObjectEvent {
+  readonly bucket: string;
+  readonly key: string;
+  /** e.g. `ObjectCreated:Put`. */
+  readonly eventName: string;
+  /** The ETag of the version that triggered the event (may no longer be current), without quotes. */
+  readonly eTag?: string;
+  readonly size?: number;
+  readonly versionId?: string;
+  /** Orders events for the same key only (PUT and DELETE). Absent in moto's events. */
+  readonly sequencer?: string;
+}
+
+/** What one message body turned out to be. */
+export const IntakeKind = {
+  /** An S3 event notification naming one or more objects. */
+  OBJECTS: 'objects',
+  /** The `s3:TestEvent` S3 sends when notifications are configured: acknowledge and ignore. */
+  TEST_EVENT: 's3-test-event',
+  /** Not an S3 event notification: a classified, non-retryable failure. */
+  INVALID: 'invalid',
+} as const;
+
+export type IntakeResult =
+  | { readonly kind: typeof IntakeKind.OBJECTS; readonly objects: readonly S3ObjectEvent[] }
+  | { readonly kind: typeof IntakeKind.TEST_EVENT }
+  | { readonly kind: typeof IntakeKind.INVALID; readonly reason: string };
+
+/**
+ * Decodes an object key as S3 writes it into event notifications: URL-encoded as in an HTML form
+ * (`+` is a space, `%2B` a plus, `%XX` UTF-8 bytes). moto also encodes `/` as `%2F`, which this
+ * generic decoding handles too.
+ *
+ * @example
+ * decodeS3EventKey('incoming/caf%C3%A9+m%C3%BCnchen%2B1.csv'); // 'incoming/café münchen+1.csv'
+ */
+export function decodeS3EventKey(key: string): string {
+  return decodeURIComponent(key.replace(/\+/g, ' '));
+}
+
+/**
+ * Parses an SQS message body carrying an S3 event notification, directly or wrapped in an SNS
+ * notification (S3 -> SNS -> SQS fan-out). Never throws: a body that is not an S3 event comes
+ * back as `{ kind: 'invalid', reason }`.
+ *
+ * @example
+ * const intake = parseS3EventBody(record.body);
+ * if (intake.kind === IntakeKind.OBJECTS) for (const o of intake.objects) console.log(o.bucket, o.key);
+ */
+export function parseS3EventBody(body: string): IntakeResult {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return invalid(`message body is not JSON (starts with ${JSON.stringify(body.slice(0, 40))})`);
+  }
+  if (!isObject(parsed)) return invalid('message body is JSON but not an object');
+
+  // S3 -> SNS -> SQS without raw delivery: the S3 event is a JSON string in `Message`.
+  if (parsed.Type === 'Notification' && typeof parsed.Message === 'string') {
+    return parseS3EventBody(parsed.Message);
+  }
+  if (parsed.Event === 's3:TestEvent') return { kind: IntakeKind.TEST_EVENT };
+  if (!Array.isArray(parsed.Records)) {
+    return invalid('message is not an S3 event notification (no Records array and not an s3:TestEvent)');
+  }
+  if (parsed.Records.length === 0) return invalid('S3 event notification has an empty Records array');
+
+  const objects: S3ObjectEvent[] = [];
+  for (const [index, record] of parsed.Records.entries()) {
+    const result = parseRecord(record);
+    if (typeof result === 'string') return invalid(`Records[${index}]: ${result}`);
+    objects.push(result);
+  }
+  return { kind: IntakeKind.OBJECTS, objects };
+}
+
+function parseRecord(record: unknown): S3ObjectEvent | string {
+  if (!isObject(record)) return 'record is not an object';
+  if (record.eventSource !== 'aws:s3') return `eventSource is ${JSON.stringify(record.eventSource)}, not "aws:s3"`;
+  const s3 = record.s3;
+  if (!isObject(s3) || !isObject(s3.bucket) || !isObject(s3.object)) return 'record has no s3.bucket / s3.object';
+  const bucket = s3.bucket.name;
+  const rawKey = s3.object.key;
+  if (typeof bucket !== 'string' || bucket === '') return 's3.bucket.name is missing';
+  if (typeof rawKey !== 'string' || rawKey === '') return 's3.object.key is missing';
+  let key: string;
+  try {
+    key = decodeS3EventKey(rawKey);
+  } catch {
+    return `s3.object.key ${JSON.stringify(rawKey)} is not valid URL encoding`;
+  }
+  const object = s3.object;
+  return {
+    bucket,
+    key,
+    eventName: typeof record.eventName === 'string' ? record.eventName : 'unknown',
+    ...(typeof object.eTag === 'string' && object.eTag !== '' ? { eTag: stripQuotes(object.eTag) } : {}),
+    ...(typeof object.size === 'number' ? { size: object.size } : {}),
+    ...(typeof object.versionId === 'string' && object.versionId !== '' ? { versionId: object.versionId } : {}),
+    ...(typeof object.sequencer === 'string' && object.sequencer !== '' ? { sequencer: object.sequencer } : {}),
+  };
+}
+
+/**
+ * Compares two `sequencer` values of events for the SAME key: negative when `a` is older.
+ * AWS: left-pad the shorter with zeros, then compare lexicographically.
+ *
+ * @example
+ * compareSequencers('0055AED6DCD90281E5', '0055AED6DCD9028200') < 0; // true
+ */
+export function compareSequencers(a: string, b: string): number {
+  const width = Math.max(a.length, b.length);
+  const left = a.toUpperCase().padStart(width, '0');
+  const right = b.toUpperCase().padStart(width, '0');
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/** Removes the double quotes S3 puts around ETags. */
+export function stripQuotes(etag: string): string {
+  return etag.replace(/^"|"$/g, '');
+}
+
+function invalid(reason: string): IntakeResult {
+  return { kind: IntakeKind.INVALID, reason };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

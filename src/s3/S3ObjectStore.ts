@@ -1,0 +1,239 @@
+import type { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import type { OutputHead } from '../done/judgeOutput.js';
+import { stripQuotes } from '../intake/parseS3Event.js';
+
+/** The condition of a conditional write: create-only, or compare-and-swap on the current ETag. */
+export type WriteCondition = { readonly ifNoneMatch: '*' } | { readonly ifMatch: string };
+
+/** How a conditional write ended. Conflicts are results, not exceptions: the caller decides. */
+export const WriteStatus = {
+  WRITTEN: 'written',
+  /** 412: the key exists (If-None-Match) or its ETag changed (If-Match): another writer got there. */
+  PRECONDITION_FAILED: 'precondition-failed',
+  /** 409 ConditionalRequestConflict: a concurrent conflicting write; retry the request. */
+  CONFLICT: 'conflict',
+  /** 404 on If-Match: the object we meant to replace is gone. */
+  MISSING: 'missing',
+} as const;
+
+export type WriteResult =
+  | { readonly status: typeof WriteStatus.WRITTEN; readonly etag: string }
+  | { readonly status: Exclude<(typeof WriteStatus)[keyof typeof WriteStatus], 'written'> };
+
+/** Result of a conditional GET of an input. */
+export type GetResult =
+  | { readonly status: 'not-modified' }
+  | { readonly status: 'missing' }
+  | {
+      readonly status: 'ok';
+      readonly body: Readable;
+      readonly etag: string;
+      readonly versionId?: string;
+      readonly contentLength: number;
+    };
+
+/**
+ * Thin adapter over the S3 operations rerun uses. It classifies the answers that matter to
+ * idempotency (404, 304, 412, 409) and lets every other error through.
+ *
+ * @example
+ * const store = new S3ObjectStore(new S3Client({}));
+ * const head = await store.head('out-bucket', 'normalized/in/a.csv.ndjson');
+ */
+export class S3ObjectStore {
+  constructor(readonly client: S3Client) {}
+
+  /** HeadObject with `ChecksumMode: 'ENABLED'` (returns the stored checksum); undefined on 404. */
+  async head(bucket: string, key: string): Promise<OutputHead | undefined> {
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key, ChecksumMode: 'ENABLED' }));
+      return {
+        etag: stripQuotes(out.ETag ?? ''),
+        contentLength: out.ContentLength ?? 0,
+        metadata: out.Metadata ?? {},
+        ...(out.ChecksumSHA256 ? { checksumSHA256: out.ChecksumSHA256 } : {}),
+      };
+    } catch (error) {
+      if (httpStatus(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * GetObject; with `ifNoneMatch` it answers `not-modified` (304, no body read) when the object's
+   * ETag still equals it: the cheapest "has this input changed since the output was built?".
+   */
+  async get(bucket: string, key: string, options: { ifNoneMatch?: string } = {}): Promise<GetResult> {
+    try {
+      const out = await this.client.send(
+        new GetObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          ...(options.ifNoneMatch ? { IfNoneMatch: `"${options.ifNoneMatch}"` } : {}),
+        }),
+      );
+      return {
+        status: 'ok',
+        body: out.Body as Readable,
+        etag: stripQuotes(out.ETag ?? ''),
+        contentLength: out.ContentLength ?? 0,
+        ...(out.VersionId && out.VersionId !== 'null' ? { versionId: out.VersionId } : {}),
+      };
+    } catch (error) {
+      const status = httpStatus(error);
+      if (status === 304) return { status: 'not-modified' };
+      if (status === 404) return { status: 'missing' };
+      throw error;
+    }
+  }
+
+  /** A single conditional PutObject. `sha256Base64` is sent so S3 verifies and stores it. */
+  async put(
+    bucket: string,
+    key: string,
+    body: Uint8Array,
+    options: {
+      condition: WriteCondition;
+      metadata: Record<string, string>;
+      sha256Base64: string;
+      contentType?: string;
+    },
+  ): Promise<WriteResult> {
+    return classifyWrite(async () => {
+      const out = await this.client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: body,
+          ContentLength: body.byteLength,
+          Metadata: options.metadata,
+          ChecksumSHA256: options.sha256Base64,
+          ...(options.contentType ? { ContentType: options.contentType } : {}),
+          ...conditionHeaders(options.condition),
+        }),
+      );
+      return stripQuotes(out.ETag ?? '');
+    });
+  }
+
+  /** CreateMultipartUpload with SHA-256 part checksums; returns the upload id. */
+  async createMultipartUpload(
+    bucket: string,
+    key: string,
+    options: { metadata: Record<string, string>; contentType?: string },
+  ): Promise<string> {
+    const out = await this.client.send(
+      new CreateMultipartUploadCommand({
+        Bucket: bucket,
+        Key: key,
+        Metadata: options.metadata,
+        ChecksumAlgorithm: 'SHA256',
+        ...(options.contentType ? { ContentType: options.contentType } : {}),
+      }),
+    );
+    if (!out.UploadId) throw new Error(`CreateMultipartUpload for s3://${bucket}/${key} returned no UploadId`);
+    return out.UploadId;
+  }
+
+  /** UploadPart with its SHA-256, which S3 verifies. */
+  async uploadPart(
+    bucket: string,
+    key: string,
+    part: { uploadId: string; partNumber: number; body: Uint8Array; sha256Base64: string },
+  ): Promise<{ partNumber: number; etag: string; sha256Base64: string }> {
+    const out = await this.client.send(
+      new UploadPartCommand({
+        Bucket: bucket,
+        Key: key,
+        UploadId: part.uploadId,
+        PartNumber: part.partNumber,
+        Body: part.body,
+        ContentLength: part.body.byteLength,
+        ChecksumSHA256: part.sha256Base64,
+      }),
+    );
+    return { partNumber: part.partNumber, etag: out.ETag ?? '', sha256Base64: part.sha256Base64 };
+  }
+
+  /** CompleteMultipartUpload with the same conditions as PutObject (412/409 classified). */
+  async completeMultipartUpload(
+    bucket: string,
+    key: string,
+    upload: {
+      uploadId: string;
+      parts: readonly { partNumber: number; etag: string; sha256Base64: string }[];
+      condition: WriteCondition;
+    },
+  ): Promise<WriteResult> {
+    return classifyWrite(async () => {
+      const out = await this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: bucket,
+          Key: key,
+          UploadId: upload.uploadId,
+          MultipartUpload: {
+            Parts: upload.parts.map((p) => ({
+              PartNumber: p.partNumber,
+              ETag: p.etag,
+              ChecksumSHA256: p.sha256Base64,
+            })),
+          },
+          ...conditionHeaders(upload.condition),
+        }),
+      );
+      return stripQuotes(out.ETag ?? '');
+    });
+  }
+
+  /** AbortMultipartUpload; a missing upload is fine (already completed or aborted). */
+  async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
+    try {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }));
+    } catch (error) {
+      if (httpStatus(error) !== 404) throw error;
+    }
+  }
+
+  /** DeleteObject (a missing key is not an error in S3). */
+  async delete(bucket: string, key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+  }
+}
+
+function conditionHeaders(condition: WriteCondition): { IfNoneMatch?: string; IfMatch?: string } {
+  return 'ifNoneMatch' in condition ? { IfNoneMatch: '*' } : { IfMatch: `"${condition.ifMatch}"` };
+}
+
+async function classifyWrite(write: () => Promise<string>): Promise<WriteResult> {
+  try {
+    return { status: WriteStatus.WRITTEN, etag: await write() };
+  } catch (error) {
+    // AWS-SEMANTICS: 412 PreconditionFailed = another writer won; 409 ConditionalRequestConflict =
+    // a concurrent write in flight, retry; 404 NoSuchKey on If-Match = the object is gone.
+    const status = httpStatus(error);
+    if (status === 412) return { status: WriteStatus.PRECONDITION_FAILED };
+    if (status === 409 && errorName(error) === 'ConditionalRequestConflict') return { status: WriteStatus.CONFLICT };
+    if (status === 404 && errorName(error) !== 'NoSuchUpload') return { status: WriteStatus.MISSING };
+    throw error;
+  }
+}
+
+/** The HTTP status of an SDK error, if it has one. */
+export function httpStatus(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+}
+
+function errorName(error: unknown): string | undefined {
+  return (error as { name?: string; Code?: string } | undefined)?.Code ?? (error as { name?: string })?.name;
+}

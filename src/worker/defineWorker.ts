@@ -1,0 +1,115 @@
+import type { Readable } from 'node:stream';
+import type { OutputHead } from '../done/judgeOutput.js';
+import type { SourceIdentity } from '../done/outputMetadata.js';
+import { WorkerConfigurationError } from '../errors.js';
+import type { S3ObjectEvent } from '../intake/parseS3Event.js';
+
+/** Where a transform writes; `write` resolves when it is safe to write more (backpressure). */
+export interface OutputStream {
+  write(chunk: string | Uint8Array): Promise<void>;
+}
+
+/** What a transform reads. */
+export interface TransformInput {
+  /** The exact input content being read: bucket, key, ETag and version id as returned by GetObject. */
+  readonly source: SourceIdentity;
+  /** The input's content, streamed. */
+  readonly body: Readable;
+  readonly contentLength: number;
+}
+
+/** Where a transform writes. */
+export interface TransformOutputs {
+  /** The main output, at `outputKey(source)`. */
+  readonly output: OutputStream;
+  /**
+   * A side output declared in `sideOutputs` (e.g. `quarantine`). It is published before the main
+   * output and only if something was written to it.
+   */
+  side(name: string): OutputStream;
+}
+
+/** A user's worker: the transform plus how its outputs are named. rerun supplies everything else. */
+export interface WorkerDefinition<Summary extends Record<string, string | number> = Record<string, string | number>> {
+  /** Name used in logs. */
+  readonly name: string;
+  /**
+   * Version of the transform's code and output schema. Outputs written by another version are
+   * rebuilt on the next run, so bump it when the output would change.
+   */
+  readonly codeVersion: string;
+  /** Bucket that receives the outputs. */
+  readonly outputBucket: string;
+  /** The deterministic output key of an input: a pure function of bucket + key (see deterministicKey). */
+  outputKey(source: { readonly bucket: string; readonly key: string }): string;
+  /**
+   * Deterministic keys of side outputs by name, e.g. `{ quarantine: (s) => ... }`.
+   * @default {}
+   */
+  readonly sideOutputs?: Readonly<
+    Record<string, (source: { readonly bucket: string; readonly key: string }) => string>
+  >;
+  /**
+   * Decides before any request whether an event is for this worker; return a reason to skip it.
+   * @default accepts every ObjectCreated event
+   */
+  skipReason?(object: S3ObjectEvent): string | undefined;
+  /** Reads the input and writes the outputs; returns a small summary stored with the output. */
+  transform(input: TransformInput, outputs: TransformOutputs): Promise<Summary>;
+  /**
+   * Extra validation of an existing output from its HEAD; return a reason to rebuild it.
+   * @default none
+   */
+  validate?(head: OutputHead): string | undefined;
+  /**
+   * Part size for large outputs; outputs up to this size are one PutObject.
+   * @default 8 MiB
+   */
+  readonly partBytes?: number;
+  /** @default 'application/x-ndjson' */
+  readonly contentType?: string;
+}
+
+/**
+ * Declares a worker. Checks the definition at start-up, so a mistake fails the deployment's first
+ * invocation loudly instead of one record at a time.
+ *
+ * @example
+ * export const upper = defineWorker({
+ *   name: 'upper',
+ *   codeVersion: '1',
+ *   outputBucket: 'my-output',
+ *   outputKey: (s) => deterministicKey({ prefix: 'upper/', source: s }),
+ *   async transform({ body }, { output }) {
+ *     for await (const chunk of body) await output.write(String(chunk).toUpperCase());
+ *     return {};
+ *   },
+ * });
+ */
+export function defineWorker<Summary extends Record<string, string | number>>(
+  definition: WorkerDefinition<Summary>,
+): WorkerDefinition<Summary> {
+  for (const field of ['name', 'codeVersion', 'outputBucket'] as const) {
+    if (typeof definition[field] !== 'string' || definition[field] === '') {
+      throw new WorkerConfigurationError(`defineWorker: "${field}" must be a non-empty string`);
+    }
+  }
+  if (typeof definition.outputKey !== 'function' || typeof definition.transform !== 'function') {
+    throw new WorkerConfigurationError('defineWorker: "outputKey" and "transform" must be functions');
+  }
+  const known = new Set([
+    'name',
+    'codeVersion',
+    'outputBucket',
+    'outputKey',
+    'sideOutputs',
+    'skipReason',
+    'transform',
+    'validate',
+    'partBytes',
+    'contentType',
+  ]);
+  const unknown = Object.keys(definition).filter((k) => !known.has(k));
+  if (unknown.length > 0) throw new WorkerConfigurationError(`defineWorker: unknown option(s) ${unknown.join(', ')}`);
+  return Object.freeze({ ...definition });
+}

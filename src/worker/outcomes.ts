@@ -1,0 +1,49 @@
+import { EventEmitter } from 'node:events';
+
+/** How one SQS record ended. */
+export const RecordStatus = {
+  /** An output was written. */
+  PROCESSED: 'processed',
+  /** Nothing needed doing (already done, test event, input deleted, unsupported...): acknowledged. */
+  SKIPPED: 'skipped',
+  /** Reported as a batch item failure: the message comes back, and after maxReceiveCount goes to the DLQ. */
+  FAILED: 'failed',
+} as const;
+export type RecordStatus = (typeof RecordStatus)[keyof typeof RecordStatus];
+
+/** The classified outcome of one SQS record, with the reason an operator reads. */
+export interface RecordOutcome {
+  readonly messageId: string;
+  readonly status: RecordStatus;
+  readonly reason: string;
+  readonly source?: { readonly bucket: string; readonly key: string };
+  readonly outputKey?: string;
+  /** How many times SQS has delivered this message (ApproximateReceiveCount). */
+  readonly receiveCount?: number;
+  /** For failures: whether a retry can help. */
+  readonly retryable?: boolean;
+}
+
+const emitter = new EventEmitter();
+emitter.setMaxListeners(100);
+
+/**
+ * Publishes a record outcome to in-process listeners (the batch handler calls it for every record).
+ * Listeners are how `rerun dev` and the tests observe a handler they load as a module.
+ */
+export function emitRecordOutcome(outcome: RecordOutcome): void {
+  emitter.emit('outcome', outcome);
+}
+
+/**
+ * Subscribes to record outcomes of every batch handler in this process; returns the unsubscribe.
+ *
+ * @example
+ * const stop = onRecordOutcome((o) => console.log(o.status, o.reason));
+ * // ...
+ * stop();
+ */
+export function onRecordOutcome(listener: (outcome: RecordOutcome) => void): () => void {
+  emitter.on('outcome', listener);
+  return () => emitter.off('outcome', listener);
+}

@@ -1,0 +1,258 @@
+import { type Judgement, judgeOutput, OutputState } from '../done/judgeOutput.js';
+import type { SourceIdentity } from '../done/outputMetadata.js';
+import { PublishConflictError } from '../errors.js';
+import type { S3ObjectEvent } from '../intake/parseS3Event.js';
+import { type Logger, silentLogger } from '../logging/logger.js';
+import { OutputWriter } from '../publish/OutputWriter.js';
+import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
+import type { OutputStream, WorkerDefinition } from './defineWorker.js';
+
+/** How one object ended (failures are thrown). */
+export interface ObjectOutcome {
+  readonly status: 'processed' | 'skipped';
+  readonly reason: string;
+  readonly outputKey?: string;
+  /** The input content the output now reflects (when known). */
+  readonly source?: SourceIdentity;
+  /** The transform's summary, when this run produced the output. */
+  readonly summary?: Readonly<Record<string, string | number>>;
+  /** ETag of the output as published or found. */
+  readonly outputEtag?: string;
+}
+
+/** Options for {@link processObject}. */
+export interface ProcessObjectOptions {
+  readonly store: S3ObjectStore;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /**
+   * How many times to start over after losing a publish race (412) or a multipart conflict (409)
+   * before giving up with a retryable {@link PublishConflictError}.
+   * @default 4
+   */
+  readonly maxRounds?: number;
+}
+
+const SINGLE_PUT_CONFLICT_RETRIES = 3;
+
+/**
+ * Brings one input's output up to date, idempotently. Running it twice has the effect of running
+ * it once; running it concurrently with itself is safe.
+ *
+ * 1. Done-check: HEAD the output (with the stored checksum) and judge it (judgeOutput.ts).
+ * 2. A valid output is current if the input still has the ETag it was built from: a conditional
+ *    GET (`If-None-Match: <that ETag>`) answers 304 with no body, so a rerun costs two requests and
+ *    reads nothing. Otherwise the same GET returns the current content: the output always reflects
+ *    the input as it is now, so a late or replayed event for older content cannot regress it.
+ * 3. Transform while streaming to the outputs; publish side outputs, then the main output (the
+ *    commit point) with `If-None-Match: *` (create) or `If-Match: <etag seen in step 1>` (replace).
+ * 4. 412 means another writer got there first: start over from step 1, which then finds the
+ *    other writer's output and either accepts it as done or replaces it with the current content.
+ *
+ * @example
+ * const outcome = await processObject(worker, { bucket: 'in', key: 'incoming/a.csv', eventName: 'ObjectCreated:Put' },
+ *   { store: new S3ObjectStore(s3) });
+ */
+export async function processObject(
+  worker: WorkerDefinition,
+  object: S3ObjectEvent,
+  options: ProcessObjectOptions,
+): Promise<ObjectOutcome> {
+  const skip = skipReason(worker, object);
+  if (skip) return { status: 'skipped', reason: skip };
+
+  const maxRounds = options.maxRounds ?? 4;
+  const logger = (options.logger ?? silentLogger).child({
+    worker: worker.name,
+    bucket: object.bucket,
+    key: object.key,
+  });
+  for (let round = 1; round <= maxRounds; round++) {
+    const result = await attempt(worker, object, options.store, logger);
+    if (result !== 'lost-race') return result;
+    logger.info('publish lost a race to another writer; re-running the done-check', { round });
+  }
+  throw new PublishConflictError(
+    `Output for s3://${object.bucket}/${object.key} kept changing under concurrent writers (${maxRounds} rounds); ` +
+      'the message will be retried.',
+  );
+}
+
+function skipReason(worker: WorkerDefinition, object: S3ObjectEvent): string | undefined {
+  if (!object.eventName.startsWith('ObjectCreated:')) return `event ${object.eventName} does not create content`;
+  if (object.key.endsWith('/')) return 'folder marker (key ends with "/")';
+  return worker.skipReason?.(object);
+}
+
+async function attempt(
+  worker: WorkerDefinition,
+  object: S3ObjectEvent,
+  store: S3ObjectStore,
+  logger: Logger,
+): Promise<ObjectOutcome | 'lost-race'> {
+  const outputKey = worker.outputKey(object);
+  const head = await store.head(worker.outputBucket, outputKey);
+  const verdict = judgeOutput(head, { source: object, codeVersion: worker.codeVersion, validate: worker.validate });
+
+  const input = await store.get(object.bucket, object.key, {
+    ...(verdict.state === OutputState.BUILT ? { ifNoneMatch: verdict.sourceEtag } : {}),
+  });
+  if (input.status === 'not-modified' && verdict.state === OutputState.BUILT) {
+    return {
+      status: 'skipped',
+      reason: `already done: output is valid and current (input ETag ${verdict.sourceEtag})`,
+      outputKey,
+      outputEtag: verdict.etag,
+      source: { bucket: object.bucket, key: object.key, etag: verdict.sourceEtag },
+    };
+  }
+  if (input.status !== 'ok') {
+    // The event is older than a delete: acknowledge it and write nothing.
+    return { status: 'skipped', reason: 'input no longer exists: nothing written', outputKey };
+  }
+
+  const source: SourceIdentity = {
+    bucket: object.bucket,
+    key: object.key,
+    etag: input.etag,
+    ...(input.versionId ? { versionId: input.versionId } : {}),
+  };
+  if (verdict.state !== OutputState.MISSING) logger.info('rebuilding output', { outputKey, ...describe(verdict) });
+
+  const writerFor = (key: string) =>
+    new OutputWriter({
+      store,
+      bucket: worker.outputBucket,
+      key,
+      source,
+      codeVersion: worker.codeVersion,
+      ...(worker.partBytes ? { partBytes: worker.partBytes } : {}),
+      ...(worker.contentType ? { contentType: worker.contentType } : {}),
+    });
+  const main = writerFor(outputKey);
+  const sides = new Map<string, { key: string; writer: OutputWriter }>();
+  const side = (name: string): OutputStream => {
+    const keyOf = worker.sideOutputs?.[name];
+    if (!keyOf) throw new Error(`worker ${worker.name} has no side output "${name}" (declare it in sideOutputs)`);
+    let entry = sides.get(name);
+    if (!entry) {
+      const key = keyOf(object);
+      entry = { key, writer: writerFor(key) };
+      sides.set(name, entry);
+    }
+    return entry.writer;
+  };
+
+  let summary: Record<string, string | number>;
+  try {
+    summary = await worker.transform(
+      { source, body: input.body, contentLength: input.contentLength },
+      { output: main, side },
+    );
+  } catch (error) {
+    input.body.destroy();
+    await Promise.allSettled([main.abort(), ...[...sides.values()].map((s) => s.writer.abort())]);
+    throw error;
+  }
+
+  // Side outputs first: the main output is the commit point, so once it is valid its side outputs exist.
+  for (const { key, writer } of sides.values()) {
+    if (writer.bytesWritten === 0) continue;
+    await publishSideOutput(worker, store, key, writer, source);
+  }
+
+  const condition: WriteCondition = head ? { ifMatch: head.etag } : { ifNoneMatch: '*' };
+  const published = await publishWithConflictRetry(main, condition, summary);
+  if (published.status !== WriteStatus.WRITTEN) {
+    await main.abort();
+    return 'lost-race';
+  }
+
+  if (head) await removeStaleSideOutputs(worker, store, object, sides, logger);
+  return {
+    status: 'processed',
+    reason: verdict.state === OutputState.MISSING ? 'output created' : `output replaced (${describe(verdict).was})`,
+    outputKey,
+    source,
+    summary,
+    outputEtag: published.etag,
+  };
+}
+
+/** 409 ConditionalRequestConflict: retry the same request (a single PutObject still has its body). */
+async function publishWithConflictRetry(
+  writer: OutputWriter,
+  condition: WriteCondition,
+  summary: Readonly<Record<string, string | number>>,
+): Promise<WriteResult> {
+  for (let retry = 0; ; retry++) {
+    const result = await writer.publish(condition, summary);
+    if (result.status !== WriteStatus.CONFLICT || retry >= SINGLE_PUT_CONFLICT_RETRIES) return result;
+    await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** retry));
+  }
+}
+
+/**
+ * Publishes a side output whose deterministic content a crashed earlier attempt may already have
+ * written: a 412 on create is accepted when the object there was built from the same input
+ * content by the same code, and replaced (If-Match) otherwise.
+ */
+async function publishSideOutput(
+  worker: WorkerDefinition,
+  store: S3ObjectStore,
+  key: string,
+  writer: OutputWriter,
+  source: SourceIdentity,
+): Promise<void> {
+  let condition: WriteCondition = { ifNoneMatch: '*' };
+  for (let round = 0; round < 3; round++) {
+    const result = await publishWithConflictRetry(writer, condition, {});
+    if (result.status === WriteStatus.WRITTEN) return;
+    if (result.status === WriteStatus.CONFLICT) break;
+    const existing = await store.head(worker.outputBucket, key);
+    if (!existing) {
+      condition = { ifNoneMatch: '*' };
+      continue;
+    }
+    const verdict = judgeOutput(existing, { source, codeVersion: worker.codeVersion });
+    if (verdict.state === OutputState.BUILT && verdict.sourceEtag === source.etag) {
+      await writer.abort();
+      return;
+    }
+    condition = { ifMatch: existing.etag };
+  }
+  await writer.abort();
+  throw new PublishConflictError(
+    `Side output s3://${worker.outputBucket}/${key} kept changing under concurrent writers; the message will be retried.`,
+  );
+}
+
+/**
+ * When an output is replaced and this run produced no content for a side output (e.g. the new
+ * input has no bad rows), the side object of the older content would mislead: remove it.
+ */
+async function removeStaleSideOutputs(
+  worker: WorkerDefinition,
+  store: S3ObjectStore,
+  object: S3ObjectEvent,
+  written: Map<string, { writer: OutputWriter }>,
+  logger: Logger,
+): Promise<void> {
+  for (const [name, keyOf] of Object.entries(worker.sideOutputs ?? {})) {
+    if ((written.get(name)?.writer.bytesWritten ?? 0) > 0) continue;
+    const key = keyOf(object);
+    await store.delete(worker.outputBucket, key);
+    logger.debug('removed side output of older content', { sideOutput: name, key });
+  }
+}
+
+function describe(verdict: Judgement): { was: string } {
+  switch (verdict.state) {
+    case OutputState.MISSING:
+      return { was: 'missing' };
+    case OutputState.BUILT:
+      return { was: `stale: built from input ETag ${verdict.sourceEtag}` };
+    default:
+      return { was: `${verdict.state}: ${verdict.reason}` };
+  }
+}

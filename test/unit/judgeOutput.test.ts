@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { judgeOutput, type OutputHead, OutputState } from '../../src/done/judgeOutput.js';
+import { buildOutputMetadata, MetadataKey, readSummary } from '../../src/done/outputMetadata.js';
+
+const body = Buffer.from('{"a":1}\n');
+const sha = createHash('sha256').update(body).digest('base64');
+const source = { bucket: 'in', key: 'incoming/café.csv', etag: 'e1' };
+const expected = { source, codeVersion: 'v1' };
+const goodHead = (over: Partial<OutputHead> = {}): OutputHead => ({
+  etag: 'out1',
+  contentLength: body.byteLength,
+  checksumSHA256: sha,
+  metadata: buildOutputMetadata({
+    source,
+    codeVersion: 'v1',
+    integrity: { kind: 'sha256', sha256Base64: sha, bytes: body.byteLength },
+    summary: { records: 1 },
+  }),
+  ...over,
+});
+
+describe('judgeOutput: the done-check decision', () => {
+  it('a missing output is missing', () => {
+    expect(judgeOutput(undefined, expected)).toEqual({ state: OutputState.MISSING });
+  });
+
+  it('a complete output of this code version is built, from the input ETag in its metadata', () => {
+    expect(judgeOutput(goodHead(), expected)).toEqual({ state: OutputState.BUILT, etag: 'out1', sourceEtag: 'e1' });
+    expect(readSummary(goodHead().metadata)).toEqual({ records: '1' });
+  });
+
+  it('an object without rerun metadata (foreign or crashed writer) is invalid', () => {
+    const verdict = judgeOutput(goodHead({ metadata: {} }), expected);
+    expect(verdict).toMatchObject({ state: OutputState.INVALID, reason: expect.stringMatching(/no rerun metadata/) });
+  });
+
+  it('a partial object (length differs from what was written) is invalid', () => {
+    expect(judgeOutput(goodHead({ contentLength: 3 }), expected)).toMatchObject({
+      state: OutputState.INVALID,
+      reason: expect.stringMatching(/partial/),
+    });
+  });
+
+  it('content replaced behind our back (stored checksum differs) is invalid', () => {
+    const other = createHash('sha256').update('garbage').digest('base64');
+    expect(judgeOutput(goodHead({ checksumSHA256: other }), expected)).toMatchObject({ state: OutputState.INVALID });
+    expect(judgeOutput(goodHead({ checksumSHA256: undefined }), expected)).toMatchObject({
+      state: OutputState.INVALID,
+    });
+  });
+
+  it('an output built from another input is invalid', () => {
+    const verdict = judgeOutput(goodHead(), { ...expected, source: { bucket: 'in', key: 'incoming/other.csv' } });
+    expect(verdict).toMatchObject({ state: OutputState.INVALID, reason: expect.stringMatching(/another input/) });
+  });
+
+  it('an output of another code version is old-code', () => {
+    expect(judgeOutput(goodHead(), { ...expected, codeVersion: 'v2' })).toMatchObject({ state: OutputState.OLD_CODE });
+  });
+
+  it('a multipart output needs a stored SHA-256 checksum', () => {
+    const metadata = buildOutputMetadata({ source, codeVersion: 'v1', integrity: { kind: 'sha256-composite' } });
+    expect(judgeOutput(goodHead({ metadata, contentLength: 99, checksumSHA256: 'abc=-3' }), expected).state).toBe(
+      OutputState.BUILT,
+    );
+    expect(judgeOutput(goodHead({ metadata, checksumSHA256: undefined }), expected).state).toBe(OutputState.INVALID);
+  });
+
+  it("runs the worker's own validation last", () => {
+    const verdict = judgeOutput(goodHead(), { ...expected, validate: () => 'schema v1 lacks field x' });
+    expect(verdict).toMatchObject({ state: OutputState.INVALID, reason: 'schema v1 lacks field x' });
+  });
+
+  it('keeps non-ASCII keys out of metadata values (S3 metadata is ASCII)', () => {
+    expect(goodHead().metadata[MetadataKey.SOURCE]).toBe('in/incoming%2Fcaf%C3%A9.csv');
+  });
+});

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
+
+describe('mapWithConcurrency', () => {
+  it('never runs more than the limit at once and keeps results in order', async () => {
+    let running = 0;
+    let peak = 0;
+    const results = await mapWithConcurrency([5, 1, 4, 2, 3, 0], 2, async (n) => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, n));
+      running--;
+      return n * 10;
+    });
+    expect(results).toEqual([50, 10, 40, 20, 30, 0]);
+    expect(peak).toBe(2);
+  });
+  it('rejects a concurrency below 1', async () => {
+    await expect(mapWithConcurrency([1], 0, async (n) => n)).rejects.toThrow(RangeError);
+  });
+});
