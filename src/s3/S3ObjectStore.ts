@@ -118,6 +118,9 @@ export class S3ObjectStore {
           Body: body,
           ContentLength: body.byteLength,
           Metadata: options.metadata,
+          // Naming the algorithm as well as sending the digest: S3 needs only the digest, moto
+          // stores the checksum only when the algorithm header is present too.
+          ChecksumAlgorithm: 'SHA256',
           ChecksumSHA256: options.sha256Base64,
           ...(options.contentType ? { ContentType: options.contentType } : {}),
           ...conditionHeaders(options.condition),
@@ -160,6 +163,7 @@ export class S3ObjectStore {
         PartNumber: part.partNumber,
         Body: part.body,
         ContentLength: part.body.byteLength,
+        ChecksumAlgorithm: 'SHA256',
         ChecksumSHA256: part.sha256Base64,
       }),
     );

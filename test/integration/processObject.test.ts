@@ -1,0 +1,217 @@
+import {
+  DeleteObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { deterministicKey } from '../../src/keys/deterministicKey.js';
+import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';
+import { processObject } from '../../src/worker/processObject.js';
+import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { createBucket, listKeys, readText } from '../support/s3.js';
+
+/** A tiny worker: upper-cases each line; lines starting with "!" go to the quarantine side output. */
+function upperWorker(outputBucket: string, overrides: Partial<WorkerDefinition> = {}): WorkerDefinition {
+  return defineWorker({
+    name: 'upper',
+    codeVersion: 'upper@1',
+    outputBucket,
+    outputKey: (s) => deterministicKey({ prefix: 'out/', source: s, suffix: '.txt' }),
+    sideOutputs: { quarantine: (s) => deterministicKey({ prefix: 'quarantine/', source: s, suffix: '.txt' }) },
+    async transform({ body }, { output, side }) {
+      let text = '';
+      for await (const chunk of body) text += String(chunk);
+      let lines = 0;
+      let bad = 0;
+      for (const line of text.split('\n').filter(Boolean)) {
+        if (line.startsWith('!')) {
+          bad++;
+          await side('quarantine').write(`${line}\n`);
+        } else {
+          lines++;
+          await output.write(`${line.toUpperCase()}\n`);
+        }
+      }
+      return { lines, bad };
+    },
+    ...overrides,
+  });
+}
+
+describe('processObject against the emulator', () => {
+  const log = new RequestLog();
+  const clients = testClients(log);
+  const store = new S3ObjectStore(clients.s3);
+  let input: string;
+  let output: string;
+  let worker: WorkerDefinition;
+  const event = (key: string) => ({ bucket: input, key, eventName: 'ObjectCreated:Put' });
+  const put = (key: string, body: string) =>
+    clients.s3.send(new PutObjectCommand({ Bucket: input, Key: key, Body: body }));
+  const outKey = (key: string) => `out/${input}/${key}.txt`;
+
+  beforeEach(async () => {
+    input = await createBucket(clients.s3, uniqueName('in'));
+    output = await createBucket(clients.s3, uniqueName('out'));
+    worker = upperWorker(output);
+    log.clear();
+  });
+
+  it('first run: 3 S3 requests (HEAD output, GET input, conditional PUT) and the output is created', async () => {
+    await put('a.txt', 'x\ny\n');
+    log.clear();
+    const outcome = await processObject(worker, event('a.txt'), { store });
+    expect(outcome).toMatchObject({ status: 'processed', reason: 'output created', summary: { lines: 2, bad: 0 } });
+    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject']);
+    expect(log.requests.find((r) => r.operation === 'PutObject')?.input.IfNoneMatch).toBe('*');
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\nY\n');
+  });
+
+  it('rerun: skipped with 2 requests, no write and no body read (conditional GET answers 304)', async () => {
+    await put('a.txt', 'x\n');
+    await processObject(worker, event('a.txt'), { store });
+    log.clear();
+    const outcome = await processObject(worker, event('a.txt'), { store });
+    expect(outcome).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/already done/) });
+    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject']);
+    expect(log.requests[1]?.input.IfNoneMatch).toMatch(/^".+"$/);
+  });
+
+  it('input overwritten after its event: the output reflects the current content, replaced with If-Match', async () => {
+    await put('a.txt', 'old\n');
+    await processObject(worker, event('a.txt'), { store });
+    const before = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
+    await put('a.txt', 'new\n');
+    log.clear();
+    const outcome = await processObject(worker, event('a.txt'), { store });
+    expect(outcome).toMatchObject({ status: 'processed', reason: expect.stringMatching(/replaced \(stale/) });
+    expect(log.requests.find((r) => r.operation === 'PutObject')?.input.IfMatch).toBe(before.ETag);
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('NEW\n');
+  });
+
+  it('a late or replayed event for older content does not regress the output', async () => {
+    await put('a.txt', 'v1\n');
+    await put('a.txt', 'v2\n');
+    await processObject(worker, event('a.txt'), { store });
+    // The v1 event arrives late (or is redelivered): the output already reflects v2.
+    const outcome = await processObject(worker, { ...event('a.txt'), eTag: 'etag-of-v1' }, { store });
+    expect(outcome.status).toBe('skipped');
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
+  });
+
+  it('an event whose object no longer exists is skipped with the reason and writes nothing', async () => {
+    await put('gone.txt', 'x\n');
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: input, Key: 'gone.txt' }));
+    log.clear();
+    const outcome = await processObject(worker, event('gone.txt'), { store });
+    expect(outcome).toMatchObject({ status: 'skipped', reason: 'input no longer exists: nothing written' });
+    expect(log.count({ operation: 'PutObject' })).toBe(0);
+    expect(await listKeys(clients.s3, output)).toEqual([]);
+  });
+
+  it('an output corrupted or truncated behind our back is detected and replaced', async () => {
+    await put('a.txt', 'x\n');
+    const first = await processObject(worker, event('a.txt'), { store });
+    const head = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
+    // Same metadata, different bytes: only the checksum comparison can catch this.
+    await clients.s3.send(
+      new PutObjectCommand({ Bucket: output, Key: outKey('a.txt'), Body: 'X', Metadata: head.Metadata }),
+    );
+    const outcome = await processObject(worker, event('a.txt'), { store });
+    expect(first.status).toBe('processed');
+    expect(outcome).toMatchObject({ status: 'processed', reason: expect.stringMatching(/invalid/) });
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\n');
+  });
+
+  it('an output of an older code version is rebuilt', async () => {
+    await put('a.txt', 'x\n');
+    await processObject(worker, event('a.txt'), { store });
+    const v2 = upperWorker(output, { codeVersion: 'upper@2' });
+    expect(await processObject(v2, event('a.txt'), { store })).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/old-code/),
+    });
+    expect(await processObject(v2, event('a.txt'), { store })).toMatchObject({ status: 'skipped' });
+  });
+
+  it('side outputs are published before the main output and removed when newer content has none', async () => {
+    await put('a.txt', 'ok\n!bad\n');
+    log.clear();
+    await processObject(worker, event('a.txt'), { store });
+    const puts = log.requests.filter((r) => r.operation === 'PutObject').map((r) => r.input.Key);
+    expect(puts).toEqual([`quarantine/${input}/a.txt.txt`, outKey('a.txt')]);
+    expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toBe('!bad\n');
+    await put('a.txt', 'ok\n');
+    await processObject(worker, event('a.txt'), { store });
+    expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
+  });
+
+  it('overlapping workers on one object: one output, correct content, every call succeeds', async () => {
+    await put('a.txt', 'same\n');
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        processObject(worker, event('a.txt'), { store: new S3ObjectStore(testClients().s3) }),
+      ),
+    );
+    expect(outcomes.every((o) => o.status === 'processed' || o.status === 'skipped')).toBe(true);
+    expect(outcomes.filter((o) => o.status === 'processed').length).toBeGreaterThanOrEqual(1);
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('SAME\n');
+  });
+
+  it('a writer that loses the create race to a different content re-runs the done-check and converges', async () => {
+    await put('a.txt', 'v1\n');
+    // Worker A reads v1 and, while it transforms, v2 lands and worker B publishes it.
+    const slowWorker = upperWorker(output, {
+      async transform(inputArg, outputs) {
+        const result = await worker.transform(inputArg, outputs);
+        await put('a.txt', 'v2\n');
+        await processObject(worker, event('a.txt'), { store: new S3ObjectStore(testClients().s3) });
+        return result;
+      },
+    });
+    const outcome = await processObject(slowWorker, event('a.txt'), { store });
+    expect(outcome.status).toBe('skipped');
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
+  });
+
+  it('large outputs stream as a conditional multipart upload and pass the done-check', async () => {
+    const line = `${'a'.repeat(1023)}\n`;
+    await put('big.txt', line.repeat(12 * 1024)); // 12 MiB
+    const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
+    log.clear();
+    const outcome = await processObject(big, event('big.txt'), { store });
+    expect(outcome.status).toBe('processed');
+    expect(log.count({ operation: 'UploadPart' })).toBe(3);
+    const complete = log.requests.find((r) => r.operation === 'CompleteMultipartUpload');
+    expect(complete?.input.IfNoneMatch).toBe('*');
+    expect(await processObject(big, event('big.txt'), { store })).toMatchObject({ status: 'skipped' });
+  });
+
+  it('a transform that fails leaves nothing visible and no multipart upload behind', async () => {
+    await put('a.txt', 'x\n'.repeat(4 * 1024 * 1024));
+    const failing = upperWorker(output, {
+      partBytes: 5 * 1024 * 1024,
+      async transform(_input, { output: out }) {
+        await out.write(Buffer.alloc(6 * 1024 * 1024, 97));
+        throw new Error('transform exploded');
+      },
+    });
+    await expect(processObject(failing, event('a.txt'), { store })).rejects.toThrow('transform exploded');
+    expect(await listKeys(clients.s3, output)).toEqual([]);
+    const uploads = await clients.s3.send(new ListMultipartUploadsCommand({ Bucket: output }));
+    expect(uploads.Uploads ?? []).toEqual([]);
+  });
+
+  it('skips non-create events and folder markers without a request', async () => {
+    log.clear();
+    expect(
+      await processObject(worker, { ...event('a.txt'), eventName: 'ObjectRemoved:Delete' }, { store }),
+    ).toMatchObject({
+      status: 'skipped',
+    });
+    expect(await processObject(worker, event('folder/'), { store })).toMatchObject({ status: 'skipped' });
+    expect(log.requests).toEqual([]);
+  });
+});
