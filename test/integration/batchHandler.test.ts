@@ -1,0 +1,167 @@
+import { PutObjectCommand as S3Put } from '@aws-sdk/client-s3';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
+import { RerunError } from '../../src/errors.js';
+import { deterministicKey } from '../../src/keys/deterministicKey.js';
+import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { defineWorker } from '../../src/worker/defineWorker.js';
+import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
+import { testClients, uniqueName } from '../support/aws.js';
+import { createBucket, readText } from '../support/s3.js';
+
+const context = (remainingMs = 60_000): Context =>
+  ({ awsRequestId: 'req-1', getRemainingTimeInMillis: () => remainingMs }) as unknown as Context;
+
+const record = (messageId: string, body: string, arn = 'arn:aws:sqs:us-east-1:123456789012:q'): SQSRecord =>
+  ({
+    messageId,
+    receiptHandle: `rh-${messageId}`,
+    body,
+    attributes: { ApproximateReceiveCount: '1' },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: arn,
+    awsRegion: 'us-east-1',
+  }) as unknown as SQSRecord;
+
+const s3Event = (bucket: string, key: string) =>
+  JSON.stringify({
+    Records: [
+      {
+        eventSource: 'aws:s3',
+        eventName: 'ObjectCreated:Put',
+        s3: { bucket: { name: bucket }, object: { key: encodeURIComponent(key).replace(/%20/g, '+') } },
+      },
+    ],
+  });
+
+describe('createSqsBatchHandler', () => {
+  const clients = testClients();
+  let input: string;
+  let output: string;
+  let seen: RecordOutcome[];
+  const worker = (outputBucket: string, transform?: () => Promise<never>) =>
+    defineWorker({
+      name: 'copy',
+      codeVersion: '1',
+      outputBucket,
+      outputKey: (s) => deterministicKey({ prefix: 'out/', source: s }),
+      async transform({ body }, { output: out }) {
+        if (transform) await transform();
+        for await (const chunk of body) await out.write(chunk as Uint8Array);
+        return {};
+      },
+    });
+
+  beforeEach(async () => {
+    input = await createBucket(clients.s3, uniqueName('in'));
+    output = await createBucket(clients.s3, uniqueName('out'));
+    seen = [];
+    const stop = onRecordOutcome((o) => seen.push(o));
+    return stop;
+  });
+
+  it('acknowledges s3:TestEvent, fails a non-S3 message alone, and processes the rest (partial batch response)', async () => {
+    await clients.s3.send(new S3Put({ Bucket: input, Key: 'café +1.csv', Body: 'a' }));
+    const handler = createSqsBatchHandler({
+      worker: worker(output),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+    });
+    const event: SQSEvent = {
+      Records: [
+        record('m-test', JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent', Bucket: input })),
+        record('m-junk', '{"hello":"world"}'),
+        record('m-ok', s3Event(input, 'café +1.csv')),
+      ],
+    };
+    const response = await handler(event, context());
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-junk' }] });
+    expect(await readText(clients.s3, output, `out/${input}/café +1.csv`)).toBe('a');
+    const byId = Object.fromEntries(seen.map((o) => [o.messageId, o]));
+    expect(byId['m-test']).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/TestEvent/) });
+    expect(byId['m-junk']).toMatchObject({
+      status: 'failed',
+      retryable: false,
+      reason: expect.stringMatching(/not an S3 event/),
+    });
+    expect(byId['m-ok']).toMatchObject({ status: 'processed', outputKey: `out/${input}/café +1.csv` });
+  });
+
+  it('starts no record when the deadline is near and reports them all as failures, not lost', async () => {
+    const handler = createSqsBatchHandler({
+      worker: worker(output),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+      deadlineMarginMs: 5000,
+    });
+    const response = await handler(
+      { Records: [record('a', s3Event(input, 'x')), record('b', s3Event(input, 'y'))] },
+      context(4000),
+    );
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['a', 'b']);
+    expect(seen.every((o) => o.reason.includes('deadline'))).toBe(true);
+  });
+
+  it('on a FIFO queue, reports every record after the first failure as failed, in order', async () => {
+    await clients.s3.send(new S3Put({ Bucket: input, Key: 'ok', Body: 'a' }));
+    const fifoArn = 'arn:aws:sqs:us-east-1:123456789012:q.fifo';
+    const handler = createSqsBatchHandler({
+      worker: worker(output),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+    });
+    const response = await handler(
+      {
+        Records: [
+          record('1', s3Event(input, 'ok'), fifoArn),
+          record('2', 'junk', fifoArn),
+          record('3', s3Event(input, 'ok'), fifoArn),
+        ],
+      },
+      context(),
+    );
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['2', '3']);
+  });
+
+  it('defers a message whose error asks for it (ChangeMessageVisibility) and reports it as a failure', async () => {
+    const queueName = uniqueName('defer');
+    const { QueueUrl } = await clients.sqs.send(new CreateQueueCommand({ QueueName: queueName }));
+    const { Attributes } = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    await clients.s3.send(new S3Put({ Bucket: input, Key: 'k', Body: 'a' }));
+    await clients.sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: s3Event(input, 'k') }));
+    const received = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl, VisibilityTimeout: 1 }));
+    const message = received.Messages?.[0];
+    const inProgress = Object.assign(new RerunError('side effect in progress elsewhere'), { retryAfterSeconds: 30 });
+    const handler = createSqsBatchHandler({
+      worker: worker(output, () => Promise.reject(inProgress)),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+    });
+    const event = {
+      Records: [
+        {
+          ...record(message?.MessageId ?? '', message?.Body ?? '', Attributes?.QueueArn),
+          receiptHandle: message?.ReceiptHandle ?? '',
+        },
+      ],
+    };
+    const response = await handler(event, context());
+    expect(response.batchItemFailures).toHaveLength(1);
+    expect(seen[0]?.reason).toMatch(/deferred 30 s/);
+    // Without the deferral the message would be back after its 1 s visibility timeout.
+    await new Promise((r) => setTimeout(r, 1500));
+    const again = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0 }));
+    expect(again.Messages ?? []).toHaveLength(0);
+  });
+});
