@@ -1,0 +1,88 @@
+/**
+ * Per-record bounds shared by the CSV and NDJSON readers. They keep memory bounded whatever the
+ * input looks like (a 1 GiB file with no newline at all, a quoted field that never closes), and they
+ * keep the quarantine file small (a bad record's `raw` is a bounded excerpt, not the record).
+ */
+
+/** Largest record kept, in UTF-8 bytes of its decoded text (line terminator excluded): 1 MiB. */
+export const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
+
+/** Longest `raw` excerpt written to a quarantine line, in UTF-16 code units (characters): 1 KiB. */
+export const DEFAULT_MAX_RAW_CHARS = 1024;
+
+/** Resolved limits a reader works with; see {@link DEFAULT_MAX_RECORD_BYTES} and {@link DEFAULT_MAX_RAW_CHARS}. */
+export interface RecordLimits {
+  /** Records longer than this many UTF-8 bytes are quarantined (and never buffered beyond it). */
+  readonly maxRecordBytes: number;
+  /** Quarantine excerpts are cut to this many characters (`truncated: true` then). */
+  readonly maxRawChars: number;
+}
+
+/**
+ * Fills in defaults and rejects nonsense loudly (a zero or fractional limit is a programming error,
+ * not something to silently clamp).
+ *
+ * @example
+ * resolveRecordLimits({ maxRecordBytes: 4096 }); // { maxRecordBytes: 4096, maxRawChars: 1024 }
+ */
+export function resolveRecordLimits(options: Partial<RecordLimits> = {}): RecordLimits {
+  const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
+  const maxRawChars = options.maxRawChars ?? DEFAULT_MAX_RAW_CHARS;
+  if (!Number.isSafeInteger(maxRecordBytes) || maxRecordBytes < 1) {
+    throw new RangeError(`maxRecordBytes must be a positive integer, got ${String(maxRecordBytes)}`);
+  }
+  if (!Number.isSafeInteger(maxRawChars) || maxRawChars < 1) {
+    throw new RangeError(`maxRawChars must be a positive integer, got ${String(maxRawChars)}`);
+  }
+  return { maxRecordBytes, maxRawChars };
+}
+
+/**
+ * The quarantine reason for an oversized record, e.g. `record exceeds 1 MiB`. The limit is printed
+ * in the largest binary unit that divides it exactly, so the text is stable for a given limit.
+ *
+ * @example
+ * oversizeReason(1048576); // 'record exceeds 1 MiB'
+ * oversizeReason(1000);    // 'record exceeds 1000 bytes'
+ */
+export function oversizeReason(maxRecordBytes: number): string {
+  const MiB = 1024 * 1024;
+  if (maxRecordBytes % MiB === 0) return `record exceeds ${maxRecordBytes / MiB} MiB`;
+  if (maxRecordBytes % 1024 === 0) return `record exceeds ${maxRecordBytes / 1024} KiB`;
+  return `record exceeds ${maxRecordBytes} bytes`;
+}
+
+/**
+ * Whether `text.slice(start, end)` plus `carriedBytes` already-measured bytes exceeds `maxBytes`
+ * UTF-8 bytes. A UTF-16 code unit encodes to at most 3 UTF-8 bytes (a surrogate pair, 2 units, to 4),
+ * so the exact (allocating) measurement only runs for records within a factor 3 of the limit.
+ */
+export function exceedsUtf8Bytes(
+  text: string,
+  start: number,
+  end: number,
+  carriedBytes: number,
+  maxBytes: number,
+): boolean {
+  const chars = end - start;
+  if (carriedBytes + chars * 3 <= maxBytes) return false;
+  if (carriedBytes + chars > maxBytes) return true;
+  return carriedBytes + Buffer.byteLength(text.slice(start, end), 'utf8') > maxBytes;
+}
+
+/**
+ * Cuts `text` (whose full length is `totalChars`) to at most `maxChars` characters without splitting a
+ * surrogate pair, so the excerpt is always well-formed text.
+ *
+ * @example
+ * excerpt('abcdef', 6, 4); // { raw: 'abcd', truncated: true }
+ */
+export function excerpt(text: string, totalChars: number, maxChars: number): { raw: string; truncated: boolean } {
+  if (totalChars <= maxChars) {
+    return { raw: text.length === totalChars ? text : text.slice(0, totalChars), truncated: false };
+  }
+  let cut = maxChars;
+  const last = text.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut -= 1; // high surrogate: its pair is past the cut
+  return { raw: text.slice(0, cut), truncated: true };
+}
