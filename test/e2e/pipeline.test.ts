@@ -1,0 +1,165 @@
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NORMALIZE_CODE_VERSION } from '../../functions/normalize/normalizeWorker.js';
+import type { LocalStackResources } from '../../src/dev/provision.js';
+import { judgeOutput, OutputState } from '../../src/done/judgeOutput.js';
+import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
+import { RequestLog, testClients } from '../support/aws.js';
+import { normalizeRunner, provisionTestPipeline, queueDepth, sendS3Event, upload } from '../support/pipeline.js';
+import { listKeys, readText } from '../support/s3.js';
+
+const ORDERS = 'id,customer,amount\n1,Ada,10.50\n2,Grace,7.25\n';
+const BAD = 'id,customer,amount\n1,Ada,10.50\n2,Grace\n3,Linus,1.00,extra\n4,"Ken,5\n';
+
+describe('the pipeline end to end: S3 upload -> SQS -> local runner -> normalize worker -> S3', () => {
+  const log = new RequestLog();
+  const clients = testClients(log);
+  let stack: LocalStackResources;
+  let outcomes: RecordOutcome[];
+  let unsubscribe: () => void;
+  const out = (key: string) => `normalized/${stack.inputBucket}/${key}.ndjson`;
+  const quarantine = (key: string) => `quarantine/${stack.inputBucket}/${key}.ndjson`;
+  const drain = async (concurrency?: number) => {
+    await normalizeRunner(clients, stack, { concurrency }).runUntilDrained({ timeoutMs: 60_000 });
+  };
+
+  beforeEach(async () => {
+    stack = await provisionTestPipeline(clients);
+    outcomes = [];
+    unsubscribe = onRecordOutcome((o) => outcomes.push(o));
+    log.clear();
+  });
+  afterEach(() => unsubscribe());
+
+  it('processes clean, bad-row, awkward-key, empty and unsupported files, and dead-letters a non-S3 message', async () => {
+    await upload(clients, stack.inputBucket, 'incoming/orders.csv', ORDERS);
+    await upload(clients, stack.inputBucket, 'incoming/bad rows.csv', BAD);
+    await upload(clients, stack.inputBucket, 'incoming/2026 sales+returns/café münchen.csv', ORDERS);
+    await upload(clients, stack.inputBucket, 'incoming/empty.csv', '');
+    await upload(clients, stack.inputBucket, 'incoming/notes.txt', 'hello');
+    await upload(clients, stack.inputBucket, 'elsewhere/ignored.csv', ORDERS); // outside the notification filter
+    await clients.sqs.send(new SendMessageCommand({ QueueUrl: stack.queueUrl, MessageBody: '{"orderId":42}' }));
+
+    await drain();
+
+    expect(await readText(clients.s3, stack.outputBucket, out('orders.csv'))).toBe(
+      '{"id":"1","customer":"Ada","amount":"10.50"}\n{"id":"2","customer":"Grace","amount":"7.25"}\n',
+    );
+    expect(await readText(clients.s3, stack.outputBucket, out('2026 sales+returns/café münchen.csv'))).toBe(
+      await readText(clients.s3, stack.outputBucket, out('orders.csv')),
+    );
+    expect(await readText(clients.s3, stack.outputBucket, out('bad rows.csv'))).toBe(
+      '{"id":"1","customer":"Ada","amount":"10.50"}\n',
+    );
+    const q = (await readText(clients.s3, stack.outputBucket, quarantine('bad rows.csv')))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(q.map((e) => [e.line, e.reason])).toEqual([
+      [3, 'expected 3 fields, got 2'],
+      [4, 'expected 3 fields, got 4'],
+      [5, 'unterminated quoted field at end of input'],
+    ]);
+    expect(await readText(clients.s3, stack.outputBucket, out('empty.csv'))).toBe('');
+    expect(await listKeys(clients.s3, stack.outputBucket)).toEqual(
+      [
+        out('2026 sales+returns/café münchen.csv'),
+        out('bad rows.csv'),
+        out('empty.csv'),
+        out('orders.csv'),
+        quarantine('bad rows.csv'),
+      ].sort(),
+    );
+
+    const final = new Map(outcomes.map((o) => [o.source?.key ?? o.reason, o]));
+    expect(final.get('incoming/notes.txt')).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/unsupported file type/),
+    });
+    expect(outcomes.some((o) => o.status === 'skipped' && /TestEvent/.test(o.reason))).toBe(true);
+    const junk = outcomes.filter((o) => o.status === 'failed');
+    expect(junk.length).toBe(2); // maxReceiveCount = 2 receives, then the redrive policy moves it
+    expect(junk.every((o) => o.retryable === false && /not an S3 event/.test(o.reason))).toBe(true);
+    expect(await queueDepth(clients, stack.dlqUrl)).toBe(1);
+    expect(await queueDepth(clients, stack.queueUrl)).toBe(0);
+  }, 90_000);
+
+  it('a double full run: the second performs zero output writes (requests counted, not assumed)', async () => {
+    const keys = Array.from({ length: 10 }, (_, i) => `incoming/day ${i}.csv`);
+    for (const key of keys) await upload(clients, stack.inputBucket, key, ORDERS.replace('Ada', `Ada ${key}`));
+    log.clear();
+    await drain();
+    // First run: HEAD output (404) + GET input + conditional PUT output per item.
+    expect(log.operations('S3').sort()).toEqual(keys.flatMap(() => ['GetObject', 'HeadObject', 'PutObject']).sort());
+
+    log.clear();
+    for (const key of keys) await sendS3Event(clients, stack.queueUrl, stack.inputBucket, key);
+    await drain();
+    const writes = log.requests.filter(
+      (r) =>
+        r.service === 'S3' &&
+        ['PutObject', 'UploadPart', 'CompleteMultipartUpload', 'CreateMultipartUpload', 'DeleteObject'].includes(
+          r.operation,
+        ),
+    );
+    expect(writes).toEqual([]);
+    // Second run: HEAD output + conditional GET input answered 304 (no body) per item.
+    expect(log.operations('S3').sort()).toEqual(keys.flatMap(() => ['GetObject', 'HeadObject']).sort());
+  }, 90_000);
+
+  it('duplicate, replayed and out-of-order deliveries converge on the latest content', async () => {
+    const key = 'incoming/orders.csv';
+    const v1 = await upload(clients, stack.inputBucket, key, ORDERS);
+    await upload(clients, stack.inputBucket, key, ORDERS.replace('Grace', 'Grace Hopper'));
+    // The event of v1 delivered twice more, late, after v2's.
+    await sendS3Event(clients, stack.queueUrl, stack.inputBucket, key, { eTag: v1 });
+    await sendS3Event(clients, stack.queueUrl, stack.inputBucket, key, { eTag: v1 });
+    await drain();
+    expect(await readText(clients.s3, stack.outputBucket, out('orders.csv'))).toContain('Grace Hopper');
+    expect(outcomes.filter((o) => o.status === 'failed')).toEqual([]);
+  }, 60_000);
+
+  it('an input overwritten between event and processing is processed as it is now; a deleted one is skipped', async () => {
+    await upload(clients, stack.inputBucket, 'incoming/changing.csv', ORDERS);
+    await upload(clients, stack.inputBucket, 'incoming/changing.csv', ORDERS.replace('Ada', 'Ada Lovelace'));
+    await upload(clients, stack.inputBucket, 'incoming/deleted.csv', ORDERS);
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: stack.inputBucket, Key: 'incoming/deleted.csv' }));
+    await drain();
+    expect(await readText(clients.s3, stack.outputBucket, out('changing.csv'))).toContain('Ada Lovelace');
+    expect(outcomes.find((o) => o.source?.key === 'incoming/deleted.csv')).toMatchObject({
+      status: 'skipped',
+      reason: 'input no longer exists: nothing written',
+    });
+    expect(await listKeys(clients.s3, stack.outputBucket)).toEqual([out('changing.csv')]);
+  }, 60_000);
+
+  it('overlapping workers: three runners, every message delivered three times: no duplicate or torn output', async () => {
+    const keys = Array.from({ length: 24 }, (_, i) => `incoming/part-${i}.csv`);
+    const etags = new Map<string, string>();
+    for (const key of keys)
+      etags.set(key, await upload(clients, stack.inputBucket, key, ORDERS.replace('Ada', `Ada ${key}`)));
+    for (let copy = 0; copy < 2; copy++)
+      for (const key of keys) await sendS3Event(clients, stack.queueUrl, stack.inputBucket, key);
+
+    await Promise.all([drain(4), drain(4), drain(4)]);
+
+    const store = new S3ObjectStore(clients.s3);
+    expect(await listKeys(clients.s3, stack.outputBucket)).toEqual(
+      keys.map((k) => out(k.slice('incoming/'.length))).sort(),
+    );
+    for (const key of keys) {
+      const verdict = judgeOutput(await store.head(stack.outputBucket, out(key.slice('incoming/'.length))), {
+        source: { bucket: stack.inputBucket, key },
+        codeVersion: NORMALIZE_CODE_VERSION,
+      });
+      expect(verdict).toMatchObject({ state: OutputState.BUILT, sourceEtag: etags.get(key) });
+      expect(await readText(clients.s3, stack.outputBucket, out(key.slice('incoming/'.length)))).toContain(
+        `Ada ${key}`,
+      );
+    }
+    expect(outcomes.filter((o) => o.status === 'failed')).toEqual([]);
+    expect(outcomes.filter((o) => o.status === 'processed').length).toBeGreaterThanOrEqual(keys.length);
+  }, 90_000);
+});
