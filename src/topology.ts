@@ -24,6 +24,21 @@ export interface WorkerTopology {
   readonly maxReceiveCount: number;
   /** DLQ message retention, in days (SQS maximum: 14). */
   readonly dlqRetentionDays: number;
+  /**
+   * Work queue message retention, in days. Must be shorter than `dlqRetentionDays`: for standard
+   * queues a message's expiry counts from its original enqueue time, also after it moves to the DLQ.
+   */
+  readonly queueRetentionDays: number;
+}
+
+/** The dedupe ledger table (one item per dedupe key). */
+export interface LedgerTopology {
+  /** Logical name, used in local resource names (`rerun-ledger`). */
+  readonly name: string;
+  /** Partition key attribute (type string). */
+  readonly partitionKey: string;
+  /** Attribute holding the epoch-seconds expiry that DynamoDB TTL deletes by (lazily: never rely on it). */
+  readonly ttlAttribute: string;
 }
 
 /** The whole pipeline. */
@@ -38,6 +53,8 @@ export interface Topology {
   readonly quarantinePrefix: string;
   /** The upload-normalizing worker. */
   readonly normalize: WorkerTopology;
+  /** The side-effect dedupe ledger. */
+  readonly ledger: LedgerTopology;
 }
 
 /**
@@ -62,6 +79,12 @@ export const topology: Topology = {
     visibilityTimeoutSeconds: 360,
     maxReceiveCount: 5,
     dlqRetentionDays: 14,
+    queueRetentionDays: 4,
+  },
+  ledger: {
+    name: 'ledger',
+    partitionKey: 'pk',
+    ttlAttribute: 'ttl',
   },
 };
 

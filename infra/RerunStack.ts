@@ -1,0 +1,159 @@
+import { join } from 'node:path';
+import { CfnOutput, CfnParameter, Stack, type StackProps } from 'aws-cdk-lib';
+import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { EventType } from 'aws-cdk-lib/aws-s3';
+import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
+import type { Construct } from 'constructs';
+import { topology as defaultTopology, type Topology } from '../src/topology.js';
+import { DataBucket } from './constructs/DataBucket.js';
+import { LedgerTable } from './constructs/LedgerTable.js';
+import { SqsWorker } from './constructs/SqsWorker.js';
+import { acknowledgeBucketNotificationsHandler, acknowledgePrefixWildcards } from './nagSuppressions.js';
+import { projectRoot } from './paths.js';
+import { requireConditionalWrites } from './policies/conditionalWritePolicy.js';
+import { grantPrefixAccess } from './policies/prefixGrants.js';
+
+/** Names of the stack's CloudFormation outputs (what `rerun` commands and users read after deploy). */
+export const StackOutput = {
+  INPUT_BUCKET: 'InputBucketName',
+  OUTPUT_BUCKET: 'OutputBucketName',
+  QUEUE_URL: 'QueueUrl',
+  DLQ_URL: 'DeadLetterQueueUrl',
+  LEDGER_TABLE: 'LedgerTableName',
+  FUNCTION_NAME: 'NormalizeFunctionName',
+  LOG_GROUP: 'NormalizeLogGroupName',
+} as const;
+export type StackOutput = (typeof StackOutput)[keyof typeof StackOutput];
+
+/** Props of {@link RerunStack}. */
+export interface RerunStackProps extends StackProps {
+  /**
+   * The pipeline's topology.
+   * @default the shared topology of src/topology.ts (what `rerun dev` runs locally)
+   */
+  readonly topology?: Topology;
+  /**
+   * The normalize worker's handler module.
+   * @default `functions/normalize/handler.ts` under the project root
+   */
+  readonly normalizeEntry?: string;
+  /**
+   * Retention of the worker's log group.
+   * @default RetentionDays.ONE_MONTH (see SqsWorker)
+   */
+  readonly logRetention?: RetentionDays;
+  /**
+   * Days S3 server access logs are kept.
+   * @default 90
+   */
+  readonly accessLogRetentionDays?: number;
+  /**
+   * Actions of the DLQ and backlog alarms (for example an SNS topic).
+   * @default none
+   */
+  readonly alarmActions?: readonly IAlarmAction[];
+}
+
+/**
+ * The production pipeline: an input bucket whose `ObjectCreated` events under `incoming/` go to the
+ * normalize worker's queue; the worker (SQS -> Lambda with partial batch responses) writes
+ * `normalized/` and `quarantine/` objects to an output bucket whose policy denies any write without
+ * `If-None-Match` / `If-Match`; a DynamoDB dedupe ledger for the webhook side effect. Every grant
+ * names its actions and is scoped to the worker's prefixes; every data store is encrypted, TLS-only
+ * and retained on stack delete.
+ *
+ * The webhook URL is the CloudFormation parameter `NotifyUrl` (empty: no notification):
+ * `cdk deploy --parameters NotifyUrl=https://example.com/hook`.
+ *
+ * @example
+ * const app = new App();
+ * new RerunStack(app, 'rerun');
+ */
+export class RerunStack extends Stack {
+  /** Receives S3 server access logs of the two data buckets. */
+  readonly accessLogs: DataBucket;
+  /** Users upload under `incoming/` here. */
+  readonly input: DataBucket;
+  /** Published outputs (`normalized/`) and quarantined rows (`quarantine/`). */
+  readonly output: DataBucket;
+  /** The side-effect dedupe ledger. */
+  readonly ledger: LedgerTable;
+  /** The normalize worker (queue, DLQ, function, mapping, alarms). */
+  readonly normalize: SqsWorker;
+  /** The `NotifyUrl` parameter: the webhook the worker notifies (empty: off). */
+  readonly notifyUrl: CfnParameter;
+
+  constructor(scope: Construct, id: string, props: RerunStackProps = {}) {
+    super(scope, id, {
+      description: 'rerun: retry-safe S3 -> SQS -> Lambda pipeline with conditional writes and a dedupe ledger',
+      ...props,
+    });
+    const t = props.topology ?? defaultTopology;
+    const ownedPrefixes = [t.outputPrefix, t.quarantinePrefix];
+
+    this.notifyUrl = new CfnParameter(this, 'NotifyUrl', {
+      type: 'String',
+      default: '',
+      // https only: the notification body describes the user's data and must not travel in clear.
+      allowedPattern: '^(https://\\S+)?$',
+      constraintDescription: 'must be empty (no webhook) or an https:// URL',
+      description:
+        'Webhook the normalize worker POSTs to once per published output (Idempotency-Key header). Empty: no notifications.',
+    });
+
+    this.accessLogs = new DataBucket(this, 'AccessLogs', {
+      expireObjectsAfterDays: props.accessLogRetentionDays ?? 90,
+    });
+    this.input = new DataBucket(this, 'Input', { accessLogsBucket: this.accessLogs.bucket });
+    this.output = new DataBucket(this, 'Output', { accessLogsBucket: this.accessLogs.bucket });
+    requireConditionalWrites(this.output.bucket, ownedPrefixes);
+
+    this.ledger = new LedgerTable(this, 'Ledger', { ledger: t.ledger });
+
+    this.normalize = new SqsWorker(this, t.normalize.name, {
+      topology: t.normalize,
+      entry: props.normalizeEntry ?? join(projectRoot, 'functions', 'normalize', 'handler.ts'),
+      projectRoot,
+      environment: {
+        OUTPUT_BUCKET: this.output.bucket.bucketName,
+        LEDGER_TABLE: this.ledger.table.tableName,
+        NOTIFY_URL: this.notifyUrl.valueAsString,
+      },
+      ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      ...(props.alarmActions ? { alarmActions: props.alarmActions } : {}),
+    });
+
+    // Exactly what the worker does: read uploads; read (done-check), write (conditional put,
+    // multipart) its outputs; delete a stale quarantine object when a rerun finds no bad rows.
+    const fn = this.normalize.function;
+    grantPrefixAccess(fn, this.input.bucket, [t.inputPrefix], { read: true });
+    grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { read: true, write: true });
+    grantPrefixAccess(fn, this.output.bucket, [t.quarantinePrefix], { delete: true, list: false });
+    this.ledger.grantLedgerAccess(fn);
+    acknowledgePrefixWildcards(this.normalize.role, this.input.bucket, [t.inputPrefix]);
+    acknowledgePrefixWildcards(this.normalize.role, this.output.bucket, ownedPrefixes);
+
+    this.input.bucket.addEventNotification(EventType.OBJECT_CREATED, new SqsDestination(this.normalize.queue), {
+      prefix: t.inputPrefix,
+    });
+
+    acknowledgeBucketNotificationsHandler(this);
+
+    const outputs: Record<StackOutput, [string, string]> = {
+      [StackOutput.INPUT_BUCKET]: [this.input.bucket.bucketName, `Upload files under ${t.inputPrefix} here`],
+      [StackOutput.OUTPUT_BUCKET]: [
+        this.output.bucket.bucketName,
+        `Normalized outputs (${t.outputPrefix}) and quarantined rows (${t.quarantinePrefix})`,
+      ],
+      [StackOutput.QUEUE_URL]: [this.normalize.queue.queueUrl, 'Work queue of the normalize worker'],
+      [StackOutput.DLQ_URL]: [this.normalize.deadLetterQueue.queueUrl, 'Dead-letter queue of the normalize worker'],
+      [StackOutput.LEDGER_TABLE]: [this.ledger.table.tableName, 'Side-effect dedupe ledger'],
+      [StackOutput.FUNCTION_NAME]: [this.normalize.function.functionName, 'Normalize worker function'],
+      [StackOutput.LOG_GROUP]: [this.normalize.logGroup.logGroupName, 'Normalize worker logs (JSON)'],
+    };
+    for (const [name, [value, description]] of Object.entries(outputs)) {
+      new CfnOutput(this, name, { value, description });
+    }
+  }
+}

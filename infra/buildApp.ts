@@ -1,0 +1,41 @@
+import { App, type AppProps, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { topology } from '../src/topology.js';
+import { RerunStack, type RerunStackProps } from './RerunStack.js';
+
+/** Options of {@link buildRerunApp}. */
+export interface BuildRerunAppOptions {
+  /** Props of the CDK app (context, outdir). @default {} (the CDK CLI passes cdk.json's context itself) */
+  readonly appProps?: AppProps;
+  /** Props of the stack. @default {} */
+  readonly stackProps?: RerunStackProps;
+  /**
+   * Stack name. The queues are named `${stackName}-${worker}-queue`, so the default stack's queue
+   * names equal the local ones of `rerun dev`.
+   * @default the `rerun:stackName` context value, else topology.appName ('rerun')
+   */
+  readonly stackName?: string;
+  /**
+   * Register cdk-nag's AwsSolutions rules as a CDK validation plugin: an unacknowledged finding
+   * fails `cdk synth` (cdk-nag v3: acknowledgements are `Validations.of(construct).acknowledge`).
+   * @default true
+   */
+  readonly nag?: boolean;
+}
+
+/**
+ * Builds the CDK app with the rerun stack; `infra/app.ts` (run by `cdk synth/deploy`) and the stack
+ * tests both use it, so the tests check what gets deployed.
+ *
+ * @example
+ * const { app, stack } = buildRerunApp();
+ * app.synth();
+ */
+export function buildRerunApp(options: BuildRerunAppOptions = {}): { app: App; stack: RerunStack } {
+  const app = new App(options.appProps);
+  const contextName: unknown = app.node.tryGetContext('rerun:stackName');
+  const stackName = options.stackName ?? (typeof contextName === 'string' ? contextName : topology.appName);
+  const stack = new RerunStack(app, stackName, options.stackProps);
+  if (options.nag ?? true) Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  return { app, stack };
+}

@@ -1,0 +1,536 @@
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Runtime, RuntimeFamily } from 'aws-cdk-lib/aws-lambda';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../infra/paths.js';
+import { StackOutput } from '../../infra/RerunStack.js';
+import { topology } from '../../src/topology.js';
+import {
+  actionsOf,
+  isAllowed,
+  isExplicitlyDenied,
+  type PolicyStatementJson,
+  renderIntrinsic,
+  resourcesOf,
+} from './support/iamPolicy.js';
+import {
+  type CfnResourceJson,
+  type CfnTemplate,
+  logicalIdsOfType,
+  resourceOf,
+  type SynthesizedRerun,
+  synthRerun,
+} from './support/synth.js';
+
+// One synthesis for the whole file (bundling + validation plugins take seconds).
+let synth: SynthesizedRerun;
+let json: CfnTemplate;
+let ids: {
+  input: string;
+  output: string;
+  accessLogs: string;
+  queue: string;
+  dlq: string;
+  fn: string;
+  table: string;
+  role: string;
+  logGroup: string;
+};
+let bucketIds: Set<string>;
+
+const w = topology.normalize;
+const props = (id: string): Record<string, unknown> => (json.Resources[id] as CfnResourceJson).Properties ?? {};
+const statementsOfPolicyOn = (type: string, key: string, ref: string): PolicyStatementJson[] => {
+  const policies = logicalIdsOfType(json, type).filter((id) => {
+    const target = props(id)[key];
+    const refs = Array.isArray(target) ? target : [target];
+    return refs.some((r) => (r as { Ref?: string })?.Ref === ref);
+  });
+  expect(policies, `${type} attached to ${ref}`).toHaveLength(1);
+  return (props(policies[0] as string).PolicyDocument as { Statement: PolicyStatementJson[] }).Statement;
+};
+const roleStatements = (): PolicyStatementJson[] => statementsOfPolicyOn('AWS::IAM::Policy', 'Roles', ids.role);
+const bucketPolicy = (bucket: string) => statementsOfPolicyOn('AWS::S3::BucketPolicy', 'Bucket', bucket);
+const queuePolicy = (queue: string) => statementsOfPolicyOn('AWS::SQS::QueuePolicy', 'Queues', queue);
+const arn = (bucket: string, key: string) => `arn:aws:s3:::${bucket}/${key}`;
+
+beforeAll(() => {
+  synth = synthRerun();
+  json = synth.json;
+  ids = {
+    input: resourceOf(json, 'AWS::S3::Bucket', 'InputBucket').id,
+    output: resourceOf(json, 'AWS::S3::Bucket', 'OutputBucket').id,
+    accessLogs: resourceOf(json, 'AWS::S3::Bucket', 'AccessLogsBucket').id,
+    queue: resourceOf(json, 'AWS::SQS::Queue', `${w.name}Queue`).id,
+    dlq: resourceOf(json, 'AWS::SQS::Queue', `${w.name}DeadLetterQueue`).id,
+    fn: resourceOf(json, 'AWS::Lambda::Function', `${w.name}Function`).id,
+    table: resourceOf(json, 'AWS::DynamoDB::Table', 'Ledger').id,
+    role: resourceOf(json, 'AWS::IAM::Role', `${w.name}Role`).id,
+    logGroup: resourceOf(json, 'AWS::Logs::LogGroup', `${w.name}LogGroup`).id,
+  };
+  bucketIds = new Set([ids.input, ids.output, ids.accessLogs]);
+}, 120_000);
+afterAll(() => synth?.dispose());
+
+describe('the worker function', () => {
+  it('runs on the newest Node.js runtime aws-cdk-lib knows, on ARM64, with the topology timeout and memory', () => {
+    const newestNode = Runtime.ALL.filter((r) => r.family === RuntimeFamily.NODEJS)
+      .map((r) => r.name)
+      .sort((a, b) => Number(a.match(/\d+/)?.[0]) - Number(b.match(/\d+/)?.[0]))
+      .pop();
+    expect(props(ids.fn)).toMatchObject({
+      Runtime: newestNode,
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      Timeout: w.functionTimeoutSeconds,
+      MemorySize: w.memoryMiB,
+    });
+  });
+
+  it('logs structured JSON to its own log group, which has a retention', () => {
+    expect(props(ids.fn).LoggingConfig).toEqual({
+      LogFormat: 'JSON',
+      LogGroup: { Ref: ids.logGroup },
+      ApplicationLogLevel: 'INFO',
+      SystemLogLevel: 'INFO',
+    });
+    expect(props(ids.logGroup).RetentionInDays).toBe(30);
+  });
+
+  it('gets the output bucket, the ledger table and the NotifyUrl parameter from the stack, never literals', () => {
+    expect((props(ids.fn).Environment as { Variables: unknown }).Variables).toEqual({
+      OUTPUT_BUCKET: { Ref: ids.output },
+      LEDGER_TABLE: { Ref: ids.table },
+      NOTIFY_URL: { Ref: 'NotifyUrl' },
+      LOG_LEVEL: 'info',
+      NODE_OPTIONS: '--enable-source-maps',
+    });
+  });
+
+  it('is bundled locally as minified ESM with a source map, leaving the AWS SDK to the runtime', () => {
+    const key = (props(ids.fn).Code as { S3Key: string }).S3Key;
+    const dir = join(synth.assemblyDir, `asset.${key.replace(/\.zip$/, '')}`);
+    const bundle = readFileSync(join(dir, 'index.mjs'), 'utf8');
+    // ESM: an `export` of the handler and `import` statements, no CommonJS wrapper.
+    expect(bundle).toMatch(/export\s*\{[^}]*\bhandler\b[^}]*\}/);
+    expect(bundle).not.toMatch(/\bmodule\.exports\b/);
+    // The SDK is imported from the runtime, not bundled (a bundled SDK weighs megabytes).
+    expect(bundle).toMatch(/from\s*"@aws-sdk\/client-s3"/);
+    expect(statSync(join(dir, 'index.mjs')).size).toBeLessThan(400 * 1024);
+    // Minified: a few very long lines, not one statement per line.
+    expect(bundle.split('\n').length).toBeLessThan(20);
+    // CommonJS dependencies get a require() in ESM through the banner.
+    expect(bundle.startsWith('import { createRequire as __rerunCreateRequire }')).toBe(true);
+    const map = JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    expect(map.sources.some((s) => s.endsWith('functions/normalize/handler.ts'))).toBe(true);
+    expect(existsSync(join(dir, 'node_modules'))).toBe(false);
+  });
+
+  it('loads as an ES module in plain Node.js and exports the handler function', () => {
+    const key = (props(ids.fn).Code as { S3Key: string }).S3Key;
+    const asset = join(synth.assemblyDir, `asset.${key.replace(/\.zip$/, '')}`);
+    // Lambda's runtime provides the AWS SDK; here the project's node_modules stands in for it.
+    const dir = mkdtempSync(join(tmpdir(), 'rerun-bundle-'));
+    try {
+      copyFileSync(join(asset, 'index.mjs'), join(dir, 'index.mjs'));
+      symlinkSync(join(projectRoot, 'node_modules'), join(dir, 'node_modules'), 'dir');
+      const out = execFileSync(
+        process.execPath,
+        ['--input-type=module', '-e', "const m = await import('./index.mjs'); console.log(typeof m.handler);"],
+        {
+          cwd: dir,
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH, OUTPUT_BUCKET: 'probe-bucket', AWS_REGION: 'us-east-1', LOG_LEVEL: 'warn' },
+        },
+      );
+      expect(out.trim()).toBe('function');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the event source mapping', () => {
+  it('reports batch item failures and applies the topology batch size, window and concurrency', () => {
+    synth.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [ids.queue, 'Arn'] },
+      FunctionName: { Ref: ids.fn },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: w.batchSize,
+      MaximumBatchingWindowInSeconds: w.maxBatchingWindowSeconds,
+      ScalingConfig: { MaximumConcurrency: w.maxConcurrency },
+    });
+    expect(logicalIdsOfType(json, 'AWS::Lambda::EventSourceMapping')).toHaveLength(1);
+  });
+});
+
+describe('the queues', () => {
+  it('give a batch at least 6 x the function timeout before it reappears', () => {
+    expect(props(ids.queue).VisibilityTimeout).toBeGreaterThanOrEqual(6 * (props(ids.fn).Timeout as number));
+  });
+
+  it('move a message to the DLQ after at least 5 receives, and keep dead letters 14 days', () => {
+    const redrive = props(ids.queue).RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: number };
+    expect(redrive.deadLetterTargetArn).toEqual({ 'Fn::GetAtt': [ids.dlq, 'Arn'] });
+    expect(redrive.maxReceiveCount).toBeGreaterThanOrEqual(5);
+    expect(props(ids.dlq).MessageRetentionPeriod).toBe(14 * 86_400);
+    // A moved message keeps its original enqueue time: the DLQ must keep messages longer than the source.
+    expect(props(ids.queue).MessageRetentionPeriod as number).toBeLessThan(14 * 86_400);
+  });
+
+  it('let only the work queue use the DLQ (byQueue), and let no queue use the work queue as its DLQ', () => {
+    const allow = props(ids.dlq).RedriveAllowPolicy as { redrivePermission: string; sourceQueueArns: unknown[] };
+    expect(allow.redrivePermission).toBe('byQueue');
+    expect(allow.sourceQueueArns).toHaveLength(1);
+    const source = renderIntrinsic(allow.sourceQueueArns[0]);
+    expect(source.endsWith(`:${props(ids.queue).QueueName}`)).toBe(true);
+    expect(source).toBe('arn:AWS::Partition:sqs:AWS::Region:AWS::AccountId:rerun-normalize-queue');
+    expect(props(ids.queue).RedriveAllowPolicy).toEqual({ redrivePermission: 'denyAll' });
+  });
+
+  it('are encrypted at rest and refuse any request not made over TLS', () => {
+    for (const queue of [ids.queue, ids.dlq]) {
+      expect(props(queue).SqsManagedSseEnabled).toBe(true);
+      const statements = queuePolicy(queue);
+      const request = { action: 'sqs:ReceiveMessage', resource: `arn:${queue}` };
+      expect(
+        isExplicitlyDenied(statements, { ...request, context: { 'aws:SecureTransport': 'false' } }, bucketIds),
+      ).toBe(true);
+      expect(
+        isExplicitlyDenied(statements, { ...request, context: { 'aws:SecureTransport': 'true' } }, bucketIds),
+      ).toBe(false);
+    }
+  });
+
+  it('accept S3 notifications from the input bucket only', () => {
+    const statements = queuePolicy(ids.queue);
+    const send = { action: 'sqs:SendMessage', resource: `arn:${ids.queue}` };
+    const fromInput = { 'aws:SecureTransport': 'true', 'aws:SourceArn': `arn:aws:s3:::${ids.input}` };
+    expect(isAllowed(statements, { ...send, context: fromInput }, bucketIds)).toBe(true);
+    const fromElsewhere = { 'aws:SecureTransport': 'true', 'aws:SourceArn': 'arn:aws:s3:::someone-elses-bucket' };
+    expect(isAllowed(statements, { ...send, context: fromElsewhere }, bucketIds)).toBe(false);
+    const s3Statements = statements.filter((s) => JSON.stringify(s.Principal ?? '').includes('s3.amazonaws.com'));
+    expect(s3Statements).toHaveLength(1);
+  });
+});
+
+describe('the input bucket', () => {
+  it('sends ObjectCreated events under the input prefix, and only those, to the work queue', () => {
+    synth.template.hasResourceProperties('Custom::S3BucketNotifications', {
+      BucketName: { Ref: ids.input },
+      NotificationConfiguration: {
+        QueueConfigurations: [
+          {
+            Events: ['s3:ObjectCreated:*'],
+            Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: topology.inputPrefix }] } },
+            QueueArn: { 'Fn::GetAtt': [ids.queue, 'Arn'] },
+          },
+        ],
+      },
+    });
+    expect(logicalIdsOfType(json, 'Custom::S3BucketNotifications')).toHaveLength(1);
+  });
+});
+
+describe('the data buckets', () => {
+  it('are encrypted, private, ACL-free, retained on stack delete and abort stale multipart uploads', () => {
+    for (const bucket of [ids.input, ids.output, ids.accessLogs]) {
+      const resource = json.Resources[bucket] as CfnResourceJson;
+      expect(resource.DeletionPolicy).toBe('Retain');
+      expect(resource.UpdateReplacePolicy).toBe('Retain');
+      expect(props(bucket)).toMatchObject({
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+      });
+      const rules = (props(bucket).LifecycleConfiguration as { Rules: Record<string, unknown>[] }).Rules;
+      expect(rules).toContainEqual(
+        expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }),
+      );
+    }
+  });
+
+  it('log server access to the access-log bucket', () => {
+    for (const [bucket, prefix] of [
+      [ids.input, 'Input/'],
+      [ids.output, 'Output/'],
+    ] as const) {
+      expect(props(bucket).LoggingConfiguration).toEqual({
+        DestinationBucketName: { Ref: ids.accessLogs },
+        LogFilePrefix: prefix,
+      });
+    }
+  });
+
+  it('refuse plain HTTP and TLS below 1.2', () => {
+    for (const bucket of [ids.input, ids.output, ids.accessLogs]) {
+      const statements = bucketPolicy(bucket);
+      const get = { action: 's3:GetObject', resource: arn(bucket, 'incoming/a.csv') };
+      const deny = (context: Record<string, string>) => isExplicitlyDenied(statements, { ...get, context }, bucketIds);
+      expect(deny({ 'aws:SecureTransport': 'false', 's3:TlsVersion': '1.3' })).toBe(true);
+      expect(deny({ 'aws:SecureTransport': 'true', 's3:TlsVersion': '1.1' })).toBe(true);
+      expect(deny({ 'aws:SecureTransport': 'true', 's3:TlsVersion': '1.2' })).toBe(false);
+    }
+  });
+});
+
+describe('the output bucket policy (no blind overwrite of what workers own)', () => {
+  const tls = { 'aws:SecureTransport': 'true', 's3:TlsVersion': '1.3' };
+  // Condition keys S3 sets per request: https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes-enforce.html
+  const requests = {
+    putWithoutCondition: { 's3:ObjectCreationOperation': 'true' },
+    putIfNoneMatch: { 's3:ObjectCreationOperation': 'true', 's3:if-none-match': '*' },
+    putIfMatch: { 's3:ObjectCreationOperation': 'true', 's3:if-match': '"etag"' },
+    createMultipartUpload: { 's3:ObjectCreationOperation': 'false' },
+    uploadPart: { 's3:ObjectCreationOperation': 'false' },
+    completeWithoutCondition: { 's3:ObjectCreationOperation': 'true' },
+    completeIfNoneMatch: { 's3:ObjectCreationOperation': 'true', 's3:if-none-match': '*' },
+  };
+  const denied = (key: string, context: Record<string, string>) =>
+    isExplicitlyDenied(
+      bucketPolicy(ids.output),
+      { action: 's3:PutObject', resource: arn(ids.output, key), context: { ...tls, ...context } },
+      bucketIds,
+    );
+
+  it('denies PutObject and CompleteMultipartUpload without If-None-Match or If-Match under every owned prefix', () => {
+    for (const prefix of [topology.outputPrefix, topology.quarantinePrefix]) {
+      expect(denied(`${prefix}b/a.ndjson`, requests.putWithoutCondition)).toBe(true);
+      expect(denied(`${prefix}b/a.ndjson`, requests.completeWithoutCondition)).toBe(true);
+    }
+  });
+
+  it('lets conditional creates and compare-and-swap writes through', () => {
+    for (const prefix of [topology.outputPrefix, topology.quarantinePrefix]) {
+      expect(denied(`${prefix}b/a.ndjson`, requests.putIfNoneMatch)).toBe(false);
+      expect(denied(`${prefix}b/a.ndjson`, requests.putIfMatch)).toBe(false);
+      expect(denied(`${prefix}b/a.ndjson`, requests.completeIfNoneMatch)).toBe(false);
+    }
+  });
+
+  it('does not break multipart uploads: CreateMultipartUpload and UploadPart carry no condition and pass', () => {
+    expect(denied(`${topology.outputPrefix}b/big.ndjson`, requests.createMultipartUpload)).toBe(false);
+    expect(denied(`${topology.outputPrefix}b/big.ndjson`, requests.uploadPart)).toBe(false);
+  });
+
+  it('has exactly the documented statement shape, scoped to the owned prefixes', () => {
+    const statement = bucketPolicy(ids.output).find((s) => s.Sid === 'DenyPutWithoutIfNoneMatchOrIfMatch');
+    expect(statement).toBeDefined();
+    expect(statement).toMatchObject({
+      Effect: 'Deny',
+      Principal: { AWS: '*' },
+      Action: 's3:PutObject',
+      Condition: {
+        Null: { 's3:if-none-match': 'true', 's3:if-match': 'true' },
+        Bool: { 's3:ObjectCreationOperation': 'true' },
+      },
+    });
+    expect(resourcesOf(statement as PolicyStatementJson, bucketIds)).toEqual([
+      arn(ids.output, `${topology.outputPrefix}*`),
+      arn(ids.output, `${topology.quarantinePrefix}*`),
+    ]);
+    expect(denied('elsewhere/a.txt', requests.putWithoutCondition)).toBe(false);
+  });
+});
+
+describe('the ledger table', () => {
+  it('is on-demand, encrypted, point-in-time recoverable, has TTL and is retained on stack delete', () => {
+    const table = json.Resources[ids.table] as CfnResourceJson;
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+    expect(props(ids.table)).toMatchObject({
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [{ AttributeName: topology.ledger.partitionKey, KeyType: 'HASH' }],
+      TimeToLiveSpecification: { AttributeName: topology.ledger.ttlAttribute, Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      SSESpecification: { SSEEnabled: true },
+    });
+  });
+});
+
+describe('the worker role (least privilege)', () => {
+  const can = (action: string, resource: string, context: Record<string, string> = {}) =>
+    isAllowed(roleStatements(), { action, resource, context }, bucketIds);
+
+  it('has no managed policy and no wildcard action anywhere in the stack', () => {
+    expect(props(ids.role).ManagedPolicyArns).toBeUndefined();
+    const policies = logicalIdsOfType(json, 'AWS::IAM::Policy');
+    const actions = policies.flatMap((id) =>
+      (props(id).PolicyDocument as { Statement: PolicyStatementJson[] }).Statement.flatMap(actionsOf),
+    );
+    expect(actions.length).toBeGreaterThan(0);
+    expect(actions.filter((a) => a.includes('*'))).toEqual([]);
+  });
+
+  it('reads uploads under the input prefix only, and may list only that prefix (404, not 403, for a missing key)', () => {
+    expect(can('s3:GetObject', arn(ids.input, `${topology.inputPrefix}2026/a.csv`))).toBe(true);
+    expect(can('s3:GetObject', arn(ids.input, 'private/a.csv'))).toBe(false);
+    expect(can('s3:PutObject', arn(ids.input, `${topology.inputPrefix}a.csv`))).toBe(false);
+    expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`, { 's3:prefix': `${topology.inputPrefix}a.csv` })).toBe(
+      true,
+    );
+    expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`, { 's3:prefix': '' })).toBe(false);
+    expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`)).toBe(false);
+  });
+
+  it('reads and writes (incl. multipart abort) its output prefixes, deletes under quarantine only', () => {
+    for (const prefix of [topology.outputPrefix, topology.quarantinePrefix]) {
+      for (const action of ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload']) {
+        expect(can(action, arn(ids.output, `${prefix}b/a.ndjson`)), `${action} ${prefix}`).toBe(true);
+      }
+      expect(can('s3:ListBucket', `arn:aws:s3:::${ids.output}`, { 's3:prefix': `${prefix}b/a.ndjson` })).toBe(true);
+    }
+    expect(can('s3:DeleteObject', arn(ids.output, `${topology.quarantinePrefix}b/a.ndjson`))).toBe(true);
+    expect(can('s3:DeleteObject', arn(ids.output, `${topology.outputPrefix}b/a.ndjson`))).toBe(false);
+    expect(can('s3:PutObject', arn(ids.output, 'other/a.ndjson'))).toBe(false);
+    expect(can('s3:ListBucket', `arn:aws:s3:::${ids.output}`, { 's3:prefix': 'other/' })).toBe(false);
+  });
+
+  it('uses the ledger with item operations only', () => {
+    const tableArn = `arn:${ids.table}`;
+    for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']) {
+      expect(can(action, tableArn), action).toBe(true);
+    }
+    for (const action of ['dynamodb:Scan', 'dynamodb:Query', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteTable']) {
+      expect(can(action, tableArn), action).toBe(false);
+    }
+  });
+
+  it('consumes and defers messages of its own queue only, and cannot send or purge', () => {
+    const queueArn = `arn:${ids.queue}`;
+    for (const action of [
+      'sqs:ReceiveMessage',
+      'sqs:DeleteMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+    ]) {
+      expect(can(action, queueArn), action).toBe(true);
+    }
+    expect(can('sqs:SendMessage', queueArn)).toBe(false);
+    expect(can('sqs:PurgeQueue', queueArn)).toBe(false);
+    expect(can('sqs:ReceiveMessage', `arn:${ids.dlq}`)).toBe(false);
+  });
+
+  it('writes its own log group and no other', () => {
+    expect(can('logs:PutLogEvents', `arn:${ids.logGroup}`)).toBe(true);
+    expect(can('logs:CreateLogGroup', `arn:${ids.logGroup}`)).toBe(false);
+    const logResources = roleStatements()
+      .filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')))
+      .flatMap((s) => resourcesOf(s, bucketIds));
+    expect(logResources).toEqual([`arn:${ids.logGroup}`]);
+  });
+});
+
+describe('the alarms', () => {
+  it('fire on any message in the DLQ', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [ids.dlq, 'QueueName'] } }],
+      Statistic: 'Maximum',
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('fire when the oldest work-queue message is older than two visibility timeouts', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [ids.queue, 'QueueName'] } }],
+      Statistic: 'Maximum',
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 2 * w.visibilityTimeoutSeconds,
+    });
+  });
+});
+
+describe('parameters and outputs', () => {
+  it('take the webhook as the NotifyUrl parameter: empty (off) or https only', () => {
+    const p = json.Parameters?.NotifyUrl as { Type: string; Default: string; AllowedPattern: string };
+    expect(p).toMatchObject({ Type: 'String', Default: '' });
+    const pattern = new RegExp(p.AllowedPattern);
+    expect(pattern.test('')).toBe(true);
+    expect(pattern.test('https://hooks.example.com/rerun?token=abc')).toBe(true);
+    expect(pattern.test('http://hooks.example.com/rerun')).toBe(false);
+    expect(pattern.test('https://has space.example.com')).toBe(false);
+  });
+
+  it('export the buckets, queue URLs, ledger table, function and log group', () => {
+    const outputs = json.Outputs ?? {};
+    expect(Object.keys(outputs).sort()).toEqual(Object.values(StackOutput).sort());
+    expect(outputs[StackOutput.INPUT_BUCKET]?.Value).toEqual({ Ref: ids.input });
+    expect(outputs[StackOutput.OUTPUT_BUCKET]?.Value).toEqual({ Ref: ids.output });
+    expect(outputs[StackOutput.QUEUE_URL]?.Value).toEqual({ Ref: ids.queue });
+    expect(outputs[StackOutput.DLQ_URL]?.Value).toEqual({ Ref: ids.dlq });
+    expect(outputs[StackOutput.LEDGER_TABLE]?.Value).toEqual({ Ref: ids.table });
+    expect(outputs[StackOutput.FUNCTION_NAME]?.Value).toEqual({ Ref: ids.fn });
+    expect(outputs[StackOutput.LOG_GROUP]?.Value).toEqual({ Ref: ids.logGroup });
+  });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  it('reports no unacknowledged finding on the synthesized app', () => {
+    const report = new AwsSolutionsChecks(synth.app).validateScope(synth.app);
+    expect(report.violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath)}`)).toEqual(
+      [],
+    );
+    expect(report.success).toBe(true);
+  });
+
+  it('acknowledges only the reviewed findings, each with a written reason', () => {
+    const acknowledged: { path: string; id: string; reason: string }[] = [];
+    const visit = (c: IConstruct) => {
+      for (const entry of c.node.metadata) {
+        if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+        for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
+          acknowledged.push({ path: c.node.path, id: id.replace(/^annotation::/i, ''), reason });
+        }
+      }
+      for (const child of c.node.children) visit(child);
+    };
+    visit(synth.app);
+    const p = (bucket: string, prefix: string) => `AwsSolutions-IAM5[Resource::<${bucket}.Arn>/${prefix}*]`;
+    expect(acknowledged.map((a) => a.id).sort()).toEqual(
+      [
+        p(ids.input, topology.inputPrefix),
+        p(ids.output, topology.outputPrefix),
+        p(ids.output, topology.quarantinePrefix),
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      ].sort(),
+    );
+    for (const a of acknowledged) {
+      expect(a.reason.length, a.id).toBeGreaterThan(80);
+    }
+  });
+
+  it('is live: the same checks flag a wildcard grant that nobody acknowledged', () => {
+    const app = new App();
+    const stack = new Stack(app, 'NagProbe');
+    const role = new Role(stack, 'Probe', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    role.addToPolicy(new PolicyStatement({ actions: ['s3:*'], resources: ['arn:aws:s3:::probe/*'] }));
+    const report = new AwsSolutionsChecks(app).validateScope(app);
+    expect(report.violations.map((v) => v.ruleName)).toContain('AwsSolutions-IAM5[Action::s3:*]');
+  });
+
+  it('produced no CDK warning or error annotation during synthesis', () => {
+    expect(Annotations.fromStack(synth.stack).findWarning('*', Match.anyValue())).toEqual([]);
+    expect(Annotations.fromStack(synth.stack).findError('*', Match.anyValue())).toEqual([]);
+  });
+});
