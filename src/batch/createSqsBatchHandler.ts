@@ -6,14 +6,25 @@ import { type Logger, silentLogger } from '../logging/logger.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { emitRecordOutcome, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
-import { type ObjectOutcome, processObject } from '../worker/processObject.js';
+import { type ObjectOutcome, type OutputDescription, processObject } from '../worker/processObject.js';
 import { mapWithConcurrency } from './mapWithConcurrency.js';
 
 /** Called after an object's output is known to be valid and current (written now or found done). */
 export type AfterOutputHook = (
-  outcome: ObjectOutcome & { readonly outputKey: string },
-  context: { readonly remainingTimeMs: number; readonly logger: Logger },
-) => Promise<void>;
+  output: OutputDescription,
+  context: {
+    readonly source: { bucket: string; key: string };
+    readonly remainingTimeMs: number;
+    readonly logger: Logger;
+  },
+) => Promise<AfterOutputResult>;
+
+/** What an {@link AfterOutputHook} did: whether its side effect ran now (false: replayed or not needed). */
+export interface AfterOutputResult {
+  readonly executed: boolean;
+  /** Appended to the record's reason, e.g. `notified` or `notification already sent`. */
+  readonly note: string;
+}
 
 /** Options for {@link createSqsBatchHandler}. */
 export interface SqsBatchHandlerOptions {
@@ -88,17 +99,22 @@ export function createSqsBatchHandler(
       return { ...base, status: RecordStatus.FAILED, retryable: false, reason: `not an S3 event: ${intake.reason}` };
     }
     const outcomes: ObjectOutcome[] = [];
+    const notes: string[] = [];
+    let effectsExecuted = 0;
     let current: { bucket: string; key: string } | undefined;
     try {
       for (const object of intake.objects) {
         current = { bucket: object.bucket, key: object.key };
         const outcome = await processObject(options.worker, object, { store: options.store, logger });
         outcomes.push(outcome);
-        if (options.afterOutput && outcome.outputKey && (outcome.status === 'processed' || outcome.outputEtag)) {
-          await options.afterOutput(outcome as ObjectOutcome & { outputKey: string }, {
+        if (options.afterOutput && outcome.output) {
+          const effect = await options.afterOutput(outcome.output, {
+            source: current,
             remainingTimeMs: context.getRemainingTimeInMillis(),
             logger,
           });
+          if (effect.executed) effectsExecuted++;
+          notes.push(effect.note);
         }
       }
     } catch (error) {
@@ -117,7 +133,8 @@ export function createSqsBatchHandler(
     return {
       ...base,
       status: processed ? RecordStatus.PROCESSED : RecordStatus.SKIPPED,
-      reason: outcomes.map((o) => o.reason).join('; '),
+      reason: [...outcomes.map((o) => o.reason), ...notes].join('; '),
+      ...(effectsExecuted > 0 ? { effectsExecuted } : {}),
       ...(current ? { source: current } : {}),
       ...(first?.outputKey ? { outputKey: first.outputKey } : {}),
     };

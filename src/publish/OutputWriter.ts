@@ -53,6 +53,24 @@ export class OutputWriter {
     this.partBytes = Math.max(options.partBytes ?? 8 * 1024 * 1024, MIN_PART_BYTES);
   }
 
+  /**
+   * The SHA-256 S3 stores for this content, without the `-N` part-count suffix: the digest of the
+   * bytes for a single-part output, the digest of the part digests for a multipart one. Known once
+   * the content is sealed by {@link publish}; a deterministic function of the bytes and part size.
+   */
+  get contentChecksum(): string | undefined {
+    if (!this.sealed) return undefined;
+    if (this.single) return this.single.sha256Base64;
+    const composite = createHash('sha256');
+    for (const part of this.parts) composite.update(Buffer.from(part.sha256Base64, 'base64'));
+    return composite.digest('base64');
+  }
+
+  /** Whether the summary passed to {@link publish} is stored in metadata (single-part outputs only). */
+  get storesSummary(): boolean {
+    return this.uploadId === undefined;
+  }
+
   /** Bytes written so far. */
   get bytesWritten(): number {
     return this.total;

@@ -20,6 +20,8 @@ export interface RecordOutcome {
   readonly outputKey?: string;
   /** How many times SQS has delivered this message (ApproximateReceiveCount). */
   readonly receiveCount?: number;
+  /** Side effects (e.g. webhook notifications) that ran for this record now, not replayed. */
+  readonly effectsExecuted?: number;
   /** For failures: whether a retry can help. */
   readonly retryable?: boolean;
 }

@@ -1,11 +1,27 @@
 import { type Judgement, judgeOutput, OutputState } from '../done/judgeOutput.js';
-import type { SourceIdentity } from '../done/outputMetadata.js';
+import { readSummary, type SourceIdentity } from '../done/outputMetadata.js';
 import { PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
 import type { OutputStream, WorkerDefinition } from './defineWorker.js';
+
+/**
+ * A valid, current output, described only by what S3 stores (so a run that wrote it and a later run
+ * that found it describe it identically, which keeps side-effect payloads stable).
+ */
+export interface OutputDescription {
+  readonly bucket: string;
+  readonly key: string;
+  readonly etag: string;
+  /** S3's stored SHA-256 of the content (base64, without a `-N` part-count suffix). */
+  readonly sha256: string;
+  /** The transform's summary as stored in metadata (empty for multipart outputs). */
+  readonly summary: Readonly<Record<string, string>>;
+  /** ETag of the input content the output was built from. */
+  readonly sourceEtag: string;
+}
 
 /** How one object ended (failures are thrown). */
 export interface ObjectOutcome {
@@ -18,6 +34,8 @@ export interface ObjectOutcome {
   readonly summary?: Readonly<Record<string, string | number>>;
   /** ETag of the output as published or found. */
   readonly outputEtag?: string;
+  /** The valid, current output, when there is one (written now or found done). */
+  readonly output?: OutputDescription;
 }
 
 /** Options for {@link processObject}. */
@@ -104,6 +122,14 @@ async function attempt(
       outputKey,
       outputEtag: verdict.etag,
       source: { bucket: object.bucket, key: object.key, etag: verdict.sourceEtag },
+      output: {
+        bucket: worker.outputBucket,
+        key: outputKey,
+        etag: verdict.etag,
+        sha256: (head?.checksumSHA256 ?? '').replace(/-\d+$/, ''),
+        summary: readSummary(head?.metadata ?? {}),
+        sourceEtag: verdict.sourceEtag,
+      },
     };
   }
   if (input.status !== 'ok') {
@@ -176,6 +202,14 @@ async function attempt(
     source,
     summary,
     outputEtag: published.etag,
+    output: {
+      bucket: worker.outputBucket,
+      key: outputKey,
+      etag: published.etag,
+      sha256: main.contentChecksum ?? '',
+      summary: main.storesSummary ? Object.fromEntries(Object.entries(summary).map(([k, v]) => [k, String(v)])) : {},
+      sourceEtag: source.etag,
+    },
   };
 }
 
