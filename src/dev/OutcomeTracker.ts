@@ -1,0 +1,59 @@
+import type { RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+
+/** What happened to one object (or one message that named no object) over a `rerun dev` session. */
+export interface ObjectOutcomeRow {
+  /** `s3://bucket/key`, or `message <id>` for a record without an object (e.g. an s3:TestEvent). */
+  readonly subject: string;
+  /** The latest status: a failure followed by a successful retry reads `processed`. */
+  readonly status: RecordStatus;
+  readonly reason: string;
+  readonly outputKey?: string;
+  /** How many record outcomes were seen for it (deliveries that reached the handler's record loop). */
+  readonly attempts: number;
+}
+
+/** Counts by latest status, one per object. */
+export interface OutcomeCounts {
+  readonly processed: number;
+  readonly skipped: number;
+  readonly failed: number;
+}
+
+/**
+ * Folds the record outcomes a handler emits (see src/worker/outcomes.ts) into one row per object,
+ * in order of first appearance. Retries of the same object update its row.
+ *
+ * @example
+ * const tracker = new OutcomeTracker();
+ * const unsubscribe = onRecordOutcome((o) => tracker.add(o));
+ * // ... run ...
+ * tracker.counts(); // { processed: 5, skipped: 2, failed: 1 }
+ */
+export class OutcomeTracker {
+  private readonly bySubject = new Map<string, ObjectOutcomeRow>();
+
+  add(outcome: RecordOutcome): void {
+    const subject = outcome.source
+      ? `s3://${outcome.source.bucket}/${outcome.source.key}`
+      : `message ${outcome.messageId}`;
+    const previous = this.bySubject.get(subject);
+    const row: ObjectOutcomeRow = {
+      subject,
+      status: outcome.status,
+      reason: outcome.reason,
+      attempts: (previous?.attempts ?? 0) + 1,
+      ...(outcome.outputKey !== undefined ? { outputKey: outcome.outputKey } : {}),
+    };
+    this.bySubject.set(subject, row);
+  }
+
+  rows(): ObjectOutcomeRow[] {
+    return [...this.bySubject.values()];
+  }
+
+  counts(): OutcomeCounts {
+    const counts = { processed: 0, skipped: 0, failed: 0 };
+    for (const row of this.bySubject.values()) counts[row.status]++;
+    return counts;
+  }
+}

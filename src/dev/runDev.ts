@@ -1,0 +1,316 @@
+import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { createAwsClients } from '../aws/clients.js';
+import { type MotoServer, startMotoServer } from '../emulator/motoServer.js';
+import { createLogger, type Logger } from '../logging/logger.js';
+import { RunnerDrainTimeoutError } from '../runner/errors.js';
+import { LocalRunner } from '../runner/LocalRunner.js';
+import { loadHandler } from '../runner/loadHandler.js';
+import { topology as defaultTopology, localResourceNames, type Topology } from '../topology.js';
+import { onRecordOutcome } from '../worker/outcomes.js';
+import { LocalSetupError } from './errors.js';
+import { formatOutcomeTable } from './formatOutcomeTable.js';
+import { OutcomeTracker } from './OutcomeTracker.js';
+import { ProgressReporter } from './ProgressReporter.js';
+import { provisionLocalStack } from './provision.js';
+import { uploadDirectory } from './uploadDirectory.js';
+
+/** Options of {@link runDev}; the `rerun dev` command fills them from its flags and the environment. */
+export interface RunDevOptions {
+  /**
+   * An emulator (or AWS) endpoint to use; its existing resources are reused.
+   * @default undefined: start the embedded moto server, and stop it at the end
+   */
+  endpoint?: string;
+  /** @default 'us-east-1' */
+  region?: string;
+  /**
+   * Prefix of every local resource name (`<appName>-input`, `<appName>-normalize-queue`...).
+   * @default topology.appName ('rerun')
+   */
+  appName?: string;
+  /**
+   * Upload every file of `examplesDir` under the input prefix before running.
+   * @default false
+   */
+  demo?: boolean;
+  /** @default 'examples' */
+  examplesDir?: string;
+  /**
+   * Run until the queue is drained, then return; otherwise run until `signal` aborts.
+   * @default false
+   */
+  once?: boolean;
+  /** @default 'functions/normalize/handler.ts' (the deployed normalize worker) */
+  handlerPath?: string;
+  /** @default 'handler' */
+  handlerExport?: string;
+  /** Override of the work queue's visibility timeout (seconds). @default the topology's */
+  visibilityTimeoutSeconds?: number;
+  /** Override of the redrive policy's maxReceiveCount. @default the topology's */
+  maxReceiveCount?: number;
+  /** Override of the function timeout (seconds). @default the topology's */
+  functionTimeoutSeconds?: number;
+  /**
+   * With `once`: give up after this long.
+   * @default long enough for a failing message to reach the DLQ: (maxReceiveCount + 1) x visibility timeout + 60 s
+   */
+  drainTimeoutMs?: number;
+  /** Ends a continuous run (and cuts a `once` run short). */
+  signal?: AbortSignal;
+  /**
+   * The process environment: the handler reads OUTPUT_BUCKET, AWS_ENDPOINT_URL and AWS_REGION (set
+   * here) and LOG_LEVEL (defaulted to 'warn' when unset) from it.
+   */
+  env?: NodeJS.ProcessEnv;
+  /** Receives the READY and SUMMARY lines (machine-readable, one line each). */
+  writeResult: (line: string) => void;
+  /** Receives everything meant for a person (progress, table, notes). */
+  writeHuman: (text: string) => void;
+  /** @default false */
+  tty?: boolean;
+  /** Runner and provisioning logs. @default JSON lines to writeHuman at 'warn' */
+  logger?: Logger;
+}
+
+/** The `READY` line's payload. */
+export interface DevReady {
+  endpoint: string;
+  region: string;
+  emulator: 'embedded' | 'external';
+  inputBucket: string;
+  inputPrefix: string;
+  outputBucket: string;
+  queueUrl: string;
+  dlqUrl: string;
+}
+
+/** The `SUMMARY` line's payload. */
+export interface DevSummary {
+  /** Objects whose latest outcome is processed / skipped / failed (one per object). */
+  processed: number;
+  skipped: number;
+  failed: number;
+  /** The DLQ's ApproximateNumberOfMessages at the end (includes earlier sessions' messages). */
+  deadLettered: number;
+  invocations: number;
+  records: number;
+  uploaded: number;
+  alreadyUploaded: number;
+  /**
+   * How the session ended: the queue was drained (`--once`), it was interrupted (Ctrl+C; how a
+   * continuous session always ends), or `--once` gave up at its drain timeout.
+   */
+  ended: 'drained' | 'interrupted' | 'drain-timeout';
+  durationMs: number;
+}
+
+/**
+ * Runs the pipeline locally: an emulator (embedded moto unless `endpoint` is given), the provisioned
+ * buckets and queues, the handler module under the local runner, optional demo uploads, progress,
+ * and a per-object table. Writes `READY {json}` once resources exist and the handler is loaded, and
+ * `SUMMARY {json}` at the end.
+ *
+ * @example
+ * const summary = await runDev({ once: true, demo: true, writeResult: (l) => out(l), writeHuman: (t) => err(t) });
+ */
+export async function runDev(options: RunDevOptions): Promise<DevSummary> {
+  const started = Date.now();
+  const env = options.env ?? process.env;
+  const human = options.writeHuman;
+  const logger = options.logger ?? createLogger({ level: 'warn', sink: (line) => human(`${line}\n`) });
+  const t = localTopology(options);
+  const names = localResourceNames(t);
+  const region = options.region ?? 'us-east-1';
+  const examplesDir = options.examplesDir ?? 'examples';
+  if (options.demo && !existsSync(examplesDir)) {
+    throw new LocalSetupError(`The demo directory ${examplesDir} does not exist: pass --examples DIR, or --no-demo.`);
+  }
+
+  let moto: MotoServer | undefined;
+  let unsubscribe: (() => void) | undefined;
+  try {
+    let endpoint = options.endpoint;
+    if (endpoint === undefined) {
+      human('Starting the embedded AWS emulator (moto server)...\n');
+      moto = await startMotoServer();
+      endpoint = moto.endpoint;
+      // The emulator accepts any credentials; set some only for it, never for a real endpoint.
+      env.AWS_ACCESS_KEY_ID ||= 'test';
+      env.AWS_SECRET_ACCESS_KEY ||= 'test';
+    }
+    const clients = createAwsClients({ endpoint, region });
+    const stack = await provisionLocalStack({ clients, names, topology: t, logger }).catch((error: unknown) => {
+      if ((error as { name?: string }).name === 'CredentialsProviderError') {
+        throw new LocalSetupError(
+          `No AWS credentials to talk to ${endpoint}. An emulator accepts any: ` +
+            'export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test (rerun dev sets them only for its embedded emulator).',
+          { cause: error },
+        );
+      }
+      if (moto || !isConnectionError(error)) throw error;
+      throw new LocalSetupError(
+        `Nothing answers at AWS_ENDPOINT_URL=${endpoint}. Start that emulator, or unset AWS_ENDPOINT_URL ` +
+          'to let rerun dev start its embedded one.',
+        { cause: error },
+      );
+    });
+    for (const { resource, action } of stack.actions) human(`  ${action.padEnd(9)} ${resource}\n`);
+
+    // The handler builds its clients at module scope from these, as in Lambda: set them first.
+    env.OUTPUT_BUCKET = stack.outputBucket;
+    env.AWS_ENDPOINT_URL = endpoint;
+    env.AWS_REGION = region;
+    // The table shows every record's outcome; the handler's own info logs would repeat it line by line.
+    env.LOG_LEVEL ||= 'warn';
+    const handlerPath = options.handlerPath ?? 'functions/normalize/handler.ts';
+    const handler = await loadHandler(handlerPath, options.handlerExport ?? 'handler');
+
+    const ready: DevReady = {
+      endpoint,
+      region,
+      emulator: moto ? 'embedded' : 'external',
+      inputBucket: stack.inputBucket,
+      inputPrefix: t.inputPrefix,
+      outputBucket: stack.outputBucket,
+      queueUrl: stack.queueUrl,
+      dlqUrl: stack.dlqUrl,
+    };
+    options.writeResult(`READY ${JSON.stringify(ready)}`);
+
+    const tracker = new OutcomeTracker();
+    unsubscribe = onRecordOutcome((o) => tracker.add(o));
+    const progress = new ProgressReporter({ write: human, tty: options.tty ?? false });
+
+    let uploaded = 0;
+    let alreadyUploaded = 0;
+    if (options.demo) {
+      const dir = examplesDir;
+      const result = await uploadDirectory({
+        s3: clients.s3,
+        bucket: stack.inputBucket,
+        directory: dir,
+        prefix: t.inputPrefix,
+      });
+      uploaded = result.uploaded.length;
+      alreadyUploaded = result.alreadyPresent.length;
+      progress.note(
+        `Demo: uploaded ${uploaded} file(s) from ${dir}/ to s3://${stack.inputBucket}/${t.inputPrefix}` +
+          (alreadyUploaded > 0 ? ` (${alreadyUploaded} already there from an earlier run: not re-sent)` : ''),
+      );
+    }
+
+    const w = t.normalize;
+    const runner = new LocalRunner({
+      sqs: clients.sqs,
+      queueUrl: stack.queueUrl,
+      handler,
+      functionName: `${t.appName}-${w.name}`,
+      timeoutSeconds: w.functionTimeoutSeconds,
+      batchSize: w.batchSize,
+      maxBatchingWindowSeconds: w.maxBatchingWindowSeconds,
+      maxConcurrency: w.maxConcurrency,
+      memoryLimitInMB: w.memoryMiB,
+      region,
+      logger,
+      onInvocation: (report) => progress.invocation(report),
+    });
+
+    let ended: DevSummary['ended'] = 'interrupted';
+    if (options.once) {
+      const timeoutMs = options.drainTimeoutMs ?? ((w.maxReceiveCount + 1) * w.visibilityTimeoutSeconds + 60) * 1000;
+      progress.note(`Processing until ${names.queue} is drained (at most ${Math.round(timeoutMs / 1000)} s)...`);
+      try {
+        await runner.runUntilDrained({ timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+        ended = options.signal?.aborted ? 'interrupted' : 'drained';
+      } catch (error) {
+        if (!(error instanceof RunnerDrainTimeoutError)) throw error;
+        ended = 'drain-timeout';
+        progress.note(error.message);
+      }
+    } else {
+      progress.note(`Watching s3://${stack.inputBucket}/${t.inputPrefix} via ${names.queue}; press Ctrl+C to stop.`);
+      runner.start();
+      // A runner that cannot run (e.g. a refused configuration) ends the session instead of idling.
+      await Promise.race([waitForAbort(options.signal), runner.whenStopped()]);
+      progress.note('Stopping: waiting for in-flight invocations...');
+      await runner.stop();
+    }
+    progress.finish();
+
+    human(`\n${formatOutcomeTable(tracker.rows())}`);
+    const deadLettered = await approximateMessages(clients.sqs, stack.dlqUrl);
+    if (deadLettered > 0) {
+      human(`${deadLettered} message(s) in the DLQ ${names.dlq}: inspect them, fix the cause, then redrive.\n`);
+    }
+    const summary: DevSummary = {
+      ...tracker.counts(),
+      deadLettered,
+      invocations: progress.totals.invocations,
+      records: progress.totals.records,
+      uploaded,
+      alreadyUploaded,
+      ended,
+      durationMs: Date.now() - started,
+    };
+    options.writeResult(`SUMMARY ${JSON.stringify(summary)}`);
+    return summary;
+  } finally {
+    unsubscribe?.();
+    await moto?.stop();
+  }
+}
+
+/** The topology with the session's overrides applied; refuses names S3 or SQS would reject. */
+function localTopology(options: RunDevOptions): Topology {
+  const appName = options.appName ?? defaultTopology.appName;
+  // `<appName>-output` must be a valid bucket name (3-63 chars, lower case, digits, hyphens).
+  if (!/^[a-z0-9][a-z0-9-]{0,45}[a-z0-9]$/.test(appName)) {
+    throw new LocalSetupError(
+      `Invalid app name "${appName}": use 2-47 lower-case letters, digits or hyphens (it prefixes bucket names).`,
+    );
+  }
+  const w = defaultTopology.normalize;
+  const normalize = {
+    ...w,
+    ...(options.visibilityTimeoutSeconds !== undefined
+      ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds }
+      : {}),
+    ...(options.maxReceiveCount !== undefined ? { maxReceiveCount: options.maxReceiveCount } : {}),
+    ...(options.functionTimeoutSeconds !== undefined ? { functionTimeoutSeconds: options.functionTimeoutSeconds } : {}),
+  };
+  if (normalize.functionTimeoutSeconds > normalize.visibilityTimeoutSeconds) {
+    // Lambda refuses a mapping whose function timeout exceeds the queue's visibility timeout.
+    throw new LocalSetupError(
+      `The function timeout (${normalize.functionTimeoutSeconds} s) exceeds the visibility timeout ` +
+        `(${normalize.visibilityTimeoutSeconds} s), which Lambda refuses: pass --function-timeout ` +
+        `${normalize.visibilityTimeoutSeconds} or less, or a longer --visibility-timeout.`,
+    );
+  }
+  return { ...defaultTopology, appName, normalize };
+}
+
+async function approximateMessages(sqs: ReturnType<typeof createAwsClients>['sqs'], queueUrl: string): Promise<number> {
+  const response = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+  );
+  return Number(response.Attributes?.ApproximateNumberOfMessages ?? 0);
+}
+
+function isConnectionError(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    const code = (e as { code?: string }).code;
+    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ECONNRESET') return true;
+  }
+  return false;
+}
+
+async function waitForAbort(signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) {
+    // No way to stop: run until the process is killed.
+    for (;;) await sleep(60_000);
+  }
+  if (signal.aborted) return;
+  await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}

@@ -1,0 +1,361 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../cli/command.js';
+import { runCli } from '../../cli/dispatch.js';
+import { formatOutcomeTable } from '../../src/dev/formatOutcomeTable.js';
+import { OutcomeTracker } from '../../src/dev/OutcomeTracker.js';
+import { ProgressReporter } from '../../src/dev/ProgressReporter.js';
+import type { DevReady, DevSummary } from '../../src/dev/runDev.js';
+import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
+
+const FIXTURE_HANDLER = 'test/fixtures/handlers/s3Copy.ts';
+/** Short local timings so a failing message reaches the DLQ in seconds (2 receives x 3 s). */
+const FAST = ['--visibility-timeout', '3', '--function-timeout', '1', '--max-receive-count', '2'];
+
+interface CliRun {
+  child: ChildProcess;
+  stdout: string[];
+  stderr: () => string;
+  exit: Promise<number | null>;
+  /** Resolves with the first stdout line matching, or rejects when the process exits first. */
+  line(pattern: RegExp): Promise<string>;
+}
+
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+/** Spawns `node --import tsx cli/rerun.ts ...args` as a user would run it. */
+function rerun(args: string[], env: Record<string, string | undefined>): CliRun {
+  const childEnv = { ...process.env, ...env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/rerun.ts', ...args], {
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const stdout: string[] = [];
+  let stderr = '';
+  let partial = '';
+  const listeners = new Set<() => void>();
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    stdout.push(...lines);
+    for (const l of listeners) l();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    for (const l of listeners) l();
+  });
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const waitFor = <T>(probe: () => T | undefined, what: string) =>
+    new Promise<T>((resolve, reject) => {
+      const check = () => {
+        const found = probe();
+        if (found !== undefined) {
+          listeners.delete(check);
+          resolve(found);
+        }
+      };
+      listeners.add(check);
+      check();
+      void exit.then(() => {
+        check();
+        if (listeners.has(check)) reject(new Error(`rerun exited before ${what}. stderr:\n${stderr}`));
+      });
+    });
+  return {
+    child,
+    stdout,
+    stderr: () => stderr,
+    exit,
+    line: (pattern) => waitFor(() => stdout.find((l) => pattern.test(l)), `a stdout line ${pattern}`),
+  };
+}
+
+function payload<T>(line: string, prefix: 'READY' | 'SUMMARY'): T {
+  expect(line.startsWith(`${prefix} {`)).toBe(true);
+  return JSON.parse(line.slice(prefix.length + 1)) as T;
+}
+
+async function put(bucket: string, key: string, body: string): Promise<void> {
+  await testClients().s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+}
+
+/** Polls until the handler has written `key` (the worker is asynchronous: S3 -> SQS -> runner). */
+async function outputAppears(bucket: string, key: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await testClients().s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`s3://${bucket}/${key} never appeared`, { cause: error });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+describe('rerun dev (spawned)', () => {
+  it('--once: provisions, runs the handler on every upload under the prefix, prints READY, a table and SUMMARY', async () => {
+    const appName = uniqueName('dev');
+    const endpoint = awsEndpoint();
+    // First session: provisions (nothing to process but the s3:TestEvent), so uploads can follow.
+    const setup = rerun(['dev', '--once', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST], {
+      AWS_ENDPOINT_URL: endpoint,
+    });
+    const setupReady = payload<DevReady>(await setup.line(/^READY /), 'READY');
+    expect(await setup.exit).toBe(0);
+
+    await put(setupReady.inputBucket, 'incoming/a.csv', 'id\n1\n');
+    await put(setupReady.inputBucket, 'incoming/sub dir/b é+c.ndjson', '{"x":1}\n');
+    await put(setupReady.inputBucket, 'incoming/notes.txt', 'not data');
+    await put(setupReady.inputBucket, 'incoming/please-fail.csv', 'id\n');
+    await put(setupReady.inputBucket, 'elsewhere/ignored.csv', 'id\n');
+
+    const run = rerun(['dev', '--once', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST], {
+      AWS_ENDPOINT_URL: endpoint,
+    });
+    expect(await run.exit).toBe(0);
+    // stdout carries exactly the two machine-readable lines.
+    expect(run.stdout).toHaveLength(2);
+    const ready = payload<DevReady>(run.stdout[0] ?? '', 'READY');
+    expect(ready).toEqual({
+      endpoint,
+      region: 'us-east-1',
+      emulator: 'external',
+      inputBucket: `${appName}-input`,
+      inputPrefix: 'incoming/',
+      outputBucket: `${appName}-output`,
+      queueUrl: setupReady.queueUrl,
+      dlqUrl: setupReady.dlqUrl,
+    });
+    const summary = payload<DevSummary>(run.stdout[1] ?? '', 'SUMMARY');
+    expect(summary).toMatchObject({
+      processed: 2,
+      skipped: 1,
+      failed: 1,
+      deadLettered: 1,
+      uploaded: 0,
+      ended: 'drained',
+    });
+    expect(summary.invocations).toBeGreaterThanOrEqual(2);
+
+    const table = run.stderr();
+    expect(table).toMatch(/reused|unchanged/);
+    expect(table).toMatch(/STATUS\s+TRIES\s+OBJECT\s+OUTPUT\s+REASON/);
+    expect(table).toMatch(
+      new RegExp(`processed\\s+1\\s+s3://${appName}-input/incoming/a\\.csv\\s+copied/incoming/a\\.csv`),
+    );
+    expect(table).toMatch(/processed\s+1\s+s3:\/\/\S+\/incoming\/sub dir\/b é\+c\.ndjson/);
+    expect(table).toMatch(/skipped\s+1\s+s3:\/\/\S+\/incoming\/notes\.txt\s+-\s+unsupported extension/);
+    expect(table).toMatch(/failed\s+2\s+s3:\/\/\S+\/incoming\/please-fail\.csv\s+-\s+fixture: asked to fail/);
+    expect(table).toMatch(/1 message\(s\) in the DLQ/);
+    // The handler really ran against the emulator with the environment rerun dev set for it.
+    const copied = await testClients().s3.send(
+      new GetObjectCommand({ Bucket: ready.outputBucket, Key: 'copied/incoming/sub dir/b é+c.ndjson' }),
+    );
+    expect(await copied.Body?.transformToString()).toBe('{"x":1}\n');
+  });
+
+  it('--demo uploads a directory create-only: a second run uploads (and processes) nothing again', async () => {
+    const appName = uniqueName('demo');
+    const dir = await mkdtemp(join(tmpdir(), 'rerun-demo-'));
+    try {
+      await mkdir(join(dir, 'nested'));
+      await writeFile(join(dir, 'one.csv'), 'id\n1\n');
+      await writeFile(join(dir, 'nested', 'two.ndjson'), '{"id":2}\n');
+      await writeFile(join(dir, 'README.md'), 'describes the samples; not uploaded');
+      const args = ['dev', '--once', '--demo', '--examples', dir, '--handler', FIXTURE_HANDLER, '--app-name', appName];
+      const first = rerun([...args, ...FAST], { AWS_ENDPOINT_URL: awsEndpoint() });
+      expect(await first.exit).toBe(0);
+      expect(payload<DevSummary>(first.stdout[1] ?? '', 'SUMMARY')).toMatchObject({
+        uploaded: 2,
+        alreadyUploaded: 0,
+        processed: 2,
+        failed: 0,
+        ended: 'drained',
+      });
+      expect(first.stderr()).toMatch(/processed\s+1\s+s3:\/\/\S+\/incoming\/nested\/two\.ndjson/);
+
+      const second = rerun([...args, ...FAST], { AWS_ENDPOINT_URL: awsEndpoint() });
+      expect(await second.exit).toBe(0);
+      expect(payload<DevSummary>(second.stdout[1] ?? '', 'SUMMARY')).toMatchObject({
+        uploaded: 0,
+        alreadyUploaded: 2,
+        processed: 0,
+        ended: 'drained',
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('without --once keeps processing new uploads until SIGINT, then prints SUMMARY and exits 0', async () => {
+    const appName = uniqueName('watch');
+    const run = rerun(['dev', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST], {
+      AWS_ENDPOINT_URL: awsEndpoint(),
+    });
+    const ready = payload<DevReady>(await run.line(/^READY /), 'READY');
+    await put(ready.inputBucket, 'incoming/late.csv', 'id\n');
+    await outputAppears(ready.outputBucket, 'copied/incoming/late.csv');
+    await put(ready.inputBucket, 'incoming/later.csv', 'id\n');
+    await outputAppears(ready.outputBucket, 'copied/incoming/later.csv');
+    expect(run.stderr()).toMatch(/invocation \w+ success: \d+ record/);
+    run.child.kill('SIGINT');
+    expect(await run.exit).toBe(0);
+    const summary = payload<DevSummary>(run.stdout[1] ?? '', 'SUMMARY');
+    expect(summary).toMatchObject({ processed: 2, ended: 'interrupted' });
+    expect(run.stderr()).toMatch(/processed\s+1\s+s3:\/\/\S+\/incoming\/later\.csv/);
+  });
+
+  it('without AWS_ENDPOINT_URL starts the embedded emulator and stops it at exit', async () => {
+    const run = rerun(['dev', '--once', '--no-demo', '--handler', FIXTURE_HANDLER], {
+      AWS_ENDPOINT_URL: undefined,
+    });
+    expect(await run.exit).toBe(0);
+    const ready = payload<DevReady>(run.stdout[0] ?? '', 'READY');
+    expect(ready.emulator).toBe('embedded');
+    expect(ready.endpoint).not.toBe(awsEndpoint());
+    expect(ready.inputBucket).toBe('rerun-input');
+    expect(payload<DevSummary>(run.stdout[1] ?? '', 'SUMMARY')).toMatchObject({ skipped: 1, ended: 'drained' });
+    await expect(fetch(`${ready.endpoint}/moto-api/`, { signal: AbortSignal.timeout(2000) })).rejects.toThrow();
+  });
+
+  it('exits 1 with the cause when the handler module cannot be loaded', async () => {
+    const run = rerun(
+      ['dev', '--once', '--handler', 'test/fixtures/handlers/throwsOnImport.ts', '--app-name', uniqueName('bad')],
+      {
+        AWS_ENDPOINT_URL: awsEndpoint(),
+      },
+    );
+    expect(await run.exit).toBe(1);
+    expect(run.stdout).toEqual([]);
+    expect(run.stderr()).toMatch(/HandlerModuleLoadError: .*fixture: OUTPUT_BUCKET is not configured/);
+  });
+});
+
+describe('rerun command line (in process)', () => {
+  function io() {
+    const out: string[] = [];
+    let err = '';
+    const value: CliIo = {
+      stdout: (l) => void out.push(l),
+      stderr: (t) => {
+        err += t;
+      },
+      env: {},
+      isTTY: false,
+      signal: new AbortController().signal,
+    };
+    return { value, out, err: () => err };
+  }
+
+  it('rejects unknown options loudly, before running anything', async () => {
+    const x = io();
+    expect(await runCli(['dev', '--once', '--visiblity-timeout', '3'], x.value)).toBe(2);
+    expect(x.err()).toMatch(/rerun dev: Unknown option '--visiblity-timeout'/);
+    expect(x.out).toEqual([]);
+  });
+
+  it('rejects contradictory and malformed values', async () => {
+    const contradictory = io();
+    expect(await runCli(['dev', '--demo', '--no-demo'], contradictory.value)).toBe(2);
+    expect(contradictory.err()).toMatch(/contradict/);
+    const malformed = io();
+    expect(await runCli(['dev', '--max-receive-count', 'five'], malformed.value)).toBe(2);
+    expect(malformed.err()).toMatch(/--max-receive-count must be an integer/);
+  });
+
+  it('answers --help for the program and for each command, and refuses unknown commands', async () => {
+    const global = io();
+    expect(await runCli(['--help'], global.value)).toBe(0);
+    expect(global.err()).toMatch(/Commands:\n\s+dev\s+Run the pipeline locally/);
+    const dev = io();
+    expect(await runCli(['dev', '--help'], dev.value)).toBe(0);
+    expect(dev.err()).toMatch(/^Usage: rerun dev/);
+    expect(dev.err()).toMatch(/--visibility-timeout SECONDS/);
+    const unknown = io();
+    expect(await runCli(['deploy'], unknown.value)).toBe(2);
+    expect(unknown.err()).toMatch(/unknown command "deploy"/);
+  });
+});
+
+describe('rerun dev output (in process)', () => {
+  it('keeps one row per object with its latest status, counting tries', () => {
+    const tracker = new OutcomeTracker();
+    const source = { bucket: 'in', key: 'incoming/a.csv' };
+    tracker.add({ messageId: 'm1', status: 'failed', reason: 'throttled', source });
+    tracker.add({ messageId: 'm1', status: 'processed', reason: 'output created', source, outputKey: 'out/a' });
+    tracker.add({ messageId: 'm2', status: 'skipped', reason: 's3:TestEvent' });
+    expect(tracker.rows()).toEqual([
+      {
+        subject: 's3://in/incoming/a.csv',
+        status: 'processed',
+        reason: 'output created',
+        outputKey: 'out/a',
+        attempts: 2,
+      },
+      { subject: 'message m2', status: 'skipped', reason: 's3:TestEvent', attempts: 1 },
+    ]);
+    expect(tracker.counts()).toEqual({ processed: 1, skipped: 1, failed: 0 });
+  });
+
+  it('renders an aligned table with one line per object and shortened one-line reasons', () => {
+    const table = formatOutcomeTable(
+      [
+        { subject: 's3://in/a.csv', status: 'processed', reason: 'ok', outputKey: 'out/a.ndjson', attempts: 1 },
+        {
+          subject: 's3://in/long name.csv',
+          status: 'failed',
+          reason: `line one\nline two ${'x'.repeat(100)}`,
+          attempts: 3,
+        },
+      ],
+      { maxReasonLength: 30 },
+    );
+    const lines = table.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toBe('STATUS     TRIES  OBJECT                 OUTPUT        REASON');
+    expect(lines[1]).toBe('processed  1      s3://in/a.csv          out/a.ndjson  ok');
+    expect(lines[2]).toBe(
+      `failed     3      s3://in/long name.csv  -             line one line two ${'x'.repeat(11)}…`,
+    );
+    expect(formatOutcomeTable([])).toBe('No records reached the handler.\n');
+  });
+
+  it('shows a line per invocation on a log, and one line updated in place on a terminal', () => {
+    const report = {
+      requestId: '0123456789abcdef',
+      messageIds: ['a', 'b'],
+      deleted: ['a'],
+      retained: ['b'],
+      outcome: 'partial' as const,
+      durationMs: 12,
+    };
+    let log = '';
+    const plain = new ProgressReporter({ write: (t) => (log += t) });
+    plain.invocation(report);
+    plain.invocation({ ...report, outcome: 'error', deleted: [], retained: ['a', 'b'], error: 'Error: boom' });
+    expect(log).toBe(
+      'invocation 01234567 partial: 2 record(s), 1 deleted, 1 retained, 12 ms\n' +
+        'invocation 01234567 error: 2 record(s), 0 deleted, 2 retained, 12 ms - Error: boom\n',
+    );
+    let screen = '';
+    const tty = new ProgressReporter({ write: (t) => (screen += t), tty: true });
+    tty.invocation(report);
+    tty.invocation(report);
+    tty.finish();
+    expect(screen.split('\r\x1b[2K')).toEqual([
+      '',
+      'invocations 1 | records 2 | deleted 1 | retained 1 | failed invocations 0',
+      'invocations 2 | records 4 | deleted 2 | retained 2 | failed invocations 0\n',
+    ]);
+  });
+});
