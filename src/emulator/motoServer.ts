@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
 
 /** A running local AWS emulator, started by {@link startMotoServer}. */
 export interface MotoServer {
@@ -16,6 +17,12 @@ export interface StartMotoServerOptions {
    * @default process.env.RERUN_PYTHON ?? 'python3'
    */
   python?: string;
+  /**
+   * Run writes one at a time (src/emulator/atomicMotoServer.py), so conditional writes are atomic
+   * as on AWS; moto's own server checks a condition and writes without a lock.
+   * @default true
+   */
+  atomicWrites?: boolean;
   /**
    * How long to wait for the server to answer before giving up.
    * @default 20_000
@@ -42,7 +49,11 @@ export async function startMotoServer(options: StartMotoServerOptions = {}): Pro
   const port = await freeLoopbackPort();
   const endpoint = `http://127.0.0.1:${port}`;
 
-  const child = spawn(python, ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], {
+  const program =
+    options.atomicWrites === false
+      ? ['-m', 'moto.server']
+      : [fileURLToPath(new URL('./atomicMotoServer.py', import.meta.url))];
+  const child = spawn(python, [...program, '-H', '127.0.0.1', '-p', String(port)], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
   });
@@ -61,7 +72,7 @@ export async function startMotoServer(options: StartMotoServerOptions = {}): Pro
     const early = await Promise.race([exited, sleep(150).then(() => undefined)]);
     if (early !== undefined) {
       throw new Error(
-        `The local AWS emulator (moto server) could not start with "${python} -m moto.server" (exit ${early}). ${INSTALL_HINT}\n${stderr}`,
+        `The local AWS emulator (moto server) could not start with "${python} ${program.join(' ')}" (exit ${early}). ${INSTALL_HINT}\n${stderr}`,
       );
     }
     if (await answers(endpoint)) return { endpoint, stop: () => stopChild(child, exited) };
