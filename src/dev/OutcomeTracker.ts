@@ -31,8 +31,15 @@ export interface OutcomeCounts {
  */
 export class OutcomeTracker {
   private readonly bySubject = new Map<string, ObjectOutcomeRow>();
+  private executed = 0;
+
+  /** Side effects (webhook notifications) that ran, summed over every record outcome. */
+  get effectsExecuted(): number {
+    return this.executed;
+  }
 
   add(outcome: RecordOutcome): void {
+    this.executed += outcome.effectsExecuted ?? 0;
     const subject = outcome.source
       ? `s3://${outcome.source.bucket}/${outcome.source.key}`
       : `message ${outcome.messageId}`;

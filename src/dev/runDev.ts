@@ -3,10 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { createAwsClients } from '../aws/clients.js';
 import { type MotoServer, startMotoServer } from '../emulator/motoServer.js';
+import { createLedgerTable } from '../ledger/createLedgerTable.js';
 import { createLogger, type Logger } from '../logging/logger.js';
 import { RunnerDrainTimeoutError } from '../runner/errors.js';
 import { LocalRunner } from '../runner/LocalRunner.js';
 import { loadHandler } from '../runner/loadHandler.js';
+import { startWebhookSink, type WebhookSink } from '../sink/WebhookSink.js';
 import { topology as defaultTopology, localResourceNames, type Topology } from '../topology.js';
 import { onRecordOutcome } from '../worker/outcomes.js';
 import { LocalSetupError } from './errors.js';
@@ -60,8 +62,9 @@ export interface RunDevOptions {
   /** Ends a continuous run (and cuts a `once` run short). */
   signal?: AbortSignal;
   /**
-   * The process environment: the handler reads OUTPUT_BUCKET, AWS_ENDPOINT_URL and AWS_REGION (set
-   * here) and LOG_LEVEL (defaulted to 'warn' when unset) from it.
+   * The process environment: the handler reads OUTPUT_BUCKET, AWS_ENDPOINT_URL, AWS_REGION,
+   * LEDGER_TABLE and NOTIFY_URL (set here: the local sink) and LOG_LEVEL (defaulted to 'warn' when
+   * unset) from it.
    */
   env?: NodeJS.ProcessEnv;
   /** Receives the READY and SUMMARY lines (machine-readable, one line each). */
@@ -84,6 +87,10 @@ export interface DevReady {
   outputBucket: string;
   queueUrl: string;
   dlqUrl: string;
+  /** The dedupe ledger table of the webhook side effect. */
+  ledgerTable: string;
+  /** The local webhook sink the worker notifies; `GET {sinkUrl}/deliveries` lists what it received. */
+  sinkUrl: string;
 }
 
 /** The `SUMMARY` line's payload. */
@@ -94,6 +101,11 @@ export interface DevSummary {
   failed: number;
   /** The DLQ's ApproximateNumberOfMessages at the end (includes earlier sessions' messages). */
   deadLettered: number;
+  /** Webhook notifications sent in this session (replays of already-sent ones are not counted). */
+  notified: number;
+  /** Distinct Idempotency-Keys the local sink applied in this session, and repeats it discarded. */
+  sinkApplied: number;
+  sinkRepeats: number;
   invocations: number;
   records: number;
   uploaded: number;
@@ -129,6 +141,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
   }
 
   let moto: MotoServer | undefined;
+  let sink: WebhookSink | undefined;
   let unsubscribe: (() => void) | undefined;
   try {
     let endpoint = options.endpoint;
@@ -157,11 +170,17 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       );
     });
     for (const { resource, action } of stack.actions) human(`  ${action.padEnd(9)} ${resource}\n`);
+    const ledgerTable = `${t.appName}-${t.ledger.name}`;
+    const ledger = await createLedgerTable({ client: clients.dynamodb, tableName: ledgerTable });
+    human(`  ${(ledger.created ? 'created' : 'unchanged').padEnd(9)} table ${ledgerTable}\n`);
+    sink = await startWebhookSink();
 
     // The handler builds its clients at module scope from these, as in Lambda: set them first.
     env.OUTPUT_BUCKET = stack.outputBucket;
     env.AWS_ENDPOINT_URL = endpoint;
     env.AWS_REGION = region;
+    env.LEDGER_TABLE = ledgerTable;
+    env.NOTIFY_URL = `${sink.url}/notify`;
     // The table shows every record's outcome; the handler's own info logs would repeat it line by line.
     env.LOG_LEVEL ||= 'warn';
     const handlerPath = options.handlerPath ?? 'functions/normalize/handler.ts';
@@ -176,6 +195,8 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       outputBucket: stack.outputBucket,
       queueUrl: stack.queueUrl,
       dlqUrl: stack.dlqUrl,
+      ledgerTable,
+      sinkUrl: sink.url,
     };
     options.writeResult(`READY ${JSON.stringify(ready)}`);
 
@@ -247,6 +268,9 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     const summary: DevSummary = {
       ...tracker.counts(),
       deadLettered,
+      notified: tracker.effectsExecuted,
+      sinkApplied: sink.deliveries().filter((d) => d.applied).length,
+      sinkRepeats: sink.deliveries().reduce((sum, d) => sum + d.repeats, 0),
       invocations: progress.totals.invocations,
       records: progress.totals.records,
       uploaded,
@@ -258,6 +282,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     return summary;
   } finally {
     unsubscribe?.();
+    await sink?.stop();
     await moto?.stop();
   }
 }
