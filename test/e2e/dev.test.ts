@@ -135,6 +135,8 @@ describe('rerun dev (spawned)', () => {
       outputBucket: `${appName}-output`,
       queueUrl: setupReady.queueUrl,
       dlqUrl: setupReady.dlqUrl,
+      ledgerTable: `${appName}-ledger`,
+      sinkUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
     });
     const summary = payload<DevSummary>(run.stdout[1] ?? '', 'SUMMARY');
     expect(summary).toMatchObject({
