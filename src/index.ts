@@ -1,0 +1,33 @@
+/**
+ * rerun's public API: everything a worker of your own needs.
+ *
+ * @example
+ * import { createSqsBatchHandler, defineWorker, deterministicKey, S3ObjectStore } from './src/index.js';
+ */
+export { type AwsClients, createAwsClients } from './aws/clients.js';
+export {
+  type AfterOutputHook,
+  createSqsBatchHandler,
+  type SqsBatchHandlerOptions,
+} from './batch/createSqsBatchHandler.js';
+export { mapWithConcurrency } from './batch/mapWithConcurrency.js';
+export { judgeOutput, type OutputHead, OutputState } from './done/judgeOutput.js';
+export { buildOutputMetadata, MetadataKey, readSummary, type SourceIdentity } from './done/outputMetadata.js';
+export { notifyAfterOutput } from './effects/notifyAfterOutput.js';
+export { notifyWebhook } from './effects/notifyWebhook.js';
+export { optionalEnv, requireEnv } from './env.js';
+export { EventParseError, PublishConflictError, RerunError, WorkerConfigurationError } from './errors.js';
+export { decodeS3EventKey, IntakeKind, parseS3EventBody, type S3ObjectEvent } from './intake/parseS3Event.js';
+export { deterministicKey } from './keys/deterministicKey.js';
+export { createLedgerTable } from './ledger/createLedgerTable.js';
+export { DynamoDBLedger } from './ledger/DynamoDBLedger.js';
+export type { Ledger } from './ledger/Ledger.js';
+export { createLogger, type Logger, silentLogger } from './logging/logger.js';
+export { OutputWriter } from './publish/OutputWriter.js';
+export { LocalRunner } from './runner/LocalRunner.js';
+export { loadHandler } from './runner/loadHandler.js';
+export { S3ObjectStore, type WriteCondition, WriteStatus } from './s3/S3ObjectStore.js';
+export { topology } from './topology.js';
+export { defineWorker, type WorkerDefinition } from './worker/defineWorker.js';
+export { onRecordOutcome, type RecordOutcome, RecordStatus } from './worker/outcomes.js';
+export { processObject } from './worker/processObject.js';
