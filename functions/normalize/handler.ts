@@ -2,8 +2,9 @@
  * Lambda entry point of the normalize worker (SQS event source mapping with ReportBatchItemFailures).
  * Everything is built once per container, at module scope; the handler only delegates.
  *
- * Environment: OUTPUT_BUCKET (required); LEDGER_TABLE and NOTIFY_URL (together: notify a webhook
- * once per output content); LOG_LEVEL; AWS_ENDPOINT_URL (emulators).
+ * Environment: OUTPUT_BUCKET (required; also holds the failures/ records of given-up messages);
+ * LEDGER_TABLE and NOTIFY_URL (together: notify a webhook once per output content); LOG_LEVEL;
+ * AWS_ENDPOINT_URL (emulators).
  */
 import { createAwsClients } from '../../src/aws/clients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
@@ -11,6 +12,7 @@ import { notifyAfterOutput } from '../../src/effects/notifyAfterOutput.js';
 import { optionalEnv, requireEnv } from '../../src/env.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { createLogger, type LogLevel } from '../../src/logging/logger.js';
+import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from './normalizeWorker.js';
 
@@ -19,19 +21,21 @@ const logger = createLogger({
   level: optionalEnv('LOG_LEVEL', 'info') as LogLevel,
   fields: { service: 'rerun-normalize' },
 });
-const ledgerTable = optionalEnv('LEDGER_TABLE', '');
 const notifyUrl = optionalEnv('NOTIFY_URL', '');
-if (Boolean(ledgerTable) !== Boolean(notifyUrl)) {
-  // One without the other is a half-configured side effect: refuse to start rather than skip it.
-  requireEnv(ledgerTable ? 'NOTIFY_URL' : 'LEDGER_TABLE', process.env, 'Set LEDGER_TABLE and NOTIFY_URL together.');
-}
+// A webhook without its ledger would be sent on every rerun: refuse to start rather than do that.
+const ledgerTable = notifyUrl ? requireEnv('LEDGER_TABLE', process.env, 'NOTIFY_URL needs the dedupe ledger.') : '';
+
+const outputBucket = requireEnv('OUTPUT_BUCKET');
+const store = new S3ObjectStore(clients.s3);
 
 export const handler = createSqsBatchHandler({
-  worker: createNormalizeWorker({ outputBucket: requireEnv('OUTPUT_BUCKET') }),
-  store: new S3ObjectStore(clients.s3),
+  worker: createNormalizeWorker({ outputBucket }),
+  store,
   sqs: clients.sqs,
   logger,
-  ...(ledgerTable && notifyUrl
+  // Why a message was given up on, at failures/<queue>/<messageId>.json, for `rerun redrive`.
+  failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: outputBucket, logger }),
+  ...(notifyUrl
     ? {
         afterOutput: notifyAfterOutput({
           ledger: new DynamoDBLedger({ client: clients.dynamodb, tableName: ledgerTable, logger }),
