@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/globalSetup.ts'],
+    // CI also writes a JSON report, from which .ci/run prints the plain "N passed, N failed" line.
+    reporters: process.env.CI ? ['default', ['json', { outputFile: '.ci-report/vitest.json' }]] : ['default'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     env: {
