@@ -197,7 +197,7 @@ async function attempt(
   if (head) await removeStaleSideOutputs(worker, store, object, sides, logger);
   return {
     status: 'processed',
-    reason: verdict.state === OutputState.MISSING ? 'output created' : `output replaced (${describe(verdict).was})`,
+    reason: `${verdict.state === OutputState.MISSING ? 'output created' : `output replaced (${describe(verdict).was})`}${describeSummary(summary)}`,
     outputKey,
     source,
     summary,
@@ -278,6 +278,12 @@ async function removeStaleSideOutputs(
     await store.delete(worker.outputBucket, key);
     logger.debug('removed side output of older content', { sideOutput: name, key });
   }
+}
+
+/** `: records 12, quarantined 3` — the transform's summary, for people reading logs and tables. */
+function describeSummary(summary: Readonly<Record<string, string | number>>): string {
+  const entries = Object.entries(summary);
+  return entries.length === 0 ? '' : `: ${entries.map(([k, v]) => `${k} ${v}`).join(', ')}`;
 }
 
 function describe(verdict: Judgement): { was: string } {

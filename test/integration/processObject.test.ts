@@ -63,7 +63,11 @@ describe('processObject against the emulator', () => {
     await put('a.txt', 'x\ny\n');
     log.clear();
     const outcome = await processObject(worker, event('a.txt'), { store });
-    expect(outcome).toMatchObject({ status: 'processed', reason: 'output created', summary: { lines: 2, bad: 0 } });
+    expect(outcome).toMatchObject({
+      status: 'processed',
+      reason: 'output created: lines 2, bad 0',
+      summary: { lines: 2, bad: 0 },
+    });
     expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject']);
     expect(log.requests.find((r) => r.operation === 'PutObject')?.input.IfNoneMatch).toBe('*');
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\nY\n');
