@@ -6,7 +6,7 @@ import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { LedgerInProgressError } from '../../src/ledger/errors.js';
 import { startWebhookSink, type WebhookSink } from '../../src/sink/WebhookSink.js';
-import { type SerialMoto, startSerialMoto } from '../fixtures/ledger/startSerialMoto.js';
+import { type MotoServer, startMotoServer } from '../../src/emulator/motoServer.js';
 import { RequestLog, uniqueName } from '../support/aws.js';
 
 const WORKERS = 8;
@@ -15,13 +15,14 @@ const CONCURRENCY_PER_WORKER = 8;
 
 let tableName: string;
 let sink: WebhookSink;
-let moto: SerialMoto;
+let moto: MotoServer;
 
 // DynamoDB checks a condition and writes the item as one atomic step; moto's threaded server does not
 // (measured: 2 of 200 keys had two winning `attribute_not_exists` updates under 8 concurrent clients).
 // This race therefore runs on a moto that handles one request at a time (test/fixtures/ledger).
 beforeAll(async () => {
-  moto = await startSerialMoto();
+  // A moto of its own, with atomic conditional writes (src/emulator/atomicMotoServer.py).
+  moto = await startMotoServer();
   tableName = uniqueName('ledger-race');
   await createLedgerTable({ client: dynamodb(), tableName });
   sink = await startWebhookSink();
@@ -31,7 +32,7 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-/** A new client on the serial moto; with a log, every request attempt is recorded. */
+/** A new client on the race's moto; with a log, every request attempt is recorded. */
 function dynamodb(log?: RequestLog): DynamoDBClient {
   const client = createAwsClients({ endpoint: moto.endpoint, region: 'us-east-1' }).dynamodb;
   client.middlewareStack.add(
