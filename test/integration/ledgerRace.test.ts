@@ -19,9 +19,9 @@ let moto: MotoServer;
 
 // DynamoDB checks a condition and writes the item as one atomic step; moto's threaded server does not
 // (measured: 2 of 200 keys had two winning `attribute_not_exists` updates under 8 concurrent clients).
-// This race therefore runs on a moto that handles one request at a time (test/fixtures/ledger).
+// This race therefore runs on a moto of its own whose writes run one at a time
+// (src/emulator/atomicMotoServer.py), which keeps the heavy race off the shared emulator too.
 beforeAll(async () => {
-  // A moto of its own, with atomic conditional writes (src/emulator/atomicMotoServer.py).
   moto = await startMotoServer();
   tableName = uniqueName('ledger-race');
   await createLedgerTable({ client: dynamodb(), tableName });
