@@ -2,11 +2,11 @@ import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../src/aws/clients.js';
 import { notifyWebhook } from '../../src/effects/notifyWebhook.js';
+import { type MotoServer, startMotoServer } from '../../src/emulator/motoServer.js';
 import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { LedgerInProgressError } from '../../src/ledger/errors.js';
 import { startWebhookSink, type WebhookSink } from '../../src/sink/WebhookSink.js';
-import { type MotoServer, startMotoServer } from '../../src/emulator/motoServer.js';
 import { RequestLog, uniqueName } from '../support/aws.js';
 
 const WORKERS = 8;
