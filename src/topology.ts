@@ -29,6 +29,14 @@ export interface WorkerTopology {
    * queues a message's expiry counts from its original enqueue time, also after it moves to the DLQ.
    */
   readonly queueRetentionDays: number;
+  /**
+   * FIFO work queue and DLQ (names end in `.fifo`, content-based deduplication on): messages carry a
+   * `MessageGroupId` (processed in order within a group) and a `MessageDeduplicationId` (SQS drops a
+   * second message with the same id for 5 minutes). Lambda allows at most 10 records per batch and no
+   * batching window for FIFO sources.
+   * @default false
+   */
+  readonly fifo?: boolean;
 }
 
 /** The dedupe ledger table (one item per dedupe key). */
@@ -51,8 +59,23 @@ export interface Topology {
   readonly outputPrefix: string;
   /** Quarantined rows live under this prefix of the output bucket. */
   readonly quarantinePrefix: string;
+  /**
+   * Daily summaries live under this prefix of the output bucket:
+   * `{summaryPrefix}{input bucket}/dt=YYYY-MM-DD/summary.json`, their manifest markers beside them,
+   * and staging copies under `{summaryPrefix}_staging/` (see src/partition/summaryLayout.ts).
+   */
+  readonly summaryPrefix: string;
+  /**
+   * Why a worker gave up on a message, one object per message:
+   * `{failurePrefix}{queue name}/{message id}.json` in the output bucket (read by `rerun redrive`).
+   */
+  readonly failurePrefix: string;
   /** The upload-normalizing worker. */
   readonly normalize: WorkerTopology;
+  /** The daily-summary worker (one partition per task; fed by the daily schedule and by backfills). */
+  readonly summarize: WorkerTopology;
+  /** When the daily schedule sends "summarize yesterday" to the summarize queue (UTC). */
+  readonly summarySchedule: { readonly hourUtc: number; readonly minuteUtc: number };
   /** The side-effect dedupe ledger. */
   readonly ledger: LedgerTopology;
 }
@@ -81,6 +104,26 @@ export const topology: Topology = {
     dlqRetentionDays: 14,
     queueRetentionDays: 4,
   },
+  summaryPrefix: 'summaries/',
+  failurePrefix: 'failures/',
+  summarize: {
+    name: 'summarize',
+    // A partition task reads a whole day of normalized outputs: give it time, and one task per
+    // invocation so a slow day never holds other days' messages.
+    functionTimeoutSeconds: 300,
+    memoryMiB: 1024,
+    batchSize: 1,
+    maxBatchingWindowSeconds: 0,
+    maxConcurrency: 4,
+    visibilityTimeoutSeconds: 1800,
+    maxReceiveCount: 5,
+    dlqRetentionDays: 14,
+    queueRetentionDays: 4,
+    // Deterministic message identities: a backfill re-sent within 5 minutes (a resumed or repeated
+    // backfill) is dropped by SQS, and one message group per partition serialises work on a partition.
+    fifo: true,
+  },
+  summarySchedule: { hourUtc: 1, minuteUtc: 15 },
   ledger: {
     name: 'ledger',
     partitionKey: 'pk',
@@ -104,10 +147,24 @@ export interface ResourceNames {
  * localResourceNames(topology).queue; // 'rerun-normalize-queue'
  */
 export function localResourceNames(t: Topology = topology): ResourceNames {
+  const normalize = workerQueueNames(t.appName, t.normalize);
   return {
     inputBucket: `${t.appName}-input`,
     outputBucket: `${t.appName}-output`,
-    queue: `${t.appName}-${t.normalize.name}-queue`,
-    dlq: `${t.appName}-${t.normalize.name}-dlq`,
+    queue: normalize.queue,
+    dlq: normalize.dlq,
   };
+}
+
+/**
+ * The names of a worker's work queue and DLQ: `{prefix}-{worker}-queue` and `{prefix}-{worker}-dlq`,
+ * with the `.fifo` suffix SQS requires for FIFO queues. The prefix is the app name locally and the
+ * stack name when deployed (the stack's default name is the app name, so both agree).
+ *
+ * @example
+ * workerQueueNames('rerun', topology.summarize); // { queue: 'rerun-summarize-queue.fifo', dlq: 'rerun-summarize-dlq.fifo' }
+ */
+export function workerQueueNames(prefix: string, worker: WorkerTopology): { queue: string; dlq: string } {
+  const suffix = worker.fifo ? '.fifo' : '';
+  return { queue: `${prefix}-${worker.name}-queue${suffix}`, dlq: `${prefix}-${worker.name}-dlq${suffix}` };
 }

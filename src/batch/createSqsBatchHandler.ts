@@ -3,6 +3,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { RerunError } from '../errors.js';
 import { IntakeKind, parseS3EventBody } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
+import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { emitRecordOutcome, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
@@ -51,6 +52,14 @@ export interface SqsBatchHandlerOptions {
    * @default none
    */
   readonly afterOutput?: AfterOutputHook;
+  /**
+   * Records why the worker gave up on a message (a non-retryable failure, or its last receive before
+   * the queue's redrive policy moves it to the DLQ) at a deterministic place, so `rerun redrive` can
+   * show the reason before moving it back (see src/redrive/S3FailureRecorder.ts). Recording never
+   * fails the batch.
+   * @default none
+   */
+  readonly failureRecorder?: FailureRecorder;
 }
 
 /** An error that asks for its message to come back after a delay (e.g. a side effect in progress elsewhere). */
@@ -207,6 +216,7 @@ export function createSqsBatchHandler(
       return outcome;
     };
     const outcomes = await mapWithConcurrency(records, fifo ? 1 : concurrency, run);
+    if (options.failureRecorder) await recordGiveUps(options.failureRecorder, records, outcomes, concurrency);
     for (const outcome of outcomes) {
       const log = outcome.status === RecordStatus.FAILED ? baseLogger.warn : baseLogger.info;
       log(`record ${outcome.status}`, { ...outcome });
@@ -218,6 +228,28 @@ export function createSqsBatchHandler(
         .map((o) => ({ itemIdentifier: o.messageId })),
     };
   };
+}
+
+/** Hands every failed record to the recorder, which keeps the give-ups (bounded concurrency). */
+async function recordGiveUps(
+  recorder: FailureRecorder,
+  records: readonly SQSRecord[],
+  outcomes: readonly RecordOutcome[],
+  concurrency: number,
+): Promise<void> {
+  const failed = outcomes.flatMap((outcome, i) => {
+    const record = records[i];
+    return outcome.status === RecordStatus.FAILED && record ? [{ record, outcome }] : [];
+  });
+  await mapWithConcurrency(failed, concurrency, ({ record, outcome }) =>
+    recorder.record({
+      queueArn: record.eventSourceARN,
+      messageId: record.messageId,
+      receiveCount: outcome.receiveCount ?? Number(record.attributes?.ApproximateReceiveCount ?? '1'),
+      outcome,
+      ...(outcome.source ? { subject: `s3://${outcome.source.bucket}/${outcome.source.key}` } : {}),
+    }),
+  );
 }
 
 function errorMessage(error: unknown): string {

@@ -178,7 +178,14 @@ async function ensureBucket(clients: Pick<AwsClients, 's3'>, bucket: string, reg
   }
 }
 
-async function ensureQueue(
+/**
+ * Creates a queue with `attributes`, or brings an existing one's attributes to them (see
+ * ensureQueueAttributes); returns its URL, ARN and what was done.
+ *
+ * @example
+ * const dlq = await ensureQueue(clients, 'rerun-summarize-dlq.fifo', { FifoQueue: 'true' });
+ */
+export async function ensureQueue(
   clients: Pick<AwsClients, 'sqs'>,
   name: string,
   attributes: Partial<Record<QueueAttributeName, string>>,
@@ -203,8 +210,13 @@ async function ensureQueue(
   return { url, arn, action };
 }
 
-/** Sets `desired` on an existing queue when any value differs (compared by meaning, not by text). */
-async function ensureQueueAttributes(
+/**
+ * Sets `desired` on an existing queue when any value differs (compared by meaning, not by text).
+ *
+ * @example
+ * await ensureQueueAttributes(clients, dlqUrl, { RedriveAllowPolicy: JSON.stringify(policy) });
+ */
+export async function ensureQueueAttributes(
   clients: Pick<AwsClients, 'sqs'>,
   url: string,
   desired: Partial<Record<QueueAttributeName, string>>,

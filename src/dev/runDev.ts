@@ -5,11 +5,14 @@ import { createAwsClients } from '../aws/clients.js';
 import { type MotoServer, startMotoServer } from '../emulator/motoServer.js';
 import { createLedgerTable } from '../ledger/createLedgerTable.js';
 import { createLogger, type Logger } from '../logging/logger.js';
+import { createSummarizeHandler } from '../partition/createSummarizeHandler.js';
+import { startLocalSchedule } from '../partition/localSchedule.js';
+import { provisionSummaryStage } from '../partition/provisionSummaryStage.js';
 import { RunnerDrainTimeoutError } from '../runner/errors.js';
 import { LocalRunner } from '../runner/LocalRunner.js';
 import { loadHandler } from '../runner/loadHandler.js';
 import { startWebhookSink, type WebhookSink } from '../sink/WebhookSink.js';
-import { topology as defaultTopology, localResourceNames, type Topology } from '../topology.js';
+import { topology as defaultTopology, localResourceNames, type Topology, workerQueueNames } from '../topology.js';
 import { onRecordOutcome } from '../worker/outcomes.js';
 import { LocalSetupError } from './errors.js';
 import { formatOutcomeTable } from './formatOutcomeTable.js';
@@ -99,7 +102,7 @@ export interface DevSummary {
   processed: number;
   skipped: number;
   failed: number;
-  /** The DLQ's ApproximateNumberOfMessages at the end (includes earlier sessions' messages). */
+  /** Messages in both DLQs (normalize, summarize) at the end (includes earlier sessions' messages). */
   deadLettered: number;
   /** Webhook notifications sent in this session (replays of already-sent ones are not counted). */
   notified: number;
@@ -173,6 +176,10 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     const ledgerTable = `${t.appName}-${t.ledger.name}`;
     const ledger = await createLedgerTable({ client: clients.dynamodb, tableName: ledgerTable });
     human(`  ${(ledger.created ? 'created' : 'unchanged').padEnd(9)} table ${ledgerTable}\n`);
+    // The summary stage: its FIFO queue and DLQ, as in the stack.
+    const summaryNames = workerQueueNames(t.appName, t.summarize);
+    const summaryStage = await provisionSummaryStage({ clients, names: summaryNames, topology: t });
+    for (const { resource, action } of summaryStage.actions) human(`  ${action.padEnd(9)} ${resource}\n`);
     sink = await startWebhookSink();
 
     // The handler builds its clients at module scope from these, as in Lambda: set them first.
@@ -185,6 +192,15 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     env.LOG_LEVEL ||= 'warn';
     const handlerPath = options.handlerPath ?? 'functions/normalize/handler.ts';
     const handler = await loadHandler(handlerPath, options.handlerExport ?? 'handler');
+    // The built-in second stage: the same handler factory functions/summarize/handler.ts exports,
+    // built here with this session's clients (a handler module reads process.env at import time).
+    const summarizeHandler = createSummarizeHandler({
+      clients,
+      outputBucket: stack.outputBucket,
+      inputBucket: stack.inputBucket,
+      topology: t,
+      logger,
+    });
 
     const ready: DevReady = {
       endpoint,
@@ -237,33 +253,69 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       logger,
       onInvocation: (report) => progress.invocation(report),
     });
+    // The second stage runs beside the first, fed by `rerun backfill` and the local daily schedule.
+    const s = t.summarize;
+    const summaryRunner = new LocalRunner({
+      sqs: clients.sqs,
+      queueUrl: summaryStage.queueUrl,
+      handler: summarizeHandler,
+      functionName: `${t.appName}-${s.name}`,
+      timeoutSeconds: s.functionTimeoutSeconds,
+      batchSize: s.batchSize,
+      maxBatchingWindowSeconds: s.maxBatchingWindowSeconds,
+      maxConcurrency: s.maxConcurrency,
+      memoryLimitInMB: s.memoryMiB,
+      region,
+      logger,
+      onInvocation: (report) => progress.invocation(report),
+    });
+    const runners = [runner, summaryRunner];
 
     let ended: DevSummary['ended'] = 'interrupted';
     if (options.once) {
       const timeoutMs = options.drainTimeoutMs ?? ((w.maxReceiveCount + 1) * w.visibilityTimeoutSeconds + 60) * 1000;
       progress.note(`Processing until ${names.queue} is drained (at most ${Math.round(timeoutMs / 1000)} s)...`);
-      try {
-        await runner.runUntilDrained({ timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
-        ended = options.signal?.aborted ? 'interrupted' : 'drained';
-      } catch (error) {
-        if (!(error instanceof RunnerDrainTimeoutError)) throw error;
+      const drains = await Promise.allSettled(
+        runners.map((r) => r.runUntilDrained({ timeoutMs, ...(options.signal ? { signal: options.signal } : {}) })),
+      );
+      ended = options.signal?.aborted ? 'interrupted' : 'drained';
+      for (const drain of drains) {
+        if (drain.status === 'fulfilled') continue;
+        if (!(drain.reason instanceof RunnerDrainTimeoutError)) throw drain.reason;
         ended = 'drain-timeout';
-        progress.note(error.message);
+        progress.note(drain.reason.message);
       }
     } else {
       progress.note(`Watching s3://${stack.inputBucket}/${t.inputPrefix} via ${names.queue}; press Ctrl+C to stop.`);
-      runner.start();
+      for (const r of runners) r.start();
+      const stopSchedule = startLocalSchedule({
+        sqs: clients.sqs,
+        queueUrl: summaryStage.queueUrl,
+        time: t.summarySchedule,
+        logger,
+        onFire: (at) => progress.note(`Daily schedule: summarize the day before ${new Date(at).toISOString()}`),
+      });
       // A runner that cannot run (e.g. a refused configuration) ends the session instead of idling.
-      await Promise.race([waitForAbort(options.signal), runner.whenStopped()]);
+      await Promise.race([waitForAbort(options.signal), ...runners.map((r) => r.whenStopped())]);
+      stopSchedule();
       progress.note('Stopping: waiting for in-flight invocations...');
-      await runner.stop();
+      await Promise.all(runners.map((r) => r.stop()));
     }
     progress.finish();
 
     human(`\n${formatOutcomeTable(tracker.rows())}`);
-    const deadLettered = await approximateMessages(clients.sqs, stack.dlqUrl);
-    if (deadLettered > 0) {
-      human(`${deadLettered} message(s) in the DLQ ${names.dlq}: inspect them, fix the cause, then redrive.\n`);
+    let deadLettered = 0;
+    for (const [dlqUrl, dlqName] of [
+      [stack.dlqUrl, names.dlq],
+      [summaryStage.dlqUrl, summaryNames.dlq],
+    ] as const) {
+      const count = await approximateMessages(clients.sqs, dlqUrl);
+      deadLettered += count;
+      if (count > 0) {
+        human(
+          `${count} message(s) in the DLQ ${dlqName}: rerun redrive --dry-run shows why; fix the cause, then redrive.\n`,
+        );
+      }
     }
     const summary: DevSummary = {
       ...tracker.counts(),

@@ -278,7 +278,7 @@ describe('rerun command line (in process)', () => {
   it('answers --help for the program and for each command, and refuses unknown commands', async () => {
     const global = io();
     expect(await runCli(['--help'], global.value)).toBe(0);
-    expect(global.err()).toMatch(/Commands:\n\s+dev\s+Run the pipeline locally/);
+    expect(global.err()).toMatch(/Commands:\n(?:.*\n)*\s+dev\s+Run the pipeline locally/);
     const dev = io();
     expect(await runCli(['dev', '--help'], dev.value)).toBe(0);
     expect(dev.err()).toMatch(/^Usage: rerun dev/);

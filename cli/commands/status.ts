@@ -1,0 +1,103 @@
+import { RerunError } from '../../src/errors.js';
+import { SUMMARIZE_CODE_VERSION } from '../../src/partition/codeVersion.js';
+import { daysInWindow, PartitionWindowInvalidError } from '../../src/partition/partition.js';
+import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
+import { summaryLayout } from '../../src/partition/summaryLayout.js';
+import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { formatStatusCounts, formatStatusTable } from '../../src/status/formatStatusTable.js';
+import { partitionStatus } from '../../src/status/partitionStatus.js';
+import { explainAwsError } from '../../src/status/pipelineResources.js';
+import { type CliCommand, CliUsageError } from '../command.js';
+import {
+  emptyWindowHint,
+  requireOutputBucket,
+  resolvePipelineTarget,
+  stringOption,
+  targetOptions,
+} from '../pipelineTarget.js';
+
+/** `rerun status`: per-partition state of the daily summaries in a window. */
+export const command: CliCommand = {
+  name: 'status',
+  summary: 'Show each daily partition of a window: published, missing, stale or invalid.',
+  usage: 'rerun status --from YYYY-MM-DD --to YYYY-MM-DD [--no-validate] [--json] [options]',
+  options: {
+    from: { type: 'string', valueName: 'DAY', description: 'First day of the window (UTC, included)' },
+    to: { type: 'string', valueName: 'DAY', description: 'Last day of the window (UTC, included)' },
+    'no-validate': {
+      type: 'boolean',
+      description:
+        'List only: skip the HEAD that verifies each published summary (no "invalid" detection beyond ETags)',
+    },
+    ...targetOptions,
+  },
+  details: `States: published (its manifest names the current inputs and code version), missing (never
+published), stale (inputs or code changed since, or its publish was interrupted), invalid (the object is
+not what rerun published: replaced, truncated, or failing its checksum).
+
+The check lists the window's normalized outputs, quarantine objects and summaries (about one request per
+1000 objects); with validation it also HEADs each published summary. stdout: SUMMARY {json}, or with
+--json the whole report.
+
+Target: AWS_ENDPOINT_URL (an emulator, e.g. the endpoint rerun dev prints) or the default AWS credential
+chain; resources from the options, RERUN_* variables (docs/DEPLOY.md) or the app name.
+
+Examples:
+  rerun status --from 2026-01-01 --to 2026-01-31
+  RERUN_OUTPUT_BUCKET=... RERUN_INPUT_BUCKET=... rerun status --from 2026-01-01 --to 2026-01-31 --json`,
+  async run({ values }, io) {
+    const from = stringOption(values, 'from');
+    const to = stringOption(values, 'to');
+    if (!from || !to) throw new CliUsageError('--from and --to are required (YYYY-MM-DD).');
+    try {
+      daysInWindow(from, to);
+    } catch (error) {
+      if (error instanceof PartitionWindowInvalidError) throw new CliUsageError(error.message);
+      throw error;
+    }
+    const target = resolvePipelineTarget(values, io.env);
+    try {
+      await requireOutputBucket(target);
+      const layout = summaryLayout(target.inputBucket, target.topology);
+      const reader = new S3PartitionStore(target.clients.s3);
+      const report = await partitionStatus({
+        reader,
+        bucket: target.outputBucket,
+        layout,
+        codeVersion: SUMMARIZE_CODE_VERSION,
+        from,
+        to,
+        ...(values['no-validate'] ? {} : { validateWith: new S3ObjectStore(target.clients.s3) }),
+      }).catch((error: unknown) => {
+        throw explainAwsError(error, {
+          role: 'output bucket',
+          name: target.outputBucket,
+          where: target.where,
+          hint: 'Check the bucket name.',
+        });
+      });
+      const result = {
+        outputBucket: target.outputBucket,
+        inputBucket: target.inputBucket,
+        codeVersion: SUMMARIZE_CODE_VERSION,
+        ...report,
+      };
+      if (values.json) {
+        io.stdout(JSON.stringify(result));
+      } else {
+        io.stderr(formatStatusTable(report.partitions));
+        io.stderr(emptyWindowHint(target, report.partitions) ?? '');
+        io.stderr(
+          `${formatStatusCounts(report.counts)} (${report.requests.list} list + ${report.requests.head} HEAD requests)\n`,
+        );
+        io.stdout(`SUMMARY ${JSON.stringify({ from, to, ...report.counts, requests: report.requests })}`);
+      }
+      return 0;
+    } catch (error) {
+      if (!(error instanceof RerunError)) throw error;
+      if (values.json) io.stdout(JSON.stringify({ error: { name: error.name, message: error.message } }));
+      io.stderr(`rerun status: ${error.message}\n`);
+      return 1;
+    }
+  },
+};

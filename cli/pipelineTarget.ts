@@ -1,0 +1,142 @@
+import { type AwsClients, createAwsClients } from '../src/aws/clients.js';
+import { requireBucket, requireQueueUrl } from '../src/status/pipelineResources.js';
+import { topology as defaultTopology, type Topology, type WorkerTopology, workerQueueNames } from '../src/topology.js';
+import type { CliOption, OptionValues } from './command.js';
+
+/**
+ * Where the `status`, `backfill` and `redrive` commands act: the local stack of `rerun dev` or a
+ * deployed one, through `AWS_ENDPOINT_URL` (an emulator) or the default AWS credential chain.
+ *
+ * Each resource comes from, in order: its option, its `RERUN_*` variable (docs/DEPLOY.md shows how to
+ * set them from the stack outputs), the name the topology gives it under the app name (`--app-name`,
+ * `RERUN_APP_NAME`, default `rerun`). Queue names are the same locally and in a stack of that name,
+ * so only the buckets (named by CloudFormation) need variables for a deployed stack.
+ */
+export interface PipelineTarget {
+  readonly clients: AwsClients;
+  /** `AWS_ENDPOINT_URL`, when set. */
+  readonly endpoint?: string;
+  readonly region: string;
+  /** For messages: the endpoint, or `AWS (<region>)`. */
+  readonly where: string;
+  readonly appName: string;
+  readonly topology: Topology;
+  readonly inputBucket: string;
+  readonly outputBucket: string;
+}
+
+/** The options every pipeline command accepts. */
+export const targetOptions: Record<string, CliOption> = {
+  'app-name': {
+    type: 'string',
+    valueName: 'NAME',
+    description: 'App (or stack) name that prefixes resource names (default: $RERUN_APP_NAME or rerun)',
+  },
+  'input-bucket': {
+    type: 'string',
+    valueName: 'BUCKET',
+    description: 'Input bucket (default: $RERUN_INPUT_BUCKET or <app>-input)',
+  },
+  'output-bucket': {
+    type: 'string',
+    valueName: 'BUCKET',
+    description: 'Output bucket (default: $RERUN_OUTPUT_BUCKET or <app>-output)',
+  },
+  json: { type: 'boolean', description: 'Print one JSON document on stdout (for scripts) instead of text' },
+};
+
+/** The `RERUN_*` variables of each worker's queues. */
+const QUEUE_VARIABLES: Record<string, { queue: string; dlq: string }> = {
+  normalize: { queue: 'RERUN_QUEUE_URL', dlq: 'RERUN_DLQ_URL' },
+  summarize: { queue: 'RERUN_SUMMARY_QUEUE_URL', dlq: 'RERUN_SUMMARY_DLQ_URL' },
+};
+
+/**
+ * Resolves the target from the options and the environment (read only here, at the edge).
+ *
+ * @example
+ * const target = resolvePipelineTarget(values, io.env);
+ */
+export function resolvePipelineTarget(values: OptionValues, env: NodeJS.ProcessEnv): PipelineTarget {
+  const endpoint = env.AWS_ENDPOINT_URL || undefined;
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
+  const appName = stringOption(values, 'app-name') ?? (env.RERUN_APP_NAME || defaultTopology.appName);
+  return {
+    clients: createAwsClients({ ...(endpoint ? { endpoint } : {}), region }),
+    ...(endpoint ? { endpoint } : {}),
+    region,
+    where: endpoint ?? `AWS (${region})`,
+    appName,
+    topology: { ...defaultTopology, appName },
+    inputBucket: stringOption(values, 'input-bucket') ?? (env.RERUN_INPUT_BUCKET || `${appName}-input`),
+    outputBucket: stringOption(values, 'output-bucket') ?? (env.RERUN_OUTPUT_BUCKET || `${appName}-output`),
+  };
+}
+
+/**
+ * Checks that the output bucket exists and is reachable.
+ *
+ * @example
+ * await requireOutputBucket(target);
+ */
+export async function requireOutputBucket(target: PipelineTarget): Promise<void> {
+  await requireBucket(target.clients.s3, {
+    role: 'output bucket',
+    name: target.outputBucket,
+    where: target.where,
+    hint:
+      'Pass --output-bucket or set RERUN_OUTPUT_BUCKET (the stack output OutputBucketName; see docs/DEPLOY.md), ' +
+      `or start the local stack with rerun dev --app-name ${target.appName}.`,
+  });
+}
+
+/**
+ * The URL of a worker's work queue or DLQ: `override` (an option), its `RERUN_*` variable, or the
+ * topology's name under the app name; fails with a clear message when it does not exist.
+ *
+ * @example
+ * const queueUrl = await workerQueueUrl(target, target.topology.summarize, 'queue', values['queue-url'], io.env);
+ */
+export async function workerQueueUrl(
+  target: PipelineTarget,
+  worker: WorkerTopology,
+  kind: 'queue' | 'dlq',
+  override: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
+  const variable = QUEUE_VARIABLES[worker.name]?.[kind];
+  const name = override ?? ((variable && env[variable]) || workerQueueNames(target.appName, worker)[kind]);
+  return requireQueueUrl(target.clients.sqs, {
+    role: `${worker.name} ${kind === 'dlq' ? 'dead-letter queue' : 'queue'}`,
+    name,
+    where: target.where,
+    hint:
+      `Deploy the stack (npx cdk deploy) or start rerun dev --app-name ${target.appName}; for another stack pass ` +
+      `--app-name${variable ? ` or set ${variable}` : ''}.`,
+  });
+}
+
+/** A string option's value, if given. */
+export function stringOption(values: OptionValues, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * A hint when a window has no input and no summary at all: most often the input bucket is not the one
+ * whose outputs are there (summaries are keyed by it), e.g. RERUN_INPUT_BUCKET is unset for a deployed stack.
+ *
+ * @example
+ * const hint = emptyWindowHint(target, report.partitions);
+ */
+export function emptyWindowHint(
+  target: PipelineTarget,
+  partitions: readonly { readonly inputs: number; readonly quarantineInputs: number; readonly status: string }[],
+): string | undefined {
+  const empty = partitions.every((p) => p.inputs === 0 && p.quarantineInputs === 0 && p.status === 'missing');
+  if (!empty || partitions.length === 0) return undefined;
+  return (
+    `note: no normalized output and no summary in this window under normalized/${target.inputBucket}/ of ` +
+    `${target.outputBucket}. If that is unexpected, check the input bucket (--input-bucket or RERUN_INPUT_BUCKET).\n`
+  );
+}

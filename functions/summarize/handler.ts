@@ -1,0 +1,25 @@
+/**
+ * Lambda entry point of the summarize worker (SQS FIFO event source mapping with
+ * ReportBatchItemFailures). Everything is built once per container, at module scope.
+ *
+ * Environment: OUTPUT_BUCKET (required: lineage, summaries, failures/ records); INPUT_BUCKET
+ * (required: the input bucket whose normalized outputs are summarized); LOG_LEVEL; AWS_ENDPOINT_URL
+ * (emulators).
+ */
+import { createAwsClients } from '../../src/aws/clients.js';
+import { optionalEnv, requireEnv } from '../../src/env.js';
+import { createLogger, type LogLevel } from '../../src/logging/logger.js';
+import { createSummarizeHandler } from '../../src/partition/createSummarizeHandler.js';
+
+const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
+const logger = createLogger({
+  level: optionalEnv('LOG_LEVEL', 'info') as LogLevel,
+  fields: { service: 'rerun-summarize' },
+});
+
+export const handler = createSummarizeHandler({
+  clients,
+  outputBucket: requireEnv('OUTPUT_BUCKET'),
+  inputBucket: requireEnv('INPUT_BUCKET'),
+  logger,
+});

@@ -1,0 +1,226 @@
+import { createHash } from 'node:crypto';
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { parseSummary } from '../../src/partition/dailySummary.js';
+import { judgePartition } from '../../src/partition/judgePartition.js';
+import { listPartitions } from '../../src/partition/listPartitions.js';
+import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
+import { type SummarizePartitionOptions, summarizePartition } from '../../src/partition/summarizePartition.js';
+import { markerPrefix, stagingKey, summaryKey, summaryLayout } from '../../src/partition/summaryLayout.js';
+import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { createBucket, listKeys, readText } from '../support/s3.js';
+
+const DAY = '2026-01-05';
+const CODE = 'summarize@1';
+
+describe('summarizePartition against the emulator', () => {
+  const log = new RequestLog();
+  const clients = testClients(log);
+  let bucket: string;
+  let source: string;
+  let options: SummarizePartitionOptions;
+  const layout = () => summaryLayout(source);
+  const put = async (key: string, body: string) =>
+    clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+  const normalized = (path: string, body: string) => put(`normalized/${source}/${path}`, body);
+  const quarantine = (path: string, body: string) => put(`quarantine/${source}/${path}`, body);
+  const writes = () =>
+    log.requests.filter((r) => r.service === 'S3' && ['PutObject', 'DeleteObject'].includes(r.operation)).length;
+
+  beforeEach(async () => {
+    bucket = await createBucket(clients.s3, uniqueName('sum'));
+    source = uniqueName('src');
+    options = {
+      store: new S3ObjectStore(clients.s3),
+      reader: new S3PartitionStore(clients.s3),
+      bucket,
+      layout: summaryLayout(source),
+      codeVersion: CODE,
+    };
+    await normalized(`dt=${DAY}/orders.csv.ndjson`, '{"id":"1","amount":"10.50"}\n{"id":"2","amount":"7.25"}\n');
+    await normalized(`dt=${DAY}/events.ndjson.ndjson`, '{"id":"3","amount":null,"kind":"x"}\n');
+    await quarantine(
+      `dt=${DAY}/orders.csv.ndjson`,
+      '{"line":3,"reason":"expected 2 fields, got 1","raw":"3","truncated":false}\n',
+    );
+    // Another day and a key outside any partition: not part of this day's lineage.
+    await normalized('dt=2026-01-06/later.csv.ndjson', '{"id":"9"}\n');
+    await normalized('undated.csv.ndjson', '{"id":"8"}\n');
+    log.clear();
+  });
+
+  it('publishes the summary of exactly its window, with its lineage manifest, a marker, and no staging leftover', async () => {
+    const outcome = await summarizePartition(DAY, options);
+    expect(outcome).toMatchObject({
+      status: 'processed',
+      reason: 'summary published (3 inputs: 3 records, 1 quarantined)',
+    });
+    expect(outcome.counts).toEqual({ files: 2, records: 3, quarantined: 1 });
+
+    const key = summaryKey(layout(), DAY);
+    const text = await readText(clients.s3, bucket, key);
+    const checked = parseSummary(Buffer.from(text), { day: DAY, lineageHash: outcome.lineageHash, codeVersion: CODE });
+    expect(checked.ok).toBe(true);
+    const summary = checked.ok ? checked.summary : undefined;
+    expect(summary).toMatchObject({
+      partition: `dt=${DAY}`,
+      files: 2,
+      records: 3,
+      quarantined: 1,
+      quarantineReasons: { 'expected 2 fields, got 1': 1 },
+      fields: {
+        id: { present: 3, numeric: 3, sum: 6, min: 1, max: 3 },
+        amount: { present: 2, numeric: 2, sum: 17.75, min: 7.25, max: 10.5 },
+        kind: { present: 1, numeric: 0 },
+      },
+    });
+    expect(summary?.manifest.lineage.map((e) => `${e.kind}:${e.path}`)).toEqual([
+      `normalized:dt=${DAY}/events.ndjson.ndjson`,
+      `normalized:dt=${DAY}/orders.csv.ndjson`,
+      `quarantine:dt=${DAY}/orders.csv.ndjson`,
+    ]);
+    // Canonical bytes: sorted keys, one line.
+    expect(text.endsWith('}\n')).toBe(true);
+    expect(text.indexOf('"bytes"')).toBeLessThan(text.indexOf('"fields"'));
+
+    const head = await clients.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key, ChecksumMode: 'ENABLED' }));
+    expect(head.Metadata).toMatchObject({
+      'rerun-lineage-hash': outcome.lineageHash,
+      'rerun-code-version': CODE,
+      'rerun-partition': `dt=${DAY}`,
+    });
+    expect(head.ChecksumSHA256).toBe(createHash('sha256').update(text).digest('base64'));
+
+    const keys = await listKeys(clients.s3, bucket, 'summaries/');
+    expect(keys).toEqual(
+      [key, `${markerPrefix(layout(), DAY)}${outcome.lineageHash}/${outcome.etag}/summarize%401`].sort(),
+    );
+  });
+
+  it('a second run reads and writes nothing: 2 lineage listings, 1 HEAD, 1 marker listing', async () => {
+    await summarizePartition(DAY, options);
+    log.clear();
+    const again = await summarizePartition(DAY, options);
+    expect(again.status).toBe('skipped');
+    expect(log.operations('S3').sort()).toEqual(['HeadObject', 'ListObjectsV2', 'ListObjectsV2', 'ListObjectsV2']);
+  });
+
+  it('replaces the summary with If-Match when an input changes, and moves the marker', async () => {
+    const first = await summarizePartition(DAY, options);
+    await normalized(`dt=${DAY}/orders.csv.ndjson`, '{"id":"1","amount":"1"}\n');
+    log.clear();
+    const second = await summarizePartition(DAY, options);
+    expect(second).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/^summary replaced \(inputs changed/),
+    });
+    expect(second.lineageHash).not.toBe(first.lineageHash);
+    const publish = log.requests.find((r) => r.operation === 'PutObject' && r.input.Key === summaryKey(layout(), DAY));
+    expect(publish?.input.IfMatch).toBe(`"${first.etag}"`);
+    const markers = await listKeys(clients.s3, bucket, markerPrefix(layout(), DAY));
+    expect(markers).toEqual([`${markerPrefix(layout(), DAY)}${second.lineageHash}/${second.etag}/summarize%401`]);
+  });
+
+  it('publishes an empty summary for a day without inputs', async () => {
+    const outcome = await summarizePartition('2026-01-01', options);
+    expect(outcome).toMatchObject({ status: 'processed', counts: { files: 0, records: 0, quarantined: 0 } });
+  });
+
+  it('rebuilds a summary of another code version, and one overwritten behind its back', async () => {
+    const old = await summarizePartition(DAY, { ...options, codeVersion: 'summarize@0' });
+    const rebuilt = await summarizePartition(DAY, options);
+    expect(rebuilt.reason).toMatch(/built by code version summarize@0, current is summarize@1/);
+    expect(rebuilt.etag).not.toBe(old.etag);
+
+    await clients.s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: summaryKey(layout(), DAY),
+        Body: '{"oops":1}',
+        IfMatch: `"${rebuilt.etag}"`,
+      }),
+    );
+    const repaired = await summarizePartition(DAY, options);
+    expect(repaired.reason).toMatch(/no rerun summary metadata/);
+    expect(repaired.etag).toBe(rebuilt.etag); // same lineage and code: the same bytes again
+  });
+
+  it('repairs a missing or extra marker without rewriting the summary', async () => {
+    const first = await summarizePartition(DAY, options);
+    const prefix = markerPrefix(layout(), DAY);
+    const [marker] = await listKeys(clients.s3, bucket, prefix);
+    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${prefix}old/etag/summarize%400`, Body: '' }));
+    await options.store.delete(bucket, marker as string);
+    const [before] = await listPartitions({ store: options.reader, bucket, layout: layout(), from: DAY, to: DAY });
+    expect(judgePartition(before as never, CODE).status).toBe('invalid');
+
+    log.clear();
+    const again = await summarizePartition(DAY, options);
+    expect(again).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/manifest marker repaired/) });
+    expect(log.requests.filter((r) => r.operation === 'PutObject').map((r) => r.input.Key)).toEqual([marker]);
+    expect(await listKeys(clients.s3, bucket, prefix)).toEqual([marker]);
+    expect(again.etag).toBe(first.etag);
+  });
+
+  it('replaces a foreign staging copy a crashed run left, and accepts one with the same bytes', async () => {
+    const [listing] = await listPartitions({ store: options.reader, bucket, layout: layout(), from: DAY, to: DAY });
+    const hash = judgePartition(listing as never, CODE).lineageHash;
+    const staged = stagingKey(layout(), DAY, hash);
+    // A crash after a foreign write at the staging key (same lineage hash => same key): garbage there.
+    await put(staged, 'partial');
+    const first = await summarizePartition(DAY, options);
+    expect(first.status).toBe('processed');
+    expect(await listKeys(clients.s3, bucket, 'summaries/_staging/')).toEqual([]);
+
+    // A crash after staging the right bytes but before publishing: the next run keeps that copy.
+    const text = await readText(clients.s3, bucket, summaryKey(layout(), DAY));
+    await options.store.delete(bucket, summaryKey(layout(), DAY));
+    const bytes = Buffer.from(text);
+    const sha256Base64 = createHash('sha256').update(bytes).digest('base64');
+    await options.store.put(bucket, staged, bytes, { condition: { ifNoneMatch: '*' }, metadata: {}, sha256Base64 });
+    log.clear();
+    const second = await summarizePartition(DAY, options);
+    expect(second).toMatchObject({ status: 'processed', etag: first.etag });
+    const stagingPuts = log.requests.filter((r) => r.operation === 'PutObject' && r.input.Key === staged);
+    expect(stagingPuts.map((r) => r.input.IfNoneMatch)).toEqual(['*']); // 412, then accepted as is
+    expect(await listKeys(clients.s3, bucket, 'summaries/_staging/')).toEqual([]);
+  });
+
+  it('starts over when an input changes while it is being read, and records the lineage it really read', async () => {
+    const reader = new S3PartitionStore(clients.s3);
+    let changed = false;
+    const original = reader.getExact.bind(reader);
+    reader.getExact = async (b, key, etag) => {
+      if (!changed) {
+        changed = true;
+        await normalized(`dt=${DAY}/orders.csv.ndjson`, '{"id":"1","amount":"99"}\n');
+      }
+      return original(b, key, etag);
+    };
+    const outcome = await summarizePartition(DAY, { ...options, reader });
+    expect(outcome.status).toBe('processed');
+    const text = await readText(clients.s3, bucket, summaryKey(layout(), DAY));
+    expect(JSON.parse(text).fields.amount.sum).toBe(99);
+    // The published summary is current for what is there now.
+    expect((await summarizePartition(DAY, options)).status).toBe('skipped');
+  });
+
+  it('two concurrent runs of one partition publish once and leave exactly one marker', async () => {
+    const results = await Promise.all([summarizePartition(DAY, options), summarizePartition(DAY, options)]);
+    expect(new Set(results.map((r) => r.etag)).size).toBe(1);
+    expect(await listKeys(clients.s3, bucket, markerPrefix(layout(), DAY))).toHaveLength(1);
+    expect(await listKeys(clients.s3, bucket, 'summaries/_staging/')).toEqual([]);
+  });
+
+  it('fails without retry on a normalized output that is not NDJSON of objects, naming it', async () => {
+    await normalized(`dt=${DAY}/broken.csv.ndjson`, '{"id":"1"}\n[1,2]\n');
+    log.clear();
+    await expect(summarizePartition(DAY, options)).rejects.toMatchObject({
+      name: 'SummaryInputInvalidError',
+      retryable: false,
+      message: expect.stringMatching(/normalized\/dt=2026-01-05\/broken\.csv\.ndjson line 2 is not a JSON object/),
+    });
+    expect(writes()).toBe(0);
+  });
+});
