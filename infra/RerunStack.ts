@@ -1,10 +1,14 @@
 import { join } from 'node:path';
-import { CfnOutput, CfnParameter, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, CfnParameter, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
+import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
+import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { EventType } from 'aws-cdk-lib/aws-s3';
 import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import type { Construct } from 'constructs';
+import { stagingRoot } from '../src/partition/summaryLayout.js';
+import { SCHEDULE_MESSAGE_GROUP, SUMMARIZE_TASK_TYPE } from '../src/partition/summaryTask.js';
 import { topology as defaultTopology, type Topology } from '../src/topology.js';
 import { DataBucket } from './constructs/DataBucket.js';
 import { LedgerTable } from './constructs/LedgerTable.js';
@@ -23,6 +27,11 @@ export const StackOutput = {
   LEDGER_TABLE: 'LedgerTableName',
   FUNCTION_NAME: 'NormalizeFunctionName',
   LOG_GROUP: 'NormalizeLogGroupName',
+  SUMMARY_QUEUE_URL: 'SummaryQueueUrl',
+  SUMMARY_DLQ_URL: 'SummaryDeadLetterQueueUrl',
+  SUMMARIZE_FUNCTION_NAME: 'SummarizeFunctionName',
+  SUMMARIZE_LOG_GROUP: 'SummarizeLogGroupName',
+  SUMMARY_SCHEDULE_RULE: 'SummaryScheduleRuleName',
 } as const;
 export type StackOutput = (typeof StackOutput)[keyof typeof StackOutput];
 
@@ -38,6 +47,17 @@ export interface RerunStackProps extends StackProps {
    * @default `functions/normalize/handler.ts` under the project root
    */
   readonly normalizeEntry?: string;
+  /**
+   * The summarize worker's handler module.
+   * @default `functions/summarize/handler.ts` under the project root
+   */
+  readonly summarizeEntry?: string;
+  /**
+   * Days a failure record (`failures/`, why a worker gave up on a message) is kept: longer than the
+   * DLQ's 14-day retention, so every dead letter still has its reason.
+   * @default 30
+   */
+  readonly failureRecordRetentionDays?: number;
   /**
    * Retention of the worker's log group.
    * @default RetentionDays.ONE_MONTH (see SqsWorker)
@@ -59,7 +79,9 @@ export interface RerunStackProps extends StackProps {
  * The production pipeline: an input bucket whose `ObjectCreated` events under `incoming/` go to the
  * normalize worker's queue; the worker (SQS -> Lambda with partial batch responses) writes
  * `normalized/` and `quarantine/` objects to an output bucket whose policy denies any write without
- * `If-None-Match` / `If-Match`; a DynamoDB dedupe ledger for the webhook side effect. Every grant
+ * `If-None-Match` / `If-Match`; a DynamoDB dedupe ledger for the webhook side effect; a second stage,
+ * the summarize worker (FIFO queue), fed daily by an EventBridge rule and by `rerun backfill`, that
+ * publishes one summary per `dt=` partition under `summaries/`. Every grant
  * names its actions and is scoped to the worker's prefixes; every data store is encrypted, TLS-only
  * and retained on stack delete.
  *
@@ -81,6 +103,10 @@ export class RerunStack extends Stack {
   readonly ledger: LedgerTable;
   /** The normalize worker (queue, DLQ, function, mapping, alarms). */
   readonly normalize: SqsWorker;
+  /** The daily-summary worker (FIFO queue and DLQ, function, mapping, alarms). */
+  readonly summarize: SqsWorker;
+  /** Sends "summarize yesterday" to the summarize queue every day. */
+  readonly summarySchedule: Rule;
   /** The `NotifyUrl` parameter: the webhook the worker notifies (empty: off). */
   readonly notifyUrl: CfnParameter;
 
@@ -91,6 +117,8 @@ export class RerunStack extends Stack {
     });
     const t = props.topology ?? defaultTopology;
     const ownedPrefixes = [t.outputPrefix, t.quarantinePrefix];
+    // Every prefix a worker writes: all of them only through conditional writes.
+    const writtenPrefixes = [...ownedPrefixes, t.summaryPrefix, t.failurePrefix];
 
     this.notifyUrl = new CfnParameter(this, 'NotifyUrl', {
       type: 'String',
@@ -107,7 +135,19 @@ export class RerunStack extends Stack {
     });
     this.input = new DataBucket(this, 'Input', { accessLogsBucket: this.accessLogs.bucket });
     this.output = new DataBucket(this, 'Output', { accessLogsBucket: this.accessLogs.bucket });
-    requireConditionalWrites(this.output.bucket, ownedPrefixes);
+    requireConditionalWrites(this.output.bucket, writtenPrefixes);
+    // A staging copy lives seconds; one left by a crash is harmless (deterministic key, replaced or
+    // removed by the next run) and expires here. Failure records outlive the DLQ's retention.
+    this.output.bucket.addLifecycleRule({
+      id: 'expire-summary-staging',
+      prefix: stagingRoot(t),
+      expiration: Duration.days(1),
+    });
+    this.output.bucket.addLifecycleRule({
+      id: 'expire-failure-records',
+      prefix: t.failurePrefix,
+      expiration: Duration.days(props.failureRecordRetentionDays ?? 30),
+    });
 
     this.ledger = new LedgerTable(this, 'Ledger', { ledger: t.ledger });
 
@@ -130,9 +170,56 @@ export class RerunStack extends Stack {
     grantPrefixAccess(fn, this.input.bucket, [t.inputPrefix], { read: true });
     grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { read: true, write: true });
     grantPrefixAccess(fn, this.output.bucket, [t.quarantinePrefix], { delete: true, list: false });
+    // Why it gave up on a message (conditional create, or replace by ETag), for `rerun redrive`.
+    grantPrefixAccess(fn, this.output.bucket, [t.failurePrefix], { read: true, write: true });
     this.ledger.grantLedgerAccess(fn);
     acknowledgePrefixWildcards(this.normalize.role, this.input.bucket, [t.inputPrefix]);
-    acknowledgePrefixWildcards(this.normalize.role, this.output.bucket, ownedPrefixes);
+    acknowledgePrefixWildcards(this.normalize.role, this.output.bucket, [...ownedPrefixes, t.failurePrefix]);
+
+    // The summary stage: one task per daily partition, fed by the schedule and by `rerun backfill`.
+    this.summarize = new SqsWorker(this, t.summarize.name, {
+      topology: t.summarize,
+      entry: props.summarizeEntry ?? join(projectRoot, 'functions', 'summarize', 'handler.ts'),
+      projectRoot,
+      environment: {
+        OUTPUT_BUCKET: this.output.bucket.bucketName,
+        // Names the normalized outputs' prefix (normalized/<input bucket>/); no access to the bucket.
+        INPUT_BUCKET: this.input.bucket.bucketName,
+      },
+      ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      ...(props.alarmActions ? { alarmActions: props.alarmActions } : {}),
+    });
+    // Exactly what a partition task does: list and read its lineage (normalized/, quarantine/);
+    // read, write and delete summaries, staging copies and manifest markers (summaries/); record
+    // failures. It cannot write normalized/ or quarantine/, nor touch the input bucket.
+    const summarizeFn = this.summarize.function;
+    grantPrefixAccess(summarizeFn, this.output.bucket, ownedPrefixes, { read: true });
+    grantPrefixAccess(summarizeFn, this.output.bucket, [t.summaryPrefix], { read: true, write: true, delete: true });
+    grantPrefixAccess(summarizeFn, this.output.bucket, [t.failurePrefix], { read: true, write: true });
+    acknowledgePrefixWildcards(this.summarize.role, this.output.bucket, [
+      ...ownedPrefixes,
+      t.summaryPrefix,
+      t.failurePrefix,
+    ]);
+
+    // The daily schedule. An input transformer cannot compute "yesterday", but it can pass the
+    // scheduled event's own time: the worker resolves the window from it (never from its own clock),
+    // so a message delivered late or redriven a week later still summarizes the right day.
+    this.summarySchedule = new Rule(this, 'DailySummarySchedule', {
+      description: `rerun: summarize yesterday's partition every day at ${pad(t.summarySchedule.hourUtc)}:${pad(t.summarySchedule.minuteUtc)} UTC`,
+      schedule: Schedule.cron({
+        minute: String(t.summarySchedule.minuteUtc),
+        hour: String(t.summarySchedule.hourUtc),
+      }),
+      targets: [
+        new SqsQueue(this.summarize.queue, {
+          message: RuleTargetInput.fromObject({ type: SUMMARIZE_TASK_TYPE, window: 'yesterday', at: EventField.time }),
+          // FIFO targets need a group; content-based deduplication (on the queue) drops EventBridge's
+          // own retries of the same event.
+          messageGroupId: SCHEDULE_MESSAGE_GROUP,
+        }),
+      ],
+    });
 
     this.input.bucket.addEventNotification(EventType.OBJECT_CREATED, new SqsDestination(this.normalize.queue), {
       prefix: t.inputPrefix,
@@ -151,9 +238,21 @@ export class RerunStack extends Stack {
       [StackOutput.LEDGER_TABLE]: [this.ledger.table.tableName, 'Side-effect dedupe ledger'],
       [StackOutput.FUNCTION_NAME]: [this.normalize.function.functionName, 'Normalize worker function'],
       [StackOutput.LOG_GROUP]: [this.normalize.logGroup.logGroupName, 'Normalize worker logs (JSON)'],
+      [StackOutput.SUMMARY_QUEUE_URL]: [this.summarize.queue.queueUrl, 'Work queue of the summarize worker (FIFO)'],
+      [StackOutput.SUMMARY_DLQ_URL]: [
+        this.summarize.deadLetterQueue.queueUrl,
+        'Dead-letter queue of the summarize worker (FIFO)',
+      ],
+      [StackOutput.SUMMARIZE_FUNCTION_NAME]: [this.summarize.function.functionName, 'Summarize worker function'],
+      [StackOutput.SUMMARIZE_LOG_GROUP]: [this.summarize.logGroup.logGroupName, 'Summarize worker logs (JSON)'],
+      [StackOutput.SUMMARY_SCHEDULE_RULE]: [this.summarySchedule.ruleName, 'Daily schedule of the summary stage'],
     };
     for (const [name, [value, description]] of Object.entries(outputs)) {
       new CfnOutput(this, name, { value, description });
     }
   }
+}
+
+function pad(n: number): string {
+  return String(n).padStart(2, '0');
 }

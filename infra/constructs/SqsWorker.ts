@@ -7,7 +7,7 @@ import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lam
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption, RedrivePermission } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { WorkerTopology } from '../../src/topology.js';
+import { type WorkerTopology, workerQueueNames } from '../../src/topology.js';
 import { StackConfigurationInvalidError } from '../errors.js';
 import { workerTopologyViolations } from './workerTopologyRules.js';
 
@@ -40,7 +40,8 @@ export interface SqsWorkerProps {
    */
   readonly environment?: Readonly<Record<string, string>>;
   /**
-   * Physical name prefix of the two queues: `${queueNamePrefix}-${topology.name}-queue` and `-dlq`.
+   * Physical name prefix of the two queues: `${queueNamePrefix}-${topology.name}-queue` and `-dlq`
+   * (plus `.fifo` for a FIFO worker, see workerQueueNames).
    * The names are explicit because the DLQ's `byQueue` redrive allow policy must name the work
    * queue's ARN, and referencing the queue's attribute would make the two queues depend on each
    * other (the work queue's redrive policy already references the DLQ).
@@ -127,11 +128,14 @@ export class SqsWorker extends Construct {
 
     const stack = Stack.of(this);
     const prefix = props.queueNamePrefix ?? stack.stackName;
-    const queueName = `${prefix}-${t.name}-queue`;
-    const dlqName = `${prefix}-${t.name}-dlq`;
+    const { queue: queueName, dlq: dlqName } = workerQueueNames(prefix, t);
+    // A FIFO queue needs a FIFO DLQ. Content-based deduplication lets producers that send no
+    // MessageDeduplicationId (an EventBridge target) use the queue; explicit ids still take precedence.
+    const fifo = t.fifo ? { fifo: true } : {};
 
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
       queueName: dlqName,
+      ...fifo,
       retentionPeriod: Duration.days(t.dlqRetentionDays),
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -147,6 +151,7 @@ export class SqsWorker extends Construct {
 
     this.queue = new Queue(this, 'Queue', {
       queueName,
+      ...(t.fifo ? { fifo: true, contentBasedDeduplication: true } : {}),
       visibilityTimeout: Duration.seconds(t.visibilityTimeoutSeconds),
       retentionPeriod: Duration.days(t.queueRetentionDays),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: t.maxReceiveCount },

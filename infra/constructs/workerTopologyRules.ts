@@ -45,6 +45,11 @@ export function workerTopologyViolations(t: WorkerTopology): string[] {
   if (!Number.isInteger(t.maxConcurrency) || t.maxConcurrency < 2 || t.maxConcurrency > 1000) {
     v.push(`${where}: maxConcurrency must be an integer in 2..1000 (ScalingConfig.MaximumConcurrency)`);
   }
+  // AWS: an SQS FIFO event source takes at most 10 records per batch and no batching window.
+  if (t.fifo && t.batchSize > 10) v.push(`${where}: a FIFO queue allows a batchSize of at most 10`);
+  if (t.fifo && t.maxBatchingWindowSeconds !== 0) {
+    v.push(`${where}: a FIFO queue does not support a batching window (maxBatchingWindowSeconds must be 0)`);
+  }
   if (t.dlqRetentionDays < 1 || t.dlqRetentionDays > 14) v.push(`${where}: dlqRetentionDays must be in 1..14`);
   // SQS: a standard queue's message keeps its original enqueue timestamp when moved to the DLQ, so a
   // DLQ retention no longer than the source queue's would let dead letters expire on arrival.

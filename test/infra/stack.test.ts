@@ -167,7 +167,11 @@ describe('the event source mapping', () => {
       MaximumBatchingWindowInSeconds: w.maxBatchingWindowSeconds,
       ScalingConfig: { MaximumConcurrency: w.maxConcurrency },
     });
-    expect(logicalIdsOfType(json, 'AWS::Lambda::EventSourceMapping')).toHaveLength(1);
+    // One mapping per worker function (the summarize worker's is checked in summaryStack.test.ts).
+    const mappingsOfFn = logicalIdsOfType(json, 'AWS::Lambda::EventSourceMapping').filter(
+      (id) => (props(id).FunctionName as { Ref?: string }).Ref === ids.fn,
+    );
+    expect(mappingsOfFn).toHaveLength(1);
   });
 });
 
@@ -339,10 +343,14 @@ describe('the output bucket policy (no blind overwrite of what workers own)', ()
         Bool: { 's3:ObjectCreationOperation': 'true' },
       },
     });
-    expect(resourcesOf(statement as PolicyStatementJson, bucketIds)).toEqual([
-      arn(ids.output, `${topology.outputPrefix}*`),
-      arn(ids.output, `${topology.quarantinePrefix}*`),
-    ]);
+    expect(resourcesOf(statement as PolicyStatementJson, bucketIds).sort()).toEqual(
+      [
+        arn(ids.output, `${topology.outputPrefix}*`),
+        arn(ids.output, `${topology.quarantinePrefix}*`),
+        arn(ids.output, `${topology.summaryPrefix}*`),
+        arn(ids.output, `${topology.failurePrefix}*`),
+      ].sort(),
+    );
     expect(denied('elsewhere/a.txt', requests.putWithoutCondition)).toBe(false);
   });
 });
@@ -512,6 +520,12 @@ describe('cdk-nag AwsSolutions', () => {
         p(ids.input, topology.inputPrefix),
         p(ids.output, topology.outputPrefix),
         p(ids.output, topology.quarantinePrefix),
+        p(ids.output, topology.failurePrefix),
+        // The summarize worker's role: its lineage, its summaries, its failure records.
+        p(ids.output, topology.outputPrefix),
+        p(ids.output, topology.quarantinePrefix),
+        p(ids.output, topology.summaryPrefix),
+        p(ids.output, topology.failurePrefix),
         'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
       ].sort(),
     );

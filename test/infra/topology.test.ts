@@ -86,11 +86,13 @@ function deployedSettings(json: CfnTemplate, workerName: string): DeployedSettin
     queueName: dig(queue, 'QueueName') as string,
     dlqName: dig(dlq, 'QueueName') as string,
     inputPrefix: filterRules.find((r) => r.Name === 'prefix')?.Value as string,
-    ownedPrefixes: (deny?.Resource ?? []).map((r) =>
-      renderIntrinsic(r, new Set([outputBucketId]))
-        .replace(bucketArn, '')
-        .replace(/\*$/, ''),
-    ),
+    ownedPrefixes: (deny?.Resource ?? [])
+      .map((r) =>
+        renderIntrinsic(r, new Set([outputBucketId]))
+          .replace(bucketArn, '')
+          .replace(/\*$/, ''),
+      )
+      .sort(),
     visibilityTimeoutSeconds: dig(queue, 'VisibilityTimeout') as number,
     queueRetentionSeconds: dig(queue, 'MessageRetentionPeriod') as number,
     maxReceiveCount: dig(queue, 'RedrivePolicy', 'maxReceiveCount') as number,
@@ -112,7 +114,8 @@ function expectedSettings(t: Topology): DeployedSettings {
     queueName: names.queue,
     dlqName: names.dlq,
     inputPrefix: t.inputPrefix,
-    ownedPrefixes: [t.outputPrefix, t.quarantinePrefix],
+    // Every prefix a worker writes (CDK sorts a statement's resources, so compare them sorted).
+    ownedPrefixes: [t.outputPrefix, t.quarantinePrefix, t.summaryPrefix, t.failurePrefix].sort(),
     visibilityTimeoutSeconds: w.visibilityTimeoutSeconds,
     queueRetentionSeconds: w.queueRetentionDays * 86_400,
     maxReceiveCount: w.maxReceiveCount,
