@@ -6,9 +6,9 @@ import { type Logger, silentLogger } from '../logging/logger.js';
 import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
-import { emitRecordOutcome, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { type ObjectOutcome, type OutputDescription, processObject } from '../worker/processObject.js';
-import { mapWithConcurrency } from './mapWithConcurrency.js';
+import { receiveCountOf, runBatch } from './runBatch.js';
 
 /** Called after an object's output is known to be valid and current (written now or found done). */
 export type AfterOutputHook = (
@@ -93,8 +93,7 @@ export function createSqsBatchHandler(
   const queueUrls = new Map<string, Promise<string>>();
 
   const processRecord = async (record: SQSRecord, context: Context): Promise<RecordOutcome> => {
-    const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1');
-    const base = { messageId: record.messageId, receiveCount };
+    const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const logger = baseLogger.child({ messageId: record.messageId, awsRequestId: context.awsRequestId });
     const intake = parseS3EventBody(record.body);
     if (intake.kind === IntakeKind.TEST_EVENT) {
@@ -186,70 +185,13 @@ export function createSqsBatchHandler(
     return url;
   };
 
-  return async (event, context) => {
-    const records = event.Records ?? [];
-    const fifo = records[0]?.eventSourceARN?.endsWith('.fifo') ?? false;
-    let fifoBlocked = false;
-    const run = async (record: SQSRecord): Promise<RecordOutcome> => {
-      const base = {
-        messageId: record.messageId,
-        receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? '1'),
-      };
-      if (fifoBlocked) {
-        return {
-          ...base,
-          status: RecordStatus.FAILED,
-          retryable: true,
-          reason: 'not started: an earlier record of this FIFO batch failed',
-        };
-      }
-      if (context.getRemainingTimeInMillis() < margin) {
-        return {
-          ...base,
-          status: RecordStatus.FAILED,
-          retryable: true,
-          reason: 'not started: function deadline is near',
-        };
-      }
-      const outcome = await processRecord(record, context);
-      if (fifo && outcome.status === RecordStatus.FAILED) fifoBlocked = true;
-      return outcome;
-    };
-    const outcomes = await mapWithConcurrency(records, fifo ? 1 : concurrency, run);
-    if (options.failureRecorder) await recordGiveUps(options.failureRecorder, records, outcomes, concurrency);
-    for (const outcome of outcomes) {
-      const log = outcome.status === RecordStatus.FAILED ? baseLogger.warn : baseLogger.info;
-      log(`record ${outcome.status}`, { ...outcome });
-      emitRecordOutcome(outcome);
-    }
-    return {
-      batchItemFailures: outcomes
-        .filter((o) => o.status === RecordStatus.FAILED)
-        .map((o) => ({ itemIdentifier: o.messageId })),
-    };
-  };
-}
-
-/** Hands every failed record to the recorder, which keeps the give-ups (bounded concurrency). */
-async function recordGiveUps(
-  recorder: FailureRecorder,
-  records: readonly SQSRecord[],
-  outcomes: readonly RecordOutcome[],
-  concurrency: number,
-): Promise<void> {
-  const failed = outcomes.flatMap((outcome, i) => {
-    const record = records[i];
-    return outcome.status === RecordStatus.FAILED && record ? [{ record, outcome }] : [];
-  });
-  await mapWithConcurrency(failed, concurrency, ({ record, outcome }) =>
-    recorder.record({
-      queueArn: record.eventSourceARN,
-      messageId: record.messageId,
-      receiveCount: outcome.receiveCount ?? Number(record.attributes?.ApproximateReceiveCount ?? '1'),
-      outcome,
-      ...(outcome.source ? { subject: `s3://${outcome.source.bucket}/${outcome.source.key}` } : {}),
-    }),
-  );
+  return (event, context) =>
+    runBatch(event, context, (record) => processRecord(record, context), {
+      concurrency,
+      deadlineMarginMs: margin,
+      logger: baseLogger,
+      ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
+    });
 }
 
 function errorMessage(error: unknown): string {

@@ -1,9 +1,9 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { mapWithConcurrency } from '../batch/mapWithConcurrency.js';
+import { receiveCountOf, runBatch } from '../batch/runBatch.js';
 import { RerunError } from '../errors.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import type { FailureRecorder } from '../redrive/FailureRecorder.js';
-import { emitRecordOutcome, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 
 /** What a message asks for: a task, or the reason it is not a valid one (failed, not retryable). */
 export type ParsedTask<T> =
@@ -72,8 +72,7 @@ export function createTaskBatchHandler<T>(
   const baseLogger = (options.logger ?? silentLogger).child({ worker: options.name });
 
   const processRecord = async (record: SQSRecord, context: Context): Promise<RecordOutcome> => {
-    const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1');
-    const base = { messageId: record.messageId, receiveCount };
+    const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const parsed = options.parse(record);
     if (parsed.kind === 'invalid') {
       return { ...base, status: RecordStatus.FAILED, retryable: false, reason: parsed.reason };
@@ -99,61 +98,11 @@ export function createTaskBatchHandler<T>(
     }
   };
 
-  return async (event, context) => {
-    const records = event.Records ?? [];
-    const fifo = records[0]?.eventSourceARN?.endsWith('.fifo') ?? false;
-    let fifoBlocked = false;
-    const run = async (record: SQSRecord): Promise<RecordOutcome> => {
-      const base = {
-        messageId: record.messageId,
-        receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? '1'),
-      };
-      if (fifoBlocked) {
-        return {
-          ...base,
-          status: RecordStatus.FAILED,
-          retryable: true,
-          reason: 'not started: an earlier record of this FIFO batch failed',
-        };
-      }
-      if (context.getRemainingTimeInMillis() < margin) {
-        return {
-          ...base,
-          status: RecordStatus.FAILED,
-          retryable: true,
-          reason: 'not started: function deadline is near',
-        };
-      }
-      const outcome = await processRecord(record, context);
-      if (fifo && outcome.status === RecordStatus.FAILED) fifoBlocked = true;
-      return outcome;
-    };
-    const outcomes = await mapWithConcurrency(records, fifo ? 1 : concurrency, run);
-    const recorder = options.failureRecorder;
-    if (recorder) {
-      const failed = outcomes.flatMap((outcome, i) => {
-        const record = records[i];
-        return outcome.status === RecordStatus.FAILED && record ? [{ record, outcome }] : [];
-      });
-      await mapWithConcurrency(failed, concurrency, ({ record, outcome }) =>
-        recorder.record({
-          queueArn: record.eventSourceARN,
-          messageId: record.messageId,
-          receiveCount: outcome.receiveCount ?? 1,
-          outcome,
-          ...(outcome.source ? { subject: `s3://${outcome.source.bucket}/${outcome.source.key}` } : {}),
-        }),
-      );
-    }
-    for (const outcome of outcomes) {
-      const log = outcome.status === RecordStatus.FAILED ? baseLogger.warn : baseLogger.info;
-      log(`record ${outcome.status}`, { ...outcome });
-      emitRecordOutcome(outcome);
-    }
-    return {
-      batchItemFailures: outcomes
-        .filter((o) => o.status === RecordStatus.FAILED)
-        .map((o) => ({ itemIdentifier: o.messageId })),
-    };
-  };
+  return (event, context) =>
+    runBatch(event, context, (record) => processRecord(record, context), {
+      concurrency,
+      deadlineMarginMs: margin,
+      logger: baseLogger,
+      ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
+    });
 }

@@ -1,0 +1,92 @@
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Logger } from '../logging/logger.js';
+import type { FailureRecorder } from '../redrive/FailureRecorder.js';
+import { emitRecordOutcome, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { mapWithConcurrency } from './mapWithConcurrency.js';
+
+/** The batch rules every rerun handler shares. */
+export interface BatchRules {
+  /** Records run at once (FIFO batches always run one at a time, in order). */
+  readonly concurrency: number;
+  /** No record starts when less than this much of the function's time is left. */
+  readonly deadlineMarginMs: number;
+  readonly logger: Logger;
+  /** Records why a message was given up on; see createSqsBatchHandler. */
+  readonly failureRecorder?: FailureRecorder;
+}
+
+/**
+ * Runs one SQS batch by AWS's partial-batch-response rules: every record gets a classified outcome,
+ * only failed ones are listed in `batchItemFailures`, and nothing throws for a record (a throw would
+ * make AWS retry the whole batch). Bounded concurrency; records not started before the deadline
+ * are reported as failures; on a FIFO queue, every record after the first failure is reported
+ * failed too, so SQS redelivers them in order. Outcomes are logged and emitted to onRecordOutcome.
+ *
+ * @example
+ * return runBatch(event, context, (record) => processRecord(record, context), rules);
+ */
+export async function runBatch(
+  event: SQSEvent,
+  context: Context,
+  processRecord: (record: SQSRecord) => Promise<RecordOutcome>,
+  rules: BatchRules,
+): Promise<SQSBatchResponse> {
+  const records = event.Records ?? [];
+  const fifo = records[0]?.eventSourceARN?.endsWith('.fifo') ?? false;
+  let fifoBlocked = false;
+  const run = async (record: SQSRecord): Promise<RecordOutcome> => {
+    const notStarted = (reason: string): RecordOutcome => ({
+      messageId: record.messageId,
+      receiveCount: receiveCountOf(record),
+      status: RecordStatus.FAILED,
+      retryable: true,
+      reason,
+    });
+    if (fifoBlocked) return notStarted('not started: an earlier record of this FIFO batch failed');
+    if (context.getRemainingTimeInMillis() < rules.deadlineMarginMs) {
+      return notStarted('not started: function deadline is near');
+    }
+    const outcome = await processRecord(record);
+    if (fifo && outcome.status === RecordStatus.FAILED) fifoBlocked = true;
+    return outcome;
+  };
+  const outcomes = await mapWithConcurrency(records, fifo ? 1 : rules.concurrency, run);
+  if (rules.failureRecorder) await recordGiveUps(rules.failureRecorder, records, outcomes, rules.concurrency);
+  for (const outcome of outcomes) {
+    const log = outcome.status === RecordStatus.FAILED ? rules.logger.warn : rules.logger.info;
+    log(`record ${outcome.status}`, { ...outcome });
+    emitRecordOutcome(outcome);
+  }
+  return {
+    batchItemFailures: outcomes
+      .filter((o) => o.status === RecordStatus.FAILED)
+      .map((o) => ({ itemIdentifier: o.messageId })),
+  };
+}
+
+/** SQS's ApproximateReceiveCount of a record (1 when absent). */
+export function receiveCountOf(record: SQSRecord): number {
+  return Number(record.attributes?.ApproximateReceiveCount ?? '1');
+}
+
+/** Hands every failed record to the recorder, which keeps the give-ups (bounded concurrency). */
+async function recordGiveUps(
+  recorder: FailureRecorder,
+  records: readonly SQSRecord[],
+  outcomes: readonly RecordOutcome[],
+  concurrency: number,
+): Promise<void> {
+  const failed = outcomes.flatMap((outcome, i) => {
+    const record = records[i];
+    return outcome.status === RecordStatus.FAILED && record ? [{ record, outcome }] : [];
+  });
+  await mapWithConcurrency(failed, concurrency, ({ record, outcome }) =>
+    recorder.record({
+      queueArn: record.eventSourceARN,
+      messageId: record.messageId,
+      receiveCount: outcome.receiveCount ?? receiveCountOf(record),
+      outcome,
+      ...(outcome.source ? { subject: `s3://${outcome.source.bucket}/${outcome.source.key}` } : {}),
+    }),
+  );
+}
