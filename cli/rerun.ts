@@ -9,13 +9,18 @@ import { runCli } from './dispatch.js';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const controller = new AbortController();
+let firstSignalAt = 0;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
+    // One Ctrl+C can arrive twice: from the terminal (to the whole process group) and relayed by a
+    // wrapper such as tsx or npm. Only a second press, a moment later, means "exit now".
+    if (controller.signal.aborted && Date.now() - firstSignalAt < 1000) return;
     if (controller.signal.aborted) {
       process.stderr.write(`\nrerun: second ${signal}, exiting now.\n`);
       process.exit(130);
     }
     process.stderr.write(`\nrerun: ${signal} received, finishing (press Ctrl+C again to exit now)...\n`);
+    firstSignalAt = Date.now();
     controller.abort();
   });
 }

@@ -56,6 +56,9 @@ export async function startMotoServer(options: StartMotoServerOptions = {}): Pro
   const child = spawn(python, [...program, '-H', '127.0.0.1', '-p', String(port)], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
+    // Its own process group: a Ctrl+C in the terminal goes to rerun, which finishes its work against
+    // the emulator and then stops it (and kills it on exit in any case, see below).
+    detached: true,
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -66,6 +69,10 @@ export async function startMotoServer(options: StartMotoServerOptions = {}): Pro
     child.once('exit', (code) => resolve(code));
     child.once('error', () => resolve(-1));
   });
+  // Never leave an emulator behind, even when the process exits without calling stop().
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  void exited.then(() => process.off('exit', killOnExit));
 
   const deadline = Date.now() + readyTimeoutMs;
   while (Date.now() < deadline) {
