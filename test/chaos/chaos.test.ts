@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { awsEndpoint, testClients } from '../support/aws.js';
+import { formatChaosTable, scenarioRow } from './support/chaosTable.js';
+import {
+  describeKillPoint,
+  discoverItemRequests,
+  type KillPoint,
+  killPointsOf,
+  runItemBoundaryKills,
+} from './support/itemBoundaryKills.js';
+import { type ChaosEnvironment, runChaosScenario } from './support/runChaosScenario.js';
+import { boundedScenarios, chaosRunner, chaosTopology } from './support/scenarios.js';
+
+/**
+ * The bounded chaos run inside `npm test` (the full set, with a printed table: `npm run test:chaos`).
+ * Runner processes (LocalRunner + the deployed normalize handler, with the ledger and the webhook)
+ * are disturbed; the final state must equal a clean run of the same inputs. The two tests run
+ * concurrently: each mostly waits for visibility timeouts.
+ */
+describe.concurrent('chaos (bounded): the result equals a clean run of the same inputs', () => {
+  const env = (): ChaosEnvironment => ({
+    endpoint: awsEndpoint(),
+    clients: testClients(),
+    topology: chaosTopology,
+    runner: chaosRunner,
+  });
+
+  it('HTTP faults of every kind, SIGKILLs, duplicate and late deliveries, inputs overwritten and deleted mid-run', async () => {
+    const [scenario] = boundedScenarios(0);
+    if (!scenario) throw new Error('no bounded scenario');
+    const result = await runChaosScenario(env(), scenario);
+    process.stderr.write(formatChaosTable([scenarioRow(result)]));
+
+    expect(result.problems).toEqual([]);
+    expect(result).toMatchObject({ lost: 0, duplicated: 0, dlqNonPoison: 0, dlqMissingPoison: 0 });
+    expect(result.itemsVerified).toBe(scenario.items);
+    // The run was really disturbed: faults of several kinds were injected and runners were killed.
+    expect(result.faultsInjected).toBeGreaterThan(20);
+    expect(Object.keys(result.faultsByKind).length).toBeGreaterThanOrEqual(5);
+    expect(result.kills).toBeGreaterThanOrEqual(1);
+    expect(result.kills).toBeLessThanOrEqual(scenario.kills?.count ?? 0);
+    expect(result.runnerStarts).toBeGreaterThanOrEqual(2 + result.kills); // + restarts after a crash at start-up
+  }, 180_000);
+
+  it('SIGKILL after the output PUT, after the ledger claim, after the webhook POST the receiver applied', async () => {
+    const item = { key: 'incoming/kill me/orders+returns.csv', body: 'id,customer,amount\n1,Ada,10.50\n2,broken\n' };
+    const discovery = await discoverItemRequests(env(), item);
+    // The item's work in a clean run, request by request: the boundaries `npm run test:chaos` kills at.
+    expect(discovery.sequence.map((r) => `${r.service}:${r.operation}`)).toEqual([
+      'SQS:ReceiveMessage',
+      'S3:HeadObject',
+      'S3:GetObject',
+      'S3:PutObject', // quarantine (side outputs first)
+      'S3:PutObject', // normalized output: the commit point
+      'DynamoDB:UpdateItem', // ledger claim
+      'HTTP:POST', // webhook
+      'DynamoDB:UpdateItem', // ledger completion
+      'SQS:DeleteMessageBatch',
+    ]);
+    expect(killPointsOf(discovery.sequence)).toHaveLength(17);
+
+    const chosen: KillPoint[] = [
+      { service: 'S3', operation: 'PutObject', occurrence: 2, phase: 'after-response' },
+      { service: 'DynamoDB', operation: 'UpdateItem', occurrence: 1, phase: 'after-response' },
+      { service: 'HTTP', operation: 'POST', occurrence: 1, phase: 'after-response' },
+    ];
+    const results = await runItemBoundaryKills(env(), item, discovery, chosen, 3);
+    for (const result of results) {
+      expect(result.problems, result.label).toEqual([]);
+      expect(result, result.label).toMatchObject({ killed: true, lost: 0, duplicated: 0, notificationsApplied: 1 });
+      expect(result.runnerStarts, result.label).toBe(2);
+    }
+    // Killed after the receiver applied the POST, before the ledger recorded it: the next attempt
+    // sends the same Idempotency-Key and the receiver answers from its record instead of applying it again.
+    expect(results.find((r) => r.label === describeKillPoint(chosen[2] as KillPoint))?.sinkRepeats).toBe(1);
+  }, 180_000);
+});

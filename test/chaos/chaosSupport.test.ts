@@ -1,0 +1,251 @@
+import { describe, expect, it } from 'vitest';
+import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../functions/normalize/normalizeWorker.js';
+import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
+import { outputNotificationKey } from '../../src/effects/outputNotification.js';
+import type { SinkDelivery } from '../../src/sink/WebhookSink.js';
+import { classifyAwsRequest } from './support/awsRequest.js';
+import type { PipelineSnapshot, SnapshotObject } from './support/ChaosPipeline.js';
+import { formatChaosTable } from './support/chaosTable.js';
+import { killPointsOf } from './support/itemBoundaryKills.js';
+import { createPrng } from './support/prng.js';
+import { type CleanReference, verifyAgainstClean } from './support/verifyAgainstClean.js';
+
+const S3_AUTH = 'AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=x';
+
+describe('classifyAwsRequest: the operation from what is on the wire', () => {
+  const s3 = (method: string, url: string, headers: Record<string, string> = {}) =>
+    classifyAwsRequest({ method, url, headers: { authorization: S3_AUTH, ...headers } });
+
+  it('names S3 object operations from method, path and sub-resources', () => {
+    expect(s3('HEAD', '/out/normalized/a%20b.ndjson')).toEqual({
+      service: 'S3',
+      operation: 'HeadObject',
+      conditionalWrite: false,
+      bucket: 'out',
+    });
+    expect(s3('GET', '/in/incoming/a.csv?x-id=GetObject').operation).toBe('GetObject');
+    expect(s3('PUT', '/out/k', { 'if-none-match': '*' })).toMatchObject({
+      operation: 'PutObject',
+      conditionalWrite: true,
+    });
+    expect(s3('PUT', '/out/k')).toMatchObject({ operation: 'PutObject', conditionalWrite: false });
+    expect(s3('POST', '/out/k?uploads').operation).toBe('CreateMultipartUpload');
+    expect(s3('PUT', '/out/k?partNumber=1&uploadId=u').operation).toBe('UploadPart');
+    expect(s3('POST', '/out/k?uploadId=u', { 'if-match': '"e"' })).toMatchObject({
+      operation: 'CompleteMultipartUpload',
+      conditionalWrite: true,
+    });
+    expect(s3('DELETE', '/out/k?uploadId=u').operation).toBe('AbortMultipartUpload');
+    expect(s3('DELETE', '/out/k').operation).toBe('DeleteObject');
+    expect(s3('GET', '/out?list-type=2&prefix=a').operation).toBe('ListObjectsV2');
+    expect(s3('PUT', '/out').operation).toBe('CreateBucket');
+  });
+
+  it('names JSON-protocol operations from X-Amz-Target, and anything unsigned is plain HTTP', () => {
+    expect(
+      classifyAwsRequest({ method: 'POST', url: '/', headers: { 'x-amz-target': 'DynamoDB_20120810.UpdateItem' } }),
+    ).toMatchObject({ service: 'DynamoDB', operation: 'UpdateItem' });
+    expect(
+      classifyAwsRequest({ method: 'POST', url: '/', headers: { 'x-amz-target': 'AmazonSQS.DeleteMessageBatch' } }),
+    ).toMatchObject({ service: 'SQS', operation: 'DeleteMessageBatch' });
+    expect(classifyAwsRequest({ method: 'POST', url: '/notify', headers: {} })).toMatchObject({
+      service: 'HTTP',
+      operation: 'POST',
+    });
+  });
+});
+
+describe('createPrng: seeded and reproducible', () => {
+  it('gives the same sequence for the same seed and another for another seed', () => {
+    const draw = (seed: number) => Array.from({ length: 5 }, createPrng(seed).next.bind(null));
+    const a = createPrng(7);
+    const b = createPrng(7);
+    expect(Array.from({ length: 20 }, () => a.int(0, 1000))).toEqual(Array.from({ length: 20 }, () => b.int(0, 1000)));
+    expect(draw(1)).not.toEqual(draw(2));
+    expect(createPrng(7).fork('x').next()).toBe(createPrng(7).fork('x').next());
+    expect(createPrng(7).fork('x').next()).not.toBe(createPrng(7).fork('y').next());
+  });
+
+  it('stays in range and shuffles without losing elements', () => {
+    const rng = createPrng(3);
+    for (let i = 0; i < 1000; i++) {
+      const n = rng.int(2, 5);
+      expect(n).toBeGreaterThanOrEqual(2);
+      expect(n).toBeLessThanOrEqual(5);
+    }
+    expect(rng.shuffle([1, 2, 3, 4, 5]).sort()).toEqual([1, 2, 3, 4, 5]);
+  });
+});
+
+describe('killPointsOf: before and after every request of the item', () => {
+  it('takes only "after" for the receive that brings the message', () => {
+    const points = killPointsOf([
+      { service: 'SQS', operation: 'ReceiveMessage', occurrence: 1 },
+      { service: 'S3', operation: 'HeadObject', occurrence: 1 },
+    ]);
+    expect(points.map((p) => `${p.phase} ${p.operation}`)).toEqual([
+      'after-response ReceiveMessage',
+      'before-forward HeadObject',
+      'after-response HeadObject',
+    ]);
+  });
+});
+
+describe('verifyAgainstClean: the final state against the clean run', () => {
+  const worker = createNormalizeWorker({ outputBucket: 'out' });
+  const key = 'incoming/a.csv';
+  const outKey = worker.outputKey({ bucket: 'in', key });
+  const quarantineKey = worker.sideOutputs?.quarantine?.({ bucket: 'in', key }) ?? '';
+  const bytes = Buffer.from('{"id":"1"}\n');
+  const checksum = 'Yb8P3RkTxqTHIqKvU0uAUqTBhOnxkZNt2VEjmMlOEhY=';
+  const object = (k: string, body: Buffer, etag = 'e1', digest = checksum): SnapshotObject => ({
+    key: k,
+    bytes: body,
+    head: {
+      etag: 'o1',
+      contentLength: body.length,
+      checksumSHA256: digest,
+      metadata: buildOutputMetadata({
+        source: { bucket: 'in', key, etag },
+        codeVersion: NORMALIZE_CODE_VERSION,
+        integrity: { kind: 'sha256', sha256Base64: digest, bytes: body.length },
+      }),
+    },
+  });
+  const notification = outputNotificationKey({
+    bucket: 'out',
+    key: outKey,
+    sha256: checksum,
+    codeVersion: NORMALIZE_CODE_VERSION,
+    source: { bucket: 'in', key },
+  });
+  const delivery = (overrides: Partial<SinkDelivery> = {}): SinkDelivery => ({
+    key: notification,
+    missingKey: false,
+    path: '/notify',
+    body: { output: { key: outKey, sha256: checksum } },
+    attempts: 1,
+    applied: true,
+    repeats: 0,
+    conflicts: 0,
+    response: { status: 200, body: '{}' },
+    firstReceivedAt: '2026-01-01T00:00:00.000Z',
+    ...overrides,
+  });
+  const snapshot = (overrides: Partial<PipelineSnapshot> = {}): PipelineSnapshot => ({
+    inputBucket: 'in',
+    outputBucket: 'out',
+    objects: [object(outKey, bytes)],
+    deliveries: [delivery()],
+    dlq: [],
+    openUploads: 0,
+    ...overrides,
+  });
+  const clean: CleanReference = { byEtag: new Map([['e1', { output: bytes, checksum }]]), dlqBodies: [] };
+  const verify = (s: PipelineSnapshot, state: 'current' | 'deleted' = 'current', poison: string[] = []) =>
+    verifyAgainstClean({
+      snapshot: s,
+      history: [{ key, etags: ['e1'], finalEtag: state === 'deleted' ? undefined : 'e1' }],
+      clean,
+      worker,
+      codeVersion: NORMALIZE_CODE_VERSION,
+      poison,
+      failurePrefix: 'failures/',
+    });
+
+  it('accepts a state equal to the clean run', () => {
+    expect(verify(snapshot())).toMatchObject({ itemsVerified: 1, lost: 0, duplicated: 0, problems: [] });
+  });
+
+  it('counts a missing output, other bytes, and a missing notification as lost', () => {
+    expect(verify(snapshot({ objects: [] })).lost).toBe(1);
+    const other = Buffer.from('{"id":"2"}\n');
+    expect(verify(snapshot({ objects: [object(outKey, other)] })).lost).toBe(1);
+    expect(verify(snapshot({ deliveries: [] })).problems).toEqual([
+      expect.stringMatching(/^LOST .*notification .* never applied/),
+    ]);
+  });
+
+  it('counts an output that fails the done-check (truncated) as lost', () => {
+    const torn = object(outKey, bytes);
+    const truncated = { ...torn, bytes: bytes.subarray(1), head: { ...torn.head, contentLength: bytes.length - 1 } };
+    expect(verify(snapshot({ objects: [truncated] })).problems[0]).toMatch(/done-check/);
+  });
+
+  it('counts extra objects, a stale quarantine and a content notified twice as duplicated', () => {
+    const extra = verify(snapshot({ objects: [object(outKey, bytes), object('normalized/in/zzz.ndjson', bytes)] }));
+    expect(extra.duplicated).toBe(1);
+    expect(verify(snapshot({ objects: [object(outKey, bytes), object(quarantineKey, bytes)] })).duplicated).toBe(1);
+    const twice = verify(snapshot({ deliveries: [delivery(), delivery({ key: 'another-key' })] }));
+    expect(twice.problems).toContainEqual(expect.stringMatching(/notified 2 times/));
+  });
+
+  it('accepts a deleted input with no output, or with its valid output written before the delete', () => {
+    expect(verify(snapshot({ objects: [], deliveries: [] }), 'deleted')).toMatchObject({ lost: 0, duplicated: 0 });
+    expect(verify(snapshot(), 'deleted')).toMatchObject({ lost: 0, duplicated: 0, keptForDeleted: 1 });
+  });
+
+  it('requires the DLQ to hold exactly the poison', () => {
+    expect(verify(snapshot({ dlq: [{ messageId: 'm1', body: 'junk' }] }), 'current', ['junk'])).toMatchObject({
+      dlqNonPoison: 0,
+      dlqMissingPoison: 0,
+      dlqWithoutFailureRecord: 1,
+    });
+    expect(verify(snapshot({ dlq: [{ messageId: 'm1', body: '{"Records":[]}' }] }), 'current', ['junk'])).toMatchObject(
+      { dlqNonPoison: 1, dlqMissingPoison: 1 },
+    );
+  });
+
+  it('accepts a failure record of a dead-lettered message, and flags one of a message not in the DLQ', () => {
+    const record = object('failures/q/m1.json', Buffer.from('{}'));
+    const recorded = snapshot({ objects: [object(outKey, bytes), record], dlq: [{ messageId: 'm1', body: 'junk' }] });
+    expect(verify(recorded, 'current', ['junk'])).toMatchObject({
+      duplicated: 0,
+      failureRecords: 1,
+      dlqWithoutFailureRecord: 0,
+    });
+    const orphan = snapshot({ objects: [object(outKey, bytes), record] });
+    expect(verify(orphan).problems).toEqual([
+      expect.stringMatching(/failure record of a message that is not in the DLQ/),
+    ]);
+  });
+
+  it('counts sink repeats as absorbed, not duplicated', () => {
+    expect(verify(snapshot({ deliveries: [delivery({ attempts: 3, repeats: 2 })] }))).toMatchObject({
+      sinkRepeats: 2,
+      duplicated: 0,
+    });
+  });
+});
+
+describe('formatChaosTable', () => {
+  it('prints one row per scenario and a totals row', () => {
+    const table = formatChaosTable([
+      {
+        scenario: 'a',
+        seed: 1,
+        faultsInjected: 10,
+        kills: 2,
+        itemsVerified: 5,
+        lost: 0,
+        duplicated: 0,
+        dlqOnlyPoison: true,
+        durationMs: 1500,
+      },
+      {
+        scenario: 'b',
+        seed: 2,
+        faultsInjected: 5,
+        kills: 0,
+        itemsVerified: 3,
+        lost: 0,
+        duplicated: 1,
+        dlqOnlyPoison: false,
+        durationMs: 500,
+      },
+    ]);
+    const lines = table.trim().split('\n');
+    expect(lines[0]).toMatch(/scenario\s+seed\s+faults injected\s+kills\s+items verified\s+lost\s+duplicated/);
+    expect(lines.at(-1)).toMatch(/^total \(2 scenarios\)\s+15\s+2\s+8\s+0\s+1\s+NO\s+2\.0 s$/);
+  });
+});

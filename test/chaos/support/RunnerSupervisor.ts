@@ -1,0 +1,187 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** Path of the runner fixture process (LocalRunner + a real handler module). */
+export const LAMBDA_RUNNER_FIXTURE = fileURLToPath(new URL('../fixtures/lambdaRunner.ts', import.meta.url));
+
+/** One JSON line printed by the runner fixture. */
+export interface RunnerEvent {
+  readonly event: 'ready' | 'invocation' | 'record' | 'exit';
+  readonly [field: string]: unknown;
+}
+
+/** Totals over every process a {@link RunnerSupervisor} started. */
+export interface RunnerTotals {
+  /** Processes started (1 + restarts). */
+  starts: number;
+  /** SIGKILLs sent by {@link RunnerSupervisor.kill}. */
+  kills: number;
+  /** Processes that exited on their own with an error (e.g. could not resolve the queue under faults). */
+  crashes: number;
+  invocations: number;
+  /** Invocations by outcome (success, partial, error, timeout...). */
+  outcomes: Record<string, number>;
+  /** Records by status (processed, skipped, failed). */
+  records: Record<string, number>;
+  /** Side effects executed by records (webhook notifications sent now, not replayed). */
+  effectsExecuted: number;
+  /** Reasons of failed records, counted (first 120 characters). */
+  failureReasons: Record<string, number>;
+  /** Messages left in the queue by invocations (failed records, failed or timed-out invocations, failed deletes). */
+  retained: number;
+  /** Messages whose delete SQS refused or that could not be deleted (they come back after the visibility timeout). */
+  deleteFailures: number;
+  /** Errors of failed invocations, counted (first 120 characters). */
+  invocationErrors: Record<string, number>;
+}
+
+/** Options of {@link RunnerSupervisor}. */
+export interface RunnerSupervisorOptions {
+  /** Environment of the runner process (merged over this process's). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Start a fresh process whenever one dies, until {@link RunnerSupervisor.stop}. @default true */
+  readonly restart?: boolean;
+  /** Called for every event line of every process. @default none */
+  readonly onEvent?: (event: RunnerEvent) => void;
+  /** @default the lambdaRunner fixture */
+  readonly script?: string;
+  /**
+   * Stop restarting after this many processes exited on their own with an error (a broken
+   * configuration would otherwise restart forever).
+   * @default 20
+   */
+  readonly maxCrashes?: number;
+}
+
+/**
+ * Keeps one runner process alive, like Lambda keeps polling a queue: when the process is killed
+ * (SIGKILL, as a sandbox can die at any moment) or crashes, a fresh one starts with a cold module
+ * scope. The chaos suite kills it through {@link kill}; {@link stop} ends it gracefully.
+ *
+ * @example
+ * const runner = new RunnerSupervisor({ env: { RUNNER_QUEUE_URL: queueUrl, OUTPUT_BUCKET: out } });
+ * runner.start();
+ * await runner.kill(); // a fresh process is already starting
+ * await runner.stop();
+ */
+export class RunnerSupervisor {
+  readonly totals: RunnerTotals = {
+    starts: 0,
+    kills: 0,
+    crashes: 0,
+    invocations: 0,
+    outcomes: {},
+    records: {},
+    effectsExecuted: 0,
+    failureReasons: {},
+    retained: 0,
+    deleteFailures: 0,
+    invocationErrors: {},
+  };
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private stopping = false;
+  private readonly stderrTail: string[] = [];
+
+  constructor(private readonly options: RunnerSupervisorOptions) {}
+
+  /** The live process's pid, if one is running. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** The last lines the runner processes wrote to stderr (for diagnostics). */
+  get stderr(): string {
+    return this.stderrTail.join('');
+  }
+
+  /** Settles when the current process has exited (with `restart: false`, when the supervisor is done). */
+  waitForExit(): Promise<void> {
+    return this.exited;
+  }
+
+  /** Starts the first process. */
+  start(): void {
+    this.stopping = false;
+    this.spawnOne();
+  }
+
+  /** SIGKILLs the live process and waits until it is gone; a fresh one is started unless stopping. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    this.totals.kills++;
+    const gone = this.exited;
+    child.kill('SIGKILL');
+    await gone;
+  }
+
+  /** Ends the live process with SIGTERM (it stops its runner cleanly) and starts no other. */
+  async stop(timeoutMs = 15_000): Promise<void> {
+    this.stopping = true;
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const gone = this.exited;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    await gone;
+    clearTimeout(timer);
+  }
+
+  private spawnOne(): void {
+    this.totals.starts++;
+    const child = spawn(process.execPath, ['--import', 'tsx', this.options.script ?? LAMBDA_RUNNER_FIXTURE], {
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...this.options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    child.stderr?.on('data', (chunk: Buffer) => {
+      this.stderrTail.push(chunk.toString());
+      if (this.stderrTail.length > 40) this.stderrTail.shift();
+    });
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => this.onLine(line));
+    this.exited = new Promise<void>((resolve) => {
+      child.once('exit', (code, signal) => {
+        if (signal === null && code !== 0) this.totals.crashes++;
+        lines.close();
+        if (this.child === child) this.child = undefined;
+        const crashLoop = this.totals.crashes >= (this.options.maxCrashes ?? 20);
+        if (!this.stopping && (this.options.restart ?? true) && !crashLoop) this.spawnOne();
+        resolve();
+      });
+    });
+  }
+
+  private onLine(line: string): void {
+    let event: RunnerEvent;
+    try {
+      event = JSON.parse(line) as RunnerEvent;
+    } catch {
+      return; // a handler's own log line
+    }
+    if (typeof event?.event !== 'string') return;
+    const t = this.totals;
+    if (event.event === 'invocation') {
+      t.invocations++;
+      const outcome = String(event.outcome);
+      t.outcomes[outcome] = (t.outcomes[outcome] ?? 0) + 1;
+      t.retained += Number(event.retained ?? 0);
+      t.deleteFailures += Number(event.deleteFailures ?? 0);
+      if (typeof event.error === 'string') {
+        const error = event.error.slice(0, 120);
+        t.invocationErrors[error] = (t.invocationErrors[error] ?? 0) + 1;
+      }
+    } else if (event.event === 'record') {
+      const status = String(event.status);
+      t.records[status] = (t.records[status] ?? 0) + 1;
+      t.effectsExecuted += Number(event.effectsExecuted ?? 0);
+      if (status === 'failed') {
+        const reason = String(event.reason).slice(0, 120);
+        t.failureReasons[reason] = (t.failureReasons[reason] ?? 0) + 1;
+      }
+    }
+    this.options.onEvent?.(event);
+  }
+}

@@ -1,0 +1,99 @@
+import type { ScenarioResult } from './runChaosScenario.js';
+
+/** One row of the chaos table (a scenario, or all kill points of one item). */
+export interface ChaosRow {
+  readonly scenario: string;
+  readonly seed: number | string;
+  readonly faultsInjected: number;
+  readonly kills: number;
+  readonly itemsVerified: number;
+  readonly lost: number;
+  readonly duplicated: number;
+  /** True when the DLQ held exactly the poison messages. */
+  readonly dlqOnlyPoison: boolean;
+  readonly durationMs: number;
+  /** Short notes: what the faults turned into, repeats the sink absorbed, restarts. */
+  readonly notes?: string;
+}
+
+/**
+ * Formats the chaos figures as a plain-text table with a totals row.
+ *
+ * @example
+ * process.stdout.write(formatChaosTable(rows));
+ */
+export function formatChaosTable(rows: readonly ChaosRow[]): string {
+  const header = [
+    'scenario',
+    'seed',
+    'faults injected',
+    'kills',
+    'items verified',
+    'lost',
+    'duplicated',
+    'DLQ = poison',
+    'time',
+  ];
+  const line = (r: ChaosRow) => [
+    r.scenario,
+    String(r.seed),
+    String(r.faultsInjected),
+    String(r.kills),
+    String(r.itemsVerified),
+    String(r.lost),
+    String(r.duplicated),
+    r.dlqOnlyPoison ? 'yes' : 'NO',
+    `${(r.durationMs / 1000).toFixed(1)} s`,
+  ];
+  const sum = (f: (r: ChaosRow) => number) => rows.reduce((a, r) => a + f(r), 0);
+  const total = [
+    `total (${rows.length} scenarios)`,
+    '',
+    String(sum((r) => r.faultsInjected)),
+    String(sum((r) => r.kills)),
+    String(sum((r) => r.itemsVerified)),
+    String(sum((r) => r.lost)),
+    String(sum((r) => r.duplicated)),
+    rows.every((r) => r.dlqOnlyPoison) ? 'yes' : 'NO',
+    `${(sum((r) => r.durationMs) / 1000).toFixed(1)} s`,
+  ];
+  const table = [header, ...rows.map(line), total];
+  const widths = header.map((_, i) => Math.max(...table.map((cells) => (cells[i] ?? '').length)));
+  const render = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
+  const out = [render(header), rule, ...rows.map((r) => render(line(r))), rule, render(total)];
+  const notes = rows.filter((r) => r.notes).map((r) => `  ${r.scenario}: ${r.notes}`);
+  return `${out.join('\n')}\n${notes.length > 0 ? `\n${notes.join('\n')}\n` : ''}`;
+}
+
+/** The row of a scenario result. */
+export function scenarioRow(result: ScenarioResult): ChaosRow {
+  const kinds = Object.entries(result.faultsByKind)
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, n]) => `${kind} ${n}`)
+    .join(', ');
+  return {
+    scenario: result.name,
+    seed: result.seed,
+    faultsInjected: result.faultsInjected,
+    kills: result.kills,
+    itemsVerified: result.itemsVerified,
+    lost: result.lost,
+    duplicated: result.duplicated,
+    dlqOnlyPoison: result.dlqNonPoison === 0 && result.dlqMissingPoison === 0,
+    durationMs: result.durationMs,
+    notes: [
+      kinds ? `faults: ${kinds}` : 'no HTTP faults',
+      `${result.requests} requests`,
+      `${result.runnerStarts} runner process(es) started`,
+      `${result.recordsFailed} record attempt(s) failed then retried`,
+      `${result.invocationsTimedOut} invocation timeout(s)`,
+      `${result.sinkRepeats} webhook repeat(s) absorbed by Idempotency-Key`,
+      `${result.keptForDeleted} output(s) of deleted inputs kept (written before the delete)`,
+      `${result.openUploads} abandoned multipart upload(s)`,
+      `${result.failureRecords} failure record(s) for dead-lettered messages` +
+        (result.dlqWithoutFailureRecord > 0 ? ` (${result.dlqWithoutFailureRecord} DLQ message(s) without one)` : ''),
+    ].join('; '),
+  };
+}

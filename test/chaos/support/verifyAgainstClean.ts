@@ -1,0 +1,271 @@
+import { formatOfKey } from '../../../functions/normalize/inputFormat.js';
+import { judgeOutput, OutputState } from '../../../src/done/judgeOutput.js';
+import { outputNotificationKey } from '../../../src/effects/outputNotification.js';
+import type { WorkerDefinition } from '../../../src/worker/defineWorker.js';
+import type { PipelineSnapshot, SnapshotObject } from './ChaosPipeline.js';
+
+/** What happened to one input key during a scenario. */
+export interface InputHistory {
+  readonly key: string;
+  /** ETags of every content the key had, oldest first. */
+  readonly etags: readonly string[];
+  /** The ETag at the end, or undefined when the input was deleted. */
+  readonly finalEtag: string | undefined;
+}
+
+/** What a clean run (no faults, no kills, one runner) produced, per input content. */
+export interface CleanReference {
+  /**
+   * By input content ETag: the normalized output, the SHA-256 S3 stored for it (base64, without the
+   * `-N` part count of a multipart object) and, when the content has bad rows, the quarantine.
+   */
+  readonly byEtag: ReadonlyMap<string, CleanOutput>;
+  /** DLQ bodies of the clean run (the true poison). */
+  readonly dlqBodies: readonly string[];
+}
+
+/** What the clean run wrote for one input content. */
+export interface CleanOutput {
+  readonly output: Buffer;
+  readonly checksum: string;
+  readonly quarantine?: Buffer;
+}
+
+/** The comparison of a chaos run's final state with the clean run's. */
+export interface ChaosVerdict {
+  /** Input keys whose final state was checked. */
+  itemsVerified: number;
+  /** Expected outputs, quarantine files or notifications missing, invalid, stale or with other bytes. */
+  lost: number;
+  /** Objects that should not exist, or a side effect applied more than once for one output content. */
+  duplicated: number;
+  /** Outputs of inputs deleted during the run that were written before the delete (valid, allowed). */
+  keptForDeleted: number;
+  /** Notifications the sink applied. */
+  notificationsApplied: number;
+  /** Repeated POSTs the sink answered from its record (same Idempotency-Key): absorbed, not applied twice. */
+  sinkRepeats: number;
+  /** DLQ messages that are not poison (a real item dead-lettered). */
+  dlqNonPoison: number;
+  /** Poison messages missing from the DLQ. */
+  dlqMissingPoison: number;
+  /** Failure records (`failures/{queue}/{messageId}.json`) written when the worker gave up on a message. */
+  failureRecords: number;
+  /** DLQ messages without a failure record (the record is best effort: its write can fail too). */
+  dlqWithoutFailureRecord: number;
+  /** One line per problem found. */
+  problems: string[];
+}
+
+/**
+ * Compares the final state of a chaos run with a clean run of the same inputs: every expected output
+ * present, valid (done-check), built from the input's final content and byte-for-byte equal to the
+ * clean output of that content; quarantine files likewise; nothing else in the output bucket; every
+ * final output notified and applied once at the sink, no output content notified twice; the DLQ
+ * holding exactly the poison messages, and a failure record only for messages in the DLQ.
+ *
+ * Inputs deleted during the run may keep an output written before the delete (the pipeline reacts
+ * to ObjectCreated only); such an output must still be valid and equal to the clean output of one of
+ * the contents that key had.
+ *
+ * @example
+ * const verdict = verifyAgainstClean({ snapshot, history, clean, worker, codeVersion: 'normalize@1', poison });
+ * verdict.lost; // 0
+ */
+export function verifyAgainstClean(input: {
+  readonly snapshot: PipelineSnapshot;
+  readonly history: readonly InputHistory[];
+  readonly clean: CleanReference;
+  readonly worker: WorkerDefinition;
+  readonly codeVersion: string;
+  readonly poison: readonly string[];
+  /** Where the worker records given-up messages (topology.failurePrefix). */
+  readonly failurePrefix: string;
+}): ChaosVerdict {
+  const { snapshot, history, clean, worker, codeVersion } = input;
+  const verdict: ChaosVerdict = {
+    itemsVerified: 0,
+    lost: 0,
+    duplicated: 0,
+    keptForDeleted: 0,
+    notificationsApplied: 0,
+    sinkRepeats: 0,
+    dlqNonPoison: 0,
+    dlqMissingPoison: 0,
+    failureRecords: 0,
+    dlqWithoutFailureRecord: 0,
+    problems: [],
+  };
+  const lost = (why: string) => {
+    verdict.lost++;
+    verdict.problems.push(`LOST ${why}`);
+  };
+  const duplicated = (why: string) => {
+    verdict.duplicated++;
+    verdict.problems.push(`DUPLICATED ${why}`);
+  };
+  const objects = new Map(snapshot.objects.map((o) => [o.key, o]));
+  const accounted = new Set<string>();
+  const applied = snapshot.deliveries.filter((d) => d.applied);
+  const appliedKeys = new Set(applied.map((d) => d.key));
+  /** sha256 (base64) of every output content each output key may legitimately have been notified with. */
+  const legitimate = new Map<string, Set<string>>();
+
+  for (const item of history) {
+    const source = { bucket: snapshot.inputBucket, key: item.key };
+    const outKey = worker.outputKey(source);
+    const sideKey = worker.sideOutputs?.quarantine?.(source);
+    accounted.add(outKey);
+    if (sideKey) accounted.add(sideKey);
+    const producesOutput = item.key.startsWith('incoming/') && formatOfKey(item.key) !== undefined;
+    verdict.itemsVerified++;
+    if (!producesOutput) {
+      if (objects.has(outKey)) duplicated(`${outKey}: output for an input the worker must skip`);
+      continue;
+    }
+    const shas = new Set<string>();
+    for (const etag of item.etags) {
+      const ref = clean.byEtag.get(etag);
+      if (ref) shas.add(ref.checksum);
+    }
+    legitimate.set(outKey, shas);
+    const main = objects.get(outKey);
+    const side = sideKey ? objects.get(sideKey) : undefined;
+
+    if (item.finalEtag === undefined) {
+      if (!main) {
+        if (side) duplicated(`${sideKey}: quarantine of a deleted input without its output`);
+        continue;
+      }
+      const builtFrom = checkBuilt(main, source, codeVersion);
+      const ref = builtFrom ? clean.byEtag.get(builtFrom) : undefined;
+      if (!builtFrom || !item.etags.includes(builtFrom) || !ref?.output.equals(main.bytes)) {
+        duplicated(`${outKey}: output of a deleted input that matches none of its contents`);
+        continue;
+      }
+      verdict.keptForDeleted++;
+      checkSide(ref.quarantine, side, sideKey, lost, duplicated);
+      continue;
+    }
+
+    const ref = clean.byEtag.get(item.finalEtag);
+    if (!ref) {
+      lost(`${item.key}: the clean run has no output for ETag ${item.finalEtag} (harness problem)`);
+      continue;
+    }
+    if (!main) {
+      lost(`${outKey}: missing`);
+      continue;
+    }
+    const builtFrom = checkBuilt(main, source, codeVersion);
+    if (builtFrom === undefined) {
+      lost(`${outKey}: fails the done-check (${describeJudgement(main, source, codeVersion)})`);
+      continue;
+    }
+    if (builtFrom !== item.finalEtag) {
+      lost(`${outKey}: built from ETag ${builtFrom}, the input is now ${item.finalEtag} (stale)`);
+      continue;
+    }
+    if (!ref.output.equals(main.bytes)) {
+      lost(`${outKey}: bytes differ from the clean run (${main.bytes.length} vs ${ref.output.length})`);
+      continue;
+    }
+    checkSide(ref.quarantine, side, sideKey, lost, duplicated);
+    const notification = outputNotificationKey({
+      bucket: snapshot.outputBucket,
+      key: outKey,
+      sha256: storedChecksum(main.head),
+      codeVersion,
+      source: { bucket: source.bucket, key: source.key },
+    });
+    if (!appliedKeys.has(notification)) lost(`${outKey}: notification ${notification} never applied at the sink`);
+  }
+
+  // Failure records: the worker writes one when it gives up on a message (a non-retryable failure,
+  // or the last receive before the DLQ), so each must name a message that is in the DLQ.
+  const dlqIds = new Set(snapshot.dlq.map((m) => m.messageId));
+  const recorded = new Set<string>();
+  for (const object of snapshot.objects) {
+    if (!object.key.startsWith(input.failurePrefix)) continue;
+    accounted.add(object.key);
+    verdict.failureRecords++;
+    const messageId = /([^/]+)\.json$/.exec(object.key)?.[1] ?? '';
+    recorded.add(messageId);
+    if (!dlqIds.has(messageId)) duplicated(`${object.key}: failure record of a message that is not in the DLQ`);
+  }
+  verdict.dlqWithoutFailureRecord = [...dlqIds].filter((id) => !recorded.has(id)).length;
+
+  for (const object of snapshot.objects) {
+    if (!accounted.has(object.key)) duplicated(`${object.key}: extra object in the output bucket`);
+  }
+
+  // Side effects: one applied delivery per output content, and only for contents that existed.
+  const perContent = new Map<string, number>();
+  for (const delivery of applied) {
+    verdict.notificationsApplied++;
+    const body = delivery.body as { output?: { key?: string; sha256?: string } } | undefined;
+    const id = `${body?.output?.key}#${body?.output?.sha256}`;
+    perContent.set(id, (perContent.get(id) ?? 0) + 1);
+    const allowed = body?.output?.key ? legitimate.get(body.output.key) : undefined;
+    if (!allowed?.has(body?.output?.sha256 ?? '')) {
+      duplicated(`notification ${delivery.key} for output content no input ever had (${id})`);
+    }
+  }
+  for (const [id, count] of perContent) if (count > 1) duplicated(`output content ${id} notified ${count} times`);
+  for (const delivery of snapshot.deliveries) {
+    verdict.sinkRepeats += delivery.repeats;
+    if (delivery.conflicts > 0) duplicated(`Idempotency-Key ${delivery.key} reused with another body`);
+    if (delivery.missingKey) duplicated('a notification without Idempotency-Key');
+  }
+
+  // The DLQ holds exactly the poison.
+  const poison = [...input.poison];
+  for (const { body } of snapshot.dlq) {
+    const at = poison.indexOf(body);
+    if (at >= 0) poison.splice(at, 1);
+    else {
+      verdict.dlqNonPoison++;
+      verdict.problems.push(`DLQ holds a message that is not poison: ${body.slice(0, 160)}`);
+    }
+  }
+  verdict.dlqMissingPoison = poison.length;
+  for (const body of poison) verdict.problems.push(`poison message missing from the DLQ: ${body.slice(0, 80)}`);
+  return verdict;
+}
+
+/** The input ETag a valid output was built from, or undefined when it fails the done-check. */
+function checkBuilt(object: SnapshotObject, source: { bucket: string; key: string }, codeVersion: string) {
+  const judgement = judgeOutput(object.head, { source, codeVersion });
+  if (judgement.state !== OutputState.BUILT) return undefined;
+  // A done-check trusts the metadata; the bytes are compared too, so a rewrite with the right
+  // metadata but other content would still be caught below.
+  return judgement.sourceEtag;
+}
+
+function describeJudgement(object: SnapshotObject, source: { bucket: string; key: string }, codeVersion: string) {
+  const judgement = judgeOutput(object.head, { source, codeVersion });
+  return 'reason' in judgement ? `${judgement.state}: ${judgement.reason}` : judgement.state;
+}
+
+function checkSide(
+  expected: Buffer | undefined,
+  actual: SnapshotObject | undefined,
+  key: string | undefined,
+  lost: (why: string) => void,
+  duplicated: (why: string) => void,
+): void {
+  if (expected && !actual) lost(`${key}: quarantine missing`);
+  else if (expected && actual && !expected.equals(actual.bytes)) lost(`${key}: quarantine bytes differ`);
+  else if (!expected && actual) duplicated(`${key}: quarantine of another content left behind`);
+}
+
+/**
+ * The checksum an output's notification carries: S3's stored SHA-256 of the content, without the
+ * `-N` part count of a multipart (composite) checksum.
+ *
+ * @example
+ * storedChecksum(object.head); // 'n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg='
+ */
+export function storedChecksum(head: { readonly checksumSHA256?: string }): string {
+  return (head.checksumSHA256 ?? '').replace(/-\d+$/, '');
+}
