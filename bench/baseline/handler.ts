@@ -1,0 +1,18 @@
+/**
+ * Lambda entry of the benchmark's baseline worker (Powertools idempotency + batch). Built once per
+ * container at module scope, like functions/normalize/handler.ts.
+ *
+ * Environment: OUTPUT_BUCKET, IDEMPOTENCY_TABLE (required); AWS_ENDPOINT_URL (emulators).
+ */
+import { createAwsClients } from '../../src/aws/clients.js';
+import { requireEnv } from '../../src/env.js';
+import { createPowertoolsNormalizeHandler } from './powertoolsWorker.js';
+
+const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
+
+export const handler = createPowertoolsNormalizeHandler({
+  s3: clients.s3,
+  dynamodb: clients.dynamodb,
+  outputBucket: requireEnv('OUTPUT_BUCKET'),
+  idempotencyTable: requireEnv('IDEMPOTENCY_TABLE'),
+});

@@ -1,0 +1,212 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
+import { build } from 'esbuild';
+import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../functions/normalize/normalizeWorker.js';
+import type { AwsClients } from '../src/aws/clients.js';
+import { provisionLocalStack } from '../src/dev/provision.js';
+import { judgeOutput, OutputState } from '../src/done/judgeOutput.js';
+import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
+import { topology } from '../src/topology.js';
+
+/** The peak memory of the worker over one large input. */
+export interface PeakRssResult {
+  readonly inputBytes: number;
+  readonly outputBytes: number;
+  /** VmHWM of the worker process (LocalRunner + the bundled normalize handler), MiB. */
+  readonly peakRssMiB: number;
+  /** The highest VmRSS sampled every 100 ms from outside, MiB (a cross-check of the above). */
+  readonly sampledPeakRssMiB: number;
+  /** Peak RSS of the same worker process run over an empty queue (node, runtime, SDK, handler), MiB. */
+  readonly idleRssMiB: number;
+  /** From the item's receive to its delete, seconds. */
+  readonly seconds: number;
+}
+
+const OUT_DIR = resolve('node_modules/.cache/rerun-bench');
+const PART_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Processes one `bytes`-long CSV input (generated on the fly and uploaded as a multipart upload, never
+ * stored in the repository) through the worker process as Lambda would run it: the normalize handler
+ * and the runner bundled with esbuild (no TypeScript loader in the process), the AWS SDK from
+ * node_modules. The worker process's peak resident set (VmHWM) is read from /proc.
+ *
+ * @example
+ * const result = await measurePeakRss({ endpoint, clients, bytes: 1024 ** 3 });
+ */
+export async function measurePeakRss(options: {
+  readonly endpoint: string;
+  readonly clients: AwsClients;
+  readonly bytes: number;
+  readonly log?: (line: string) => void;
+}): Promise<PeakRssResult> {
+  const { clients } = options;
+  const log = options.log ?? (() => {});
+  const id = `bench-rss-${randomBytes(3).toString('hex')}`;
+  const t = {
+    ...topology,
+    normalize: { ...topology.normalize, functionTimeoutSeconds: 900, visibilityTimeoutSeconds: 5400 },
+  };
+  const stack = await provisionLocalStack({
+    clients,
+    names: { inputBucket: `${id}-in`, outputBucket: `${id}-out`, queue: `${id}-q`, dlq: `${id}-dlq` },
+    topology: t,
+  });
+  await clients.sqs.send(new PurgeQueueCommand({ QueueUrl: stack.queueUrl }));
+
+  const [runnerFile, handlerFile] = await Promise.all([
+    bundle('test/chaos/fixtures/lambdaRunner.ts'),
+    bundle('functions/normalize/handler.ts'),
+  ]);
+
+  log('peak RSS: the worker process with nothing to do (its baseline)...');
+  const env = {
+    ...process.env,
+    AWS_ENDPOINT_URL: options.endpoint,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    OUTPUT_BUCKET: stack.outputBucket,
+    LOG_LEVEL: 'error',
+    RUNNER_HANDLER: handlerFile,
+    RUNNER_QUEUE_URL: stack.queueUrl,
+    RUNNER_MODE: 'drain',
+    RUNNER_FUNCTION_TIMEOUT: '900',
+    RUNNER_BATCH_SIZE: '1',
+    RUNNER_MAX_CONCURRENCY: '1',
+    RUNNER_MEMORY_MB: String(t.normalize.memoryMiB),
+  };
+  const idle = await runWorker(runnerFile, env);
+
+  const key = 'incoming/large/one-gibibyte.csv';
+  log(`peak RSS: uploading a ${(options.bytes / 1024 ** 2).toFixed(0)} MiB CSV (generated on the fly)...`);
+  const inputBytes = await uploadGeneratedCsv(clients, stack.inputBucket, key, options.bytes);
+
+  log('peak RSS: processing it in the worker process...');
+  const { code, exit, stdout, sampledKiB } = await runWorker(runnerFile, env);
+  const outputKey = createNormalizeWorker({ outputBucket: stack.outputBucket }).outputKey({
+    bucket: stack.inputBucket,
+    key,
+  });
+  // The bundled runner and handler each hold their own copy of the outcome emitter, so the runner
+  // prints no record events here: the output's done-check says whether the item was processed.
+  const head = await new S3ObjectStore(clients.s3).head(stack.outputBucket, outputKey);
+  const verdict = judgeOutput(head, {
+    source: { bucket: stack.inputBucket, key },
+    codeVersion: NORMALIZE_CODE_VERSION,
+  });
+  if (code !== 0 || !exit || verdict.state !== OutputState.BUILT) {
+    throw new Error(`the worker did not process the large input (${verdict.state}): ${stdout.slice(-2000)}`);
+  }
+  // Free the emulator's memory.
+  await clients.s3.send(new DeleteObjectCommand({ Bucket: stack.inputBucket, Key: key }));
+  await clients.s3.send(new DeleteObjectCommand({ Bucket: stack.outputBucket, Key: outputKey }));
+  return {
+    inputBytes,
+    outputBytes: head?.contentLength ?? 0,
+    peakRssMiB: round(Number(exit.vmHwmKiB ?? 0) / 1024),
+    sampledPeakRssMiB: round(sampledKiB / 1024),
+    idleRssMiB: round(Number(idle.exit?.vmHwmKiB ?? 0) / 1024),
+    seconds: round(Number(exit.busyMs ?? 0) / 1000),
+  };
+}
+
+/** Rows of `id,payload` with a 240-character payload: the NDJSON output is about 1.1 x the input. */
+async function uploadGeneratedCsv(clients: AwsClients, bucket: string, key: string, bytes: number): Promise<number> {
+  const { UploadId } = await clients.s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
+  const parts: { PartNumber: number; ETag: string }[] = [];
+  let row = 0;
+  let total = 0;
+  const filler = 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(7).slice(0, 240);
+  while (total < bytes) {
+    const lines: string[] = total === 0 ? ['id,payload'] : [];
+    let size = 0;
+    const target = Math.min(PART_BYTES, bytes - total);
+    while (size < target) {
+      const line = `${row},${filler}`;
+      row++;
+      lines.push(line);
+      size += line.length + 1;
+    }
+    const body = Buffer.from(`${lines.join('\n')}\n`);
+    const PartNumber = parts.length + 1;
+    const out = await clients.s3.send(
+      new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber, Body: body }),
+    );
+    parts.push({ PartNumber, ETag: out.ETag ?? '' });
+    total += body.byteLength;
+  }
+  await clients.s3.send(
+    new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
+  );
+  return total;
+}
+
+async function bundle(entry: string): Promise<string> {
+  mkdirSync(OUT_DIR, { recursive: true });
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: ['@aws-sdk/*'],
+    banner: {
+      js: "import { createRequire as __rerunCreateRequire } from 'node:module';const require = __rerunCreateRequire(import.meta.url);",
+    },
+    write: false,
+    logLevel: 'silent',
+  });
+  const file = join(OUT_DIR, `rss-${entry.replace(/[/\\.]/g, '_')}.mjs`);
+  writeFileSync(file, result.outputFiles[0]?.contents ?? '');
+  return file;
+}
+
+/** Runs the bundled worker process until the queue is drained, sampling its RSS every 100 ms. */
+async function runWorker(
+  runnerFile: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; exit: Record<string, unknown> | undefined; stdout: string; sampledKiB: number }> {
+  const child = spawn(process.execPath, [runnerFile], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  let sampledKiB = 0;
+  const sampler = setInterval(() => {
+    sampledKiB = Math.max(sampledKiB, readStatusKiB(child.pid, 'VmRSS') ?? 0);
+  }, 100);
+  const code = await new Promise<number | null>((done) => child.once('exit', (c) => done(c)));
+  clearInterval(sampler);
+  const exit = stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .find((e) => e.event === 'exit');
+  return { code, exit, stdout, sampledKiB };
+}
+
+function readStatusKiB(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function round(n: number): number {
+  return Math.round(n * 10) / 10;
+}

@@ -1,0 +1,104 @@
+/**
+ * `npm run bench`: rerun side by side with a Powertools baseline, and the project's other figures.
+ *
+ *   tsx bench/run.ts [--json] [--only side,planning,bundles,rss] [--items N] [--repeats N]
+ *                    [--planning-items N] [--rss-bytes N]
+ *
+ * Starts its own emulator (moto with atomic conditional writes, as the tests and `rerun dev` use;
+ * AWS_ENDPOINT_URL overrides it). Prints a table (or, with --json, one JSON document on stdout) and
+ * the issue's targets with whether each was met; progress goes to stderr. Exit code 0 unless a
+ * section failed to run (a missed target is reported, not an error); a failed section is reported
+ * and the others still run.
+ */
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { createAwsClients } from '../src/aws/clients.js';
+import { startMotoServer } from '../src/emulator/motoServer.js';
+import { measureBackfillPlanning } from './backfillPlanning.js';
+import { handlerEntries, measureBundle } from './bundleSize.js';
+import { measurePeakRss } from './peakRss.js';
+import { type BenchReport, checkTargets, formatBenchReport } from './report.js';
+import { runSideBySide } from './sideBySide.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const SECTIONS = ['side', 'planning', 'bundles', 'rss'] as const;
+const { values } = parseArgs({
+  options: {
+    json: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    items: { type: 'string', default: '200' },
+    repeats: { type: 'string', default: '3' },
+    'planning-items': { type: 'string', default: '10000' },
+    'rss-bytes': { type: 'string', default: String(1024 ** 3) },
+  },
+});
+const only = new Set(values.only ? values.only.split(',') : SECTIONS);
+for (const section of only) {
+  if (!(SECTIONS as readonly string[]).includes(section)) {
+    throw new Error(`unknown section ${section} (sections: ${SECTIONS.join(', ')})`);
+  }
+}
+const positive = (name: string, value: string | undefined) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer (got ${value})`);
+  return n;
+};
+const items = positive('items', values.items);
+const repeats = positive('repeats', values.repeats);
+const planningItems = positive('planning-items', values['planning-items']);
+const rssBytes = positive('rss-bytes', values['rss-bytes']);
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const started = Date.now();
+const moto = process.env.AWS_ENDPOINT_URL ? undefined : await startMotoServer();
+const endpoint = moto?.endpoint ?? (process.env.AWS_ENDPOINT_URL as string);
+process.env.AWS_ACCESS_KEY_ID ||= 'test';
+process.env.AWS_SECRET_ACCESS_KEY ||= 'test';
+const clients = createAwsClients({ endpoint, region: 'us-east-1' });
+
+const sections: { -readonly [K in 'sideBySide' | 'backfillPlanning' | 'bundles' | 'peakRss']?: BenchReport[K] } = {};
+// Each section runs on its own: one that fails is reported and the others still run.
+const failures: { section: string; error: string }[] = [];
+const section = async (name: (typeof SECTIONS)[number], run: () => Promise<void>) => {
+  if (!only.has(name)) return;
+  try {
+    await run();
+  } catch (error) {
+    log(`${name}: FAILED: ${error instanceof Error ? error.stack : String(error)}`);
+    failures.push({ section: name, error: error instanceof Error ? error.message : String(error) });
+  }
+};
+try {
+  await section('side', async () => {
+    sections.sideBySide = await runSideBySide({ endpoint, clients, items, repeats, log });
+  });
+  await section('planning', async () => {
+    sections.backfillPlanning = await measureBackfillPlanning({ clients, items: planningItems, days: 30, log });
+  });
+  await section('bundles', async () => {
+    log('bundles: esbuild and cold imports...');
+    const bundles = [];
+    for (const entry of handlerEntries()) bundles.push(await measureBundle(entry, 5));
+    sections.bundles = bundles;
+  });
+  await section('rss', async () => {
+    sections.peakRss = await measurePeakRss({ endpoint, clients, bytes: rssBytes, log });
+  });
+} finally {
+  await moto?.stop();
+}
+
+const report: BenchReport = {
+  environment: {
+    emulator: moto ? 'moto 5 (atomic conditional writes), started by the bench' : `external endpoint ${endpoint}`,
+    node: process.versions.node,
+    cpus: availableParallelism(),
+    startedAt: new Date(started).toISOString(),
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+  },
+  ...sections,
+  targets: checkTargets(sections),
+  ...(failures.length > 0 ? { failures } : {}),
+};
+process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatBenchReport(report));
+process.exitCode = failures.length > 0 ? 1 : 0;

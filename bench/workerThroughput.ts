@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { createNormalizeWorker } from '../functions/normalize/normalizeWorker.js';
+import type { AwsClients } from '../src/aws/clients.js';
+import { createSqsBatchHandler } from '../src/batch/createSqsBatchHandler.js';
+import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
+import { createLambdaContext } from '../src/runner/lambdaContext.js';
+import { toSqsRecord } from '../src/runner/sqsRecord.js';
+import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
+import { topology } from '../src/topology.js';
+import { createPowertoolsNormalizeHandler } from './baseline/powertoolsWorker.js';
+
+/** Items per second of a worker invoked directly, without SQS in the loop. */
+export interface WorkerThroughput {
+  /** Median of the first runs (each on a fresh output bucket and, for Powertools, a fresh table). */
+  readonly firstItemsPerSecond: number;
+  readonly firstRuns: readonly number[];
+  /** The same batches again, everything done. */
+  readonly rerunItemsPerSecond: number;
+}
+
+/**
+ * Per-request latencies added by a proxy to model AWS instead of a local emulator (same-region
+ * Lambda: S3 small-object requests take tens of milliseconds, DynamoDB single-item writes a few).
+ * Assumed round figures, not measurements: they only show how the comparison moves when round
+ * trips, not the emulator's CPU, bound the throughput.
+ */
+export const MODELLED_AWS_LATENCY_MS = { S3: 25, DynamoDB: 8, SQS: 10 } as const;
+
+type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+/**
+ * Invokes a worker's batch handler directly with the batches Lambda would deliver (10 records each,
+ * 4 invocations at once, as the deployed mapping), against the emulator without a proxy. This is
+ * the worker's own throughput: on this machine the local runner's end-to-end figure is capped by
+ * the emulator's ReceiveMessage (about 200 ms per call in moto 5.2.1, one call per batch), which
+ * on AWS takes milliseconds and is made by many pollers in parallel.
+ *
+ * @example
+ * const figures = await measureWorkerThroughput({ clients, system: 'rerun', inputBucket, keys, repeats: 3 });
+ */
+export async function measureWorkerThroughput(options: {
+  readonly clients: AwsClients;
+  readonly system: 'rerun' | 'powertools';
+  readonly inputBucket: string;
+  readonly inputs: readonly { readonly key: string; readonly etag: string }[];
+  readonly repeats: number;
+}): Promise<WorkerThroughput> {
+  const { clients } = options;
+  const events = batches(options.inputBucket, options.inputs);
+  const firstRuns: number[] = [];
+  let handler: Handler | undefined;
+  for (let i = 0; i < options.repeats; i++) {
+    handler = await freshHandler(clients, options.system);
+    firstRuns.push(await invokeAll(handler, events, options.inputs.length));
+  }
+  if (!handler) throw new Error('repeats must be at least 1');
+  const rerunItemsPerSecond = await invokeAll(handler, events, options.inputs.length);
+  const sorted = [...firstRuns].sort((a, b) => a - b);
+  return { firstItemsPerSecond: sorted[Math.floor(sorted.length / 2)] ?? 0, firstRuns, rerunItemsPerSecond };
+}
+
+/** A handler writing to a fresh output bucket (and idempotency table): every item is new to it. */
+async function freshHandler(clients: AwsClients, system: 'rerun' | 'powertools'): Promise<Handler> {
+  const id = `bench-w-${randomBytes(3).toString('hex')}`;
+  const outputBucket = `${id}-out`;
+  await clients.s3.send(new CreateBucketCommand({ Bucket: outputBucket }));
+  if (system === 'rerun') {
+    // What functions/normalize/handler.ts builds, without a side effect (no NOTIFY_URL).
+    return createSqsBatchHandler({
+      worker: createNormalizeWorker({ outputBucket }),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+    });
+  }
+  const idempotencyTable = `${id}-idempotency`;
+  await clients.dynamodb.send(
+    new CreateTableCommand({
+      TableName: idempotencyTable,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+    }),
+  );
+  return createPowertoolsNormalizeHandler({
+    s3: clients.s3,
+    dynamodb: clients.dynamodb,
+    outputBucket,
+    idempotencyTable,
+  });
+}
+
+async function invokeAll(handler: Handler, events: readonly SQSEvent[], items: number): Promise<number> {
+  const started = performance.now();
+  await mapWithConcurrency(events, topology.normalize.maxConcurrency, async (event, i) => {
+    const context = createLambdaContext({
+      functionName: 'bench',
+      region: 'us-east-1',
+      accountId: '123456789012',
+      memoryLimitInMB: topology.normalize.memoryMiB,
+      awsRequestId: `bench-${i}`,
+      logStreamName: 'bench',
+      deadline: Date.now() + topology.normalize.functionTimeoutSeconds * 1000,
+      now: Date.now,
+    });
+    const response = await handler(event, context);
+    if (response.batchItemFailures.length > 0) {
+      throw new Error(`a benchmark batch failed: ${JSON.stringify(response.batchItemFailures)}`);
+    }
+  });
+  return Math.round((items * 10_000) / (performance.now() - started)) / 10;
+}
+
+function batches(bucket: string, inputs: readonly { key: string; etag: string }[]): SQSEvent[] {
+  const records = inputs.map(({ key, etag }, i) =>
+    toSqsRecord(
+      {
+        MessageId: `bench-${i}`,
+        ReceiptHandle: `bench-${i}`,
+        Body: JSON.stringify({
+          Records: [
+            {
+              eventVersion: '2.1',
+              eventSource: 'aws:s3',
+              awsRegion: 'us-east-1',
+              eventName: 'ObjectCreated:Put',
+              s3: {
+                bucket: { name: bucket },
+                object: { key: encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/'), eTag: etag },
+              },
+            },
+          ],
+        }),
+        Attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0' },
+      },
+      { queueArn: 'arn:aws:sqs:us-east-1:123456789012:bench', region: 'us-east-1' },
+    ),
+  );
+  const size = topology.normalize.batchSize;
+  return Array.from({ length: Math.ceil(records.length / size) }, (_, i) => ({
+    Records: records.slice(i * size, (i + 1) * size),
+  }));
+}
