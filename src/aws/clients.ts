@@ -26,6 +26,19 @@ export interface AwsClientOptions {
    * @default 3
    */
   maxAttempts?: number;
+  /**
+   * Give up on a connection that is not established within this time (then the SDK retries).
+   * @default 5_000
+   */
+  connectionTimeoutMs?: number;
+  /**
+   * Give up on a request whose socket stays silent this long. It is an idle timeout, so a long
+   * streaming GET that keeps receiving data is not cut; it must exceed SQS's longest long poll (20 s).
+   * Without it a hung connection holds its whole batch until the function times out (S3's SDK
+   * default is no timeout at all).
+   * @default 30_000
+   */
+  requestTimeoutMs?: number;
 }
 
 /**
@@ -43,6 +56,12 @@ export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
   const common = {
     region,
     maxAttempts: options.maxAttempts ?? 3,
+    requestHandler: {
+      connectionTimeout: options.connectionTimeoutMs ?? 5_000,
+      // The SDK's socketTimeout is the idle timeout (its requestTimeout bounds the whole request,
+      // which would cut a long streaming GET, and only warns by default).
+      socketTimeout: options.requestTimeoutMs ?? 30_000,
+    },
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
   };
   return {
