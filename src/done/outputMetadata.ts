@@ -20,6 +20,12 @@ export const MetadataKey = {
    * `sha256-composite` for multipart outputs (each part's SHA-256 verified by S3 at upload).
    */
   INTEGRITY: 'rerun-integrity',
+  /**
+   * Side outputs published with this output (`quarantine`, comma-separated, or `none`), so a
+   * replacement knows which side objects of the older content exist. Single-part outputs only:
+   * multipart metadata is written before the side outputs are known.
+   */
+  SIDE_OUTPUTS: 'rerun-side-outputs',
 } as const;
 
 /** Prefix of the transform's own summary fields in metadata, e.g. `rerun-x-records`. */
@@ -64,8 +70,9 @@ export function buildOutputMetadata(options: {
   codeVersion: string;
   integrity: Integrity;
   summary?: Readonly<Record<string, string | number>>;
+  sideOutputs?: readonly string[];
 }): Record<string, string> {
-  const { source, codeVersion, integrity, summary = {} } = options;
+  const { source, codeVersion, integrity, summary = {}, sideOutputs } = options;
   const metadata: Record<string, string> = {
     [MetadataKey.SOURCE]: encodeSource(source),
     [MetadataKey.SOURCE_ETAG]: source.etag,
@@ -74,11 +81,25 @@ export function buildOutputMetadata(options: {
       integrity.kind === 'sha256' ? `sha256:${integrity.sha256Base64}:${integrity.bytes}` : 'sha256-composite',
   };
   if (source.versionId) metadata[MetadataKey.SOURCE_VERSION] = source.versionId;
+  if (sideOutputs) metadata[MetadataKey.SIDE_OUTPUTS] = sideOutputs.length > 0 ? sideOutputs.join(',') : 'none';
   for (const [name, value] of Object.entries(summary)) {
     if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`summary field "${name}" must be lower-case letters, digits, '-'`);
     metadata[`${SUMMARY_PREFIX}${name}`] = String(value);
   }
   return metadata;
+}
+
+/**
+ * The side outputs an output's metadata says were published with it; undefined when it does not
+ * say (multipart outputs, or outputs of older code): then any of them may exist.
+ *
+ * @example
+ * publishedSideOutputs({ 'rerun-side-outputs': 'quarantine' }); // ['quarantine']
+ */
+export function publishedSideOutputs(metadata: Readonly<Record<string, string>>): string[] | undefined {
+  const listed = metadata[MetadataKey.SIDE_OUTPUTS];
+  if (listed === undefined) return undefined;
+  return listed === 'none' || listed === '' ? [] : listed.split(',');
 }
 
 /**

@@ -88,12 +88,14 @@ export class OutputWriter {
   }
 
   /**
-   * Publishes the output under `condition`. `summary` (the transform's counts) goes into the
-   * metadata of single-part outputs; multipart metadata is fixed when the upload starts.
+   * Publishes the output under `condition`. `summary` (the transform's counts) and the names of
+   * the side outputs published with it go into the metadata of single-part outputs; multipart
+   * metadata is fixed when the upload starts.
    */
   async publish(
     condition: WriteCondition,
     summary: Readonly<Record<string, string | number>> = {},
+    sideOutputs?: readonly string[],
   ): Promise<WriteResult> {
     const { store, bucket, key, source, codeVersion } = this.options;
     if (this.uploadId === undefined) {
@@ -108,6 +110,7 @@ export class OutputWriter {
         codeVersion,
         integrity: { kind: 'sha256', sha256Base64: this.single.sha256Base64, bytes: this.single.body.byteLength },
         summary,
+        ...(sideOutputs ? { sideOutputs } : {}),
       });
       return store.put(bucket, key, this.single.body, {
         condition,

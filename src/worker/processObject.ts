@@ -1,5 +1,5 @@
 import { type Judgement, judgeOutput, OutputState } from '../done/judgeOutput.js';
-import { readSummary, type SourceIdentity } from '../done/outputMetadata.js';
+import { publishedSideOutputs, readSummary, type SourceIdentity } from '../done/outputMetadata.js';
 import { PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
@@ -188,13 +188,22 @@ async function attempt(
   }
 
   const condition: WriteCondition = head ? { ifMatch: head.etag } : { ifNoneMatch: '*' };
-  const published = await publishWithConflictRetry(main, condition, summary);
+  const sideOutputsWritten = [...sides].filter(([, side]) => side.writer.bytesWritten > 0).map(([name]) => name);
+  const published = await publishWithConflictRetry(main, condition, summary, sideOutputsWritten);
   if (published.status !== WriteStatus.WRITTEN) {
     await main.abort();
     return 'lost-race';
   }
 
-  if (head) await removeStaleSideOutputs(worker, store, object, sides, logger);
+  if (head)
+    await removeStaleSideOutputs(
+      worker,
+      store,
+      object,
+      sideOutputsWritten,
+      publishedSideOutputs(head.metadata),
+      logger,
+    );
   return {
     status: 'processed',
     reason: `${verdict.state === OutputState.MISSING ? 'output created' : `output replaced (${describe(verdict).was})`}${describeSummary(summary)}`,
@@ -218,9 +227,10 @@ async function publishWithConflictRetry(
   writer: OutputWriter,
   condition: WriteCondition,
   summary: Readonly<Record<string, string | number>>,
+  sideOutputs?: readonly string[],
 ): Promise<WriteResult> {
   for (let retry = 0; ; retry++) {
-    const result = await writer.publish(condition, summary);
+    const result = await writer.publish(condition, summary, sideOutputs);
     if (result.status !== WriteStatus.CONFLICT || retry >= SINGLE_PUT_CONFLICT_RETRIES) return result;
     await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** retry));
   }
@@ -263,17 +273,21 @@ async function publishSideOutput(
 
 /**
  * When an output is replaced and this run produced no content for a side output (e.g. the new
- * input has no bad rows), the side object of the older content would mislead: remove it.
+ * input has no bad rows), the side object of the older content would mislead: remove it. Only
+ * those the replaced output's metadata lists are removed; when it lists none (a multipart output),
+ * any may exist.
  */
 async function removeStaleSideOutputs(
   worker: WorkerDefinition,
   store: S3ObjectStore,
   object: S3ObjectEvent,
-  written: Map<string, { writer: OutputWriter }>,
+  writtenNow: readonly string[],
+  publishedBefore: readonly string[] | undefined,
   logger: Logger,
 ): Promise<void> {
   for (const [name, keyOf] of Object.entries(worker.sideOutputs ?? {})) {
-    if ((written.get(name)?.writer.bytesWritten ?? 0) > 0) continue;
+    if (writtenNow.includes(name)) continue;
+    if (publishedBefore && !publishedBefore.includes(name)) continue;
     const key = keyOf(object);
     await store.delete(worker.outputBucket, key);
     logger.debug('removed side output of older content', { sideOutput: name, key });

@@ -152,6 +152,16 @@ describe('processObject against the emulator', () => {
     expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
   });
 
+  it('replacing an output that had no side output deletes nothing (its metadata lists none)', async () => {
+    await put('a.txt', 'x\n');
+    await processObject(worker, event('a.txt'), { store });
+    await put('a.txt', 'y\n');
+    log.clear();
+    expect(await processObject(worker, event('a.txt'), { store })).toMatchObject({ status: 'processed' });
+    expect(log.count({ operation: 'DeleteObject' })).toBe(0);
+    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject']);
+  });
+
   it('overlapping workers on one object: one output, correct content, every call succeeds', async () => {
     await put('a.txt', 'same\n');
     const outcomes = await Promise.all(
