@@ -1,7 +1,8 @@
 import { type AwsClients, createAwsClients } from '../src/aws/clients.js';
+import { daysInWindow, PartitionWindowInvalidError } from '../src/partition/partition.js';
 import { requireBucket, requireQueueUrl } from '../src/status/pipelineResources.js';
 import { topology as defaultTopology, type Topology, type WorkerTopology, workerQueueNames } from '../src/topology.js';
-import type { CliOption, OptionValues } from './command.js';
+import { type CliOption, CliUsageError, type OptionValues } from './command.js';
 
 /**
  * Where the `status`, `backfill` and `redrive` commands act: the local stack of `rerun dev` or a
@@ -139,4 +140,23 @@ export function emptyWindowHint(
     `note: no normalized output and no summary in this window under normalized/${target.inputBucket}/ of ` +
     `${target.outputBucket}. If that is unexpected, check the input bucket (--input-bucket or RERUN_INPUT_BUCKET).\n`
   );
+}
+
+/**
+ * The `--from` / `--to` window of status and backfill, checked: both given, valid days, in order.
+ *
+ * @example
+ * const { from, to } = requireWindow(values); // throws CliUsageError with what to fix
+ */
+export function requireWindow(values: OptionValues): { from: string; to: string } {
+  const from = stringOption(values, 'from');
+  const to = stringOption(values, 'to');
+  if (!from || !to) throw new CliUsageError('--from and --to are required (YYYY-MM-DD).');
+  try {
+    daysInWindow(from, to);
+  } catch (error) {
+    if (error instanceof PartitionWindowInvalidError) throw new CliUsageError(error.message);
+    throw error;
+  }
+  return { from, to };
 }

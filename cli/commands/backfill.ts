@@ -3,7 +3,6 @@ import { isProgressStep, renderProgressBar } from '../../src/backfill/progressBa
 import { BackfillWaitEnd, runBackfill } from '../../src/backfill/runBackfill.js';
 import { RerunError } from '../../src/errors.js';
 import { SUMMARIZE_CODE_VERSION } from '../../src/partition/codeVersion.js';
-import { daysInWindow, PartitionWindowInvalidError } from '../../src/partition/partition.js';
 import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
 import { summaryLayout } from '../../src/partition/summaryLayout.js';
 import { formatStatusCounts, formatStatusTable } from '../../src/status/formatStatusTable.js';
@@ -12,6 +11,7 @@ import { type CliCommand, CliUsageError, integerOption } from '../command.js';
 import {
   emptyWindowHint,
   requireOutputBucket,
+  requireWindow,
   resolvePipelineTarget,
   stringOption,
   targetOptions,
@@ -70,15 +70,7 @@ Examples:
   rerun backfill --from 2026-01-01 --to 2026-01-30 --dry-run
   rerun backfill --from 2026-01-01 --to 2026-01-30 --mode all --rate 20 --wait`,
   async run({ values }, io) {
-    const from = stringOption(values, 'from');
-    const to = stringOption(values, 'to');
-    if (!from || !to) throw new CliUsageError('--from and --to are required (YYYY-MM-DD).');
-    try {
-      daysInWindow(from, to);
-    } catch (error) {
-      if (error instanceof PartitionWindowInvalidError) throw new CliUsageError(error.message);
-      throw error;
-    }
+    const { from, to } = requireWindow(values);
     const modeText = stringOption(values, 'mode') ?? BackfillMode.STALE;
     const mode = parseBackfillMode(modeText);
     if (!mode) throw new CliUsageError(`--mode must be missing, stale or all (got "${modeText}").`);

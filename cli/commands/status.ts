@@ -1,18 +1,17 @@
 import { RerunError } from '../../src/errors.js';
 import { SUMMARIZE_CODE_VERSION } from '../../src/partition/codeVersion.js';
-import { daysInWindow, PartitionWindowInvalidError } from '../../src/partition/partition.js';
 import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
 import { summaryLayout } from '../../src/partition/summaryLayout.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { formatStatusCounts, formatStatusTable } from '../../src/status/formatStatusTable.js';
 import { partitionStatus } from '../../src/status/partitionStatus.js';
 import { explainAwsError } from '../../src/status/pipelineResources.js';
-import { type CliCommand, CliUsageError } from '../command.js';
+import type { CliCommand } from '../command.js';
 import {
   emptyWindowHint,
   requireOutputBucket,
+  requireWindow,
   resolvePipelineTarget,
-  stringOption,
   targetOptions,
 } from '../pipelineTarget.js';
 
@@ -46,15 +45,7 @@ Examples:
   rerun status --from 2026-01-01 --to 2026-01-31
   RERUN_OUTPUT_BUCKET=... RERUN_INPUT_BUCKET=... rerun status --from 2026-01-01 --to 2026-01-31 --json`,
   async run({ values }, io) {
-    const from = stringOption(values, 'from');
-    const to = stringOption(values, 'to');
-    if (!from || !to) throw new CliUsageError('--from and --to are required (YYYY-MM-DD).');
-    try {
-      daysInWindow(from, to);
-    } catch (error) {
-      if (error instanceof PartitionWindowInvalidError) throw new CliUsageError(error.message);
-      throw error;
-    }
+    const { from, to } = requireWindow(values);
     const target = resolvePipelineTarget(values, io.env);
     try {
       await requireOutputBucket(target);
