@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
@@ -38,16 +38,13 @@ export function handlerEntries(): string[] {
 }
 
 /**
- * Bundles a handler the way the stack does (infra/constructs/SqsWorker.ts: esbuild, ESM, minified,
- * `@aws-sdk/*` external because the Lambda runtime ships it), then imports it `runs` times, each in
- * a fresh node process, and keeps the median time of the import (module scope included: clients,
- * configuration). The target is node20, the local runtime (the stack targets node24; the size
- * difference is negligible).
+ * Bundles a handler as the stack does (esbuild, ESM, minified, `@aws-sdk/*` external) into
+ * node_modules/.cache/rerun-bench and returns the bundle's path.
  *
  * @example
- * const figures = await measureBundle('functions/normalize/handler.ts', 5);
+ * const file = await bundleHandler('functions/normalize/handler.ts');
  */
-export async function measureBundle(entry: string, runs = 5): Promise<BundleFigures> {
+export async function bundleHandler(entry: string, name = entry.replace(/[/\\.]/g, '_')): Promise<string> {
   mkdirSync(OUT_DIR, { recursive: true });
   const result = await build({
     entryPoints: [entry],
@@ -65,8 +62,24 @@ export async function measureBundle(entry: string, runs = 5): Promise<BundleFigu
   });
   const code = result.outputFiles[0]?.contents;
   if (!code) throw new Error(`esbuild produced no output for ${entry}`);
-  const file = join(OUT_DIR, `${entry.replace(/[/\\.]/g, '_')}.mjs`);
+  const file = join(OUT_DIR, `${name}.mjs`);
   writeFileSync(file, code);
+  return file;
+}
+
+/**
+ * Bundles a handler the way the stack does (infra/constructs/SqsWorker.ts: esbuild, ESM, minified,
+ * `@aws-sdk/*` external because the Lambda runtime ships it), then imports it `runs` times, each in
+ * a fresh node process, and keeps the median time of the import (module scope included: clients,
+ * configuration). The target is node20, the local runtime (the stack targets node24; the size
+ * difference is negligible).
+ *
+ * @example
+ * const figures = await measureBundle('functions/normalize/handler.ts', 5);
+ */
+export async function measureBundle(entry: string, runs = 5): Promise<BundleFigures> {
+  const file = await bundleHandler(entry);
+  const code = readFileSync(file);
 
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
@@ -9,13 +9,13 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
-import { build } from 'esbuild';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../functions/normalize/normalizeWorker.js';
 import type { AwsClients } from '../src/aws/clients.js';
 import { provisionLocalStack } from '../src/dev/provision.js';
 import { judgeOutput, OutputState } from '../src/done/judgeOutput.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
 import { topology } from '../src/topology.js';
+import { bundleHandler } from './bundleSize.js';
 
 /** The peak memory of the worker over one large input. */
 export interface PeakRssResult {
@@ -31,7 +31,7 @@ export interface PeakRssResult {
   readonly seconds: number;
 }
 
-const OUT_DIR = resolve('node_modules/.cache/rerun-bench');
+const _OUT_DIR = resolve('node_modules/.cache/rerun-bench');
 const PART_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -152,25 +152,8 @@ async function uploadGeneratedCsv(clients: AwsClients, bucket: string, key: stri
   return total;
 }
 
-async function bundle(entry: string): Promise<string> {
-  mkdirSync(OUT_DIR, { recursive: true });
-  const result = await build({
-    entryPoints: [entry],
-    bundle: true,
-    minify: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: ['@aws-sdk/*'],
-    banner: {
-      js: "import { createRequire as __rerunCreateRequire } from 'node:module';const require = __rerunCreateRequire(import.meta.url);",
-    },
-    write: false,
-    logLevel: 'silent',
-  });
-  const file = join(OUT_DIR, `rss-${entry.replace(/[/\\.]/g, '_')}.mjs`);
-  writeFileSync(file, result.outputFiles[0]?.contents ?? '');
-  return file;
+function bundle(entry: string): Promise<string> {
+  return bundleHandler(entry, `rss-${entry.replace(/[/\\.]/g, '_')}`);
 }
 
 /** Runs the bundled worker process until the queue is drained, sampling its RSS every 100 ms. */
