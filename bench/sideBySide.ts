@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../functions/normalize/normalizeWorker.js';
@@ -13,6 +12,7 @@ import { FaultProxy, type FaultProxyStats } from '../test/chaos/support/FaultPro
 import { type ChaosInput, generateInputs } from '../test/chaos/support/inputs.js';
 import { createPrng } from '../test/chaos/support/prng.js';
 import { type RunnerEvent, RunnerSupervisor } from '../test/chaos/support/RunnerSupervisor.js';
+import { createIdempotencyTable } from './baseline/powertoolsWorker.js';
 import { MODELLED_AWS_LATENCY_MS, measureWorkerThroughput, type WorkerThroughput } from './workerThroughput.js';
 
 /** The two workers compared. */
@@ -213,14 +213,7 @@ async function setUp(
   };
   if (system === System.POWERTOOLS) {
     const table = `${id}-idempotency`;
-    await clients.dynamodb.send(
-      new CreateTableCommand({
-        TableName: table,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-      }),
-    );
+    await createIdempotencyTable(clients.dynamodb, table);
     env.IDEMPOTENCY_TABLE = table;
     env.RUNNER_HANDLER = 'bench/baseline/handler.ts';
   }

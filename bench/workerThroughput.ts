@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createNormalizeWorker } from '../functions/normalize/normalizeWorker.js';
@@ -10,7 +9,7 @@ import { createLambdaContext } from '../src/runner/lambdaContext.js';
 import { toSqsRecord } from '../src/runner/sqsRecord.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
 import { topology } from '../src/topology.js';
-import { createPowertoolsNormalizeHandler } from './baseline/powertoolsWorker.js';
+import { createIdempotencyTable, createPowertoolsNormalizeHandler } from './baseline/powertoolsWorker.js';
 
 /** Items per second of a worker invoked directly, without SQS in the loop. */
 export interface WorkerThroughput {
@@ -76,14 +75,7 @@ async function freshHandler(clients: AwsClients, system: 'rerun' | 'powertools')
     });
   }
   const idempotencyTable = `${id}-idempotency`;
-  await clients.dynamodb.send(
-    new CreateTableCommand({
-      TableName: idempotencyTable,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-    }),
-  );
+  await createIdempotencyTable(clients.dynamodb, idempotencyTable);
   return createPowertoolsNormalizeHandler({
     s3: clients.s3,
     dynamodb: clients.dynamodb,

@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { formatOfKey, normalizeRecords } from '../../functions/normalize/normalizeRecords.js';
@@ -102,4 +102,21 @@ export function createPowertoolsNormalizeHandler(
     config.registerLambdaContext(context);
     return processPartialResponse(event, recordHandler, processor, { context });
   };
+}
+
+/**
+ * Creates the table Powertools' DynamoDBPersistenceLayer expects (partition key `id`, on demand).
+ *
+ * @example
+ * await createIdempotencyTable(dynamodb, 'bench-idempotency');
+ */
+export async function createIdempotencyTable(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
+  await dynamodb.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+    }),
+  );
 }

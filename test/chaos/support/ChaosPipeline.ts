@@ -20,7 +20,7 @@ import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { type SinkDelivery, startWebhookSink, type WebhookSink } from '../../../src/sink/WebhookSink.js';
 import type { Topology } from '../../../src/topology.js';
 import { type FaultPlan, FaultProxy, type FaultProxyStats, type Interceptor } from './FaultProxy.js';
-import { type RunnerEvent, RunnerSupervisor, type RunnerTotals } from './RunnerSupervisor.js';
+import { emptyRunnerTotals, type RunnerEvent, RunnerSupervisor, type RunnerTotals } from './RunnerSupervisor.js';
 
 /** Runner settings of a chaos pipeline (the event source mapping of each runner process). */
 export interface ChaosRunnerSettings {
@@ -351,19 +351,7 @@ function mergeStats(all: FaultProxyStats[]): FaultProxyStats {
 }
 
 function mergeTotals(all: RunnerTotals[]): RunnerTotals {
-  const merged: RunnerTotals = {
-    starts: 0,
-    kills: 0,
-    crashes: 0,
-    invocations: 0,
-    outcomes: {},
-    records: {},
-    effectsExecuted: 0,
-    failureReasons: {},
-    retained: 0,
-    deleteFailures: 0,
-    invocationErrors: {},
-  };
+  const merged = emptyRunnerTotals();
   const add = (target: Record<string, number>, source: Record<string, number>) => {
     for (const [k, v] of Object.entries(source)) target[k] = (target[k] ?? 0) + v;
   };

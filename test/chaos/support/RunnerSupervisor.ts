@@ -37,6 +37,23 @@ export interface RunnerTotals {
 }
 
 /** Options of {@link RunnerSupervisor}. */
+/** Totals of a runner that has not run yet. */
+export function emptyRunnerTotals(): RunnerTotals {
+  return {
+    starts: 0,
+    kills: 0,
+    crashes: 0,
+    invocations: 0,
+    outcomes: {},
+    records: {},
+    effectsExecuted: 0,
+    failureReasons: {},
+    retained: 0,
+    deleteFailures: 0,
+    invocationErrors: {},
+  };
+}
+
 export interface RunnerSupervisorOptions {
   /** Environment of the runner process (merged over this process's). */
   readonly env: Readonly<Record<string, string>>;
@@ -66,19 +83,7 @@ export interface RunnerSupervisorOptions {
  * await runner.stop();
  */
 export class RunnerSupervisor {
-  readonly totals: RunnerTotals = {
-    starts: 0,
-    kills: 0,
-    crashes: 0,
-    invocations: 0,
-    outcomes: {},
-    records: {},
-    effectsExecuted: 0,
-    failureReasons: {},
-    retained: 0,
-    deleteFailures: 0,
-    invocationErrors: {},
-  };
+  readonly totals: RunnerTotals = emptyRunnerTotals();
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
   private stopping = false;
