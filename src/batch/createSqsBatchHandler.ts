@@ -113,7 +113,12 @@ export function createSqsBatchHandler(
     try {
       for (const object of intake.objects) {
         current = { bucket: object.bucket, key: object.key };
-        const outcome = await processObject(options.worker, object, { store: options.store, logger });
+        const outcome = await processObject(options.worker, object, {
+          store: options.store,
+          logger,
+          // A redelivery: an earlier attempt may have died between a side output and the main output.
+          sweepSideOutputs: base.receiveCount > 1,
+        });
         outcomes.push(outcome);
         if (options.afterOutput && outcome.output) {
           const effect = await options.afterOutput(outcome.output, {

@@ -21,9 +21,11 @@ export const MetadataKey = {
    */
   INTEGRITY: 'rerun-integrity',
   /**
-   * Side outputs published with this output (`quarantine`, comma-separated, or `none`), so a
-   * replacement knows which side objects of the older content exist. Single-part outputs only:
-   * multipart metadata is written before the side outputs are known.
+   * Side outputs published with this output and the ETag each had (`quarantine=<etag>`,
+   * comma-separated, or `none`). The main output is the commit point: a side object whose ETag is
+   * not the listed one is not part of it (a concurrent writer of other content changed it), and the
+   * done-check rebuilds. A replacement also learns which side objects of the older content exist.
+   * Single-part outputs only: multipart metadata is written before the side outputs are known.
    */
   SIDE_OUTPUTS: 'rerun-side-outputs',
 } as const;
@@ -70,7 +72,8 @@ export function buildOutputMetadata(options: {
   codeVersion: string;
   integrity: Integrity;
   summary?: Readonly<Record<string, string | number>>;
-  sideOutputs?: readonly string[];
+  /** Side outputs published with it: name to ETag. */
+  sideOutputs?: Readonly<Record<string, string>>;
 }): Record<string, string> {
   const { source, codeVersion, integrity, summary = {}, sideOutputs } = options;
   const metadata: Record<string, string> = {
@@ -81,7 +84,10 @@ export function buildOutputMetadata(options: {
       integrity.kind === 'sha256' ? `sha256:${integrity.sha256Base64}:${integrity.bytes}` : 'sha256-composite',
   };
   if (source.versionId) metadata[MetadataKey.SOURCE_VERSION] = source.versionId;
-  if (sideOutputs) metadata[MetadataKey.SIDE_OUTPUTS] = sideOutputs.length > 0 ? sideOutputs.join(',') : 'none';
+  if (sideOutputs) {
+    const listed = Object.entries(sideOutputs).map(([name, etag]) => `${name}=${etag}`);
+    metadata[MetadataKey.SIDE_OUTPUTS] = listed.length > 0 ? listed.join(',') : 'none';
+  }
   for (const [name, value] of Object.entries(summary)) {
     if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`summary field "${name}" must be lower-case letters, digits, '-'`);
     metadata[`${SUMMARY_PREFIX}${name}`] = String(value);
@@ -90,16 +96,23 @@ export function buildOutputMetadata(options: {
 }
 
 /**
- * The side outputs an output's metadata says were published with it; undefined when it does not
- * say (multipart outputs, or outputs of older code): then any of them may exist.
+ * The side outputs an output's metadata says were published with it, name to ETag (an empty ETag
+ * when the metadata names the side output only, as earlier builds wrote it); undefined when it
+ * does not say (multipart outputs): then any of them may exist.
  *
  * @example
- * publishedSideOutputs({ 'rerun-side-outputs': 'quarantine' }); // ['quarantine']
+ * publishedSideOutputs({ 'rerun-side-outputs': 'quarantine=9b2cf5' }); // Map { 'quarantine' => '9b2cf5' }
  */
-export function publishedSideOutputs(metadata: Readonly<Record<string, string>>): string[] | undefined {
+export function publishedSideOutputs(metadata: Readonly<Record<string, string>>): Map<string, string> | undefined {
   const listed = metadata[MetadataKey.SIDE_OUTPUTS];
   if (listed === undefined) return undefined;
-  return listed === 'none' || listed === '' ? [] : listed.split(',');
+  if (listed === 'none' || listed === '') return new Map();
+  return new Map(
+    listed.split(',').map((entry) => {
+      const at = entry.indexOf('=');
+      return at < 0 ? [entry, ''] : [entry.slice(0, at), entry.slice(at + 1)];
+    }),
+  );
 }
 
 /**

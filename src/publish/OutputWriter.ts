@@ -88,14 +88,14 @@ export class OutputWriter {
   }
 
   /**
-   * Publishes the output under `condition`. `summary` (the transform's counts) and the names of
-   * the side outputs published with it go into the metadata of single-part outputs; multipart
-   * metadata is fixed when the upload starts.
+   * Publishes the output under `condition`. `summary` (the transform's counts) and the side
+   * outputs published with it (name to ETag) go into the metadata of single-part outputs;
+   * multipart metadata is fixed when the upload starts.
    */
   async publish(
     condition: WriteCondition,
     summary: Readonly<Record<string, string | number>> = {},
-    sideOutputs?: readonly string[],
+    sideOutputs?: Readonly<Record<string, string>>,
   ): Promise<WriteResult> {
     const { store, bucket, key, source, codeVersion } = this.options;
     if (this.uploadId === undefined) {

@@ -49,6 +49,13 @@ export interface ProcessObjectOptions {
    * @default 4
    */
   readonly maxRounds?: number;
+  /**
+   * An earlier attempt of this message may have died between publishing a side output and the main
+   * output (it is a redelivery): at the end, remove side objects the final output does not list.
+   * The batch handler sets it when the message's receive count is above 1.
+   * @default false
+   */
+  readonly sweepSideOutputs?: boolean;
 }
 
 const SINGLE_PUT_CONFLICT_RETRIES = 3;
@@ -85,10 +92,23 @@ export async function processObject(
     bucket: object.bucket,
     key: object.key,
   });
+  // Side objects this call wrote in rounds that then lost the publish race: nothing lists them.
+  const orphans = new Map<string, string>();
   for (let round = 1; round <= maxRounds; round++) {
     const result = await attempt(worker, object, options.store, logger);
-    if (result !== 'lost-race') return result;
-    logger.info('publish lost a race to another writer; re-running the done-check', { round });
+    if ('lostRace' in result) {
+      for (const [name, etag] of Object.entries(result.sideOutputs)) orphans.set(name, etag);
+      logger.info('publish lost a race to another writer; re-running the done-check', { round });
+      continue;
+    }
+    if (orphans.size > 0 || options.sweepSideOutputs) {
+      await sweepSideOutputs(worker, options.store, object, result, {
+        orphans,
+        debris: options.sweepSideOutputs === true,
+        logger,
+      });
+    }
+    return result.outcome;
   }
   throw new PublishConflictError(
     `Output for s3://${object.bucket}/${object.key} kept changing under concurrent writers (${maxRounds} rounds); ` +
@@ -102,21 +122,45 @@ function skipReason(worker: WorkerDefinition, object: S3ObjectEvent): string | u
   return worker.skipReason?.(object);
 }
 
+/** How one round ended: an outcome with the side outputs the final output lists, or a lost race. */
+type AttemptResult =
+  | { readonly outcome: ObjectOutcome; readonly final: FinalOutput }
+  | { readonly lostRace: true; readonly sideOutputs: Readonly<Record<string, string>> };
+
+/** What the output in place at the end of a round says about its side outputs. */
+interface FinalOutput {
+  /** Source ETag it was built from (undefined when nothing was written: the input is gone). */
+  readonly sourceEtag?: string;
+  /** Side outputs it lists, name to ETag; undefined when it does not say (multipart). */
+  readonly sideOutputs?: ReadonlyMap<string, string>;
+}
+
 async function attempt(
   worker: WorkerDefinition,
   object: S3ObjectEvent,
   store: S3ObjectStore,
   logger: Logger,
-): Promise<ObjectOutcome | 'lost-race'> {
+): Promise<AttemptResult> {
   const outputKey = worker.outputKey(object);
   const head = await store.head(worker.outputBucket, outputKey);
   const verdict = judgeOutput(head, { source: object, codeVersion: worker.codeVersion, validate: worker.validate });
+  const listed = head ? publishedSideOutputs(head.metadata) : undefined;
 
-  const input = await store.get(object.bucket, object.key, {
-    ...(verdict.state === OutputState.BUILT ? { ifNoneMatch: verdict.sourceEtag } : {}),
-  });
+  // A built output is done only with the side objects it lists (checked beside the conditional GET,
+  // only when it lists any): a concurrent writer of other content may have replaced one after the commit.
+  const [firstRead, sideProblem] = await Promise.all([
+    store.get(object.bucket, object.key, {
+      ...(verdict.state === OutputState.BUILT ? { ifNoneMatch: verdict.sourceEtag } : {}),
+    }),
+    verdict.state === OutputState.BUILT && listed ? checkListedSideOutputs(worker, store, object, listed) : undefined,
+  ]);
+  let input = firstRead;
+  if (input.status === 'not-modified' && verdict.state === OutputState.BUILT && sideProblem) {
+    logger.info('rebuilding output: a side object it lists was changed', { outputKey, sideOutput: sideProblem });
+    input = await store.get(object.bucket, object.key);
+  }
   if (input.status === 'not-modified' && verdict.state === OutputState.BUILT) {
-    return {
+    const outcome: ObjectOutcome = {
       status: 'skipped',
       reason: `already done: output is valid and current (input ETag ${verdict.sourceEtag})`,
       outputKey,
@@ -131,10 +175,17 @@ async function attempt(
         sourceEtag: verdict.sourceEtag,
       },
     };
+    return { outcome, final: { sourceEtag: verdict.sourceEtag, ...(listed ? { sideOutputs: listed } : {}) } };
   }
   if (input.status !== 'ok') {
     // The event is older than a delete: acknowledge it and write nothing.
-    return { status: 'skipped', reason: 'input no longer exists: nothing written', outputKey };
+    return {
+      outcome: { status: 'skipped', reason: 'input no longer exists: nothing written', outputKey },
+      final:
+        verdict.state === OutputState.BUILT
+          ? { sourceEtag: verdict.sourceEtag, ...(listed ? { sideOutputs: listed } : {}) }
+          : {},
+    };
   }
 
   const source: SourceIdentity = {
@@ -181,30 +232,23 @@ async function attempt(
     throw error;
   }
 
-  // Side outputs first: the main output is the commit point, so once it is valid its side outputs exist.
-  for (const { key, writer } of sides.values()) {
+  // Side outputs first: the main output is the commit point, so once it is valid its side outputs
+  // exist. It lists each with its ETag.
+  const sideOutputsWritten: Record<string, string> = {};
+  for (const [name, { key, writer }] of sides) {
     if (writer.bytesWritten === 0) continue;
-    await publishSideOutput(worker, store, key, writer, source);
+    sideOutputsWritten[name] = await publishSideOutput(worker, store, key, writer, source);
   }
 
   const condition: WriteCondition = head ? { ifMatch: head.etag } : { ifNoneMatch: '*' };
-  const sideOutputsWritten = [...sides].filter(([, side]) => side.writer.bytesWritten > 0).map(([name]) => name);
   const published = await publishWithConflictRetry(main, condition, summary, sideOutputsWritten);
   if (published.status !== WriteStatus.WRITTEN) {
     await main.abort();
-    return 'lost-race';
+    return { lostRace: true, sideOutputs: sideOutputsWritten };
   }
 
-  if (head)
-    await removeStaleSideOutputs(
-      worker,
-      store,
-      object,
-      sideOutputsWritten,
-      publishedSideOutputs(head.metadata),
-      logger,
-    );
-  return {
+  if (head) await removeStaleSideOutputs(worker, store, object, Object.keys(sideOutputsWritten), listed, logger);
+  const outcome: ObjectOutcome = {
     status: 'processed',
     reason: `${verdict.state === OutputState.MISSING ? 'output created' : `output replaced (${describe(verdict).was})`}${describeSummary(summary)}`,
     outputKey,
@@ -220,6 +264,33 @@ async function attempt(
       sourceEtag: source.etag,
     },
   };
+  return {
+    outcome,
+    final: {
+      sourceEtag: source.etag,
+      ...(main.storesSummary ? { sideOutputs: new Map(Object.entries(sideOutputsWritten)) } : {}),
+    },
+  };
+}
+
+/**
+ * The first side output a built output lists whose object is missing or has another ETag, or
+ * undefined when all match (or the output lists them by name only, without ETags).
+ */
+async function checkListedSideOutputs(
+  worker: WorkerDefinition,
+  store: S3ObjectStore,
+  object: S3ObjectEvent,
+  listed: ReadonlyMap<string, string>,
+): Promise<string | undefined> {
+  const checks = [...listed].map(async ([name, etag]) => {
+    const keyOf = worker.sideOutputs?.[name];
+    if (!keyOf || etag === '') return undefined;
+    const side = await store.head(worker.outputBucket, keyOf(object));
+    if (!side) return `${name} is missing`;
+    return side.etag === etag ? undefined : `${name} has ETag ${side.etag}, the output lists ${etag}`;
+  });
+  return (await Promise.all(checks)).find((problem) => problem !== undefined);
 }
 
 /** 409 ConditionalRequestConflict: retry the same request (a single PutObject still has its body). */
@@ -227,7 +298,7 @@ async function publishWithConflictRetry(
   writer: OutputWriter,
   condition: WriteCondition,
   summary: Readonly<Record<string, string | number>>,
-  sideOutputs?: readonly string[],
+  sideOutputs?: Readonly<Record<string, string>>,
 ): Promise<WriteResult> {
   for (let retry = 0; ; retry++) {
     const result = await writer.publish(condition, summary, sideOutputs);
@@ -247,11 +318,11 @@ async function publishSideOutput(
   key: string,
   writer: OutputWriter,
   source: SourceIdentity,
-): Promise<void> {
+): Promise<string> {
   let condition: WriteCondition = { ifNoneMatch: '*' };
   for (let round = 0; round < 3; round++) {
     const result = await publishWithConflictRetry(writer, condition, {});
-    if (result.status === WriteStatus.WRITTEN) return;
+    if (result.status === WriteStatus.WRITTEN) return result.etag;
     if (result.status === WriteStatus.CONFLICT) break;
     const existing = await store.head(worker.outputBucket, key);
     if (!existing) {
@@ -261,7 +332,7 @@ async function publishSideOutput(
     const verdict = judgeOutput(existing, { source, codeVersion: worker.codeVersion });
     if (verdict.state === OutputState.BUILT && verdict.sourceEtag === source.etag) {
       await writer.abort();
-      return;
+      return existing.etag;
     }
     condition = { ifMatch: existing.etag };
   }
@@ -282,15 +353,58 @@ async function removeStaleSideOutputs(
   store: S3ObjectStore,
   object: S3ObjectEvent,
   writtenNow: readonly string[],
-  publishedBefore: readonly string[] | undefined,
+  publishedBefore: ReadonlyMap<string, string> | undefined,
   logger: Logger,
 ): Promise<void> {
   for (const [name, keyOf] of Object.entries(worker.sideOutputs ?? {})) {
     if (writtenNow.includes(name)) continue;
-    if (publishedBefore && !publishedBefore.includes(name)) continue;
+    if (publishedBefore && !publishedBefore.has(name)) continue;
     const key = keyOf(object);
     await store.delete(worker.outputBucket, key);
     logger.debug('removed side output of older content', { sideOutput: name, key });
+  }
+}
+
+/**
+ * Removes side objects that the output in place does not list, once a call has settled:
+ *
+ * - `orphans`: written by this call in a round that then lost the publish race. Removed when the
+ *   object is still the one this call wrote (same ETag) and the final output does not list it
+ *   with that ETag: the winner's content had no such side output, or other rows.
+ * - `debris`: on a redelivery, any declared side object built from other input content than the
+ *   final output's and not listed by it: left by an earlier attempt that died between the side and
+ *   the main output. (Only when the final output lists its side outputs; a multipart one does not.)
+ *
+ * A writer of newer content may still be between its side output and its main output: its side
+ * object was built from other content than ours and is not an orphan of ours; for debris the
+ * window remains, and the done-check (a listed side object with another ETag) repairs it.
+ */
+async function sweepSideOutputs(
+  worker: WorkerDefinition,
+  store: S3ObjectStore,
+  object: S3ObjectEvent,
+  result: { readonly final: FinalOutput },
+  options: { orphans: ReadonlyMap<string, string>; debris: boolean; logger: Logger },
+): Promise<void> {
+  const { final } = result;
+  for (const [name, keyOf] of Object.entries(worker.sideOutputs ?? {})) {
+    const listedEtag = final.sideOutputs?.get(name);
+    const orphanEtag = options.orphans.get(name);
+    const isDebrisCandidate = options.debris && final.sideOutputs !== undefined && listedEtag === undefined;
+    if (orphanEtag === undefined && !isDebrisCandidate) continue;
+    if (orphanEtag !== undefined && listedEtag === orphanEtag) continue;
+    const key = keyOf(object);
+    const existing = await store.head(worker.outputBucket, key);
+    if (!existing || existing.etag === listedEtag) continue;
+    const mine = orphanEtag !== undefined && existing.etag === orphanEtag;
+    const builtFrom = judgeOutput(existing, { source: object, codeVersion: worker.codeVersion });
+    const debris =
+      isDebrisCandidate &&
+      (builtFrom.state !== OutputState.BUILT ||
+        (final.sourceEtag !== undefined && builtFrom.sourceEtag !== final.sourceEtag));
+    if (!mine && !debris) continue;
+    await store.delete(worker.outputBucket, key);
+    options.logger.info('removed a side object the output does not list', { sideOutput: name, key, mine });
   }
 }
 

@@ -190,6 +190,76 @@ describe('processObject against the emulator', () => {
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
   });
 
+  it('a writer of older content that loses the race removes the side output it wrote (the winner has none)', async () => {
+    await put('a.txt', 'ok\n!bad\n');
+    // A reads content with a bad row; before it publishes, clean content lands and B publishes it.
+    const slowWorker = upperWorker(output, {
+      async transform(inputArg, outputs) {
+        const result = await worker.transform(inputArg, outputs);
+        await put('a.txt', 'ok\n');
+        await processObject(worker, event('a.txt'), { store: new S3ObjectStore(testClients().s3) });
+        return result;
+      },
+    });
+    log.clear();
+    const outcome = await processObject(slowWorker, event('a.txt'), { store });
+    expect(outcome.status).toBe('skipped');
+    // A published its quarantine, lost the main output's race, found B's output current, and removed it.
+    expect(log.requests.filter((r) => r.operation === 'DeleteObject').map((r) => r.input.Key)).toEqual([
+      `quarantine/${input}/a.txt.txt`,
+    ]);
+    expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
+  });
+
+  it('a writer of older content that replaced the winner\'s side output repairs it before it returns', async () => {
+    await put('a.txt', 'ok\n!bad-old\n');
+    const slowWorker = upperWorker(output, {
+      async transform(inputArg, outputs) {
+        const result = await worker.transform(inputArg, outputs);
+        await put('a.txt', 'new\n!bad-new\n');
+        await processObject(worker, event('a.txt'), { store: new S3ObjectStore(testClients().s3) });
+        return result;
+      },
+    });
+    const outcome = await processObject(slowWorker, event('a.txt'), { store });
+    // A's side output replaced B's (other content), then A lost the main output's race. The
+    // done-check of its next round finds the side object B's output lists changed, and rebuilds.
+    expect(outcome).toMatchObject({ status: 'processed', reason: expect.stringMatching(/^output replaced/) });
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('NEW\n');
+    expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toBe('!bad-new\n');
+  });
+
+  it('the done-check includes the side outputs an output lists: a changed one is rebuilt', async () => {
+    await put('a.txt', 'ok\n!bad\n');
+    await processObject(worker, event('a.txt'), { store });
+    log.clear();
+    expect(await processObject(worker, event('a.txt'), { store })).toMatchObject({ status: 'skipped' });
+    // Rerun of an output with a side output: HEAD output, HEAD side output, conditional GET (304).
+    expect(log.operations('S3').sort()).toEqual(['GetObject', 'HeadObject', 'HeadObject']);
+
+    await clients.s3.send(
+      new PutObjectCommand({ Bucket: output, Key: `quarantine/${input}/a.txt.txt`, Body: '!something else\n' }),
+    );
+    expect(await processObject(worker, event('a.txt'), { store })).toMatchObject({ status: 'processed' });
+    expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toBe('!bad\n');
+    expect(await processObject(worker, event('a.txt'), { store })).toMatchObject({ status: 'skipped' });
+  });
+
+  it('a redelivery removes side output debris of other content that the new output does not list', async () => {
+    // An attempt on content with a bad row died after its side output, before its main output.
+    await put('a.txt', 'ok\n!bad\n');
+    await processObject(worker, event('a.txt'), { store });
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
+    // Clean content lands; a first delivery (no sweep) leaves the debris, a redelivery removes it.
+    await put('a.txt', 'ok\n');
+    await processObject(worker, event('a.txt'), { store });
+    expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt'), `quarantine/${input}/a.txt.txt`]);
+    expect(await processObject(worker, event('a.txt'), { store, sweepSideOutputs: true })).toMatchObject({
+      status: 'skipped',
+    });
+    expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
+  });
+
   it('large outputs stream as a conditional multipart upload and pass the done-check', async () => {
     const line = `${'a'.repeat(1023)}\n`;
     await put('big.txt', line.repeat(12 * 1024)); // 12 MiB

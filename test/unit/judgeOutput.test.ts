@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { judgeOutput, type OutputHead, OutputState } from '../../src/done/judgeOutput.js';
-import { buildOutputMetadata, MetadataKey, readSummary } from '../../src/done/outputMetadata.js';
+import { buildOutputMetadata, MetadataKey, publishedSideOutputs, readSummary } from '../../src/done/outputMetadata.js';
 
 const body = Buffer.from('{"a":1}\n');
 const sha = createHash('sha256').update(body).digest('base64');
@@ -74,5 +74,18 @@ describe('judgeOutput: the done-check decision', () => {
 
   it('keeps non-ASCII keys out of metadata values (S3 metadata is ASCII)', () => {
     expect(goodHead().metadata[MetadataKey.SOURCE]).toBe('in/incoming%2Fcaf%C3%A9.csv');
+  });
+
+  it('lists the side outputs published with an output by name and ETag (none, or unknown for multipart)', () => {
+    const source = { bucket: 'in', key: 'incoming/a.csv', etag: 'e1' };
+    const integrity = { kind: 'sha256', sha256Base64: 'x', bytes: 1 } as const;
+    const withSide = buildOutputMetadata({ source, codeVersion: 'v1', integrity, sideOutputs: { quarantine: '9b2c' } });
+    expect(withSide[MetadataKey.SIDE_OUTPUTS]).toBe('quarantine=9b2c');
+    expect(publishedSideOutputs(withSide)).toEqual(new Map([['quarantine', '9b2c']]));
+    const none = buildOutputMetadata({ source, codeVersion: 'v1', integrity, sideOutputs: {} });
+    expect(publishedSideOutputs(none)).toEqual(new Map());
+    expect(publishedSideOutputs(buildOutputMetadata({ source, codeVersion: 'v1', integrity }))).toBeUndefined();
+    // Names without ETags (as earlier builds wrote them): known to exist, not checkable.
+    expect(publishedSideOutputs({ [MetadataKey.SIDE_OUTPUTS]: 'quarantine' })).toEqual(new Map([['quarantine', '']]));
   });
 });
