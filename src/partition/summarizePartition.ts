@@ -93,18 +93,24 @@ const CONFLICT_RETRIES = 3;
 export async function summarizePartition(day: Day, options: SummarizePartitionOptions): Promise<PartitionOutcome> {
   const maxRounds = options.maxRounds ?? 4;
   const logger = (options.logger ?? silentLogger).child({ partition: `dt=${day}` });
+  let last = '';
   for (let round = 1; round <= maxRounds; round++) {
     const result = await attempt(day, options, logger);
     if (typeof result !== 'string') return result;
+    last = result;
     logger.info(`summary attempt restarts: ${result}`, { round });
   }
   throw new PublishConflictError(
-    `The inputs or the summary of dt=${day} kept changing under concurrent writers (${maxRounds} rounds); ` +
+    `The summary of dt=${day} could not be completed in ${maxRounds} rounds (last: ${last}); ` +
       'the message will be retried.',
   );
 }
 
-type Restart = 'inputs changed while being read' | 'another writer published first' | 'staged copy vanished';
+type Restart =
+  | 'inputs changed while being read'
+  | `reading an input was interrupted (${string})`
+  | 'another writer published first'
+  | 'staged copy vanished';
 
 async function attempt(
   day: Day,
@@ -140,6 +146,12 @@ async function attempt(
     const lines = createInterface({ input: read.body, crlfDelay: Number.POSITIVE_INFINITY });
     try {
       for await (const line of lines) accumulator.addLine(line);
+    } catch (error) {
+      // A connection dropped mid-body: the lines read so far are already counted, so start the
+      // round over with a fresh accumulator rather than failing the task. A corrupt input is not
+      // retried (SummaryInputInvalidError is not retryable).
+      if (error instanceof RerunError && !error.retryable) throw error;
+      return `reading an input was interrupted (${error instanceof Error ? error.message : String(error)})`;
     } finally {
       lines.close();
       read.body.destroy();
@@ -150,7 +162,12 @@ async function attempt(
   const sha256Base64 = createHash('sha256').update(bytes).digest('base64');
   const metadata = buildSummaryMetadata({ day, lineageHash: hash, codeVersion, sha256Base64, bytes: bytes.byteLength });
   const put = (target: string, condition: WriteCondition) =>
-    putWithConflictRetry(store, bucket, target, bytes, { condition, metadata, sha256Base64 });
+    putWithConflictRetry(store, bucket, target, bytes, {
+      condition,
+      metadata,
+      sha256Base64,
+      contentType: 'application/json',
+    });
 
   // 4a. Stage. The staging key is a function of the lineage hash, so an object already there holds
   // the same lineage's summary from a crashed or concurrent run: accept it when its digest matches.
@@ -180,7 +197,11 @@ async function attempt(
 
   // 4c. Publish: create-only when nothing was there, compare-and-swap on what the done-check saw.
   const published = await put(key, head ? { ifMatch: head.etag } : { ifNoneMatch: '*' });
-  if (published.status !== WriteStatus.WRITTEN) return 'another writer published first';
+  if (published.status !== WriteStatus.WRITTEN) {
+    // The next round stages under its own lineage hash: do not leave this copy behind.
+    await store.delete(bucket, staged);
+    return 'another writer published first';
+  }
 
   // 5. Marker, then cleanup. A crash before the marker leaves a published summary the planner
   // reports as stale; the next run's done-check finds it current and writes only the marker.
@@ -209,7 +230,7 @@ async function ensureMarker(options: SummarizePartitionOptions, day: Day, marker
   let changed = false;
   if (!existing.some((o) => o.key === wanted)) {
     const empty = new Uint8Array();
-    const result = await store.put(bucket, wanted, empty, {
+    const result = await putWithConflictRetry(store, bucket, wanted, empty, {
       condition: { ifNoneMatch: '*' },
       metadata: {},
       sha256Base64: createHash('sha256').update(empty).digest('base64'),
@@ -233,10 +254,10 @@ async function putWithConflictRetry(
   bucket: string,
   key: string,
   body: Uint8Array,
-  options: { condition: WriteCondition; metadata: Record<string, string>; sha256Base64: string },
+  options: { condition: WriteCondition; metadata: Record<string, string>; sha256Base64: string; contentType?: string },
 ): Promise<WriteResult> {
   for (let retry = 0; ; retry++) {
-    const result = await store.put(bucket, key, body, { ...options, contentType: 'application/json' });
+    const result = await store.put(bucket, key, body, options);
     if (result.status !== WriteStatus.CONFLICT || retry >= CONFLICT_RETRIES) return result;
     await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** retry));
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PassThrough } from 'node:stream';
+import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { parseSummary } from '../../src/partition/dailySummary.js';
 import { judgePartition } from '../../src/partition/judgePartition.js';
@@ -96,6 +97,31 @@ describe('summarizePartition against the emulator', () => {
     expect(keys).toEqual(
       [key, `${markerPrefix(layout(), DAY)}${outcome.lineageHash}/${outcome.etag}/summarize%401`].sort(),
     );
+  });
+
+  it('a connection dropped while reading an input starts the round over instead of failing the task', async () => {
+    const clean = await summarizePartition(DAY, { ...options, layout: summaryLayout(source) });
+    const bytes = await readText(clients.s3, bucket, summaryKey(layout(), DAY));
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: summaryKey(layout(), DAY) }));
+    // The first read of an input delivers one line, then the connection drops.
+    let dropped = 0;
+    const reader = new S3PartitionStore(clients.s3);
+    const getExact = reader.getExact.bind(reader);
+    reader.getExact = async (b, key, etag) => {
+      const read = await getExact(b, key, etag);
+      if (read.status !== 'ok' || dropped > 0) return read;
+      dropped++;
+      const body = new PassThrough();
+      body.write('{"id":"1","amount":"10.50"}\n');
+      setTimeout(() => body.destroy(new Error('aborted')), 10);
+      read.body.destroy();
+      return { ...read, body };
+    };
+    const outcome = await summarizePartition(DAY, { ...options, reader });
+    expect(dropped).toBe(1);
+    expect(outcome).toMatchObject({ status: 'processed', lineageHash: clean.lineageHash });
+    // The partial read did not leak into the summary: the same bytes as an undisturbed run.
+    expect(await readText(clients.s3, bucket, summaryKey(layout(), DAY))).toBe(bytes);
   });
 
   it('a second run reads and writes nothing: 2 lineage listings, 1 HEAD, 1 marker listing', async () => {
