@@ -13,8 +13,9 @@ import { boundedScenarios, chaosRunner, chaosTopology } from './support/scenario
 
 /**
  * The bounded chaos run inside `npm test` (the full set, with a printed table: `npm run test:chaos`).
- * Runner processes (LocalRunner + the deployed normalize handler, with the ledger and the webhook)
- * are disturbed; the final state must equal a clean run of the same inputs. The two tests run
+ * Runner processes of both stages (LocalRunner + the deployed normalize handler, with the ledger
+ * and the webhook; LocalRunner + the deployed summarize handler, fed by backfills and the schedule's
+ * message) are disturbed; the final state must equal a clean run of the same inputs. The two tests run
  * concurrently: each mostly waits for visibility timeouts.
  */
 describe.concurrent('chaos (bounded): the result equals a clean run of the same inputs', () => {
@@ -25,7 +26,7 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
     runner: chaosRunner,
   });
 
-  it('HTTP faults of every kind, SIGKILLs, duplicate and late deliveries, inputs overwritten and deleted mid-run', async () => {
+  it('both stages: HTTP faults of every kind, SIGKILLs, duplicate and late deliveries, inputs overwritten and deleted mid-run', async () => {
     const [scenario] = boundedScenarios(0);
     if (!scenario) throw new Error('no bounded scenario');
     const result = await runChaosScenario(env(), scenario);
@@ -34,12 +35,20 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
     expect(result.problems).toEqual([]);
     expect(result).toMatchObject({ lost: 0, duplicated: 0, dlqNonPoison: 0, dlqMissingPoison: 0 });
     expect(result.itemsVerified).toBe(scenario.items);
-    // The run was really disturbed: faults of several kinds were injected and runners were killed.
+    // Both stages: every day of the window has the summary of its final lineage, equal to the clean
+    // run's (or differing only by outputs of deleted inputs that were kept).
+    const { summaries } = result;
+    expect(summaries.summariesVerified).toBe(4);
+    expect(summaries.summariesEqualToClean + summaries.summariesWithKeptDeleted).toBe(4);
+    expect(result.summaryTasks).toMatchObject({ midRun: 4, duplicates: 4, scheduled: 1 });
+    // The run was really disturbed: faults of several kinds were injected and runners of both stages were killed.
     expect(result.faultsInjected).toBeGreaterThan(20);
     expect(Object.keys(result.faultsByKind).length).toBeGreaterThanOrEqual(5);
-    expect(result.kills).toBeGreaterThanOrEqual(1);
-    expect(result.kills).toBeLessThanOrEqual(scenario.kills?.count ?? 0);
-    expect(result.runnerStarts).toBeGreaterThanOrEqual(2 + result.kills); // + restarts after a crash at start-up
+    expect(result.killsByStage.normalize).toBeGreaterThanOrEqual(1);
+    expect(result.killsByStage.normalize).toBeLessThanOrEqual(scenario.kills?.count ?? 0);
+    expect(result.killsByStage.summarize).toBe(scenario.summaryKills?.count);
+    // 2 runners per stage, + a restart per kill (+ restarts after a crash at start-up).
+    expect(result.runnerStarts).toBeGreaterThanOrEqual(4 + result.kills);
   }, 180_000);
 
   it('SIGKILL after the output PUT, after the ledger claim, after the webhook POST the receiver applied', async () => {

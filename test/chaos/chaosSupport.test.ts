@@ -1,7 +1,13 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../functions/normalize/normalizeWorker.js';
 import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
 import { outputNotificationKey } from '../../src/effects/outputNotification.js';
+import { SUMMARIZE_CODE_VERSION } from '../../src/partition/codeVersion.js';
+import { SummaryAccumulator, serializeSummary } from '../../src/partition/dailySummary.js';
+import { lineageHash } from '../../src/partition/lineage.js';
+import { LineageKind, markerKey, stagingKey, summaryKey, summaryLayout } from '../../src/partition/summaryLayout.js';
+import { buildSummaryMetadata } from '../../src/partition/summaryMetadata.js';
 import type { SinkDelivery } from '../../src/sink/WebhookSink.js';
 import { classifyAwsRequest } from './support/awsRequest.js';
 import type { PipelineSnapshot, SnapshotObject } from './support/ChaosPipeline.js';
@@ -9,6 +15,7 @@ import { formatChaosTable } from './support/chaosTable.js';
 import { killPointsOf } from './support/itemBoundaryKills.js';
 import { createPrng } from './support/prng.js';
 import { type CleanReference, verifyAgainstClean } from './support/verifyAgainstClean.js';
+import { lineageIds, verifySummaries } from './support/verifySummaries.js';
 
 const S3_AUTH = 'AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=x';
 
@@ -138,6 +145,7 @@ describe('verifyAgainstClean: the final state against the clean run', () => {
     objects: [object(outKey, bytes)],
     deliveries: [delivery()],
     dlq: [],
+    summaryDlq: [],
     openUploads: 0,
     ...overrides,
   });
@@ -218,6 +226,118 @@ describe('verifyAgainstClean: the final state against the clean run', () => {
   });
 });
 
+describe('verifySummaries: the summary stage against the final lineage and the clean run', () => {
+  const day = '2026-01-05';
+  const layout = summaryLayout('in');
+  const codeVersion = SUMMARIZE_CODE_VERSION;
+  const line = '{"id":"1","amount":"2.50"}';
+  const lineageObject = (path: string, etag: string): SnapshotObject => {
+    const bytes = Buffer.from(`${line}\n`);
+    return { key: `normalized/in/${path}`, bytes, head: { etag, contentLength: bytes.length, metadata: {} } };
+  };
+  const input = lineageObject(`dt=${day}/a.csv.ndjson`, 'n1');
+  const entries = [{ kind: LineageKind.NORMALIZED, path: `dt=${day}/a.csv.ndjson`, etag: 'n1' }];
+  const hash = lineageHash({ day, codeVersion, entries });
+  /** The summary the worker publishes for `entries`, with its metadata, as a snapshot object. */
+  const summaryOf = (lineage: typeof entries, etag = 's1'): SnapshotObject => {
+    const accumulator = new SummaryAccumulator();
+    for (const entry of lineage) {
+      accumulator.startFile(entry, line.length + 1);
+      accumulator.addLine(line);
+    }
+    const h = lineageHash({ day, codeVersion, entries: lineage });
+    const bytes = serializeSummary(accumulator.finish({ day, codeVersion, lineageHash: h, lineage }));
+    const sha = createHash('sha256').update(bytes).digest('base64');
+    return {
+      key: summaryKey(layout, day),
+      bytes,
+      head: {
+        etag,
+        contentLength: bytes.length,
+        checksumSHA256: sha,
+        metadata: buildSummaryMetadata({ day, lineageHash: h, codeVersion, sha256Base64: sha, bytes: bytes.length }),
+      },
+    };
+  };
+  const marker = (summaryEtag = 's1', lineage = hash): SnapshotObject => ({
+    key: markerKey(layout, day, { lineageHash: lineage, summaryEtag, codeVersion }),
+    bytes: Buffer.alloc(0),
+    head: { etag: 'm', contentLength: 0, metadata: {} },
+  });
+  const summary = summaryOf(entries);
+  const cleanSummaries = new Map([[day, { bytes: summary.bytes, lineageHash: hash, lineage: lineageIds(entries) }]]);
+  const verify = (
+    objects: SnapshotObject[],
+    options: { clean?: typeof cleanSummaries; deleted?: string[]; summaryDlq?: string[] } = {},
+  ) =>
+    verifySummaries({
+      snapshot: {
+        inputBucket: 'in',
+        outputBucket: 'out',
+        objects,
+        deliveries: [],
+        dlq: [],
+        summaryDlq: (options.summaryDlq ?? ['not a task']).map((body, i) => ({ messageId: `m${i}`, body })),
+        openUploads: 0,
+      },
+      layout,
+      window: { from: day, to: day },
+      codeVersion,
+      clean: options.clean ?? cleanSummaries,
+      deleted: new Set(options.deleted ?? []),
+      poison: ['not a task'],
+    });
+
+  it('accepts the current summary of the final lineage with its one marker, equal to the clean run', async () => {
+    expect(await verify([input, summary, marker()])).toMatchObject({
+      summariesVerified: 1,
+      summariesEqualToClean: 1,
+      lost: 0,
+      duplicated: 0,
+      dlqNonPoison: 0,
+      dlqMissingPoison: 0,
+      problems: [],
+    });
+  });
+
+  it('counts a missing summary, a summary of a superseded lineage and a missing marker as lost', async () => {
+    expect((await verify([input, marker()])).problems).toContainEqual(expect.stringMatching(/no summary/));
+    // An input was added after the summary was published: it is stale against the final lineage.
+    const later = lineageObject(`dt=${day}/b.csv.ndjson`, 'n2');
+    const stale = await verify([input, later, summary, marker()]);
+    expect(stale.lost).toBe(1);
+    expect(stale.problems[0]).toMatch(/outdated against the final lineage/);
+    expect((await verify([input, summary])).problems).toEqual([expect.stringMatching(/manifest marker .* missing/)]);
+  });
+
+  it('flags a second marker and other objects as duplicated, and counts staging copies apart', async () => {
+    const staged = { ...marker(), key: stagingKey(layout, day, hash) };
+    const result = await verify([input, summary, marker(), marker('old', 'oldhash'), staged]);
+    expect(result).toMatchObject({ duplicated: 1, stagingLeftovers: 1, lost: 0 });
+    expect(result.problems).toEqual([expect.stringMatching(/a second manifest marker/)]);
+  });
+
+  it('accepts a lineage that differs from the clean run only by outputs of inputs deleted mid-run', async () => {
+    const cleanWithout = new Map([[day, { bytes: Buffer.from('{}'), lineageHash: 'other', lineage: [] }]]);
+    const kept = await verify([input, summary, marker()], {
+      clean: cleanWithout,
+      deleted: [`normalized/dt=${day}/a.csv.ndjson`],
+    });
+    expect(kept).toMatchObject({ summariesWithKeptDeleted: 1, lost: 0 });
+    const notDeleted = await verify([input, summary, marker()], { clean: cleanWithout });
+    expect(notDeleted.problems).toEqual([expect.stringMatching(/lineage differs from the clean run/)]);
+  });
+
+  it('requires the summarize DLQ to hold exactly the summary poison', async () => {
+    expect(await verify([input, summary, marker()], { summaryDlq: [] })).toMatchObject({ dlqMissingPoison: 1 });
+    expect(
+      await verify([input, summary, marker()], {
+        summaryDlq: ['not a task', '{"type":"summarize","partition":"dt=2026-01-05"}'],
+      }),
+    ).toMatchObject({ dlqNonPoison: 1, dlqMissingPoison: 0 });
+  });
+});
+
 describe('formatChaosTable', () => {
   it('prints one row per scenario and a totals row', () => {
     const table = formatChaosTable([
@@ -227,6 +347,7 @@ describe('formatChaosTable', () => {
         faultsInjected: 10,
         kills: 2,
         itemsVerified: 5,
+        summariesVerified: 4,
         lost: 0,
         duplicated: 0,
         dlqOnlyPoison: true,
@@ -245,7 +366,10 @@ describe('formatChaosTable', () => {
       },
     ]);
     const lines = table.trim().split('\n');
-    expect(lines[0]).toMatch(/scenario\s+seed\s+faults injected\s+kills\s+items verified\s+lost\s+duplicated/);
-    expect(lines.at(-1)).toMatch(/^total \(2 scenarios\)\s+15\s+2\s+8\s+0\s+1\s+NO\s+2\.0 s$/);
+    expect(lines[0]).toMatch(
+      /scenario\s+seed\s+faults injected\s+kills\s+items verified\s+summaries verified\s+lost\s+duplicated/,
+    );
+    expect(lines[3]).toMatch(/^b\s+2\s+5\s+0\s+3\s+-\s+0\s+1\s+NO/);
+    expect(lines.at(-1)).toMatch(/^total \(2 scenarios\)\s+15\s+2\s+8\s+4\s+0\s+1\s+NO\s+2\.0 s$/);
   });
 });

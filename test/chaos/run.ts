@@ -4,13 +4,15 @@
  *   tsx test/chaos/run.ts [--seed N] [--only NAME[,NAME...]] [--json] [--list]
  *
  * Starts its own emulator (moto with atomic conditional writes; AWS_ENDPOINT_URL overrides it),
- * then runs, each on fresh resources, compared with a clean run of the same inputs:
+ * then runs, each on fresh resources, compared with a clean run of the same inputs (the scenarios
+ * drive both stages: normalize with the ledger and the webhook, and the summary stage fed by
+ * backfills and the schedule's message):
  *   - kill-small-item / kill-multipart-item: SIGKILL of the runner before and after every request of
  *     one item's work (receive, HEAD, GET, PUTs or multipart parts, ledger claim, webhook POST, ledger
  *     completion, delete), each followed by a fresh runner process;
  *   - http-faults, four-runners-dup-reorder-mutate, random-kills, everything-at-once (see
  *     test/chaos/support/scenarios.ts).
- * Exits 1 when anything was lost or duplicated, or the DLQ held anything but the poison.
+ * Exits 1 when anything was lost or duplicated, or a DLQ held anything but the poison.
  */
 import { parseArgs } from 'node:util';
 import { createAwsClients } from '../../src/aws/clients.js';

@@ -13,9 +13,15 @@ import {
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../../../src/aws/clients.js';
+import { type BackfillResult, runBackfill } from '../../../src/backfill/runBackfill.js';
 import { type LocalStackResources, provisionLocalStack } from '../../../src/dev/provision.js';
 import type { OutputHead } from '../../../src/done/judgeOutput.js';
 import { createLedgerTable } from '../../../src/ledger/createLedgerTable.js';
+import { SUMMARIZE_CODE_VERSION } from '../../../src/partition/codeVersion.js';
+import type { Day } from '../../../src/partition/partition.js';
+import { provisionSummaryStage, type SummaryStageResources } from '../../../src/partition/provisionSummaryStage.js';
+import { S3PartitionStore } from '../../../src/partition/S3PartitionStore.js';
+import { type SummaryLayout, summaryLayout } from '../../../src/partition/summaryLayout.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { type SinkDelivery, startWebhookSink, type WebhookSink } from '../../../src/sink/WebhookSink.js';
 import type { Topology } from '../../../src/topology.js';
@@ -44,8 +50,13 @@ export interface ChaosPipelineOptions {
   readonly id: string;
   readonly topology: Topology;
   readonly runner: ChaosRunnerSettings;
-  /** Runner processes polling the same queue. @default 1 */
+  /** Runner processes polling the normalize queue. @default 1 */
   readonly runners?: number;
+  /**
+   * Runner processes polling the summarize queue (FIFO; the deployed summarize handler). With 0 the
+   * summary stage is not provisioned at all. @default 0
+   */
+  readonly summaryRunners?: number;
   /** Faults between the runners and AWS. @default none */
   readonly awsFaults?: FaultPlan;
   /** Faults between the runners and the webhook receiver. @default none */
@@ -53,14 +64,20 @@ export interface ChaosPipelineOptions {
   /** Seed of the fault decisions (each proxy derives its own). @default 1 */
   readonly seed?: number;
   /** Called for every event of every runner process. */
-  readonly onRunnerEvent?: (event: RunnerEvent, slot: number) => void;
+  readonly onRunnerEvent?: (event: RunnerEvent, slot: { readonly stage: ChaosStage; readonly index: number }) => void;
 }
 
-/** One runner process with its two fault proxies. */
+/** The two workers of the pipeline. */
+export const ChaosStage = { NORMALIZE: 'normalize', SUMMARIZE: 'summarize' } as const;
+export type ChaosStage = (typeof ChaosStage)[keyof typeof ChaosStage];
+
+/** One runner process with its fault proxies (the summarize worker calls no webhook). */
 export interface RunnerSlot {
+  readonly stage: ChaosStage;
+  /** Index among the slots of its stage. */
   readonly index: number;
   readonly aws: FaultProxy;
-  readonly webhook: FaultProxy;
+  readonly webhook?: FaultProxy;
   readonly runner: RunnerSupervisor;
 }
 
@@ -71,14 +88,22 @@ export interface SnapshotObject {
   readonly bytes: Buffer;
 }
 
+/** A message found in a DLQ. */
+export interface DeadLetter {
+  readonly messageId: string;
+  readonly body: string;
+}
+
 /** The final state of a pipeline: outputs, sink deliveries, the DLQ. */
 export interface PipelineSnapshot {
   readonly inputBucket: string;
   readonly outputBucket: string;
   readonly objects: readonly SnapshotObject[];
   readonly deliveries: readonly SinkDelivery[];
-  /** The DLQ's messages (SQS keeps a message's id when it moves it to the DLQ). */
-  readonly dlq: readonly { readonly messageId: string; readonly body: string }[];
+  /** The normalize DLQ's messages (SQS keeps a message's id when it moves it to the DLQ). */
+  readonly dlq: readonly DeadLetter[];
+  /** The summarize DLQ's messages (empty without a summary stage). */
+  readonly summaryDlq: readonly DeadLetter[];
   /** Multipart uploads left open (abandoned by a kill; invisible; the stack's lifecycle rule aborts them). */
   readonly openUploads: number;
 }
@@ -87,12 +112,17 @@ export interface PipelineSnapshot {
  * A complete local pipeline for one chaos scenario: input and output buckets with the S3 -> SQS
  * notification, the work queue and its DLQ, a ledger table, a webhook sink, and N runner processes
  * (LocalRunner + the real normalize handler), each talking to AWS and to the sink through its own
- * fault proxy. Test code reaches the emulator directly, never through the faults.
+ * fault proxy. With `summaryRunners`, also the summary stage: its FIFO queue and DLQ, and runner
+ * processes of the real summarize handler behind their own fault proxies, fed by backfills
+ * ({@link backfill}) and by scheduled messages ({@link sendSummaryTask}). Test code reaches the
+ * emulator directly, never through the faults.
  *
  * @example
- * const p = await ChaosPipeline.create({ endpoint, clients, id: 'c1', topology, runner, runners: 4 });
- * await p.upload('incoming/a.csv', 'id\n1\n');
+ * const p = await ChaosPipeline.create({ endpoint, clients, id: 'c1', topology, runner, runners: 4, summaryRunners: 2 });
+ * await p.upload('incoming/dt=2026-01-05/a.csv', 'id\n1\n');
  * p.startRunners();
+ * await p.waitDrained();
+ * await p.backfill({ from: '2026-01-05', to: '2026-01-05' });
  * await p.waitDrained();
  * await p.stopRunners();
  * const state = await p.snapshot();
@@ -106,7 +136,14 @@ export class ChaosPipeline {
     readonly stack: LocalStackResources,
     readonly ledgerTable: string,
     readonly sink: WebhookSink,
+    /** The summary stage's queues (undefined without summary runners). */
+    readonly summaryStage: SummaryStageResources | undefined,
   ) {}
+
+  /** Where the summary stage reads and writes for this pipeline's input bucket. */
+  get summaryLayout(): SummaryLayout {
+    return summaryLayout(this.stack.inputBucket, this.options.topology);
+  }
 
   /** Provisions the resources and starts the proxies (the runners start with {@link startRunners}). */
   static async create(options: ChaosPipelineOptions): Promise<ChaosPipeline> {
@@ -119,10 +156,38 @@ export class ChaosPipeline {
     const ledgerTable = `${id}-ledger`;
     await createLedgerTable({ client: clients.dynamodb, tableName: ledgerTable });
     const sink = await startWebhookSink();
-    const pipeline = new ChaosPipeline(options, stack, ledgerTable, sink);
+    const summaryRunners = options.summaryRunners ?? 0;
+    const summaryStage =
+      summaryRunners > 0
+        ? await provisionSummaryStage({
+            clients,
+            names: { queue: `${id}-sum-q.fifo`, dlq: `${id}-sum-dlq.fifo` },
+            topology: options.topology,
+          })
+        : undefined;
+    const pipeline = new ChaosPipeline(options, stack, ledgerTable, sink, summaryStage);
     // The bucket notification's s3:TestEvent is not part of any scenario.
     await clients.sqs.send(new PurgeQueueCommand({ QueueUrl: stack.queueUrl }));
     const seed = options.seed ?? 1;
+    const common = {
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      OUTPUT_BUCKET: stack.outputBucket,
+      LOG_LEVEL: 'error',
+      RUNNER_FUNCTION_TIMEOUT: String(options.runner.functionTimeoutSeconds),
+      RUNNER_MAX_CONCURRENCY: String(options.runner.maxConcurrency),
+    };
+    const supervise = (stage: ChaosStage, index: number, env: Record<string, string>) =>
+      new RunnerSupervisor({
+        env: { ...common, ...env },
+        onEvent: (event: RunnerEvent) => {
+          // CHAOS_DEBUG=1 prints every runner event with its time, to replay a failing seed by eye.
+          if (process.env.CHAOS_DEBUG)
+            process.stderr.write(`${new Date().toISOString()} ${id} ${stage}#${index} ${JSON.stringify(event)}\n`);
+          options.onRunnerEvent?.(event, { stage, index });
+        },
+      });
     for (let index = 0; index < (options.runners ?? 1); index++) {
       const aws = await FaultProxy.start({
         upstream: options.endpoint,
@@ -134,29 +199,30 @@ export class ChaosPipeline {
         seed: seed * 103 + index,
         plan: options.webhookFaults ?? {},
       });
-      const runner = new RunnerSupervisor({
-        env: {
-          AWS_ENDPOINT_URL: aws.url,
-          AWS_REGION: 'us-east-1',
-          AWS_ACCESS_KEY_ID: 'test',
-          AWS_SECRET_ACCESS_KEY: 'test',
-          OUTPUT_BUCKET: stack.outputBucket,
-          LEDGER_TABLE: ledgerTable,
-          NOTIFY_URL: `${webhook.url}/notify`,
-          LOG_LEVEL: 'error',
-          RUNNER_QUEUE_URL: stack.queueUrl,
-          RUNNER_FUNCTION_TIMEOUT: String(options.runner.functionTimeoutSeconds),
-          RUNNER_BATCH_SIZE: String(options.runner.batchSize),
-          RUNNER_MAX_CONCURRENCY: String(options.runner.maxConcurrency),
-        },
-        onEvent: (event: RunnerEvent) => {
-          // CHAOS_DEBUG=1 prints every runner event with its time, to replay a failing seed by eye.
-          if (process.env.CHAOS_DEBUG)
-            process.stderr.write(`${new Date().toISOString()} ${id}#${index} ${JSON.stringify(event)}\n`);
-          options.onRunnerEvent?.(event, index);
-        },
+      const runner = supervise(ChaosStage.NORMALIZE, index, {
+        AWS_ENDPOINT_URL: aws.url,
+        LEDGER_TABLE: ledgerTable,
+        NOTIFY_URL: `${webhook.url}/notify`,
+        RUNNER_QUEUE_URL: stack.queueUrl,
+        RUNNER_BATCH_SIZE: String(options.runner.batchSize),
       });
-      pipeline.slots.push({ index, aws, webhook, runner });
+      pipeline.slots.push({ stage: ChaosStage.NORMALIZE, index, aws, webhook, runner });
+    }
+    for (let index = 0; index < summaryRunners && summaryStage; index++) {
+      const aws = await FaultProxy.start({
+        upstream: options.endpoint,
+        seed: seed * 107 + index,
+        plan: options.awsFaults ?? {},
+      });
+      const runner = supervise(ChaosStage.SUMMARIZE, index, {
+        AWS_ENDPOINT_URL: aws.url,
+        INPUT_BUCKET: stack.inputBucket,
+        RUNNER_HANDLER: 'functions/summarize/handler.ts',
+        RUNNER_QUEUE_URL: summaryStage.queueUrl,
+        // One partition task per invocation, as the stack's event source mapping.
+        RUNNER_BATCH_SIZE: String(options.topology.summarize.batchSize),
+      });
+      pipeline.slots.push({ stage: ChaosStage.SUMMARIZE, index, aws, runner });
     }
     return pipeline;
   }
@@ -199,49 +265,104 @@ export class ChaosPipeline {
     await this.options.clients.sqs.send(new SendMessageCommand({ QueueUrl: this.stack.queueUrl, MessageBody: body }));
   }
 
+  /**
+   * Sends one message to the summarize queue, as the daily schedule or a hand-made duplicate would.
+   * FIFO: it needs a message group and, to be delivered at all, a deduplication id not used in the
+   * last 5 minutes.
+   */
+  async sendSummaryTask(body: string, fifo: { groupId: string; deduplicationId: string }): Promise<void> {
+    await this.options.clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.requireSummaryStage().queueUrl,
+        MessageBody: body,
+        MessageGroupId: fifo.groupId,
+        MessageDeduplicationId: fifo.deduplicationId,
+      }),
+    );
+  }
+
+  /**
+   * Runs `rerun backfill` for a window, as an operator would (directly on the emulator, not through
+   * the faults): plan with the bulk done-check, enqueue the partitions `mode` selects. Does not wait.
+   */
+  async backfill(window: { from: Day; to: Day; mode?: 'missing' | 'stale' | 'all' }): Promise<BackfillResult> {
+    const stage = this.requireSummaryStage();
+    return runBackfill({
+      reader: new S3PartitionStore(this.options.clients.s3),
+      sqs: this.options.clients.sqs,
+      bucket: this.stack.outputBucket,
+      layout: this.summaryLayout,
+      codeVersion: SUMMARIZE_CODE_VERSION,
+      queueUrl: stage.queueUrl,
+      from: window.from,
+      to: window.to,
+      ...(window.mode ? { mode: window.mode } : {}),
+    });
+  }
+
+  private requireSummaryStage(): SummaryStageResources {
+    if (!this.summaryStage) throw new Error(`pipeline ${this.options.id} has no summary stage (summaryRunners: 0)`);
+    return this.summaryStage;
+  }
+
   /** Starts every runner process; `intercept` (per slot) can kill them at chosen requests. */
-  startRunners(intercept?: (slot: RunnerSlot) => Interceptor): void {
+  startRunners(intercept?: (slot: RunnerSlot) => Interceptor | undefined): void {
     for (const slot of this.slots) {
-      if (intercept) {
-        const interceptor = intercept(slot);
+      const interceptor = intercept?.(slot);
+      if (interceptor) {
         slot.aws.setInterceptor(interceptor);
-        slot.webhook.setInterceptor(interceptor);
+        slot.webhook?.setInterceptor(interceptor);
       }
       slot.runner.start();
     }
   }
 
+  /** Every fault proxy of every slot. */
+  private proxies(): FaultProxy[] {
+    return this.slots.flatMap((s) => (s.webhook ? [s.aws, s.webhook] : [s.aws]));
+  }
+
   /**
-   * Waits until the work queue has no visible, in-flight or delayed message (several consecutive
-   * checks: SQS counts are approximate) and the proxies have been quiet for a moment.
+   * Waits until the work queues (normalize, and summarize when there is one) have no visible,
+   * in-flight or delayed message (several consecutive checks: SQS counts are approximate) and the
+   * proxies have been quiet for a moment.
    */
   async waitDrained(timeoutMs = 300_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    const queues = [this.stack.queueUrl, ...(this.summaryStage ? [this.summaryStage.queueUrl] : [])];
     let empty = 0;
     let last = '';
     while (empty < 4) {
       if (Date.now() > deadline)
         throw new Error(`pipeline ${this.options.id} not drained after ${timeoutMs} ms (${last})`);
       await sleep(250);
-      const a =
-        (
-          await this.options.clients.sqs.send(
-            new GetQueueAttributesCommand({
-              QueueUrl: this.stack.queueUrl,
-              AttributeNames: [
-                'ApproximateNumberOfMessages',
-                'ApproximateNumberOfMessagesNotVisible',
-                'ApproximateNumberOfMessagesDelayed',
-              ],
-            }),
-          )
-        ).Attributes ?? {};
-      const total =
-        Number(a.ApproximateNumberOfMessages ?? 0) +
-        Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
-        Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
-      last = `visible ${a.ApproximateNumberOfMessages}, in flight ${a.ApproximateNumberOfMessagesNotVisible}`;
-      const busy = this.slots.some((s) => s.aws.inFlight > 0 || s.webhook.inFlight > 0);
+      let total = 0;
+      const states: string[] = [];
+      for (const queueUrl of queues) {
+        const a =
+          (
+            await this.options.clients.sqs.send(
+              new GetQueueAttributesCommand({
+                QueueUrl: queueUrl,
+                AttributeNames: [
+                  'ApproximateNumberOfMessages',
+                  'ApproximateNumberOfMessagesNotVisible',
+                  'ApproximateNumberOfMessagesDelayed',
+                ],
+              }),
+            )
+          ).Attributes ?? {};
+        total +=
+          Number(a.ApproximateNumberOfMessages ?? 0) +
+          Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
+          Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+        const name = queueUrl.slice(queueUrl.lastIndexOf('/') + 1);
+        states.push(
+          `${name}: visible ${a.ApproximateNumberOfMessages}, in flight ${a.ApproximateNumberOfMessagesNotVisible}`,
+        );
+      }
+      last = states.join('; ');
+      const busy = this.proxies().some((proxy) => proxy.inFlight > 0);
       empty = total === 0 && !busy ? empty + 1 : 0;
     }
   }
@@ -249,19 +370,27 @@ export class ChaosPipeline {
   /** Stops every runner process (SIGTERM) and waits for the proxies to be quiet. */
   async stopRunners(): Promise<void> {
     await Promise.all(this.slots.map((s) => s.runner.stop()));
-    for (const slot of this.slots) {
-      slot.aws.setInterceptor(undefined);
-      slot.webhook.setInterceptor(undefined);
-    }
-    await Promise.all(this.slots.flatMap((s) => [s.aws.whenQuiet(200), s.webhook.whenQuiet(200)]));
+    for (const proxy of this.proxies()) proxy.setInterceptor(undefined);
+    await Promise.all(this.proxies().map((proxy) => proxy.whenQuiet(200)));
   }
 
-  /** Requests, faults and runner totals over every slot. */
-  stats(): { proxies: FaultProxyStats; webhook: FaultProxyStats; runners: RunnerTotals } {
+  /**
+   * Requests, faults and runner totals over every slot (`proxies`: the AWS legs of both stages), and
+   * the runner totals of each stage.
+   */
+  stats(): {
+    proxies: FaultProxyStats;
+    webhook: FaultProxyStats;
+    runners: RunnerTotals;
+    byStage: Record<ChaosStage, RunnerTotals>;
+  } {
+    const of = (stage: ChaosStage) =>
+      mergeTotals(this.slots.filter((s) => s.stage === stage).map((s) => s.runner.totals));
     return {
       proxies: mergeStats(this.slots.map((s) => s.aws.stats())),
-      webhook: mergeStats(this.slots.map((s) => s.webhook.stats())),
+      webhook: mergeStats(this.slots.flatMap((s) => (s.webhook ? [s.webhook.stats()] : []))),
       runners: mergeTotals(this.slots.map((s) => s.runner.totals)),
+      byStage: { [ChaosStage.NORMALIZE]: of(ChaosStage.NORMALIZE), [ChaosStage.SUMMARIZE]: of(ChaosStage.SUMMARIZE) },
     };
   }
 
@@ -286,33 +415,14 @@ export class ChaosPipeline {
       token = page.NextContinuationToken;
     } while (token);
 
-    const dlq: { messageId: string; body: string }[] = [];
-    for (;;) {
-      const got = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: this.stack.dlqUrl,
-          MaxNumberOfMessages: 10,
-          WaitTimeSeconds: 0,
-          VisibilityTimeout: 600,
-        }),
-      );
-      const messages = got.Messages ?? [];
-      if (messages.length === 0) break;
-      for (const m of messages) dlq.push({ messageId: m.MessageId ?? '', body: m.Body ?? '' });
-      await sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: this.stack.dlqUrl,
-          Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle as string })),
-        }),
-      );
-    }
     const uploads = await s3.send(new ListMultipartUploadsCommand({ Bucket: this.stack.outputBucket }));
     return {
       inputBucket: this.stack.inputBucket,
       outputBucket: this.stack.outputBucket,
       objects,
       deliveries: this.sink.deliveries(),
-      dlq,
+      dlq: await drainQueue(sqs, this.stack.dlqUrl),
+      summaryDlq: this.summaryStage ? await drainQueue(sqs, this.summaryStage.dlqUrl) : [],
       openUploads: uploads.Uploads?.length ?? 0,
     };
   }
@@ -320,8 +430,32 @@ export class ChaosPipeline {
   /** Stops the runners, the proxies and the sink. */
   async dispose(): Promise<void> {
     await Promise.all(this.slots.map((s) => s.runner.stop(2000)));
-    await Promise.all(this.slots.flatMap((s) => [s.aws.stop(), s.webhook.stop()]));
+    await Promise.all(this.proxies().map((proxy) => proxy.stop()));
     await this.sink.stop();
+  }
+}
+
+/** Receives and deletes every message of a queue (a DLQ at the end of a run). */
+async function drainQueue(sqs: AwsClients['sqs'], queueUrl: string): Promise<DeadLetter[]> {
+  const found: DeadLetter[] = [];
+  for (;;) {
+    const got = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 600,
+      }),
+    );
+    const messages = got.Messages ?? [];
+    if (messages.length === 0) return found;
+    for (const m of messages) found.push({ messageId: m.MessageId ?? '', body: m.Body ?? '' });
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle as string })),
+      }),
+    );
   }
 }
 

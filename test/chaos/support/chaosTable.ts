@@ -7,6 +7,8 @@ export interface ChaosRow {
   readonly faultsInjected: number;
   readonly kills: number;
   readonly itemsVerified: number;
+  /** Daily summaries verified (the summary stage); undefined for rows without one. */
+  readonly summariesVerified?: number;
   readonly lost: number;
   readonly duplicated: number;
   /** True when the DLQ held exactly the poison messages. */
@@ -29,6 +31,7 @@ export function formatChaosTable(rows: readonly ChaosRow[]): string {
     'faults injected',
     'kills',
     'items verified',
+    'summaries verified',
     'lost',
     'duplicated',
     'DLQ = poison',
@@ -40,6 +43,7 @@ export function formatChaosTable(rows: readonly ChaosRow[]): string {
     String(r.faultsInjected),
     String(r.kills),
     String(r.itemsVerified),
+    r.summariesVerified === undefined ? '-' : String(r.summariesVerified),
     String(r.lost),
     String(r.duplicated),
     r.dlqOnlyPoison ? 'yes' : 'NO',
@@ -52,6 +56,7 @@ export function formatChaosTable(rows: readonly ChaosRow[]): string {
     String(sum((r) => r.faultsInjected)),
     String(sum((r) => r.kills)),
     String(sum((r) => r.itemsVerified)),
+    String(sum((r) => r.summariesVerified ?? 0)),
     String(sum((r) => r.lost)),
     String(sum((r) => r.duplicated)),
     rows.every((r) => r.dlqOnlyPoison) ? 'yes' : 'NO',
@@ -69,6 +74,8 @@ export function formatChaosTable(rows: readonly ChaosRow[]): string {
 
 /** The row of a scenario result. */
 export function scenarioRow(result: ScenarioResult): ChaosRow {
+  const t = result.summaryTasks;
+  const s = result.summaries;
   const kinds = Object.entries(result.faultsByKind)
     .sort((a, b) => b[1] - a[1])
     .map(([kind, n]) => `${kind} ${n}`)
@@ -79,6 +86,7 @@ export function scenarioRow(result: ScenarioResult): ChaosRow {
     faultsInjected: result.faultsInjected,
     kills: result.kills,
     itemsVerified: result.itemsVerified,
+    summariesVerified: result.summaries.summariesVerified,
     lost: result.lost,
     duplicated: result.duplicated,
     dlqOnlyPoison: result.dlqNonPoison === 0 && result.dlqMissingPoison === 0,
@@ -94,6 +102,10 @@ export function scenarioRow(result: ScenarioResult): ChaosRow {
       `${result.openUploads} abandoned multipart upload(s)`,
       `${result.failureRecords} failure record(s) for dead-lettered messages` +
         (result.dlqWithoutFailureRecord > 0 ? ` (${result.dlqWithoutFailureRecord} DLQ message(s) without one)` : ''),
+      `summary stage: ${t.midRun} task(s) mid-run + ${t.duplicates} duplicate(s) + ${t.scheduled} scheduled, ` +
+        `${t.catchUp} stale day(s) re-enqueued by the catch-up backfill, ${result.killsByStage.summarize} kill(s); ` +
+        `${s.summariesEqualToClean} summaries equal to the clean run's, ${s.summariesWithKeptDeleted} with outputs ` +
+        `of deleted inputs kept; ${s.stagingLeftovers} staging copy(ies) left by interrupted runs (invisible; the lifecycle rule expires them)`,
     ].join('; '),
   };
 }

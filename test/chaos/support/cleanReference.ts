@@ -1,8 +1,13 @@
 import { createNormalizeWorker } from '../../../functions/normalize/normalizeWorker.js';
 import type { AwsClients } from '../../../src/aws/clients.js';
+import { SUMMARIZE_CODE_VERSION } from '../../../src/partition/codeVersion.js';
+import { lineageHash } from '../../../src/partition/lineage.js';
+import { type Day, daysInWindow } from '../../../src/partition/partition.js';
+import { summaryKey } from '../../../src/partition/summaryLayout.js';
 import type { Topology } from '../../../src/topology.js';
 import { ChaosPipeline, type ChaosRunnerSettings } from './ChaosPipeline.js';
 import { type CleanOutput, type CleanReference, storedChecksum } from './verifyAgainstClean.js';
+import { type CleanSummary, finalLineage, lineageIds } from './verifySummaries.js';
 
 /** One content to run through the clean pipeline. */
 export interface CleanContent {
@@ -11,13 +16,16 @@ export interface CleanContent {
 }
 
 /**
- * Runs every content a scenario ever uploads (final and superseded versions) through a clean
- * pipeline: no faults, no kills, one runner, its own buckets, queue, ledger and sink. Superseded
- * versions go under `incoming/__history/<n>/` so each content gets its own output. The poison
- * messages are sent too, so the clean DLQ shows what "only true poison" means.
+ * Runs every content a scenario ever uploads through a clean pipeline: no faults, no kills, one
+ * runner per stage, its own buckets, queues, ledger and sink. `finals` (what the input bucket holds
+ * at the end) go to their own keys; `superseded` contents (overwritten or deleted during the run) go
+ * under `incoming/__history/<n>/`, outside every partition, so each content still gets its own
+ * output but no day's summary includes it. The poison messages are sent too, so the clean DLQ shows
+ * what "only true poison" means. With `window`, the summary stage then runs a backfill of it and
+ * its summaries become the reference of each day.
  *
  * @example
- * const clean = await runCleanReference({ endpoint, clients, id: 'clean-1', topology, runner, contents, poison });
+ * const clean = await runCleanReference({ endpoint, clients, id: 'clean-1', topology, runner, finals, superseded: [], poison: [] });
  * clean.byEtag.get(etag)?.output; // the bytes a correct run produces for that content
  */
 export async function runCleanReference(options: {
@@ -26,9 +34,11 @@ export async function runCleanReference(options: {
   readonly id: string;
   readonly topology: Topology;
   readonly runner: ChaosRunnerSettings;
-  /** Final contents (their own keys) and superseded ones. */
-  readonly contents: readonly CleanContent[];
+  readonly finals: readonly CleanContent[];
+  readonly superseded: readonly CleanContent[];
   readonly poison: readonly string[];
+  /** Backfill these days with the summary stage once normalize is done. @default no summary stage */
+  readonly window?: { readonly from: Day; readonly to: Day };
   readonly timeoutMs?: number;
 }): Promise<CleanReference> {
   const pipeline = await ChaosPipeline.create({
@@ -38,22 +48,24 @@ export async function runCleanReference(options: {
     topology: options.topology,
     runner: options.runner,
     runners: 1,
+    summaryRunners: options.window ? 1 : 0,
   });
   try {
     const uploaded: { key: string; etag: string }[] = [];
-    const seen = new Set<string>();
-    let n = 0;
-    for (const content of options.contents) {
-      // A key used twice (a superseded version) gets its own key, so every content keeps its output.
-      const key = seen.has(content.key)
-        ? content.key.replace(/^incoming\//, `incoming/__history/${n++}/`)
-        : content.key;
-      seen.add(key);
+    for (const content of options.finals) {
+      uploaded.push({ key: content.key, etag: await pipeline.upload(content.key, content.body) });
+    }
+    for (const [n, content] of options.superseded.entries()) {
+      const key = content.key.replace(/^incoming\//, `incoming/__history/${n}/`);
       uploaded.push({ key, etag: await pipeline.upload(key, content.body) });
     }
     for (const body of options.poison) await pipeline.sendRaw(body);
     pipeline.startRunners();
     await pipeline.waitDrained(options.timeoutMs ?? 300_000);
+    if (options.window) {
+      await pipeline.backfill(options.window);
+      await pipeline.waitDrained(options.timeoutMs ?? 300_000);
+    }
     await pipeline.stopRunners();
     const snapshot = await pipeline.snapshot();
     const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, topology: options.topology });
@@ -70,7 +82,18 @@ export async function runCleanReference(options: {
         ...(quarantine ? { quarantine: quarantine.bytes } : {}),
       });
     }
-    return { byEtag, dlqBodies: snapshot.dlq.map((m) => m.body) };
+    const summaries = new Map<Day, CleanSummary>();
+    for (const day of options.window ? daysInWindow(options.window.from, options.window.to) : []) {
+      const summary = objects.get(summaryKey(pipeline.summaryLayout, day));
+      if (!summary) throw new Error(`the clean run published no summary for ${day}`);
+      const lineage = finalLineage(snapshot.objects, pipeline.summaryLayout, day);
+      summaries.set(day, {
+        bytes: summary.bytes,
+        lineageHash: lineageHash({ day, codeVersion: SUMMARIZE_CODE_VERSION, entries: lineage }),
+        lineage: lineageIds(lineage),
+      });
+    }
+    return { byEtag, dlqBodies: snapshot.dlq.map((m) => m.body), summaries };
   } finally {
     await pipeline.dispose();
   }

@@ -8,11 +8,29 @@ export interface ChaosInput {
 }
 
 const NAMES = ['Ada Lovelace', 'Grace Hopper', 'Alan Turing', 'Edsger Dijkstra', 'Barbara Liskov', 'Ken "K" Thompson'];
-const DIRECTORIES = ['', 'daily/', '2026 sales+returns/', 'café münchen/', 'a/b/c/'];
+/**
+ * The days the inputs are spread over (`incoming/dt=D/...`), which the summary stage summarizes.
+ * The window starts a day early: a day without inputs still gets its (empty) summary.
+ */
+export const CHAOS_DAYS = ['2026-01-05', '2026-01-06', '2026-01-07'] as const;
+export const CHAOS_WINDOW = { from: '2026-01-04', to: '2026-01-07' } as const;
+
+/** Partitioned directories (most inputs) and others that belong to no partition. */
+const DIRECTORIES = [
+  'dt=2026-01-05/',
+  'dt=2026-01-05/',
+  'dt=2026-01-06/2026 sales+returns/',
+  'dt=2026-01-06/',
+  'dt=2026-01-07/café münchen/',
+  'dt=2026-01-07/a/b/c/',
+  '',
+  'daily/',
+];
 
 /**
  * Seeded input files: clean and bad-row CSVs, NDJSON with bad lines, awkward keys (spaces, `+`,
  * non-ASCII), an empty file and an unsupported `.txt` (skipped by the worker, no output expected).
+ * Most are under a day's partition ({@link CHAOS_DAYS}), some under no partition.
  * With `onlyValid`, only clean CSV and NDJSON files (one output each, no quarantine).
  *
  * @example

@@ -1,14 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../../functions/normalize/normalizeWorker.js';
 import type { AwsClients } from '../../../src/aws/clients.js';
+import { SUMMARIZE_CODE_VERSION } from '../../../src/partition/codeVersion.js';
+import { scheduledSummaryMessage } from '../../../src/partition/localSchedule.js';
+import { LineageKind, lineageRoot, type SummaryLayout } from '../../../src/partition/summaryLayout.js';
+import { SCHEDULE_MESSAGE_GROUP, summaryTaskEnvelope } from '../../../src/partition/summaryTask.js';
 import type { Topology } from '../../../src/topology.js';
+import type { WorkerDefinition } from '../../../src/worker/defineWorker.js';
 import { Service } from './awsRequest.js';
-import { ChaosPipeline, type ChaosRunnerSettings, type RunnerSlot } from './ChaosPipeline.js';
+import { ChaosPipeline, type ChaosRunnerSettings, ChaosStage, type RunnerSlot } from './ChaosPipeline.js';
 import { runCleanReference } from './cleanReference.js';
 import type { FaultPlan, Interceptor, ProxyLogEntry } from './FaultProxy.js';
-import { type ChaosInput, generateInputs, rewriteInput } from './inputs.js';
+import { CHAOS_WINDOW, type ChaosInput, generateInputs, rewriteInput } from './inputs.js';
 import { createPrng, type Prng } from './prng.js';
 import { type ChaosVerdict, type InputHistory, verifyAgainstClean } from './verifyAgainstClean.js';
+import { type SummaryVerdict, verifySummaries } from './verifySummaries.js';
 
 /** Where scenarios run: the emulator and the settings shared by every scenario. */
 export interface ChaosEnvironment {
@@ -27,15 +33,17 @@ export interface ChaosScenario {
   readonly seed: number;
   /** Input files uploaded at the start. */
   readonly items: number;
-  /** Runner processes on the same queue. @default 1 */
+  /** Runner processes on the normalize queue. @default 1 */
   readonly runners?: number;
+  /** Runner processes on the summarize queue. @default the same as `runners` */
+  readonly summaryRunners?: number;
   /** Overrides of the environment's runner settings (batch size, concurrency). @default none */
   readonly runner?: Partial<ChaosRunnerSettings>;
   /** Faults between the runners and AWS. @default none */
   readonly awsFaults?: FaultPlan;
   /** Faults between the runners and the webhook. @default none */
   readonly webhookFaults?: FaultPlan;
-  /** Deliver every input's event a second time. @default false */
+  /** Deliver every input's event, and every summary task, a second time. @default false */
   readonly duplicateDeliveries?: boolean;
   /** Inputs overwritten / deleted while the runners work, and late events for their older versions. */
   readonly mutations?: {
@@ -46,10 +54,32 @@ export interface ChaosScenario {
   };
   /** Non-S3 messages that must end in the DLQ (and nothing else). @default 0 */
   readonly poison?: number;
-  /** SIGKILL runner processes at random request boundaries (each followed by a fresh process). */
-  readonly kills?: { readonly count: number; readonly gap: readonly [number, number] };
+  /** Invalid summary tasks that must end in the summarize DLQ (and nothing else). @default 0 */
+  readonly summaryPoison?: number;
+  /** SIGKILL normalize runner processes at random request boundaries (each followed by a fresh process). */
+  readonly kills?: Kills;
+  /** The same for the summarize runner processes. @default none */
+  readonly summaryKills?: Kills;
   /** Give up after this long. @default 300_000 */
   readonly timeoutMs?: number;
+}
+
+/** SIGKILLs at random request boundaries: `count` in all, each `gap[0]..gap[1]` work requests into a fresh process. */
+export interface Kills {
+  readonly count: number;
+  readonly gap: readonly [number, number];
+}
+
+/** What the scenario sent to the summary stage. */
+export interface SummaryTasks {
+  /** Tasks the mid-run backfill enqueued (normalize still busy: these summarize partial days). */
+  readonly midRun: number;
+  /** Second copies of them (FIFO: sent with another deduplication id, so SQS delivers them). */
+  readonly duplicates: number;
+  /** "Summarize yesterday" messages, as the daily schedule sends them. */
+  readonly scheduled: number;
+  /** Tasks the catch-up backfill enqueued once normalize was done (the days that were stale). */
+  readonly catchUp: number;
 }
 
 /** One row of the chaos table. */
@@ -58,7 +88,12 @@ export interface ScenarioResult extends ChaosVerdict {
   readonly seed: number;
   readonly faultsInjected: number;
   readonly faultsByKind: Record<string, number>;
+  /** Kills of both stages. */
   readonly kills: number;
+  readonly killsByStage: Record<ChaosStage, number>;
+  /** The summary stage's own verdict (its lost, duplicated and DLQ figures are included in the totals). */
+  readonly summaries: SummaryVerdict;
+  readonly summaryTasks: SummaryTasks;
   readonly requests: number;
   readonly runnerStarts: number;
   readonly recordsFailed: number;
@@ -70,10 +105,20 @@ export interface ScenarioResult extends ChaosVerdict {
 }
 
 /**
- * Runs one scenario and compares its final state with a clean run of the same inputs (which runs
- * alongside, on its own resources). Inputs, fault decisions, kill points and mutations all derive
- * from `scenario.seed`; the interleaving of concurrent requests does not, so a rerun with the same
- * seed injects the same kinds of faults at the same rates, not necessarily at the same requests.
+ * Runs one scenario through both stages and compares its final state with a clean run of the same
+ * inputs (which runs alongside, on its own resources):
+ *
+ * 1. upload the inputs (and poison), start the runners of both stages (faults, kills per stage);
+ * 2. once a quarter of the work is done: overwrite and delete inputs, and run a backfill of the
+ *    window while normalize is still busy (its summaries are of partial days), plus duplicates of
+ *    its tasks and a scheduled "summarize yesterday" message;
+ * 3. when both queues are drained, run the same backfill again: it must plan exactly the days whose
+ *    summary is no longer current, and bring them up to date;
+ * 4. verify the normalize stage (verifyAgainstClean) and the summary stage (verifySummaries).
+ *
+ * Inputs, fault decisions, kill points and mutations all derive from `scenario.seed`; the
+ * interleaving of concurrent requests does not, so a rerun with the same seed injects the same kinds
+ * of faults at the same rates, not necessarily at the same requests.
  *
  * @example
  * const result = await runChaosScenario(env, { name: 'faults', seed: 1, items: 12, awsFaults: { rates: { 'error-500': 0.05 } } });
@@ -87,18 +132,29 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
   const poison = Array.from({ length: scenario.poison ?? 0 }, (_, i) =>
     i % 2 === 0 ? JSON.stringify({ orderId: i, note: 'not an S3 event' }) : `poison ${i}: not even JSON`,
   );
+  const summaryPoison = Array.from({ length: scenario.summaryPoison ?? 0 }, (_, i) =>
+    i % 2 === 0
+      ? JSON.stringify({ type: 'summarize', partition: `dt=2026-02-${30 + i}` })
+      : `summary poison ${i}: not a task`,
+  );
   const id = `chaos-${randomBytes(3).toString('hex')}`;
   const timeoutMs = scenario.timeoutMs ?? 300_000;
   const runner: ChaosRunnerSettings = { ...env.runner, ...scenario.runner };
+  const window = CHAOS_WINDOW;
 
+  const deletedKeys = new Set(plan.deletes.map((d) => d.key));
+  const replaced = new Map(plan.overwrites.map((o) => [o.input.key, o.next]));
   const clean = runCleanReference({
     endpoint: env.endpoint,
     clients: env.clients,
     id: `${id}-clean`,
     topology: env.topology,
     runner,
-    contents: [...inputs, ...plan.overwrites.map((o) => o.next)],
+    // What the input bucket holds at the end, and every content it held before.
+    finals: inputs.filter((i) => !deletedKeys.has(i.key)).map((i) => replaced.get(i.key) ?? i),
+    superseded: inputs.filter((i) => deletedKeys.has(i.key) || replaced.has(i.key)),
     poison,
+    window,
     timeoutMs,
   });
   // Do not leave the clean run's rejection unobserved while the chaos run goes on.
@@ -113,6 +169,7 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
     topology: env.topology,
     runner,
     runners: scenario.runners ?? 1,
+    summaryRunners: scenario.summaryRunners ?? scenario.runners ?? 1,
     ...(scenario.awsFaults ? { awsFaults: scenario.awsFaults } : {}),
     ...(scenario.webhookFaults ? { webhookFaults: scenario.webhookFaults } : {}),
     seed: scenario.seed,
@@ -125,6 +182,9 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
   try {
     const history = new Map<string, { etags: string[]; finalEtag: string | undefined }>();
     for (const body of poison) await pipeline.sendRaw(body);
+    for (const [i, body] of summaryPoison.entries()) {
+      await pipeline.sendSummaryTask(body, { groupId: `poison-${i}`, deduplicationId: `${id}-poison-${i}` });
+    }
     for (const input of inputs) {
       const etag = await pipeline.upload(input.key, input.body);
       history.set(input.key, { etags: [etag], finalEtag: etag });
@@ -133,25 +193,31 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       for (const input of inputs) await pipeline.sendEvent(input.key, history.get(input.key)?.finalEtag);
     }
 
-    const killer = scenario.kills ? randomKiller(rng.fork('kills'), scenario.kills) : undefined;
-    pipeline.startRunners(killer);
+    const killers = {
+      [ChaosStage.NORMALIZE]: scenario.kills ? randomKiller(rng.fork('kills'), scenario.kills) : undefined,
+      [ChaosStage.SUMMARIZE]: scenario.summaryKills
+        ? randomKiller(rng.fork('summary-kills'), scenario.summaryKills)
+        : undefined,
+    };
+    pipeline.startRunners((slot) => killers[slot.stage]?.(slot));
 
+    // Once a quarter of the uploads have been handled the runners are mid-way: change inputs and
+    // start summarizing. (If the runners make no progress for a minute, go on anyway; the drain
+    // then times out and says so.)
+    const threshold = Math.max(1, Math.floor(scenario.items / 4));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 60_000);
+      const check = () => {
+        if (records >= threshold) {
+          onRecords = undefined;
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      onRecords = check;
+      check();
+    });
     if (scenario.mutations) {
-      // Mutate once a quarter of the uploads have been handled: the runners are mid-way. (If the
-      // runners make no progress for a minute, mutate anyway; the drain then times out and says so.)
-      const threshold = Math.max(1, Math.floor(scenario.items / 4));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 60_000);
-        const check = () => {
-          if (records >= threshold) {
-            onRecords = undefined;
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        onRecords = check;
-        check();
-      });
       for (const { input, next } of plan.overwrites) {
         const entry = history.get(input.key);
         const etag = await pipeline.upload(next.key, next.body);
@@ -168,19 +234,50 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
         if (scenario.mutations.lateEvents) await pipeline.sendEvent(input.key, entry?.etags[0]);
       }
     }
+    const midRun = await pipeline.backfill(window);
+    let duplicates = 0;
+    if (scenario.duplicateDeliveries) {
+      for (const task of midRun.tasks) {
+        const envelope = summaryTaskEnvelope(task.day, task.lineageHash);
+        await pipeline.sendSummaryTask(envelope.body, {
+          groupId: envelope.groupId,
+          deduplicationId: `${envelope.deduplicationId}:again`,
+        });
+        duplicates++;
+      }
+    }
+    // The daily schedule's message for the window's last day, fired at 01:15 UTC the day after.
+    const firedAt = Date.parse(`${window.to}T01:15:00Z`) + 86_400_000;
+    await pipeline.sendSummaryTask(scheduledSummaryMessage(firedAt), {
+      groupId: SCHEDULE_MESSAGE_GROUP,
+      deduplicationId: `schedule-${firedAt}`,
+    });
 
+    await pipeline.waitDrained(timeoutMs);
+    const catchUp = await pipeline.backfill(window);
     await pipeline.waitDrained(timeoutMs);
     await pipeline.stopRunners();
     const snapshot = await pipeline.snapshot();
     const reference = await clean;
+    const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, topology: env.topology });
     const verdict = verifyAgainstClean({
       snapshot,
       history: [...history].map(([key, h]): InputHistory => ({ key, etags: h.etags, finalEtag: h.finalEtag })),
       clean: reference,
-      worker: createNormalizeWorker({ outputBucket: snapshot.outputBucket, topology: env.topology }),
+      worker,
       codeVersion: NORMALIZE_CODE_VERSION,
       poison,
       failurePrefix: env.topology.failurePrefix,
+      summaryPrefix: env.topology.summaryPrefix,
+    });
+    const summaries = await verifySummaries({
+      snapshot,
+      layout: pipeline.summaryLayout,
+      window,
+      codeVersion: SUMMARIZE_CODE_VERSION,
+      clean: reference.summaries ?? new Map(),
+      deleted: lineageOfInputs(plan.deletes, worker, snapshot.inputBucket, pipeline.summaryLayout),
+      poison: summaryPoison,
     });
     const stats = pipeline.stats();
     const faultsByKind: Record<string, number> = {};
@@ -191,9 +288,20 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       name: scenario.name,
       seed: scenario.seed,
       ...verdict,
+      lost: verdict.lost + summaries.lost,
+      duplicated: verdict.duplicated + summaries.duplicated,
+      dlqNonPoison: verdict.dlqNonPoison + summaries.dlqNonPoison,
+      dlqMissingPoison: verdict.dlqMissingPoison + summaries.dlqMissingPoison,
+      problems: [...verdict.problems, ...summaries.problems],
+      summaries,
+      summaryTasks: { midRun: midRun.enqueued, duplicates, scheduled: 1, catchUp: catchUp.enqueued },
       faultsInjected: Object.values(faultsByKind).reduce((a, b) => a + b, 0),
       faultsByKind,
       kills: stats.runners.kills,
+      killsByStage: {
+        [ChaosStage.NORMALIZE]: stats.byStage.normalize.kills,
+        [ChaosStage.SUMMARIZE]: stats.byStage.summarize.kills,
+      },
       requests: stats.proxies.requests + stats.webhook.requests,
       runnerStarts: stats.runners.starts,
       recordsFailed: stats.runners.records.failed ?? 0,
@@ -206,6 +314,28 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
     await pipeline.dispose();
     await clean.catch(() => undefined);
   }
+}
+
+/** The lineage objects (as lineageIds) the normalize worker writes for these inputs. */
+function lineageOfInputs(
+  inputs: readonly ChaosInput[],
+  worker: WorkerDefinition,
+  bucket: string,
+  layout: SummaryLayout,
+): Set<string> {
+  const ids = new Set<string>();
+  for (const input of inputs) {
+    const source = { bucket, key: input.key };
+    const keys = [
+      [LineageKind.NORMALIZED, worker.outputKey(source)],
+      [LineageKind.QUARANTINE, worker.sideOutputs?.quarantine?.(source)],
+    ] as const;
+    for (const [kind, key] of keys) {
+      const root = lineageRoot(layout, kind);
+      if (key?.startsWith(root)) ids.add(`${kind}/${key.slice(root.length)}`);
+    }
+  }
+  return ids;
 }
 
 /** Which inputs a scenario overwrites and deletes (decided before the run, from the seed). */
@@ -236,10 +366,7 @@ function isPolling(entry: ProxyLogEntry): boolean {
  * killed just before or just after its n-th work request, n drawn from `gap`, until `count` kills.
  * "After" means the server applied the request and the process dies before it sees the answer.
  */
-function randomKiller(
-  rng: Prng,
-  kills: { count: number; gap: readonly [number, number] },
-): (slot: RunnerSlot) => Interceptor {
+function randomKiller(rng: Prng, kills: Kills): (slot: RunnerSlot) => Interceptor {
   let budget = kills.count;
   return (slot) => {
     let pid: number | undefined;

@@ -4,13 +4,14 @@ import { FaultKind, type FaultPlan } from './FaultProxy.js';
 import type { ChaosScenario } from './runChaosScenario.js';
 
 /**
- * The chaos queues: the deployed topology with a short visibility timeout so that a killed or
- * failed batch returns in seconds. maxReceiveCount stays at the deployed 5: the DLQ must hold only
+ * The chaos queues (both stages): the deployed topology with a short visibility timeout so that a
+ * killed or failed batch returns in seconds. maxReceiveCount stays at the deployed 5: the DLQ must hold only
  * true poison with the redrive setting production uses.
  */
 export const chaosTopology: Topology = {
   ...topology,
   normalize: { ...topology.normalize, functionTimeoutSeconds: 8, visibilityTimeoutSeconds: 8, maxReceiveCount: 5 },
+  summarize: { ...topology.summarize, functionTimeoutSeconds: 8, visibilityTimeoutSeconds: 8, maxReceiveCount: 5 },
 };
 
 /**
@@ -74,6 +75,7 @@ export function fullScenarios(seed: number): ChaosScenario[] {
       awsFaults: everyFault(1, HANG_MS),
       webhookFaults: webhookFaults(1, HANG_MS),
       poison: 2,
+      summaryPoison: 1,
     },
     {
       name: 'four-runners-dup-reorder-mutate',
@@ -83,6 +85,7 @@ export function fullScenarios(seed: number): ChaosScenario[] {
       duplicateDeliveries: true,
       mutations: { overwrite: 6, delete: 4, lateEvents: true },
       poison: 2,
+      summaryPoison: 1,
     },
     {
       // One message per invocation: a kill then costs one receive of one message, as it would for a
@@ -95,6 +98,7 @@ export function fullScenarios(seed: number): ChaosScenario[] {
       runners: 1,
       runner: { batchSize: 1, maxConcurrency: 2 },
       kills: { count: 24, gap: [3, 14] },
+      summaryKills: { count: 8, gap: [2, 10] },
       poison: 1,
     },
     {
@@ -108,7 +112,9 @@ export function fullScenarios(seed: number): ChaosScenario[] {
       mutations: { overwrite: 5, delete: 3, lateEvents: true },
       runner: { batchSize: 2 },
       kills: { count: 8, gap: [5, 30] },
+      summaryKills: { count: 4, gap: [3, 15] },
       poison: 2,
+      summaryPoison: 2,
     },
   ];
 }
@@ -129,6 +135,8 @@ export function boundedScenarios(seed: number): ChaosScenario[] {
       duplicateDeliveries: true,
       mutations: { overwrite: 2, delete: 1, lateEvents: true },
       kills: { count: 2, gap: [4, 12] },
+      summaryKills: { count: 1, gap: [3, 10] },
+      summaryPoison: 1,
     },
   ];
 }

@@ -1,8 +1,10 @@
 import { formatOfKey } from '../../../functions/normalize/inputFormat.js';
 import { judgeOutput, OutputState } from '../../../src/done/judgeOutput.js';
 import { outputNotificationKey } from '../../../src/effects/outputNotification.js';
+import type { Day } from '../../../src/partition/partition.js';
 import type { WorkerDefinition } from '../../../src/worker/defineWorker.js';
 import type { PipelineSnapshot, SnapshotObject } from './ChaosPipeline.js';
+import type { CleanSummary } from './verifySummaries.js';
 
 /** What happened to one input key during a scenario. */
 export interface InputHistory {
@@ -22,6 +24,8 @@ export interface CleanReference {
   readonly byEtag: ReadonlyMap<string, CleanOutput>;
   /** DLQ bodies of the clean run (the true poison). */
   readonly dlqBodies: readonly string[];
+  /** The clean run's daily summaries, when it ran the summary stage. */
+  readonly summaries?: ReadonlyMap<Day, CleanSummary>;
 }
 
 /** What the clean run wrote for one input content. */
@@ -79,8 +83,13 @@ export function verifyAgainstClean(input: {
   readonly worker: WorkerDefinition;
   readonly codeVersion: string;
   readonly poison: readonly string[];
-  /** Where the worker records given-up messages (topology.failurePrefix). */
+  /** Where the workers record given-up messages (topology.failurePrefix). */
   readonly failurePrefix: string;
+  /**
+   * Objects under this prefix belong to the summary stage and are checked by verifySummaries.
+   * @default none: every object must be the normalize stage's
+   */
+  readonly summaryPrefix?: string;
 }): ChaosVerdict {
   const { snapshot, history, clean, worker, codeVersion } = input;
   const verdict: ChaosVerdict = {
@@ -181,9 +190,9 @@ export function verifyAgainstClean(input: {
     if (!appliedKeys.has(notification)) lost(`${outKey}: notification ${notification} never applied at the sink`);
   }
 
-  // Failure records: the worker writes one when it gives up on a message (a non-retryable failure,
-  // or the last receive before the DLQ), so each must name a message that is in the DLQ.
-  const dlqIds = new Set(snapshot.dlq.map((m) => m.messageId));
+  // Failure records: a worker writes one when it gives up on a message (a non-retryable failure,
+  // or the last receive before the DLQ), so each must name a message that is in a DLQ.
+  const dlqIds = new Set([...snapshot.dlq, ...snapshot.summaryDlq].map((m) => m.messageId));
   const recorded = new Set<string>();
   for (const object of snapshot.objects) {
     if (!object.key.startsWith(input.failurePrefix)) continue;
@@ -195,8 +204,10 @@ export function verifyAgainstClean(input: {
   }
   verdict.dlqWithoutFailureRecord = [...dlqIds].filter((id) => !recorded.has(id)).length;
 
+  const summaryPrefix = input.summaryPrefix;
   for (const object of snapshot.objects) {
-    if (!accounted.has(object.key)) duplicated(`${object.key}: extra object in the output bucket`);
+    if (accounted.has(object.key) || (summaryPrefix && object.key.startsWith(summaryPrefix))) continue;
+    duplicated(`${object.key}: extra object in the output bucket`);
   }
 
   // Side effects: one applied delivery per output content, and only for contents that existed.

@@ -1,0 +1,220 @@
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { SummaryAccumulator, serializeSummary } from '../../../src/partition/dailySummary.js';
+import { judgeSummaryHead, SummaryState } from '../../../src/partition/judgeSummaryHead.js';
+import { type LineageEntry, lineageHash, sortLineage } from '../../../src/partition/lineage.js';
+import { type Day, daysInWindow } from '../../../src/partition/partition.js';
+import {
+  classifySummaryKey,
+  LineageKind,
+  lineagePrefix,
+  lineageRoot,
+  markerKey,
+  type SummaryLayout,
+  stagingRoot,
+  summaryKey,
+  summaryRoot,
+} from '../../../src/partition/summaryLayout.js';
+import type { PipelineSnapshot, SnapshotObject } from './ChaosPipeline.js';
+
+/** What a clean run published for one day. */
+export interface CleanSummary {
+  readonly bytes: Buffer;
+  readonly lineageHash: string;
+  /** That day's lineage, as {@link lineageIds}. */
+  readonly lineage: readonly string[];
+}
+
+/** The comparison of a chaos run's summaries with its final lineage and with the clean run. */
+export interface SummaryVerdict {
+  /** Days whose summary was checked. */
+  summariesVerified: number;
+  /** Of those, byte-for-byte equal to the clean run's summary of the same day. */
+  summariesEqualToClean: number;
+  /**
+   * Of those, days whose lineage differs from the clean run's only by outputs of inputs deleted
+   * during the run that were written before the delete (the clean run never had them).
+   */
+  summariesWithKeptDeleted: number;
+  /** Missing, stale (not the final lineage), failing the done-check, wrong bytes, missing marker. */
+  lost: number;
+  /** Extra markers or objects under the summary prefix. */
+  duplicated: number;
+  /** Staging copies left by a run killed after publishing (invisible to readers; the stack's lifecycle rule expires them). */
+  stagingLeftovers: number;
+  /** Summarize DLQ messages that are not poison, and poison missing from it. */
+  dlqNonPoison: number;
+  dlqMissingPoison: number;
+  problems: string[];
+}
+
+/**
+ * Checks the summary stage's final state, for every day of the backfilled window:
+ *
+ * - the published summary exists, passes the worker's own done-check (integrity against S3's stored
+ *   SHA-256; lineage hash and code version) against the day's FINAL lineage as listed in the
+ *   snapshot, so a summary of a partial or superseded lineage counts as lost;
+ * - its bytes equal the summary recomputed here from the snapshot's lineage objects (the same pure
+ *   accumulator the worker uses, fed the bytes the chaos run left);
+ * - they also equal the clean run's summary of that day whenever both runs ended with the same
+ *   lineage; a different lineage is accepted only when the difference is outputs of inputs deleted
+ *   mid-run (written before the delete, kept: the pipeline reacts to ObjectCreated only);
+ * - exactly one manifest marker, naming the final lineage hash, the summary's ETag and the code version;
+ * - nothing else under the summary prefix but staging copies (counted, not hidden);
+ * - the summarize DLQ holds exactly the summary poison.
+ *
+ * @example
+ * const verdict = await verifySummaries({ snapshot, layout, window, codeVersion: 'summarize@1', clean, deleted, poison });
+ */
+export async function verifySummaries(input: {
+  readonly snapshot: PipelineSnapshot;
+  readonly layout: SummaryLayout;
+  readonly window: { readonly from: Day; readonly to: Day };
+  readonly codeVersion: string;
+  /** The clean run's summaries by day. */
+  readonly clean: ReadonlyMap<Day, CleanSummary>;
+  /** Lineage objects (as {@link lineageIds}) of the outputs of inputs deleted during the run. */
+  readonly deleted: ReadonlySet<string>;
+  /** Messages sent to the summarize queue that must end in its DLQ. */
+  readonly poison: readonly string[];
+}): Promise<SummaryVerdict> {
+  const { snapshot, layout, codeVersion } = input;
+  const verdict: SummaryVerdict = {
+    summariesVerified: 0,
+    summariesEqualToClean: 0,
+    summariesWithKeptDeleted: 0,
+    lost: 0,
+    duplicated: 0,
+    stagingLeftovers: 0,
+    dlqNonPoison: 0,
+    dlqMissingPoison: 0,
+    problems: [],
+  };
+  const lost = (why: string) => {
+    verdict.lost++;
+    verdict.problems.push(`LOST ${why}`);
+  };
+  const duplicated = (why: string) => {
+    verdict.duplicated++;
+    verdict.problems.push(`DUPLICATED ${why}`);
+  };
+  const objects = new Map(snapshot.objects.map((o) => [o.key, o]));
+  const accounted = new Set<string>();
+
+  for (const day of daysInWindow(input.window.from, input.window.to)) {
+    verdict.summariesVerified++;
+    const lineage = finalLineage(snapshot.objects, layout, day);
+    const hash = lineageHash({ day, codeVersion, entries: lineage });
+    const key = summaryKey(layout, day);
+    accounted.add(key);
+    const summary = objects.get(key);
+    if (!summary) {
+      lost(`${key}: no summary`);
+      continue;
+    }
+    const judgement = judgeSummaryHead(summary.head, { day, lineageHash: hash, codeVersion });
+    if (judgement.state !== SummaryState.CURRENT) {
+      lost(`${key}: ${judgement.state} against the final lineage (${'reason' in judgement ? judgement.reason : ''})`);
+      continue;
+    }
+    const expected = await recompute(day, lineage, objects, layout, codeVersion, hash);
+    if (!expected.equals(summary.bytes)) {
+      lost(
+        `${key}: bytes differ from the summary of the final lineage (${summary.bytes.length} vs ${expected.length})`,
+      );
+      continue;
+    }
+    const marker = markerKey(layout, day, { lineageHash: hash, summaryEtag: summary.head.etag, codeVersion });
+    if (objects.has(marker)) accounted.add(marker);
+    else lost(`${key}: manifest marker ${marker} missing (the planner would call the day stale)`);
+
+    const clean = input.clean.get(day);
+    if (!clean) {
+      lost(`${key}: the clean run has no summary for ${day} (harness problem)`);
+    } else if (clean.lineageHash === hash) {
+      if (clean.bytes.equals(summary.bytes)) verdict.summariesEqualToClean++;
+      else lost(`${key}: same lineage as the clean run but other bytes`);
+    } else {
+      const ids = lineageIds(lineage);
+      const onlyHere = ids.filter((id) => !clean.lineage.includes(id));
+      const onlyClean = clean.lineage.filter((id) => !ids.includes(id));
+      if (onlyClean.length === 0 && onlyHere.length > 0 && onlyHere.every((id) => input.deleted.has(id))) {
+        verdict.summariesWithKeptDeleted++;
+      } else {
+        lost(
+          `${key}: lineage differs from the clean run's (only here: ${onlyHere.join(', ') || '-'}; ` +
+            `only in the clean run: ${onlyClean.join(', ') || '-'})`,
+        );
+      }
+    }
+  }
+
+  const root = summaryRoot(layout);
+  const staging = stagingRoot(layout);
+  for (const object of snapshot.objects) {
+    if (object.key.startsWith(staging)) {
+      verdict.stagingLeftovers++;
+      continue;
+    }
+    if (!object.key.startsWith(root) || accounted.has(object.key)) continue;
+    const what = classifySummaryKey(layout, object.key).kind;
+    duplicated(`${object.key}: ${what === 'marker' ? 'a second manifest marker' : 'extra object'} under the summaries`);
+  }
+
+  const poison = [...input.poison];
+  for (const { body } of snapshot.summaryDlq) {
+    const at = poison.indexOf(body);
+    if (at >= 0) poison.splice(at, 1);
+    else {
+      verdict.dlqNonPoison++;
+      verdict.problems.push(`summarize DLQ holds a message that is not poison: ${body.slice(0, 160)}`);
+    }
+  }
+  verdict.dlqMissingPoison = poison.length;
+  for (const body of poison) verdict.problems.push(`poison missing from the summarize DLQ: ${body.slice(0, 80)}`);
+  return verdict;
+}
+
+/**
+ * Lineage entries as `kind/path` strings (`normalized/dt=2026-01-05/a.csv.ndjson`): the same in
+ * every run of the same inputs, whatever the buckets are called.
+ */
+export function lineageIds(entries: readonly Pick<LineageEntry, 'kind' | 'path'>[]): string[] {
+  return entries.map((e) => `${e.kind}/${e.path}`);
+}
+
+/**
+ * A day's lineage in the snapshot: its normalized outputs and quarantine objects, with the ETags
+ * they have at the end (what the worker lists), sorted as the worker sorts them.
+ */
+export function finalLineage(objects: readonly SnapshotObject[], layout: SummaryLayout, day: Day): LineageEntry[] {
+  const entries: LineageEntry[] = [];
+  for (const kind of [LineageKind.NORMALIZED, LineageKind.QUARANTINE]) {
+    const root = lineageRoot(layout, kind);
+    const prefix = lineagePrefix(layout, kind, day);
+    for (const object of objects) {
+      if (object.key.startsWith(prefix))
+        entries.push({ kind, path: object.key.slice(root.length), etag: object.head.etag });
+    }
+  }
+  return sortLineage(entries);
+}
+
+/** The summary of `lineage`, computed from the snapshot's bytes line by line as the worker reads them. */
+async function recompute(
+  day: Day,
+  lineage: readonly LineageEntry[],
+  objects: ReadonlyMap<string, SnapshotObject>,
+  layout: SummaryLayout,
+  codeVersion: string,
+  hash: string,
+): Promise<Buffer> {
+  const accumulator = new SummaryAccumulator();
+  for (const entry of lineage) {
+    const bytes = objects.get(`${lineageRoot(layout, entry.kind)}${entry.path}`)?.bytes ?? Buffer.alloc(0);
+    accumulator.startFile(entry, bytes.length);
+    const lines = createInterface({ input: Readable.from([bytes]), crlfDelay: Number.POSITIVE_INFINITY });
+    for await (const line of lines) accumulator.addLine(line);
+  }
+  return serializeSummary(accumulator.finish({ day, codeVersion, lineageHash: hash, lineage: [...lineage] }));
+}
