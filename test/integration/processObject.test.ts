@@ -211,7 +211,7 @@ describe('processObject against the emulator', () => {
     expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
   });
 
-  it('a writer of older content that replaced the winner\'s side output repairs it before it returns', async () => {
+  it("a writer of older content that replaced the winner's side output repairs it before it returns", async () => {
     await put('a.txt', 'ok\n!bad-old\n');
     const slowWorker = upperWorker(output, {
       async transform(inputArg, outputs) {
