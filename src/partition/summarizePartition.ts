@@ -80,8 +80,8 @@ const CONFLICT_RETRIES = 3;
  *    bytes with `If-None-Match: *` (first publish) or `If-Match: <ETag seen in 2>` (replace). A 412
  *    means another writer published first: start over (its summary may be current). Readers see the
  *    old summary or the new one, never a partial or mixed one (one PutObject is atomic).
- * 5. Record the manifest marker (its key names lineage hash, summary ETag and code version, for the
- *    planner's list-only done-check), remove older markers and the staging copy.
+ * 5. Remove the staging copy, then record the manifest marker (its key names lineage hash, summary
+ *    ETag and code version, for the planner's list-only done-check) and remove older markers.
  *
  * A crash at any point leaves either the previous summary or the new one; a leftover staging copy or
  * a missing or extra marker is repaired by the next run (and the planner treats it as stale).
@@ -127,6 +127,8 @@ async function attempt(
 
   if (verdict.state === SummaryState.CURRENT) {
     const repaired = await ensureMarker(options, day, { lineageHash: hash, summaryEtag: verdict.etag, codeVersion });
+    // A missing marker means a publish was interrupted, possibly before its staging copy was removed.
+    if (repaired) await store.delete(bucket, stagingKey(layout, day, hash));
     return {
       ...base,
       status: 'skipped',
@@ -203,10 +205,11 @@ async function attempt(
     return 'another writer published first';
   }
 
-  // 5. Marker, then cleanup. A crash before the marker leaves a published summary the planner
-  // reports as stale; the next run's done-check finds it current and writes only the marker.
-  await ensureMarker(options, day, { lineageHash: hash, summaryEtag: published.etag, codeVersion });
+  // 5. Cleanup, then the marker. A crash before the marker leaves a published summary the planner
+  // reports as stale; the next run's done-check finds it current, removes the staging copy it may
+  // have left and writes only the marker.
   await store.delete(bucket, staged);
+  await ensureMarker(options, day, { lineageHash: hash, summaryEtag: published.etag, codeVersion });
   return {
     ...base,
     status: 'processed',
