@@ -10,6 +10,7 @@ import {
 } from './support/itemBoundaryKills.js';
 import { type ChaosEnvironment, runChaosScenario } from './support/runChaosScenario.js';
 import { boundedScenarios, chaosRunner, chaosTopology } from './support/scenarios.js';
+import { discoverSummaryTaskRequests, runSummaryTaskKills } from './support/summaryTaskKills.js';
 
 /**
  * The bounded chaos run inside `npm test` (the full set, with a printed table: `npm run test:chaos`).
@@ -82,5 +83,42 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
     // Killed after the receiver applied the POST, before the ledger recorded it: the next attempt
     // sends the same Idempotency-Key and the receiver answers from its record instead of applying it again.
     expect(results.find((r) => r.label === describeKillPoint(chosen[2] as KillPoint))?.sinkRepeats).toBe(1);
+  }, 180_000);
+
+  it('summary stage: SIGKILL after the summary is published, before its staging copy is removed and its marker written', async () => {
+    const day = '2026-01-05';
+    const inputs = [
+      { key: `incoming/dt=${day}/orders.csv`, body: 'id,customer,amount\n1,Ada,10.50\n2,broken\n' },
+      { key: `incoming/dt=${day}/events.ndjson`, body: '{"id":1,"kind":"click"}\n' },
+    ];
+    const discovery = await discoverSummaryTaskRequests(env(), inputs, day);
+    // One partition task in a clean run, request by request (`npm run test:chaos` kills at each).
+    expect(discovery.sequence.map((r) => `${r.service}:${r.operation}`)).toEqual([
+      'SQS:ReceiveMessage',
+      'S3:ListObjectsV2', // lineage: normalized outputs of the day
+      'S3:ListObjectsV2', // lineage: quarantine objects of the day
+      'S3:HeadObject', // done-check of the published summary
+      'S3:GetObject', // each input, pinned to its listed ETag
+      'S3:GetObject',
+      'S3:GetObject',
+      'S3:PutObject', // stage
+      'S3:GetObject', // read the staged copy back and validate it
+      'S3:PutObject', // publish: the commit point
+      'S3:DeleteObject', // remove the staging copy
+      'S3:ListObjectsV2', // markers of the day
+      'S3:PutObject', // the manifest marker
+      'SQS:DeleteMessageBatch',
+    ]);
+    const chosen: KillPoint[] = [
+      { service: 'S3', operation: 'PutObject', occurrence: 2, phase: 'after-response' },
+      { service: 'S3', operation: 'DeleteObject', occurrence: 1, phase: 'after-response' },
+    ];
+    const results = await runSummaryTaskKills(env(), inputs, day, discovery, chosen, 2);
+    for (const result of results) {
+      // The retry finds the summary current, writes the marker, and removes the staging copy.
+      expect(result.problems, result.label).toEqual([]);
+      expect(result, result.label).toMatchObject({ killed: true, lost: 0, duplicated: 0, itemsVerified: 1 });
+      expect(result.runnerStarts, result.label).toBe(2);
+    }
   }, 180_000);
 });

@@ -10,6 +10,8 @@
  *   - kill-small-item / kill-multipart-item: SIGKILL of the runner before and after every request of
  *     one item's work (receive, HEAD, GET, PUTs or multipart parts, ledger claim, webhook POST, ledger
  *     completion, delete), each followed by a fresh runner process;
+ *   - kill-summary-task: the same for one partition task of the summary stage (lineage listings,
+ *     HEAD, input GETs, staging PUT and read-back, publish, cleanup, marker, delete);
  *   - http-faults, four-runners-dup-reorder-mutate, random-kills, everything-at-once (see
  *     test/chaos/support/scenarios.ts).
  * Exits 1 when anything was lost or duplicated, or a DLQ held anything but the poison.
@@ -28,6 +30,7 @@ import {
 } from './support/itemBoundaryKills.js';
 import { type ChaosEnvironment, runChaosScenario, type ScenarioResult } from './support/runChaosScenario.js';
 import { chaosRunner, chaosTopology, fullScenarios } from './support/scenarios.js';
+import { discoverSummaryTaskRequests, runSummaryTaskKills } from './support/summaryTaskKills.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { values } = parseArgs({
@@ -52,7 +55,15 @@ const boundaryItems = [
   // 6 MB of CSV normalizes to more than the 8 MiB part size: a 2-part multipart output.
   { name: 'kill-multipart-item', item: { key: 'incoming/kill me/large.csv', body: largeCsv(6_000_000) } },
 ];
-const names = [...boundaryItems.map((b) => b.name), ...scenarios.map((s) => s.name)];
+const summaryTask = {
+  name: 'kill-summary-task',
+  day: '2026-01-05',
+  inputs: [
+    { key: 'incoming/dt=2026-01-05/orders.csv', body: 'id,customer,amount\n1,Ada,10.50\n2,broken\n3,Grace,7.25\n' },
+    { key: 'incoming/dt=2026-01-05/events.ndjson', body: '{"id":1,"kind":"click"}\n{"id":2,"kind":"view"}\n' },
+  ],
+};
+const names = [...boundaryItems.map((b) => b.name), summaryTask.name, ...scenarios.map((s) => s.name)];
 if (values.list) {
   process.stdout.write(`${names.join('\n')}\n`);
   process.exit(0);
@@ -95,6 +106,29 @@ try {
     }
     details.boundaries[name] = results;
     rows.push(killPointsRow(name, results, Date.now() - started));
+  }
+  if (selected(summaryTask.name)) {
+    const { name, inputs, day } = summaryTask;
+    const started = Date.now();
+    log(`${name}: discovering the task's requests...`);
+    const discovery = await discoverSummaryTaskRequests(env, inputs, day);
+    const points = killPointsOf(discovery.sequence);
+    log(`${name}: ${discovery.sequence.map((r) => r.operation).join(' > ')}; ${points.length} kill points`);
+    const results = await runSummaryTaskKills(env, inputs, day, discovery, points, 3);
+    for (const r of results) {
+      const ok = r.killed && r.lost === 0 && r.duplicated === 0 && r.problems.length === 0;
+      log(
+        `  ${ok ? 'ok  ' : 'FAIL'} ${r.label} (${(r.durationMs / 1000).toFixed(1)} s)${ok ? '' : `: ${r.problems.join('; ')}`}`,
+      );
+    }
+    details.boundaries[name] = results;
+    const failed = results.filter((r) => !r.killed || r.problems.length > 0).length;
+    rows.push({
+      ...killPointsRow(name, results, Date.now() - started),
+      itemsVerified: 0,
+      summariesVerified: results.length,
+      notes: `${results.length} kill points of one partition task, ${failed} failed`,
+    });
   }
   for (const scenario of scenarios) {
     if (!selected(scenario.name)) continue;

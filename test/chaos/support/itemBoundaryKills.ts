@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../../functions/normalize/normalizeWorker.js';
 import { mapWithConcurrency } from '../../../src/batch/mapWithConcurrency.js';
 import { Service } from './awsRequest.js';
-import { ChaosPipeline, type PipelineSnapshot } from './ChaosPipeline.js';
+import { ChaosPipeline, type PipelineSnapshot, type RunnerSlot } from './ChaosPipeline.js';
 import type { ChaosRow } from './chaosTable.js';
 import type { Interceptor, InterceptPhase, ProxyLogEntry } from './FaultProxy.js';
 import type { ChaosInput } from './inputs.js';
@@ -64,27 +64,12 @@ export async function discoverItemRequests(env: ChaosEnvironment, item: ChaosInp
   try {
     const etag = await pipeline.upload(item.key, item.body);
     const entries: ProxyLogEntry[] = [];
-    let started = false;
-    let done = false;
-    const recorder: Interceptor = (entry, phase) => {
-      if (phase !== 'after-response' || done || isIdlePoll(entry)) return 'continue';
-      if (!started && entry.operation !== 'ReceiveMessage') return 'continue';
-      started = true;
-      entries.push(entry);
-      if (entry.operation === 'DeleteMessageBatch') done = true;
-      return 'continue';
-    };
+    const recorder = workRecorder(entries);
     pipeline.startRunners(() => recorder);
     await pipeline.waitDrained();
     await pipeline.stopRunners();
     const snapshot = await pipeline.snapshot();
-    const counts = new Map<string, number>();
-    const sequence = entries.map((e) => {
-      const id = `${e.service}:${e.operation}`;
-      counts.set(id, (counts.get(id) ?? 0) + 1);
-      return { service: e.service, operation: e.operation, occurrence: counts.get(id) ?? 1 };
-    });
-    return { sequence, clean: referenceOf(snapshot, env, item, etag), etag };
+    return { sequence: numberRequests(entries), clean: referenceOf(snapshot, env, item, etag), etag };
   } finally {
     await pipeline.dispose();
   }
@@ -139,30 +124,11 @@ export async function runItemBoundaryKills(
       const etag = await pipeline.upload(item.key, item.body);
       if (etag !== discovery.etag) throw new Error('the item changed between discovery and kill runs');
       let killed = false;
-      pipeline.startRunners((slot) => {
-        // Only the first process is killed; requests are counted from its start (it handles one item).
-        let pid: number | undefined;
-        const counts = new Map<string, number>();
-        const occurrence = new Map<number, number>();
-        return async (entry, phase) => {
-          pid ??= slot.runner.pid;
-          if (killed || slot.runner.pid !== pid) return 'continue';
-          if (entry.service !== point.service || entry.operation !== point.operation) return 'continue';
-          if (entry.operation === 'ReceiveMessage') {
-            // The receive that brings the message: only its answer tells it apart from an idle poll.
-            if (phase !== 'after-response' || isIdlePoll(entry)) return 'continue';
-            occurrence.set(entry.id, 1);
-          } else if (phase === 'before-forward') {
-            const n = (counts.get(entry.operation) ?? 0) + 1;
-            counts.set(entry.operation, n);
-            occurrence.set(entry.id, n);
-          }
-          if (occurrence.get(entry.id) !== point.occurrence || phase !== point.phase) return 'continue';
+      pipeline.startRunners((slot) =>
+        boundaryKiller(point, slot, () => {
           killed = true;
-          await slot.runner.kill();
-          return 'drop';
-        };
-      });
+        }),
+      );
       await pipeline.waitDrained();
       await pipeline.stopRunners();
       const snapshot = await pipeline.snapshot();
@@ -187,6 +153,66 @@ export async function runItemBoundaryKills(
       await pipeline.dispose();
     }
   });
+}
+
+/**
+ * SIGKILLs the slot's first runner process once, at `point` of the one item (or task) it handles;
+ * requests are counted from that process's start. `onKill` is called just before the kill.
+ *
+ * @example
+ * pipeline.startRunners((slot) => boundaryKiller(point, slot, () => { killed = true; }));
+ */
+export function boundaryKiller(point: KillPoint, slot: RunnerSlot, onKill: () => void): Interceptor {
+  let pid: number | undefined;
+  let done = false;
+  const counts = new Map<string, number>();
+  const occurrence = new Map<number, number>();
+  return async (entry, phase) => {
+    pid ??= slot.runner.pid;
+    if (done || slot.runner.pid !== pid) return 'continue';
+    if (entry.service !== point.service || entry.operation !== point.operation) return 'continue';
+    if (entry.operation === 'ReceiveMessage') {
+      // The receive that brings the message: only its answer tells it apart from an idle poll.
+      if (phase !== 'after-response' || isIdlePoll(entry)) return 'continue';
+      occurrence.set(entry.id, 1);
+    } else if (phase === 'before-forward') {
+      const n = (counts.get(entry.operation) ?? 0) + 1;
+      counts.set(entry.operation, n);
+      occurrence.set(entry.id, n);
+    }
+    if (occurrence.get(entry.id) !== point.occurrence || phase !== point.phase) return 'continue';
+    done = true;
+    onKill();
+    await slot.runner.kill();
+    return 'drop';
+  };
+}
+
+/** The requests of a recorded piece of work, numbered per operation (HeadObject#1, #2...). */
+export function numberRequests(entries: readonly ProxyLogEntry[]): ItemRequest[] {
+  const counts = new Map<string, number>();
+  return entries.map((e) => {
+    const id = `${e.service}:${e.operation}`;
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+    return { service: e.service, operation: e.operation, occurrence: counts.get(id) ?? 1 };
+  });
+}
+
+/**
+ * Records one piece of work's requests: from the ReceiveMessage that brings a message to the first
+ * DeleteMessageBatch after it, idle polls left out.
+ */
+export function workRecorder(entries: ProxyLogEntry[]): Interceptor {
+  let started = false;
+  let done = false;
+  return (entry, phase) => {
+    if (phase !== 'after-response' || done || isIdlePoll(entry)) return 'continue';
+    if (!started && entry.operation !== 'ReceiveMessage') return 'continue';
+    started = true;
+    entries.push(entry);
+    if (entry.operation === 'DeleteMessageBatch') done = true;
+    return 'continue';
+  };
 }
 
 function referenceOf(
