@@ -324,8 +324,8 @@ export class ChaosPipeline {
 
   /**
    * Waits until the work queues (normalize, and summarize when there is one) have no visible,
-   * in-flight or delayed message (several consecutive checks: SQS counts are approximate) and the
-   * proxies have been quiet for a moment.
+   * in-flight or delayed message and no proxy is handling a request other than a poll (several
+   * consecutive checks: SQS counts are approximate).
    */
   async waitDrained(timeoutMs = 300_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -333,8 +333,16 @@ export class ChaosPipeline {
     let empty = 0;
     let last = '';
     while (empty < 4) {
-      if (Date.now() > deadline)
-        throw new Error(`pipeline ${this.options.id} not drained after ${timeoutMs} ms (${last})`);
+      if (Date.now() > deadline) {
+        const open = this.slots.flatMap((slot) =>
+          [slot.aws, ...(slot.webhook ? [slot.webhook] : [])].flatMap((proxy) =>
+            proxy.describeInFlight().map((r) => `${slot.stage}#${slot.index} ${r}`),
+          ),
+        );
+        throw new Error(
+          `pipeline ${this.options.id} not drained after ${timeoutMs} ms (${last}; requests in flight: ${open.join('; ') || 'none'})`,
+        );
+      }
       await sleep(250);
       let total = 0;
       const states: string[] = [];
@@ -358,11 +366,12 @@ export class ChaosPipeline {
           Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
         const name = queueUrl.slice(queueUrl.lastIndexOf('/') + 1);
         states.push(
-          `${name}: visible ${a.ApproximateNumberOfMessages}, in flight ${a.ApproximateNumberOfMessagesNotVisible}`,
+          `${name}: visible ${a.ApproximateNumberOfMessages}, in flight ${a.ApproximateNumberOfMessagesNotVisible}, delayed ${a.ApproximateNumberOfMessagesDelayed}`,
         );
       }
       last = states.join('; ');
-      const busy = this.proxies().some((proxy) => proxy.inFlight > 0);
+      // Hung polls do not count (with 8 runners polling, one usually hangs under the timeout fault).
+      const busy = this.proxies().some((proxy) => proxy.inFlightWork > 0);
       empty = total === 0 && !busy ? empty + 1 : 0;
     }
   }

@@ -131,6 +131,8 @@ export class FaultProxy {
   private readonly rng: Prng;
   private readonly totals: FaultProxyStats = emptyStats();
   private open = 0;
+  /** The requests being handled now, with when each arrived (for a drain that never ends). */
+  private readonly openEntries = new Map<number, { entry: ProxyLogEntry; since: number }>();
   private lastActivity = Date.now();
   private sequence = 0;
   private readonly sockets = new Set<Socket>();
@@ -171,6 +173,32 @@ export class FaultProxy {
   /** Requests being handled now. */
   get inFlight(): number {
     return this.open;
+  }
+
+  /**
+   * Requests in flight that may be doing work: all but the SQS polls (ReceiveMessage,
+   * GetQueueAttributes). A poll holds no work of its own: once SQS hands it a message, the queue
+   * counts that message as in flight.
+   */
+  get inFlightWork(): number {
+    let n = 0;
+    for (const { entry } of this.openEntries.values()) {
+      const poll =
+        entry.service === Service.SQS &&
+        (entry.operation === 'ReceiveMessage' || entry.operation === 'GetQueueAttributes');
+      if (!poll) n++;
+    }
+    return n;
+  }
+
+  /** The requests in flight, oldest first: `S3:PutObject 12.3 s (fault timeout, forwarded)`. */
+  describeInFlight(): string[] {
+    const now = Date.now();
+    return [...this.openEntries.values()].map(
+      ({ entry, since }) =>
+        `${entry.service}:${entry.operation} ${((now - since) / 1000).toFixed(1)} s` +
+        ` (${entry.fault ? `fault ${entry.fault}, ` : ''}${entry.forwarded ? 'forwarded' : 'not forwarded'})`,
+    );
   }
 
   /** Replaces the fault plan (e.g. none for a clean phase). */
@@ -230,9 +258,11 @@ export class FaultProxy {
       requestBodyBytes: 0,
       responseBodyBytes: 0,
     };
+    this.openEntries.set(entry.id, { entry, since: Date.now() });
     try {
       await this.process(req, res, entry);
     } finally {
+      this.openEntries.delete(entry.id);
       this.open--;
       this.lastActivity = Date.now();
       this.record(entry);
