@@ -258,6 +258,10 @@ describe('processObject against the emulator', () => {
       status: 'skipped',
     });
     expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
+    // A redelivery of a done item: the rerun's 2 requests + 1 HEAD of the unlisted side output.
+    log.clear();
+    await processObject(worker, event('a.txt'), { store, sweepSideOutputs: true });
+    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'HeadObject']);
   });
 
   it('large outputs stream as a conditional multipart upload and pass the done-check', async () => {
