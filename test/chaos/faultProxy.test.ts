@@ -46,6 +46,22 @@ describe('FaultProxy: HTTP-level faults in front of the emulator', () => {
     await Promise.all(proxies.map((p) => p.stop()));
   });
 
+  it('tells work in flight from hung polls, and names what is in flight', async () => {
+    const { proxy, clients } = await through({ rates: { [FaultKind.TIMEOUT]: 1 }, hangMs: 1500 });
+    const poll = failure(clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 })));
+    const head = failure(clients.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'hung.txt' })));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(proxy.inFlight).toBe(2);
+    expect(proxy.inFlightWork).toBe(1); // the HEAD; a poll holds no work of its own
+    expect(proxy.describeInFlight()).toEqual([
+      expect.stringMatching(/^SQS:ReceiveMessage \d+\.\d s \(fault timeout, not forwarded\)$/),
+      expect.stringMatching(/^S3:HeadObject \d+\.\d s \(fault timeout, not forwarded\)$/),
+    ]);
+    await Promise.all([poll, head]);
+    expect(proxy.inFlight).toBe(0);
+    expect(proxy.describeInFlight()).toEqual([]);
+  });
+
   it('forwards and counts requests by service and operation, with body bytes', async () => {
     const { proxy, clients } = await through({});
     await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'count/a.txt', Body: 'hello' }));
