@@ -105,14 +105,7 @@ export function verifyAgainstClean(input: {
     dlqWithoutFailureRecord: 0,
     problems: [],
   };
-  const lost = (why: string) => {
-    verdict.lost++;
-    verdict.problems.push(`LOST ${why}`);
-  };
-  const duplicated = (why: string) => {
-    verdict.duplicated++;
-    verdict.problems.push(`DUPLICATED ${why}`);
-  };
+  const { lost, duplicated } = recorders(verdict);
   const objects = new Map(snapshot.objects.map((o) => [o.key, o]));
   const accounted = new Set<string>();
   const applied = snapshot.deliveries.filter((d) => d.applied);
@@ -229,19 +222,51 @@ export function verifyAgainstClean(input: {
     if (delivery.missingKey) duplicated('a notification without Idempotency-Key');
   }
 
-  // The DLQ holds exactly the poison.
-  const poison = [...input.poison];
-  for (const { body } of snapshot.dlq) {
+  checkDlqHoldsPoison(verdict, 'DLQ', snapshot.dlq, input.poison);
+  return verdict;
+}
+
+/** What every verdict counts. */
+export interface Tally {
+  lost: number;
+  duplicated: number;
+  dlqNonPoison: number;
+  dlqMissingPoison: number;
+  problems: string[];
+}
+
+/** `lost(why)` and `duplicated(why)`: count into the verdict and say why in its problems. */
+export function recorders(verdict: Tally): { lost: (why: string) => void; duplicated: (why: string) => void } {
+  return {
+    lost: (why) => {
+      verdict.lost++;
+      verdict.problems.push(`LOST ${why}`);
+    },
+    duplicated: (why) => {
+      verdict.duplicated++;
+      verdict.problems.push(`DUPLICATED ${why}`);
+    },
+  };
+}
+
+/** Counts into the verdict the DLQ messages that are not poison and the poison missing from it. */
+export function checkDlqHoldsPoison(
+  verdict: Tally,
+  dlqName: string,
+  messages: readonly { readonly body: string }[],
+  expected: readonly string[],
+): void {
+  const poison = [...expected];
+  for (const { body } of messages) {
     const at = poison.indexOf(body);
     if (at >= 0) poison.splice(at, 1);
     else {
       verdict.dlqNonPoison++;
-      verdict.problems.push(`DLQ holds a message that is not poison: ${body.slice(0, 160)}`);
+      verdict.problems.push(`${dlqName} holds a message that is not poison: ${body.slice(0, 160)}`);
     }
   }
   verdict.dlqMissingPoison = poison.length;
-  for (const body of poison) verdict.problems.push(`poison message missing from the DLQ: ${body.slice(0, 80)}`);
-  return verdict;
+  for (const body of poison) verdict.problems.push(`poison missing from the ${dlqName}: ${body.slice(0, 80)}`);
 }
 
 /** The input ETag a valid output was built from, or undefined when it fails the done-check. */

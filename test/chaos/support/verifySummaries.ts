@@ -16,6 +16,7 @@ import {
   summaryRoot,
 } from '../../../src/partition/summaryLayout.js';
 import type { PipelineSnapshot, SnapshotObject } from './ChaosPipeline.js';
+import { checkDlqHoldsPoison, recorders } from './verifyAgainstClean.js';
 
 /** What a clean run published for one day. */
 export interface CleanSummary {
@@ -90,14 +91,7 @@ export async function verifySummaries(input: {
     dlqMissingPoison: 0,
     problems: [],
   };
-  const lost = (why: string) => {
-    verdict.lost++;
-    verdict.problems.push(`LOST ${why}`);
-  };
-  const duplicated = (why: string) => {
-    verdict.duplicated++;
-    verdict.problems.push(`DUPLICATED ${why}`);
-  };
+  const { lost, duplicated } = recorders(verdict);
   const objects = new Map(snapshot.objects.map((o) => [o.key, o]));
   const accounted = new Set<string>();
 
@@ -161,17 +155,7 @@ export async function verifySummaries(input: {
     duplicated(`${object.key}: ${what === 'marker' ? 'a second manifest marker' : 'extra object'} under the summaries`);
   }
 
-  const poison = [...input.poison];
-  for (const { body } of snapshot.summaryDlq) {
-    const at = poison.indexOf(body);
-    if (at >= 0) poison.splice(at, 1);
-    else {
-      verdict.dlqNonPoison++;
-      verdict.problems.push(`summarize DLQ holds a message that is not poison: ${body.slice(0, 160)}`);
-    }
-  }
-  verdict.dlqMissingPoison = poison.length;
-  for (const body of poison) verdict.problems.push(`poison missing from the summarize DLQ: ${body.slice(0, 80)}`);
+  checkDlqHoldsPoison(verdict, 'summarize DLQ', snapshot.summaryDlq, input.poison);
   return verdict;
 }
 
