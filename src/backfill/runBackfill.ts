@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { queueCounts } from '../aws/queueCounts.js';
 import type { PartitionStatus } from '../partition/judgePartition.js';
 import type { Day } from '../partition/partition.js';
 import type { S3PartitionStore } from '../partition/S3PartitionStore.js';
@@ -216,26 +217,4 @@ export async function runBackfill(options: RunBackfillOptions): Promise<Backfill
     }
     await sleep(interval, undefined, options.signal ? { signal: options.signal } : {}).catch(() => {});
   }
-}
-
-async function queueCounts(
-  sqs: Pick<SQSClient, 'send'>,
-  queueUrl: string,
-): Promise<{ visible: number; inFlight: number; delayed: number }> {
-  const out = await sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: [
-        'ApproximateNumberOfMessages',
-        'ApproximateNumberOfMessagesNotVisible',
-        'ApproximateNumberOfMessagesDelayed',
-      ],
-    }),
-  );
-  const a = out.Attributes ?? {};
-  return {
-    visible: Number(a.ApproximateNumberOfMessages ?? 0),
-    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
-    delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
-  };
 }

@@ -8,6 +8,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { queueCounts } from '../aws/queueCounts.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { InvocationOutcome, interpretBatchResponse } from './batchResponse.js';
 import { RunnerConfigurationError, RunnerDrainTimeoutError } from './errors.js';
@@ -244,9 +245,9 @@ export class LocalRunner {
           last = `${this.holding} batch(es) being processed`;
           continue;
         }
-        const counts = await this.queueCounts();
-        last = `visible ${counts.visible}, in flight ${counts.notVisible}, delayed ${counts.delayed}`;
-        const isEmpty = counts.visible + counts.notVisible + counts.delayed === 0 && this.holding === 0;
+        const counts = await queueCounts(this.options.sqs, this.options.queueUrl);
+        last = `visible ${counts.visible}, in flight ${counts.inFlight}, delayed ${counts.delayed}`;
+        const isEmpty = counts.visible + counts.inFlight + counts.delayed === 0 && this.holding === 0;
         empty = isEmpty ? empty + 1 : 0;
         if (empty >= confirmations) break;
       }
@@ -291,25 +292,6 @@ export class LocalRunner {
       queueArn,
       region: this.options.region ?? arnRegion,
       accountId: this.options.accountId ?? arnAccount,
-    };
-  }
-
-  private async queueCounts(): Promise<{ visible: number; notVisible: number; delayed: number }> {
-    const response = await this.options.sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: this.options.queueUrl,
-        AttributeNames: [
-          'ApproximateNumberOfMessages',
-          'ApproximateNumberOfMessagesNotVisible',
-          'ApproximateNumberOfMessagesDelayed',
-        ],
-      }),
-    );
-    const a = response.Attributes ?? {};
-    return {
-      visible: Number(a.ApproximateNumberOfMessages ?? 0),
-      notVisible: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
-      delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
     };
   }
 

@@ -7,12 +7,12 @@ import {
 } from '@aws-sdk/client-s3';
 import {
   DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
   PurgeQueueCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../../../src/aws/clients.js';
+import { queueCounts } from '../../../src/aws/queueCounts.js';
 import { type BackfillResult, runBackfill } from '../../../src/backfill/runBackfill.js';
 import { type LocalStackResources, provisionLocalStack } from '../../../src/dev/provision.js';
 import type { OutputHead } from '../../../src/done/judgeOutput.js';
@@ -347,27 +347,10 @@ export class ChaosPipeline {
       let total = 0;
       const states: string[] = [];
       for (const queueUrl of queues) {
-        const a =
-          (
-            await this.options.clients.sqs.send(
-              new GetQueueAttributesCommand({
-                QueueUrl: queueUrl,
-                AttributeNames: [
-                  'ApproximateNumberOfMessages',
-                  'ApproximateNumberOfMessagesNotVisible',
-                  'ApproximateNumberOfMessagesDelayed',
-                ],
-              }),
-            )
-          ).Attributes ?? {};
-        total +=
-          Number(a.ApproximateNumberOfMessages ?? 0) +
-          Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
-          Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+        const counts = await queueCounts(this.options.clients.sqs, queueUrl);
+        total += counts.visible + counts.inFlight + counts.delayed;
         const name = queueUrl.slice(queueUrl.lastIndexOf('/') + 1);
-        states.push(
-          `${name}: visible ${a.ApproximateNumberOfMessages}, in flight ${a.ApproximateNumberOfMessagesNotVisible}, delayed ${a.ApproximateNumberOfMessagesDelayed}`,
-        );
+        states.push(`${name}: visible ${counts.visible}, in flight ${counts.inFlight}, delayed ${counts.delayed}`);
       }
       last = states.join('; ');
       // Hung polls do not count (with 8 runners polling, one usually hangs under the timeout fault).
