@@ -145,6 +145,11 @@ async function attempt(
   const head = await store.head(worker.outputBucket, outputKey);
   const verdict = judgeOutput(head, { source: object, codeVersion: worker.codeVersion, validate: worker.validate });
   const listed = head ? publishedSideOutputs(head.metadata) : undefined;
+  /** The output in place, when this round writes nothing. */
+  const inPlace: FinalOutput =
+    verdict.state === OutputState.BUILT
+      ? { sourceEtag: verdict.sourceEtag, ...(listed ? { sideOutputs: listed } : {}) }
+      : {};
 
   // A built output is done only with the side objects it lists (checked beside the conditional GET,
   // only when it lists any): a concurrent writer of other content may have replaced one after the commit.
@@ -175,16 +180,13 @@ async function attempt(
         sourceEtag: verdict.sourceEtag,
       },
     };
-    return { outcome, final: { sourceEtag: verdict.sourceEtag, ...(listed ? { sideOutputs: listed } : {}) } };
+    return { outcome, final: inPlace };
   }
   if (input.status !== 'ok') {
     // The event is older than a delete: acknowledge it and write nothing.
     return {
       outcome: { status: 'skipped', reason: 'input no longer exists: nothing written', outputKey },
-      final:
-        verdict.state === OutputState.BUILT
-          ? { sourceEtag: verdict.sourceEtag, ...(listed ? { sideOutputs: listed } : {}) }
-          : {},
+      final: inPlace,
     };
   }
 
