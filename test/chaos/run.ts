@@ -73,6 +73,15 @@ for (const name of only ?? []) if (!names.includes(name)) throw new Error(`unkno
 const selected = (name: string) => only === undefined || only.has(name);
 
 const log = (text: string) => process.stderr.write(`${text}\n`);
+/** One line per kill point: ok, or FAIL with its problems. */
+const logKillPoints = (results: readonly KillPointResult[]) => {
+  for (const r of results) {
+    const ok = r.killed && r.lost === 0 && r.duplicated === 0 && r.problems.length === 0;
+    log(
+      `  ${ok ? 'ok  ' : 'FAIL'} ${r.label} (${(r.durationMs / 1000).toFixed(1)} s)${ok ? '' : `: ${r.problems.join('; ')}`}`,
+    );
+  }
+};
 const moto = process.env.AWS_ENDPOINT_URL ? undefined : await startMotoServer();
 const endpoint = moto?.endpoint ?? (process.env.AWS_ENDPOINT_URL as string);
 process.env.AWS_ACCESS_KEY_ID ||= 'test';
@@ -98,12 +107,7 @@ try {
     const points = killPointsOf(discovery.sequence);
     log(`${name}: ${discovery.sequence.map((r) => r.operation).join(' > ')}; ${points.length} kill points`);
     const results = await runItemBoundaryKills(env, item, discovery, points, 3);
-    for (const r of results) {
-      const ok = r.killed && r.lost === 0 && r.duplicated === 0 && r.problems.length === 0;
-      log(
-        `  ${ok ? 'ok  ' : 'FAIL'} ${r.label} (${(r.durationMs / 1000).toFixed(1)} s)${ok ? '' : `: ${r.problems.join('; ')}`}`,
-      );
-    }
+    logKillPoints(results);
     details.boundaries[name] = results;
     rows.push(killPointsRow(name, results, Date.now() - started));
   }
@@ -115,12 +119,7 @@ try {
     const points = killPointsOf(discovery.sequence);
     log(`${name}: ${discovery.sequence.map((r) => r.operation).join(' > ')}; ${points.length} kill points`);
     const results = await runSummaryTaskKills(env, inputs, day, discovery, points, 3);
-    for (const r of results) {
-      const ok = r.killed && r.lost === 0 && r.duplicated === 0 && r.problems.length === 0;
-      log(
-        `  ${ok ? 'ok  ' : 'FAIL'} ${r.label} (${(r.durationMs / 1000).toFixed(1)} s)${ok ? '' : `: ${r.problems.join('; ')}`}`,
-      );
-    }
+    logKillPoints(results);
     details.boundaries[name] = results;
     const failed = results.filter((r) => !r.killed || r.problems.length > 0).length;
     rows.push({

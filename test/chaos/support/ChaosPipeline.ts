@@ -25,7 +25,7 @@ import { type SummaryLayout, summaryLayout } from '../../../src/partition/summar
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { type SinkDelivery, startWebhookSink, type WebhookSink } from '../../../src/sink/WebhookSink.js';
 import type { Topology } from '../../../src/topology.js';
-import { type FaultPlan, FaultProxy, type FaultProxyStats, type Interceptor } from './FaultProxy.js';
+import { emptyStats, type FaultPlan, FaultProxy, type FaultProxyStats, type Interceptor } from './FaultProxy.js';
 import { emptyRunnerTotals, type RunnerEvent, RunnerSupervisor, type RunnerTotals } from './RunnerSupervisor.js';
 
 /** Runner settings of a chaos pipeline (the event source mapping of each runner process). */
@@ -451,19 +451,13 @@ async function drainQueue(sqs: AwsClients['sqs'], queueUrl: string): Promise<Dea
   }
 }
 
+/** Adds every count of `source` into `target`. */
+function add(target: Record<string, number>, source: Record<string, number>): void {
+  for (const [k, v] of Object.entries(source)) target[k] = (target[k] ?? 0) + v;
+}
+
 function mergeStats(all: FaultProxyStats[]): FaultProxyStats {
-  const merged: FaultProxyStats = {
-    requests: 0,
-    byService: {},
-    byOperation: {},
-    faults: {},
-    faultCodes: {},
-    responseBodyBytes: {},
-    requestBodyBytes: {},
-  };
-  const add = (target: Record<string, number>, source: Record<string, number>) => {
-    for (const [k, v] of Object.entries(source)) target[k] = (target[k] ?? 0) + v;
-  };
+  const merged = emptyStats();
   for (const s of all) {
     merged.requests += s.requests;
     add(merged.byService, s.byService);
@@ -478,9 +472,6 @@ function mergeStats(all: FaultProxyStats[]): FaultProxyStats {
 
 function mergeTotals(all: RunnerTotals[]): RunnerTotals {
   const merged = emptyRunnerTotals();
-  const add = (target: Record<string, number>, source: Record<string, number>) => {
-    for (const [k, v] of Object.entries(source)) target[k] = (target[k] ?? 0) + v;
-  };
   for (const t of all) {
     merged.retained += t.retained;
     merged.deleteFailures += t.deleteFailures;

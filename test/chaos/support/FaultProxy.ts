@@ -543,7 +543,8 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function emptyStats(): FaultProxyStats {
+/** Totals before any request. */
+export function emptyStats(): FaultProxyStats {
   return {
     requests: 0,
     byService: {},
