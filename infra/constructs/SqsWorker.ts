@@ -81,7 +81,7 @@ export interface SqsWorkerProps {
  * (redrive after `maxReceiveCount`, `byQueue` redrive allow policy, 14-day retention), SSE-SQS and
  * TLS-only queue policies, an event source mapping with `ReportBatchItemFailures`, batch size,
  * batching window and maximum concurrency, a Node.js ARM64 function bundled locally as minified ESM
- * with source maps (the AWS SDK is left to the runtime), JSON logs in a log group with retention, an
+ * with source maps and the AWS SDK inside (never the runtime's), JSON logs in a log group with retention, an
  * execution role with no managed policy, and alarms on DLQ depth and on the age of the oldest message.
  *
  * Settings that AWS would refuse or advises against (visibility timeout under 6 x the function
@@ -206,8 +206,11 @@ export class SqsWorker extends Construct {
         // ESM output: CommonJS dependencies that call require() need one in scope.
         banner:
           "import { createRequire as __rerunCreateRequire } from 'node:module';const require = __rerunCreateRequire(import.meta.url);",
-        // The AWS SDK v3 ships with the Node.js runtime; bundling it would add megabytes.
-        externalModules: ['@aws-sdk/*'],
+        // The AWS SDK is bundled at the versions of our lockfile, never taken from the runtime.
+        // AWS no longer documents which SDK a Node runtime ships, and an older SDK silently drops
+        // input members it does not know, such as PutObject's IfNoneMatch (AWS-SEMANTICS, "SDK
+        // versions in the runtime"): the conditional writes would then vanish from the wire.
+        bundleAwsSDK: true,
         tsconfig: `${props.projectRoot}/tsconfig.json`,
         // Synth must never need Docker: esbuild is a devDependency and runs locally.
         forceDockerBundling: false,

@@ -1,11 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workerTopologyViolations } from '../../infra/constructs/workerTopologyRules.js';
-import { projectRoot } from '../../infra/paths.js';
 import { StackOutput } from '../../infra/RerunStack.js';
 import { provisionSummaryStage } from '../../src/partition/provisionSummaryStage.js';
 import { parseSummaryTask } from '../../src/partition/summaryTask.js';
@@ -15,6 +14,7 @@ import { isAllowed, isExplicitlyDenied, type PolicyStatementJson } from './suppo
 import {
   type CfnResourceJson,
   type CfnTemplate,
+  functionAssetDir,
   logicalIdsOfType,
   resourceOf,
   type SynthesizedRerun,
@@ -119,13 +119,11 @@ describe('the summarize worker in the stack', () => {
     });
   });
 
-  it('loads as an ES module in plain Node.js and exports the handler', () => {
-    const key = (props(ids.fn).Code as { S3Key: string }).S3Key;
-    const asset = join(synth.assemblyDir, `asset.${key.replace(/\.zip$/, '')}`);
+  it('loads as an ES module in plain Node.js with no node_modules in reach (the SDK is inside)', () => {
+    const asset = functionAssetDir(synth, ids.fn);
     const dir = mkdtempSync(join(tmpdir(), 'rerun-summarize-bundle-'));
     try {
       copyFileSync(join(asset, 'index.mjs'), join(dir, 'index.mjs'));
-      symlinkSync(join(projectRoot, 'node_modules'), join(dir, 'node_modules'), 'dir');
       const out = execFileSync(
         process.execPath,
         ['--input-type=module', '-e', "const m = await import('./index.mjs'); console.log(typeof m.handler);"],
