@@ -26,6 +26,7 @@ export { createLogger, type Logger, silentLogger } from './logging/logger.js';
 export { OutputWriter } from './publish/OutputWriter.js';
 export { LocalRunner } from './runner/LocalRunner.js';
 export { loadHandler } from './runner/loadHandler.js';
+export { S3AccessDeniedError, S3BucketMissingError, S3BucketNameInvalidError } from './s3/errors.js';
 export { S3ObjectStore, type WriteCondition, WriteStatus } from './s3/S3ObjectStore.js';
 export { topology } from './topology.js';
 export { defineWorker, type WorkerDefinition } from './worker/defineWorker.js';

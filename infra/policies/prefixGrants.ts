@@ -33,11 +33,18 @@ export interface PrefixAccessOptions {
   /** Delete objects. @default false */
   readonly delete?: boolean;
   /**
-   * ListBucket restricted by an `s3:prefix` condition to these prefixes. Without ListBucket, S3
-   * answers 403 AccessDenied instead of 404 NoSuchKey for a missing key (S3 User Guide, GetObject
-   * "Permissions"), and the worker must tell "deleted" from "forbidden". For that implicit check S3
-   * evaluates the policy with the requested key as `s3:prefix` (the behaviour Ceph RGW copied in
-   * ceph/ceph#68577), so `incoming/*` covers reads of `incoming/...` keys.
+   * ListBucket on the bucket, so that a HEAD or GET of a key that does not exist answers 404 instead
+   * of 403 (HeadObject / GetObject API reference, "Permissions": "If you have the s3:ListBucket
+   * permission on the bucket, Amazon S3 returns 404 ... If you don't, 403"). The worker's done-check
+   * HEADs outputs that do not exist yet, and a deleted input must read as "gone", not "forbidden".
+   *
+   * The grant's condition is `StringLikeIfExists s3:prefix`: an actual listing must stay under these
+   * prefixes, and a request that carries no `s3:prefix` passes. A HEAD or GET carries none, so the
+   * implicit ListBucket check of the 404 rule passes whatever S3 puts in its context: no `s3:prefix`
+   * at all (then IfExists holds), or the requested key as `s3:prefix` (then it matches the prefix
+   * pattern). A plain `StringLike s3:prefix`, which the stack used before, needs the key to be
+   * present and would very likely turn every missing-key HEAD into a 403. The price: a
+   * ListObjectsV2 without any Prefix is allowed too (docs/DEPLOY.md, "Permissions").
    * @default true when read is set
    */
   readonly list?: boolean;
@@ -70,7 +77,7 @@ export function grantPrefixAccess(
       new PolicyStatement({
         actions: ['s3:ListBucket'],
         resources: [bucket.bucketArn],
-        conditions: { StringLike: { 's3:prefix': prefixes.map((p) => `${p}*`) } },
+        conditions: { StringLikeIfExists: { 's3:prefix': prefixes.map((p) => `${p}*`) } },
       }),
     );
   }

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { stripQuotes } from '../intake/parseS3Event.js';
-import { httpStatus } from '../s3/S3ObjectStore.js';
+import { classifyS3Error, httpStatus, isMissingKey } from '../s3/errors.js';
 
 /** One listed object. */
 export interface ListedObject {
@@ -36,8 +36,9 @@ export type GetExactResult =
 
 /**
  * The reads the summary stage needs beyond S3ObjectStore's: listing with ETags (the lineage, the
- * bulk done-check) and GET pinned to a listed ETag. Thin: it classifies 404/412 and lets every other
- * error through.
+ * bulk done-check) and GET pinned to a listed ETag. Thin: it classifies 404/412, reports
+ * configuration failures (403, NoSuchBucket) as non-retryable errors (src/s3/errors.ts), and lets
+ * every other error through.
  *
  * @example
  * const store = new S3PartitionStore(s3);
@@ -54,13 +55,14 @@ export class S3PartitionStore {
     let token: string | undefined;
     do {
       this.listRequests++;
-      const page = await this.client.send(
-        new ListObjectsV2Command({
-          Bucket: bucket,
-          Prefix: options.prefix,
-          ...(token ? { ContinuationToken: token } : options.startAfter ? { StartAfter: options.startAfter } : {}),
-        }),
-      );
+      const request = new ListObjectsV2Command({
+        Bucket: bucket,
+        Prefix: options.prefix,
+        ...(token ? { ContinuationToken: token } : options.startAfter ? { StartAfter: options.startAfter } : {}),
+      });
+      const page = await this.client.send(request).catch((error: unknown) => {
+        throw classifyS3Error(error, { operation: 'ListObjectsV2', bucket }) ?? error;
+      });
       for (const object of page.Contents ?? []) {
         if (!object.Key) continue;
         if (options.stopAt?.(object.Key)) return;
@@ -86,10 +88,9 @@ export class S3PartitionStore {
       const out = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key, IfMatch: `"${etag}"` }));
       return { status: 'ok', body: out.Body as Readable, contentLength: out.ContentLength ?? 0 };
     } catch (error) {
-      const status = httpStatus(error);
-      if (status === 412) return { status: 'changed' };
-      if (status === 404) return { status: 'missing' };
-      throw error;
+      if (httpStatus(error) === 412) return { status: 'changed' };
+      if (isMissingKey(error)) return { status: 'missing' };
+      throw classifyS3Error(error, { operation: 'GetObject', bucket, key }) ?? error;
     }
   }
 
@@ -99,8 +100,8 @@ export class S3PartitionStore {
       const out = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       return Buffer.from((await out.Body?.transformToByteArray()) ?? new Uint8Array());
     } catch (error) {
-      if (httpStatus(error) === 404) return undefined;
-      throw error;
+      if (isMissingKey(error)) return undefined;
+      throw classifyS3Error(error, { operation: 'GetObject', bucket, key }) ?? error;
     }
   }
 }

@@ -12,6 +12,9 @@ import {
 } from '@aws-sdk/client-s3';
 import type { OutputHead } from '../done/judgeOutput.js';
 import { stripQuotes } from '../intake/parseS3Event.js';
+import { classifyS3Error, errorCode, httpStatus, isMissingKey, type S3Target } from './errors.js';
+
+export { httpStatus } from './errors.js';
 
 /** The condition of a conditional write: create-only, or compare-and-swap on the current ETag. */
 export type WriteCondition = { readonly ifNoneMatch: '*' } | { readonly ifMatch: string };
@@ -45,7 +48,9 @@ export type GetResult =
 
 /**
  * Thin adapter over the S3 operations rerun uses. It classifies the answers that matter to
- * idempotency (404, 304, 412, 409) and lets every other error through.
+ * idempotency (404, 304, 412, 409), turns configuration failures (403 AccessDenied, NoSuchBucket,
+ * InvalidBucketName) into non-retryable errors that name the object and the missing permission
+ * (src/s3/errors.ts), and lets every other error through.
  *
  * @example
  * const store = new S3ObjectStore(new S3Client({}));
@@ -65,8 +70,10 @@ export class S3ObjectStore {
         ...(out.ChecksumSHA256 ? { checksumSHA256: out.ChecksumSHA256 } : {}),
       };
     } catch (error) {
-      if (httpStatus(error) === 404) return undefined;
-      throw error;
+      // A 404 is "no such key" only because the worker holds s3:ListBucket; without it S3 answers
+      // 403, which classifyS3Error reports as a permission failure, never as "missing".
+      if (isMissingKey(error)) return undefined;
+      throw classifyS3Error(error, { operation: 'HeadObject', bucket, key }) ?? error;
     }
   }
 
@@ -91,10 +98,9 @@ export class S3ObjectStore {
         ...(out.VersionId && out.VersionId !== 'null' ? { versionId: out.VersionId } : {}),
       };
     } catch (error) {
-      const status = httpStatus(error);
-      if (status === 304) return { status: 'not-modified' };
-      if (status === 404) return { status: 'missing' };
-      throw error;
+      if (httpStatus(error) === 304) return { status: 'not-modified' };
+      if (isMissingKey(error)) return { status: 'missing' };
+      throw classifyS3Error(error, { operation: 'GetObject', bucket, key }) ?? error;
     }
   }
 
@@ -110,7 +116,7 @@ export class S3ObjectStore {
       contentType?: string;
     },
   ): Promise<WriteResult> {
-    return classifyWrite(async () => {
+    return classifyWrite({ operation: 'PutObject', bucket, key }, async () => {
       const out = await this.client.send(
         new PutObjectCommand({
           Bucket: bucket,
@@ -136,14 +142,16 @@ export class S3ObjectStore {
     key: string,
     options: { metadata: Record<string, string>; contentType?: string },
   ): Promise<string> {
-    const out = await this.client.send(
-      new CreateMultipartUploadCommand({
-        Bucket: bucket,
-        Key: key,
-        Metadata: options.metadata,
-        ChecksumAlgorithm: 'SHA256',
-        ...(options.contentType ? { ContentType: options.contentType } : {}),
-      }),
+    const out = await classified({ operation: 'CreateMultipartUpload', bucket, key }, () =>
+      this.client.send(
+        new CreateMultipartUploadCommand({
+          Bucket: bucket,
+          Key: key,
+          Metadata: options.metadata,
+          ChecksumAlgorithm: 'SHA256',
+          ...(options.contentType ? { ContentType: options.contentType } : {}),
+        }),
+      ),
     );
     if (!out.UploadId) throw new Error(`CreateMultipartUpload for s3://${bucket}/${key} returned no UploadId`);
     return out.UploadId;
@@ -155,17 +163,19 @@ export class S3ObjectStore {
     key: string,
     part: { uploadId: string; partNumber: number; body: Uint8Array; sha256Base64: string },
   ): Promise<{ partNumber: number; etag: string; sha256Base64: string }> {
-    const out = await this.client.send(
-      new UploadPartCommand({
-        Bucket: bucket,
-        Key: key,
-        UploadId: part.uploadId,
-        PartNumber: part.partNumber,
-        Body: part.body,
-        ContentLength: part.body.byteLength,
-        ChecksumAlgorithm: 'SHA256',
-        ChecksumSHA256: part.sha256Base64,
-      }),
+    const out = await classified({ operation: 'UploadPart', bucket, key }, () =>
+      this.client.send(
+        new UploadPartCommand({
+          Bucket: bucket,
+          Key: key,
+          UploadId: part.uploadId,
+          PartNumber: part.partNumber,
+          Body: part.body,
+          ContentLength: part.body.byteLength,
+          ChecksumAlgorithm: 'SHA256',
+          ChecksumSHA256: part.sha256Base64,
+        }),
+      ),
     );
     return { partNumber: part.partNumber, etag: out.ETag ?? '', sha256Base64: part.sha256Base64 };
   }
@@ -180,7 +190,7 @@ export class S3ObjectStore {
       condition: WriteCondition;
     },
   ): Promise<WriteResult> {
-    return classifyWrite(async () => {
+    return classifyWrite({ operation: 'CompleteMultipartUpload', bucket, key }, async () => {
       const out = await this.client.send(
         new CompleteMultipartUploadCommand({
           Bucket: bucket,
@@ -205,13 +215,16 @@ export class S3ObjectStore {
     try {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }));
     } catch (error) {
-      if (httpStatus(error) !== 404) throw error;
+      if (httpStatus(error) !== 404)
+        throw classifyS3Error(error, { operation: 'AbortMultipartUpload', bucket, key }) ?? error;
     }
   }
 
   /** DeleteObject (a missing key is not an error in S3). */
   async delete(bucket: string, key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+    await classified({ operation: 'DeleteObject', bucket, key }, () =>
+      this.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })),
+    );
   }
 }
 
@@ -219,7 +232,7 @@ function conditionHeaders(condition: WriteCondition): { IfNoneMatch?: string; If
   return 'ifNoneMatch' in condition ? { IfNoneMatch: '*' } : { IfMatch: `"${condition.ifMatch}"` };
 }
 
-async function classifyWrite(write: () => Promise<string>): Promise<WriteResult> {
+async function classifyWrite(target: S3Target, write: () => Promise<string>): Promise<WriteResult> {
   try {
     return { status: WriteStatus.WRITTEN, etag: await write() };
   } catch (error) {
@@ -227,17 +240,17 @@ async function classifyWrite(write: () => Promise<string>): Promise<WriteResult>
     // a concurrent write in flight, retry; 404 NoSuchKey on If-Match = the object is gone.
     const status = httpStatus(error);
     if (status === 412) return { status: WriteStatus.PRECONDITION_FAILED };
-    if (status === 409 && errorName(error) === 'ConditionalRequestConflict') return { status: WriteStatus.CONFLICT };
-    if (status === 404 && errorName(error) !== 'NoSuchUpload') return { status: WriteStatus.MISSING };
-    throw error;
+    if (status === 409 && errorCode(error) === 'ConditionalRequestConflict') return { status: WriteStatus.CONFLICT };
+    if (isMissingKey(error)) return { status: WriteStatus.MISSING };
+    throw classifyS3Error(error, target) ?? error;
   }
 }
 
-/** The HTTP status of an SDK error, if it has one. */
-export function httpStatus(error: unknown): number | undefined {
-  return (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
-}
-
-function errorName(error: unknown): string | undefined {
-  return (error as { name?: string; Code?: string } | undefined)?.Code ?? (error as { name?: string })?.name;
+/** Runs one request; a configuration failure (403, NoSuchBucket, InvalidBucketName) is classified. */
+async function classified<T>(target: S3Target, request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    throw classifyS3Error(error, target) ?? error;
+  }
 }

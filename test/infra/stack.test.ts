@@ -9,7 +9,6 @@ import { Runtime, RuntimeFamily } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../infra/paths.js';
 import { StackOutput } from '../../infra/RerunStack.js';
 import { topology } from '../../src/topology.js';
 import {
@@ -419,7 +418,10 @@ describe('the worker role (least privilege)', () => {
       true,
     );
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`, { 's3:prefix': '' })).toBe(false);
-    expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`)).toBe(false);
+    expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`, { 's3:prefix': 'private/' })).toBe(false);
+    // The implicit ListBucket check behind "404, not 403, for a missing key" carries no s3:prefix
+    // (a HEAD has none): it must pass, or every first done-check fails (AWS-SEMANTICS, 2026-12-01).
+    expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`)).toBe(true);
   });
 
   it('reads and writes (incl. multipart abort) its output prefixes, deletes under quarantine only', () => {
@@ -429,6 +431,8 @@ describe('the worker role (least privilege)', () => {
       }
       expect(can('s3:ListBucket', `arn:aws:s3:::${ids.output}`, { 's3:prefix': `${prefix}b/a.ndjson` })).toBe(true);
     }
+    // A done-check HEAD of an output that does not exist yet: 404 only with this ListBucket.
+    expect(can('s3:ListBucket', `arn:aws:s3:::${ids.output}`)).toBe(true);
     expect(can('s3:DeleteObject', arn(ids.output, `${topology.quarantinePrefix}b/a.ndjson`))).toBe(true);
     expect(can('s3:DeleteObject', arn(ids.output, `${topology.outputPrefix}b/a.ndjson`))).toBe(false);
     expect(can('s3:PutObject', arn(ids.output, 'other/a.ndjson'))).toBe(false);

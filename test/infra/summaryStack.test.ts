@@ -214,6 +214,8 @@ describe('least privilege for the second stage', () => {
         expect(can(r, action, arn(ids.output, key)), action).toBe(true);
     }
     expect(can(r, 's3:ListBucket', `arn:aws:s3:::${ids.output}`, { 's3:prefix': 'summaries/in/' })).toBe(true);
+    // The implicit ListBucket check of a HEAD (no s3:prefix): a missing summary answers 404, not 403.
+    expect(can(r, 's3:ListBucket', `arn:aws:s3:::${ids.output}`)).toBe(true);
     expect(can(r, 's3:PutObject', arn(ids.output, 'failures/q/m.json'))).toBe(true);
     expect(can(r, 's3:DeleteObject', arn(ids.output, 'failures/q/m.json'))).toBe(false);
     expect(can(r, 's3:GetObject', arn(ids.input, 'incoming/a.csv'))).toBe(false);

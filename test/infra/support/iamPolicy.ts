@@ -1,7 +1,8 @@
 /**
  * A deliberately small IAM evaluator for the statements this stack writes, so tests can ask "is this
  * request allowed / denied?" instead of only comparing JSON shapes. It supports the condition
- * operators the stack uses (Null, Bool, StringLike, StringEquals, ArnLike, NumericLessThan) and
+ * operators the stack uses (Null, Bool, StringLike, StringEquals, ArnLike, NumericLessThan, each
+ * also as ...IfExists) and
  * throws on any other, so a new operator cannot be silently ignored. Semantics follow the IAM
  * policy evaluation logic: operators, keys inside an operator, all AND; values of one key OR; a
  * missing key makes every operator but Null false.
@@ -77,12 +78,17 @@ export function conditionHolds(
   bucketIds: ReadonlySet<string> = new Set(),
 ): boolean {
   if (!condition) return true;
-  return Object.entries(condition).every(([operator, keys]) =>
+  return Object.entries(condition).every(([qualifiedOperator, keys]) =>
     Object.entries(keys).every(([key, expected]) => {
       const values = (Array.isArray(expected) ? expected : [expected]).map((e) =>
         typeof e === 'object' ? renderIntrinsic(e, bucketIds) : String(e),
       );
       const actual = context[key];
+      // IAM "...IfExists": a key absent from the request makes the condition true; a present key
+      // is checked by the base operator (IAM User Guide, "IfExists condition operators").
+      const ifExists = qualifiedOperator.endsWith('IfExists') && qualifiedOperator !== 'Null';
+      if (ifExists && actual === undefined) return true;
+      const operator = ifExists ? qualifiedOperator.slice(0, -'IfExists'.length) : qualifiedOperator;
       switch (operator) {
         case 'Null':
           return values.some((v) => (v === 'true' ? actual === undefined : actual !== undefined));
