@@ -1,51 +1,73 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { buildRerunApp } from '../infra/buildApp.js';
 
 /** Size and cold import time of one bundled handler. */
 export interface BundleFigures {
   readonly handler: string;
   readonly bytes: number;
   readonly gzipBytes: number;
-  /** Median over the runs of a fresh `node` process importing the bundle (the AWS SDK loads from node_modules). */
+  /**
+   * Median over the runs of a fresh `node` process importing the bundle from a folder with no
+   * node_modules in reach: the AWS SDK loads from inside the bundle, as it does on Lambda.
+   */
   readonly coldImportMs: number;
   readonly runs: number;
 }
 
-/** Where bundles are written: inside the project so `@aws-sdk/*` (external) resolves from node_modules. */
-const OUT_DIR = resolve('node_modules/.cache/rerun-bench');
+/** Where bundles are copied: outside the project, so nothing but the bundle itself can resolve `@aws-sdk/*`. */
+const OUT_DIR = join(tmpdir(), 'rerun-bench-bundles');
 
 /**
- * Every Lambda entry point of the project (functions/* /handler.ts) and the Powertools baseline's.
+ * The two workers' bundles exactly as the stack builds them: the real CDK app is synthesized
+ * (NodejsFunction with the stack's bundling settings, the SDK inside) and each worker's asset is
+ * copied out of the cloud assembly. Returns worker name to bundle file.
  *
  * @example
- * handlerEntries(); // ['functions/normalize/handler.ts', 'functions/summarize/handler.ts', 'bench/baseline/handler.ts']
+ * const { normalize } = stackWorkerBundles(); // '/tmp/rerun-bench-bundles/normalize/index.mjs'
  */
-export function handlerEntries(): string[] {
-  const functions = readdirSync('functions', { withFileTypes: true })
-    .filter((d) => d.isDirectory())
-    .map((d) => join('functions', d.name, 'handler.ts'))
-    .filter((path) => {
-      try {
-        return readdirSync(join(path, '..')).includes('handler.ts');
-      } catch {
-        return false;
-      }
-    });
-  return [...functions.sort(), 'bench/baseline/handler.ts'];
+export function stackWorkerBundles(): Record<string, string> {
+  const outdir = mkdtempSync(join(tmpdir(), 'rerun-bench-synth-'));
+  try {
+    const context = JSON.parse(readFileSync('cdk.json', 'utf8')).context as Record<string, unknown>;
+    const { app, stack } = buildRerunApp({ nag: false, appProps: { outdir, context } });
+    const assembly = app.synth();
+    const template = assembly.getStackByName(stack.stackName).template as {
+      Resources: Record<string, { Type: string; Properties?: { Description?: string; Code?: { S3Key?: string } } }>;
+    };
+    const bundles: Record<string, string> = {};
+    for (const resource of Object.values(template.Resources)) {
+      const worker = /^rerun (\w+) worker$/.exec(resource.Properties?.Description ?? '')?.[1];
+      const key = resource.Properties?.Code?.S3Key;
+      if (resource.Type !== 'AWS::Lambda::Function' || !worker || !key) continue;
+      const dir = join(OUT_DIR, worker);
+      mkdirSync(dir, { recursive: true });
+      const file = join(dir, 'index.mjs');
+      copyFileSync(join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs'), file);
+      bundles[worker] = file;
+    }
+    if (Object.keys(bundles).length === 0) throw new Error('the synthesized stack has no rerun worker function');
+    return bundles;
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
 }
 
 /**
- * Bundles a handler as the stack does (esbuild, ESM, minified, `@aws-sdk/*` external) into
- * node_modules/.cache/rerun-bench and returns the bundle's path.
+ * Bundles a module that is not a stack worker (the Powertools baseline's handler, the bench's
+ * runner process) the way the stack bundles its workers: esbuild, ESM, minified, the SDK inside.
+ * Returns the bundle's path.
  *
  * @example
- * const file = await bundleHandler('functions/normalize/handler.ts');
+ * const file = await bundleEntry('bench/baseline/handler.ts', 'powertools-baseline');
  */
-export async function bundleHandler(entry: string, name = entry.replace(/[/\\.]/g, '_')): Promise<string> {
-  mkdirSync(OUT_DIR, { recursive: true });
+export async function bundleEntry(entry: string, name: string): Promise<string> {
+  const dir = join(OUT_DIR, name);
+  mkdirSync(dir, { recursive: true });
   const result = await build({
     entryPoints: [entry],
     bundle: true,
@@ -53,7 +75,7 @@ export async function bundleHandler(entry: string, name = entry.replace(/[/\\.]/
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    external: ['@aws-sdk/*'],
+    mainFields: ['module', 'main'],
     banner: {
       js: "import { createRequire as __rerunCreateRequire } from 'node:module';const require = __rerunCreateRequire(import.meta.url);",
     },
@@ -62,23 +84,20 @@ export async function bundleHandler(entry: string, name = entry.replace(/[/\\.]/
   });
   const code = result.outputFiles[0]?.contents;
   if (!code) throw new Error(`esbuild produced no output for ${entry}`);
-  const file = join(OUT_DIR, `${name}.mjs`);
+  const file = join(dir, 'index.mjs');
   writeFileSync(file, code);
   return file;
 }
 
 /**
- * Bundles a handler the way the stack does (infra/constructs/SqsWorker.ts: esbuild, ESM, minified,
- * `@aws-sdk/*` external because the Lambda runtime ships it), then imports it `runs` times, each in
- * a fresh node process, and keeps the median time of the import (module scope included: clients,
- * configuration). The target is node20, the local runtime (the stack targets node24; the size
- * difference is negligible).
+ * Imports a bundle `runs` times, each in a fresh node process in the bundle's own folder (no
+ * node_modules in reach), and keeps the median time of the import (module scope included: clients,
+ * configuration, the bundled SDK).
  *
  * @example
- * const figures = await measureBundle('functions/normalize/handler.ts', 5);
+ * const figures = measureBundle('normalize', stackWorkerBundles().normalize, 5);
  */
-export async function measureBundle(entry: string, runs = 5): Promise<BundleFigures> {
-  const file = await bundleHandler(entry);
+export function measureBundle(handler: string, file: string, runs = 5): BundleFigures {
   const code = readFileSync(file);
 
   const times: number[] = [];
@@ -87,8 +106,9 @@ export async function measureBundle(entry: string, runs = 5): Promise<BundleFigu
       'const t = performance.now(); await import(process.argv[1]); ' +
       'process.stdout.write(String(performance.now() - t)); process.exit(0);';
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, file], {
+      cwd: dirname(file),
       env: {
-        ...process.env,
+        PATH: process.env.PATH,
         // What the handlers read at module scope; nothing is called.
         OUTPUT_BUCKET: 'bench-out',
         INPUT_BUCKET: 'bench-in',
@@ -103,7 +123,7 @@ export async function measureBundle(entry: string, runs = 5): Promise<BundleFigu
   }
   times.sort((a, b) => a - b);
   return {
-    handler: entry,
+    handler,
     bytes: code.byteLength,
     gzipBytes: gzipSync(code).byteLength,
     coldImportMs: Math.round((times[Math.floor(times.length / 2)] ?? 0) * 10) / 10,

@@ -15,7 +15,7 @@ import { provisionLocalStack } from '../src/dev/provision.js';
 import { judgeOutput, OutputState } from '../src/done/judgeOutput.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
 import { topology } from '../src/topology.js';
-import { bundleHandler } from './bundleSize.js';
+import { bundleEntry, stackWorkerBundles } from './bundleSize.js';
 
 /** The peak memory of the worker over one large input. */
 export interface PeakRssResult {
@@ -63,10 +63,10 @@ export async function measurePeakRss(options: {
   });
   await clients.sqs.send(new PurgeQueueCommand({ QueueUrl: stack.queueUrl }));
 
-  const [runnerFile, handlerFile] = await Promise.all([
-    bundle('test/chaos/fixtures/lambdaRunner.ts'),
-    bundle('functions/normalize/handler.ts'),
-  ]);
+  // The normalize worker as deployed (the stack's asset), run by the bench's runner process.
+  const runnerFile = await bundleEntry('test/chaos/fixtures/lambdaRunner.ts', 'rss-runner');
+  const handlerFile = stackWorkerBundles().normalize;
+  if (!handlerFile) throw new Error('the synthesized stack has no normalize worker');
 
   log('peak RSS: the worker process with nothing to do (its baseline)...');
   const env = {
@@ -150,10 +150,6 @@ async function uploadGeneratedCsv(clients: AwsClients, bucket: string, key: stri
     new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
   );
   return total;
-}
-
-function bundle(entry: string): Promise<string> {
-  return bundleHandler(entry, `rss-${entry.replace(/[/\\.]/g, '_')}`);
 }
 
 /** Runs the bundled worker process until the queue is drained, sampling its RSS every 100 ms. */

@@ -227,7 +227,7 @@ export function formatBenchReport(report: BenchReport): string {
   }
   if (report.bundles) {
     out.push(
-      'Handlers: esbuild bundle (minified, ESM, @aws-sdk/* external) and cold import in a fresh node process',
+      'Handlers: the deployed bundles (cdk synth assets; minified ESM, AWS SDK inside) and cold import in a fresh node process with no node_modules in reach',
       table(
         ['handler', 'bytes', 'gzip', 'cold import'],
         report.bundles.map((b) => [

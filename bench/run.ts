@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { createAwsClients } from '../src/aws/clients.js';
 import { startMotoServer } from '../src/emulator/motoServer.js';
 import { measureBackfillPlanning } from './backfillPlanning.js';
-import { handlerEntries, measureBundle } from './bundleSize.js';
+import { bundleEntry, measureBundle, stackWorkerBundles } from './bundleSize.js';
 import { measurePeakRss } from './peakRss.js';
 import { type BenchReport, checkTargets, formatBenchReport } from './report.js';
 import { runSideBySide } from './sideBySide.js';
@@ -76,9 +76,11 @@ try {
     sections.backfillPlanning = await measureBackfillPlanning({ clients, items: planningItems, days: 30, log });
   });
   await section('bundles', async () => {
-    log('bundles: esbuild and cold imports...');
-    const bundles = [];
-    for (const entry of handlerEntries()) bundles.push(await measureBundle(entry, 5));
+    log('bundles: the stack worker assets (cdk synth, SDK inside) and cold imports...');
+    const bundles = Object.entries(stackWorkerBundles()).map(([worker, file]) => measureBundle(worker, file, 5));
+    bundles.push(
+      measureBundle('powertools-baseline', await bundleEntry('bench/baseline/handler.ts', 'powertools-baseline'), 5),
+    );
     sections.bundles = bundles;
   });
   await section('rss', async () => {
