@@ -10,13 +10,9 @@ cd "$(dirname "$0")/.."
 export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 export CDK_DISABLE_CLI_TELEMETRY=true
 
-if ! command -v cfn-lint >/dev/null 2>&1; then
-  echo "cfn-lint is not installed; trying: python3 -m pip install cfn-lint" >&2
-  python3 -m pip install --quiet cfn-lint || {
-    echo "Could not install cfn-lint. Install it (pip install cfn-lint) and run $0 again." >&2
-    exit 1
-  }
-fi
+# cfn-lint at its pins (requirements/cfn-lint.txt), in the project's .venv/cfn-lint (installed once).
+python="$(npx tsx scripts/install-python-tools.ts cfn-lint)"
+cfn_lint() { "$(dirname "$python")/cfn-lint" "$@"; }
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
@@ -32,5 +28,5 @@ fi
 # W3005 (redundant DependsOn) is ignored: CDK itself adds DependsOn next to Ref/GetAtt for a
 # function's role and the bucket-notification custom resource; it is harmless and not ours to edit.
 # Everything else, warnings included, fails the run.
-cfn-lint --ignore-checks W3005 -- "${templates[@]}"
-echo "cfn-lint: ${#templates[@]} template(s) passed ($(cfn-lint --version))"
+cfn_lint --ignore-checks W3005 -- "${templates[@]}"
+echo "cfn-lint: ${#templates[@]} template(s) passed ($(cfn_lint --version))"

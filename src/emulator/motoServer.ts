@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { ensurePythonTool, PythonTool } from './pythonEnvironment.js';
 
 /** A running local AWS emulator, started by {@link startMotoServer}. */
 export interface MotoServer {
@@ -14,7 +15,8 @@ export interface MotoServer {
 export interface StartMotoServerOptions {
   /**
    * Python interpreter that has `moto[server]` installed.
-   * @default process.env.RERUN_PYTHON ?? 'python3'
+   * @default process.env.RERUN_PYTHON, else the project's `.venv/moto`, installed on first use
+   * from requirements/moto.txt (src/emulator/pythonEnvironment.ts)
    */
   python?: string;
   /**
@@ -31,7 +33,7 @@ export interface StartMotoServerOptions {
 }
 
 const INSTALL_HINT =
-  'Install it with `pip install "moto[server]>=5.1.22"`, or start LocalStack with ' +
+  'Remove .venv/moto so that the next run installs it again (requirements/moto.txt), or start LocalStack with ' +
   '`docker compose -f docker-compose.localstack.yml up -d` and set AWS_ENDPOINT_URL=http://localhost:4566.';
 
 /**
@@ -44,7 +46,7 @@ const INSTALL_HINT =
  * await moto.stop();
  */
 export async function startMotoServer(options: StartMotoServerOptions = {}): Promise<MotoServer> {
-  const python = options.python ?? process.env.RERUN_PYTHON ?? 'python3';
+  const python = options.python ?? process.env.RERUN_PYTHON ?? (await ensurePythonTool(PythonTool.MOTO));
   const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
   const port = await freeLoopbackPort();
   const endpoint = `http://127.0.0.1:${port}`;

@@ -1,0 +1,77 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ensurePythonTool, PythonMissingError, PythonTool } from '../../src/emulator/pythonEnvironment.js';
+
+/** A scratch project root whose requirements/moto.txt pins nothing, so no package is downloaded. */
+function scratchRoot(): string {
+  const root = mkdtempSync(join(tmpdir(), 'rerun-pyenv-'));
+  mkdirSync(join(root, 'requirements'));
+  writeFileSync(join(root, 'requirements', 'moto.txt'), '# nothing to install\n');
+  return root;
+}
+
+describe('ensurePythonTool (the project-local .venv/<tool>)', () => {
+  const roots: string[] = [];
+  afterEach(() => {
+    for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+  });
+
+  it('creates .venv/<tool> once, then answers from its stamp without running pip again', async () => {
+    const root = scratchRoot();
+    roots.push(root);
+    const lines: string[] = [];
+    const python = await ensurePythonTool(PythonTool.MOTO, { projectRoot: root, progress: (l) => lines.push(l) });
+    expect(python).toBe(join(root, '.venv', 'moto', 'bin', 'python'));
+    expect(existsSync(python)).toBe(true);
+    expect(lines[0]).toMatch(/installing moto \(pinned in requirements\/moto\.txt\) into \.venv\/moto/);
+    expect(lines.at(-1)).toBe('rerun: moto installed.');
+
+    const again: string[] = [];
+    expect(await ensurePythonTool(PythonTool.MOTO, { projectRoot: root, progress: (l) => again.push(l) })).toBe(python);
+    expect(again).toEqual([]);
+    expect(existsSync(join(root, '.venv', 'moto.lock'))).toBe(false);
+  });
+
+  it('reinstalls when the pinned requirements change', async () => {
+    const root = scratchRoot();
+    roots.push(root);
+    await ensurePythonTool(PythonTool.MOTO, { projectRoot: root, progress: () => {} });
+    writeFileSync(join(root, 'requirements', 'moto.txt'), '# changed pins, still nothing to install\n');
+    const lines: string[] = [];
+    await ensurePythonTool(PythonTool.MOTO, { projectRoot: root, progress: (l) => lines.push(l) });
+    expect(lines[0]).toMatch(/installing moto/);
+    const stamp = readFileSync(join(root, '.venv', 'moto', '.rerun-requirements.sha256'), 'utf8');
+    expect(stamp.trim()).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('lets concurrent callers share one install', async () => {
+    const root = scratchRoot();
+    roots.push(root);
+    const lines: string[] = [];
+    const progress = (l: string) => lines.push(l);
+    const [a, b] = await Promise.all([
+      ensurePythonTool(PythonTool.MOTO, { projectRoot: root, progress }),
+      ensurePythonTool(PythonTool.MOTO, { projectRoot: root, progress }),
+    ]);
+    expect(a).toBe(b);
+    expect(lines.filter((l) => l.startsWith('rerun: installing moto'))).toHaveLength(1);
+    expect(lines.some((l) => l.includes('waiting for another process that is installing moto'))).toBe(true);
+  });
+
+  it('without python3, fails at once with what to install', async () => {
+    const root = scratchRoot();
+    roots.push(root);
+    const started = Date.now();
+    const error = await ensurePythonTool(PythonTool.MOTO, {
+      projectRoot: root,
+      python: 'rerun-no-such-python3',
+      progress: () => {},
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PythonMissingError);
+    expect(String((error as Error).message)).toMatch(/"rerun-no-such-python3" was not found on PATH/);
+    expect(String((error as Error).message)).toMatch(/apt-get install python3 python3-venv/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
