@@ -16,11 +16,12 @@ import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from './normalizeWorker.js';
 
-const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
 const logger = createLogger({
   level: optionalEnv('LOG_LEVEL', 'info') as LogLevel,
   fields: { service: 'rerun-normalize' },
 });
+// The SDK's own warnings go through the same logger (the SDK would otherwise write to the console).
+const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL, logger });
 const notifyUrl = optionalEnv('NOTIFY_URL', '');
 // A webhook without its ledger would be sent on every rerun: refuse to start rather than do that.
 const ledgerTable = notifyUrl ? requireEnv('LEDGER_TABLE', process.env, 'NOTIFY_URL needs the dedupe ledger.') : '';

@@ -11,11 +11,12 @@ import { optionalEnv, requireEnv } from '../../src/env.js';
 import { createLogger, type LogLevel } from '../../src/logging/logger.js';
 import { createSummarizeHandler } from '../../src/partition/createSummarizeHandler.js';
 
-const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
 const logger = createLogger({
   level: optionalEnv('LOG_LEVEL', 'info') as LogLevel,
   fields: { service: 'rerun-summarize' },
 });
+// The SDK's own warnings go through the same logger (the SDK would otherwise write to the console).
+const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL, logger });
 
 export const handler = createSummarizeHandler({
   clients,

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { createLogger, type Logger } from '../logging/logger.js';
 
 /** The SDK clients rerun talks to. Every adapter takes these injected, so tests can wrap them. */
 export interface AwsClients {
@@ -39,6 +40,31 @@ export interface AwsClientOptions {
    * @default 30_000
    */
   requestTimeoutMs?: number;
+  /**
+   * Receives the SDK's own warnings and errors (its debug and info lines are dropped). Without a
+   * logger the SDK writes some warnings straight to the console, around any logger of ours.
+   * @default JSON lines at level warn on stderr
+   */
+  logger?: Logger;
+}
+
+/**
+ * The SDK's logger interface (`trace/debug/info/warn/error(...content)`), fed into ours: warnings and
+ * errors become entries of `logger`, everything chattier is dropped.
+ *
+ * @example
+ * new S3Client({ logger: sdkLogger(createLogger()) });
+ */
+export function sdkLogger(logger: Logger) {
+  const text = (content: unknown[]) => content.map((c) => (typeof c === 'string' ? c : JSON.stringify(c))).join(' ');
+  const drop = () => {};
+  return {
+    trace: drop,
+    debug: drop,
+    info: drop,
+    warn: (...content: unknown[]) => logger.warn(`AWS SDK: ${text(content)}`),
+    error: (...content: unknown[]) => logger.error(`AWS SDK: ${text(content)}`),
+  };
 }
 
 /**
@@ -55,6 +81,9 @@ export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
   const region = options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
   const common = {
     region,
+    logger: sdkLogger(
+      options.logger ?? createLogger({ level: 'warn', sink: (line) => process.stderr.write(`${line}\n`) }),
+    ),
     maxAttempts: options.maxAttempts ?? 3,
     requestHandler: {
       connectionTimeout: options.connectionTimeoutMs ?? 5_000,

@@ -156,7 +156,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       env.AWS_ACCESS_KEY_ID ||= 'test';
       env.AWS_SECRET_ACCESS_KEY ||= 'test';
     }
-    const clients = createAwsClients({ endpoint, region });
+    const clients = createAwsClients({ endpoint, region, logger });
     const stack = await provisionLocalStack({ clients, names, topology: t, logger }).catch((error: unknown) => {
       if ((error as { name?: string }).name === 'CredentialsProviderError') {
         throw new LocalSetupError(

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join, relative, sep } from 'node:path';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 
@@ -25,6 +25,9 @@ export interface UploadDirectoryResult {
   /** Keys that already existed (left untouched). */
   readonly alreadyPresent: string[];
 }
+
+/** Files up to this size are uploaded from memory; larger ones stream. */
+const IN_MEMORY_BYTES = 16 * 1024 * 1024;
 
 const CONTENT_TYPES: Record<string, string> = {
   '.csv': 'text/csv',
@@ -56,7 +59,9 @@ export async function uploadDirectory(options: UploadDirectoryOptions): Promise<
         new PutObjectCommand({
           Bucket: options.bucket,
           Key: key,
-          Body: createReadStream(path),
+          // Small files as bytes: a body the SDK can resend, so the expected 412 of a file that is
+          // already there raises no "non-retryable streaming request" warning.
+          Body: size <= IN_MEMORY_BYTES ? await readFile(path) : createReadStream(path),
           ContentLength: size,
           ContentType: CONTENT_TYPES[extname(rel).toLowerCase()] ?? 'application/octet-stream',
           IfNoneMatch: '*',
