@@ -1,4 +1,4 @@
-import { runDev } from '../../src/dev/runDev.js';
+import { type DevSummary, runDev } from '../../src/dev/runDev.js';
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
 
 /** `rerun dev`: the whole pipeline on this machine (emulator, resources, the worker under the local runner). */
@@ -61,6 +61,10 @@ Failing messages return after the visibility timeout and reach the DLQ after max
 receives; for a quick --once run with failures, shorten both, e.g.
   rerun dev --once --visibility-timeout 5 --function-timeout 5 --max-receive-count 2
 
+Exit codes with --once: 0 drained and nothing failed; 3 drained, but an object failed or a DLQ
+holds messages (of this session or an earlier one: rerun redrive --dry-run lists them); 1 the
+drain timed out, or an error; 2 a usage error; 130 interrupted (Ctrl+C).
+
 Examples:
   npm start                                   # = rerun dev --demo
   rerun dev --once --demo                     # process the samples, print the table, exit
@@ -91,8 +95,20 @@ Examples:
       writeHuman: io.stderr,
       tty: io.isTTY,
     });
-    // Failed records are an outcome, not a crash: exit 0. A --once run that could not finish is not.
     if (!values.once) return 0;
-    return summary.ended === 'drained' ? 0 : summary.ended === 'interrupted' ? 130 : 1;
+    return onceExitCode(summary);
   },
 };
+
+/**
+ * The exit code of a `--once` session (documented in the help): a run whose objects failed or were
+ * dead-lettered must not look like success to a script.
+ *
+ * @example
+ * onceExitCode({ ended: 'drained', failed: 0, deadLettered: 1 }); // 3
+ */
+export function onceExitCode(summary: Pick<DevSummary, 'ended' | 'failed' | 'deadLettered'>): number {
+  if (summary.ended === 'interrupted') return 130;
+  if (summary.ended === 'drain-timeout') return 1;
+  return summary.failed > 0 || summary.deadLettered > 0 ? 3 : 0;
+}

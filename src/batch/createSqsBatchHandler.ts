@@ -41,7 +41,7 @@ export interface SqsBatchHandlerOptions {
   /**
    * Stop starting new records when less than this much of the function's time is left; the
    * unstarted ones are reported as batch item failures and come back after the visibility timeout.
-   * @default 5000
+   * @default a tenth of the invocation's time, from 250 ms to 5 s (defaultDeadlineMarginMs)
    */
   readonly deadlineMarginMs?: number;
   /** @default silentLogger */
@@ -88,7 +88,6 @@ export function createSqsBatchHandler(
   options: SqsBatchHandlerOptions,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const concurrency = options.concurrency ?? 4;
-  const margin = options.deadlineMarginMs ?? 5000;
   const baseLogger = (options.logger ?? silentLogger).child({ worker: options.worker.name });
   const queueUrls = new Map<string, Promise<string>>();
 
@@ -193,7 +192,12 @@ export function createSqsBatchHandler(
   return (event, context) =>
     runBatch(event, context, (record) => processRecord(record, context), {
       concurrency,
-      deadlineMarginMs: margin,
+      ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
+      subjectOf: (record) => {
+        const intake = parseS3EventBody(record.body);
+        const first = intake.kind === IntakeKind.OBJECTS ? intake.objects[0] : undefined;
+        return first ? { bucket: first.bucket, key: first.key } : undefined;
+      },
       logger: baseLogger,
       ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
     });

@@ -8,8 +8,17 @@ import { mapWithConcurrency } from './mapWithConcurrency.js';
 export interface BatchRules {
   /** Records run at once (FIFO batches always run one at a time, in order). */
   readonly concurrency: number;
-  /** No record starts when less than this much of the function's time is left. */
-  readonly deadlineMarginMs: number;
+  /**
+   * No record starts when less than this much of the function's time is left.
+   * @default {@link defaultDeadlineMarginMs} of the time left when the invocation starts
+   */
+  readonly deadlineMarginMs?: number;
+  /**
+   * The object a record is about, read from its body, so that a record that never started is named
+   * by its object (bucket and key) like every other outcome, not only by its message id.
+   * @default none: unstarted records carry their message id only
+   */
+  readonly subjectOf?: (record: SQSRecord) => { readonly bucket: string; readonly key: string } | undefined;
   readonly logger: Logger;
   /** Records why a message was given up on; see createSqsBatchHandler. */
   readonly failureRecorder?: FailureRecorder;
@@ -33,18 +42,32 @@ export async function runBatch(
 ): Promise<SQSBatchResponse> {
   const records = event.Records ?? [];
   const fifo = records[0]?.eventSourceARN?.endsWith('.fifo') ?? false;
+  const timeAtStart = context.getRemainingTimeInMillis();
+  const margin = rules.deadlineMarginMs ?? defaultDeadlineMarginMs(timeAtStart);
+  // A margin that is not below the whole invocation's time can never let a record start: say which
+  // setting to change instead of failing every record as "deadline is near" until the DLQ.
+  const contradiction =
+    margin >= timeAtStart
+      ? `not started: deadlineMarginMs (${margin} ms) is not below the function's time (${timeAtStart} ms), so no record can ever start; lower deadlineMarginMs or raise the function timeout`
+      : undefined;
+  if (contradiction) rules.logger.error(contradiction.replace(/^not started: /, ''));
   let fifoBlocked = false;
   const run = async (record: SQSRecord): Promise<RecordOutcome> => {
-    const notStarted = (reason: string): RecordOutcome => ({
-      messageId: record.messageId,
-      receiveCount: receiveCountOf(record),
-      status: RecordStatus.FAILED,
-      retryable: true,
-      reason,
-    });
+    const notStarted = (reason: string): RecordOutcome => {
+      const subject = rules.subjectOf?.(record);
+      return {
+        messageId: record.messageId,
+        receiveCount: receiveCountOf(record),
+        status: RecordStatus.FAILED,
+        retryable: true,
+        reason,
+        ...(subject ? { source: subject } : {}),
+      };
+    };
+    if (contradiction) return notStarted(contradiction);
     if (fifoBlocked) return notStarted('not started: an earlier record of this FIFO batch failed');
-    if (context.getRemainingTimeInMillis() < rules.deadlineMarginMs) {
-      return notStarted('not started: function deadline is near');
+    if (context.getRemainingTimeInMillis() < margin) {
+      return notStarted(`not started: function deadline is near (less than ${margin} ms left)`);
     }
     const outcome = await processRecord(record);
     if (fifo && outcome.status === RecordStatus.FAILED) fifoBlocked = true;
@@ -62,6 +85,19 @@ export async function runBatch(
       .filter((o) => o.status === RecordStatus.FAILED)
       .map((o) => ({ itemIdentifier: o.messageId })),
   };
+}
+
+/**
+ * The default deadline margin: a tenth of the invocation's time, at least 250 ms and at most 5 s.
+ * It scales with the function timeout, so a short local timeout (`rerun dev --function-timeout 5`)
+ * still leaves time to start records, and a long one keeps 5 s for the record in flight.
+ *
+ * @example
+ * defaultDeadlineMarginMs(60_000); // 5000
+ * defaultDeadlineMarginMs(5_000);  // 500
+ */
+export function defaultDeadlineMarginMs(invocationTimeMs: number): number {
+  return Math.min(5000, Math.max(250, Math.floor(invocationTimeMs / 10)));
 }
 
 /** SQS's ApproximateReceiveCount of a record (1 when absent). */

@@ -31,6 +31,8 @@ export interface OutcomeCounts {
  */
 export class OutcomeTracker {
   private readonly bySubject = new Map<string, ObjectOutcomeRow>();
+  /** The object each message named, once an outcome of it said: later outcomes of the message without one join that row. */
+  private readonly subjectOfMessage = new Map<string, string>();
   private executed = 0;
 
   /** Side effects (webhook notifications) that ran, summed over every record outcome. */
@@ -40,10 +42,19 @@ export class OutcomeTracker {
 
   add(outcome: RecordOutcome): void {
     this.executed += outcome.effectsExecuted ?? 0;
+    const byMessage = `message ${outcome.messageId}`;
     const subject = outcome.source
       ? `s3://${outcome.source.bucket}/${outcome.source.key}`
-      : `message ${outcome.messageId}`;
-    const previous = this.bySubject.get(subject);
+      : (this.subjectOfMessage.get(outcome.messageId) ?? byMessage);
+    let previous = this.bySubject.get(subject);
+    // An earlier outcome of the same message that did not name its object (a record that never
+    // started): it is this object's attempt, so its row joins this one and is not counted twice.
+    const anonymous = subject !== byMessage ? this.bySubject.get(byMessage) : undefined;
+    if (anonymous) {
+      this.bySubject.delete(byMessage);
+      previous = { ...anonymous, attempts: anonymous.attempts + (previous?.attempts ?? 0) };
+    }
+    if (outcome.source) this.subjectOfMessage.set(outcome.messageId, subject);
     const row: ObjectOutcomeRow = {
       subject,
       status: outcome.status,

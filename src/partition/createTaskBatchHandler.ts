@@ -38,7 +38,7 @@ export interface TaskBatchHandlerOptions<T> {
   /**
    * Stop starting tasks when less than this much of the function's time is left; unstarted ones are
    * reported as batch item failures and come back after the visibility timeout.
-   * @default 5000
+   * @default a tenth of the invocation's time, from 250 ms to 5 s (defaultDeadlineMarginMs)
    */
   readonly deadlineMarginMs?: number;
   /** @default silentLogger */
@@ -68,7 +68,6 @@ export function createTaskBatchHandler<T>(
   options: TaskBatchHandlerOptions<T>,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const concurrency = options.concurrency ?? 4;
-  const margin = options.deadlineMarginMs ?? 5000;
   const baseLogger = (options.logger ?? silentLogger).child({ worker: options.name });
 
   const processRecord = async (record: SQSRecord, context: Context): Promise<RecordOutcome> => {
@@ -101,7 +100,11 @@ export function createTaskBatchHandler<T>(
   return (event, context) =>
     runBatch(event, context, (record) => processRecord(record, context), {
       concurrency,
-      deadlineMarginMs: margin,
+      ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
+      subjectOf: (record) => {
+        const parsed = options.parse(record);
+        return parsed.kind === 'task' ? parsed.source : undefined;
+      },
       logger: baseLogger,
       ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
     });

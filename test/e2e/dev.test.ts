@@ -32,9 +32,18 @@ afterAll(() => {
 
 /** Spawns `node --import tsx cli/rerun.ts ...args` as a user would run it. */
 function rerun(args: string[], env: Record<string, string | undefined>): CliRun {
+  return spawnCli(process.execPath, ['--import', 'tsx', 'cli/rerun.ts', ...args], env);
+}
+
+/** Spawns `npm start -- ...args`: the README's own command, npm's banner and all. */
+function npmStart(args: string[], env: Record<string, string | undefined>): CliRun {
+  return spawnCli('npm', ['start', '--', ...args], env);
+}
+
+function spawnCli(command: string, commandArgs: string[], env: Record<string, string | undefined>): CliRun {
   const childEnv = { ...process.env, ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete childEnv[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/rerun.ts', ...args], {
+  const child = spawn(command, commandArgs, {
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -122,7 +131,8 @@ describe('rerun dev (spawned)', () => {
     const run = rerun(['dev', '--once', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST], {
       AWS_ENDPOINT_URL: endpoint,
     });
-    expect(await run.exit).toBe(0);
+    // Drained, but one object failed and was dead-lettered: a script must not read it as success.
+    expect(await run.exit).toBe(3);
     // stdout carries exactly the two machine-readable lines.
     expect(run.stdout).toHaveLength(2);
     const ready = payload<DevReady>(run.stdout[0] ?? '', 'READY');
@@ -164,6 +174,30 @@ describe('rerun dev (spawned)', () => {
       new GetObjectCommand({ Bucket: ready.outputBucket, Key: 'copied/incoming/sub dir/b é+c.ndjson' }),
     );
     expect(await copied.Body?.transformToString()).toBe('{"x":1}\n');
+  });
+
+  it('through npm start itself, stdout holds exactly READY and SUMMARY, and a second start prints no SDK noise', async () => {
+    const appName = uniqueName('npmstart');
+    const args = ['--once', '--app-name', appName];
+    const first = npmStart(args, { AWS_ENDPOINT_URL: awsEndpoint() });
+    expect(await first.exit).toBe(0);
+    const second = npmStart(args, { AWS_ENDPOINT_URL: awsEndpoint() });
+    expect(await second.exit).toBe(0);
+    for (const run of [first, second]) {
+      const lines = run.stdout.filter((l) => l !== '');
+      expect(lines, run.stderr()).toHaveLength(2);
+      expect(lines[0]).toMatch(/^READY \{/);
+      expect(lines[1]).toMatch(/^SUMMARY \{/);
+    }
+    // npm's banner went to stderr (.npmrc: json=true), not stdout.
+    expect(first.stderr()).toContain('> rerun@');
+    expect(payload<DevSummary>(second.stdout.filter(Boolean)[1] ?? '', 'SUMMARY')).toMatchObject({
+      uploaded: 0,
+      failed: 0,
+      deadLettered: 0,
+    });
+    // Every demo upload of the second start answers the expected 412, silently.
+    expect(second.stderr()).not.toMatch(/non-retryable streaming request/);
   });
 
   it('--demo uploads a directory create-only: a second run uploads (and processes) nothing again', async () => {

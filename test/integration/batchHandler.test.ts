@@ -96,6 +96,34 @@ describe('createSqsBatchHandler', () => {
     expect(byId['m-ok']).toMatchObject({ status: 'processed', outputKey: `out/${input}/café +1.csv` });
   });
 
+  it('scales the default deadline margin with the function time: a 5 s function still starts its records', async () => {
+    await clients.s3.send(new S3Put({ Bucket: input, Key: 'short.csv', Body: 'a' }));
+    const handler = createSqsBatchHandler({
+      worker: worker(output),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+    });
+    const response = await handler({ Records: [record('s', s3Event(input, 'short.csv'))] }, context(5000));
+    expect(response.batchItemFailures).toEqual([]);
+    expect(seen[0]).toMatchObject({ status: 'processed' });
+  });
+
+  it('refuses a margin that leaves no time to start any record, saying which setting to change', async () => {
+    const handler = createSqsBatchHandler({
+      worker: worker(output),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+      deadlineMarginMs: 5000,
+    });
+    const response = await handler({ Records: [record('c', s3Event(input, 'x'))] }, context(5000));
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'c' }]);
+    expect(seen[0]?.reason).toMatch(
+      /deadlineMarginMs \(5000 ms\) is not below the function's time \(5000 ms\).*lower deadlineMarginMs or raise the function timeout/,
+    );
+    // Named by its object, not only by its message id.
+    expect(seen[0]?.source).toEqual({ bucket: input, key: 'x' });
+  });
+
   it('starts no record when the deadline is near and reports them all as failures, not lost', async () => {
     const handler = createSqsBatchHandler({
       worker: worker(output),
