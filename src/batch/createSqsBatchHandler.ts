@@ -60,6 +60,11 @@ export interface SqsBatchHandlerOptions {
    * @default none
    */
   readonly failureRecorder?: FailureRecorder;
+  /**
+   * The clock (epoch ms) that measures how long an invocation has run, for the deferral limit.
+   * @default Date.now
+   */
+  readonly now?: () => number;
 }
 
 /** An error that asks for its message to come back after a delay (e.g. a side effect in progress elsewhere). */
@@ -90,8 +95,13 @@ export function createSqsBatchHandler(
   const concurrency = options.concurrency ?? 4;
   const baseLogger = (options.logger ?? silentLogger).child({ worker: options.worker.name });
   const queueUrls = new Map<string, Promise<string>>();
+  const now = options.now ?? Date.now;
 
-  const processRecord = async (record: SQSRecord, context: Context): Promise<RecordOutcome> => {
+  const processRecord = async (
+    record: SQSRecord,
+    context: Context,
+    invocationStart: number,
+  ): Promise<RecordOutcome> => {
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const logger = baseLogger.child({ messageId: record.messageId, awsRequestId: context.awsRequestId });
     const intake = parseS3EventBody(record.body);
@@ -131,7 +141,7 @@ export function createSqsBatchHandler(
       }
     } catch (error) {
       const retryable = error instanceof RerunError ? error.retryable : true;
-      const deferred = await deferIfAsked(record, error, logger);
+      const deferred = await deferIfAsked(record, error, logger, invocationStart);
       return {
         ...base,
         status: RecordStatus.FAILED,
@@ -152,12 +162,20 @@ export function createSqsBatchHandler(
     };
   };
 
-  const deferIfAsked = async (record: SQSRecord, error: unknown, logger: Logger): Promise<number | undefined> => {
+  const deferIfAsked = async (
+    record: SQSRecord,
+    error: unknown,
+    logger: Logger,
+    invocationStart: number,
+  ): Promise<number | undefined> => {
     const seconds = (error as Partial<DeferrableError> | undefined)?.retryAfterSeconds;
     if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) return undefined;
     // AWS-SEMANTICS (SQS): ChangeMessageVisibility delays the next delivery: wait for the other
-    // holder instead of burning receives. 12 hours is SQS's maximum visibility timeout.
-    const visibility = Math.min(Math.ceil(seconds), 43_200);
+    // holder instead of burning receives. Its limit is 12 hours counted from this receive, not from
+    // the call; SQS refuses anything beyond. The receive happened before the invocation started,
+    // at most a batching window (300 s) earlier, so that and the time run so far are left out.
+    const visibility = Math.min(Math.ceil(seconds), maxDeferralSeconds(now() - invocationStart));
+    if (visibility <= 0) return undefined;
     try {
       const queueUrl = await queueUrlOf(record.eventSourceARN);
       await options.sqs.send(
@@ -189,8 +207,9 @@ export function createSqsBatchHandler(
     return url;
   };
 
-  return (event, context) =>
-    runBatch(event, context, (record) => processRecord(record, context), {
+  return (event, context) => {
+    const invocationStart = now();
+    return runBatch(event, context, (record) => processRecord(record, context, invocationStart), {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
       subjectOf: (record) => {
@@ -201,6 +220,23 @@ export function createSqsBatchHandler(
       logger: baseLogger,
       ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
     });
+  };
+}
+
+/** SQS's visibility limit: 12 hours from the receive (ChangeMessageVisibility API reference). */
+const SQS_MAX_VISIBILITY_SECONDS = 43_200;
+/** Lambda's longest batching window: how long before the invocation a record may have been received. */
+const MAX_BATCHING_WINDOW_SECONDS = 300;
+
+/**
+ * The longest deferral SQS accepts for a record of an invocation that has run `elapsedMs`: 12 hours
+ * from the receive, less the batching window the record may have waited in and the time run so far.
+ *
+ * @example
+ * maxDeferralSeconds(0); // 42900
+ */
+export function maxDeferralSeconds(elapsedMs: number): number {
+  return SQS_MAX_VISIBILITY_SECONDS - MAX_BATCHING_WINDOW_SECONDS - Math.ceil(elapsedMs / 1000);
 }
 
 function errorMessage(error: unknown): string {

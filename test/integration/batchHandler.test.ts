@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
+import { createSqsBatchHandler, maxDeferralSeconds } from '../../src/batch/createSqsBatchHandler.js';
 import { RerunError } from '../../src/errors.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -191,5 +191,42 @@ describe('createSqsBatchHandler', () => {
     await new Promise((r) => setTimeout(r, 1500));
     const again = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0 }));
     expect(again.Messages ?? []).toHaveLength(0);
+  });
+
+  it('clamps a deferral of 12 h or more to what SQS allows since the receive, and SQS accepts it', async () => {
+    const queueName = uniqueName('defer-long');
+    const { QueueUrl } = await clients.sqs.send(new CreateQueueCommand({ QueueName: queueName }));
+    const { Attributes } = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    await clients.s3.send(new S3Put({ Bucket: input, Key: 'long', Body: 'a' }));
+    await clients.sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: s3Event(input, 'long') }));
+    const received = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl, VisibilityTimeout: 1 }));
+    const message = received.Messages?.[0];
+    // A webhook's Retry-After of a day.
+    const later = Object.assign(new RerunError('webhook asked to retry later'), { retryAfterSeconds: 86_400 });
+    // The invocation has run 100 s when the record fails: the clock says so.
+    let clock = 1_000_000;
+    const handler = createSqsBatchHandler({
+      worker: worker(output, async () => {
+        clock += 100_000;
+        throw later;
+      }),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+      now: () => clock,
+    });
+    const event = {
+      Records: [
+        {
+          ...record(message?.MessageId ?? '', message?.Body ?? '', Attributes?.QueueArn),
+          receiptHandle: message?.ReceiptHandle ?? '',
+        },
+      ],
+    };
+    await handler(event, context());
+    // 43,200 s since the receive, less a batching window of 300 s and the 100 s the invocation ran.
+    expect(seen[0]?.reason).toMatch(/\(deferred 42800 s\)$/);
+    expect(maxDeferralSeconds(100_000)).toBe(42_800);
   });
 });
