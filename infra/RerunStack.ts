@@ -133,8 +133,15 @@ export class RerunStack extends Stack {
     this.accessLogs = new DataBucket(this, 'AccessLogs', {
       expireObjectsAfterDays: props.accessLogRetentionDays ?? 90,
     });
-    this.input = new DataBucket(this, 'Input', { accessLogsBucket: this.accessLogs.bucket });
-    this.output = new DataBucket(this, 'Output', { accessLogsBucket: this.accessLogs.bucket });
+    const abortIncompleteMultipartUploadAfterDays = t.abortIncompleteMultipartUploadAfterDays;
+    this.input = new DataBucket(this, 'Input', {
+      accessLogsBucket: this.accessLogs.bucket,
+      abortIncompleteMultipartUploadAfterDays,
+    });
+    this.output = new DataBucket(this, 'Output', {
+      accessLogsBucket: this.accessLogs.bucket,
+      abortIncompleteMultipartUploadAfterDays,
+    });
     requireConditionalWrites(this.output.bucket, writtenPrefixes);
     // A staging copy lives seconds; one left by a crash is harmless (deterministic key, replaced or
     // removed by the next run) and expires here. Failure records outlive the DLQ's retention.

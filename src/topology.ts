@@ -78,6 +78,12 @@ export interface Topology {
   readonly summarySchedule: { readonly hourUtc: number; readonly minuteUtc: number };
   /** The side-effect dedupe ledger. */
   readonly ledger: LedgerTopology;
+  /**
+   * Days after which S3 aborts a multipart upload that was never completed (a worker killed
+   * mid-upload leaves one; its parts are billed until then). A lifecycle rule on both data buckets,
+   * in the stack and in `rerun dev`.
+   */
+  readonly abortIncompleteMultipartUploadAfterDays: number;
 }
 
 /**
@@ -89,6 +95,7 @@ export interface Topology {
  */
 export const topology: Topology = {
   appName: 'rerun',
+  abortIncompleteMultipartUploadAfterDays: 1,
   inputPrefix: 'incoming/',
   outputPrefix: 'normalized/',
   quarantinePrefix: 'quarantine/',

@@ -41,16 +41,18 @@ export interface AwsClientOptions {
    */
   requestTimeoutMs?: number;
   /**
-   * Receives the SDK's own warnings and errors (its debug and info lines are dropped). Without a
-   * logger the SDK writes some warnings straight to the console, around any logger of ours.
+   * Receives the SDK's own warnings (see sdkLogger). Without a logger the SDK writes some warnings
+   * straight to the console, around any logger of ours.
    * @default JSON lines at level warn on stderr
    */
   logger?: Logger;
 }
 
 /**
- * The SDK's logger interface (`trace/debug/info/warn/error(...content)`), fed into ours: warnings and
- * errors become entries of `logger`, everything chattier is dropped.
+ * The SDK's logger interface (`trace/debug/info/warn/error(...content)`), fed into ours: the SDK's
+ * warnings become entries of `logger`. Its `error` lines are dropped: the SDK logs every failed
+ * command there, and each failure is thrown to the caller, who classifies it (an expected 404 or
+ * 412 is no error). Its debug and info lines are dropped too.
  *
  * @example
  * new S3Client({ logger: sdkLogger(createLogger()) });
@@ -63,7 +65,7 @@ export function sdkLogger(logger: Logger) {
     debug: drop,
     info: drop,
     warn: (...content: unknown[]) => logger.warn(`AWS SDK: ${text(content)}`),
-    error: (...content: unknown[]) => logger.error(`AWS SDK: ${text(content)}`),
+    error: drop,
   };
 }
 

@@ -1,8 +1,11 @@
 import {
   CreateBucketCommand,
+  GetBucketLifecycleConfigurationCommand,
   GetBucketNotificationConfigurationCommand,
   HeadBucketCommand,
+  type LifecycleRule,
   type NotificationConfiguration,
+  PutBucketLifecycleConfigurationCommand,
   PutBucketNotificationConfigurationCommand,
   type QueueConfiguration,
 } from '@aws-sdk/client-s3';
@@ -75,8 +78,19 @@ export async function provisionLocalStack(options: ProvisionLocalStackOptions): 
   };
   const region = await clients.s3.config.region();
 
-  note(`bucket ${names.inputBucket}`, await ensureBucket(clients, names.inputBucket, region));
-  note(`bucket ${names.outputBucket}`, await ensureBucket(clients, names.outputBucket, region));
+  for (const bucket of [names.inputBucket, names.outputBucket]) {
+    note(`bucket ${bucket}`, await ensureBucket(clients, bucket, region));
+    // As in the stack (DataBucket): a worker killed mid-upload leaves a multipart upload behind.
+    note(
+      `lifecycle rule ${bucket} abort-incomplete-multipart-uploads`,
+      await ensureLifecycleRule(clients, bucket, {
+        ID: 'abort-incomplete-multipart-uploads',
+        Status: 'Enabled',
+        Filter: { Prefix: '' },
+        AbortIncompleteMultipartUpload: { DaysAfterInitiation: t.abortIncompleteMultipartUploadAfterDays },
+      }),
+    );
+  }
 
   const dlq = await ensureQueue(clients, names.dlq, {
     MessageRetentionPeriod: String(t.normalize.dlqRetentionDays * 86_400),
@@ -121,6 +135,41 @@ export async function provisionLocalStack(options: ProvisionLocalStackOptions): 
     dlqArn: dlq.arn,
     actions,
   };
+}
+
+/**
+ * Puts `rule` into the bucket's lifecycle configuration, keeping every other rule; sends nothing when
+ * a rule with its ID is already in place as given.
+ */
+async function ensureLifecycleRule(
+  clients: Pick<AwsClients, 's3'>,
+  bucket: string,
+  rule: LifecycleRule,
+): Promise<ProvisionAction> {
+  let rules: LifecycleRule[] = [];
+  try {
+    rules = (await clients.s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }))).Rules ?? [];
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'NoSuchLifecycleConfiguration') throw error;
+  }
+  const current = rules.find((r) => r.ID === rule.ID);
+  if (current && sameLifecycleRule(current, rule)) return ProvisionAction.UNCHANGED;
+  // PutBucketLifecycleConfiguration replaces the whole configuration: keep everyone else's rules.
+  await clients.s3.send(
+    new PutBucketLifecycleConfigurationCommand({
+      Bucket: bucket,
+      LifecycleConfiguration: { Rules: [...rules.filter((r) => r.ID !== rule.ID), rule] },
+    }),
+  );
+  return current ? ProvisionAction.UPDATED : ProvisionAction.CREATED;
+}
+
+function sameLifecycleRule(a: LifecycleRule, b: LifecycleRule): boolean {
+  return (
+    a.Status === b.Status &&
+    (a.Filter?.Prefix ?? '') === (b.Filter?.Prefix ?? '') &&
+    a.AbortIncompleteMultipartUpload?.DaysAfterInitiation === b.AbortIncompleteMultipartUpload?.DaysAfterInitiation
+  );
 }
 
 /**

@@ -1,4 +1,9 @@
-import { GetBucketNotificationConfigurationCommand, HeadBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  GetBucketLifecycleConfigurationCommand,
+  GetBucketNotificationConfigurationCommand,
+  HeadBucketCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { provisionLocalStack } from '../../src/dev/provision.js';
@@ -29,7 +34,9 @@ describe('provisionLocalStack', () => {
     expect(stack.dlqArn).toBe(`arn:aws:sqs:us-east-1:123456789012:${names.dlq}`);
     expect(stack.actions).toEqual([
       { resource: `bucket ${names.inputBucket}`, action: 'created' },
+      { resource: `lifecycle rule ${names.inputBucket} abort-incomplete-multipart-uploads`, action: 'created' },
       { resource: `bucket ${names.outputBucket}`, action: 'created' },
+      { resource: `lifecycle rule ${names.outputBucket} abort-incomplete-multipart-uploads`, action: 'created' },
       { resource: `queue ${names.dlq}`, action: 'created' },
       { resource: `queue ${names.queue}`, action: 'created' },
       { resource: `queue ${names.dlq} redrive-allow policy`, action: 'updated' },
@@ -37,6 +44,15 @@ describe('provisionLocalStack', () => {
     ]);
     for (const bucket of [names.inputBucket, names.outputBucket]) {
       await expect(clients.s3.send(new HeadBucketCommand({ Bucket: bucket }))).resolves.toBeDefined();
+      // As in the stack: a worker killed mid-upload leaves no multipart upload billed for long.
+      const lifecycle = await clients.s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }));
+      expect(lifecycle.Rules).toEqual([
+        expect.objectContaining({
+          ID: 'abort-incomplete-multipart-uploads',
+          Status: 'Enabled',
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+        }),
+      ]);
     }
 
     const queue = (

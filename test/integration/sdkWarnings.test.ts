@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createAwsClients } from '../../src/aws/clients.js';
 import { uploadDirectory } from '../../src/dev/uploadDirectory.js';
@@ -70,5 +70,20 @@ describe('the SDK on the console', () => {
       message: 'AWS SDK: An error was encountered in a non-retryable streaming request.',
     });
     expect(consoleWarn).not.toHaveBeenCalled();
+  });
+
+  it('logs nothing for a failed request the caller classifies (the SDK logs every failure at error)', async () => {
+    const entries: { level: string; message: string }[] = [];
+    const clients = createAwsClients({
+      endpoint: awsEndpoint(),
+      region: 'us-east-1',
+      logger: capturingLogger(entries),
+    });
+    const bucket = await createBucket(clients.s3, uniqueName('quiet-404'));
+    const missing = await clients.s3
+      .send(new HeadObjectCommand({ Bucket: bucket, Key: 'nothing-here' }))
+      .catch((e) => e);
+    expect(missing).toMatchObject({ $metadata: { httpStatusCode: 404 } });
+    expect(entries).toEqual([]);
   });
 });
