@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { createAwsClients } from '../aws/clients.js';
+import { type AwsClients, createAwsClients } from '../aws/clients.js';
+import { checkEndpoint } from '../aws/endpointPreflight.js';
 import { type MotoServer, startMotoServer } from '../emulator/motoServer.js';
 import { createLedgerTable } from '../ledger/createLedgerTable.js';
 import { createLogger, type Logger } from '../logging/logger.js';
@@ -156,15 +157,11 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       env.AWS_ACCESS_KEY_ID ||= 'test';
       env.AWS_SECRET_ACCESS_KEY ||= 'test';
     }
+    // An endpoint of the user's: a wrong one fails here, in seconds, with what to change.
+    if (!moto) await checkEndpoint(endpoint);
     const clients = createAwsClients({ endpoint, region, logger });
+    await requireCredentials(clients, endpoint);
     const stack = await provisionLocalStack({ clients, names, topology: t, logger }).catch((error: unknown) => {
-      if ((error as { name?: string }).name === 'CredentialsProviderError') {
-        throw new LocalSetupError(
-          `No AWS credentials to talk to ${endpoint}. An emulator accepts any: ` +
-            'export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test (rerun dev sets them only for its embedded emulator).',
-          { cause: error },
-        );
-      }
       if (moto || !isConnectionError(error)) throw error;
       throw new LocalSetupError(
         `Nothing answers at AWS_ENDPOINT_URL=${endpoint}. Start that emulator, or unset AWS_ENDPOINT_URL ` +
@@ -390,4 +387,17 @@ async function waitForAbort(signal: AbortSignal | undefined): Promise<void> {
   }
   if (signal.aborted) return;
   await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/** Resolves the client's credentials once, so that having none is said at once, with the fix. */
+async function requireCredentials(clients: AwsClients, endpoint: string): Promise<void> {
+  try {
+    await clients.s3.config.credentials();
+  } catch (error) {
+    throw new LocalSetupError(
+      `No AWS credentials to talk to ${endpoint}. An emulator accepts any: ` +
+        'export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test (rerun dev sets them only for its embedded emulator).',
+      { cause: error },
+    );
+  }
 }

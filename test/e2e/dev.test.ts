@@ -264,6 +264,36 @@ describe('rerun dev (spawned)', () => {
     await expect(fetch(`${ready.endpoint}/moto-api/`, { signal: AbortSignal.timeout(2000) })).rejects.toThrow();
   });
 
+  it('names the cause and the fix within 10 s: a scheme-less endpoint, and no credentials', async () => {
+    let started = Date.now();
+    const schemeless = rerun(['dev', '--once', '--no-demo'], { AWS_ENDPOINT_URL: 'localhost:4566' });
+    expect(await schemeless.exit).toBe(1);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(schemeless.stderr()).toMatch(/AWS_ENDPOINT_URL=localhost:4566 has no scheme: write http:\/\/localhost:4566/);
+
+    // No credentials anywhere: no variables, no ~/.aws, no instance metadata to ask.
+    const home = await mkdtemp(join(tmpdir(), 'rerun-nocreds-'));
+    try {
+      started = Date.now();
+      const nocreds = rerun(['dev', '--once', '--no-demo', '--app-name', uniqueName('nocreds')], {
+        AWS_ENDPOINT_URL: awsEndpoint(),
+        AWS_ACCESS_KEY_ID: undefined,
+        AWS_SECRET_ACCESS_KEY: undefined,
+        AWS_SESSION_TOKEN: undefined,
+        AWS_PROFILE: undefined,
+        HOME: home,
+        AWS_EC2_METADATA_DISABLED: 'true',
+      });
+      expect(await nocreds.exit).toBe(1);
+      expect(nocreds.stderr()).toMatch(
+        /No AWS credentials to talk to .*export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test/,
+      );
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
   it('exits 1 with the cause when the handler module cannot be loaded', async () => {
     const run = rerun(
       ['dev', '--once', '--handler', 'test/fixtures/handlers/throwsOnImport.ts', '--app-name', uniqueName('bad')],
