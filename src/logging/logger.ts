@@ -22,10 +22,18 @@ export interface LoggerOptions {
   sink?: (line: string) => void;
   /** Fields added to every entry. @default {} */
   fields?: Record<string, unknown>;
+  /**
+   * The clock of each entry's `timestamp` (epoch ms).
+   * @default Date.now
+   */
+  now?: () => number;
 }
 
 /**
- * Creates a structured logger.
+ * Creates a structured logger. Every line carries `timestamp` (RFC 3339) and `level`: with the JSON
+ * log format, Lambda files a line by its `level` only when it also has a valid timestamp, and files a
+ * line without one at INFO, so a function log level of WARN would drop every line (Lambda developer
+ * guide, "Log-level filtering"). An Error in the fields keeps its name, message, stack and cause.
  *
  * @example
  * const logger = createLogger({ fields: { worker: 'normalize' } });
@@ -35,9 +43,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const min = ORDER[options.level ?? 'info'];
   const sink = options.sink ?? ((line: string) => process.stdout.write(`${line}\n`));
   const base = options.fields ?? {};
+  const now = options.now ?? Date.now;
   const write = (level: LogLevel, message: string, fields?: Record<string, unknown>) => {
     if (ORDER[level] < min) return;
-    sink(JSON.stringify({ level, message, ...base, ...fields }, errorReplacer));
+    const timestamp = new Date(now()).toISOString();
+    sink(JSON.stringify({ timestamp, level, message, ...base, ...fields }, errorReplacer));
   };
   return {
     debug: (m, f) => write('debug', m, f),
@@ -52,6 +62,43 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 export const silentLogger: Logger = createLogger({ sink: () => {} });
 
 function errorReplacer(_key: string, value: unknown): unknown {
-  if (value instanceof Error) return { name: value.name, message: value.message };
-  return value;
+  return value instanceof Error ? describeError(value) : value;
+}
+
+/** How deep a chain of causes is followed (a cycle or a very long chain ends there). */
+const MAX_CAUSE_DEPTH = 5;
+
+/** A JSON-safe picture of an error. */
+export interface ErrorDescription {
+  readonly name: string;
+  readonly message: string;
+  readonly stack?: string;
+  /** S3/SDK error code or HTTP status, when the error has one. */
+  readonly code?: string;
+  readonly httpStatus?: number;
+  readonly cause?: ErrorDescription | string;
+}
+
+/**
+ * An error as data: name, message, stack, the SDK's code and HTTP status, and its cause chain, so
+ * that logs and failure records keep where an error came from and why.
+ *
+ * @example
+ * describeError(new Error('outer', { cause: new Error('inner') })).cause; // { name: 'Error', message: 'inner', ... }
+ */
+export function describeError(error: Error, depth = 0): ErrorDescription {
+  const e = error as Error & { Code?: unknown; code?: unknown; $metadata?: { httpStatusCode?: number } };
+  const code = typeof e.Code === 'string' ? e.Code : typeof e.code === 'string' ? e.code : undefined;
+  const httpStatus = e.$metadata?.httpStatusCode;
+  const cause = error.cause;
+  return {
+    name: error.name,
+    message: error.message,
+    ...(error.stack ? { stack: error.stack } : {}),
+    ...(code ? { code } : {}),
+    ...(typeof httpStatus === 'number' ? { httpStatus } : {}),
+    ...(cause === undefined || depth >= MAX_CAUSE_DEPTH
+      ? {}
+      : { cause: cause instanceof Error ? describeError(cause, depth + 1) : String(cause) }),
+  };
 }
