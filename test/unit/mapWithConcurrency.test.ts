@@ -15,6 +15,24 @@ describe('mapWithConcurrency', () => {
     expect(results).toEqual([50, 10, 40, 20, 30, 0]);
     expect(peak).toBe(2);
   });
+  it('starts no task after one has rejected (p-map starts 3 of 20 here; an unstopped loop starts all 20)', async () => {
+    let started = 0;
+    const run = mapWithConcurrency(
+      Array.from({ length: 20 }, (_, i) => i),
+      2,
+      async (n) => {
+        started++;
+        await new Promise((r) => setTimeout(r, 5));
+        if (n === 1) throw new Error('task 1 failed');
+        return n;
+      },
+    );
+    await expect(run).rejects.toThrow('task 1 failed');
+    // Let any lane that would go on run its course.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(started).toBe(3);
+  });
+
   it('rejects a concurrency below 1', async () => {
     await expect(mapWithConcurrency([1], 0, async (n) => n)).rejects.toThrow(RangeError);
   });
