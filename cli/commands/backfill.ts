@@ -12,9 +12,9 @@ import {
   emptyWindowHint,
   requireOutputBucket,
   requireWindow,
-  resolvePipelineTarget,
   stringOption,
   targetOptions,
+  targetOrExit,
   workerQueueUrl,
 } from '../pipelineTarget.js';
 
@@ -81,7 +81,8 @@ Examples:
     const human = (text: string) => {
       if (!json) io.stderr(text);
     };
-    const target = resolvePipelineTarget(values, io.env);
+    const target = await targetOrExit(values, io, 'backfill');
+    if (typeof target === 'number') return target;
 
     try {
       await requireOutputBucket(target);

@@ -9,9 +9,9 @@ import { type CliCommand, CliUsageError, integerOption } from '../command.js';
 import {
   type PipelineTarget,
   requireOutputBucket,
-  resolvePipelineTarget,
   stringOption,
   targetOptions,
+  targetOrExit,
   workerQueueUrl,
 } from '../pipelineTarget.js';
 
@@ -61,7 +61,8 @@ Examples:
     const human = (text: string) => {
       if (!json) io.stderr(text);
     };
-    const target = resolvePipelineTarget(values, io.env);
+    const target = await targetOrExit(values, io, 'redrive');
+    if (typeof target === 'number') return target;
     const queue = stringOption(values, 'queue');
     const workers = [target.topology.normalize, target.topology.summarize];
     const chosen = queue ? workers.filter((w) => w.name === queue) : workers;
