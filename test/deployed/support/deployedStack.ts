@@ -9,6 +9,11 @@ export function deployedStack(): StackResources {
   return inject('deployedStack');
 }
 
+/** MiniStack's endpoint. */
+export function ministackEndpoint(): string {
+  return inject('ministackEndpoint');
+}
+
 /** SDK clients pointed at MiniStack, as an operator's or a test's own clients. */
 export function deployedClients(): AwsClients {
   return createAwsClients({ endpoint: inject('ministackEndpoint'), region: 'us-east-1' });
