@@ -68,7 +68,8 @@ to the DLQ: see rerun redrive --queue summarize) or times out; 130 when interrup
 
 Examples:
   rerun backfill --from 2026-01-01 --to 2026-01-30 --dry-run
-  rerun backfill --from 2026-01-01 --to 2026-01-30 --mode all --rate 20 --wait`,
+  rerun backfill --from 2026-01-01 --to 2026-01-30 --mode all --rate 20 --wait
+  rerun backfill --stack rerun --from 2026-01-01 --to 2026-01-30 --wait`,
   async run({ values }, io) {
     const { from, to } = requireWindow(values);
     const modeText = stringOption(values, 'mode') ?? BackfillMode.STALE;

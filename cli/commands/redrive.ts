@@ -53,7 +53,8 @@ Exit: 0 done; 1 when a message could not be moved.
 
 Examples:
   rerun redrive --dry-run
-  rerun redrive --queue summarize --rate 10`,
+  rerun redrive --queue summarize --rate 10
+  rerun redrive --stack rerun --queue normalize --dry-run`,
   async run({ values }, io) {
     const max = integerOption(values, 'max', { min: 1, max: 100_000 });
     const rate = integerOption(values, 'rate', { min: 1, max: 500 });

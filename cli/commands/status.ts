@@ -33,10 +33,12 @@ The check lists the window's normalized outputs, quarantine objects and summarie
 --json the whole report.
 
 Target: AWS_ENDPOINT_URL (an emulator, e.g. the endpoint rerun dev prints) or the default AWS credential
-chain; resources from the options, RERUN_* variables (docs/DEPLOY.md) or the app name.
+chain; resources from the options, the outputs of the stack named by --stack, RERUN_* variables
+(docs/DEPLOY.md) or the app name.
 
 Examples:
   rerun status --from 2026-01-01 --to 2026-01-31
+  rerun status --stack rerun --from 2026-01-01 --to 2026-01-31
   RERUN_OUTPUT_BUCKET=... RERUN_INPUT_BUCKET=... rerun status --from 2026-01-01 --to 2026-01-31 --json`,
   async run({ values }, io) {
     const { from, to } = requireWindow(values);
