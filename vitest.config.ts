@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The deployed tier has its own config and emulator: npm run test:deployed (vitest.deployed.config.ts).
+    exclude: [...configDefaults.exclude, 'test/deployed/**'],
     globalSetup: ['test/globalSetup.ts'],
     // CI also writes a JSON report, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', ['json', { outputFile: '.ci-report/vitest.json' }]] : ['default'],

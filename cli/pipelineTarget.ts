@@ -1,17 +1,21 @@
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { type AwsClients, createAwsClients } from '../src/aws/clients.js';
+import { RerunError } from '../src/errors.js';
 import { daysInWindow, PartitionWindowInvalidError } from '../src/partition/partition.js';
 import { requireBucket, requireQueueUrl } from '../src/status/pipelineResources.js';
 import { topology as defaultTopology, type Topology, type WorkerTopology, workerQueueNames } from '../src/topology.js';
-import { type CliOption, CliUsageError, type OptionValues } from './command.js';
+import { type CliIo, type CliOption, CliUsageError, type OptionValues } from './command.js';
+import { resolveStackResources, type StackResources } from './stackTarget.js';
 
 /**
  * Where the `status`, `backfill` and `redrive` commands act: the local stack of `rerun dev` or a
  * deployed one, through `AWS_ENDPOINT_URL` (an emulator) or the default AWS credential chain.
  *
- * Each resource comes from, in order: its option, its `RERUN_*` variable (docs/DEPLOY.md shows how to
- * set them from the stack outputs), the name the topology gives it under the app name (`--app-name`,
- * `RERUN_APP_NAME`, default `rerun`). Queue names are the same locally and in a stack of that name,
- * so only the buckets (named by CloudFormation) need variables for a deployed stack.
+ * Each resource comes from, in order: its option, the outputs of the stack named by `--stack`
+ * (cli/stackTarget.ts), its `RERUN_*` variable (docs/DEPLOY.md shows how to set them from the stack
+ * outputs), the name the topology gives it under the app name (`--app-name`, `RERUN_APP_NAME`,
+ * default `rerun`). Queue names are the same locally and in a stack of that name, so only the
+ * buckets (named by CloudFormation) need `--stack` or variables for a deployed stack.
  */
 export interface PipelineTarget {
   readonly clients: AwsClients;
@@ -24,10 +28,18 @@ export interface PipelineTarget {
   readonly topology: Topology;
   readonly inputBucket: string;
   readonly outputBucket: string;
+  /** The stack named by `--stack`, whose outputs gave the buckets and queues. */
+  readonly stack?: StackResources;
 }
 
 /** The options every pipeline command accepts. */
 export const targetOptions: Record<string, CliOption> = {
+  stack: {
+    type: 'string',
+    valueName: 'NAME',
+    description:
+      'A deployed stack: buckets and queues from its CloudFormation outputs (DescribeStacks); also the app name',
+  },
   'app-name': {
     type: 'string',
     valueName: 'NAME',
@@ -53,25 +65,74 @@ const QUEUE_VARIABLES: Record<string, { queue: string; dlq: string }> = {
 };
 
 /**
- * Resolves the target from the options and the environment (read only here, at the edge).
+ * Resolves the target from the options and the environment (read only here, at the edge). With
+ * `--stack NAME` it also reads that stack's outputs (one DescribeStacks), which then give the
+ * buckets and queues unless an option names them; the stack name is the app name too.
  *
  * @example
- * const target = resolvePipelineTarget(values, io.env);
+ * const target = await resolvePipelineTarget(values, io.env);
  */
-export function resolvePipelineTarget(values: OptionValues, env: NodeJS.ProcessEnv): PipelineTarget {
+export async function resolvePipelineTarget(
+  values: OptionValues,
+  env: NodeJS.ProcessEnv,
+  options: { cloudformation?: Pick<CloudFormationClient, 'send'> } = {},
+): Promise<PipelineTarget> {
   const endpoint = env.AWS_ENDPOINT_URL || undefined;
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
-  const appName = stringOption(values, 'app-name') ?? (env.RERUN_APP_NAME || defaultTopology.appName);
+  const where = endpoint ?? `AWS (${region})`;
+  const stackName = stringOption(values, 'stack');
+  const stack = stackName
+    ? await resolveStackResources(
+        options.cloudformation ?? new CloudFormationClient({ region, ...(endpoint ? { endpoint } : {}) }),
+        stackName,
+        where,
+      )
+    : undefined;
+  // The stack's queues are named after it (<stack>-<worker>-queue), like the local ones after the app.
+  const appName = stringOption(values, 'app-name') ?? stackName ?? (env.RERUN_APP_NAME || defaultTopology.appName);
   return {
     clients: createAwsClients({ ...(endpoint ? { endpoint } : {}), region }),
     ...(endpoint ? { endpoint } : {}),
     region,
-    where: endpoint ?? `AWS (${region})`,
+    where,
     appName,
     topology: { ...defaultTopology, appName },
-    inputBucket: stringOption(values, 'input-bucket') ?? (env.RERUN_INPUT_BUCKET || `${appName}-input`),
-    outputBucket: stringOption(values, 'output-bucket') ?? (env.RERUN_OUTPUT_BUCKET || `${appName}-output`),
+    inputBucket:
+      stringOption(values, 'input-bucket') ?? stack?.inputBucket ?? (env.RERUN_INPUT_BUCKET || `${appName}-input`),
+    outputBucket:
+      stringOption(values, 'output-bucket') ?? stack?.outputBucket ?? (env.RERUN_OUTPUT_BUCKET || `${appName}-output`),
+    ...(stack ? { stack } : {}),
   };
+}
+
+/**
+ * {@link resolvePipelineTarget} for a command: a target, or the exit code 1 after reporting why there
+ * is none (e.g. the `--stack` does not exist) the way every command reports its errors.
+ *
+ * @example
+ * const target = await targetOrExit(values, io, 'status');
+ * if (typeof target === 'number') return target;
+ */
+export async function targetOrExit(values: OptionValues, io: CliIo, command: string): Promise<PipelineTarget | 1> {
+  try {
+    return await resolvePipelineTarget(values, io.env);
+  } catch (error) {
+    if (!(error instanceof RerunError)) throw error;
+    if (values.json === true) io.stdout(JSON.stringify({ error: { name: error.name, message: error.message } }));
+    io.stderr(`rerun ${command}: ${error.message}\n`);
+    return 1;
+  }
+}
+
+/** A worker's queue or DLQ URL from the stack's outputs, when the target came from `--stack`. */
+function stackQueueUrl(target: PipelineTarget, worker: WorkerTopology, kind: 'queue' | 'dlq'): string | undefined {
+  const stack = target.stack;
+  if (!stack) return undefined;
+  if (worker.name === target.topology.normalize.name) return kind === 'queue' ? stack.queueUrl : stack.dlqUrl;
+  if (worker.name === target.topology.summarize.name) {
+    return kind === 'queue' ? stack.summaryQueueUrl : stack.summaryDlqUrl;
+  }
+  return undefined;
 }
 
 /**
@@ -87,6 +148,7 @@ export async function requireOutputBucket(target: PipelineTarget): Promise<void>
     where: target.where,
     hint:
       'Pass --output-bucket or set RERUN_OUTPUT_BUCKET (the stack output OutputBucketName; see docs/DEPLOY.md), ' +
+      'pass --stack NAME for a deployed stack, ' +
       `or start the local stack with rerun dev --app-name ${target.appName}.`,
   });
 }
@@ -106,7 +168,10 @@ export async function workerQueueUrl(
   env: NodeJS.ProcessEnv,
 ): Promise<string> {
   const variable = QUEUE_VARIABLES[worker.name]?.[kind];
-  const name = override ?? ((variable && env[variable]) || workerQueueNames(target.appName, worker)[kind]);
+  const name =
+    override ??
+    stackQueueUrl(target, worker, kind) ??
+    ((variable && env[variable]) || workerQueueNames(target.appName, worker)[kind]);
   return requireQueueUrl(target.clients.sqs, {
     role: `${worker.name} ${kind === 'dlq' ? 'dead-letter queue' : 'queue'}`,
     name,

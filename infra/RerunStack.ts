@@ -17,23 +17,9 @@ import { acknowledgeBucketNotificationsHandler, acknowledgePrefixWildcards } fro
 import { projectRoot } from './paths.js';
 import { requireConditionalWrites } from './policies/conditionalWritePolicy.js';
 import { grantPrefixAccess } from './policies/prefixGrants.js';
+import { StackOutput } from './stackOutputs.js';
 
-/** Names of the stack's CloudFormation outputs (what `rerun` commands and users read after deploy). */
-export const StackOutput = {
-  INPUT_BUCKET: 'InputBucketName',
-  OUTPUT_BUCKET: 'OutputBucketName',
-  QUEUE_URL: 'QueueUrl',
-  DLQ_URL: 'DeadLetterQueueUrl',
-  LEDGER_TABLE: 'LedgerTableName',
-  FUNCTION_NAME: 'NormalizeFunctionName',
-  LOG_GROUP: 'NormalizeLogGroupName',
-  SUMMARY_QUEUE_URL: 'SummaryQueueUrl',
-  SUMMARY_DLQ_URL: 'SummaryDeadLetterQueueUrl',
-  SUMMARIZE_FUNCTION_NAME: 'SummarizeFunctionName',
-  SUMMARIZE_LOG_GROUP: 'SummarizeLogGroupName',
-  SUMMARY_SCHEDULE_RULE: 'SummaryScheduleRuleName',
-} as const;
-export type StackOutput = (typeof StackOutput)[keyof typeof StackOutput];
+export { StackOutput } from './stackOutputs.js';
 
 /** Props of {@link RerunStack}. */
 export interface RerunStackProps extends StackProps {

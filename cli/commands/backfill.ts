@@ -12,9 +12,9 @@ import {
   emptyWindowHint,
   requireOutputBucket,
   requireWindow,
-  resolvePipelineTarget,
   stringOption,
   targetOptions,
+  targetOrExit,
   workerQueueUrl,
 } from '../pipelineTarget.js';
 
@@ -68,7 +68,8 @@ to the DLQ: see rerun redrive --queue summarize) or times out; 130 when interrup
 
 Examples:
   rerun backfill --from 2026-01-01 --to 2026-01-30 --dry-run
-  rerun backfill --from 2026-01-01 --to 2026-01-30 --mode all --rate 20 --wait`,
+  rerun backfill --from 2026-01-01 --to 2026-01-30 --mode all --rate 20 --wait
+  rerun backfill --stack rerun --from 2026-01-01 --to 2026-01-30 --wait`,
   async run({ values }, io) {
     const { from, to } = requireWindow(values);
     const modeText = stringOption(values, 'mode') ?? BackfillMode.STALE;
@@ -81,7 +82,8 @@ Examples:
     const human = (text: string) => {
       if (!json) io.stderr(text);
     };
-    const target = resolvePipelineTarget(values, io.env);
+    const target = await targetOrExit(values, io, 'backfill');
+    if (typeof target === 'number') return target;
 
     try {
       await requireOutputBucket(target);

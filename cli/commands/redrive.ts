@@ -9,9 +9,9 @@ import { type CliCommand, CliUsageError, integerOption } from '../command.js';
 import {
   type PipelineTarget,
   requireOutputBucket,
-  resolvePipelineTarget,
   stringOption,
   targetOptions,
+  targetOrExit,
   workerQueueUrl,
 } from '../pipelineTarget.js';
 
@@ -53,7 +53,8 @@ Exit: 0 done; 1 when a message could not be moved.
 
 Examples:
   rerun redrive --dry-run
-  rerun redrive --queue summarize --rate 10`,
+  rerun redrive --queue summarize --rate 10
+  rerun redrive --stack rerun --queue normalize --dry-run`,
   async run({ values }, io) {
     const max = integerOption(values, 'max', { min: 1, max: 100_000 });
     const rate = integerOption(values, 'rate', { min: 1, max: 500 });
@@ -61,7 +62,8 @@ Examples:
     const human = (text: string) => {
       if (!json) io.stderr(text);
     };
-    const target = resolvePipelineTarget(values, io.env);
+    const target = await targetOrExit(values, io, 'redrive');
+    if (typeof target === 'number') return target;
     const queue = stringOption(values, 'queue');
     const workers = [target.topology.normalize, target.topology.summarize];
     const chosen = queue ? workers.filter((w) => w.name === queue) : workers;

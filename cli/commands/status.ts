@@ -7,13 +7,7 @@ import { formatStatusCounts, formatStatusTable } from '../../src/status/formatSt
 import { partitionStatus } from '../../src/status/partitionStatus.js';
 import { explainAwsError } from '../../src/status/pipelineResources.js';
 import type { CliCommand } from '../command.js';
-import {
-  emptyWindowHint,
-  requireOutputBucket,
-  requireWindow,
-  resolvePipelineTarget,
-  targetOptions,
-} from '../pipelineTarget.js';
+import { emptyWindowHint, requireOutputBucket, requireWindow, targetOptions, targetOrExit } from '../pipelineTarget.js';
 
 /** `rerun status`: per-partition state of the daily summaries in a window. */
 export const command: CliCommand = {
@@ -39,14 +33,17 @@ The check lists the window's normalized outputs, quarantine objects and summarie
 --json the whole report.
 
 Target: AWS_ENDPOINT_URL (an emulator, e.g. the endpoint rerun dev prints) or the default AWS credential
-chain; resources from the options, RERUN_* variables (docs/DEPLOY.md) or the app name.
+chain; resources from the options, the outputs of the stack named by --stack, RERUN_* variables
+(docs/DEPLOY.md) or the app name.
 
 Examples:
   rerun status --from 2026-01-01 --to 2026-01-31
+  rerun status --stack rerun --from 2026-01-01 --to 2026-01-31
   RERUN_OUTPUT_BUCKET=... RERUN_INPUT_BUCKET=... rerun status --from 2026-01-01 --to 2026-01-31 --json`,
   async run({ values }, io) {
     const { from, to } = requireWindow(values);
-    const target = resolvePipelineTarget(values, io.env);
+    const target = await targetOrExit(values, io, 'status');
+    if (typeof target === 'number') return target;
     try {
       await requireOutputBucket(target);
       const layout = summaryLayout(target.inputBucket, target.topology);

@@ -1,0 +1,24 @@
+/**
+ * Names of the rerun stack's CloudFormation outputs: what `rerun --stack NAME` (cli/stackTarget.ts),
+ * the deployed tier and users read after a deploy. Kept apart from infra/RerunStack.ts, with no CDK
+ * import, so the CLI reads them without loading aws-cdk-lib (a devDependency).
+ *
+ * @example
+ * import { StackOutput } from './stackOutputs.js';
+ * outputs[StackOutput.OUTPUT_BUCKET]; // the output bucket's generated name
+ */
+export const StackOutput = {
+  INPUT_BUCKET: 'InputBucketName',
+  OUTPUT_BUCKET: 'OutputBucketName',
+  QUEUE_URL: 'QueueUrl',
+  DLQ_URL: 'DeadLetterQueueUrl',
+  LEDGER_TABLE: 'LedgerTableName',
+  FUNCTION_NAME: 'NormalizeFunctionName',
+  LOG_GROUP: 'NormalizeLogGroupName',
+  SUMMARY_QUEUE_URL: 'SummaryQueueUrl',
+  SUMMARY_DLQ_URL: 'SummaryDeadLetterQueueUrl',
+  SUMMARIZE_FUNCTION_NAME: 'SummarizeFunctionName',
+  SUMMARIZE_LOG_GROUP: 'SummarizeLogGroupName',
+  SUMMARY_SCHEDULE_RULE: 'SummaryScheduleRuleName',
+} as const;
+export type StackOutput = (typeof StackOutput)[keyof typeof StackOutput];

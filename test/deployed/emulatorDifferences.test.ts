@@ -1,0 +1,107 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetBucketPolicyCommand,
+  PutBucketNotificationConfigurationCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { topology } from '../../src/topology.js';
+import { uniqueName } from '../support/aws.js';
+import { deployedClients, deployedStack, waitFor } from './support/deployedStack.js';
+
+/**
+ * What MiniStack 1.5.33 does where AWS's behaviour matters to rerun, observed, so that an emulator
+ * upgrade that changes any of it fails here and docs/EMULATORS.md is updated with it. Each test
+ * names the difference; the rule itself is covered elsewhere (listed in docs/EMULATORS.md).
+ * Only the event-key probe makes resources of its own (a probe bucket and queue, not the stack's):
+ * the stack's queue is consumed by its function before a test could read a message.
+ */
+describe('MiniStack 1.5.33 as seen by the deployed tier (docs/EMULATORS.md)', () => {
+  const clients = deployedClients();
+  const stack = deployedStack();
+
+  it('keeps each work queue’s RedrivePolicy on deploy (older snapshots dropped it)', async () => {
+    for (const [queueUrl, dlqUrl, worker] of [
+      [stack.queueUrl, stack.dlqUrl, topology.normalize],
+      [stack.summaryQueueUrl, stack.summaryDlqUrl, topology.summarize],
+    ] as const) {
+      const queue = await clients.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['RedrivePolicy'] }),
+      );
+      const dlq = await clients.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }),
+      );
+      expect(JSON.parse(queue.Attributes?.RedrivePolicy ?? 'null'), queueUrl).toEqual({
+        deadLetterTargetArn: dlq.Attributes?.QueueArn,
+        maxReceiveCount: worker.maxReceiveCount,
+      });
+    }
+  });
+
+  it('sends S3 event keys URL-encoded as S3 does (space "+", "+" "%2B", UTF-8 %XX), with a real sequencer (older snapshots sent raw keys and "0")', async () => {
+    const name = uniqueName('probe-keys');
+    await clients.s3.send(new CreateBucketCommand({ Bucket: name }));
+    const queue = await clients.sqs.send(new CreateQueueCommand({ QueueName: name }));
+    const queueUrl = queue.QueueUrl ?? '';
+    const arn = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    await clients.s3.send(
+      new PutBucketNotificationConfigurationCommand({
+        Bucket: name,
+        NotificationConfiguration: {
+          QueueConfigurations: [{ QueueArn: arn.Attributes?.QueueArn, Events: ['s3:ObjectCreated:*'] }],
+        },
+      }),
+    );
+    await clients.s3.send(new PutObjectCommand({ Bucket: name, Key: 'in/a b+c/é.csv', Body: 'x' }));
+    const object = await waitFor('the probe object’s event', async () => {
+      const received = await clients.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10 }),
+      );
+      for (const message of received.Messages ?? []) {
+        const record = JSON.parse(message.Body ?? '{}').Records?.[0];
+        if (record) return record.s3.object as { key: string; sequencer?: string };
+      }
+      return undefined;
+    });
+    expect(object.key).toBe('in/a+b%2Bc/%C3%A9.csv');
+    expect(object.sequencer).toMatch(/^[0-9A-F]+$/);
+    expect(object.sequencer).not.toBe('0');
+  });
+
+  it('stores the output bucket’s conditional-write policy but does not enforce it: a blind PutObject succeeds (AWS: 403)', async () => {
+    const policy = await clients.s3.send(new GetBucketPolicyCommand({ Bucket: stack.outputBucket }));
+    expect(policy.Policy).toContain('DenyPutWithoutIfNoneMatchOrIfMatch');
+    const key = `${topology.failurePrefix}${uniqueName('probe-blind-put')}.txt`;
+    const put = await clients.s3.send(new PutObjectCommand({ Bucket: stack.outputBucket, Key: key, Body: 'x' }));
+    expect(put.$metadata.httpStatusCode).toBe(200);
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: stack.outputBucket, Key: key }));
+  });
+
+  it('has no StartMessageMoveTask (InvalidAction): rerun redrive falls back to receive, send, delete', async () => {
+    const dlq = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: stack.dlqUrl, AttributeNames: ['QueueArn'] }),
+    );
+    await expect(
+      clients.sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlq.Attributes?.QueueArn })),
+    ).rejects.toMatchObject({ name: 'InvalidAction' });
+  });
+
+  it('never answers 409 ConditionalRequestConflict: its S3 service has no such error at all', () => {
+    const site = join(process.cwd(), '.venv', 'ministack', 'lib');
+    const [python] = readdirSync(site).filter((d) => d.startsWith('python'));
+    const s3Source = readFileSync(join(site, python ?? '', 'site-packages', 'ministack', 'services', 's3.py'), 'utf8');
+    expect(s3Source).toContain('PreconditionFailed');
+    expect(s3Source).not.toContain('ConditionalRequestConflict');
+  });
+});

@@ -1,0 +1,121 @@
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { describe, expect, it } from 'vitest';
+import { resolvePipelineTarget, workerQueueUrl } from '../../cli/pipelineTarget.js';
+import { resolveStackResources } from '../../cli/stackTarget.js';
+import { StackOutput } from '../../infra/stackOutputs.js';
+import { PipelineResourceError } from '../../src/status/pipelineResources.js';
+
+const OUTPUTS: Record<string, string> = {
+  [StackOutput.INPUT_BUCKET]: 'rerun-inputbucket-abc',
+  [StackOutput.OUTPUT_BUCKET]: 'rerun-outputbucket-def',
+  [StackOutput.QUEUE_URL]: 'https://sqs.us-east-1.amazonaws.com/123456789012/rerun-normalize-queue',
+  [StackOutput.DLQ_URL]: 'https://sqs.us-east-1.amazonaws.com/123456789012/rerun-normalize-dlq',
+  [StackOutput.SUMMARY_QUEUE_URL]: 'https://sqs.us-east-1.amazonaws.com/123456789012/rerun-summarize-queue.fifo',
+  [StackOutput.SUMMARY_DLQ_URL]: 'https://sqs.us-east-1.amazonaws.com/123456789012/rerun-summarize-dlq.fifo',
+  [StackOutput.FUNCTION_NAME]: 'rerun-normalizeFunction-xyz',
+};
+
+/** A CloudFormation client that answers DescribeStacks from a table and records what it was asked. */
+function fakeCloudFormation(answer: (stackName: string) => unknown) {
+  const asked: unknown[] = [];
+  const client = {
+    send: async (command: { constructor: { name: string }; input: { StackName?: string } }) => {
+      asked.push({ operation: command.constructor.name, ...command.input });
+      return answer(command.input.StackName ?? '');
+    },
+  } as unknown as Pick<CloudFormationClient, 'send'>;
+  return { client, asked };
+}
+
+const described = (outputs: Record<string, string>, status = 'CREATE_COMPLETE') => ({
+  Stacks: [
+    {
+      StackName: 'rerun',
+      StackStatus: status,
+      Outputs: Object.entries(outputs).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })),
+    },
+  ],
+});
+
+describe('--stack NAME: a deployed stack resolved from its CloudFormation outputs', () => {
+  it('reads the buckets and the four queues from one DescribeStacks of that stack', async () => {
+    const cfn = fakeCloudFormation(() => described(OUTPUTS));
+    const stack = await resolveStackResources(cfn.client, 'rerun', 'AWS (us-east-1)');
+    expect(cfn.asked).toEqual([{ operation: 'DescribeStacksCommand', StackName: 'rerun' }]);
+    expect(stack).toMatchObject({
+      stackName: 'rerun',
+      inputBucket: 'rerun-inputbucket-abc',
+      outputBucket: 'rerun-outputbucket-def',
+      queueUrl: OUTPUTS[StackOutput.QUEUE_URL],
+      dlqUrl: OUTPUTS[StackOutput.DLQ_URL],
+      summaryQueueUrl: OUTPUTS[StackOutput.SUMMARY_QUEUE_URL],
+      summaryDlqUrl: OUTPUTS[StackOutput.SUMMARY_DLQ_URL],
+    });
+    expect(stack.outputs[StackOutput.FUNCTION_NAME]).toBe('rerun-normalizeFunction-xyz');
+  });
+
+  it('says the stack does not exist, with the name and where it looked, when CloudFormation says so', async () => {
+    const cfn = fakeCloudFormation(() => {
+      throw Object.assign(new Error('Stack with id rerun-staging does not exist'), { name: 'ValidationError' });
+    });
+    const failure = resolveStackResources(cfn.client, 'rerun-staging', 'AWS (eu-west-1)');
+    await expect(failure).rejects.toBeInstanceOf(PipelineResourceError);
+    await expect(failure).rejects.toThrow(/stack "rerun-staging" does not exist at AWS \(eu-west-1\).*AWS_REGION/);
+  });
+
+  it('names the missing outputs of a stack that is not (or not yet) a complete rerun stack', async () => {
+    const { [StackOutput.SUMMARY_DLQ_URL]: _gone, ...partial } = OUTPUTS;
+    const cfn = fakeCloudFormation(() => described(partial, 'CREATE_IN_PROGRESS'));
+    await expect(resolveStackResources(cfn.client, 'rerun', 'here')).rejects.toThrow(
+      /status CREATE_IN_PROGRESS\) has no output SummaryDeadLetterQueueUrl/,
+    );
+  });
+
+  it('explains an access denial as the missing cloudformation:DescribeStacks permission', async () => {
+    const cfn = fakeCloudFormation(() => {
+      throw Object.assign(new Error('not authorized'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
+    });
+    await expect(resolveStackResources(cfn.client, 'rerun', 'here')).rejects.toThrow(/cloudformation:DescribeStacks/);
+  });
+
+  it('gives the target its buckets and queues, ahead of RERUN_* variables; options still win', async () => {
+    const cfn = fakeCloudFormation(() => described(OUTPUTS));
+    const env = { RERUN_INPUT_BUCKET: 'from-env-in', RERUN_OUTPUT_BUCKET: 'from-env-out', AWS_REGION: 'us-east-1' };
+    const target = await resolvePipelineTarget({ stack: 'rerun' }, env, { cloudformation: cfn.client });
+    expect(target).toMatchObject({
+      appName: 'rerun',
+      inputBucket: 'rerun-inputbucket-abc',
+      outputBucket: 'rerun-outputbucket-def',
+    });
+    const overridden = await resolvePipelineTarget({ stack: 'rerun', 'output-bucket': 'mine' }, env, {
+      cloudformation: cfn.client,
+    });
+    expect(overridden.outputBucket).toBe('mine');
+    // The queue URLs come from the outputs: requireQueueUrl accepts a URL and checks it with
+    // GetQueueAttributes, which this fake SQS answers for exactly the URL it is given.
+    const seen: string[] = [];
+    const sqs = {
+      send: async (command: { input: { QueueUrl?: string } }) => {
+        seen.push(command.input.QueueUrl ?? '');
+        return { Attributes: { QueueArn: 'arn:aws:sqs:us-east-1:123456789012:q' } };
+      },
+    };
+    const withSqs = { ...target, clients: { ...target.clients, sqs: sqs as never } };
+    expect(await workerQueueUrl(withSqs, target.topology.summarize, 'dlq', undefined, env)).toBe(
+      OUTPUTS[StackOutput.SUMMARY_DLQ_URL],
+    );
+    expect(await workerQueueUrl(withSqs, target.topology.normalize, 'queue', undefined, env)).toBe(
+      OUTPUTS[StackOutput.QUEUE_URL],
+    );
+    expect(seen).toEqual([OUTPUTS[StackOutput.SUMMARY_DLQ_URL], OUTPUTS[StackOutput.QUEUE_URL]]);
+  });
+
+  it('asks nothing of CloudFormation without --stack', async () => {
+    const cfn = fakeCloudFormation(() => {
+      throw new Error('must not be called');
+    });
+    const target = await resolvePipelineTarget({}, { RERUN_OUTPUT_BUCKET: 'out' }, { cloudformation: cfn.client });
+    expect(target.outputBucket).toBe('out');
+    expect(cfn.asked).toEqual([]);
+  });
+});
