@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { freeLoopbackPort } from './motoServer.js';
+import { ensurePythonTool, PythonTool } from './pythonEnvironment.js';
 
 /** A running MiniStack, started by {@link startMiniStack}. */
 export interface MiniStackServer {
@@ -18,7 +19,8 @@ export interface MiniStackServer {
 export interface StartMiniStackOptions {
   /**
    * The `ministack` entry point to run.
-   * @default `.venv/ministack/bin/ministack` under the current directory (scripts/install-ministack.sh)
+   * @default `.venv/ministack/bin/ministack` of the project, installed on first use from
+   * requirements/ministack.txt (src/emulator/pythonEnvironment.ts)
    */
   readonly executable?: string;
   /**
@@ -58,7 +60,7 @@ const PASSED_THROUGH = ['PATH', 'LANG', 'LC_ALL'] as const;
  * await ministack.stop();
  */
 export async function startMiniStack(options: StartMiniStackOptions = {}): Promise<MiniStackServer> {
-  const executable = options.executable ?? join(process.cwd(), '.venv', 'ministack', 'bin', 'ministack');
+  const executable = options.executable ?? join(dirname(await ensurePythonTool(PythonTool.MINISTACK)), 'ministack');
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const port = await freeLoopbackPort();
   const endpoint = `http://127.0.0.1:${port}`;
@@ -113,7 +115,7 @@ export async function startMiniStack(options: StartMiniStackOptions = {}): Promi
       rmSync(home, { recursive: true, force: true });
       throw new Error(
         `MiniStack could not start with ${executable} (exit ${early}). Install it with ` +
-          `\`bash scripts/install-ministack.sh\` (requirements/ministack.txt).\n${log.slice(-4000)}`,
+          `\`npx tsx scripts/install-python-tools.ts ministack\` (requirements/ministack.txt).\n${log.slice(-4000)}`,
       );
     }
     if (await healthy(endpoint)) return { endpoint, logTail: () => log.slice(-8000), stop };

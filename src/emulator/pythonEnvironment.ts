@@ -97,22 +97,14 @@ export async function ensurePythonTool(tool: PythonTool, options: EnsurePythonTo
     if (made.status !== 0) {
       throw new PythonMissingError(`"${base} -m venv" could not create a virtual environment: ${made.stderr.trim()}.`);
     }
-    const code = await run(
-      python,
-      [
-        '-m',
-        'pip',
-        'install',
-        '--disable-pip-version-check',
-        '--no-input',
-        '--progress-bar',
-        'off',
-        '-r',
-        requirements,
-      ],
-      (line) => progress(`  ${line}`),
-    );
+    // --no-deps: each requirements file lists every package at an exact version, so pip resolves
+    // nothing and a new release of a dependency cannot change the tool; pip check proves the list whole.
+    const pip = ['-m', 'pip', '--disable-pip-version-check', '--no-input'];
+    const install = [...pip, 'install', '--progress-bar', 'off', '--no-deps', '-r', requirements];
+    const code = await run(python, install, (line) => progress(`  ${line}`));
     if (code !== 0) throw new PythonToolInstallError(tool, `pip exited with ${code} (its output is above)`);
+    const check = await run(python, [...pip, 'check'], (line) => progress(`  ${line}`));
+    if (check !== 0) throw new PythonToolInstallError(tool, 'pip check found missing or conflicting packages (above)');
     writeFileSync(stamp, `${wanted}\n`);
     progress(`rerun: ${tool} installed.`);
     return python;

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
@@ -21,7 +20,7 @@ declare module 'vitest' {
 const STACK_NAME = 'rerun';
 
 /**
- * The deployed tier's setup: installs MiniStack if needed (scripts/install-ministack.sh, pinned),
+ * The deployed tier's setup: installs MiniStack if needed (requirements/ministack.txt, pinned, into .venv/ministack),
  * starts it on a free loopback port, deploys the real CDK app to it with cdklocal, and provides the
  * stack's outputs (DescribeStacks, through the same resolver as `rerun --stack`). MiniStack's log
  * is kept in .rerun/ministack.log for a failed run.
@@ -30,7 +29,6 @@ export default async function setup(project: TestProject) {
   const root = process.cwd();
   const started = Date.now();
   const say = (text: string) => process.stderr.write(`[deployed tier] ${text}\n`);
-  execFileSync('bash', [join(root, 'scripts', 'install-ministack.sh')], { stdio: 'inherit' });
   const ministack = await startMiniStack();
   say(`MiniStack at ${ministack.endpoint} (${Date.now() - started} ms)`);
   const keepLog = () => {

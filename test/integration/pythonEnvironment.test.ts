@@ -12,7 +12,7 @@ function scratchRoot(): string {
   return root;
 }
 
-describe('ensurePythonTool (the project-local .venv/<tool>)', () => {
+describe('ensurePythonTool (the project-local .venv/<tool>)', { timeout: 180_000 }, () => {
   const roots: string[] = [];
   afterEach(() => {
     for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
