@@ -1,8 +1,14 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // test/lambda-runtime/ needs the tools of scripts/install-lambda-runtime.sh: `npm run test:lambda-runtime`
+    // (RERUN_TEST_RUNTIME=lambda) runs it, with the seed tests on the deployed bundle.
+    exclude:
+      process.env.RERUN_TEST_RUNTIME === 'lambda'
+        ? configDefaults.exclude
+        : [...configDefaults.exclude, 'test/lambda-runtime/**'],
     globalSetup: ['test/globalSetup.ts'],
     // CI also writes a JSON report, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', ['json', { outputFile: '.ci-report/vitest.json' }]] : ['default'],
