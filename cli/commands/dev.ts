@@ -87,6 +87,11 @@ Examples:
     if (runtime !== DevRuntime.IN_PROCESS && runtime !== DevRuntime.LAMBDA) {
       throw new CliUsageError(`--runtime must be in-process or lambda (got ${String(runtime)}).`);
     }
+    if (runtime === DevRuntime.LAMBDA && (values.handler !== undefined || values['handler-export'] !== undefined)) {
+      throw new CliUsageError(
+        '--runtime lambda runs the bundles the stack synthesizes; --handler and --handler-export apply to --runtime in-process only.',
+      );
+    }
     const summary = await runDev({
       ...(endpoint ? { endpoint } : {}),
       region: io.env.AWS_REGION || io.env.AWS_DEFAULT_REGION || 'us-east-1',

@@ -2,13 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CreateQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../infra/paths.js';
 import { synthesizeWorkerBundles } from '../../infra/workerBundles.js';
 import { parseRecordOutcomeLogLine } from '../../src/batch/recordOutcomeLog.js';
+import { LambdaRuntimePool } from '../../src/runner/LambdaRuntimePool.js';
 import { isRunning, type LambdaFunctionSettings, LambdaRuntimeSlot } from '../../src/runner/LambdaRuntimeSlot.js';
+import { type InvocationReport, LocalRunner } from '../../src/runner/LocalRunner.js';
 import { locateLambdaRuntimeTools } from '../../src/runner/lambdaRuntimeTools.js';
+import { testClients, uniqueName } from '../support/aws.js';
 
 /**
  * One Lambda execution environment run locally: the emulator (aws-lambda-rie) with the stack's Node
@@ -122,6 +127,64 @@ describe('a Lambda runtime slot running a probe handler', () => {
     expect(slot.alive).toBe(false);
     expect(isRunning(runtime as number)).toBe(false);
   });
+});
+
+describe('LocalRunner on a LambdaRuntimePool', () => {
+  it('a timed-out invocation retains its whole batch (no partial response); slots stay warm and serve one invocation each', async () => {
+    const { sqs } = testClients();
+    const queue = await sqs.send(
+      new CreateQueueCommand({ QueueName: uniqueName('rie-q'), Attributes: { VisibilityTimeout: '30' } }),
+    );
+    const queueUrl = queue.QueueUrl as string;
+    const codeDirectory = mkdtempSync(join(tmpdir(), 'rerun-probe-'));
+    copyFileSync(join(projectRoot, 'test/fixtures/lambdaRuntime/probe.mjs'), join(codeDirectory, 'index.mjs'));
+    const pool = new LambdaRuntimePool({
+      tools,
+      function: {
+        codeDirectory,
+        functionName: 'probe',
+        timeoutSeconds: 2,
+        memoryMiB: 128,
+        environment: {},
+        region: 'us-east-1',
+        credentials,
+      },
+    });
+    const reports: InvocationReport[] = [];
+    const runner = new LocalRunner({
+      sqs,
+      queueUrl,
+      invoker: pool,
+      timeoutSeconds: 2,
+      batchSize: 1,
+      maxBatchingWindowSeconds: 0,
+      maxConcurrency: 2,
+      pollWaitSeconds: 0,
+      onInvocation: (report) => reports.push(report),
+    });
+    try {
+      const send = (body: Record<string, unknown>) =>
+        sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(body) }));
+      const stuck = await send({ mode: 'sleep', ms: 10_000 });
+      for (let i = 0; i < 4; i++) await send({ mode: 'probe' });
+      runner.start();
+      for (let waited = 0; reports.length < 5 && waited < 20_000; waited += 100) await sleep(100);
+      await runner.stop();
+      const timedOut = reports.find((r) => r.messageIds.includes(stuck.MessageId as string));
+      expect(timedOut).toMatchObject({
+        outcome: 'timeout',
+        error: 'Task timed out after 2.00 seconds',
+        deleted: [],
+        retained: [stuck.MessageId],
+      });
+      expect(reports.filter((r) => r.outcome === 'success')).toHaveLength(4);
+      // Two invocations at a time at most, each in its own execution environment, reused when idle.
+      expect(pool.size).toBe(2);
+    } finally {
+      await pool.close();
+      rmSync(codeDirectory, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('a Lambda runtime slot running the deployed normalize bundle', () => {
