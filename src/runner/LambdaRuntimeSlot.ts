@@ -53,6 +53,15 @@ export interface LambdaRuntimeSlotOptions {
   readonly emulatorGraceMs?: number;
 }
 
+/**
+ * Emulators started by this process and not yet stopped. The emulator outlives its parent (it runs
+ * in its own process group and has no parent-death signal), so an exit that skips `stop()` (a second
+ * Ctrl+C, `process.exit`) kills them synchronously on the way out. Only SIGKILL of the parent can
+ * leave them behind.
+ */
+const running = new Set<LambdaRuntimeSlot>();
+let exitHookInstalled = false;
+
 /** The emulator's invoke path (the same one Lambda's Invoke API uses). */
 const INVOKE_PATH = '/2015-03-31/functions/function/invocations';
 
@@ -93,9 +102,17 @@ export class LambdaRuntimeSlot {
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.exitedWith = signal ? `signal ${signal}` : `exit code ${code}`;
+        running.delete(this);
         resolve();
       });
     });
+    running.add(this);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.once('exit', () => {
+        for (const slot of running) slot.killNow();
+      });
+    }
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
       const lines = createInterface({ input: stream });
@@ -174,16 +191,23 @@ export class LambdaRuntimeSlot {
 
   /** Kills the emulator and its runtime (each in its own process group) and waits for the emulator to exit. */
   async stop(): Promise<void> {
+    if (this.child.pid === undefined || !this.alive) return;
+    const runtimes = this.killNow();
+    await this.exited;
+    // The runtime, orphaned by the emulator's death, is reaped by init: wait until it is gone.
+    for (let waited = 0; waited < 2000 && runtimes.some(isRunning); waited += 20) await sleep(20);
+  }
+
+  /** Sends SIGKILL to the runtime's and the emulator's process groups; returns the runtime pids. */
+  private killNow(): number[] {
     const pid = this.child.pid;
-    if (pid === undefined || !this.alive) return;
+    if (pid === undefined) return [];
     // The emulator starts the runtime in a process group of its own (Setpgid), so killing the
     // emulator's group would leave the runtime running: kill the runtime's groups first.
     const runtimes = childPids(pid);
     for (const runtime of runtimes) killGroup(runtime);
     killGroup(pid);
-    await this.exited;
-    // The runtime, orphaned by the emulator's death, is reaped by init: wait until it is gone.
-    for (let waited = 0; waited < 2000 && runtimes.some(isRunning); waited += 20) await sleep(20);
+    return runtimes;
   }
 
   private async waitUntilListening(port: number): Promise<void> {

@@ -148,9 +148,11 @@ interface QueueIdentity {
  *   visibility timeout, and the queue's own redrive policy moves them to the DLQ after maxReceiveCount;
  * - Lambda's refusal of a function timeout longer than the queue's visibility timeout.
  *
- * Limit: on a function timeout the handler's promise keeps running in this process (a real Lambda
- * sandbox is frozen and then discarded); its late result is ignored and logged, and its slot is
- * released as Lambda releases the concurrency of a timed-out invocation.
+ * Limit of the in-process `handler`: on a function timeout the handler's promise keeps running in
+ * this process (a real Lambda sandbox is frozen and then discarded); its late result is ignored and
+ * logged, and its slot is released as Lambda releases the concurrency of a timed-out invocation.
+ * With an `invoker` such as `LambdaRuntimePool` (the deployed bundle under the Lambda Runtime
+ * Interface Emulator) the timed-out runtime is killed, as in Lambda.
  *
  * @example
  * const runner = new LocalRunner({ sqs, queueUrl, handler, timeoutSeconds: 60, batchSize: 10,

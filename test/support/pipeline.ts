@@ -119,6 +119,14 @@ export async function drainNormalize(
       maxBatchingWindowSeconds: 0,
       maxConcurrency: options.concurrency ?? t.normalize.maxConcurrency,
       pollWaitSeconds: 0,
+      // A killed or failed invocation emits no record outcome: say so, for whoever reads a slow or failing test.
+      onInvocation: (report) => {
+        if (report.error !== undefined) {
+          process.stderr.write(
+            `[lambda] invocation ${report.outcome} after ${report.durationMs} ms: ${report.error}\n`,
+          );
+        }
+      },
     }).runUntilDrained({ timeoutMs: 60_000 });
   } finally {
     await pool.close();
