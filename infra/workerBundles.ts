@@ -1,9 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { LambdaFunctionSettings } from '../src/runner/LambdaRuntimeSlot.js';
+import { WorkerBundleUnusableError } from './errors.js';
 import { projectRoot } from './paths.js';
 
 /** The stack's workers that run on Lambda. */
@@ -88,7 +99,9 @@ export async function synthesizeWorkerBundles(
       const properties = template.Resources[logicalId]?.Properties ?? {};
       const code = properties.Code as { S3Key?: unknown } | undefined;
       if (typeof code?.S3Key !== 'string') {
-        throw new Error(`The synthesized ${worker} function (${logicalId}) has no asset: its Code.S3Key is missing.`);
+        throw new WorkerBundleUnusableError(
+          `The synthesized ${worker} function (${logicalId}) has no asset (its Code.S3Key is missing): is it still a NodejsFunction?`,
+        );
       }
       const directory = join(target, worker);
       cpSync(join(assembly.directory, `asset.${code.S3Key.replace(/\.zip$/, '')}`), join(staging, worker), {
@@ -141,12 +154,7 @@ function sourceDigest(): string {
   for (const root of SOURCE_ROOTS) {
     const full = join(projectRoot, root);
     if (!existsSync(full)) continue;
-    if (
-      readdirSync(projectRoot, { withFileTypes: true })
-        .find((e) => e.name === root)
-        ?.isDirectory()
-    )
-      visit(full);
+    if (statSync(full).isDirectory()) visit(full);
     else hash.update(`${root}\0`).update(readFileSync(full));
   }
   return hash.digest('hex').slice(0, 32);
@@ -181,7 +189,7 @@ export function lambdaFunctionSettings(
 ): LambdaFunctionSettings {
   const missing = bundle.deployTimeEnvironment.filter((name) => overrides.environment[name] === undefined);
   if (missing.length > 0) {
-    throw new Error(
+    throw new WorkerBundleUnusableError(
       `The ${bundle.worker} function needs ${missing.join(', ')}, which the stack resolves at deploy time: pass a local value for each.`,
     );
   }
