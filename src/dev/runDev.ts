@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { createAwsClients } from '../aws/clients.js';
 import { parseRecordOutcomeLogLine } from '../batch/recordOutcomeLog.js';
@@ -24,6 +25,9 @@ import { OutcomeTracker } from './OutcomeTracker.js';
 import { ProgressReporter } from './ProgressReporter.js';
 import { provisionLocalStack } from './provision.js';
 import { uploadDirectory } from './uploadDirectory.js';
+
+/** The project root (src/dev/ is two folders down): where scripts/install-lambda-runtime.sh puts .tools/. */
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Where `rerun dev` runs the workers. */
 export const DevRuntime = {
@@ -171,7 +175,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     );
   }
   // Fail before starting anything when the runtime tools are missing (the error names the install script).
-  const lambdaTools = runtime === DevRuntime.LAMBDA ? locateLambdaRuntimeTools(process.cwd()) : undefined;
+  const lambdaTools = runtime === DevRuntime.LAMBDA ? locateLambdaRuntimeTools(PROJECT_ROOT) : undefined;
 
   let moto: MotoServer | undefined;
   let sink: WebhookSink | undefined;

@@ -167,10 +167,14 @@ export class LambdaRuntimeSlot {
     this.busy = true;
     const { timeoutSeconds } = this.options.function;
     const guardMs = timeoutSeconds * 1000 + (this.options.emulatorGraceMs ?? 10_000);
+    // Cleared when the answer arrives: a pending guard would keep the process alive for its full length.
+    let guard: NodeJS.Timeout | undefined;
     try {
       const answer = await Promise.race([
         post(this.url, JSON.stringify(event), requestId),
-        sleep(guardMs).then(() => undefined),
+        new Promise<undefined>((resolve) => {
+          guard = setTimeout(() => resolve(undefined), guardMs);
+        }),
       ]);
       if (answer === undefined) {
         await this.stop();
@@ -185,6 +189,7 @@ export class LambdaRuntimeSlot {
         cause: error,
       });
     } finally {
+      clearTimeout(guard);
       this.busy = false;
     }
   }
