@@ -32,6 +32,8 @@ export interface WorkerBundle {
   readonly runtime: string;
   readonly timeoutSeconds: number;
   readonly memoryMiB: number;
+  /** The function's `LoggingConfig` (the stack sets JSON logs with an application log level). */
+  readonly logging: { readonly format: 'Text' | 'JSON'; readonly applicationLogLevel?: string };
   /** The function's environment variables whose values the template holds literally (LOG_LEVEL, NODE_OPTIONS). */
   readonly environment: Readonly<Record<string, string>>;
   /**
@@ -115,9 +117,16 @@ export async function synthesizeWorkerBundles(
         if (typeof value === 'string') environment[name] = value;
         else deployTimeEnvironment.push(name);
       }
+      const loggingConfig = (properties.LoggingConfig ?? {}) as { LogFormat?: unknown; ApplicationLogLevel?: unknown };
       bundles[worker] = {
         worker,
         directory,
+        logging: {
+          format: loggingConfig.LogFormat === 'JSON' ? 'JSON' : 'Text',
+          ...(typeof loggingConfig.ApplicationLogLevel === 'string'
+            ? { applicationLogLevel: loggingConfig.ApplicationLogLevel }
+            : {}),
+        },
         handler: String(properties.Handler),
         runtime: String(properties.Runtime),
         timeoutSeconds: Number(properties.Timeout),
@@ -199,6 +208,7 @@ export function lambdaFunctionSettings(
     functionName: overrides.functionName,
     timeoutSeconds: overrides.timeoutSeconds ?? bundle.timeoutSeconds,
     memoryMiB: overrides.memoryMiB ?? bundle.memoryMiB,
+    logging: bundle.logging,
     environment: { ...bundle.environment, ...overrides.environment },
     region: overrides.region,
     credentials: overrides.credentials,

@@ -25,6 +25,12 @@ export interface LambdaFunctionSettings {
   readonly environment: Readonly<Record<string, string>>;
   /** The region (`AWS_REGION`, `AWS_DEFAULT_REGION`). */
   readonly region: string;
+  /**
+   * The function's `LoggingConfig`: Lambda passes it to the runtime as AWS_LAMBDA_LOG_FORMAT and
+   * AWS_LAMBDA_LOG_LEVEL (the runtime client then writes console output as JSON, filtered by level).
+   * @default { format: 'Text' } (Lambda's default)
+   */
+  readonly logging?: { readonly format: 'Text' | 'JSON'; readonly applicationLogLevel?: string };
   /** Credentials the function's SDK finds in its environment, as Lambda provides the role's. */
   readonly credentials: {
     readonly accessKeyId: string;
@@ -287,8 +293,10 @@ function spawnEmulator(options: LambdaRuntimeSlotOptions, invokePort: number, ru
     AWS_LAMBDA_FUNCTION_TIMEOUT: String(fn.timeoutSeconds),
     AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${fn.functionName}`,
     AWS_LAMBDA_LOG_STREAM_NAME: options.logStreamName ?? '$LATEST',
-    // The stack sets LoggingFormat JSON: the runtime client then writes console output as JSON.
-    AWS_LAMBDA_LOG_FORMAT: 'JSON',
+    AWS_LAMBDA_LOG_FORMAT: fn.logging?.format ?? 'Text',
+    ...(fn.logging?.format === 'JSON' && fn.logging.applicationLogLevel
+      ? { AWS_LAMBDA_LOG_LEVEL: fn.logging.applicationLogLevel }
+      : {}),
     AWS_ACCESS_KEY_ID: fn.credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: fn.credentials.secretAccessKey,
     ...(fn.credentials.sessionToken ? { AWS_SESSION_TOKEN: fn.credentials.sessionToken } : {}),

@@ -191,6 +191,16 @@ describe('a Lambda runtime slot running the deployed normalize bundle', () => {
   it('loads the synthesized asset with no node_modules in reach and answers an SQS batch by the batch-response rules', async () => {
     const { normalize } = await synthesizeWorkerBundles();
     expect(nodeModulesInReach(normalize.directory)).toBeUndefined();
+    // The settings come from the synthesized template, not from a second copy of them.
+    expect(normalize).toMatchObject({
+      handler: 'index.handler',
+      runtime: 'nodejs24.x',
+      timeoutSeconds: 60,
+      memoryMiB: 512,
+      logging: { format: 'JSON', applicationLogLevel: 'INFO' },
+      environment: { LOG_LEVEL: 'info', NODE_OPTIONS: '--enable-source-maps' },
+      deployTimeEnvironment: ['OUTPUT_BUCKET', 'LEDGER_TABLE', 'NOTIFY_URL'],
+    });
     const lines: string[] = [];
     const startedAt = Date.now();
     const slot = await LambdaRuntimeSlot.start({
@@ -201,6 +211,7 @@ describe('a Lambda runtime slot running the deployed normalize bundle', () => {
         functionName: 'rerun-normalize',
         timeoutSeconds: normalize.timeoutSeconds,
         memoryMiB: normalize.memoryMiB,
+        logging: normalize.logging,
         environment: { ...normalize.environment, OUTPUT_BUCKET: 'unused', LEDGER_TABLE: 'unused', NOTIFY_URL: '' },
         region: 'us-east-1',
         credentials,
