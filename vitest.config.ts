@@ -1,13 +1,22 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
+/** `npm run test:lambda-runtime` (RERUN_TEST_RUNTIME=lambda): the seed tests on the deployed bundles. */
+const lambdaRuntime = process.env.RERUN_TEST_RUNTIME === 'lambda';
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The deployed tier has its own config and emulator: npm run test:deployed (vitest.deployed.config.ts).
-    exclude: [...configDefaults.exclude, 'test/deployed/**'],
+    // test/lambda-runtime/ needs the tools of scripts/install-lambda-runtime.sh: `npm run test:lambda-runtime`
+    // runs it, with the seed tests on the deployed bundle.
+    exclude: lambdaRuntime
+      ? [...configDefaults.exclude, 'test/deployed/**']
+      : [...configDefaults.exclude, 'test/deployed/**', 'test/lambda-runtime/**'],
     globalSetup: ['test/globalSetup.ts'],
-    // CI also writes a JSON report, from which .ci/run prints the plain "N passed, N failed" line.
-    reporters: process.env.CI ? ['default', ['json', { outputFile: '.ci-report/vitest.json' }]] : ['default'],
+    // CI also writes a JSON report per run, from which .ci/run prints the plain "N passed, N failed" line.
+    reporters: process.env.CI
+      ? ['default', ['json', { outputFile: `.ci-report/${lambdaRuntime ? 'vitest-lambda-runtime' : 'vitest'}.json` }]]
+      : ['default'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     env: {

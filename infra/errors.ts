@@ -17,3 +17,17 @@ export class StackConfigurationInvalidError extends RerunError {
     this.violations = violations;
   }
 }
+
+/**
+ * A synthesized worker cannot be run locally as asked: its asset is missing from the cloud assembly,
+ * or a variable CloudFormation would resolve at deploy time has no local value. Not retryable.
+ *
+ * @example
+ * throw new WorkerBundleUnusableError('The normalize function needs OUTPUT_BUCKET, ...');
+ */
+export class WorkerBundleUnusableError extends RerunError {
+  constructor(message: string) {
+    super(message, { retryable: false });
+    this.name = 'WorkerBundleUnusableError';
+  }
+}

@@ -1,4 +1,4 @@
-import { type DevSummary, runDev } from '../../src/dev/runDev.js';
+import { DevRuntime, type DevSummary, runDev } from '../../src/dev/runDev.js';
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
 
 /** `rerun dev`: the whole pipeline on this machine (emulator, resources, the worker under the local runner). */
@@ -49,6 +49,12 @@ export const command: CliCommand = {
       description: 'Exported function of the handler module (default: handler)',
     },
     examples: { type: 'string', valueName: 'DIR', description: 'Directory uploaded by --demo (default: examples)' },
+    runtime: {
+      type: 'string',
+      valueName: 'in-process|lambda',
+      description:
+        "Where the workers run: in this process (default), or lambda: the stack's synthesized bundles under aws-lambda-rie on Node 24 (install: bash scripts/install-lambda-runtime.sh)",
+    },
   },
   details: `Without AWS_ENDPOINT_URL an embedded moto server is started (and stopped at exit); with it, that
 endpoint's existing resources are reused. Credentials "test" are set only for the embedded emulator.
@@ -65,8 +71,13 @@ Exit codes with --once: 0 drained and nothing failed; 3 drained, but an object f
 holds messages (of this session or an earlier one: rerun redrive --dry-run lists them); 1 the
 drain timed out, or an error; 2 a usage error; 130 interrupted (Ctrl+C).
 
+With --runtime lambda every invocation runs the bundle \`cdk deploy\` would upload, in a warm child
+process of the AWS Lambda Runtime Interface Emulator with AWS's Node runtime interface client on the
+runtime's Node version: the handler loads as Lambda loads it, and a timeout kills the invocation.
+
 Examples:
   npm start                                   # = rerun dev --demo
+  rerun dev --once --demo --runtime lambda    # the same, on the deployed artifact
   rerun dev --once --demo                     # process the samples, print the table, exit
   rerun dev --handler ./my-worker.ts --once   # run your own SQS handler module`,
   async run({ values }, io) {
@@ -76,6 +87,15 @@ Examples:
     const visibilityTimeoutSeconds = integerOption(values, 'visibility-timeout', { min: 1, max: 43_200 });
     const maxReceiveCount = integerOption(values, 'max-receive-count', { min: 1, max: 1000 });
     const functionTimeoutSeconds = integerOption(values, 'function-timeout', { min: 1, max: 900 });
+    const runtime = values.runtime ?? DevRuntime.IN_PROCESS;
+    if (runtime !== DevRuntime.IN_PROCESS && runtime !== DevRuntime.LAMBDA) {
+      throw new CliUsageError(`--runtime must be in-process or lambda (got ${String(runtime)}).`);
+    }
+    if (runtime === DevRuntime.LAMBDA && (values.handler !== undefined || values['handler-export'] !== undefined)) {
+      throw new CliUsageError(
+        '--runtime lambda runs the bundles the stack synthesizes; --handler and --handler-export apply to --runtime in-process only.',
+      );
+    }
     const summary = await runDev({
       ...(endpoint ? { endpoint } : {}),
       region: io.env.AWS_REGION || io.env.AWS_DEFAULT_REGION || 'us-east-1',
@@ -83,6 +103,7 @@ Examples:
       demo: values.demo === true,
       ...(typeof values.examples === 'string' ? { examplesDir: values.examples } : {}),
       once: values.once === true,
+      runtime,
       ...(typeof values.handler === 'string' ? { handlerPath: values.handler } : {}),
       ...(typeof values['handler-export'] === 'string' ? { handlerExport: values['handler-export'] } : {}),
       ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),

@@ -3,6 +3,7 @@ import type { Logger } from '../logging/logger.js';
 import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import { emitRecordOutcome, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { mapWithConcurrency } from './mapWithConcurrency.js';
+import { recordOutcomeLogMessage } from './recordOutcomeLog.js';
 
 /** The batch rules every rerun handler shares. */
 export interface BatchRules {
@@ -77,7 +78,7 @@ export async function runBatch(
   if (rules.failureRecorder) await recordGiveUps(rules.failureRecorder, records, outcomes, rules.concurrency);
   for (const outcome of outcomes) {
     const log = outcome.status === RecordStatus.FAILED ? rules.logger.warn : rules.logger.info;
-    log(`record ${outcome.status}`, { ...outcome });
+    log(recordOutcomeLogMessage(outcome.status), { ...outcome });
     emitRecordOutcome(outcome);
   }
   return {

@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../aws/clients.js';
 import { checkEndpoint } from '../aws/endpointPreflight.js';
+import { parseRecordOutcomeLogLine } from '../batch/recordOutcomeLog.js';
 import { type MotoServer, startMotoServer } from '../emulator/motoServer.js';
 import { createLedgerTable } from '../ledger/createLedgerTable.js';
 import { createLogger, type Logger } from '../logging/logger.js';
@@ -10,17 +12,35 @@ import { createSummarizeHandler } from '../partition/createSummarizeHandler.js';
 import { startLocalSchedule } from '../partition/localSchedule.js';
 import { provisionSummaryStage } from '../partition/provisionSummaryStage.js';
 import { RunnerDrainTimeoutError } from '../runner/errors.js';
-import { LocalRunner } from '../runner/LocalRunner.js';
+import type { FunctionInvoker } from '../runner/FunctionInvoker.js';
+import { LambdaRuntimePool } from '../runner/LambdaRuntimePool.js';
+import { LocalRunner, type SqsLambdaHandler } from '../runner/LocalRunner.js';
+import { type LambdaRuntimeTools, locateLambdaRuntimeTools } from '../runner/lambdaRuntimeTools.js';
 import { loadHandler } from '../runner/loadHandler.js';
 import { startWebhookSink, type WebhookSink } from '../sink/WebhookSink.js';
 import { topology as defaultTopology, localResourceNames, type Topology, workerQueueNames } from '../topology.js';
-import { onRecordOutcome } from '../worker/outcomes.js';
+import { emitRecordOutcome, onRecordOutcome } from '../worker/outcomes.js';
 import { LocalSetupError } from './errors.js';
 import { formatOutcomeTable } from './formatOutcomeTable.js';
 import { OutcomeTracker } from './OutcomeTracker.js';
 import { ProgressReporter } from './ProgressReporter.js';
 import { provisionLocalStack } from './provision.js';
 import { uploadDirectory } from './uploadDirectory.js';
+
+/** The project root (src/dev/ is two folders down): where scripts/install-lambda-runtime.sh puts .tools/. */
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Where `rerun dev` runs the workers. */
+export const DevRuntime = {
+  /** The handler modules (TypeScript sources) in this process: fast to start, and the default. */
+  IN_PROCESS: 'in-process',
+  /**
+   * The stack's synthesized bundles, each invocation in a Lambda runtime slot (aws-lambda-rie, the
+   * runtime's Node, aws-lambda-ric): what `cdk deploy` uploads, loaded and timed out as Lambda does.
+   */
+  LAMBDA: 'lambda',
+} as const;
+export type DevRuntime = (typeof DevRuntime)[keyof typeof DevRuntime];
 
 /** Options of {@link runDev}; the `rerun dev` command fills them from its flags and the environment. */
 export interface RunDevOptions {
@@ -52,6 +72,12 @@ export interface RunDevOptions {
   handlerPath?: string;
   /** @default 'handler' */
   handlerExport?: string;
+  /**
+   * Where the workers run. `lambda` runs the stack's own bundles (no `handlerPath`) and needs the
+   * tools of scripts/install-lambda-runtime.sh.
+   * @default 'in-process'
+   */
+  runtime?: DevRuntime;
   /** Override of the work queue's visibility timeout (seconds). @default the topology's */
   visibilityTimeoutSeconds?: number;
   /** Override of the redrive policy's maxReceiveCount. @default the topology's */
@@ -143,10 +169,19 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
   if (options.demo && !existsSync(examplesDir)) {
     throw new LocalSetupError(`The demo directory ${examplesDir} does not exist: pass --examples DIR, or --no-demo.`);
   }
+  const runtime = options.runtime ?? DevRuntime.IN_PROCESS;
+  if (runtime === DevRuntime.LAMBDA && (options.handlerPath !== undefined || options.handlerExport !== undefined)) {
+    throw new LocalSetupError(
+      '--runtime lambda runs the bundles the stack synthesizes; --handler and --handler-export apply to --runtime in-process only.',
+    );
+  }
+  // Fail before starting anything when the runtime tools are missing (the error names the install script).
+  const lambdaTools = runtime === DevRuntime.LAMBDA ? locateLambdaRuntimeTools(PROJECT_ROOT) : undefined;
 
   let moto: MotoServer | undefined;
   let sink: WebhookSink | undefined;
   let unsubscribe: (() => void) | undefined;
+  const pools: LambdaRuntimePool[] = [];
   try {
     let endpoint = options.endpoint;
     if (endpoint === undefined) {
@@ -187,17 +222,46 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     env.NOTIFY_URL = `${sink.url}/notify`;
     // The table shows every record's outcome; the handler's own info logs would repeat it line by line.
     env.LOG_LEVEL ||= 'warn';
-    const handlerPath = options.handlerPath ?? 'functions/normalize/handler.ts';
-    const handler = await loadHandler(handlerPath, options.handlerExport ?? 'handler');
-    // The built-in second stage: the same handler factory functions/summarize/handler.ts exports,
-    // built here with this session's clients (a handler module reads process.env at import time).
-    const summarizeHandler = createSummarizeHandler({
-      clients,
-      outputBucket: stack.outputBucket,
-      inputBucket: stack.inputBucket,
-      topology: t,
-      logger,
-    });
+    const w = t.normalize;
+    const s = t.summarize;
+    let normalizeFunction: { handler: SqsLambdaHandler } | { invoker: FunctionInvoker };
+    let summarizeFunction: { handler: SqsLambdaHandler } | { invoker: FunctionInvoker };
+    if (lambdaTools) {
+      human("Synthesizing the stack's worker bundles (cdk synth; cached until the sources change)...\n");
+      const [normalizePool, summarizePool] = await lambdaPools({
+        tools: lambdaTools,
+        t,
+        region,
+        endpoint,
+        env,
+        human,
+        environment: {
+          normalize: {
+            OUTPUT_BUCKET: stack.outputBucket,
+            LEDGER_TABLE: ledgerTable,
+            NOTIFY_URL: `${sink.url}/notify`,
+          },
+          summarize: { OUTPUT_BUCKET: stack.outputBucket, INPUT_BUCKET: stack.inputBucket },
+        },
+      });
+      pools.push(normalizePool, summarizePool);
+      normalizeFunction = { invoker: normalizePool };
+      summarizeFunction = { invoker: summarizePool };
+    } else {
+      const handlerPath = options.handlerPath ?? 'functions/normalize/handler.ts';
+      normalizeFunction = { handler: await loadHandler(handlerPath, options.handlerExport ?? 'handler') };
+      // The built-in second stage: the same handler factory functions/summarize/handler.ts exports,
+      // built here with this session's clients (a handler module reads process.env at import time).
+      summarizeFunction = {
+        handler: createSummarizeHandler({
+          clients,
+          outputBucket: stack.outputBucket,
+          inputBucket: stack.inputBucket,
+          topology: t,
+          logger,
+        }),
+      };
+    }
 
     const ready: DevReady = {
       endpoint,
@@ -235,11 +299,10 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       );
     }
 
-    const w = t.normalize;
     const runner = new LocalRunner({
       sqs: clients.sqs,
       queueUrl: stack.queueUrl,
-      handler,
+      ...normalizeFunction,
       functionName: `${t.appName}-${w.name}`,
       timeoutSeconds: w.functionTimeoutSeconds,
       batchSize: w.batchSize,
@@ -251,11 +314,10 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       onInvocation: (report) => progress.invocation(report),
     });
     // The second stage runs beside the first, fed by `rerun backfill` and the local daily schedule.
-    const s = t.summarize;
     const summaryRunner = new LocalRunner({
       sqs: clients.sqs,
       queueUrl: summaryStage.queueUrl,
-      handler: summarizeHandler,
+      ...summarizeFunction,
       functionName: `${t.appName}-${s.name}`,
       timeoutSeconds: s.functionTimeoutSeconds,
       batchSize: s.batchSize,
@@ -331,9 +393,60 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     return summary;
   } finally {
     unsubscribe?.();
+    // Every emulator and runtime process of the lambda runtime ends with the session.
+    await Promise.all(pools.map((pool) => pool.close()));
     await sink?.stop();
     await moto?.stop();
   }
+}
+
+/**
+ * One {@link LambdaRuntimePool} per worker, running the bundle the stack synthesizes with the
+ * function settings of the session's topology. Record outcomes are read back from each function's
+ * log lines (the handler logs every outcome at info level) and emitted to this process's listeners.
+ */
+async function lambdaPools(input: {
+  tools: LambdaRuntimeTools;
+  t: Topology;
+  region: string;
+  endpoint: string;
+  env: NodeJS.ProcessEnv;
+  human: (text: string) => void;
+  environment: { normalize: Record<string, string>; summarize: Record<string, string> };
+}): Promise<[LambdaRuntimePool, LambdaRuntimePool]> {
+  // The application wing (the stack) is loaded only in this mode: synthesis needs aws-cdk-lib.
+  const { lambdaFunctionSettings, synthesizeWorkerBundles } = await import('../../infra/workerBundles.js');
+  const bundles = await synthesizeWorkerBundles();
+  const showAll = ['debug', 'info'].includes(input.env.LOG_LEVEL ?? '');
+  const onOutput = (line: string) => {
+    const outcome = parseRecordOutcomeLogLine(line);
+    if (outcome) emitRecordOutcome(outcome);
+    // The function's JSON lines; the emulator's own lines (START/END/REPORT, rapid) only with LOG_LEVEL=info.
+    else if (showAll || /"level":"(warn|error|WARN|ERROR)"/.test(line)) input.human(`${line}\n`);
+  };
+  const credentials = {
+    accessKeyId: input.env.AWS_ACCESS_KEY_ID ?? '',
+    secretAccessKey: input.env.AWS_SECRET_ACCESS_KEY ?? '',
+    ...(input.env.AWS_SESSION_TOKEN ? { sessionToken: input.env.AWS_SESSION_TOKEN } : {}),
+  };
+  const pool = (worker: 'normalize' | 'summarize') =>
+    new LambdaRuntimePool({
+      tools: input.tools,
+      function: lambdaFunctionSettings(bundles[worker], {
+        functionName: `${input.t.appName}-${worker}`,
+        timeoutSeconds: input.t[worker].functionTimeoutSeconds,
+        memoryMiB: input.t[worker].memoryMiB,
+        environment: {
+          ...input.environment[worker],
+          AWS_ENDPOINT_URL: input.endpoint,
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        },
+        region: input.region,
+        credentials,
+      }),
+      onOutput,
+    });
+  return [pool('normalize'), pool('summarize')];
 }
 
 /** The topology with the session's overrides applied; refuses names S3 or SQS would reject. */

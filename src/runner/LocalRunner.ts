@@ -12,6 +12,7 @@ import { queueCounts } from '../aws/queueCounts.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { InvocationOutcome, interpretBatchResponse } from './batchResponse.js';
 import { RunnerConfigurationError, RunnerDrainTimeoutError } from './errors.js';
+import type { FunctionInvoker, InvocationResult } from './FunctionInvoker.js';
 import { createLambdaContext, lambdaLogStreamName } from './lambdaContext.js';
 import { toSqsRecord } from './sqsRecord.js';
 
@@ -25,8 +26,18 @@ export interface LocalRunnerOptions {
   sqs: SQSClient;
   /** The queue to poll. */
   queueUrl: string;
-  /** The function to invoke; its response is read with `ReportBatchItemFailures` semantics. */
-  handler: SqsLambdaHandler;
+  /**
+   * The function to invoke in this process; its response is read with `ReportBatchItemFailures`
+   * semantics. Give exactly one of `handler` and `invoker`.
+   */
+  handler?: SqsLambdaHandler;
+  /**
+   * Runs the function elsewhere instead (e.g. `LambdaRuntimePool`: the deployed bundle under the
+   * Lambda Runtime Interface Emulator). The invoker enforces the function's timeout and builds its
+   * context; `timeoutSeconds` must equal the timeout it enforces (the runner checks it against the
+   * queue's visibility timeout, as Lambda does).
+   */
+  invoker?: FunctionInvoker;
   /**
    * Function name, used in the context (`functionName`, `invokedFunctionArn`, `logGroupName`).
    * @default 'rerun-local'
@@ -137,9 +148,11 @@ interface QueueIdentity {
  *   visibility timeout, and the queue's own redrive policy moves them to the DLQ after maxReceiveCount;
  * - Lambda's refusal of a function timeout longer than the queue's visibility timeout.
  *
- * Limit: on a function timeout the handler's promise keeps running in this process (a real Lambda
- * sandbox is frozen and then discarded); its late result is ignored and logged, and its slot is
- * released as Lambda releases the concurrency of a timed-out invocation.
+ * Limit of the in-process `handler`: on a function timeout the handler's promise keeps running in
+ * this process (a real Lambda sandbox is frozen and then discarded); its late result is ignored and
+ * logged, and its slot is released as Lambda releases the concurrency of a timed-out invocation.
+ * With an `invoker` such as `LambdaRuntimePool` (the deployed bundle under the Lambda Runtime
+ * Interface Emulator) the timed-out runtime is killed, as in Lambda.
  *
  * @example
  * const runner = new LocalRunner({ sqs, queueUrl, handler, timeoutSeconds: 60, batchSize: 10,
@@ -420,42 +433,23 @@ export class LocalRunner {
     });
 
     this.running++;
-    let released = false;
-    const release = () => {
-      if (!released) this.running--;
-      released = true;
-    };
-    type Settled = { kind: 'returned'; value: unknown } | { kind: 'threw'; error: unknown } | { kind: 'timeout' };
-    const handlerPromise: Promise<Settled> = (async () => this.options.handler(event, context))().then(
-      (value) => ({ kind: 'returned', value }),
-      (error: unknown) => ({ kind: 'threw', error }),
-    );
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<Settled>((resolve) => {
-      timer = setTimeout(() => resolve({ kind: 'timeout' }), timeoutMs);
-    });
-    const settled = await Promise.race([handlerPromise, timeout]);
-    clearTimeout(timer);
+    const settled = this.options.invoker
+      ? await this.options.invoker
+          .invoke({ event, requestId })
+          .catch((invokeError: unknown): InvocationResult => ({ kind: 'threw', error: describeError(invokeError) }))
+      : await this.invokeInProcess(this.options.handler as SqsLambdaHandler, event, context, timeoutMs);
     const durationMs = this.now() - startedAt;
-    release();
+    this.running--;
 
     let outcome: InvocationOutcome;
     let toDelete: readonly string[] = [];
     let error: string | undefined;
     if (settled.kind === 'timeout') {
       outcome = InvocationOutcome.TIMEOUT;
-      error = `Task timed out after ${this.options.timeoutSeconds.toFixed(2)} seconds`;
-      this.abandoned++;
-      void handlerPromise.then((late) => {
-        this.abandoned--;
-        this.logger.warn('a timed-out invocation settled late; its result is ignored', {
-          requestId,
-          result: late.kind === 'threw' ? late.error : 'returned',
-        });
-      });
+      error = settled.error;
     } else if (settled.kind === 'threw') {
       outcome = InvocationOutcome.ERROR;
-      error = describeError(settled.error);
+      error = settled.error;
     } else {
       const response = asLambdaReceivesIt(settled.value);
       if (!response.ok) {
@@ -495,6 +489,43 @@ export class LocalRunner {
     } catch (listenerError) {
       this.logger.warn('onInvocation listener threw', { error: listenerError });
     }
+  }
+
+  /**
+   * Calls the handler in this process, racing its timeout. A timed-out handler keeps running here
+   * (a real sandbox would be frozen and discarded): its late result is ignored and logged.
+   */
+  private async invokeInProcess(
+    handler: SqsLambdaHandler,
+    event: SQSEvent,
+    context: Context,
+    timeoutMs: number,
+  ): Promise<InvocationResult> {
+    const handlerPromise: Promise<InvocationResult> = (async () => handler(event, context))().then(
+      (value) => ({ kind: 'returned', value }),
+      (error: unknown) => ({ kind: 'threw', error: describeError(error) }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<InvocationResult>((resolve) => {
+      timer = setTimeout(
+        () =>
+          resolve({ kind: 'timeout', error: `Task timed out after ${this.options.timeoutSeconds.toFixed(2)} seconds` }),
+        timeoutMs,
+      );
+    });
+    const settled = await Promise.race([handlerPromise, timeout]);
+    clearTimeout(timer);
+    if (settled.kind === 'timeout') {
+      this.abandoned++;
+      void handlerPromise.then((late) => {
+        this.abandoned--;
+        this.logger.warn('a timed-out invocation settled late; its result is ignored', {
+          requestId: context.awsRequestId,
+          result: late.kind === 'threw' ? late.error : 'returned',
+        });
+      });
+    }
+    return settled;
   }
 
   /** DeleteMessageBatch takes at most 10 entries; entries can fail one by one. */
@@ -553,6 +584,9 @@ export class LocalRunner {
  */
 function validateRunnerOptions(o: LocalRunnerOptions): void {
   const problems: string[] = [];
+  if ((o.handler === undefined) === (o.invoker === undefined)) {
+    problems.push('give exactly one of handler (in this process) and invoker (elsewhere, e.g. LambdaRuntimePool)');
+  }
   const isInt = (n: number) => Number.isInteger(n);
   if (!isInt(o.batchSize) || o.batchSize < 1 || o.batchSize > 10_000) {
     problems.push(`batchSize must be an integer from 1 to 10000 (got ${o.batchSize})`);

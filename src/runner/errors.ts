@@ -34,3 +34,22 @@ export class HandlerExportMissingError extends RerunError {
     this.name = 'HandlerExportMissingError';
   }
 }
+
+/**
+ * `aws-lambda-rie`, the runtime's Node or `aws-lambda-ric` is not installed: run
+ * `scripts/install-lambda-runtime.sh`, or run the handler in-process.
+ */
+export class LambdaRuntimeToolsMissingError extends RerunError {
+  constructor(message: string) {
+    super(message, { retryable: false });
+    this.name = 'LambdaRuntimeToolsMissingError';
+  }
+}
+
+/** A Lambda runtime slot (the emulator and its runtime process) failed to start or died. */
+export class LambdaRuntimeSlotError extends RerunError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, retryable: true });
+    this.name = 'LambdaRuntimeSlotError';
+  }
+}

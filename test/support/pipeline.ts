@@ -7,7 +7,9 @@ import { type LocalStackResources, provisionLocalStack } from '../../src/dev/pro
 import { LocalRunner } from '../../src/runner/LocalRunner.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { type Topology, topology } from '../../src/topology.js';
-import { uniqueName } from './aws.js';
+import { FaultProxy } from '../chaos/support/FaultProxy.js';
+import { awsEndpoint, type RequestLog, uniqueName } from './aws.js';
+import { startNormalizePool, TestRuntime, testRuntime } from './lambdaRuntime.js';
 
 /** A test topology: the real one with short timeouts so retries and the DLQ happen in seconds. */
 export const fastTopology: Topology = {
@@ -15,10 +17,23 @@ export const fastTopology: Topology = {
   normalize: { ...topology.normalize, functionTimeoutSeconds: 4, visibilityTimeoutSeconds: 4, maxReceiveCount: 2 },
 };
 
+/**
+ * The topology of the runtime-mode tests. The deployed handler keeps its own deadline margin (it
+ * starts no record with less than 5 s left), so its function timeout must leave room past that;
+ * the visibility timeout may not be shorter than the function timeout (Lambda refuses the mapping).
+ */
+export const lambdaTestTopology: Topology = {
+  ...fastTopology,
+  normalize: { ...fastTopology.normalize, functionTimeoutSeconds: 15, visibilityTimeoutSeconds: 15 },
+};
+
+/** The topology of this test run's runtime (see test/support/lambdaRuntime.ts). */
+export const testTopology: Topology = testRuntime === TestRuntime.LAMBDA ? lambdaTestTopology : fastTopology;
+
 /** Provisions a fresh local pipeline with unique names. */
 export async function provisionTestPipeline(
   clients: AwsClients,
-  t: Topology = fastTopology,
+  t: Topology = testTopology,
 ): Promise<LocalStackResources> {
   const id = uniqueName('p');
   return provisionLocalStack({
@@ -51,6 +66,76 @@ export function normalizeRunner(
     maxConcurrency: options.concurrency ?? t.normalize.maxConcurrency,
     pollWaitSeconds: 0,
   });
+}
+
+/** Options of {@link drainNormalize}. */
+export interface DrainNormalizeOptions {
+  readonly concurrency?: number;
+  /** @default {@link testTopology} */
+  readonly t?: Topology;
+  /**
+   * The log the test's clients record into. In the lambda runtime the function's requests do not
+   * pass through those clients: they are counted on the wire by a proxy in front of the emulator
+   * and appended here, so a test counts requests the same way in both runtimes.
+   */
+  readonly log?: RequestLog;
+}
+
+/**
+ * Runs the normalize worker under the local runner until the queue is drained (at most 60 s), in
+ * this run's runtime: the in-process handler ({@link normalizeRunner}), or with
+ * `RERUN_TEST_RUNTIME=lambda` the synthesized bundle in Lambda runtime slots (aws-lambda-rie, Node 24,
+ * aws-lambda-ric), stopped when the drain ends.
+ */
+export async function drainNormalize(
+  clients: AwsClients,
+  stack: LocalStackResources,
+  options: DrainNormalizeOptions = {},
+): Promise<void> {
+  const t = options.t ?? testTopology;
+  if (testRuntime === TestRuntime.IN_PROCESS) {
+    await normalizeRunner(clients, stack, {
+      t,
+      ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    }).runUntilDrained({
+      timeoutMs: 60_000,
+    });
+    return;
+  }
+  const proxy = await FaultProxy.start({ upstream: awsEndpoint() });
+  const pool = await startNormalizePool({
+    endpoint: proxy.url,
+    outputBucket: stack.outputBucket,
+    timeoutSeconds: t.normalize.functionTimeoutSeconds,
+  });
+  try {
+    await new LocalRunner({
+      sqs: clients.sqs,
+      queueUrl: stack.queueUrl,
+      invoker: pool,
+      functionName: 'rerun-normalize',
+      timeoutSeconds: t.normalize.functionTimeoutSeconds,
+      batchSize: t.normalize.batchSize,
+      maxBatchingWindowSeconds: 0,
+      maxConcurrency: options.concurrency ?? t.normalize.maxConcurrency,
+      pollWaitSeconds: 0,
+      // A killed or failed invocation emits no record outcome: say so, for whoever reads a slow or failing test.
+      onInvocation: (report) => {
+        if (report.error !== undefined) {
+          process.stderr.write(
+            `[lambda] invocation ${report.outcome} after ${report.durationMs} ms: ${report.error}\n`,
+          );
+        }
+      },
+    }).runUntilDrained({ timeoutMs: 60_000 });
+  } finally {
+    await pool.close();
+    await proxy.stop();
+  }
+  for (const entry of proxy.log) {
+    if (entry.service === 'HTTP') continue;
+    options.log?.requests.push({ service: entry.service, operation: entry.operation, input: {} });
+  }
 }
 
 /** Uploads an input (the bucket notification enqueues its event). */

@@ -1,0 +1,40 @@
+import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+
+const STATUSES = new Set<string>(Object.values(RecordStatus));
+const PREFIX = 'record ';
+
+/**
+ * The message of the log line the batch handler writes for every record outcome (`record processed`,
+ * `record skipped`, `record failed`); the outcome's fields follow in the same JSON line.
+ *
+ * @example
+ * recordOutcomeLogMessage('skipped'); // 'record skipped'
+ */
+export function recordOutcomeLogMessage(status: RecordStatus): string {
+  return `${PREFIX}${status}`;
+}
+
+/**
+ * Reads a record outcome back from a function's log line (one JSON object, as the project logger
+ * writes it), or returns undefined for any other line. This is how a runner that runs the handler
+ * in another process (the Lambda runtime mode) observes outcomes, as an operator reads them in
+ * CloudWatch Logs.
+ *
+ * @example
+ * parseRecordOutcomeLogLine('{"level":"info","message":"record skipped","messageId":"m1","status":"skipped","reason":"..."}');
+ * // { messageId: 'm1', status: 'skipped', reason: '...' }
+ */
+export function parseRecordOutcomeLogLine(line: string): RecordOutcome | undefined {
+  if (!line.startsWith('{') || !line.includes(`"${PREFIX}`)) return undefined;
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const { message, level: _level, worker: _worker, service: _service, ...fields } = entry;
+  if (typeof message !== 'string' || !message.startsWith(PREFIX)) return undefined;
+  const status = message.slice(PREFIX.length);
+  if (!STATUSES.has(status) || fields.status !== status || typeof fields.messageId !== 'string') return undefined;
+  return fields as unknown as RecordOutcome;
+}
