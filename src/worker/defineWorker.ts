@@ -13,9 +13,17 @@ export interface OutputStream {
 export interface TransformInput {
   /** The exact input content being read: bucket, key, ETag and version id as returned by GetObject. */
   readonly source: SourceIdentity;
-  /** The input's content, streamed. */
+  /** The input's content, streamed, as bytes. */
   readonly body: Readable;
   readonly contentLength: number;
+  /**
+   * The content as UTF-8 text, chunk by chunk, multi-byte safe across chunks (a character split by a
+   * chunk boundary is decoded whole; a BOM is removed). Use it instead of `String(chunk)`, which
+   * corrupts split characters at boundaries that differ between runs. Reads `body`: use one of them.
+   */
+  text(): AsyncIterable<string>;
+  /** The content's lines (LF, CRLF or CR; terminators removed), decoded as `text()` does. Reads `body`. */
+  lines(): AsyncIterable<string>;
 }
 
 /** Where a transform writes. */
@@ -80,8 +88,8 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
  *   codeVersion: '1',
  *   outputBucket: 'my-output',
  *   outputKey: (s) => deterministicKey({ prefix: 'upper/', source: s }),
- *   async transform({ body }, { output }) {
- *     for await (const chunk of body) await output.write(String(chunk).toUpperCase());
+ *   async transform({ text }, { output }) {
+ *     for await (const chunk of text()) await output.write(chunk.toUpperCase());
  *     return {};
  *   },
  * });

@@ -6,6 +6,7 @@ import { type Logger, silentLogger } from '../logging/logger.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
 import type { OutputStream, WorkerDefinition } from './defineWorker.js';
+import { createTransformInput } from './transformInput.js';
 
 /**
  * A valid, current output, described only by what S3 stores (so a run that wrote it and a later run
@@ -225,7 +226,7 @@ async function attempt(
   let summary: Record<string, string | number>;
   try {
     summary = await worker.transform(
-      { source, body: input.body, contentLength: input.contentLength },
+      createTransformInput({ source, body: input.body, contentLength: input.contentLength }),
       { output: main, side },
     );
   } catch (error) {
