@@ -1,4 +1,4 @@
-import { deterministicKey } from '../../src/keys/deterministicKey.js';
+import { deterministicKey, legacyHashedKey } from '../../src/keys/deterministicKey.js';
 import { topology as defaultTopology, type Topology } from '../../src/topology.js';
 import { defineWorker, type OutputStream, type WorkerDefinition } from '../../src/worker/defineWorker.js';
 import { formatOfKey, type LineSink, normalizeRecords } from './normalizeRecords.js';
@@ -43,14 +43,23 @@ export interface NormalizeWorkerOptions {
  */
 export function createNormalizeWorker(options: NormalizeWorkerOptions): WorkerDefinition<NormalizeSummary> {
   const t = options.topology ?? defaultTopology;
+  const keyOptions = (prefix: string, source: { bucket: string; key: string }) => ({
+    prefix,
+    source,
+    stripPrefix: t.inputPrefix,
+    suffix: '.ndjson',
+  });
   const keyIn = (prefix: string) => (source: { bucket: string; key: string }) =>
-    deterministicKey({ prefix, source, stripPrefix: t.inputPrefix, suffix: '.ndjson' });
+    deterministicKey(keyOptions(prefix, source));
   return defineWorker<NormalizeSummary>({
     name: 'normalize',
     codeVersion: NORMALIZE_CODE_VERSION,
     outputBucket: options.outputBucket,
     outputKey: keyIn(t.outputPrefix),
     sideOutputs: { quarantine: keyIn(t.quarantinePrefix) },
+    // Overlong keys were hashed outside their day before partition-preserving keys: move them in.
+    legacyOutputKeys: (source) =>
+      [t.outputPrefix, t.quarantinePrefix].flatMap((prefix) => legacyHashedKey(keyOptions(prefix, source)) ?? []),
     ...(options.partBytes ? { partBytes: options.partBytes } : {}),
     skipReason(object) {
       if (!object.key.startsWith(t.inputPrefix)) return `key is outside the input prefix ${t.inputPrefix}`;

@@ -58,6 +58,14 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
     Record<string, (source: { readonly bucket: string; readonly key: string }) => string>
   >;
   /**
+   * Keys where earlier releases put this input's outputs (main or side), e.g. the pre-partition
+   * hashed form of an overlong key (`legacyHashedKey` in keys/deterministicKey.ts). Once the current output is published,
+   * objects at these keys are removed, so a day never counts an input twice. Return [] when there
+   * are none: then no request is made.
+   * @default none
+   */
+  legacyOutputKeys?(source: { readonly bucket: string; readonly key: string }): readonly string[];
+  /**
    * Decides before any request whether an event is for this worker; return a reason to skip it.
    * @default accepts every ObjectCreated event
    */
@@ -111,6 +119,7 @@ export function defineWorker<Summary extends Record<string, string | number>>(
     'outputBucket',
     'outputKey',
     'sideOutputs',
+    'legacyOutputKeys',
     'skipReason',
     'transform',
     'validate',

@@ -3,10 +3,14 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStackResources } from '../../src/dev/provision.js';
 import { readSummary } from '../../src/done/outputMetadata.js';
+import { legacyHashedKey } from '../../src/keys/deterministicKey.js';
+import { listLineage } from '../../src/partition/listPartitions.js';
+import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
+import { summaryLayout } from '../../src/partition/summaryLayout.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { testClients, uniqueName } from '../support/aws.js';
-import { type CorpusFile, hostileCorpus } from '../support/hostileCorpus.js';
+import { type CorpusFile, hostileCorpus, OVERLONG_KEY } from '../support/hostileCorpus.js';
 import { normalizeRunner, provisionTestPipeline, queueDepth, upload } from '../support/pipeline.js';
 import { readText } from '../support/s3.js';
 
@@ -79,6 +83,13 @@ describe('the hostile corpus through the real pipeline (upload -> notification -
   const outcomes: RecordOutcome[] = [];
   const messageIds = new Map<string, string>();
   let unsubscribe: () => void = () => {};
+  const legacyOf = (prefix: string) =>
+    legacyHashedKey({
+      prefix,
+      source: { bucket: stack.inputBucket, key: `incoming/${OVERLONG_KEY}` },
+      stripPrefix: 'incoming/',
+      suffix: '.ndjson',
+    }) ?? '';
 
   beforeAll(async () => {
     stack = await provisionTestPipeline(clients);
@@ -86,6 +97,11 @@ describe('the hostile corpus through the real pipeline (upload -> notification -
     ebBucket = uniqueName('eb');
     await clients.s3.send(new CreateBucketCommand({ Bucket: ebBucket }));
     await upload(clients, ebBucket, EB_KEY, 'id,name\n1,Ada\n');
+    // Outputs an earlier release wrote for the overlong key at the pre-partition hashed key, outside its day.
+    for (const prefix of ['normalized/', 'quarantine/']) {
+      const legacy = legacyOf(prefix);
+      await upload(clients, stack.outputBucket, legacy, 'left by an earlier release\n');
+    }
     unsubscribe = onRecordOutcome((o) => outcomes.push(o));
     for (const file of corpus) await upload(clients, stack.inputBucket, `incoming/${file.key}`, file.body);
     for (const message of MESSAGES) {
@@ -160,6 +176,25 @@ describe('the hostile corpus through the real pipeline (upload -> notification -
     // Garbage is never reported as clean success: a rejected file names why, and quarantines it.
     if (summary.rejected) expect(outcome.reason).toContain(`rejected ${summary.rejected}`);
     file.expected.output?.(lines.map((l) => JSON.parse(l)));
+  });
+
+  it('an overlong key is hashed inside its partition; the day lists it, and the earlier hashed outputs are gone', async () => {
+    const file = corpus.find((f) => f.key === OVERLONG_KEY);
+    if (!file) throw new Error('the corpus has no overlong key');
+    const outputKey = outcomeOf(file).outputKey ?? '';
+    expect(outputKey).toMatch(
+      new RegExp(`^normalized/${stack.inputBucket}/dt=2026-11-30/_long/[0-9a-f]{64}\\.ndjson$`),
+    );
+    const lineage = await listLineage(
+      new S3PartitionStore(clients.s3),
+      stack.outputBucket,
+      summaryLayout(stack.inputBucket),
+      '2026-11-30',
+    );
+    expect(lineage.map((e) => e.path)).toContain(outputKey.slice(`normalized/${stack.inputBucket}/`.length));
+    for (const prefix of ['normalized/', 'quarantine/']) {
+      expect(await store.head(stack.outputBucket, legacyOf(prefix)), prefix).toBeUndefined();
+    }
   });
 
   it.each(MESSAGES.map((message) => [message.name, message] as const))('%s', (_, message) => {

@@ -32,6 +32,9 @@ export interface CorpusFile {
 }
 
 const DAY = 'dt=2026-11-30';
+
+/** A key (relative to `incoming/`) whose output key would pass S3's 1,024 bytes: it is hashed. */
+export const OVERLONG_KEY = `${DAY}/${'long-name-'.repeat(98)}.csv`;
 const text = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
 const utf16 = (s: string, endian: 'le' | 'be') => {
   const le = Buffer.from(`\ufeff${s}`, 'utf16le');
@@ -317,6 +320,12 @@ export function hostileCorpus(): CorpusFile[] {
     {
       name: 'a key with spaces, plus signs, percent signs and non-ASCII',
       key: `${DAY}/50% off+more/café münchen (1).CSV`,
+      body: text(ORDERS),
+      expected: { status: 'processed', summary: counts(3, 0, 1, 0) },
+    },
+    {
+      name: 'a key so long that its output key is hashed: the hash stays in its day (dt=D/_long/)',
+      key: OVERLONG_KEY,
       body: text(ORDERS),
       expected: { status: 'processed', summary: counts(3, 0, 1, 0) },
     },
