@@ -91,12 +91,24 @@ export interface NormalizeOptions {
  * Pure: no AWS SDK, no clock, no randomness. The same input bytes give the same output and quarantine
  * bytes, however the input is split into chunks.
  *
- * Decoding: bytes are decoded as UTF-8 by a streaming `TextDecoder` with `fatal: false`, so invalid
- * sequences become U+FFFD instead of failing the file (a sequence split across chunks is decoded
- * whole). A leading UTF-8 BOM is removed. String chunks are used as they are.
+ * Decoding (decodeInput.ts): the first bytes decide, not the key. gzip (`1f 8b`) is decompressed
+ * while streaming, within the bomb guard's bound; UTF-16 LE/BE with a BOM is decoded; UTF-8 otherwise,
+ * invalid sequences becoming U+FFFD (visible, never a crash; a sequence split across chunks is
+ * decoded whole); a leading BOM is removed. Binary content (zip, Parquet, OLE2, other compressors,
+ * images, a NUL byte in the first 8 KiB), a corrupt or truncated gzip stream and a gzip bomb end the
+ * reading: the records before stand, the rest of the file is one quarantine line with the named
+ * reason, and `rejected` says so. String chunks are used as they are.
+ *
+ * Accounting (recordAccounting.ts): every physical record is counted once, in `records`,
+ * `quarantined`, `header` or `blank`. Line terminators are LF, CRLF and a lone CR, in any mixture.
+ *
+ * Per record: an error that parsing, validating or serializing one record throws quarantines that
+ * record (`record could not be normalized (RangeError)`), and NDJSON records nested deeper than
+ * `maxNestingDepth` are quarantined before they could overflow the stack. Errors of the sinks are
+ * the file's, and propagate.
  *
  * CSV (RFC 4180; dialect details on {@link CsvRecordReader}): quoted fields may hold commas, `""` and
- * newlines; LF or CRLF; blank lines are ignored. The first non-blank record is the header, normalized
+ * newlines; blank lines are counted, not output. The first non-blank record is the header, normalized
  * by {@link normalizeHeaderName}. Each data record becomes one JSON object with keys in header order,
  * values trimmed and empty values `null`. Quarantined instead: a record whose field count differs from
  * the header's (`expected 3 fields, got 2`), an unterminated quoted field at end of input, text after
@@ -114,7 +126,7 @@ export interface NormalizeOptions {
  * Quarantine lines are {@link QuarantineEntry} JSON: `{"line":<1-based physical line where the record
  * starts>,"reason":...,"raw":<original text, at most maxRawChars>,"truncated":<bool>}`.
  *
- * Empty input yields `{ records: 0, quarantined: 0 }` and no writes.
+ * Empty input yields `{ records: 0, quarantined: 0, header: 0, blank: 0, encoding: 'utf-8' }` and no writes.
  *
  * @example
  * const output: string[] = [];
@@ -123,7 +135,7 @@ export interface NormalizeOptions {
  *   output: { write: (line) => void output.push(line) },
  *   quarantine: { write: (line) => void quarantine.push(line) },
  * });
- * // result: { records: 1, quarantined: 1 }
+ * // result: { records: 1, quarantined: 1, header: 1, blank: 0, encoding: 'text' }
  * // output: ['{"id":"1","name":"Ada"}']
  * // quarantine: ['{"line":3,"reason":"expected 2 fields, got 1","raw":"2","truncated":false}']
  */
