@@ -5,9 +5,15 @@ export interface NormalizerThroughput {
   readonly format: 'csv' | 'ndjson';
   readonly inputBytes: number;
   readonly records: number;
-  /** Median of `runs`, MiB of input per second. */
+  /** Median of `runs`, MiB of input per second of wall time. */
   readonly mibPerSecond: number;
   readonly runs: readonly number[];
+  /**
+   * Median MiB of input per second of this process's CPU time (user + system). On a machine shared
+   * with other work, wall time swings with the neighbours' load; CPU time much less, so compare this.
+   */
+  readonly mibPerCpuSecond: number;
+  readonly cpuRuns: readonly number[];
 }
 
 const CHUNK_BYTES = 64 * 1024;
@@ -31,6 +37,7 @@ export async function measureNormalizerThroughput(options: {
     const chunks = generate(format, options.bytes);
     const inputBytes = chunks.reduce((sum, c) => sum + c.length, 0);
     const runs: number[] = [];
+    const cpuRuns: number[] = [];
     let records = 0;
     for (let i = 0; i < options.repeats; i++) {
       let written = 0;
@@ -40,18 +47,27 @@ export async function measureNormalizerThroughput(options: {
         },
       };
       const started = process.hrtime.bigint();
+      const cpuStarted = process.cpuUsage();
       const result = await normalizeRecords(chunks, format, { output: sink, quarantine: sink });
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const cpu = process.cpuUsage(cpuStarted);
+      const cpuSeconds = (cpu.user + cpu.system) / 1e6;
       records = result.records;
       runs.push(Math.round((inputBytes / 1024 ** 2 / seconds) * 10) / 10);
+      cpuRuns.push(Math.round((inputBytes / 1024 ** 2 / cpuSeconds) * 10) / 10);
       if (written === 0) throw new Error(`normalizer bench: ${format} produced no output`);
     }
-    const sorted = [...runs].sort((a, b) => a - b);
-    const mibPerSecond = sorted[Math.floor(sorted.length / 2)] ?? 0;
-    options.log?.(`normalizer: ${format} ${mibPerSecond} MiB/s (runs ${runs.join(', ')})`);
-    results.push({ format, inputBytes, records, mibPerSecond, runs });
+    const mibPerSecond = median(runs);
+    const mibPerCpuSecond = median(cpuRuns);
+    options.log?.(`normalizer: ${format} ${mibPerSecond} MiB/s, ${mibPerCpuSecond} MiB per CPU second`);
+    results.push({ format, inputBytes, records, mibPerSecond, runs, mibPerCpuSecond, cpuRuns });
   }
   return results;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
 /** Deterministic input of about `bytes` bytes, cut into CHUNK_BYTES pieces (a multi-byte name included). */

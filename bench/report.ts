@@ -267,13 +267,14 @@ export function formatBenchReport(report: BenchReport): string {
     out.push(
       'Normalizer alone, in process (64 KiB byte chunks, counting sinks; median of the runs)',
       table(
-        ['format', 'input', 'records', 'MiB/s', 'runs'],
+        ['format', 'input', 'records', 'MiB/s (wall)', 'MiB per CPU second', 'CPU runs'],
         report.normalizer.map((n) => [
           n.format,
           `${(n.inputBytes / 1024 ** 2).toFixed(1)} MiB`,
           String(n.records),
           String(n.mibPerSecond),
-          n.runs.join(', '),
+          String(n.mibPerCpuSecond),
+          n.cpuRuns.join(', '),
         ]),
       ),
       '',
