@@ -33,19 +33,36 @@ export type RecordCounts = { -readonly [K in RecordDisposition]: number };
  * accounting.total;  // 2
  */
 export class RecordAccounting {
-  private readonly tally: RecordCounts = { records: 0, quarantined: 0, header: 0, blank: 0 };
+  // Plain fields, not a map keyed by disposition: count() runs once per record, on the hot path.
+  private records = 0;
+  private quarantined = 0;
+  private header = 0;
+  private blank = 0;
 
   count(disposition: RecordDisposition, n = 1): void {
-    this.tally[disposition] += n;
+    switch (disposition) {
+      case RecordDisposition.OUTPUT:
+        this.records += n;
+        break;
+      case RecordDisposition.QUARANTINED:
+        this.quarantined += n;
+        break;
+      case RecordDisposition.HEADER:
+        this.header += n;
+        break;
+      case RecordDisposition.BLANK:
+        this.blank += n;
+        break;
+    }
   }
 
   /** A copy of the counts. */
   get counts(): RecordCounts {
-    return { ...this.tally };
+    return { records: this.records, quarantined: this.quarantined, header: this.header, blank: this.blank };
   }
 
   /** Every record counted, whatever its disposition. */
   get total(): number {
-    return this.tally.records + this.tally.quarantined + this.tally.header + this.tally.blank;
+    return this.records + this.quarantined + this.header + this.blank;
   }
 }
