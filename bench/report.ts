@@ -1,5 +1,6 @@
 import type { BackfillPlanningResult } from './backfillPlanning.js';
 import type { BundleFigures } from './bundleSize.js';
+import type { NormalizerThroughput } from './normalizerThroughput.js';
 import type { PeakRssResult } from './peakRss.js';
 import type { SideBySideResult } from './sideBySide.js';
 import { MODELLED_AWS_LATENCY_MS } from './workerThroughput.js';
@@ -17,6 +18,8 @@ export interface BenchReport {
   readonly backfillPlanning?: BackfillPlanningResult;
   readonly bundles?: readonly BundleFigures[];
   readonly peakRss?: PeakRssResult;
+  /** The normalizer alone, in process, per input format. */
+  readonly normalizer?: readonly NormalizerThroughput[];
   readonly targets: readonly TargetCheck[];
   /** Sections that could not run, with the error. */
   readonly failures?: readonly { readonly section: string; readonly error: string }[];
@@ -256,6 +259,23 @@ export function formatBenchReport(report: BenchReport): string {
             `${rss.seconds} s (${(rss.inputBytes / 1024 ** 2 / Math.max(rss.seconds, 0.001)).toFixed(1)} MiB/s)`,
           ],
         ],
+      ),
+      '',
+    );
+  }
+  if (report.normalizer) {
+    out.push(
+      'Normalizer alone, in process (64 KiB byte chunks, counting sinks; median of the runs)',
+      table(
+        ['format', 'input', 'records', 'MiB/s (wall)', 'MiB per CPU second', 'CPU runs'],
+        report.normalizer.map((n) => [
+          n.format,
+          `${(n.inputBytes / 1024 ** 2).toFixed(1)} MiB`,
+          String(n.records),
+          String(n.mibPerSecond),
+          String(n.mibPerCpuSecond),
+          n.cpuRuns.join(', '),
+        ]),
       ),
       '',
     );

@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: rerun side by side with a Powertools baseline, and the project's other figures.
  *
- *   tsx bench/run.ts [--json] [--only side,planning,bundles,rss] [--items N] [--repeats N]
- *                    [--planning-items N] [--rss-bytes N]
+ *   tsx bench/run.ts [--json] [--only side,planning,bundles,rss,normalizer] [--items N] [--repeats N]
+ *                    [--planning-items N] [--rss-bytes N] [--normalizer-bytes N]
  *
  * Starts its own emulator (moto with atomic conditional writes, as the tests and `rerun dev` use;
  * AWS_ENDPOINT_URL overrides it). Prints a table (or, with --json, one JSON document on stdout) and
@@ -16,12 +16,13 @@ import { createAwsClients } from '../src/aws/clients.js';
 import { startMotoServer } from '../src/emulator/motoServer.js';
 import { measureBackfillPlanning } from './backfillPlanning.js';
 import { bundleEntry, measureBundle, stackWorkerBundles } from './bundleSize.js';
+import { measureNormalizerThroughput } from './normalizerThroughput.js';
 import { measurePeakRss } from './peakRss.js';
 import { type BenchReport, checkTargets, formatBenchReport } from './report.js';
 import { runSideBySide } from './sideBySide.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const SECTIONS = ['side', 'planning', 'bundles', 'rss'] as const;
+const SECTIONS = ['side', 'planning', 'bundles', 'rss', 'normalizer'] as const;
 const { values } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     repeats: { type: 'string', default: '3' },
     'planning-items': { type: 'string', default: '10000' },
     'rss-bytes': { type: 'string', default: String(1024 ** 3) },
+    'normalizer-bytes': { type: 'string', default: String(64 * 1024 ** 2) },
   },
 });
 const only = new Set(values.only ? values.only.split(',') : SECTIONS);
@@ -47,16 +49,21 @@ const items = positive('items', values.items);
 const repeats = positive('repeats', values.repeats);
 const planningItems = positive('planning-items', values['planning-items']);
 const rssBytes = positive('rss-bytes', values['rss-bytes']);
+const normalizerBytes = positive('normalizer-bytes', values['normalizer-bytes']);
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const started = Date.now();
-const moto = process.env.AWS_ENDPOINT_URL ? undefined : await startMotoServer();
-const endpoint = moto?.endpoint ?? (process.env.AWS_ENDPOINT_URL as string);
+// The normalizer section alone needs no emulator.
+const needsEmulator = [...only].some((name) => name !== 'normalizer');
+const moto = process.env.AWS_ENDPOINT_URL || !needsEmulator ? undefined : await startMotoServer();
+const endpoint = moto?.endpoint ?? process.env.AWS_ENDPOINT_URL ?? 'http://127.0.0.1:1';
 process.env.AWS_ACCESS_KEY_ID ||= 'test';
 process.env.AWS_SECRET_ACCESS_KEY ||= 'test';
 const clients = createAwsClients({ endpoint, region: 'us-east-1' });
 
-const sections: { -readonly [K in 'sideBySide' | 'backfillPlanning' | 'bundles' | 'peakRss']?: BenchReport[K] } = {};
+const sections: {
+  -readonly [K in 'sideBySide' | 'backfillPlanning' | 'bundles' | 'peakRss' | 'normalizer']?: BenchReport[K];
+} = {};
 // Each section runs on its own: one that fails is reported and the others still run.
 const failures: { section: string; error: string }[] = [];
 const section = async (name: (typeof SECTIONS)[number], run: () => Promise<void>) => {
@@ -86,13 +93,24 @@ try {
   await section('rss', async () => {
     sections.peakRss = await measurePeakRss({ endpoint, clients, bytes: rssBytes, log });
   });
+  await section('normalizer', async () => {
+    sections.normalizer = await measureNormalizerThroughput({
+      bytes: normalizerBytes,
+      repeats: Math.max(repeats, 5),
+      log,
+    });
+  });
 } finally {
   await moto?.stop();
 }
 
 const report: BenchReport = {
   environment: {
-    emulator: moto ? 'moto 5 (atomic conditional writes), started by the bench' : `external endpoint ${endpoint}`,
+    emulator: moto
+      ? 'moto 5 (atomic conditional writes), started by the bench'
+      : needsEmulator
+        ? `external endpoint ${endpoint}`
+        : 'none (in-process sections only)',
     node: process.versions.node,
     cpus: availableParallelism(),
     startedAt: new Date(started).toISOString(),

@@ -3,6 +3,7 @@ import { CfnOutput, CfnParameter, Duration, Stack, type StackProps } from 'aws-c
 import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { EventType } from 'aws-cdk-lib/aws-s3';
 import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
@@ -163,11 +164,24 @@ export class RerunStack extends Stack {
     grantPrefixAccess(fn, this.input.bucket, [t.inputPrefix], { read: true });
     grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { read: true, write: true });
     grantPrefixAccess(fn, this.output.bucket, [t.quarantinePrefix], { delete: true, list: false });
+    // ...and an output an earlier release hashed outside its day (`normalized/<bucket>/_long/<sha256>`),
+    // once the output is published under its partition (legacyOutputKeys in normalizeWorker.ts).
+    // Only hashed keys: every other normalized output stays undeletable by the worker.
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['s3:DeleteObject'],
+        resources: [this.output.bucket.arnForObjects(`${t.outputPrefix}*/_long/*`)],
+      }),
+    );
     // Why it gave up on a message (conditional create, or replace by ETag), for `rerun redrive`.
     grantPrefixAccess(fn, this.output.bucket, [t.failurePrefix], { read: true, write: true });
     this.ledger.grantLedgerAccess(fn);
     acknowledgePrefixWildcards(this.normalize.role, this.input.bucket, [t.inputPrefix]);
-    acknowledgePrefixWildcards(this.normalize.role, this.output.bucket, [...ownedPrefixes, t.failurePrefix]);
+    acknowledgePrefixWildcards(this.normalize.role, this.output.bucket, [
+      ...ownedPrefixes,
+      t.failurePrefix,
+      `${t.outputPrefix}*/_long/`, // DeleteObject only, on hashed keys (see above)
+    ]);
 
     // The summary stage: one task per daily partition, fed by the schedule and by `rerun backfill`.
     this.summarize = new SqsWorker(this, t.summarize.name, {

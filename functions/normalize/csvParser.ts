@@ -56,15 +56,19 @@ type FieldState = (typeof FieldState)[keyof typeof FieldState];
  * through it.
  *
  * Dialect (deterministic, independent of how the text is split into chunks):
- * - Records end at LF or CRLF; a CR directly before the LF (or at the end of input) is dropped. A lone
- *   CR elsewhere is data.
+ * - Records end at LF, CRLF or a lone CR (classic Mac OS line endings, which "CSV (Macintosh)" exports
+ *   still write), in any mixture; each terminator counts one physical line, a CRLF split between two
+ *   chunks included. Treating a lone CR as data instead would make a Mac file one huge header and lose
+ *   every row.
  * - A field is quoted only when its FIRST character is `"` (RFC 4180 section 2.5). Inside it, `""` is a
- *   literal quote and commas, CR and LF are data. A `"` inside an unquoted field is literal (`5" disk`).
- * - After a closing quote only spaces, tabs and CR may precede the delimiter; other text makes the
+ *   literal quote and commas, CR and LF are data (and still count physical lines). A `"` inside an
+ *   unquoted field is literal (`5" disk`).
+ * - After a closing quote only spaces and tabs may precede the delimiter; other text makes the
  *   record unusable (`unexpected text after the closing quote of field 2`), like Python's csv strict mode.
  * - A quoted field still open at end of input makes the record unusable (`unterminated quoted field at
  *   end of input`).
- * - Blank records (a single unquoted field of only whitespace, e.g. an empty line) are skipped.
+ * - Blank records (a single unquoted field of only whitespace, e.g. an empty line) are skipped, and
+ *   counted in `blankRecords` so that every physical record is accounted for.
  * - A record longer than `maxRecordBytes` UTF-8 bytes is returned with no fields and the problem
  *   `record exceeds 1 MiB`; its text is dropped as soon as the limit is passed, while quote tracking
  *   continues so reading resumes exactly at the next record.
@@ -93,8 +97,17 @@ export class CsvRecordReader {
   private ended = false;
   /** Physical line number of the character at `pos`. */
   private line = 1;
-  /** Cached index of the next `\n` / `,` / `"` at or after `pos` (text.length when none; stale when < pos). */
+  /** Cached index of the next `\n` / `\r` / `,` / `"` at or after `pos` (text.length when none; stale when < pos). */
   private nextLf = -1;
+  private nextCr = -1;
+  /**
+   * Index at which an LF completes a CRLF whose CR was already consumed (a terminator or quoted data),
+   * so that the LF neither ends a second record nor counts a second line; 0 in a new chunk when the
+   * previous one ended with that CR. -1 when none.
+   */
+  private lfAfterCr = -1;
+  /** Blank records skipped so far (see the class comment). */
+  private blank = 0;
   private nextComma = -1;
   private nextQuote = -1;
 
@@ -117,7 +130,6 @@ export class CsvRecordReader {
   private carriedChars = 0;
   private carriedBytes = 0;
   private carriedRaw = '';
-  private carriedEndsWithCr = false;
 
   constructor(limits: Partial<RecordLimits> = {}) {
     this.limits = resolveRecordLimits(limits);
@@ -137,12 +149,35 @@ export class CsvRecordReader {
     this.ended = true;
   }
 
+  /** Blank records skipped so far: they hold no data, but they are physical records of the file. */
+  get blankRecords(): number {
+    return this.blank;
+  }
+
+  /**
+   * The input stops here for good (the rest of it cannot be read, e.g. a truncated gzip stream): returns
+   * the 1-based line on which the unfinished record starts (or the next line when none is open), and
+   * forgets that record. It is then neither returned nor counted; the caller accounts for it.
+   */
+  abandon(): number {
+    const line = this.inRecord ? this.recordLine : this.line;
+    this.resetRecord();
+    this.text = '';
+    this.pos = 0;
+    this.ended = true;
+    this.heldHighSurrogate.flush();
+    return line;
+  }
+
   private load(text: string): void {
+    // A CR consumed as the previous text's last character may be the first half of a CRLF.
+    this.lfAfterCr = this.lfAfterCr !== -1 && this.lfAfterCr >= this.text.length ? 0 : -1;
     this.text = text;
     this.pos = 0;
     this.recordStart = 0;
     this.segmentStart = 0;
     this.nextLf = -1;
+    this.nextCr = -1;
     this.nextComma = -1;
     this.nextQuote = -1;
   }
@@ -167,14 +202,16 @@ export class CsvRecordReader {
     const len = text.length;
     for (;;) {
       if (!this.inRecord) {
+        // The LF of a CRLF whose CR ended the previous record: part of that terminator.
+        if (this.pos === this.lfAfterCr && text.charCodeAt(this.pos) === LF) this.pos += 1;
         if (this.pos >= len) return undefined;
         this.inRecord = true;
         this.recordStart = this.pos;
         this.recordLine = this.line;
         // Fast path: the whole record is a line of this chunk without any quote, so String#split does it.
-        const lf = this.lfAt();
-        if (lf < len && this.quoteAt() > lf) {
-          const record = this.finishPlainLine(text, lf);
+        const eol = this.eolAt();
+        if (eol < len && this.quoteAt() > eol) {
+          const record = this.finishPlainLine(text, eol);
           if (record !== undefined) return record;
           continue; // blank line
         }
@@ -194,22 +231,20 @@ export class CsvRecordReader {
         }
         case FieldState.UNQUOTED: {
           const comma = this.commaAt();
-          const lf = this.lfAt();
-          const end = Math.min(comma, lf);
+          const end = Math.min(comma, this.eolAt());
           if (end >= len) {
             this.appendSegment(text, this.segmentStart, len);
             this.pos = len;
             return this.suspend();
           }
           this.appendSegment(text, this.segmentStart, end);
-          this.pos = end + 1;
+          this.pushField();
           if (end === comma) {
-            this.pushField(false);
+            this.pos = end + 1;
             this.state = FieldState.START;
             break;
           }
-          this.pushField(true);
-          this.line += 1;
+          this.endLine(text, end);
           const record = this.finish(text, end);
           if (record !== undefined) return record;
           break; // blank line
@@ -217,9 +252,14 @@ export class CsvRecordReader {
         case FieldState.QUOTED: {
           const quote = this.quoteAt();
           // Count the physical lines the quoted data spans, so later line numbers stay right.
-          for (let lf = this.lfAt(); lf < quote; lf = this.lfAt()) {
-            this.line += 1;
-            this.pos = lf + 1;
+          for (let eol = this.eolAt(); eol < quote; eol = this.eolAt()) {
+            if (text.charCodeAt(eol) === CR) {
+              this.line += 1;
+              this.lfAfterCr = eol + 1;
+            } else if (eol !== this.lfAfterCr) {
+              this.line += 1;
+            }
+            this.pos = eol + 1;
           }
           if (quote >= len) {
             this.appendSegment(text, this.segmentStart, len);
@@ -241,14 +281,14 @@ export class CsvRecordReader {
             this.segmentStart = this.pos;
             this.state = FieldState.QUOTED;
           } else if (c === COMMA) {
-            this.pushField(false);
+            this.pushField();
             this.pos += 1;
             this.state = FieldState.START;
-          } else if (c === LF) {
-            this.pushField(false);
-            this.pos += 1;
-            this.line += 1;
-            const record = this.finish(text, this.pos - 1);
+          } else if (c === LF || c === CR) {
+            this.pushField();
+            const end = this.pos;
+            this.endLine(text, end);
+            const record = this.finish(text, end);
             if (record !== undefined) return record;
           } else {
             this.segmentStart = this.pos;
@@ -258,8 +298,7 @@ export class CsvRecordReader {
         }
         case FieldState.AFTER_QUOTE: {
           const comma = this.commaAt();
-          const lf = this.lfAt();
-          const end = Math.min(comma, lf);
+          const end = Math.min(comma, this.eolAt());
           if (this.problem === undefined && !isSpaceRun(text, this.segmentStart, end)) {
             this.problem = `unexpected text after the closing quote of field ${this.fields.length + 1}`;
           }
@@ -267,13 +306,13 @@ export class CsvRecordReader {
             this.pos = len;
             return this.suspend();
           }
-          this.pos = end + 1;
-          this.pushField(false); // the quoted content; the whitespace after it is dropped
+          this.pushField(); // the quoted content; the whitespace after it is dropped
           if (end === comma) {
+            this.pos = end + 1;
             this.state = FieldState.START;
             break;
           }
-          this.line += 1;
+          this.endLine(text, end);
           const record = this.finish(text, end);
           if (record !== undefined) return record;
           break;
@@ -282,15 +321,27 @@ export class CsvRecordReader {
     }
   }
 
-  /** The common case: a quote-free line wholly inside the current chunk. */
-  private finishPlainLine(text: string, lf: number): CsvRecord | undefined {
-    const start = this.pos;
-    const end = lf > start && text.charCodeAt(lf - 1) === CR ? lf - 1 : lf;
-    this.pos = lf + 1;
+  /** Consumes the record terminator at `eol` (LF, CR or CRLF) and counts its physical line. */
+  private endLine(text: string, eol: number): void {
     this.line += 1;
+    if (text.charCodeAt(eol) === CR) {
+      if (text.charCodeAt(eol + 1) === LF) {
+        this.pos = eol + 2;
+        return;
+      }
+      this.lfAfterCr = eol + 1; // the LF may start the next chunk
+    }
+    this.pos = eol + 1;
+  }
+
+  /** The common case: a quote-free line wholly inside the current chunk. */
+  private finishPlainLine(text: string, eol: number): CsvRecord | undefined {
+    const start = this.pos;
+    const end = eol;
+    this.endLine(text, eol);
     const content = text.slice(start, end);
     this.inRecord = false;
-    if (exceedsUtf8Bytes(text, start, lf, 0, this.limits.maxRecordBytes)) {
+    if (exceedsUtf8Bytes(text, start, end, 0, this.limits.maxRecordBytes)) {
       const { raw, truncated } = excerpt(content, content.length, this.limits.maxRawChars);
       return {
         line: this.recordLine,
@@ -302,7 +353,10 @@ export class CsvRecordReader {
       };
     }
     const fields = content.split(',');
-    if (fields.length === 1 && isBlank(content)) return undefined;
+    if (fields.length === 1 && isBlank(content)) {
+      this.blank += 1;
+      return undefined;
+    }
     // One scan of the line instead of one per field (the serializer's hot path).
     const escapeFree = !JSON_ESCAPED_CHARACTER.test(content);
     if (content.length <= this.limits.maxRawChars) {
@@ -313,22 +367,22 @@ export class CsvRecordReader {
   }
 
   /**
-   * Completes the record in progress; `end` is the index of its terminating LF (or text.length at the end
-   * of input). Returns undefined for a blank record, which is dropped.
+   * Completes the record in progress; `end` is the index of its terminator (or text.length at the end
+   * of input), which the caller has consumed. Returns undefined for a blank record, which is counted.
    */
   private finish(text: string, end: number): CsvRecord | undefined {
     const inChunk = end - this.recordStart;
-    const totalChars = this.carriedChars + inChunk;
+    const contentChars = this.carriedChars + inChunk;
     const oversized =
       this.discarding || exceedsUtf8Bytes(text, this.recordStart, end, this.carriedBytes, this.limits.maxRecordBytes);
-    const endsWithCr = inChunk > 0 ? text.charCodeAt(end - 1) === CR : this.carriedEndsWithCr;
-    const contentChars = endsWithCr ? totalChars - 1 : totalChars;
     const fields = this.fields;
     const problem = oversized ? this.oversize : this.problem;
     const blank = problem === undefined && fields.length === 1 && !this.sawQuote && isBlank(fields[0] ?? '');
 
     let record: CsvRecord | undefined;
-    if (!blank) {
+    if (blank) {
+      this.blank += 1;
+    } else {
       const maxRaw = this.limits.maxRawChars;
       const headEnd = Math.min(end, this.recordStart + Math.max(0, maxRaw + 1 - this.carriedRaw.length));
       const head = this.carriedRaw + text.slice(this.recordStart, headEnd);
@@ -346,17 +400,14 @@ export class CsvRecordReader {
     if (!this.inRecord) return undefined;
     switch (this.state) {
       case FieldState.START:
-        this.pushField(false); // `a,b,` then EOF: the last field is empty
-        break;
-      case FieldState.UNQUOTED:
-        this.pushField(true);
+        this.pushField(); // `a,b,` then EOF: the last field is empty
         break;
       case FieldState.QUOTED:
         this.problem = UNTERMINATED_QUOTE_REASON;
-        this.pushField(false);
+        this.pushField();
         break;
       default:
-        this.pushField(false);
+        this.pushField();
     }
     return this.finish(this.text, this.text.length);
   }
@@ -371,7 +422,6 @@ export class CsvRecordReader {
       this.carriedBytes += Buffer.byteLength(piece, 'utf8');
       const room = this.limits.maxRawChars + 1 - this.carriedRaw.length;
       if (room > 0) this.carriedRaw += piece.length <= room ? piece : piece.slice(0, room);
-      this.carriedEndsWithCr = piece.charCodeAt(piece.length - 1) === CR;
       if (!this.discarding && this.carriedBytes > this.limits.maxRecordBytes) {
         // Bound memory: from here on only the quote state is tracked, to find where the record ends.
         this.discarding = true;
@@ -388,12 +438,11 @@ export class CsvRecordReader {
     if (end > start && !this.discarding) this.fieldPrefix += text.slice(start, end);
   }
 
-  /** Ends the current field; `recordEnd` drops the CR of a CRLF terminator from an unquoted last field. */
-  private pushField(recordEnd: boolean): void {
-    let value = this.fieldPrefix;
+  /** Ends the current field (a terminator is never part of it: CR and LF both end an unquoted field). */
+  private pushField(): void {
+    const value = this.fieldPrefix;
     this.fieldPrefix = '';
     if (this.discarding) return;
-    if (recordEnd && value.charCodeAt(value.length - 1) === CR) value = value.slice(0, -1);
     this.fields.push(value);
   }
 
@@ -408,12 +457,13 @@ export class CsvRecordReader {
     this.carriedChars = 0;
     this.carriedBytes = 0;
     this.carriedRaw = '';
-    this.carriedEndsWithCr = false;
   }
 
-  private lfAt(): number {
+  /** The next record terminator (LF or CR) at or after `pos`. */
+  private eolAt(): number {
     if (this.nextLf < this.pos) this.nextLf = indexOrLength(this.text, '\n', this.pos);
-    return this.nextLf;
+    if (this.nextCr < this.pos) this.nextCr = indexOrLength(this.text, '\r', this.pos);
+    return Math.min(this.nextLf, this.nextCr);
   }
 
   private commaAt(): number {
@@ -432,11 +482,11 @@ function indexOrLength(text: string, needle: string, from: number): number {
   return i === -1 ? text.length : i;
 }
 
-/** True when text[start, end) holds only spaces, tabs and CRs (the padding tolerated after a closing quote). */
+/** True when text[start, end) holds only spaces and tabs (the padding tolerated after a closing quote). */
 function isSpaceRun(text: string, start: number, end: number): boolean {
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
-    if (c !== 0x20 && c !== 0x09 && c !== CR) return false;
+    if (c !== 0x20 && c !== 0x09) return false;
   }
   return true;
 }

@@ -3,8 +3,10 @@ export const InputFormat = { CSV: 'csv', NDJSON: 'ndjson' } as const;
 export type InputFormat = (typeof InputFormat)[keyof typeof InputFormat];
 
 /**
- * File extensions (lower-case, with the dot) and the format each one selects. Compressed variants
- * (`.csv.gz`) are deliberately absent: the worker would otherwise parse gzip bytes as text.
+ * File extensions (lower-case, with the dot) and the format each one selects. A `.gz` after any of
+ * them (`.csv.gz`, `.ndjson.gz`, `.jsonl.gz`) selects the same format: the content, not the name,
+ * decides whether it is decompressed (decodeInput.ts sniffs gzip's magic bytes), so a gzip named
+ * `.csv` is read correctly too.
  */
 export const SupportedExtensions: Readonly<Record<string, InputFormat>> = Object.freeze({
   '.csv': InputFormat.CSV,
@@ -12,19 +14,24 @@ export const SupportedExtensions: Readonly<Record<string, InputFormat>> = Object
   '.jsonl': InputFormat.NDJSON,
 });
 
+/** The compression suffix accepted after a supported extension. */
+export const GZIP_EXTENSION = '.gz';
+
 /**
- * Decides the input format from an object key's extension (case-insensitive). Returns `undefined` for
- * anything else: a folder marker (`dir/`), a dotfile with no name (`.csv`), `.csv.gz`, `.txt`... The
- * worker then skips the object with a reason; an unsupported file is not an error and must not be
- * retried. Pass the DECODED key (S3 events URL-encode keys; see AWS-SEMANTICS.md).
+ * Decides the input format from an object key's extension (case-insensitive), ignoring one trailing
+ * `.gz`. Returns `undefined` for anything else: a folder marker (`dir/`), a dotfile with no name
+ * (`.csv`), `.txt`, `.zip`, a bare `.gz`... The worker then skips the object with a reason; an
+ * unsupported file is not an error and must not be retried. Pass the DECODED key (S3 events
+ * URL-encode keys; see AWS-SEMANTICS.md).
  *
  * @example
  * formatOfKey('incoming/2026 sales+returns/café münchen.CSV'); // 'csv'
- * formatOfKey('incoming/events.jsonl');                         // 'ndjson'
+ * formatOfKey('incoming/events.jsonl.gz');                      // 'ndjson'
  * formatOfKey('incoming/notes.txt');                            // undefined
  */
 export function formatOfKey(key: string): InputFormat | undefined {
-  const name = key.slice(key.lastIndexOf('/') + 1);
+  let name = key.slice(key.lastIndexOf('/') + 1);
+  if (name.toLowerCase().endsWith(GZIP_EXTENSION)) name = name.slice(0, -GZIP_EXTENSION.length);
   const dot = name.lastIndexOf('.');
   if (dot <= 0) return undefined; // no extension, or a bare dotfile such as `.csv`
   const extension = name.slice(dot).toLowerCase();

@@ -6,7 +6,7 @@ export interface TextLine {
   /** 1-based line number. */
   readonly line: number;
   /**
-   * The line without its LF / CRLF terminator. When `oversized`, only its first `maxRawChars + 1`
+   * The line without its LF / CRLF / CR terminator. When `oversized`, only its first `maxRawChars + 1`
    * characters (enough to build a truncated excerpt) are kept.
    */
   readonly text: string;
@@ -16,10 +16,11 @@ export interface TextLine {
   readonly oversized: boolean;
 }
 
-const CR = 0x0d;
+const LF = 0x0a;
 
 /**
- * Splits streamed text into lines (LF or CRLF) with bounded memory: a line longer than
+ * Splits streamed text into lines (LF, CRLF or a lone CR, in any mixture: one definition of a physical
+ * line for every format, so a quarantine line number is the line an editor shows) with bounded memory: a line longer than
  * `maxRecordBytes` stops being buffered once the limit is passed and is returned `oversized`, and
  * reading resumes at the next line. Results do not depend on how the text is split into chunks, even
  * between the halves of a surrogate pair.
@@ -48,8 +49,12 @@ export class LineReader {
   private prefix = '';
   private carriedChars = 0;
   private carriedBytes = 0;
-  private carriedEndsWithCr = false;
   private discarding = false;
+  /** Cached index of the next `\n` / `\r` at or after `pos` (text.length when none; stale when < pos). */
+  private nextLf = -1;
+  private nextCr = -1;
+  /** Index at which an LF completes the CRLF whose CR ended the previous line; 0 across chunks. */
+  private lfAfterCr = -1;
 
   constructor(limits: Partial<RecordLimits> = {}) {
     this.limits = resolveRecordLimits(limits);
@@ -59,8 +64,33 @@ export class LineReader {
   push(text: string): void {
     if (this.ended) throw new Error('LineReader.push called after end()');
     if (this.pos < this.text.length) throw new Error('LineReader.push called before the previous text was drained');
-    this.text = this.heldHighSurrogate.take(text);
+    this.load(this.heldHighSurrogate.take(text));
+  }
+
+  /**
+   * The input stops here for good (the rest cannot be read): returns the 1-based line on which the
+   * unfinished line starts (or the next line), and forgets it; it is neither returned nor counted.
+   */
+  abandon(): number {
+    const line = this.line;
+    this.inLine = false;
+    this.prefix = '';
+    this.carriedChars = 0;
+    this.carriedBytes = 0;
+    this.discarding = false;
+    this.text = '';
     this.pos = 0;
+    this.ended = true;
+    this.heldHighSurrogate.flush();
+    return line;
+  }
+
+  private load(text: string): void {
+    this.lfAfterCr = this.lfAfterCr !== -1 && this.lfAfterCr >= this.text.length ? 0 : -1;
+    this.text = text;
+    this.pos = 0;
+    this.nextLf = -1;
+    this.nextCr = -1;
   }
 
   /** Marks the end of input; the next `nextLine()` returns the unterminated last line, if any. */
@@ -73,12 +103,21 @@ export class LineReader {
     for (;;) {
       const text = this.text;
       const len = text.length;
+      // The LF of a CRLF whose CR ended the previous line: part of that terminator.
+      if (this.pos === this.lfAfterCr && text.charCodeAt(this.pos) === LF) this.pos += 1;
       if (this.pos < len) {
-        const lf = text.indexOf('\n', this.pos);
-        if (lf !== -1) {
+        if (this.nextLf < this.pos) this.nextLf = indexOrLength(text, '\n', this.pos);
+        if (this.nextCr < this.pos) this.nextCr = indexOrLength(text, '\r', this.pos);
+        const eol = Math.min(this.nextLf, this.nextCr);
+        if (eol < len) {
           const start = this.pos;
-          this.pos = lf + 1;
-          return this.finish(text, start, lf);
+          if (eol !== this.nextCr) this.pos = eol + 1;
+          else if (text.charCodeAt(eol + 1) === LF) this.pos = eol + 2;
+          else {
+            this.pos = eol + 1;
+            this.lfAfterCr = eol + 1; // the LF may start the next chunk
+          }
+          return this.finish(text, start, eol);
         }
         this.carry(text, this.pos, len);
         this.pos = len;
@@ -87,8 +126,7 @@ export class LineReader {
       // The text is drained: a high surrogate held back from the last chunk is the input's final character.
       const held = this.heldHighSurrogate.flush();
       if (held !== '') {
-        this.text = held;
-        this.pos = 0;
+        this.load(held);
         continue;
       }
       if (!this.inLine) return undefined;
@@ -102,7 +140,6 @@ export class LineReader {
     this.inLine = true;
     this.carriedChars += piece.length;
     this.carriedBytes += Buffer.byteLength(piece, 'utf8');
-    this.carriedEndsWithCr = piece.charCodeAt(piece.length - 1) === CR;
     if (!this.discarding) {
       this.prefix += piece;
       if (this.carriedBytes > this.limits.maxRecordBytes) {
@@ -116,10 +153,7 @@ export class LineReader {
   }
 
   private finish(text: string, start: number, end: number): TextLine {
-    const inChunk = end - start;
-    const total = this.carriedChars + inChunk;
-    const endsWithCr = inChunk > 0 ? text.charCodeAt(end - 1) === CR : this.carriedEndsWithCr;
-    const chars = endsWithCr ? total - 1 : total;
+    const chars = this.carriedChars + (end - start);
     const oversized =
       this.discarding || exceedsUtf8Bytes(text, start, end, this.carriedBytes, this.limits.maxRecordBytes);
     let content: string;
@@ -130,7 +164,6 @@ export class LineReader {
       if (content.length > chars) content = content.slice(0, chars);
     } else {
       content = this.prefix === '' ? text.slice(start, end) : this.prefix + text.slice(start, end);
-      if (endsWithCr) content = content.slice(0, -1);
     }
     const result: TextLine = { line: this.line, text: content, chars, oversized };
     this.line += 1;
@@ -138,8 +171,12 @@ export class LineReader {
     this.prefix = '';
     this.carriedChars = 0;
     this.carriedBytes = 0;
-    this.carriedEndsWithCr = false;
     this.discarding = false;
     return result;
   }
+}
+
+function indexOrLength(text: string, needle: string, from: number): number {
+  const i = text.indexOf(needle, from);
+  return i === -1 ? text.length : i;
 }

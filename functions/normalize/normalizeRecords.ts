@@ -1,14 +1,23 @@
 import { type CsvHeader, compileCsvHeader } from './csvHeader.js';
 import { type CsvRecord, CsvRecordReader } from './csvParser.js';
+import { type DecodeLimits, type DecodeReport, decodeInput } from './decodeInput.js';
 import { InputFormat } from './inputFormat.js';
 import { LineReader, type TextLine } from './lineReader.js';
 import { formatQuarantineLine } from './quarantine.js';
-import { excerpt, oversizeReason, type RecordLimits, resolveRecordLimits } from './recordLimits.js';
+import { RecordAccounting, type RecordCounts, RecordDisposition } from './recordAccounting.js';
+import {
+  exceedsNestingDepth,
+  excerpt,
+  oversizeReason,
+  type RecordLimits,
+  resolveRecordLimits,
+} from './recordLimits.js';
 
 export { normalizeHeaderName } from './csvHeader.js';
 export { formatOfKey, InputFormat, SupportedExtensions } from './inputFormat.js';
 export type { QuarantineEntry } from './quarantine.js';
-export { DEFAULT_MAX_RAW_CHARS, DEFAULT_MAX_RECORD_BYTES } from './recordLimits.js';
+export type { RecordCounts } from './recordAccounting.js';
+export { DEFAULT_MAX_NESTING_DEPTH, DEFAULT_MAX_RAW_CHARS, DEFAULT_MAX_RECORD_BYTES } from './recordLimits.js';
 
 /**
  * Receives output lines one at a time. Each `line` is one complete NDJSON line WITHOUT its trailing
@@ -24,12 +33,27 @@ export interface LineSink {
   write(line: string): Promise<void> | void;
 }
 
-/** What one normalizeRecords run produced. */
-export interface NormalizeResult {
+/**
+ * What one normalizeRecords run produced. Every physical record of the input is counted in exactly
+ * one of `records`, `quarantined`, `header` and `blank` (recordAccounting.ts).
+ */
+export interface NormalizeResult extends RecordCounts {
   /** Lines written to the output sink. */
   records: number;
-  /** Lines written to the quarantine sink. */
+  /** Lines written to the quarantine sink (a rejected rest of the file is one of them). */
   quarantined: number;
+  /** The CSV header record (0 or 1; always 0 for NDJSON). */
+  header: number;
+  /** Records of nothing but whitespace. */
+  blank: number;
+  /** How the bytes were decoded: `utf-8`, `utf-16le`, `utf-16be`, `gzip+utf-8`..., `binary`, or `text` for string input. */
+  encoding: string;
+  /**
+   * Set when reading stopped for good before the end of the input (not text, a corrupt, truncated or
+   * oversized gzip stream): the rest of the file is one quarantine line with this reason, at the line
+   * where the unfinished record starts. Records before it stand.
+   */
+  rejected?: string;
   /**
    * Set when a CSV header made the whole file unusable (an empty or duplicate column name, or a header
    * record that could not be parsed); every data row was then quarantined with this reason. Lets the
@@ -52,6 +76,13 @@ export interface NormalizeOptions {
    * @default 1024
    */
   maxRawChars?: number;
+  /**
+   * Deepest nesting of arrays and objects in an NDJSON record; deeper records are quarantined.
+   * @default 1000
+   */
+  maxNestingDepth?: number;
+  /** Bounds of gzip decompression (the gzip bomb guard); pass `storedBytes` for the ratio bound. */
+  decode?: DecodeLimits;
 }
 
 /**
@@ -60,12 +91,24 @@ export interface NormalizeOptions {
  * Pure: no AWS SDK, no clock, no randomness. The same input bytes give the same output and quarantine
  * bytes, however the input is split into chunks.
  *
- * Decoding: bytes are decoded as UTF-8 by a streaming `TextDecoder` with `fatal: false`, so invalid
- * sequences become U+FFFD instead of failing the file (a sequence split across chunks is decoded
- * whole). A leading UTF-8 BOM is removed. String chunks are used as they are.
+ * Decoding (decodeInput.ts): the first bytes decide, not the key. gzip (`1f 8b`) is decompressed
+ * while streaming, within the bomb guard's bound; UTF-16 LE/BE with a BOM is decoded; UTF-8 otherwise,
+ * invalid sequences becoming U+FFFD (visible, never a crash; a sequence split across chunks is
+ * decoded whole); a leading BOM is removed. Binary content (zip, Parquet, OLE2, other compressors,
+ * images, a NUL byte in the first 8 KiB), a corrupt or truncated gzip stream and a gzip bomb end the
+ * reading: the records before stand, the rest of the file is one quarantine line with the named
+ * reason, and `rejected` says so. String chunks are used as they are.
+ *
+ * Accounting (recordAccounting.ts): every physical record is counted once, in `records`,
+ * `quarantined`, `header` or `blank`. Line terminators are LF, CRLF and a lone CR, in any mixture.
+ *
+ * Per record: an error that parsing, validating or serializing one record throws quarantines that
+ * record (`record could not be normalized (RangeError)`), and NDJSON records nested deeper than
+ * `maxNestingDepth` are quarantined before they could overflow the stack. Errors of the sinks are
+ * the file's, and propagate.
  *
  * CSV (RFC 4180; dialect details on {@link CsvRecordReader}): quoted fields may hold commas, `""` and
- * newlines; LF or CRLF; blank lines are ignored. The first non-blank record is the header, normalized
+ * newlines; blank lines are counted, not output. The first non-blank record is the header, normalized
  * by {@link normalizeHeaderName}. Each data record becomes one JSON object with keys in header order,
  * values trimmed and empty values `null`. Quarantined instead: a record whose field count differs from
  * the header's (`expected 3 fields, got 2`), an unterminated quoted field at end of input, text after
@@ -83,7 +126,7 @@ export interface NormalizeOptions {
  * Quarantine lines are {@link QuarantineEntry} JSON: `{"line":<1-based physical line where the record
  * starts>,"reason":...,"raw":<original text, at most maxRawChars>,"truncated":<bool>}`.
  *
- * Empty input yields `{ records: 0, quarantined: 0 }` and no writes.
+ * Empty input yields `{ records: 0, quarantined: 0, header: 0, blank: 0, encoding: 'utf-8' }` and no writes.
  *
  * @example
  * const output: string[] = [];
@@ -92,7 +135,7 @@ export interface NormalizeOptions {
  *   output: { write: (line) => void output.push(line) },
  *   quarantine: { write: (line) => void quarantine.push(line) },
  * });
- * // result: { records: 1, quarantined: 1 }
+ * // result: { records: 1, quarantined: 1, header: 1, blank: 0, encoding: 'text' }
  * // output: ['{"id":"1","name":"Ada"}']
  * // quarantine: ['{"line":3,"reason":"expected 2 fields, got 1","raw":"2","truncated":false}']
  */
@@ -108,43 +151,34 @@ export async function normalizeRecords(
   else if (format === InputFormat.NDJSON) normalizer = new NdjsonNormalizer(limits, sinks);
   else throw new TypeError(`Unknown input format ${JSON.stringify(format)}: expected 'csv' or 'ndjson'`);
 
-  // ignoreBOM keeps the decoder from eating the BOM so that byte and string chunks share one rule below.
-  const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-  let atStart = true;
-  let decoderHasState = false;
-  for await (const chunk of input) {
-    let text: string;
-    if (typeof chunk === 'string') {
-      text = decoderHasState ? decoder.decode() + chunk : chunk; // flush a dangling partial sequence first
-      decoderHasState = false;
-    } else {
-      text = decoder.decode(chunk, { stream: true });
-      decoderHasState = true;
-    }
-    if (atStart) {
-      if (text === '') continue; // the BOM's 3 bytes may arrive in pieces
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-      atStart = false;
-    }
-    if (text !== '') await normalizer.push(text);
-  }
-  if (decoderHasState) {
-    let tail = decoder.decode(); // an incomplete sequence at EOF becomes U+FFFD
-    if (atStart && tail.charCodeAt(0) === 0xfeff) tail = tail.slice(1);
-    if (tail !== '') await normalizer.push(tail);
-  }
-  return normalizer.end();
+  const report: DecodeReport = { encoding: '' };
+  for await (const text of decodeInput(input, report, options.decode)) await normalizer.push(text);
+  const result = report.rejected !== undefined ? await normalizer.reject(report.rejected) : await normalizer.end();
+  return { ...result, encoding: report.encoding };
 }
+
+type FormatResult = Omit<NormalizeResult, 'encoding'>;
 
 interface Normalizer {
   push(text: string): Promise<void>;
-  end(): Promise<NormalizeResult>;
+  end(): Promise<FormatResult>;
+  /** The rest of the input cannot be read: quarantine it as one entry with `reason`. */
+  reject(reason: string): Promise<FormatResult>;
+}
+
+/**
+ * The reason for a record whose parsing, validation or serialization threw: the error's class name
+ * only, which is stable across runtimes (messages are not), so reruns write the same bytes.
+ */
+function failedRecordReason(error: unknown): string {
+  const name = error instanceof Error ? error.name : typeof error;
+  return `record could not be normalized (${name})`;
 }
 
 /** Counts and writes lines; awaits a sink only when it returned a promise (a sync sink costs no tick). */
 abstract class Emitter {
-  protected records = 0;
-  protected quarantined = 0;
+  protected readonly accounting = new RecordAccounting();
+  private rejected: string | undefined;
 
   constructor(
     protected readonly limits: RecordLimits,
@@ -152,13 +186,25 @@ abstract class Emitter {
   ) {}
 
   protected output(line: string): Promise<void> | undefined {
-    this.records += 1;
+    this.accounting.count(RecordDisposition.OUTPUT);
     return this.sinks.output.write(line) ?? undefined;
   }
 
   protected quarantine(line: number, reason: string, raw: string, truncated: boolean): Promise<void> | undefined {
-    this.quarantined += 1;
+    this.accounting.count(RecordDisposition.QUARANTINED);
     return this.sinks.quarantine.write(formatQuarantineLine({ line, reason, raw, truncated })) ?? undefined;
+  }
+
+  /** The rest of the file, from the line where the reader stopped, as one quarantine entry. */
+  protected async quarantineRest(line: number, reason: string): Promise<void> {
+    this.rejected = reason;
+    await this.quarantine(line, reason, '', false);
+  }
+
+  protected result(): FormatResult {
+    const result: FormatResult = this.accounting.counts;
+    if (this.rejected !== undefined) result.rejected = this.rejected;
+    return result;
   }
 }
 
@@ -177,10 +223,20 @@ class CsvNormalizer extends Emitter implements Normalizer {
     await this.drain();
   }
 
-  async end(): Promise<NormalizeResult> {
+  async end(): Promise<FormatResult> {
     this.reader.end();
     await this.drain();
-    const result: NormalizeResult = { records: this.records, quarantined: this.quarantined };
+    return this.csvResult();
+  }
+
+  async reject(reason: string): Promise<FormatResult> {
+    await this.quarantineRest(this.reader.abandon(), reason);
+    return this.csvResult();
+  }
+
+  private csvResult(): FormatResult {
+    this.accounting.count(RecordDisposition.BLANK, this.reader.blankRecords);
+    const result = this.result();
     if (this.unusableHeader !== undefined) result.unusableHeader = this.unusableHeader;
     return result;
   }
@@ -195,25 +251,34 @@ class CsvNormalizer extends Emitter implements Normalizer {
   private handle(record: CsvRecord): Promise<void> | undefined {
     const header = this.header;
     if (header !== undefined) {
-      if (record.problem !== undefined) return this.reject(record, record.problem);
+      if (record.problem !== undefined) return this.rejectRecord(record, record.problem);
       if (record.fields.length !== header.keys.length) {
-        return this.reject(record, `expected ${header.keys.length} fields, got ${record.fields.length}`);
+        return this.rejectRecord(record, `expected ${header.keys.length} fields, got ${record.fields.length}`);
       }
-      return this.output(header.toJson(record.fields, record.escapeFree));
+      // One record's failure stays that record's: only the computation is guarded, never the sink's write
+      // (an S3 error there is the file's, and worth a retry).
+      let json: string;
+      try {
+        json = header.toJson(record.fields, record.escapeFree);
+      } catch (error) {
+        return this.rejectRecord(record, failedRecordReason(error));
+      }
+      return this.output(json);
     }
-    if (this.unusableHeader !== undefined) return this.reject(record, this.unusableHeader);
+    if (this.unusableHeader !== undefined) return this.rejectRecord(record, this.unusableHeader);
     // First non-blank record: the header.
     if (record.problem !== undefined) {
       this.unusableHeader = `unusable header: ${record.problem}`;
-      return this.reject(record, this.unusableHeader);
+      return this.rejectRecord(record, this.unusableHeader);
     }
+    this.accounting.count(RecordDisposition.HEADER);
     const compiled = compileCsvHeader(record.fields);
     if (compiled.ok) this.header = compiled;
     else this.unusableHeader = `unusable header: ${compiled.reason}`;
     return undefined;
   }
 
-  private reject(record: CsvRecord, reason: string): Promise<void> | undefined {
+  private rejectRecord(record: CsvRecord, reason: string): Promise<void> | undefined {
     return this.quarantine(record.line, reason, record.raw, record.rawTruncated);
   }
 }
@@ -233,10 +298,15 @@ class NdjsonNormalizer extends Emitter implements Normalizer {
     await this.drain();
   }
 
-  async end(): Promise<NormalizeResult> {
+  async end(): Promise<FormatResult> {
     this.reader.end();
     await this.drain();
-    return { records: this.records, quarantined: this.quarantined };
+    return this.result();
+  }
+
+  async reject(reason: string): Promise<FormatResult> {
+    await this.quarantineRest(this.reader.abandon(), reason);
+    return this.result();
   }
 
   private async drain(): Promise<void> {
@@ -247,23 +317,35 @@ class NdjsonNormalizer extends Emitter implements Normalizer {
   }
 
   private handle(line: TextLine): Promise<void> | undefined {
-    if (line.oversized) return this.reject(line, this.oversize);
+    if (line.oversized) return this.rejectLine(line, this.oversize);
     const text = line.text;
     // Cheap pre-check: almost every line starts with `{`; only others may be blank.
-    if (text.charCodeAt(0) !== 0x7b && text.trim() === '') return undefined;
+    if (text.charCodeAt(0) !== 0x7b && text.trim() === '') {
+      this.accounting.count(RecordDisposition.BLANK);
+      return undefined;
+    }
+    const maxDepth = this.limits.maxNestingDepth;
+    if (exceedsNestingDepth(text, maxDepth)) return this.rejectLine(line, `nested deeper than ${maxDepth} levels`);
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      return this.reject(line, 'invalid JSON');
+      return this.rejectLine(line, 'invalid JSON');
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      return this.reject(line, `expected a JSON object, got ${kindOf(value)}`);
+      return this.rejectLine(line, `expected a JSON object, got ${kindOf(value)}`);
     }
-    return this.output(JSON.stringify(value));
+    // Guards the serialization only (see CsvNormalizer.handle): one record's failure stays that record's.
+    let json: string;
+    try {
+      json = JSON.stringify(value);
+    } catch (error) {
+      return this.rejectLine(line, failedRecordReason(error));
+    }
+    return this.output(json);
   }
 
-  private reject(line: TextLine, reason: string): Promise<void> | undefined {
+  private rejectLine(line: TextLine, reason: string): Promise<void> | undefined {
     const { raw, truncated } = excerpt(line.text, line.chars, this.limits.maxRawChars);
     return this.quarantine(line.line, reason, raw, truncated);
   }

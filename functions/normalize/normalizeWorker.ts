@@ -1,4 +1,4 @@
-import { deterministicKey } from '../../src/keys/deterministicKey.js';
+import { deterministicKey, legacyHashedKey } from '../../src/keys/deterministicKey.js';
 import { topology as defaultTopology, type Topology } from '../../src/topology.js';
 import { defineWorker, type OutputStream, type WorkerDefinition } from '../../src/worker/defineWorker.js';
 import { formatOfKey, type LineSink, normalizeRecords } from './normalizeRecords.js';
@@ -7,10 +7,22 @@ import { formatOfKey, type LineSink, normalizeRecords } from './normalizeRecords
  * Version of the normalizer's code and output format. Bump it when the output bytes would change:
  * every output written by another version is then rebuilt by the next run or backfill.
  */
-export const NORMALIZE_CODE_VERSION = 'normalize@1';
+export const NORMALIZE_CODE_VERSION = 'normalize@2';
 
-/** The summary stored with each normalized output (S3 metadata `rerun-x-*`). */
-export type NormalizeSummary = { records: number; quarantined: number; format: string };
+/**
+ * The summary stored with each normalized output (S3 metadata `rerun-x-*`) and printed in the
+ * outcome line: where every physical record went (recordAccounting.ts), the format, how the bytes
+ * were decoded, and, when reading stopped early, why.
+ */
+export type NormalizeSummary = {
+  records: number;
+  quarantined: number;
+  header: number;
+  blank: number;
+  format: string;
+  encoding: string;
+  rejected?: string;
+};
 
 /** Options for {@link createNormalizeWorker}. */
 export interface NormalizeWorkerOptions {
@@ -31,29 +43,46 @@ export interface NormalizeWorkerOptions {
  */
 export function createNormalizeWorker(options: NormalizeWorkerOptions): WorkerDefinition<NormalizeSummary> {
   const t = options.topology ?? defaultTopology;
+  const keyOptions = (prefix: string, source: { bucket: string; key: string }) => ({
+    prefix,
+    source,
+    stripPrefix: t.inputPrefix,
+    suffix: '.ndjson',
+  });
   const keyIn = (prefix: string) => (source: { bucket: string; key: string }) =>
-    deterministicKey({ prefix, source, stripPrefix: t.inputPrefix, suffix: '.ndjson' });
+    deterministicKey(keyOptions(prefix, source));
   return defineWorker<NormalizeSummary>({
     name: 'normalize',
     codeVersion: NORMALIZE_CODE_VERSION,
     outputBucket: options.outputBucket,
     outputKey: keyIn(t.outputPrefix),
     sideOutputs: { quarantine: keyIn(t.quarantinePrefix) },
+    // Overlong keys were hashed outside their day before partition-preserving keys: move them in.
+    legacyOutputKeys: (source) =>
+      [t.outputPrefix, t.quarantinePrefix].flatMap((prefix) => legacyHashedKey(keyOptions(prefix, source)) ?? []),
     ...(options.partBytes ? { partBytes: options.partBytes } : {}),
     skipReason(object) {
       if (!object.key.startsWith(t.inputPrefix)) return `key is outside the input prefix ${t.inputPrefix}`;
-      if (!formatOfKey(object.key)) return 'unsupported file type (expected .csv, .ndjson or .jsonl)';
+      if (!formatOfKey(object.key)) {
+        return 'unsupported file type (expected .csv, .ndjson or .jsonl, optionally gzipped as .gz)';
+      }
       return undefined;
     },
-    async transform({ source, body }, { output, side }) {
+    async transform({ source, body, contentLength }, { output, side }) {
       const format = formatOfKey(source.key);
       if (!format) throw new Error(`unsupported file type: ${source.key}`); // skipReason filtered it already
       const out = new LineBatcher(output);
       const quarantine = new LineBatcher({ write: (chunk) => side('quarantine').write(chunk) });
-      const result = await normalizeRecords(body, format, { output: out, quarantine });
+      const result = await normalizeRecords(
+        body,
+        format,
+        { output: out, quarantine },
+        { decode: { storedBytes: contentLength } },
+      );
       await out.flush();
       await quarantine.flush();
-      return { records: result.records, quarantined: result.quarantined, format };
+      const { records, quarantined, header, blank, encoding, rejected } = result;
+      return { records, quarantined, header, blank, format, encoding, ...(rejected ? { rejected } : {}) };
     },
   });
 }

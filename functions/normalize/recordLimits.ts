@@ -10,12 +10,22 @@ export const DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
 /** Longest `raw` excerpt written to a quarantine line, in UTF-16 code units (characters): 1 KiB. */
 export const DEFAULT_MAX_RAW_CHARS = 1024;
 
+/**
+ * Deepest nesting of arrays and objects kept in one NDJSON record: 1000 levels. Deeper records are
+ * quarantined. Why a fixed number: serializing is recursive, and where it overflows the stack depends
+ * on the runtime, so without a limit of our own the same record would pass on one Lambda runtime and
+ * fail (or, worse, fail the whole file) on another.
+ */
+export const DEFAULT_MAX_NESTING_DEPTH = 1000;
+
 /** Resolved limits a reader works with; see {@link DEFAULT_MAX_RECORD_BYTES} and {@link DEFAULT_MAX_RAW_CHARS}. */
 export interface RecordLimits {
   /** Records longer than this many UTF-8 bytes are quarantined (and never buffered beyond it). */
   readonly maxRecordBytes: number;
   /** Quarantine excerpts are cut to this many characters (`truncated: true` then). */
   readonly maxRawChars: number;
+  /** NDJSON records nested deeper than this are quarantined. */
+  readonly maxNestingDepth: number;
 }
 
 /**
@@ -23,18 +33,22 @@ export interface RecordLimits {
  * not something to silently clamp).
  *
  * @example
- * resolveRecordLimits({ maxRecordBytes: 4096 }); // { maxRecordBytes: 4096, maxRawChars: 1024 }
+ * resolveRecordLimits({ maxRecordBytes: 4096 }); // { maxRecordBytes: 4096, maxRawChars: 1024, maxNestingDepth: 1000 }
  */
 export function resolveRecordLimits(options: Partial<RecordLimits> = {}): RecordLimits {
   const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES;
   const maxRawChars = options.maxRawChars ?? DEFAULT_MAX_RAW_CHARS;
+  const maxNestingDepth = options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH;
   if (!Number.isSafeInteger(maxRecordBytes) || maxRecordBytes < 1) {
     throw new RangeError(`maxRecordBytes must be a positive integer, got ${String(maxRecordBytes)}`);
   }
   if (!Number.isSafeInteger(maxRawChars) || maxRawChars < 1) {
     throw new RangeError(`maxRawChars must be a positive integer, got ${String(maxRawChars)}`);
   }
-  return { maxRecordBytes, maxRawChars };
+  if (!Number.isSafeInteger(maxNestingDepth) || maxNestingDepth < 1) {
+    throw new RangeError(`maxNestingDepth must be a positive integer, got ${String(maxNestingDepth)}`);
+  }
+  return { maxRecordBytes, maxRawChars, maxNestingDepth };
 }
 
 /**
@@ -85,4 +99,36 @@ export function excerpt(text: string, totalChars: number, maxChars: number): { r
   const last = text.charCodeAt(cut - 1);
   if (last >= 0xd800 && last <= 0xdbff) cut -= 1; // high surrogate: its pair is past the cut
   return { raw: text.slice(0, cut), truncated: true };
+}
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `maxDepth` (brackets inside strings do not
+ * count). Only text longer than `2 * maxDepth` characters can: each level needs an opening and a
+ * closing bracket, so the hot path skips the scan for every ordinary record.
+ *
+ * @example
+ * exceedsNestingDepth('[[1]]', 1);          // true
+ * exceedsNestingDepth('{"a":"[[[["}', 1);   // false
+ */
+export function exceedsNestingDepth(text: string, maxDepth: number): boolean {
+  if (text.length <= 2 * maxDepth) return false;
+  let depth = 0;
+  const len = text.length;
+  for (let i = 0; i < len; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip the string: its brackets are data.
+      for (i++; i < len; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x7b || c === 0x5b) {
+      depth += 1;
+      if (depth > maxDepth) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth -= 1;
+    }
+  }
+  return false;
 }

@@ -45,9 +45,11 @@ export function decodeS3EventKey(key: string): string {
 }
 
 /**
- * Parses an SQS message body carrying an S3 event notification, directly or wrapped in an SNS
- * notification (S3 -> SNS -> SQS fan-out). Never throws: a body that is not an S3 event comes
- * back as `{ kind: 'invalid', reason }`.
+ * Parses an SQS message body carrying an S3 event notification, directly, wrapped in an SNS
+ * notification (S3 -> SNS -> SQS fan-out), or as an S3 event delivered through EventBridge (a rule
+ * with an SQS target: `source: "aws.s3"`, `detail-type: "Object Created"` / `"Object Deleted"`; see
+ * {@link parseEventBridgeS3Event}). Never throws: a body that is not an S3 event comes back as
+ * `{ kind: 'invalid', reason }`.
  *
  * @example
  * const intake = parseS3EventBody(record.body);
@@ -67,6 +69,7 @@ export function parseS3EventBody(body: string): IntakeResult {
     return parseS3EventBody(parsed.Message);
   }
   if (parsed.Event === 's3:TestEvent') return { kind: IntakeKind.TEST_EVENT };
+  if (parsed.source === 'aws.s3' && typeof parsed['detail-type'] === 'string') return parseEventBridgeS3Event(parsed);
   if (!Array.isArray(parsed.Records)) {
     return invalid('message is not an S3 event notification (no Records array and not an s3:TestEvent)');
   }
@@ -105,6 +108,77 @@ function parseRecord(record: unknown): S3ObjectEvent | string {
     ...(typeof object.size === 'number' ? { size: object.size } : {}),
     ...(typeof object.versionId === 'string' && object.versionId !== '' ? { versionId: object.versionId } : {}),
     ...(typeof object.sequencer === 'string' && object.sequencer !== '' ? { sequencer: object.sequencer } : {}),
+  };
+}
+
+/** EventBridge's `detail.reason` of an Object Created event, as the notification's eventName suffix. */
+const CREATED_REASONS: Readonly<Record<string, string>> = {
+  PutObject: 'Put',
+  'POST Object': 'Post',
+  CopyObject: 'Copy',
+  CompleteMultipartUpload: 'CompleteMultipartUpload',
+};
+
+/**
+ * Maps an S3 event delivered through EventBridge onto the same object reference as a notification
+ * (S3 User Guide, "EventBridge event message structure"): `detail.bucket.name`, `detail.object.key`
+ * (URL-encoded as in notifications, decoded the same way), `etag`, `size`, `version-id`,
+ * `sequencer`. The event name follows the notification's names, so the worker's rules apply
+ * unchanged: `Object Created` with reason `PutObject` / `POST Object` / `CopyObject` /
+ * `CompleteMultipartUpload` is `ObjectCreated:Put` / `:Post` / `:Copy` / `:CompleteMultipartUpload`;
+ * `Object Deleted` is `ObjectRemoved:Delete`, or `ObjectRemoved:DeleteMarkerCreated` for
+ * `deletion-type: "Delete Marker Created"` (`LifecycleExpiration:*` for reason
+ * `Lifecycle Expiration`). Other S3 detail types (restore, tagging, storage class...) become
+ * `EventBridge:<detail-type>`: acknowledged and skipped by the worker, as they create no content.
+ *
+ * @example
+ * parseEventBridgeS3Event({ source: 'aws.s3', 'detail-type': 'Object Created',
+ *   detail: { bucket: { name: 'in' }, object: { key: 'incoming/a.csv', etag: 'abc' }, reason: 'PutObject' } });
+ * // { kind: 'objects', objects: [{ bucket: 'in', key: 'incoming/a.csv', eventName: 'ObjectCreated:Put', eTag: 'abc' }] }
+ */
+export function parseEventBridgeS3Event(event: Record<string, unknown>): IntakeResult {
+  const detailType = String(event['detail-type']);
+  const detail = event.detail;
+  if (!isObject(detail) || !isObject(detail.bucket) || !isObject(detail.object)) {
+    return invalid(`EventBridge S3 event "${detailType}" has no detail.bucket / detail.object`);
+  }
+  const bucket = detail.bucket.name;
+  const rawKey = detail.object.key;
+  if (typeof bucket !== 'string' || bucket === '')
+    return invalid('EventBridge S3 event: detail.bucket.name is missing');
+  if (typeof rawKey !== 'string' || rawKey === '') return invalid('EventBridge S3 event: detail.object.key is missing');
+  let key: string;
+  try {
+    key = decodeS3EventKey(rawKey);
+  } catch {
+    return invalid(`EventBridge S3 event: detail.object.key ${JSON.stringify(rawKey)} is not valid URL encoding`);
+  }
+  const reason = typeof detail.reason === 'string' ? detail.reason : '';
+  let eventName: string;
+  if (detailType === 'Object Created') {
+    eventName = `ObjectCreated:${CREATED_REASONS[reason] ?? (reason.replace(/\s+/g, '') || 'Put')}`;
+  } else if (detailType === 'Object Deleted') {
+    const family = reason === 'Lifecycle Expiration' ? 'LifecycleExpiration' : 'ObjectRemoved';
+    eventName = `${family}:${detail['deletion-type'] === 'Delete Marker Created' ? 'DeleteMarkerCreated' : 'Delete'}`;
+  } else {
+    eventName = `EventBridge:${detailType}`;
+  }
+  const object = detail.object;
+  return {
+    kind: IntakeKind.OBJECTS,
+    objects: [
+      {
+        bucket,
+        key,
+        eventName,
+        ...(typeof object.etag === 'string' && object.etag !== '' ? { eTag: stripQuotes(object.etag) } : {}),
+        ...(typeof object.size === 'number' ? { size: object.size } : {}),
+        ...(typeof object['version-id'] === 'string' && object['version-id'] !== ''
+          ? { versionId: object['version-id'] }
+          : {}),
+        ...(typeof object.sequencer === 'string' && object.sequencer !== '' ? { sequencer: object.sequencer } : {}),
+      },
+    ],
   };
 }
 

@@ -3,6 +3,12 @@ import { createHash } from 'node:crypto';
 /** S3's limit on the length of an object key, in UTF-8 bytes. */
 export const MAX_S3_KEY_BYTES = 1024;
 
+/** The folder of hashed keys, under the input's partition path (`.../dt=D/_long/<sha256>`). */
+export const HASHED_KEY_FOLDER = '_long/';
+
+/** A partition segment of a key: `name=value` (Hive style, e.g. `dt=2026-11-30`), no `/`. */
+const PARTITION_SEGMENT = /^[^/=]+=[^/]*$/;
+
 /** Options for {@link deterministicKey}. */
 export interface DeterministicKeyOptions {
   /** Prefix of the output key, e.g. `normalized/`. */
@@ -28,19 +34,58 @@ export interface DeterministicKeyOptions {
  *
  * Layout: `{prefix}{source bucket}/{source key without stripPrefix}{suffix}`. The bucket is part of
  * the key so two input buckets can share one output bucket. When that would exceed S3's 1024-byte
- * key limit, the relative key is replaced by its SHA-256 under `_long/`; the output's metadata
- * still names the full source (see outputMetadata.ts), so nothing is ambiguous.
+ * key limit, the rest of the relative key is replaced by the SHA-256 of the source key under
+ * `_long/`, after the input's leading partition segments (`dt=D/`, any `name=value/`), so the output
+ * stays in its day: status, backfills and summaries list `{prefix}{bucket}/dt=D/` and find it. Only
+ * when even the partition path does not fit does the hash go directly under the bucket. The
+ * output's metadata names the source (see outputMetadata.ts), so nothing is ambiguous.
  *
  * @example
  * deterministicKey({ prefix: 'normalized/', source: { bucket: 'in', key: 'incoming/a b.csv' },
  *   stripPrefix: 'incoming/', suffix: '.ndjson' }); // 'normalized/in/a b.csv.ndjson'
+ * deterministicKey({ prefix: 'normalized/', source: { bucket: 'in', key: `incoming/dt=2026-11-30/${'x'.repeat(1100)}` },
+ *   stripPrefix: 'incoming/', suffix: '.ndjson' }); // 'normalized/in/dt=2026-11-30/_long/<sha256>.ndjson'
  */
 export function deterministicKey(options: DeterministicKeyOptions): string {
   const { prefix, source, stripPrefix = '', suffix = '' } = options;
   const relative =
     stripPrefix !== '' && source.key.startsWith(stripPrefix) ? source.key.slice(stripPrefix.length) : source.key;
   const key = `${prefix}${source.bucket}/${relative}${suffix}`;
-  if (Buffer.byteLength(key, 'utf8') <= MAX_S3_KEY_BYTES) return key;
+  if (fits(key)) return key;
   const digest = createHash('sha256').update(source.key, 'utf8').digest('hex');
-  return `${prefix}${source.bucket}/_long/${digest}${suffix}`;
+  const hashed = `${prefix}${source.bucket}/${partitionPath(relative)}${HASHED_KEY_FOLDER}${digest}${suffix}`;
+  return fits(hashed) ? hashed : `${prefix}${source.bucket}/${HASHED_KEY_FOLDER}${digest}${suffix}`;
+}
+
+/**
+ * Where releases before partition-preserving keys put the hashed key of an overlong input
+ * (`{prefix}{bucket}/_long/<sha256>{suffix}`), when that differs from today's key; else undefined.
+ * A worker lists it in `legacyOutputKeys`, so the object there is removed once the output is
+ * published in its partition, and no day counts it twice.
+ *
+ * @example
+ * legacyHashedKey({ prefix: 'normalized/', source: { bucket: 'in', key: `incoming/dt=2026-11-30/${'x'.repeat(1100)}` },
+ *   stripPrefix: 'incoming/', suffix: '.ndjson' }); // 'normalized/in/_long/<sha256>.ndjson'
+ */
+export function legacyHashedKey(options: DeterministicKeyOptions): string | undefined {
+  const { prefix, source, suffix = '' } = options;
+  const current = deterministicKey(options);
+  if (!current.includes(`/${HASHED_KEY_FOLDER}`)) return undefined;
+  const digest = createHash('sha256').update(source.key, 'utf8').digest('hex');
+  const legacy = `${prefix}${source.bucket}/${HASHED_KEY_FOLDER}${digest}${suffix}`;
+  return legacy === current ? undefined : legacy;
+}
+
+function fits(key: string): boolean {
+  return Buffer.byteLength(key, 'utf8') <= MAX_S3_KEY_BYTES;
+}
+
+/** The leading partition segments of a relative key, each with its `/` (`dt=2026-11-30/`), or ''. */
+function partitionPath(relative: string): string {
+  let end = 0;
+  for (;;) {
+    const slash = relative.indexOf('/', end);
+    if (slash < 0 || !PARTITION_SEGMENT.test(relative.slice(end, slash))) return relative.slice(0, end);
+    end = slash + 1;
+  }
 }

@@ -13,9 +13,17 @@ export interface OutputStream {
 export interface TransformInput {
   /** The exact input content being read: bucket, key, ETag and version id as returned by GetObject. */
   readonly source: SourceIdentity;
-  /** The input's content, streamed. */
+  /** The input's content, streamed, as bytes. */
   readonly body: Readable;
   readonly contentLength: number;
+  /**
+   * The content as UTF-8 text, chunk by chunk, multi-byte safe across chunks (a character split by a
+   * chunk boundary is decoded whole; a BOM is removed). Use it instead of `String(chunk)`, which
+   * corrupts split characters at boundaries that differ between runs. Reads `body`: use one of them.
+   */
+  text(): AsyncIterable<string>;
+  /** The content's lines (LF, CRLF or CR; terminators removed), decoded as `text()` does. Reads `body`. */
+  lines(): AsyncIterable<string>;
 }
 
 /** Where a transform writes. */
@@ -50,6 +58,14 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
     Record<string, (source: { readonly bucket: string; readonly key: string }) => string>
   >;
   /**
+   * Keys where earlier releases put this input's outputs (main or side), e.g. the pre-partition
+   * hashed form of an overlong key (`legacyHashedKey` in keys/deterministicKey.ts). Once the current output is published,
+   * objects at these keys are removed, so a day never counts an input twice. Return [] when there
+   * are none: then no request is made.
+   * @default none
+   */
+  legacyOutputKeys?(source: { readonly bucket: string; readonly key: string }): readonly string[];
+  /**
    * Decides before any request whether an event is for this worker; return a reason to skip it.
    * @default accepts every ObjectCreated event
    */
@@ -80,8 +96,8 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
  *   codeVersion: '1',
  *   outputBucket: 'my-output',
  *   outputKey: (s) => deterministicKey({ prefix: 'upper/', source: s }),
- *   async transform({ body }, { output }) {
- *     for await (const chunk of body) await output.write(String(chunk).toUpperCase());
+ *   async transform({ text }, { output }) {
+ *     for await (const chunk of text()) await output.write(chunk.toUpperCase());
  *     return {};
  *   },
  * });
@@ -103,6 +119,7 @@ export function defineWorker<Summary extends Record<string, string | number>>(
     'outputBucket',
     'outputKey',
     'sideOutputs',
+    'legacyOutputKeys',
     'skipReason',
     'transform',
     'validate',

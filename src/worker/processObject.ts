@@ -6,6 +6,7 @@ import { type Logger, silentLogger } from '../logging/logger.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
 import type { OutputStream, WorkerDefinition } from './defineWorker.js';
+import { createTransformInput } from './transformInput.js';
 
 /**
  * A valid, current output, described only by what S3 stores (so a run that wrote it and a later run
@@ -225,7 +226,7 @@ async function attempt(
   let summary: Record<string, string | number>;
   try {
     summary = await worker.transform(
-      { source, body: input.body, contentLength: input.contentLength },
+      createTransformInput({ source, body: input.body, contentLength: input.contentLength }),
       { output: main, side },
     );
   } catch (error) {
@@ -250,6 +251,7 @@ async function attempt(
   }
 
   if (head) await removeStaleSideOutputs(worker, store, object, Object.keys(sideOutputsWritten), listed, logger);
+  await removeLegacyOutputs(worker, store, object, logger);
   const outcome: ObjectOutcome = {
     status: 'processed',
     reason: `${verdict.state === OutputState.MISSING ? 'output created' : `output replaced (${describe(verdict).was})`}${describeSummary(summary)}`,
@@ -364,6 +366,24 @@ async function removeStaleSideOutputs(
     const key = keyOf(object);
     await store.delete(worker.outputBucket, key);
     logger.debug('removed side output of older content', { sideOutput: name, key });
+  }
+}
+
+/**
+ * Removes what earlier releases wrote for this input at other keys (worker.legacyOutputKeys), now that
+ * the output is published at its current key: left in place, a day would count the input twice.
+ */
+async function removeLegacyOutputs(
+  worker: WorkerDefinition,
+  store: S3ObjectStore,
+  object: S3ObjectEvent,
+  logger: Logger,
+): Promise<void> {
+  const current = new Set([worker.outputKey(object), ...Object.values(worker.sideOutputs ?? {}).map((k) => k(object))]);
+  for (const key of worker.legacyOutputKeys?.(object) ?? []) {
+    if (current.has(key)) continue;
+    await store.delete(worker.outputBucket, key);
+    logger.info('removed an output at its earlier key', { key });
   }
 }
 

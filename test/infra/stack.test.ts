@@ -424,7 +424,7 @@ describe('the worker role (least privilege)', () => {
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`)).toBe(true);
   });
 
-  it('reads and writes (incl. multipart abort) its output prefixes, deletes under quarantine only', () => {
+  it('reads and writes (incl. multipart abort) its output prefixes, deletes under quarantine and earlier hashed outputs only', () => {
     for (const prefix of [topology.outputPrefix, topology.quarantinePrefix]) {
       for (const action of ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload']) {
         expect(can(action, arn(ids.output, `${prefix}b/a.ndjson`)), `${action} ${prefix}`).toBe(true);
@@ -435,6 +435,11 @@ describe('the worker role (least privilege)', () => {
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.output}`)).toBe(true);
     expect(can('s3:DeleteObject', arn(ids.output, `${topology.quarantinePrefix}b/a.ndjson`))).toBe(true);
     expect(can('s3:DeleteObject', arn(ids.output, `${topology.outputPrefix}b/a.ndjson`))).toBe(false);
+    // Hashed outputs of an earlier release (outside their day) are removed once rebuilt in their partition.
+    expect(can('s3:DeleteObject', arn(ids.output, `${topology.outputPrefix}b/_long/${'a'.repeat(64)}.ndjson`))).toBe(
+      true,
+    );
+    expect(can('s3:DeleteObject', arn(ids.output, `${topology.outputPrefix}b/dt=2026-11-30/a.ndjson`))).toBe(false);
     expect(can('s3:PutObject', arn(ids.output, 'other/a.ndjson'))).toBe(false);
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.output}`, { 's3:prefix': 'other/' })).toBe(false);
   });
@@ -552,6 +557,8 @@ describe('cdk-nag AwsSolutions', () => {
         p(ids.output, topology.outputPrefix),
         p(ids.output, topology.quarantinePrefix),
         p(ids.output, topology.failurePrefix),
+        // DeleteObject of outputs an earlier release hashed outside their day.
+        p(ids.output, `${topology.outputPrefix}*/_long/`),
         // The summarize worker's role: its lineage, its summaries, its failure records.
         p(ids.output, topology.outputPrefix),
         p(ids.output, topology.quarantinePrefix),

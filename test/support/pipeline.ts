@@ -139,7 +139,12 @@ export async function drainNormalize(
 }
 
 /** Uploads an input (the bucket notification enqueues its event). */
-export async function upload(clients: AwsClients, bucket: string, key: string, body: string): Promise<string> {
+export async function upload(
+  clients: AwsClients,
+  bucket: string,
+  key: string,
+  body: string | Uint8Array,
+): Promise<string> {
   const out = await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
   return (out.ETag ?? '').replace(/"/g, '');
 }

@@ -45,8 +45,14 @@ describe('CsvRecordReader fields (RFC 4180)', () => {
     ]);
   });
 
-  it('keeps a lone CR that is not part of a line terminator as data', () => {
-    expect(fieldsOf('a\rb,c\n')).toEqual([['a\rb', 'c']]);
+  it('ends a record at a lone CR (classic Mac OS line endings), and keeps a CR inside quotes as data', () => {
+    expect(fieldsOf('a\rb,c\n')).toEqual([['a'], ['b', 'c']]);
+    expect(fieldsOf('id,name\r1,a\n2,b\r\n')).toEqual([
+      ['id', 'name'],
+      ['1', 'a'],
+      ['2', 'b'],
+    ]);
+    expect(fieldsOf('"a\rb",c\r')).toEqual([['a\rb', 'c']]);
   });
 
   it('reads the last record without a final newline, including a trailing CR', () => {
@@ -156,7 +162,8 @@ describe('CsvRecordReader bounds', () => {
 
   it('reports a record exactly at the limit as fine and one byte over as oversized', () => {
     expect(read(['abcd\n'], { maxRecordBytes: 4 })[0]?.problem).toBeUndefined();
-    expect(read(['abcd\r\n'], { maxRecordBytes: 4 })[0]?.problem).toBe('record exceeds 4 bytes');
+    expect(read(['abcd\r\n'], { maxRecordBytes: 4 })[0]?.problem).toBeUndefined(); // the terminator is not counted
+    expect(read(['abcde\r\n'], { maxRecordBytes: 4 })[0]?.problem).toBe('record exceeds 4 bytes');
     expect(read(['abcde'], { maxRecordBytes: 4 })[0]?.problem).toBe('record exceeds 4 bytes');
   });
 
@@ -231,7 +238,6 @@ function referenceRead(text: string, maxRecordBytes: number, maxRawChars: number
     for (;;) {
       if (i >= text.length) {
         if (state === 'quoted') problem = UNTERMINATED_QUOTE_REASON;
-        if (state === 'unquoted' && field.endsWith('\r')) field = field.slice(0, -1);
         fields.push(field);
         end = i;
         break;
@@ -248,7 +254,7 @@ function referenceRead(text: string, maxRecordBytes: number, maxRawChars: number
       if (state === 'quoted') {
         if (c === '"') state = 'quoteSeen';
         else {
-          if (c === '\n') line++;
+          if (c === '\r' || (c === '\n' && text[i - 1] !== '\r')) line++;
           field += c;
         }
         i++;
@@ -260,8 +266,7 @@ function referenceRead(text: string, maxRecordBytes: number, maxRawChars: number
         i++;
         continue;
       }
-      if (c === ',' || c === '\n') {
-        if (c === '\n' && state === 'unquoted' && field.endsWith('\r')) field = field.slice(0, -1);
+      if (c === ',' || c === '\n' || c === '\r') {
         fields.push(field);
         field = '';
         i++;
@@ -271,11 +276,12 @@ function referenceRead(text: string, maxRecordBytes: number, maxRawChars: number
         }
         line++;
         end = i - 1;
+        if (c === '\r' && text[i] === '\n') i++; // CRLF is one terminator
         break;
       }
       if (state === 'quoteSeen') state = 'after';
       if (state === 'after') {
-        if (c !== ' ' && c !== '\t' && c !== '\r') {
+        if (c !== ' ' && c !== '\t') {
           problem ??= `unexpected text after the closing quote of field ${fields.length + 1}`;
         }
       } else field += c;
@@ -283,7 +289,7 @@ function referenceRead(text: string, maxRecordBytes: number, maxRawChars: number
     }
     const text0 = text.slice(start, end);
     const oversized = Buffer.byteLength(text0) > maxRecordBytes;
-    const content = text0.endsWith('\r') ? text0.slice(0, -1) : text0;
+    const content = text0;
     if (!oversized && problem === undefined && !sawQuote && fields.length === 1 && (fields[0] ?? '').trim() === '') {
       continue;
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deterministicKey, MAX_S3_KEY_BYTES } from '../../src/keys/deterministicKey.js';
+import { deterministicKey, legacyHashedKey, MAX_S3_KEY_BYTES } from '../../src/keys/deterministicKey.js';
+import { dayOfRelativeKey } from '../../src/partition/partition.js';
 
 describe('deterministicKey', () => {
   const base = { prefix: 'normalized/', stripPrefix: 'incoming/', suffix: '.ndjson' };
@@ -26,5 +27,34 @@ describe('deterministicKey', () => {
     expect(Buffer.byteLength(key)).toBeLessThanOrEqual(MAX_S3_KEY_BYTES);
     expect(key).toMatch(/^normalized\/in\/_long\/[0-9a-f]{64}\.ndjson$/);
     expect(deterministicKey({ ...base, source: { bucket: 'in', key: long } })).toBe(key);
+  });
+
+  it('keeps the partition path of an overlong key, so the hashed output stays in its day', () => {
+    const long = `incoming/dt=2026-11-30/${'x/'.repeat(300)}${'é'.repeat(300)}.csv`;
+    const key = deterministicKey({ ...base, source: { bucket: 'in', key: long } });
+    expect(key).toMatch(/^normalized\/in\/dt=2026-11-30\/_long\/[0-9a-f]{64}\.ndjson$/);
+    expect(dayOfRelativeKey(key.slice('normalized/in/'.length))).toBe('2026-11-30');
+    // Every leading name=value segment is a partition segment (Hive style).
+    const hive = `incoming/dt=2026-11-30/region=eu/${'y'.repeat(1100)}.csv`;
+    expect(deterministicKey({ ...base, source: { bucket: 'in', key: hive } })).toMatch(
+      /^normalized\/in\/dt=2026-11-30\/region=eu\/_long\/[0-9a-f]{64}\.ndjson$/,
+    );
+  });
+
+  it('falls back to the bucket root when even the partition path does not fit', () => {
+    const key = deterministicKey({ ...base, source: { bucket: 'in', key: `incoming/k=${'v'.repeat(1100)}/a.csv` } });
+    expect(key).toMatch(/^normalized\/in\/_long\/[0-9a-f]{64}\.ndjson$/);
+  });
+
+  it('names the pre-partition hashed key of an overlong input (legacyHashedKey), and nothing for other keys', () => {
+    const long = `incoming/dt=2026-11-30/${'z'.repeat(1100)}.csv`;
+    const options = { ...base, source: { bucket: 'in', key: long } };
+    const current = deterministicKey(options);
+    const legacy = legacyHashedKey(options);
+    expect(legacy).toBe(`normalized/in/_long/${current.slice(-'.ndjson'.length - 64, -'.ndjson'.length)}.ndjson`);
+    expect(legacyHashedKey({ ...base, source: { bucket: 'in', key: 'incoming/dt=2026-11-30/a.csv' } })).toBeUndefined();
+    expect(
+      legacyHashedKey({ ...base, source: { bucket: 'in', key: `incoming/${'z'.repeat(1100)}.csv` } }),
+    ).toBeUndefined();
   });
 });

@@ -13,18 +13,21 @@ const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
 
 /** What each sample file demonstrates (examples/README.md); `skip` = unsupported extension. */
 const EXPECTED: Record<string, NormalizeResult | 'skip'> = {
-  'orders.csv': { records: 12, quarantined: 0 },
-  'sensor-readings.ndjson': { records: 8, quarantined: 0 },
-  'orders-with-bad-rows.csv': { records: 3, quarantined: 4 },
-  'events-with-bad-lines.jsonl': { records: 4, quarantined: 5 },
-  '2026 sales+returns/café münchen.csv': { records: 5, quarantined: 0 },
+  'orders.csv': { records: 12, quarantined: 0, header: 1, blank: 0, encoding: 'utf-8' },
+  'sensor-readings.ndjson': { records: 8, quarantined: 0, header: 0, blank: 0, encoding: 'utf-8' },
+  'orders-with-bad-rows.csv': { records: 3, quarantined: 4, header: 1, blank: 1, encoding: 'utf-8' },
+  'events-with-bad-lines.jsonl': { records: 4, quarantined: 5, header: 0, blank: 1, encoding: 'utf-8' },
+  '2026 sales+returns/café münchen.csv': { records: 5, quarantined: 0, header: 1, blank: 0, encoding: 'utf-8' },
   'duplicate-header.csv': {
     records: 0,
     quarantined: 3,
+    header: 1,
+    blank: 0,
+    encoding: 'utf-8',
     unusableHeader: 'unusable header: columns 2 and 3 both normalize to "name"',
   },
-  'latin1-export.csv': { records: 2, quarantined: 0 },
-  'empty.csv': { records: 0, quarantined: 0 },
+  'latin1-export.csv': { records: 2, quarantined: 0, header: 1, blank: 0, encoding: 'utf-8' },
+  'empty.csv': { records: 0, quarantined: 0, header: 0, blank: 0, encoding: 'utf-8' },
   'notes.txt': 'skip',
   'README.md': 'skip',
 };

@@ -15,8 +15,26 @@ describe('formatOfKey', () => {
     expect(formatOfKey('incoming/v1.2/orders.csv')).toBe(InputFormat.CSV);
   });
 
-  it('returns undefined (skip, not error) for unsupported or compressed extensions', () => {
-    for (const key of ['notes.txt', 'orders.csv.gz', 'orders.json', 'orders', 'README.md', 'orders.csv ']) {
+  it('accepts one .gz after a supported extension (.csv.gz, .ndjson.gz, .jsonl.gz)', () => {
+    expect(formatOfKey('incoming/orders.csv.gz')).toBe(InputFormat.CSV);
+    expect(formatOfKey('incoming/orders.CSV.GZ')).toBe(InputFormat.CSV);
+    expect(formatOfKey('incoming/readings.ndjson.gz')).toBe(InputFormat.NDJSON);
+    expect(formatOfKey('incoming/events.jsonl.gz')).toBe(InputFormat.NDJSON);
+  });
+
+  it('returns undefined (skip, not error) for unsupported extensions, archives and a bare .gz', () => {
+    const keys = [
+      'notes.txt',
+      'orders.zip',
+      'orders.gz',
+      'orders.csv.gz.gz',
+      'orders.json',
+      'orders',
+      'README.md',
+      'orders.csv ',
+      '.gz',
+    ];
+    for (const key of keys) {
       expect(formatOfKey(key), key).toBeUndefined();
     }
   });

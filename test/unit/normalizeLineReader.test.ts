@@ -17,12 +17,13 @@ function readLines(chunks: string[], limits: { maxRecordBytes?: number; maxRawCh
 }
 
 describe('LineReader', () => {
-  it('splits on LF and CRLF, keeps a lone CR, and returns an unterminated last line at end()', () => {
+  it('splits on LF, CRLF and a lone CR (classic Mac OS), and returns an unterminated last line at end()', () => {
     expect(readLines(['a\r\nb\rc\n\nlast'])).toEqual([
       { line: 1, text: 'a', chars: 1, oversized: false },
-      { line: 2, text: 'b\rc', chars: 3, oversized: false },
-      { line: 3, text: '', chars: 0, oversized: false },
-      { line: 4, text: 'last', chars: 4, oversized: false },
+      { line: 2, text: 'b', chars: 1, oversized: false },
+      { line: 3, text: 'c', chars: 1, oversized: false },
+      { line: 4, text: '', chars: 0, oversized: false },
+      { line: 5, text: 'last', chars: 4, oversized: false },
     ]);
   });
 
@@ -37,9 +38,10 @@ describe('LineReader', () => {
     reader.push('{"a":');
     expect(reader.nextLine()).toBeUndefined();
     reader.push('1}\r');
+    // A CR ends the line at once; an LF starting the next chunk completes the CRLF, not a new line.
+    expect(reader.nextLine()).toEqual({ line: 1, text: '{"a":1}', chars: 7, oversized: false });
     expect(reader.nextLine()).toBeUndefined();
     reader.push('\nrest');
-    expect(reader.nextLine()).toEqual({ line: 1, text: '{"a":1}', chars: 7, oversized: false });
     expect(reader.nextLine()).toBeUndefined();
     reader.end();
     expect(reader.nextLine()).toEqual({ line: 2, text: 'rest', chars: 4, oversized: false });
@@ -77,10 +79,10 @@ describe('LineReader', () => {
       let text = '';
       const length = Math.floor(random() * 30);
       for (let k = 0; k < length; k++) text += alphabet[Math.floor(random() * alphabet.length)];
-      const parts = text.split('\n');
+      const parts = text.split(/\r\n|\r|\n/);
       if (parts.at(-1) === '') parts.pop();
       const expected = parts.map((part, index) => {
-        const content = part.endsWith('\r') ? part.slice(0, -1) : part;
+        const content = part;
         const oversized = Buffer.byteLength(part) > limits.maxRecordBytes;
         return { line: index + 1, chars: content.length, oversized, excerpt: content.slice(0, limits.maxRawChars) };
       });

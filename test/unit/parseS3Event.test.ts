@@ -84,3 +84,101 @@ describe('compareSequencers (AWS-SEMANTICS: left-pad, then compare)', () => {
     expect(compareSequencers('00AB', 'ab')).toBe(0);
   });
 });
+
+/** An S3 event as an EventBridge rule with an SQS target delivers it (S3 User Guide, "EventBridge event message structure"). */
+const eventBridge = (detailType: string, detail: Record<string, unknown>) =>
+  JSON.stringify({
+    version: '0',
+    id: '17793124-05d4-b198-2fde-7ededc63b103',
+    'detail-type': detailType,
+    source: 'aws.s3',
+    account: '111122223333',
+    time: '2021-11-12T00:00:00Z',
+    region: 'ca-central-1',
+    resources: ['arn:aws:s3:::in'],
+    detail: { version: '0', bucket: { name: 'in' }, 'request-id': 'N4N7GDK58NMKJ12R', requester: '1', ...detail },
+  });
+
+describe('parseS3EventBody: S3 events delivered through EventBridge', () => {
+  it.each([
+    ['PutObject', 'ObjectCreated:Put'],
+    ['POST Object', 'ObjectCreated:Post'],
+    ['CopyObject', 'ObjectCreated:Copy'],
+    ['CompleteMultipartUpload', 'ObjectCreated:CompleteMultipartUpload'],
+  ])('Object Created (%s) maps onto the same object reference as a notification (%s)', (reason, eventName) => {
+    const body = eventBridge('Object Created', {
+      object: {
+        key: 'incoming/2026+sales%2Breturns/caf%C3%A9.csv',
+        size: 5,
+        etag: 'b1946ac92492d2347c6235b4d2611184',
+        'version-id': 'IYV3p45BT0ac8hjHg1houSdS1a.Mro8e',
+        sequencer: '617f08299329d189',
+      },
+      reason,
+    });
+    expect(parseS3EventBody(body)).toEqual({
+      kind: IntakeKind.OBJECTS,
+      objects: [
+        {
+          bucket: 'in',
+          key: 'incoming/2026 sales+returns/café.csv',
+          eventName,
+          eTag: 'b1946ac92492d2347c6235b4d2611184',
+          size: 5,
+          versionId: 'IYV3p45BT0ac8hjHg1houSdS1a.Mro8e',
+          sequencer: '617f08299329d189',
+        },
+      ],
+    });
+  });
+
+  it.each([
+    ['Permanently Deleted', 'DeleteObject', 'ObjectRemoved:Delete'],
+    ['Delete Marker Created', 'DeleteObject', 'ObjectRemoved:DeleteMarkerCreated'],
+    ['Permanently Deleted', 'Lifecycle Expiration', 'LifecycleExpiration:Delete'],
+    ['Delete Marker Created', 'Lifecycle Expiration', 'LifecycleExpiration:DeleteMarkerCreated'],
+  ])(
+    'Object Deleted (%s, %s) is %s, which the worker acknowledges without writing',
+    (deletionType, reason, eventName) => {
+      const body = eventBridge('Object Deleted', {
+        object: { key: 'incoming/a.csv', sequencer: '617f0837b476e463' },
+        reason,
+        'deletion-type': deletionType,
+      });
+      expect(parseS3EventBody(body)).toEqual({
+        kind: IntakeKind.OBJECTS,
+        objects: [{ bucket: 'in', key: 'incoming/a.csv', eventName, sequencer: '617f0837b476e463' }],
+      });
+    },
+  );
+
+  it('another S3 detail type (a restore, a tag change) names no new content: EventBridge:<detail-type>', () => {
+    const body = eventBridge('Object Tags Added', { object: { key: 'incoming/a.csv', etag: 'e' } });
+    const result = parseS3EventBody(body);
+    expect(result.kind).toBe(IntakeKind.OBJECTS);
+    if (result.kind === IntakeKind.OBJECTS) expect(result.objects[0]?.eventName).toBe('EventBridge:Object Tags Added');
+  });
+
+  it('an EventBridge S3 event without bucket or key is a classified failure, never a throw', () => {
+    expect(parseS3EventBody(eventBridge('Object Created', {}))).toEqual({
+      kind: IntakeKind.INVALID,
+      reason: 'EventBridge S3 event "Object Created" has no detail.bucket / detail.object',
+    });
+    expect(parseS3EventBody(eventBridge('Object Created', { object: { key: '' } }))).toMatchObject({
+      kind: IntakeKind.INVALID,
+      reason: 'EventBridge S3 event: detail.object.key is missing',
+    });
+    expect(parseS3EventBody(eventBridge('Object Created', { object: { key: '%E0%A4%A' } }))).toMatchObject({
+      kind: IntakeKind.INVALID,
+    });
+  });
+
+  it('an EventBridge event from another source is still "not an S3 event"', () => {
+    const body = JSON.stringify({
+      source: 'aws.ec2',
+      'detail-type': 'EC2 Instance State-change Notification',
+      detail: {},
+    });
+    expect(parseS3EventBody(body).kind).toBe(IntakeKind.INVALID);
+  });
+});

@@ -1,0 +1,58 @@
+import {
+  type InputFormat,
+  type NormalizeOptions,
+  type NormalizeResult,
+  normalizeRecords,
+  type QuarantineEntry,
+} from '../../functions/normalize/normalizeRecords.js';
+
+/** One in-memory run of the normalizer: its result, output lines and parsed quarantine entries. */
+export interface NormalizeRun {
+  readonly result: NormalizeResult;
+  readonly output: string[];
+  readonly quarantine: QuarantineEntry[];
+}
+
+/**
+ * Runs `normalizeRecords` over in-memory chunks with collecting sinks.
+ *
+ * @example
+ * const run = await normalizeChunks([Buffer.from('id\n1\n')], 'csv');
+ */
+export async function normalizeChunks(
+  chunks: Iterable<Uint8Array | string> | AsyncIterable<Uint8Array | string>,
+  format: InputFormat,
+  options?: NormalizeOptions,
+): Promise<NormalizeRun> {
+  const output: string[] = [];
+  const quarantine: QuarantineEntry[] = [];
+  const result = await normalizeRecords(
+    chunks,
+    format,
+    {
+      output: { write: (line) => void output.push(line) },
+      quarantine: { write: (line) => void quarantine.push(JSON.parse(line) as QuarantineEntry) },
+    },
+    options,
+  );
+  return { result, output, quarantine };
+}
+
+/** `data` cut into pieces of `size` bytes (the last one shorter). */
+export function chunksOf(data: Uint8Array, size: number): Uint8Array[] {
+  const chunks: Uint8Array[] = [];
+  for (let i = 0; i < data.length; i += size) chunks.push(data.subarray(i, i + size));
+  return chunks;
+}
+
+/** Every way to cut `data` in two (the empty halves included). */
+export function everySplit(data: Uint8Array): Uint8Array[][] {
+  const all: Uint8Array[][] = [];
+  for (let i = 0; i <= data.length; i++) all.push([data.subarray(0, i), data.subarray(i)]);
+  return all;
+}
+
+/** The invariant of recordAccounting.ts, restated for tests: the four counts add up. */
+export function accountedRecords(result: NormalizeResult): number {
+  return result.records + result.quarantined + result.header + result.blank;
+}

@@ -1,0 +1,77 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
+import { createTransformInput } from '../../src/worker/transformInput.js';
+
+const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const LIBRARY = pathToFileURL(fileURLToPath(new URL('../../src/index.ts', import.meta.url))).href;
+
+/** Every ```ts block of the README, in order. */
+function typescriptExamples(markdown: string): string[] {
+  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? '');
+}
+
+/** Multi-byte text (2-, 3- and 4-byte UTF-8) with every line terminator. */
+const INPUT = Buffer.from('héllo wörld 😀 温度\r\nzweite Zeile: ü\rdritte 𝄞\nend', 'utf8');
+
+/** Every way to cut the input in two, and one byte per chunk. */
+const splits: Buffer[][] = [
+  Array.from(INPUT, (byte) => Buffer.from([byte])),
+  ...Array.from({ length: INPUT.length + 1 }, (_, i) => [INPUT.subarray(0, i), INPUT.subarray(i)]),
+];
+
+async function runTransform(worker: WorkerDefinition, chunks: Buffer[]) {
+  const written: string[] = [];
+  const decoder = new TextDecoder();
+  const summary = await worker.transform(
+    createTransformInput({
+      source: { bucket: 'in', key: 'incoming/example.txt', etag: 'e' },
+      body: Readable.from(chunks),
+      contentLength: INPUT.length,
+    }),
+    {
+      output: {
+        write: async (chunk) => {
+          written.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk));
+        },
+      },
+      side: (name) => {
+        throw new Error(`README example used a side output "${name}" the test does not provide`);
+      },
+    },
+  );
+  return { output: written.join(''), summary };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'rerun-readme-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const examples = typescriptExamples(readFileSync(README, 'utf8'));
+
+describe('README.md TypeScript examples run, multi-byte safe at every chunk boundary', () => {
+  it('the README has its worker examples', () => {
+    expect(examples.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it.each(examples.map((code, i) => [i + 1, code] as const))('example %i', async (n, code) => {
+    process.env.OUTPUT_BUCKET ??= 'readme-example-output';
+    // The examples import the library the way a worker in functions/<name>/ does.
+    const file = join(dir, `example-${n}.ts`);
+    writeFileSync(file, code.replaceAll("'../../src/index.js'", `'${LIBRARY}'`));
+    const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    const workers = Object.values(module).filter(
+      (value): value is WorkerDefinition =>
+        typeof value === 'object' && value !== null && typeof (value as WorkerDefinition).transform === 'function',
+    );
+    expect(workers.length, 'each example exports its worker').toBeGreaterThanOrEqual(1);
+    for (const worker of workers) {
+      const whole = await runTransform(worker, [INPUT]);
+      expect(whole.output).not.toContain('\ufffd');
+      expect(whole.output.length).toBeGreaterThan(0);
+      for (const chunks of splits) expect(await runTransform(worker, chunks)).toEqual(whole);
+    }
+  });
+});
