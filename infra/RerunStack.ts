@@ -4,18 +4,18 @@ import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { EventType } from 'aws-cdk-lib/aws-s3';
+import type { EventType } from 'aws-cdk-lib/aws-s3';
 import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import type { Construct } from 'constructs';
 import { stagingRoot } from '../src/partition/summaryLayout.js';
 import { SCHEDULE_MESSAGE_GROUP, SUMMARIZE_TASK_TYPE } from '../src/partition/summaryTask.js';
-import { topology as defaultTopology, type Topology } from '../src/topology.js';
+import { topology as defaultTopology, INPUT_EVENTS, type Topology } from '../src/topology.js';
 import { DataBucket } from './constructs/DataBucket.js';
 import { LedgerTable } from './constructs/LedgerTable.js';
 import { SqsWorker } from './constructs/SqsWorker.js';
 import { acknowledgeBucketNotificationsHandler, acknowledgePrefixWildcards } from './nagSuppressions.js';
 import { projectRoot } from './paths.js';
-import { requireConditionalWrites } from './policies/conditionalWritePolicy.js';
+import { requireConditionalDeletes, requireConditionalWrites } from './policies/conditionalWritePolicy.js';
 import { grantPrefixAccess } from './policies/prefixGrants.js';
 
 /** Names of the stack's CloudFormation outputs (what `rerun` commands and users read after deploy). */
@@ -136,6 +136,8 @@ export class RerunStack extends Stack {
     this.input = new DataBucket(this, 'Input', { accessLogsBucket: this.accessLogs.bucket });
     this.output = new DataBucket(this, 'Output', { accessLogsBucket: this.accessLogs.bucket });
     requireConditionalWrites(this.output.bucket, writtenPrefixes);
+    // No blind delete of an output either: every DeleteObject there names the version it removes.
+    requireConditionalDeletes(this.output.bucket, [...ownedPrefixes, t.summaryPrefix]);
     // A staging copy lives seconds; one left by a crash is harmless (deterministic key, replaced or
     // removed by the next run) and expires here. Failure records outlive the DLQ's retention.
     this.output.bucket.addLifecycleRule({
@@ -165,11 +167,12 @@ export class RerunStack extends Stack {
     });
 
     // Exactly what the worker does: read uploads; read (done-check), write (conditional put,
-    // multipart) its outputs; delete a stale quarantine object when a rerun finds no bad rows.
+    // multipart) its outputs; delete (If-Match) a stale quarantine object when a rerun finds no bad
+    // rows, and both outputs of a deleted input.
     const fn = this.normalize.function;
     grantPrefixAccess(fn, this.input.bucket, [t.inputPrefix], { read: true });
     grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { read: true, write: true });
-    grantPrefixAccess(fn, this.output.bucket, [t.quarantinePrefix], { delete: true, list: false });
+    grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { delete: true, list: false });
     // Why it gave up on a message (conditional create, or replace by ETag), for `rerun redrive`.
     grantPrefixAccess(fn, this.output.bucket, [t.failurePrefix], { read: true, write: true });
     this.ledger.grantLedgerAccess(fn);
@@ -221,9 +224,12 @@ export class RerunStack extends Stack {
       ],
     });
 
-    this.input.bucket.addEventNotification(EventType.OBJECT_CREATED, new SqsDestination(this.normalize.queue), {
-      prefix: t.inputPrefix,
-    });
+    // Uploads build outputs; deletes remove them (conditional deletes, see src/worker/removeOutputs.ts).
+    for (const event of INPUT_EVENTS) {
+      this.input.bucket.addEventNotification(event as EventType, new SqsDestination(this.normalize.queue), {
+        prefix: t.inputPrefix,
+      });
+    }
 
     acknowledgeBucketNotificationsHandler(this);
 

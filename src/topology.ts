@@ -131,6 +131,16 @@ export const topology: Topology = {
   },
 };
 
+/**
+ * The input bucket events the normalize worker receives, under `inputPrefix`, in the stack and in
+ * `rerun dev` alike: uploads build outputs, and deletes remove them (deletion propagates, with
+ * conditional deletes; see src/worker/removeOutputs.ts).
+ *
+ * @example
+ * INPUT_EVENTS.includes('s3:ObjectRemoved:*'); // true
+ */
+export const INPUT_EVENTS: readonly string[] = ['s3:ObjectCreated:*', 's3:ObjectRemoved:*'];
+
 /** Resource names derived from the topology, identical locally and in the stack. */
 export interface ResourceNames {
   readonly inputBucket: string;

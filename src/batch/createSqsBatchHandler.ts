@@ -8,6 +8,7 @@ import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { type ObjectOutcome, type OutputDescription, processObject } from '../worker/processObject.js';
+import { removeOutputs } from '../worker/removeOutputs.js';
 import { receiveCountOf, runBatch } from './runBatch.js';
 
 /** Called after an object's output is known to be valid and current (written now or found done). */
@@ -113,12 +114,15 @@ export function createSqsBatchHandler(
     try {
       for (const object of intake.objects) {
         current = { bucket: object.bucket, key: object.key };
-        const outcome = await processObject(options.worker, object, {
-          store: options.store,
-          logger,
-          // A redelivery: an earlier attempt may have died between a side output and the main output.
-          sweepSideOutputs: base.receiveCount > 1,
-        });
+        // Deletion propagates: an ObjectRemoved event removes the input's outputs (conditional deletes).
+        const outcome = object.eventName.startsWith('ObjectRemoved:')
+          ? await removeOutputs(options.worker, object, { store: options.store, logger })
+          : await processObject(options.worker, object, {
+              store: options.store,
+              logger,
+              // A redelivery: an earlier attempt may have died between a side output and the main output.
+              sweepSideOutputs: base.receiveCount > 1,
+            });
         outcomes.push(outcome);
         if (options.afterOutput && outcome.output) {
           const effect = await options.afterOutput(outcome.output, {

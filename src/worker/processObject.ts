@@ -362,7 +362,10 @@ async function removeStaleSideOutputs(
     if (writtenNow.includes(name)) continue;
     if (publishedBefore && !publishedBefore.has(name)) continue;
     const key = keyOf(object);
-    await store.delete(worker.outputBucket, key);
+    // No blind delete: If-Match on the ETag the replaced output listed (or a HEAD's, when it did not
+    // list one), so a side object a concurrent writer has just published is kept (412).
+    const etag = publishedBefore?.get(name) || (await store.head(worker.outputBucket, key))?.etag;
+    if (etag) await store.deleteIfMatch(worker.outputBucket, key, etag);
     logger.debug('removed side output of older content', { sideOutput: name, key });
   }
 }
@@ -405,7 +408,7 @@ async function sweepSideOutputs(
       (builtFrom.state !== OutputState.BUILT ||
         (final.sourceEtag !== undefined && builtFrom.sourceEtag !== final.sourceEtag));
     if (!mine && !debris) continue;
-    await store.delete(worker.outputBucket, key);
+    await store.deleteIfMatch(worker.outputBucket, key, existing.etag);
     options.logger.info('removed a side object the output does not list', { sideOutput: name, key, mine });
   }
 }
