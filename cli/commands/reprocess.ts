@@ -108,6 +108,11 @@ Examples:
       const dlqUrl = values.wait
         ? await workerQueueUrl(target, normalize, 'dlq', stringOption(values, 'dlq-url'), io.env)
         : undefined;
+      // Planning streams (the plan's total is known only when the listings end): say what runs first.
+      human(
+        `Planning ${prefix} of ${target.inputBucket} (mode ${mode}${values.verify ? ', verify' : ''})` +
+          `${dryRun ? ': dry run, nothing is sent' : ', enqueueing as it goes'}...\n`,
+      );
       let lineOpen = false;
       let lastLogged = -1;
       const result = await runReprocess({
@@ -226,8 +231,9 @@ function brief(v: ReprocessVerdict) {
 function describeResult(result: ReprocessResult, target: PipelineTarget): string {
   const c = result.counts;
   const lines = [
-    `Prefix ${result.prefix} of ${target.inputBucket}: ${result.plan.inputs} input(s), ${result.plan.outputs} output(s) listed` +
-      ` (${result.requests.list} listing requests, ${result.requests.lookup} key lookups${result.verify ? `, ${result.requests.head} HEADs` : ''}).`,
+    `Prefix ${result.prefix} of ${target.inputBucket}: ${result.plan.inputs} input(s), ${result.plan.outputs} output(s).`,
+    `  requests: ${result.requests.list} listing pages, ${result.requests.lookup} key lookups` +
+      `${result.verify ? `, ${result.requests.head} HEADs` : ''}`,
     `  current ${c.current}, missing ${c.missing}, stale ${c.stale}` +
       `${result.verify ? `, invalid ${c.invalid}, old-code ${c['old-code']}` : ''}, orphan ${c.orphan}, skipped ${c.skipped}.`,
   ];

@@ -130,7 +130,7 @@ export interface ReprocessResult {
   readonly interrupted: boolean;
   /** Every verdict by state. */
   readonly counts: StateCounts;
-  /** Requests and listing counters of the plan. */
+  /** Requests of the plan (the checks while waiting are in `wait.requests`). */
   readonly requests: { readonly list: number; readonly lookup: number; readonly head: number };
   readonly plan: PlanCounts;
   /** The first planned (and orphan) verdicts. */
@@ -147,6 +147,8 @@ export interface ReprocessResult {
     readonly elapsedMs: number;
     /** Whether `done`/`remaining` count the planned inputs only (false past `waitTrackLimit`). */
     readonly tracked: boolean;
+    /** Requests of the checks while waiting (each one plans again). */
+    readonly requests: { readonly list: number; readonly lookup: number; readonly head: number };
   };
 }
 
@@ -259,7 +261,8 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     lookup: options.reader.lookupRequests,
     head: heads.count,
   });
-  if (dryRun || interrupted || !options.wait || selected === 0) return { ...base, requests: requests() };
+  const planRequests = requests();
+  if (dryRun || interrupted || !options.wait || selected === 0) return { ...base, requests: planRequests };
 
   // Wait: the same plan again, until every planned input is current (or cannot become so).
   const deadLetteredBefore = options.dlqUrl ? (await queueCounts(options.sqs, options.dlqUrl)).visible : 0;
@@ -298,10 +301,24 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     else if (options.timeoutMs !== undefined && elapsedMs >= options.timeoutMs) ended = ReprocessWaitEnd.TIMEOUT;
     if (ended) {
       const gone = tracked ? Math.max(0, selected - done - remaining) : 0;
+      const total = requests();
       return {
         ...base,
-        requests: requests(),
-        wait: { ended, done, remaining, gone, deadLettered, elapsedMs, tracked },
+        requests: planRequests,
+        wait: {
+          ended,
+          done,
+          remaining,
+          gone,
+          deadLettered,
+          elapsedMs,
+          tracked,
+          requests: {
+            list: total.list - planRequests.list,
+            lookup: total.lookup - planRequests.lookup,
+            head: total.head - planRequests.head,
+          },
+        },
       };
     }
     await sleep(interval, undefined, options.signal ? { signal: options.signal } : {}).catch(() => {});
