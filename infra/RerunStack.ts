@@ -118,7 +118,7 @@ export class RerunStack extends Stack {
     const t = props.topology ?? defaultTopology;
     const ownedPrefixes = [t.outputPrefix, t.quarantinePrefix];
     // Every prefix a worker writes: all of them only through conditional writes.
-    const writtenPrefixes = [...ownedPrefixes, t.summaryPrefix, t.failurePrefix];
+    const writtenPrefixes = [...ownedPrefixes, t.summaryPrefix, t.failurePrefix, t.codeVersionPrefix];
 
     this.notifyUrl = new CfnParameter(this, 'NotifyUrl', {
       type: 'String',
@@ -161,6 +161,7 @@ export class RerunStack extends Stack {
         OUTPUT_BUCKET: this.output.bucket.bucketName,
         LEDGER_TABLE: this.ledger.table.tableName,
         NOTIFY_URL: this.notifyUrl.valueAsString,
+        CODE_VERSION_PREFIX: t.codeVersionPrefix,
       },
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
       ...(props.alarmActions ? { alarmActions: props.alarmActions } : {}),
@@ -175,9 +176,15 @@ export class RerunStack extends Stack {
     grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { delete: true, list: false });
     // Why it gave up on a message (conditional create, or replace by ETag), for `rerun redrive`.
     grantPrefixAccess(fn, this.output.bucket, [t.failurePrefix], { read: true, write: true });
+    // When a code version first ran (create-only), for reprocess planning by listings.
+    grantPrefixAccess(fn, this.output.bucket, [t.codeVersionPrefix], { write: true, list: false });
     this.ledger.grantLedgerAccess(fn);
     acknowledgePrefixWildcards(this.normalize.role, this.input.bucket, [t.inputPrefix]);
-    acknowledgePrefixWildcards(this.normalize.role, this.output.bucket, [...ownedPrefixes, t.failurePrefix]);
+    acknowledgePrefixWildcards(this.normalize.role, this.output.bucket, [
+      ...ownedPrefixes,
+      t.failurePrefix,
+      t.codeVersionPrefix,
+    ]);
 
     // The summary stage: one task per daily partition, fed by the schedule and by `rerun backfill`.
     this.summarize = new SqsWorker(this, t.summarize.name, {

@@ -1,8 +1,14 @@
 import { createNormalizeWorker } from '../../functions/normalize/normalizeWorker.js';
 import { isProgressStep, renderProgressBar } from '../../src/backfill/progressBar.js';
 import { RerunError } from '../../src/errors.js';
+import { codeVersionCutoff } from '../../src/reprocess/codeVersionCutoff.js';
 import { deterministicKeyMapping } from '../../src/reprocess/outputKeyMapping.js';
-import { parseReprocessMode, ReprocessMode, type ReprocessVerdict } from '../../src/reprocess/planReprocess.js';
+import {
+  type ListedObject,
+  parseReprocessMode,
+  ReprocessMode,
+  type ReprocessVerdict,
+} from '../../src/reprocess/planReprocess.js';
 import { type ReprocessResult, ReprocessWaitEnd, runReprocess } from '../../src/reprocess/runReprocess.js';
 import { S3ListingReader } from '../../src/reprocess/S3ListingReader.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -49,6 +55,11 @@ export const command: CliCommand = {
     // Hidden (no description): tuning for tests and slow links.
     'poll-interval': { type: 'string', valueName: 'MS' },
     'verify-concurrency': { type: 'string', valueName: 'N' },
+    'code-overlap': {
+      type: 'string',
+      valueName: 'SECONDS',
+      description: 'Rollout window after a code version first ran (default: function timeout + 60)',
+    },
     'queue-url': {
       type: 'string',
       valueName: 'URL',
@@ -94,6 +105,8 @@ Examples:
     const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
     const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
     const verifyConcurrency = integerOption(values, 'verify-concurrency', { min: 1, max: 256 });
+    const overlapSeconds =
+      integerOption(values, 'code-overlap', { min: 0, max: 86_400 }) ?? topology.normalize.functionTimeoutSeconds + 60;
     const json = values.json === true;
     const dryRun = values['dry-run'] === true;
     const human = (text: string) => {
@@ -115,12 +128,30 @@ Examples:
       );
       let lineOpen = false;
       let lastLogged = -1;
+      const reader = new S3ListingReader(target.clients.s3);
+      const worker = createNormalizeWorker({ outputBucket: target.outputBucket, topology });
+      // A code-version bump, from the markers the deployed worker writes (one listing request).
+      const markerRoot = `${topology.codeVersionPrefix}${encodeURIComponent(worker.name)}/`;
+      const markers: ListedObject[] = [];
+      for await (const marker of reader.list(target.outputBucket, markerRoot)) markers.push(marker);
+      const cutoff = codeVersionCutoff(markers, {
+        prefix: topology.codeVersionPrefix,
+        worker: worker.name,
+        codeVersion: worker.codeVersion,
+        overlapMs: overlapSeconds * 1000,
+      });
+      human(
+        cutoff.state === 'known'
+          ? `Code version ${cutoff.codeVersion} first ran at ${new Date(cutoff.since).toISOString()}: older outputs are old-code.\n`
+          : `note: ${cutoff.reason}.\n`,
+      );
       const result = await runReprocess({
-        reader: new S3ListingReader(target.clients.s3),
+        reader,
+        ...(cutoff.state === 'known' ? { codeCutoff: cutoff } : {}),
         store: new S3ObjectStore(target.clients.s3),
         sqs: target.clients.sqs,
         inputBucket: target.inputBucket,
-        worker: createNormalizeWorker({ outputBucket: target.outputBucket, topology }),
+        worker,
         mapping: deterministicKeyMapping({
           inputBucket: target.inputBucket,
           inputPrefix: topology.inputPrefix,
@@ -187,6 +218,10 @@ Examples:
         interrupted: result.interrupted,
         counts: result.counts,
         requests: result.requests,
+        codeVersion:
+          cutoff.state === 'known'
+            ? { version: cutoff.codeVersion, firstRan: new Date(cutoff.since).toISOString() }
+            : { version: cutoff.codeVersion, unknown: cutoff.reason },
         ...(result.wait
           ? {
               waited: result.wait.ended,

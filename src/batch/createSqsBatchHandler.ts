@@ -5,6 +5,7 @@ import { IntakeKind, parseS3EventBody } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
+import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { type ObjectOutcome, type OutputDescription, processObject } from '../worker/processObject.js';
@@ -61,6 +62,15 @@ export interface SqsBatchHandlerOptions {
    * @default none
    */
   readonly failureRecorder?: FailureRecorder;
+  /**
+   * Record, once per instance and before the first record, that this code version has run: an
+   * empty object at `{prefix}{worker name}/{codeVersion}` in `bucket`, created once
+   * (src/worker/codeVersionMarker.ts). `rerun reprocess` reads its LastModified to find the
+   * outputs of older code from listings. When it cannot be written the batch fails (and returns),
+   * so no output of this version is ever older than its marker.
+   * @default none
+   */
+  readonly codeVersionMarker?: { readonly bucket: string; readonly prefix: string };
 }
 
 /** An error that asks for its message to come back after a delay (e.g. a side effect in progress elsewhere). */
@@ -194,13 +204,31 @@ export function createSqsBatchHandler(
     return url;
   };
 
-  return (event, context) =>
-    runBatch(event, context, (record) => processRecord(record, context), {
+  let marked: Promise<void> | undefined;
+  const markCodeVersion = (): Promise<void> => {
+    const marker = options.codeVersionMarker;
+    if (!marker) return Promise.resolve();
+    if (!marked) {
+      const key = codeVersionMarkerKey(marker.prefix, options.worker.name, options.worker.codeVersion);
+      marked = writeCodeVersionMarker(options.store, marker.bucket, key);
+      marked.catch(() => {
+        marked = undefined; // the next batch tries again
+      });
+    }
+    return marked;
+  };
+
+  return async (event, context) => {
+    // A thrown error fails the whole batch (AWS-SEMANTICS): it comes back, and no output of this
+    // code version is written before its marker exists.
+    await markCodeVersion();
+    return runBatch(event, context, (record) => processRecord(record, context), {
       concurrency,
       deadlineMarginMs: margin,
       logger: baseLogger,
       ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
     });
+  };
 }
 
 function errorMessage(error: unknown): string {

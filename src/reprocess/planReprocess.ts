@@ -42,6 +42,11 @@ export interface ReprocessVerdict {
   readonly outputKey: string;
   readonly output?: ListedObject;
   readonly reason: string;
+  /**
+   * A current-looking output written during a code rollout window (see codeVersionCutoff.ts):
+   * only the exact done-check (one HEAD) can tell which code built it.
+   */
+  readonly checkCode?: boolean;
 }
 
 /** Which inputs a reprocess enqueues. */
@@ -113,6 +118,12 @@ export interface PlanReprocessOptions {
   readonly lookups: PlanLookups;
   /** The worker's own skip rule for an input key (undefined: processed). @default none */
   readonly skipReason?: (inputKey: string) => string | undefined;
+  /**
+   * When the current code version first ran (from its marker): outputs older than `since` are
+   * old-code from the listing alone; those up to `until` are flagged for the exact check.
+   * @default unknown: code versions are seen only by --verify
+   */
+  readonly codeCutoff?: { readonly codeVersion: string; readonly since: number; readonly until: number };
   /**
    * Whether the output listing covers every hashed long-key output of the input bucket (the prefix
    * is the whole input prefix), so an unmatched one is an orphan. With a narrower prefix a hashed
@@ -222,14 +233,14 @@ export async function* planReprocess(
         if (longOutputsOfInputs.size < longLimit) longOutputsOfInputs.add(outputKey);
         else longOverflow = true;
       }
-      yield judge(input, outputKey, await lookups.findOutput(outputKey));
+      yield judge(input, outputKey, await lookups.findOutput(outputKey), options.codeCutoff);
     } else {
       while (output && compareS3Keys(output.key, outputKey) < 0) {
         yield* unmatched(output);
         output = await nextOf(outputs, counts);
       }
       if (output && output.key === outputKey) {
-        yield judge(input, outputKey, output);
+        yield judge(input, outputKey, output, options.codeCutoff);
         output = await nextOf(outputs, counts);
       } else {
         yield judge(input, outputKey, undefined);
@@ -259,6 +270,7 @@ export function judgeListing(
   input: ListedObject,
   outputKey: string,
   output: ListedObject | undefined,
+  codeCutoff?: PlanReprocessOptions['codeCutoff'],
 ): ReprocessVerdict {
   const base = { inputKey: input.key, input, outputKey };
   if (!output) return { ...base, state: ReprocessState.MISSING, reason: 'no output' };
@@ -268,6 +280,23 @@ export function judgeListing(
       output,
       state: ReprocessState.STALE,
       reason: `output (${new Date(output.lastModified).toISOString()}) is older than its input (${new Date(input.lastModified).toISOString()})`,
+    };
+  }
+  if (codeCutoff && output.lastModified < codeCutoff.since) {
+    return {
+      ...base,
+      output,
+      state: ReprocessState.OLD_CODE,
+      reason: `built before code version ${codeCutoff.codeVersion} first ran (${new Date(codeCutoff.since).toISOString()})`,
+    };
+  }
+  if (codeCutoff && output.lastModified < codeCutoff.until) {
+    return {
+      ...base,
+      output,
+      state: ReprocessState.CURRENT,
+      reason: `built during the rollout of ${codeCutoff.codeVersion}: checked by HEAD`,
+      checkCode: true,
     };
   }
   return { ...base, output, state: ReprocessState.CURRENT, reason: 'output is newer than its input (listing)' };

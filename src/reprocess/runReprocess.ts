@@ -78,6 +78,12 @@ export interface RunReprocessOptions {
    * @default 250000
    */
   readonly waitTrackLimit?: number;
+  /**
+   * When the current code version first ran (codeVersionCutoff.ts): old-code outputs are then found
+   * from listings, and only outputs of the rollout window get a HEAD without `verify`.
+   * @default unknown
+   */
+  readonly codeCutoff?: { readonly codeVersion: string; readonly since: number; readonly until: number };
   /** Planned verdicts kept for the report. @default 20 */
   readonly sampleSize?: number;
   /** Stops between batches; running the same reprocess again resumes it. */
@@ -349,12 +355,14 @@ function verdictStream(
           : worker.skipReason?.({ bucket: inputBucket, key, eventName: 'ObjectCreated:Put' }),
       // Hashed outputs of the whole bucket are listed only when the prefix is the whole input prefix.
       checkLongOrphans: options.prefix === mapping.inputPrefix,
+      ...(options.codeCutoff ? { codeCutoff: options.codeCutoff } : {}),
     },
     plan,
   );
-  if (!options.verify) return planned;
   const source = only ? filterVerdicts(planned, only) : planned;
   return verifyVerdicts(source, {
+    // Without --verify, only the outputs of a code rollout window get the exact check.
+    ...(options.verify ? {} : { select: (v: ReprocessVerdict) => v.checkCode === true }),
     inputBucket,
     codeVersion: worker.codeVersion,
     head: (key) => options.store.head(worker.outputBucket, key),

@@ -15,6 +15,11 @@ export interface VerifyOptions {
   readonly concurrency?: number;
   /** Called once per HEAD sent (the cost of --verify). */
   readonly onHead?: () => void;
+  /**
+   * Which verdicts get the HEAD.
+   * @default every current-looking one
+   */
+  readonly select?: (verdict: ReprocessVerdict) => boolean;
 }
 
 /**
@@ -35,7 +40,8 @@ export async function* verifyVerdicts(
   const limit = options.concurrency ?? 16;
   const window: Promise<ReprocessVerdict>[] = [];
   for await (const verdict of verdicts) {
-    window.push(verdict.state === ReprocessState.CURRENT ? verifyOne(verdict, options) : Promise.resolve(verdict));
+    const check = verdict.state === ReprocessState.CURRENT && (options.select?.(verdict) ?? true);
+    window.push(check ? verifyOne(verdict, options) : Promise.resolve(verdict));
     if (window.length >= limit) yield await (window.shift() as Promise<ReprocessVerdict>);
   }
   while (window.length > 0) yield await (window.shift() as Promise<ReprocessVerdict>);

@@ -29,6 +29,7 @@ interface ReprocessJson {
   counts: Record<string, number>;
   requests: { list: number; lookup: number; head: number };
   waited?: string;
+  codeVersion?: Record<string, string>;
   done?: number;
   remaining?: number;
 }
@@ -130,6 +131,47 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
       await runner.stop();
     }
     expect(await readText(clients.s3, p.stack.outputBucket, outputKey(p, keys[5] as string))).toContain('k5-new-3');
+    await expectClean(p);
+  }, 180_000);
+
+  it("a codeVersion bump is seen from listings: outputs older than the new version's marker are old-code, no HEAD each", async () => {
+    const p = await provisionTwoStagePipeline(clients);
+    const current = createNormalizeWorker({ outputBucket: p.stack.outputBucket, topology: p.t });
+    const older = defineWorker({ ...current, codeVersion: 'normalize@0' });
+    const keys = Array.from({ length: 6 }, (_, i) => `incoming/bump/f-${i}.csv`);
+    for (const [i, key] of keys.entries()) await upload(clients, p.stack.inputBucket, key, ordersCsv(`c${i}`, 1));
+    await normalizeStageRunner(clients, p, older, { codeVersionMarker: true }).runUntilDrained({ timeoutMs: 60_000 });
+    const unknown = await reprocess(p, '--dry-run');
+    expect(unknown).toMatchObject({
+      planned: 0,
+      codeVersion: { version: NORMALIZE_CODE_VERSION, unknown: expect.stringMatching(/deploy it first/) },
+    });
+
+    // The new version is deployed: its first instance writes its marker, then builds a new upload.
+    await sleep(1100); // LastModified has one-second resolution
+    await upload(clients, p.stack.inputBucket, 'incoming/bump/new.csv', ordersCsv('new', 1));
+    await normalizeStageRunner(clients, p, current, { codeVersionMarker: true }).runUntilDrained({ timeoutMs: 60_000 });
+    const markers = await listKeys(clients.s3, p.stack.outputBucket, p.t.codeVersionPrefix);
+    expect(markers).toEqual([
+      `${p.t.codeVersionPrefix}normalize/normalize%400`,
+      `${p.t.codeVersionPrefix}normalize/normalize%401`,
+    ]);
+
+    // Without --verify: the six older outputs are old-code from the listing; only the output written
+    // in the rollout window (default: function timeout + 60 s) gets a HEAD.
+    const planned = await reprocess(p, '--dry-run');
+    expect(planned).toMatchObject({ planned: 6, counts: { 'old-code': 6, current: 1 }, requests: { head: 1 } });
+    expect((await reprocess(p, '--dry-run', '--code-overlap', '0')).requests.head).toBe(0);
+
+    const runner = normalizeStageRunner(clients, p, current, { codeVersionMarker: true });
+    runner.start();
+    try {
+      expect(await reprocess(p, ...FAST_WAIT)).toMatchObject({ planned: 6, enqueued: 6, waited: 'complete' });
+    } finally {
+      await runner.stop();
+    }
+    const again = await reprocess(p, '--code-overlap', '0');
+    expect(again).toMatchObject({ planned: 0, enqueued: 0, requests: { head: 0 } });
     await expectClean(p);
   }, 180_000);
 

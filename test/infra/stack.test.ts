@@ -111,6 +111,8 @@ describe('the worker function', () => {
       OUTPUT_BUCKET: { Ref: ids.output },
       LEDGER_TABLE: { Ref: ids.table },
       NOTIFY_URL: { Ref: 'NotifyUrl' },
+      // The topology's prefix for the code-version markers that reprocess planning reads.
+      CODE_VERSION_PREFIX: topology.codeVersionPrefix,
       LOG_LEVEL: 'info',
       NODE_OPTIONS: '--enable-source-maps',
     });
@@ -375,6 +377,7 @@ describe('the output bucket policy (no blind overwrite of what workers own)', ()
         arn(ids.output, `${topology.quarantinePrefix}*`),
         arn(ids.output, `${topology.summaryPrefix}*`),
         arn(ids.output, `${topology.failurePrefix}*`),
+        arn(ids.output, `${topology.codeVersionPrefix}*`),
       ].sort(),
     );
     expect(denied('elsewhere/a.txt', requests.putWithoutCondition)).toBe(false);
@@ -466,6 +469,9 @@ describe('the worker role (least privilege)', () => {
       false,
     );
     expect(can('s3:DeleteObject', arn(ids.input, `${topology.inputPrefix}a.csv`))).toBe(false);
+    // The code-version marker: created (conditionally), never read, listed or deleted by the worker.
+    expect(can('s3:PutObject', arn(ids.output, `${topology.codeVersionPrefix}normalize/normalize%401`))).toBe(true);
+    expect(can('s3:DeleteObject', arn(ids.output, `${topology.codeVersionPrefix}normalize/normalize%401`))).toBe(false);
     expect(can('s3:PutObject', arn(ids.output, 'other/a.ndjson'))).toBe(false);
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.output}`, { 's3:prefix': 'other/' })).toBe(false);
   });
@@ -583,6 +589,7 @@ describe('cdk-nag AwsSolutions', () => {
         p(ids.output, topology.outputPrefix),
         p(ids.output, topology.quarantinePrefix),
         p(ids.output, topology.failurePrefix),
+        p(ids.output, topology.codeVersionPrefix),
         // The summarize worker's role: its lineage, its summaries, its failure records.
         p(ids.output, topology.outputPrefix),
         p(ids.output, topology.quarantinePrefix),

@@ -121,7 +121,7 @@ function expectedSettings(t: Topology): DeployedSettings {
     inputPrefix: t.inputPrefix,
     inputEvents: [...INPUT_EVENTS].sort(),
     // Every prefix a worker writes (CDK sorts a statement's resources, so compare them sorted).
-    ownedPrefixes: [t.outputPrefix, t.quarantinePrefix, t.summaryPrefix, t.failurePrefix].sort(),
+    ownedPrefixes: [t.outputPrefix, t.quarantinePrefix, t.summaryPrefix, t.failurePrefix, t.codeVersionPrefix].sort(),
     visibilityTimeoutSeconds: w.visibilityTimeoutSeconds,
     queueRetentionSeconds: w.queueRetentionDays * 86_400,
     maxReceiveCount: w.maxReceiveCount,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decideRemoval } from '../../src/done/removalDecision.js';
 import { parseS3EventBody } from '../../src/intake/parseS3Event.js';
+import { codeVersionCutoff } from '../../src/reprocess/codeVersionCutoff.js';
 import { deterministicKeyMapping } from '../../src/reprocess/outputKeyMapping.js';
 import {
   emptyPlanCounts,
@@ -272,5 +273,43 @@ describe('decideRemoval (deletion propagates)', () => {
     });
     const none = [{ name: 'main', key: 'normalized/in/a.csv.ndjson', head: undefined }];
     expect(decideRemoval({ source, inputExists: false, outputs: none }).skipReason).toMatch(/no output/);
+  });
+});
+
+describe('codeVersionCutoff (a code-version bump, from the markers)', () => {
+  const marker = (version: string, lastModified: number) => ({
+    key: `code-versions/normalize/${encodeURIComponent(version)}`,
+    etag: 'e',
+    size: 0,
+    lastModified,
+  });
+  const options = { prefix: 'code-versions/', worker: 'normalize', codeVersion: 'normalize@2', overlapMs: 120_000 };
+
+  it('is known when the current version has the newest marker: older outputs are old-code, the window gets a HEAD', () => {
+    const cutoff = codeVersionCutoff([marker('normalize@1', 1_000), marker('normalize@2', 5_000)], options);
+    expect(cutoff).toEqual({ state: 'known', codeVersion: 'normalize@2', since: 5_000, until: 125_000 });
+    const input = { key: 'incoming/a.csv', etag: 'i', size: 1, lastModified: 0 };
+    const at = (lastModified: number) =>
+      judgeListing(
+        input,
+        'normalized/in/a.csv.ndjson',
+        { ...input, key: 'o', lastModified },
+        cutoff.state === 'known' ? cutoff : undefined,
+      );
+    expect(at(4_000)).toMatchObject({ state: 'old-code' });
+    expect(at(5_000)).toMatchObject({ state: 'current', checkCode: true });
+    expect(at(125_000)).toMatchObject({ state: 'current' });
+    expect(at(125_000).checkCode).toBeUndefined();
+  });
+
+  it('is unknown without a marker of the current version, and after a rollback (another version ran later)', () => {
+    expect(codeVersionCutoff([marker('normalize@1', 1_000)], options)).toMatchObject({
+      state: 'unknown',
+      reason: expect.stringMatching(/deploy it first/),
+    });
+    expect(codeVersionCutoff([marker('normalize@2', 1_000), marker('normalize@1', 9_000)], options)).toMatchObject({
+      state: 'unknown',
+      reason: expect.stringMatching(/rollback/),
+    });
   });
 });
