@@ -1,7 +1,14 @@
+import type { Readable } from 'node:stream';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { createNormalizeWorker } from '../../functions/normalize/normalizeWorker.js';
 import { isProgressStep, renderProgressBar } from '../../src/backfill/progressBar.js';
 import { RerunError } from '../../src/errors.js';
 import { codeVersionCutoff } from '../../src/reprocess/codeVersionCutoff.js';
+import {
+  InventoryManifestError,
+  inventoryListing,
+  parseInventoryManifest,
+} from '../../src/reprocess/inventoryListing.js';
 import { deterministicKeyMapping } from '../../src/reprocess/outputKeyMapping.js';
 import {
   type ListedObject,
@@ -59,6 +66,16 @@ export const command: CliCommand = {
       type: 'string',
       valueName: 'SECONDS',
       description: 'Rollout window after a code version first ran (default: function timeout + 60)',
+    },
+    manifest: {
+      type: 'string',
+      valueName: 'S3URL',
+      description: 'Plan the inputs from an S3 Inventory (s3://.../manifest.json, CSV) instead of listing',
+    },
+    'output-manifest': {
+      type: 'string',
+      valueName: 'S3URL',
+      description: 'The same for the outputs (an inventory of the output bucket)',
     },
     'queue-url': {
       type: 'string',
@@ -145,8 +162,10 @@ Examples:
           ? `Code version ${cutoff.codeVersion} first ran at ${new Date(cutoff.since).toISOString()}: older outputs are old-code.\n`
           : `note: ${cutoff.reason}.\n`,
       );
+      const listings = await inventoryListings(target, values, prefix, human);
       const result = await runReprocess({
         reader,
+        ...(listings ? { listings } : {}),
         ...(cutoff.state === 'known' ? { codeCutoff: cutoff } : {}),
         store: new S3ObjectStore(target.clients.s3),
         sqs: target.clients.sqs,
@@ -247,6 +266,54 @@ Examples:
     }
   },
 };
+
+/**
+ * `--manifest` / `--output-manifest`: the inputs (and outputs) from S3 Inventory reports instead
+ * of ListObjectsV2. Each manifest must describe the bucket it stands for.
+ */
+async function inventoryListings(
+  target: PipelineTarget,
+  values: Record<string, unknown>,
+  prefix: string,
+  human: (text: string) => void,
+): Promise<{ inputs?: () => AsyncIterable<ListedObject>; outputs?: () => AsyncIterable<ListedObject> } | undefined> {
+  const s3 = target.clients.s3;
+  const open = async (option: string, bucket: string, keyPrefix: string) => {
+    const url = stringOption(values as Parameters<typeof stringOption>[0], option);
+    if (!url) return undefined;
+    const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(url);
+    if (!match)
+      throw new CliUsageError(`--${option} must be an s3://bucket/key URL of a manifest.json (got "${url}").`);
+    const [, manifestBucket, manifestKey] = match as unknown as [string, string, string];
+    const out = await s3.send(new GetObjectCommand({ Bucket: manifestBucket, Key: manifestKey }));
+    const manifest = parseInventoryManifest(
+      await (out.Body as { transformToString(): Promise<string> }).transformToString(),
+    );
+    if (manifest.sourceBucket !== bucket) {
+      throw new InventoryManifestError(
+        `--${option} ${url} is an inventory of ${manifest.sourceBucket}, not of ${bucket}: pass that bucket's inventory.`,
+      );
+    }
+    human(
+      `${option}: inventory of ${bucket} from ${new Date(manifest.creationTimestamp).toISOString()} ` +
+        `(${manifest.files.length} data file(s)); objects changed since are not in it.\n`,
+    );
+    return () =>
+      inventoryListing({
+        manifest,
+        prefix: keyPrefix,
+        read: async (b, k) => (await s3.send(new GetObjectCommand({ Bucket: b, Key: k }))).Body as Readable,
+      });
+  };
+  const inputs = await open('manifest', target.inputBucket, prefix);
+  const outputs = await open(
+    'output-manifest',
+    target.outputBucket,
+    `${target.topology.outputPrefix}${target.inputBucket}/${prefix.slice(target.topology.inputPrefix.length)}`,
+  );
+  if (!inputs && !outputs) return undefined;
+  return { ...(inputs ? { inputs } : {}), ...(outputs ? { outputs } : {}) };
+}
 
 async function requireInputBucket(target: PipelineTarget): Promise<void> {
   await requireBucket(target.clients.s3, {

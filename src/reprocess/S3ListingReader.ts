@@ -1,4 +1,4 @@
-import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, type ListObjectsV2CommandOutput, type S3Client } from '@aws-sdk/client-s3';
 import { stripQuotes } from '../intake/parseS3Event.js';
 import type { ListedObject } from './planReprocess.js';
 
@@ -19,19 +19,30 @@ export class S3ListingReader {
 
   constructor(readonly client: S3Client) {}
 
-  /** Every object under `prefix`, page by page. */
+  /**
+   * Every object under `prefix`, page by page. The next page is requested as soon as a page
+   * arrives (its continuation token is known), so a consumer never waits a full round trip per
+   * page: at most two pages per listing are in memory.
+   */
   async *list(bucket: string, prefix: string): AsyncGenerator<ListedObject> {
-    let token: string | undefined;
-    do {
-      this.listRequests++;
-      const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }),
-      );
+    let pending: Promise<ListObjectsV2CommandOutput> | undefined = this.page(bucket, prefix);
+    while (pending) {
+      const page: ListObjectsV2CommandOutput = await pending;
+      const token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      pending = token ? this.page(bucket, prefix, token) : undefined;
+      // A consumer that stops early leaves the prefetch unawaited: do not let it become unhandled.
+      pending?.catch(() => {});
       for (const object of page.Contents ?? []) {
         if (object.Key) yield toListed(object);
       }
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
+    }
+  }
+
+  private page(bucket: string, prefix: string, token?: string): Promise<ListObjectsV2CommandOutput> {
+    this.listRequests++;
+    return this.client.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }),
+    );
   }
 
   /**

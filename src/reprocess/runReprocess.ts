@@ -84,6 +84,16 @@ export interface RunReprocessOptions {
    * @default unknown
    */
   readonly codeCutoff?: { readonly codeVersion: string; readonly since: number; readonly until: number };
+  /**
+   * Where the plan reads the objects from instead of ListObjectsV2 (`--manifest`: an S3 Inventory,
+   * see inventoryListing.ts). Each returns the objects under the prefix in ListObjectsV2 order.
+   * Waiting always lists the outputs live (a snapshot cannot show progress).
+   * @default ListObjectsV2 of both buckets
+   */
+  readonly listings?: {
+    readonly inputs?: () => AsyncIterable<ListedObject>;
+    readonly outputs?: () => AsyncIterable<ListedObject>;
+  };
   /** Planned verdicts kept for the report. @default 20 */
   readonly sampleSize?: number;
   /** Stops between batches; running the same reprocess again resumes it. */
@@ -208,7 +218,7 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     progress(false);
   };
 
-  for await (const verdict of verdictStream(options, plan, heads)) {
+  for await (const verdict of verdictStream(options, plan, heads, undefined, true)) {
     if (options.signal?.aborted) {
       interrupted = true;
       break;
@@ -337,13 +347,15 @@ function verdictStream(
   plan: PlanCounts,
   heads: { count: number },
   only?: ReadonlySet<string>,
+  planning = false,
 ): AsyncIterable<ReprocessVerdict> {
   const { reader, mapping, worker, inputBucket } = options;
   const outputPrefix = `${mapping.outputRoot}${options.prefix.slice(mapping.inputPrefix.length)}`;
+  const outputListing = planning ? options.listings?.outputs : undefined;
   const planned = planReprocess(
     {
-      inputs: reader.list(inputBucket, options.prefix),
-      outputs: reader.list(worker.outputBucket, outputPrefix),
+      inputs: options.listings?.inputs ? options.listings.inputs() : reader.list(inputBucket, options.prefix),
+      outputs: outputListing ? outputListing() : reader.list(worker.outputBucket, outputPrefix),
       mapping,
       lookups: {
         findOutput: (key) => reader.find(worker.outputBucket, key),

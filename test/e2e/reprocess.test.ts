@@ -1,16 +1,19 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { gzipSync } from 'node:zlib';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../functions/normalize/normalizeWorker.js';
 import { judgeOutput, OutputState } from '../../src/done/judgeOutput.js';
+import { S3ListingReader } from '../../src/reprocess/S3ListingReader.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { awsEndpoint, testClients } from '../support/aws.js';
 import { queueDepth, upload } from '../support/pipeline.js';
-import { listKeys, readText } from '../support/s3.js';
+import { createBucket, listKeys, readText } from '../support/s3.js';
 import {
   normalizeStageRunner,
   ordersCsv,
@@ -172,6 +175,89 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
     }
     const again = await reprocess(p, '--code-overlap', '0');
     expect(again).toMatchObject({ planned: 0, enqueued: 0, requests: { head: 0 } });
+    await expectClean(p);
+  }, 180_000);
+
+  it('--manifest plans from an S3 Inventory written in the documented format, as a listing would', async () => {
+    const p = await provisionTwoStagePipeline(clients);
+    const keys = ['incoming/inv/a b+c.csv', 'incoming/inv/café.csv', 'incoming/inv/x.csv', 'incoming/inv/x.csv-2.csv'];
+    for (const [i, key] of keys.entries()) await upload(clients, p.stack.inputBucket, key, ordersCsv(`m${i}`, 1));
+    await normalizeStageRunner(clients, p).runUntilDrained({ timeoutMs: 60_000 });
+    await clients.s3.send(
+      new DeleteObjectCommand({ Bucket: p.stack.outputBucket, Key: outputKey(p, keys[1] as string) }),
+    );
+    await clients.s3.send(
+      new DeleteObjectCommand({ Bucket: p.stack.outputBucket, Key: outputKey(p, keys[3] as string) }),
+    );
+
+    // The inventory of the input bucket: gzip CSV data files (quoted fields, URL-encoded keys, in no
+    // particular order) and a manifest.json naming them with their MD5, in the inventory's bucket.
+    const inventoryBucket = await createBucket(clients.s3, `${p.appName}-inventory`);
+    const listed = await new S3ListingReader(clients.s3).list(p.stack.inputBucket, 'incoming/');
+    const rows: string[] = [];
+    for await (const o of listed) {
+      const key = encodeURIComponent(o.key).replace(/%20/g, '+').replace(/%2F/g, '/');
+      rows.push(
+        [p.stack.inputBucket, key, o.size, new Date(o.lastModified).toISOString(), o.etag]
+          .map((f) => `"${f}"`)
+          .join(','),
+      );
+    }
+    const files = [rows.slice(2), rows.slice(0, 2)].map((part, i) => ({
+      key: `${p.stack.inputBucket}/cfg/2026-12-01T00-00Z/files/d${i}.csv.gz`,
+      bytes: gzipSync(`${part.join('\n')}\n`),
+    }));
+    for (const f of files)
+      await clients.s3.send(new PutObjectCommand({ Bucket: inventoryBucket, Key: f.key, Body: f.bytes }));
+    const manifestKey = `${p.stack.inputBucket}/cfg/2026-12-01T00-00Z/manifest.json`;
+    await clients.s3.send(
+      new PutObjectCommand({
+        Bucket: inventoryBucket,
+        Key: manifestKey,
+        Body: JSON.stringify({
+          sourceBucket: p.stack.inputBucket,
+          destinationBucket: `arn:aws:s3:::${inventoryBucket}`,
+          version: '2016-11-30',
+          creationTimestamp: String(Date.now()),
+          fileFormat: 'CSV',
+          fileSchema: 'Bucket, Key, Size, LastModifiedDate, ETag',
+          files: files.map((f) => ({
+            key: f.key,
+            size: f.bytes.byteLength,
+            MD5checksum: createHash('md5').update(f.bytes).digest('hex'),
+          })),
+        }),
+      }),
+    );
+    const manifest = ['--manifest', `s3://${inventoryBucket}/${manifestKey}`];
+    const fromListing = await reprocess(p, '--dry-run');
+    const fromInventory = await reprocess(p, '--dry-run', ...manifest);
+    expect(fromInventory.counts).toEqual(fromListing.counts);
+    expect(fromInventory).toMatchObject({ planned: 2, counts: { missing: 2, current: 2 } });
+    expect(fromInventory.requests.list).toBeLessThan(fromListing.requests.list); // the inputs were not listed
+
+    const runner = normalizeStageRunner(clients, p);
+    runner.start();
+    try {
+      expect(await reprocess(p, ...manifest, ...FAST_WAIT)).toMatchObject({
+        planned: 2,
+        enqueued: 2,
+        waited: 'complete',
+      });
+    } finally {
+      await runner.stop();
+    }
+    expect(await reprocess(p, ...manifest)).toMatchObject({ planned: 0, enqueued: 0 });
+    const wrong = await rerunCli([
+      'reprocess',
+      '--manifest',
+      `s3://${inventoryBucket}/${manifestKey}`,
+      '--input-bucket',
+      p.stack.outputBucket,
+      ...app(p),
+    ]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/is an inventory of .*-input, not of .*-output/);
     await expectClean(p);
   }, 180_000);
 
