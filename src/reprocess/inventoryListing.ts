@@ -145,7 +145,7 @@ export async function* inventoryListing(options: InventoryListingOptions): Async
       for await (const line of lines) {
         if (line === '') continue;
         const row = inventoryRow(line, options.manifest.columns);
-        if (!row || !row.key.startsWith(options.prefix)) continue;
+        if (!row?.key.startsWith(options.prefix)) continue;
         rows.push(row);
         if (rows.length >= runSize) await spill();
       }
