@@ -177,6 +177,15 @@ Examples:
           outputPrefix: topology.outputPrefix,
           suffix: NORMALIZE_SUFFIX,
         }),
+        // The quarantine side output, so --prune also finds quarantine objects whose main output is gone.
+        sideMappings: [
+          deterministicKeyMapping({
+            inputBucket: target.inputBucket,
+            inputPrefix: topology.inputPrefix,
+            outputPrefix: topology.quarantinePrefix,
+            suffix: NORMALIZE_SUFFIX,
+          }),
+        ],
         prefix,
         mode,
         verify: values.verify === true,
@@ -234,6 +243,7 @@ Examples:
         planned: result.planned,
         enqueued: result.enqueued,
         pruned: result.pruned,
+        sideOrphans: result.sideOrphans,
         interrupted: result.interrupted,
         counts: result.counts,
         requests: result.requests,
@@ -353,6 +363,7 @@ function describeResult(result: ReprocessResult, target: PipelineTarget): string
   }
   if (result.planned === 0) lines.push('Nothing to do: every input under the prefix is up to date for this mode.');
   else lines.push(`${planned}: enqueued ${result.enqueued}.`);
+  if (result.sideOrphans > 0) lines.push(`  ${result.sideOrphans} side object(s) of gone inputs had no main output.`);
   if (result.pruned > 0) lines.push(`Pruned ${result.pruned} orphan output(s) (conditional deletes).`);
   else if (c.orphan > 0) lines.push(`${c.orphan} orphan output(s) kept: remove them with --prune.`);
   const w = result.wait;

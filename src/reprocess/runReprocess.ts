@@ -56,6 +56,12 @@ export interface RunReprocessOptions {
   readonly verify?: boolean;
   /** HEADs in flight with `verify`. @default 16 */
   readonly verifyConcurrency?: number;
+  /**
+   * The key mappings of the worker's side outputs (e.g. `quarantine/{bucket}/{path}.ndjson`), so
+   * `prune` also finds side objects whose main output is gone (one more merge each).
+   * @default none
+   */
+  readonly sideMappings?: readonly OutputKeyMapping[];
   /** Plan and report only. @default false */
   readonly dryRun?: boolean;
   /** Remove orphan outputs (conditional deletes, as for a deleted input). @default false */
@@ -142,6 +148,8 @@ export interface ReprocessResult {
   readonly enqueued: number;
   /** Orphan outputs removed (main outputs; their side outputs too). */
   readonly pruned: number;
+  /** With `prune`: side objects of gone inputs whose main output is gone too (found by `sideMappings`). */
+  readonly sideOrphans: number;
   /** Whether it stopped early (signal): run it again to resume. */
   readonly interrupted: boolean;
   /** Every verdict by state. */
@@ -257,6 +265,29 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     if (batch.length === 10) await flush();
   }
   if (!interrupted) await flush();
+
+  // Side objects whose main output is gone too are not found through their main output: with
+  // --prune, one more merge per side output (the inputs again, against that side's listing).
+  let sideOrphans = 0;
+  for (const side of options.prune && !interrupted ? (options.sideMappings ?? []) : []) {
+    for await (const verdict of sideOrphanStream(options, side)) {
+      if (options.signal?.aborted) {
+        interrupted = true;
+        break;
+      }
+      sideOrphans++;
+      if (sample.length < sampleSize) sample.push(verdict);
+      if (dryRun || !verdict.inputKey) continue;
+      await limiter?.take(1);
+      const removed = await removeOutputs(
+        options.worker,
+        { bucket: options.inputBucket, key: verdict.inputKey, eventName: 'ObjectRemoved:Delete' },
+        { store: options.store },
+      );
+      if (removed.status === 'processed') pruned++;
+      progress(false);
+    }
+  }
   progress(!interrupted);
 
   const base = {
@@ -267,6 +298,7 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     planned: selected,
     enqueued,
     pruned,
+    sideOrphans,
     interrupted,
     counts,
     plan,
@@ -384,6 +416,30 @@ function verdictStream(
       heads.count++;
     },
   });
+}
+
+/** The orphans of one side output: the inputs merged against that side's listing. */
+async function* sideOrphanStream(
+  options: RunReprocessOptions,
+  side: OutputKeyMapping,
+): AsyncGenerator<ReprocessVerdict> {
+  const { reader, inputBucket, worker } = options;
+  const sidePrefix = `${side.outputRoot}${options.prefix.slice(side.inputPrefix.length)}`;
+  for await (const verdict of planReprocess({
+    inputs: options.listings?.inputs ? options.listings.inputs() : reader.list(inputBucket, options.prefix),
+    outputs: reader.list(worker.outputBucket, sidePrefix),
+    mapping: side,
+    lookups: {
+      findOutput: (key) => reader.find(worker.outputBucket, key),
+      inputExists: async (key) => (await reader.find(inputBucket, key)) !== undefined,
+    },
+    checkLongOrphans: options.prefix === side.inputPrefix,
+  })) {
+    if (verdict.state !== ReprocessState.ORPHAN || !verdict.inputKey) continue;
+    // Its main output, if still there, is an orphan of the main merge already (counted and pruned there).
+    if (await reader.find(worker.outputBucket, options.mapping.outputKeyOf(verdict.inputKey))) continue;
+    yield { ...verdict, reason: 'side object of an input that is gone (no main output)' };
+  }
 }
 
 async function* filterVerdicts(

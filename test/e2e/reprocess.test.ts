@@ -29,6 +29,7 @@ interface ReprocessJson {
   planned: number;
   enqueued: number;
   pruned: number;
+  sideOrphans?: number;
   counts: Record<string, number>;
   requests: { list: number; lookup: number; head: number };
   waited?: string;
@@ -78,7 +79,7 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
     const p = await provisionTwoStagePipeline(clients);
     const keys = Array.from({ length: 12 }, (_, i) => `incoming/dt=2026-01-0${1 + (i % 3)}/orders-${i}.csv`);
     for (const [i, key] of keys.entries())
-      await upload(clients, p.stack.inputBucket, key, ordersCsv(`k${i}`, 2, { bad: i === 4 }));
+      await upload(clients, p.stack.inputBucket, key, ordersCsv(`k${i}`, 2, { bad: i === 4 || i === 6 }));
     // Two inputs built by an older code version.
     const oldCode = defineWorker({
       ...createNormalizeWorker({ outputBucket: p.stack.outputBucket, topology: p.t }),
@@ -106,28 +107,36 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
     await upload(clients, p.stack.inputBucket, keys[5] as string, ordersCsv('k5-new', 4));
     await upload(clients, p.stack.inputBucket, 'incoming/dt=2026-01-02/late.csv', ordersCsv('late', 1));
     await upload(clients, p.stack.inputBucket, 'incoming/notes.txt', 'not a csv'); // skipped by the worker
+    // keys[6] (with a quarantine file): input deleted while events were lost, and its main output by hand.
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: p.stack.inputBucket, Key: keys[6] }));
+    await clients.s3.send(
+      new DeleteObjectCommand({ Bucket: p.stack.outputBucket, Key: outputKey(p, keys[6] as string) }),
+    );
     await purge(p);
-    expect(await listKeys(clients.s3, p.stack.outputBucket, 'quarantine/')).toEqual([
-      quarantineKey(p, keys[4] as string),
-    ]);
+    expect(await listKeys(clients.s3, p.stack.outputBucket, 'quarantine/')).toEqual(
+      [quarantineKey(p, keys[4] as string), quarantineKey(p, keys[6] as string)].sort(),
+    );
 
     const dry = await reprocess(p, '--dry-run');
     expect(dry).toMatchObject({
       planned: 4, // 2 deleted outputs, 1 stale, 1 lost event
       enqueued: 0,
-      counts: { missing: 3, stale: 1, current: 8, orphan: 1, skipped: 1 },
+      counts: { missing: 3, stale: 1, current: 7, orphan: 1, skipped: 1 },
     });
+    // With --prune, one more merge finds the quarantine object whose main output is gone too.
+    expect(await reprocess(p, '--dry-run', '--prune')).toMatchObject({ sideOrphans: 1, pruned: 0 });
     expect(await queueDepth(clients, p.stack.queueUrl)).toBe(0);
     const verified = await reprocess(p, '--dry-run', '--verify');
-    expect(verified).toMatchObject({ planned: 6, counts: { invalid: 1, 'old-code': 1, current: 6, orphan: 1 } });
-    expect(verified.requests.head).toBe(8); // one HEAD per output that looked current
+    expect(verified).toMatchObject({ planned: 6, counts: { invalid: 1, 'old-code': 1, current: 5, orphan: 1 } });
+    expect(verified.requests.head).toBe(7); // one HEAD per output that looked current
 
     const runner = normalizeStageRunner(clients, p);
     runner.start();
     try {
       const run = await reprocess(p, '--verify', '--prune', ...FAST_WAIT);
-      expect(run).toMatchObject({ planned: 6, enqueued: 6, pruned: 1, waited: 'complete', done: 6, remaining: 0 });
-      expect(await listKeys(clients.s3, p.stack.outputBucket, 'quarantine/')).toEqual([]); // pruned with its main output
+      expect(run).toMatchObject({ planned: 6, enqueued: 6, pruned: 2, sideOrphans: 1, waited: 'complete', done: 6 });
+      // keys[4]'s quarantine object pruned with its main output, keys[6]'s alone.
+      expect(await listKeys(clients.s3, p.stack.outputBucket, 'quarantine/')).toEqual([]);
       const second = await reprocess(p, '--verify', '--prune', ...FAST_WAIT);
       expect(second).toMatchObject({ planned: 0, enqueued: 0, pruned: 0 });
     } finally {
