@@ -217,8 +217,8 @@ export class S3ObjectStore {
   /**
    * DeleteObject with `If-Match: <etag>`: removes the object only while it is still the version
    * the caller looked at, so a delete never removes what a concurrent writer has just published.
-   * AWS-SEMANTICS "Conditional deletes": a mismatch answers 412 (S3 User Guide, "How to enforce
-   * conditional deletes"); a missing key answers 404 with If-Match, and both are results here.
+   * AWS-SEMANTICS "Conditional deletes": a mismatch answers 412 (S3 User Guide, "Conditional
+   * deletes"); a missing key answers 404 with If-Match, and both are results here.
    *
    * @example
    * const result = await store.deleteIfMatch('out', 'normalized/in/a.csv.ndjson', head.etag);

@@ -4,7 +4,13 @@ import { PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
-import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
+import {
+  DeleteStatus,
+  type S3ObjectStore,
+  type WriteCondition,
+  type WriteResult,
+  WriteStatus,
+} from '../s3/S3ObjectStore.js';
 import type { OutputStream, WorkerDefinition } from './defineWorker.js';
 
 /**
@@ -363,9 +369,16 @@ async function removeStaleSideOutputs(
     if (publishedBefore && !publishedBefore.has(name)) continue;
     const key = keyOf(object);
     // No blind delete: If-Match on the ETag the replaced output listed (or a HEAD's, when it did not
-    // list one), so a side object a concurrent writer has just published is kept (412).
-    const etag = publishedBefore?.get(name) || (await store.head(worker.outputBucket, key))?.etag;
-    if (etag) await store.deleteIfMatch(worker.outputBucket, key, etag);
+    // list one). A 412 means the object changed since it was listed: it is still older content's
+    // (this run wrote none), so it goes too, on the ETag a HEAD sees now.
+    const listedEtag = publishedBefore?.get(name) || (await store.head(worker.outputBucket, key))?.etag;
+    if (
+      listedEtag &&
+      (await store.deleteIfMatch(worker.outputBucket, key, listedEtag)) === DeleteStatus.PRECONDITION_FAILED
+    ) {
+      const now = await store.head(worker.outputBucket, key);
+      if (now) await store.deleteIfMatch(worker.outputBucket, key, now.etag);
+    }
     logger.debug('removed side output of older content', { sideOutput: name, key });
   }
 }
