@@ -36,28 +36,27 @@ const NORMALIZE_SUFFIX = '.ndjson';
 /** `rerun reprocess`: rerun the main stage over a prefix of the input bucket. */
 export const command: CliCommand = {
   name: 'reprocess',
-  summary: 'Rerun the main stage over a prefix: plan by listings, enqueue what is missing or stale, prune orphans.',
-  usage:
-    'rerun reprocess [--prefix P] [--mode missing|stale|all] [--verify] [--prune] [--dry-run] [--rate N] [--wait] [options]',
+  summary: 'Rerun the main stage over a prefix: enqueue what is missing or stale',
+  usage: 'rerun reprocess [--prefix P] [--mode MODE] [--verify] [--prune] [--wait] [options]',
   options: {
     prefix: {
       type: 'string',
       valueName: 'P',
-      description: 'Input key prefix to reprocess (default: the input prefix, incoming/)',
+      description: 'Input key prefix (default: incoming/)',
     },
     mode: {
       type: 'string',
       valueName: 'MODE',
-      description: 'missing: no output; stale (default): also outdated ones; all: every input',
+      description: 'missing | stale (default: also outdated) | all',
     },
     verify: {
       type: 'boolean',
-      description: 'One HEAD per output that looks current: finds corrupt and old-code outputs',
+      description: 'HEAD each current-looking output: corrupt, old code',
     },
-    prune: { type: 'boolean', description: 'Remove orphan outputs (input gone), with conditional deletes' },
+    prune: { type: 'boolean', description: 'Remove outputs of gone inputs (If-Match deletes)' },
     'dry-run': { type: 'boolean', description: 'Print the plan, send and delete nothing' },
     rate: { type: 'string', valueName: 'N', description: 'At most N messages (and deletes) per second' },
-    wait: { type: 'boolean', description: 'Follow the planned inputs to their outcomes, then print the counts' },
+    wait: { type: 'boolean', description: 'Follow the planned inputs to their outcomes' },
     timeout: { type: 'string', valueName: 'SECONDS', description: 'With --wait, give up after this long' },
     // Hidden (no description): tuning for tests and slow links.
     'poll-interval': { type: 'string', valueName: 'MS' },
@@ -65,42 +64,46 @@ export const command: CliCommand = {
     'code-overlap': {
       type: 'string',
       valueName: 'SECONDS',
-      description: 'Rollout window after a code version first ran (default: function timeout + 60)',
+      description: 'Code rollout window (default: fn timeout + 60)',
     },
     manifest: {
       type: 'string',
       valueName: 'S3URL',
-      description: 'Plan the inputs from an S3 Inventory (s3://.../manifest.json, CSV) instead of listing',
+      description: 'Inputs from an S3 Inventory manifest.json (CSV)',
     },
     'output-manifest': {
       type: 'string',
       valueName: 'S3URL',
-      description: 'The same for the outputs (an inventory of the output bucket)',
+      description: "Outputs from the output bucket's inventory",
     },
     'queue-url': {
       type: 'string',
       valueName: 'URL',
-      description: 'Normalize work queue (default: $RERUN_QUEUE_URL or <app>-normalize-queue)',
+      description: 'Work queue (default: $RERUN_QUEUE_URL or by name)',
     },
     'dlq-url': {
       type: 'string',
       valueName: 'URL',
-      description: 'Its DLQ, watched with --wait (default: $RERUN_DLQ_URL or <app>-normalize-dlq)',
+      description: 'DLQ watched by --wait (default: $RERUN_DLQ_URL)',
     },
     ...targetOptions,
   },
-  details: `Planning lists the inputs under the prefix and their outputs together, page by page (a
-merge-join; memory does not grow with the object count), and judges each input from the listings:
-missing (no output), stale (output older than its input), current; and each output whose input is gone
-(orphan). --verify adds the worker's exact done-check for each output that looks current (one HEAD:
-stored checksum, code version, the input ETag it was built from).
+  details: `Planning lists the inputs under the prefix and their outputs together, page
+by page (a merge-join: memory does not grow with the object count), and
+judges each input from the listings: missing (no output), stale (output older
+than its input) or current, and each output whose input is gone (orphan).
+--verify adds the worker's exact done-check for each output that looks current
+(one HEAD: stored checksum, code version, the input ETag it was built from).
+After a codeVersion bump the deployed worker's marker makes older outputs
+old-code from the listing alone.
 
-Each selected input becomes one S3-event-shaped message on the normalize queue (10 per batch); the
-worker's done-check absorbs repeats. Resume: an interrupted reprocess, run again, plans only what is
-still to do; once it completed, the same reprocess plans nothing (except --mode all).
+Each selected input becomes one S3-event-shaped message on the work queue (10
+per batch); the worker's done-check absorbs repeats. An interrupted reprocess,
+run again, plans only what is still to do; once it completed, the same
+reprocess plans nothing (except --mode all).
 
-Exit: 0 done (or planned, without --wait); 1 when --wait ends with inputs not done (see rerun redrive)
-or times out; 130 when interrupted.
+Exit: 0 done (or planned, without --wait); 1 when --wait ends with inputs not
+done (see rerun redrive) or times out; 130 when interrupted.
 
 Examples:
   rerun reprocess --prefix incoming/dt=2026-11- --dry-run
