@@ -34,6 +34,8 @@ export interface ReprocessPlanningResult {
   /** Each figure scaled to 100 million inputs (linear in the object count; RSS: measured flat). */
   readonly at100M: {
     readonly listRequests: number;
+    /** Key lookups (one per orphan, prefix input or long key): 1 % orphans here. */
+    readonly lookups: number;
     readonly listingHours: number;
     readonly verifyHeads: number;
     readonly verifyHours: number;
@@ -143,6 +145,7 @@ export async function measureReprocessPlanning(options: {
     small,
     at100M: {
       listRequests: Math.round(listing.requests.list * scale),
+      lookups: Math.round(listing.requests.lookup * scale),
       listingHours: hours(listing.ms),
       verifyHeads: Math.round(verify.requests.head * scale),
       verifyHours: hours(verify.ms),
