@@ -2,6 +2,7 @@ import type { BackfillPlanningResult } from './backfillPlanning.js';
 import type { BundleFigures } from './bundleSize.js';
 import type { NormalizerThroughput } from './normalizerThroughput.js';
 import type { PeakRssResult } from './peakRss.js';
+import type { ReprocessPlanningResult } from './reprocessPlanning.js';
 import type { SideBySideResult } from './sideBySide.js';
 import { MODELLED_AWS_LATENCY_MS } from './workerThroughput.js';
 
@@ -16,6 +17,7 @@ export interface BenchReport {
   };
   readonly sideBySide?: SideBySideResult;
   readonly backfillPlanning?: BackfillPlanningResult;
+  readonly reprocessPlanning?: ReprocessPlanningResult;
   readonly bundles?: readonly BundleFigures[];
   readonly peakRss?: PeakRssResult;
   /** The normalizer alone, in process, per input format. */
@@ -222,6 +224,43 @@ export function formatBenchReport(report: BenchReport): string {
             `rerun backfill planner (bulk done-check; ${plan.planner.partitions} partitions, ${plan.planner.tasks} to run)`,
             String(plan.planner.requests),
             ms(plan.planner.ms),
+          ],
+        ],
+      ),
+      '',
+    );
+  }
+  const rp = report.reprocessPlanning;
+  if (rp) {
+    const n = (x: number) => x.toLocaleString('en-US');
+    const row = (label: string, r: ReprocessPlanningResult['listing'], items: number) => [
+      label,
+      n(items),
+      `${n(r.requests.list)} list + ${n(r.requests.lookup)} lookup + ${n(r.requests.head)} HEAD`,
+      ms(r.ms),
+      `${r.peakRssMiB} MiB`,
+    ];
+    out.push(
+      `Reprocess planning (rerun reprocess --dry-run): ${n(rp.items)} inputs, ${n(rp.missing)} outputs missing, ${n(rp.orphans)} orphans`,
+      table(
+        ['', 'inputs', 'requests', 'time', 'peak RSS'],
+        [
+          row('listings only, a tenth of the objects', rp.small, rp.small.items),
+          row('listings only (missing, stale by LastModified, orphans)', rp.listing, rp.items),
+          row('--verify (one HEAD per output that looks current)', rp.verify, rp.items),
+          [
+            'scaled to 100,000,000 inputs: listings only (time: moto, linear)',
+            n(100_000_000),
+            `${n(rp.at100M.listRequests)} list + ${n(rp.at100M.lookups)} lookup`,
+            `${rp.at100M.listingHours} h`,
+            `${rp.at100M.peakRssMiB} MiB (flat)`,
+          ],
+          [
+            'scaled to 100,000,000 inputs: --verify (time: moto, linear)',
+            n(100_000_000),
+            `+ ${n(rp.at100M.verifyHeads)} HEAD`,
+            `${rp.at100M.verifyHours} h`,
+            '',
           ],
         ],
       ),

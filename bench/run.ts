@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: rerun side by side with a Powertools baseline, and the project's other figures.
  *
- *   tsx bench/run.ts [--json] [--only side,planning,bundles,rss,normalizer] [--items N] [--repeats N]
- *                    [--planning-items N] [--rss-bytes N] [--normalizer-bytes N]
+ *   tsx bench/run.ts [--json] [--only side,planning,reprocess,bundles,rss,normalizer] [--items N] [--repeats N]
+ *                    [--planning-items N] [--reprocess-items N] [--rss-bytes N] [--normalizer-bytes N]
  *
  * Starts its own emulator (moto with atomic conditional writes, as the tests and `rerun dev` use;
  * AWS_ENDPOINT_URL overrides it). Prints a table (or, with --json, one JSON document on stdout) and
@@ -19,10 +19,11 @@ import { bundleEntry, measureBundle, stackWorkerBundles } from './bundleSize.js'
 import { measureNormalizerThroughput } from './normalizerThroughput.js';
 import { measurePeakRss } from './peakRss.js';
 import { type BenchReport, checkTargets, formatBenchReport } from './report.js';
+import { measureReprocessPlanning } from './reprocessPlanning.js';
 import { runSideBySide } from './sideBySide.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const SECTIONS = ['side', 'planning', 'bundles', 'rss', 'normalizer'] as const;
+const SECTIONS = ['side', 'planning', 'reprocess', 'bundles', 'rss', 'normalizer'] as const;
 const { values } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     items: { type: 'string', default: '200' },
     repeats: { type: 'string', default: '3' },
     'planning-items': { type: 'string', default: '10000' },
+    'reprocess-items': { type: 'string', default: '100000' },
     'rss-bytes': { type: 'string', default: String(1024 ** 3) },
     'normalizer-bytes': { type: 'string', default: String(64 * 1024 ** 2) },
   },
@@ -48,6 +50,7 @@ const positive = (name: string, value: string | undefined) => {
 const items = positive('items', values.items);
 const repeats = positive('repeats', values.repeats);
 const planningItems = positive('planning-items', values['planning-items']);
+const reprocessItems = positive('reprocess-items', values['reprocess-items']);
 const rssBytes = positive('rss-bytes', values['rss-bytes']);
 const normalizerBytes = positive('normalizer-bytes', values['normalizer-bytes']);
 
@@ -62,7 +65,13 @@ process.env.AWS_SECRET_ACCESS_KEY ||= 'test';
 const clients = createAwsClients({ endpoint, region: 'us-east-1' });
 
 const sections: {
-  -readonly [K in 'sideBySide' | 'backfillPlanning' | 'bundles' | 'peakRss' | 'normalizer']?: BenchReport[K];
+  -readonly [K in
+    | 'sideBySide'
+    | 'backfillPlanning'
+    | 'reprocessPlanning'
+    | 'bundles'
+    | 'peakRss'
+    | 'normalizer']?: BenchReport[K];
 } = {};
 // Each section runs on its own: one that fails is reported and the others still run.
 const failures: { section: string; error: string }[] = [];
@@ -81,6 +90,9 @@ try {
   });
   await section('planning', async () => {
     sections.backfillPlanning = await measureBackfillPlanning({ clients, items: planningItems, days: 30, log });
+  });
+  await section('reprocess', async () => {
+    sections.reprocessPlanning = await measureReprocessPlanning({ clients, endpoint, items: reprocessItems, log });
   });
   await section('bundles', async () => {
     log('bundles: the stack worker assets (cdk synth, SDK inside) and cold imports...');

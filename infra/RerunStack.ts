@@ -3,20 +3,19 @@ import { CfnOutput, CfnParameter, Duration, Stack, type StackProps } from 'aws-c
 import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { EventType } from 'aws-cdk-lib/aws-s3';
+import type { EventType } from 'aws-cdk-lib/aws-s3';
 import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import type { Construct } from 'constructs';
 import { stagingRoot } from '../src/partition/summaryLayout.js';
 import { SCHEDULE_MESSAGE_GROUP, SUMMARIZE_TASK_TYPE } from '../src/partition/summaryTask.js';
-import { topology as defaultTopology, type Topology } from '../src/topology.js';
+import { topology as defaultTopology, INPUT_EVENTS, type Topology } from '../src/topology.js';
 import { DataBucket } from './constructs/DataBucket.js';
 import { LedgerTable } from './constructs/LedgerTable.js';
 import { SqsWorker } from './constructs/SqsWorker.js';
 import { acknowledgeBucketNotificationsHandler, acknowledgePrefixWildcards } from './nagSuppressions.js';
 import { projectRoot } from './paths.js';
-import { requireConditionalWrites } from './policies/conditionalWritePolicy.js';
+import { requireConditionalDeletes, requireConditionalWrites } from './policies/conditionalWritePolicy.js';
 import { grantPrefixAccess } from './policies/prefixGrants.js';
 import { StackOutput } from './stackOutputs.js';
 
@@ -105,7 +104,7 @@ export class RerunStack extends Stack {
     const t = props.topology ?? defaultTopology;
     const ownedPrefixes = [t.outputPrefix, t.quarantinePrefix];
     // Every prefix a worker writes: all of them only through conditional writes.
-    const writtenPrefixes = [...ownedPrefixes, t.summaryPrefix, t.failurePrefix];
+    const writtenPrefixes = [...ownedPrefixes, t.summaryPrefix, t.failurePrefix, t.codeVersionPrefix];
 
     this.notifyUrl = new CfnParameter(this, 'NotifyUrl', {
       type: 'String',
@@ -130,6 +129,8 @@ export class RerunStack extends Stack {
       abortIncompleteMultipartUploadAfterDays,
     });
     requireConditionalWrites(this.output.bucket, writtenPrefixes);
+    // No blind delete of an output either: every DeleteObject there names the version it removes.
+    requireConditionalDeletes(this.output.bucket, [...ownedPrefixes, t.summaryPrefix]);
     // A staging copy lives seconds; one left by a crash is harmless (deterministic key, replaced or
     // removed by the next run) and expires here. Failure records outlive the DLQ's retention.
     this.output.bucket.addLifecycleRule({
@@ -153,34 +154,29 @@ export class RerunStack extends Stack {
         OUTPUT_BUCKET: this.output.bucket.bucketName,
         LEDGER_TABLE: this.ledger.table.tableName,
         NOTIFY_URL: this.notifyUrl.valueAsString,
+        CODE_VERSION_PREFIX: t.codeVersionPrefix,
       },
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
       ...(props.alarmActions ? { alarmActions: props.alarmActions } : {}),
     });
 
     // Exactly what the worker does: read uploads; read (done-check), write (conditional put,
-    // multipart) its outputs; delete a stale quarantine object when a rerun finds no bad rows.
+    // multipart) its outputs; delete (If-Match) a stale quarantine object when a rerun finds no bad
+    // rows, and both outputs of a deleted input.
     const fn = this.normalize.function;
     grantPrefixAccess(fn, this.input.bucket, [t.inputPrefix], { read: true });
     grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { read: true, write: true });
-    grantPrefixAccess(fn, this.output.bucket, [t.quarantinePrefix], { delete: true, list: false });
-    // ...and an output an earlier release hashed outside its day (`normalized/<bucket>/_long/<sha256>`),
-    // once the output is published under its partition (legacyOutputKeys in normalizeWorker.ts).
-    // Only hashed keys: every other normalized output stays undeletable by the worker.
-    fn.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['s3:DeleteObject'],
-        resources: [this.output.bucket.arnForObjects(`${t.outputPrefix}*/_long/*`)],
-      }),
-    );
+    grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { delete: true, list: false });
     // Why it gave up on a message (conditional create, or replace by ETag), for `rerun redrive`.
     grantPrefixAccess(fn, this.output.bucket, [t.failurePrefix], { read: true, write: true });
+    // When a code version first ran (create-only), for reprocess planning by listings.
+    grantPrefixAccess(fn, this.output.bucket, [t.codeVersionPrefix], { write: true, list: false });
     this.ledger.grantLedgerAccess(fn);
     acknowledgePrefixWildcards(this.normalize.role, this.input.bucket, [t.inputPrefix]);
     acknowledgePrefixWildcards(this.normalize.role, this.output.bucket, [
       ...ownedPrefixes,
       t.failurePrefix,
-      `${t.outputPrefix}*/_long/`, // DeleteObject only, on hashed keys (see above)
+      t.codeVersionPrefix,
     ]);
 
     // The summary stage: one task per daily partition, fed by the schedule and by `rerun backfill`.
@@ -228,9 +224,12 @@ export class RerunStack extends Stack {
       ],
     });
 
-    this.input.bucket.addEventNotification(EventType.OBJECT_CREATED, new SqsDestination(this.normalize.queue), {
-      prefix: t.inputPrefix,
-    });
+    // Uploads build outputs; deletes remove them (conditional deletes, see src/worker/removeOutputs.ts).
+    for (const event of INPUT_EVENTS) {
+      this.input.bucket.addEventNotification(event as EventType, new SqsDestination(this.normalize.queue), {
+        prefix: t.inputPrefix,
+      });
+    }
 
     acknowledgeBucketNotificationsHandler(this);
 

@@ -70,6 +70,12 @@ export interface Topology {
    * `{failurePrefix}{queue name}/{message id}.json` in the output bucket (read by `rerun redrive`).
    */
   readonly failurePrefix: string;
+  /**
+   * One empty object per worker and code version that has run, `{codeVersionPrefix}{worker}/{codeVersion}`
+   * in the output bucket, created by its first instance before its first output: planning reads a
+   * code-version bump from its LastModified (src/worker/codeVersionMarker.ts).
+   */
+  readonly codeVersionPrefix: string;
   /** The upload-normalizing worker. */
   readonly normalize: WorkerTopology;
   /** The daily-summary worker (one partition per task; fed by the daily schedule and by backfills). */
@@ -113,6 +119,7 @@ export const topology: Topology = {
   },
   summaryPrefix: 'summaries/',
   failurePrefix: 'failures/',
+  codeVersionPrefix: 'code-versions/',
   summarize: {
     name: 'summarize',
     // A partition task reads a whole day of normalized outputs: give it time, and one task per
@@ -137,6 +144,16 @@ export const topology: Topology = {
     ttlAttribute: 'ttl',
   },
 };
+
+/**
+ * The input bucket events the normalize worker receives, under `inputPrefix`, in the stack and in
+ * `rerun dev` alike: uploads build outputs, and deletes remove them (deletion propagates, with
+ * conditional deletes; see src/worker/removeOutputs.ts).
+ *
+ * @example
+ * INPUT_EVENTS.includes('s3:ObjectRemoved:*'); // true
+ */
+export const INPUT_EVENTS: readonly string[] = ['s3:ObjectCreated:*', 's3:ObjectRemoved:*'];
 
 /** Resource names derived from the topology, identical locally and in the stack. */
 export interface ResourceNames {

@@ -3,7 +3,8 @@
  * Everything is built once per container, at module scope; the handler only delegates.
  *
  * Environment: OUTPUT_BUCKET (required; also holds the failures/ records of given-up messages);
- * LEDGER_TABLE and NOTIFY_URL (together: notify a webhook once per output content); LOG_LEVEL;
+ * LEDGER_TABLE and NOTIFY_URL (together: notify a webhook once per output content); CODE_VERSION_PREFIX
+ * (record when this code version first ran, see src/worker/codeVersionMarker.ts); LOG_LEVEL;
  * AWS_ENDPOINT_URL (emulators).
  */
 import { createAwsClients } from '../../src/aws/clients.js';
@@ -27,6 +28,7 @@ const notifyUrl = optionalEnv('NOTIFY_URL', '');
 const ledgerTable = notifyUrl ? requireEnv('LEDGER_TABLE', process.env, 'NOTIFY_URL needs the dedupe ledger.') : '';
 
 const outputBucket = requireEnv('OUTPUT_BUCKET');
+const codeVersionPrefix = optionalEnv('CODE_VERSION_PREFIX', '');
 const store = new S3ObjectStore(clients.s3);
 
 export const handler = createSqsBatchHandler({
@@ -36,6 +38,9 @@ export const handler = createSqsBatchHandler({
   logger,
   // Why a message was given up on, at failures/<queue>/<messageId>.json, for `rerun redrive`.
   failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: outputBucket, logger }),
+  // When this code version first ran, for `rerun reprocess` to find older code's outputs by listing
+  // (the stack and rerun dev set CODE_VERSION_PREFIX; without it no marker is written).
+  ...(codeVersionPrefix ? { codeVersionMarker: { bucket: outputBucket, prefix: codeVersionPrefix } } : {}),
   ...(notifyUrl
     ? {
         afterOutput: notifyAfterOutput({

@@ -49,3 +49,38 @@ export function requireConditionalWrites(bucket: IBucket, prefixes: readonly str
   bucket.addToResourcePolicy(statement);
   return statement;
 }
+
+/**
+ * The bucket-policy statement that forbids blind deletes under `prefixes`: DeleteObject is denied
+ * unless it carries `If-Match` (an ETag, or `*`), so a delete names the version it removes and can
+ * never remove an output that a concurrent worker has just rebuilt (412 instead).
+ * Source: Amazon S3 User Guide, "Enforce conditional deletes" (condition key `s3:if-match`;
+ * https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html); see
+ * AWS-SEMANTICS "Conditional deletes". A delete with an ETag also needs s3:GetObject, which the
+ * functions that delete hold on the same prefixes.
+ *
+ * @example
+ * bucket.addToResourcePolicy(denyBlindDeleteStatement(bucket.bucketArn, ['normalized/', 'quarantine/']));
+ */
+export function denyBlindDeleteStatement(bucketArn: string, prefixes: readonly string[]): PolicyStatement {
+  return new PolicyStatement({
+    sid: 'DenyDeleteWithoutIfMatch',
+    effect: Effect.DENY,
+    principals: [new AnyPrincipal()],
+    actions: ['s3:DeleteObject'],
+    resources: objectArnsUnder(bucketArn, prefixes),
+    conditions: { Null: { 's3:if-match': 'true' } },
+  });
+}
+
+/**
+ * Adds {@link denyBlindDeleteStatement} to the bucket's policy and returns the statement.
+ *
+ * @example
+ * requireConditionalDeletes(output.bucket, [topology.outputPrefix, topology.quarantinePrefix]);
+ */
+export function requireConditionalDeletes(bucket: IBucket, prefixes: readonly string[]): PolicyStatement {
+  const statement = denyBlindDeleteStatement(bucket.bucketArn, prefixes);
+  bucket.addToResourcePolicy(statement);
+  return statement;
+}

@@ -1,8 +1,9 @@
-import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { RerunError } from '../errors.js';
 import { summaryTaskEnvelope } from '../partition/summaryTask.js';
 import type { PlannedTask } from './planBackfill.js';
 import type { RateLimiter } from './RateLimiter.js';
+import { EnqueueRefusedError, sendMessageBatch } from './sendMessageBatch.js';
 
 /** Some tasks could not be enqueued. Retryable: running the same backfill again resumes it. */
 export class BackfillEnqueueError extends RerunError {
@@ -37,33 +38,17 @@ export interface EnqueueTasksOptions {
  * const sent = await enqueueTasks({ sqs, queueUrl, tasks: plan.tasks });
  */
 export async function enqueueTasks(options: EnqueueTasksOptions): Promise<number> {
-  const fifo = options.queueUrl.endsWith('.fifo');
   let sent = 0;
   for (let start = 0; start < options.tasks.length; start += 10) {
     if (options.signal?.aborted) break;
     const batch = options.tasks.slice(start, start + 10);
     await options.limiter?.take(batch.length);
-    let entries: SendMessageBatchRequestEntry[] = batch.map((task, i) => {
-      const envelope = summaryTaskEnvelope(task.day, task.lineageHash);
-      return {
-        Id: `t${i}`,
-        MessageBody: envelope.body,
-        ...(fifo ? { MessageGroupId: envelope.groupId, MessageDeduplicationId: envelope.deduplicationId } : {}),
-      };
-    });
-    for (let attempt = 1; entries.length > 0; attempt++) {
-      const out = await options.sqs.send(new SendMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: entries }));
-      sent += out.Successful?.length ?? 0;
-      const failed = out.Failed ?? [];
-      if (failed.length === 0) break;
-      if (attempt >= 2 || failed.some((f) => f.SenderFault)) {
-        throw new BackfillEnqueueError(
-          `SQS refused ${failed.length} task(s) of ${options.queueUrl}: ` +
-            `${failed.map((f) => `${f.Code}: ${f.Message}`).join('; ')}. Run the same backfill again to resume.`,
-        );
-      }
-      const retry = new Set(failed.map((f) => f.Id));
-      entries = entries.filter((e) => retry.has(e.Id));
+    const messages = batch.map((task) => summaryTaskEnvelope(task.day, task.lineageHash));
+    try {
+      sent += await sendMessageBatch(options.sqs, options.queueUrl, messages, 'Run the same backfill again to resume.');
+    } catch (error) {
+      if (error instanceof EnqueueRefusedError) throw new BackfillEnqueueError(error.message);
+      throw error;
     }
     options.onSent?.(sent);
   }

@@ -5,9 +5,11 @@ import { IntakeKind, parseS3EventBody } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
+import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { type ObjectOutcome, type OutputDescription, processObject } from '../worker/processObject.js';
+import { removeOutputs } from '../worker/removeOutputs.js';
 import { receiveCountOf, runBatch } from './runBatch.js';
 
 /** Called after an object's output is known to be valid and current (written now or found done). */
@@ -65,6 +67,15 @@ export interface SqsBatchHandlerOptions {
    * @default Date.now
    */
   readonly now?: () => number;
+  /**
+   * Record, once per instance and before the first record, that this code version has run: an
+   * empty object at `{prefix}{worker name}/{codeVersion}` in `bucket`, created once
+   * (src/worker/codeVersionMarker.ts). `rerun reprocess` reads its LastModified to find the
+   * outputs of older code from listings. When it cannot be written the batch fails (and returns),
+   * so no output of this version is ever older than its marker.
+   * @default none
+   */
+  readonly codeVersionMarker?: { readonly bucket: string; readonly prefix: string };
 }
 
 /** An error that asks for its message to come back after a delay (e.g. a side effect in progress elsewhere). */
@@ -122,12 +133,15 @@ export function createSqsBatchHandler(
     try {
       for (const object of intake.objects) {
         current = { bucket: object.bucket, key: object.key };
-        const outcome = await processObject(options.worker, object, {
-          store: options.store,
-          logger,
-          // A redelivery: an earlier attempt may have died between a side output and the main output.
-          sweepSideOutputs: base.receiveCount > 1,
-        });
+        // Deletion propagates: an ObjectRemoved event removes the input's outputs (conditional deletes).
+        const outcome = object.eventName.startsWith('ObjectRemoved:')
+          ? await removeOutputs(options.worker, object, { store: options.store, logger })
+          : await processObject(options.worker, object, {
+              store: options.store,
+              logger,
+              // A redelivery: an earlier attempt may have died between a side output and the main output.
+              sweepSideOutputs: base.receiveCount > 1,
+            });
         outcomes.push(outcome);
         if (options.afterOutput && outcome.output) {
           const effect = await options.afterOutput(outcome.output, {
@@ -207,8 +221,25 @@ export function createSqsBatchHandler(
     return url;
   };
 
-  return (event, context) => {
+  let marked: Promise<void> | undefined;
+  const markCodeVersion = (): Promise<void> => {
+    const marker = options.codeVersionMarker;
+    if (!marker) return Promise.resolve();
+    if (!marked) {
+      const key = codeVersionMarkerKey(marker.prefix, options.worker.name, options.worker.codeVersion);
+      marked = writeCodeVersionMarker(options.store, marker.bucket, key);
+      marked.catch(() => {
+        marked = undefined; // the next batch tries again
+      });
+    }
+    return marked;
+  };
+
+  return async (event, context) => {
     const invocationStart = now();
+    // A thrown error fails the whole batch (AWS-SEMANTICS): it comes back, and no output of this
+    // code version is written before its marker exists.
+    await markCodeVersion();
     return runBatch(event, context, (record) => processRecord(record, context, invocationStart), {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),

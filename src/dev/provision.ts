@@ -18,7 +18,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../aws/clients.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
-import { topology as defaultTopology, type ResourceNames, type Topology } from '../topology.js';
+import { topology as defaultTopology, INPUT_EVENTS, type ResourceNames, type Topology } from '../topology.js';
 import { LocalSetupError } from './errors.js';
 
 /** What provisioning did to one resource. */
@@ -56,7 +56,8 @@ export interface LocalStackResources {
 /**
  * Idempotently creates the local pipeline: input and output buckets, the work queue with its
  * redrive policy to the DLQ, the DLQ's redrive-allow policy, the queue policy that lets S3 send,
- * and the input bucket's notification of `s3:ObjectCreated:*` under `topology.inputPrefix`.
+ * and the input bucket's notification of `s3:ObjectCreated:*` and `s3:ObjectRemoved:*` (INPUT_EVENTS)
+ * under `topology.inputPrefix`.
  *
  * Existing resources are reused; an attribute that differs from the topology is set again, and a
  * second run with the same inputs sends no creating or modifying request (except where the
@@ -121,7 +122,7 @@ export async function provisionLocalStack(options: ProvisionLocalStackOptions): 
     await ensureNotification(clients, names.inputBucket, {
       Id: `${t.appName}-${t.normalize.name}`,
       QueueArn: queue.arn,
-      Events: ['s3:ObjectCreated:*'],
+      Events: [...INPUT_EVENTS] as QueueConfiguration['Events'],
       Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: t.inputPrefix }] } },
     }),
   );

@@ -220,6 +220,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     env.AWS_REGION = region;
     env.LEDGER_TABLE = ledgerTable;
     env.NOTIFY_URL = `${sink.url}/notify`;
+    env.CODE_VERSION_PREFIX = t.codeVersionPrefix;
     // The table shows every record's outcome; the handler's own info logs would repeat it line by line.
     env.LOG_LEVEL ||= 'warn';
     const w = t.normalize;

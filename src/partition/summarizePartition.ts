@@ -128,7 +128,7 @@ async function attempt(
   if (verdict.state === SummaryState.CURRENT) {
     const repaired = await ensureMarker(options, day, { lineageHash: hash, summaryEtag: verdict.etag, codeVersion });
     // A missing marker means a publish was interrupted, possibly before its staging copy was removed.
-    if (repaired) await store.delete(bucket, stagingKey(layout, day, hash));
+    if (repaired) await removeIfPresent(store, bucket, stagingKey(layout, day, hash));
     return {
       ...base,
       status: 'skipped',
@@ -201,14 +201,14 @@ async function attempt(
   const published = await put(key, head ? { ifMatch: head.etag } : { ifNoneMatch: '*' });
   if (published.status !== WriteStatus.WRITTEN) {
     // The next round stages under its own lineage hash: do not leave this copy behind.
-    await store.delete(bucket, staged);
+    await store.deleteIfMatch(bucket, staged, stagedWrite.etag);
     return 'another writer published first';
   }
 
   // 5. Cleanup, then the marker. A crash before the marker leaves a published summary the planner
   // reports as stale; the next run's done-check finds it current, removes the staging copy it may
   // have left and writes only the marker.
-  await store.delete(bucket, staged);
+  await store.deleteIfMatch(bucket, staged, stagedWrite.etag);
   await ensureMarker(options, day, { lineageHash: hash, summaryEtag: published.etag, codeVersion });
   return {
     ...base,
@@ -245,10 +245,19 @@ async function ensureMarker(options: SummarizePartitionOptions, day: Day, marker
   }
   for (const object of existing) {
     if (object.key === wanted || classifySummaryKey(layout, object.key).kind !== 'marker') continue;
-    await store.delete(bucket, object.key);
+    await store.deleteIfMatch(bucket, object.key, object.etag);
     changed = true;
   }
   return changed;
+}
+
+/**
+ * Removes a staging copy left by an interrupted run: a HEAD for its ETag, then a delete with
+ * `If-Match` on it (no blind delete: the bucket policy requires `s3:if-match` on DeleteObject).
+ */
+async function removeIfPresent(store: S3ObjectStore, bucket: string, key: string): Promise<void> {
+  const head = await store.head(bucket, key);
+  if (head) await store.deleteIfMatch(bucket, key, head.etag);
 }
 
 /** 409 ConditionalRequestConflict: retry the same request (AWS-SEMANTICS: "retry the request"). */

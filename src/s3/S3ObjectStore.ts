@@ -220,13 +220,45 @@ export class S3ObjectStore {
     }
   }
 
-  /** DeleteObject (a missing key is not an error in S3). */
+  /** DeleteObject (a missing key is not an error in S3). Unconditional: the pipeline uses {@link deleteIfMatch}. */
   async delete(bucket: string, key: string): Promise<void> {
     await classified({ operation: 'DeleteObject', bucket, key }, () =>
       this.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })),
     );
   }
+
+  /**
+   * DeleteObject with `If-Match: <etag>`: removes the object only while it is still the version
+   * the caller looked at, so a delete never removes what a concurrent writer has just published.
+   * AWS-SEMANTICS "Conditional deletes": a mismatch answers 412 (S3 User Guide, "Conditional
+   * deletes"); a missing key answers 404 with If-Match, and both are results here.
+   *
+   * @example
+   * const result = await store.deleteIfMatch('out', 'normalized/in/a.csv.ndjson', head.etag);
+   * if (result === DeleteStatus.PRECONDITION_FAILED) console.log('replaced meanwhile: kept');
+   */
+  async deleteIfMatch(bucket: string, key: string, etag: string): Promise<DeleteStatus> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key, IfMatch: `"${etag}"` }));
+      return DeleteStatus.DELETED;
+    } catch (error) {
+      const status = httpStatus(error);
+      if (status === 412) return DeleteStatus.PRECONDITION_FAILED;
+      if (status === 404) return DeleteStatus.MISSING;
+      throw error;
+    }
+  }
 }
+
+/** How a conditional delete ended. */
+export const DeleteStatus = {
+  DELETED: 'deleted',
+  /** 412: the object is no longer the version whose ETag was given (replaced meanwhile): kept. */
+  PRECONDITION_FAILED: 'precondition-failed',
+  /** 404: nothing at the key (already removed). */
+  MISSING: 'missing',
+} as const;
+export type DeleteStatus = (typeof DeleteStatus)[keyof typeof DeleteStatus];
 
 function conditionHeaders(condition: WriteCondition): { IfNoneMatch?: string; IfMatch?: string } {
   return 'ifNoneMatch' in condition ? { IfNoneMatch: '*' } : { IfMatch: `"${condition.ifMatch}"` };

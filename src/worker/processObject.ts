@@ -4,7 +4,13 @@ import { PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
-import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
+import {
+  DeleteStatus,
+  type S3ObjectStore,
+  type WriteCondition,
+  type WriteResult,
+  WriteStatus,
+} from '../s3/S3ObjectStore.js';
 import type { OutputStream, WorkerDefinition } from './defineWorker.js';
 import { createTransformInput } from './transformInput.js';
 
@@ -364,7 +370,17 @@ async function removeStaleSideOutputs(
     if (writtenNow.includes(name)) continue;
     if (publishedBefore && !publishedBefore.has(name)) continue;
     const key = keyOf(object);
-    await store.delete(worker.outputBucket, key);
+    // No blind delete: If-Match on the ETag the replaced output listed (or a HEAD's, when it did not
+    // list one). A 412 means the object changed since it was listed: it is still older content's
+    // (this run wrote none), so it goes too, on the ETag a HEAD sees now.
+    const listedEtag = publishedBefore?.get(name) || (await store.head(worker.outputBucket, key))?.etag;
+    if (
+      listedEtag &&
+      (await store.deleteIfMatch(worker.outputBucket, key, listedEtag)) === DeleteStatus.PRECONDITION_FAILED
+    ) {
+      const now = await store.head(worker.outputBucket, key);
+      if (now) await store.deleteIfMatch(worker.outputBucket, key, now.etag);
+    }
     logger.debug('removed side output of older content', { sideOutput: name, key });
   }
 }
@@ -382,7 +398,10 @@ async function removeLegacyOutputs(
   const current = new Set([worker.outputKey(object), ...Object.values(worker.sideOutputs ?? {}).map((k) => k(object))]);
   for (const key of worker.legacyOutputKeys?.(object) ?? []) {
     if (current.has(key)) continue;
-    await store.delete(worker.outputBucket, key);
+    // Conditional like every delete (the bucket policy requires s3:if-match): on the ETag seen now.
+    const legacy = await store.head(worker.outputBucket, key);
+    if (!legacy) continue;
+    await store.deleteIfMatch(worker.outputBucket, key, legacy.etag);
     logger.info('removed an output at its earlier key', { key });
   }
 }
@@ -425,7 +444,7 @@ async function sweepSideOutputs(
       (builtFrom.state !== OutputState.BUILT ||
         (final.sourceEtag !== undefined && builtFrom.sourceEtag !== final.sourceEtag));
     if (!mine && !debris) continue;
-    await store.delete(worker.outputBucket, key);
+    await store.deleteIfMatch(worker.outputBucket, key, existing.etag);
     options.logger.info('removed a side object the output does not list', { sideOutput: name, key, mine });
   }
 }

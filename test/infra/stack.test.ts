@@ -110,6 +110,8 @@ describe('the worker function', () => {
       OUTPUT_BUCKET: { Ref: ids.output },
       LEDGER_TABLE: { Ref: ids.table },
       NOTIFY_URL: { Ref: 'NotifyUrl' },
+      // The topology's prefix for the code-version markers that reprocess planning reads.
+      CODE_VERSION_PREFIX: topology.codeVersionPrefix,
       LOG_LEVEL: 'info',
       NODE_OPTIONS: '--enable-source-maps',
     });
@@ -252,17 +254,16 @@ describe('the queues', () => {
 });
 
 describe('the input bucket', () => {
-  it('sends ObjectCreated events under the input prefix, and only those, to the work queue', () => {
+  it('sends ObjectCreated and ObjectRemoved events under the input prefix, and only those, to the work queue', () => {
+    const rule = (event: string) => ({
+      Events: [event],
+      Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: topology.inputPrefix }] } },
+      QueueArn: { 'Fn::GetAtt': [ids.queue, 'Arn'] },
+    });
     synth.template.hasResourceProperties('Custom::S3BucketNotifications', {
       BucketName: { Ref: ids.input },
       NotificationConfiguration: {
-        QueueConfigurations: [
-          {
-            Events: ['s3:ObjectCreated:*'],
-            Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: topology.inputPrefix }] } },
-            QueueArn: { 'Fn::GetAtt': [ids.queue, 'Arn'] },
-          },
-        ],
+        QueueConfigurations: [rule('s3:ObjectCreated:*'), rule('s3:ObjectRemoved:*')],
       },
     });
     expect(logicalIdsOfType(json, 'Custom::S3BucketNotifications')).toHaveLength(1);
@@ -375,6 +376,7 @@ describe('the output bucket policy (no blind overwrite of what workers own)', ()
         arn(ids.output, `${topology.quarantinePrefix}*`),
         arn(ids.output, `${topology.summaryPrefix}*`),
         arn(ids.output, `${topology.failurePrefix}*`),
+        arn(ids.output, `${topology.codeVersionPrefix}*`),
       ].sort(),
     );
     expect(denied('elsewhere/a.txt', requests.putWithoutCondition)).toBe(false);
@@ -393,6 +395,38 @@ describe('the ledger table', () => {
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       SSESpecification: { SSEEnabled: true },
     });
+  });
+});
+
+describe('the output bucket policy (no blind delete of an output)', () => {
+  const tls = { 'aws:SecureTransport': 'true', 's3:TlsVersion': '1.3' };
+  const denied = (key: string, context: Record<string, string>) =>
+    isExplicitlyDenied(
+      bucketPolicy(ids.output),
+      { action: 's3:DeleteObject', resource: arn(ids.output, key), context: { ...tls, ...context } },
+      bucketIds,
+    );
+  const outputPrefixes = [topology.outputPrefix, topology.quarantinePrefix, topology.summaryPrefix];
+
+  it('denies DeleteObject without If-Match under every output prefix, and lets If-Match deletes through', () => {
+    for (const prefix of outputPrefixes) {
+      expect(denied(`${prefix}b/a.ndjson`, {}), prefix).toBe(true);
+      expect(denied(`${prefix}b/a.ndjson`, { 's3:if-match': '"etag"' }), prefix).toBe(false);
+    }
+    expect(denied('elsewhere/a.txt', {})).toBe(false);
+  });
+
+  it('has exactly the documented statement shape (S3 User Guide, "Enforce conditional deletes")', () => {
+    const statement = bucketPolicy(ids.output).find((s) => s.Sid === 'DenyDeleteWithoutIfMatch');
+    expect(statement).toMatchObject({
+      Effect: 'Deny',
+      Principal: { AWS: '*' },
+      Action: 's3:DeleteObject',
+      Condition: { Null: { 's3:if-match': 'true' } },
+    });
+    expect(resourcesOf(statement as PolicyStatementJson, bucketIds).sort()).toEqual(
+      outputPrefixes.map((p) => arn(ids.output, `${p}*`)).sort(),
+    );
   });
 });
 
@@ -424,7 +458,7 @@ describe('the worker role (least privilege)', () => {
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`)).toBe(true);
   });
 
-  it('reads and writes (incl. multipart abort) its output prefixes, deletes under quarantine and earlier hashed outputs only', () => {
+  it('reads, writes (incl. multipart abort) and deletes (outputs of deleted inputs) its output prefixes only', () => {
     for (const prefix of [topology.outputPrefix, topology.quarantinePrefix]) {
       for (const action of ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload']) {
         expect(can(action, arn(ids.output, `${prefix}b/a.ndjson`)), `${action} ${prefix}`).toBe(true);
@@ -434,12 +468,18 @@ describe('the worker role (least privilege)', () => {
     // A done-check HEAD of an output that does not exist yet: 404 only with this ListBucket.
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.output}`)).toBe(true);
     expect(can('s3:DeleteObject', arn(ids.output, `${topology.quarantinePrefix}b/a.ndjson`))).toBe(true);
-    expect(can('s3:DeleteObject', arn(ids.output, `${topology.outputPrefix}b/a.ndjson`))).toBe(false);
+    expect(can('s3:DeleteObject', arn(ids.output, `${topology.outputPrefix}b/a.ndjson`))).toBe(true);
+    expect(can('s3:DeleteObject', arn(ids.output, `${topology.summaryPrefix}b/dt=2026-01-01/summary.json`))).toBe(
+      false,
+    );
+    expect(can('s3:DeleteObject', arn(ids.input, `${topology.inputPrefix}a.csv`))).toBe(false);
+    // The code-version marker: created (conditionally), never read, listed or deleted by the worker.
+    expect(can('s3:PutObject', arn(ids.output, `${topology.codeVersionPrefix}normalize/normalize%401`))).toBe(true);
+    expect(can('s3:DeleteObject', arn(ids.output, `${topology.codeVersionPrefix}normalize/normalize%401`))).toBe(false);
     // Hashed outputs of an earlier release (outside their day) are removed once rebuilt in their partition.
     expect(can('s3:DeleteObject', arn(ids.output, `${topology.outputPrefix}b/_long/${'a'.repeat(64)}.ndjson`))).toBe(
       true,
     );
-    expect(can('s3:DeleteObject', arn(ids.output, `${topology.outputPrefix}b/dt=2026-11-30/a.ndjson`))).toBe(false);
     expect(can('s3:PutObject', arn(ids.output, 'other/a.ndjson'))).toBe(false);
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.output}`, { 's3:prefix': 'other/' })).toBe(false);
   });
@@ -557,8 +597,7 @@ describe('cdk-nag AwsSolutions', () => {
         p(ids.output, topology.outputPrefix),
         p(ids.output, topology.quarantinePrefix),
         p(ids.output, topology.failurePrefix),
-        // DeleteObject of outputs an earlier release hashed outside their day.
-        p(ids.output, `${topology.outputPrefix}*/_long/`),
+        p(ids.output, topology.codeVersionPrefix),
         // The summarize worker's role: its lineage, its summaries, its failure records.
         p(ids.output, topology.outputPrefix),
         p(ids.output, topology.quarantinePrefix),

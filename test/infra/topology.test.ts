@@ -10,7 +10,7 @@ import { provisionLocalStack } from '../../src/dev/provision.js';
 import { runDev } from '../../src/dev/runDev.js';
 import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
 import { LedgerAttribute } from '../../src/ledger/ledgerRecord.js';
-import { localResourceNames, type Topology, topology } from '../../src/topology.js';
+import { INPUT_EVENTS, localResourceNames, type Topology, topology } from '../../src/topology.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
 import type { ProbeInvocation } from './fixtures/probeHandler.js';
 import { renderIntrinsic } from './support/iamPolicy.js';
@@ -27,6 +27,8 @@ interface DeployedSettings {
   queueName: string;
   dlqName: string;
   inputPrefix: string;
+  /** Events of every queue configuration of the input bucket (CDK writes one per event type). */
+  inputEvents: string[];
   ownedPrefixes: string[];
   visibilityTimeoutSeconds: number;
   queueRetentionSeconds: number;
@@ -86,6 +88,9 @@ function deployedSettings(json: CfnTemplate, workerName: string): DeployedSettin
     queueName: dig(queue, 'QueueName') as string,
     dlqName: dig(dlq, 'QueueName') as string,
     inputPrefix: filterRules.find((r) => r.Name === 'prefix')?.Value as string,
+    inputEvents: (dig(notification, 'NotificationConfiguration', 'QueueConfigurations') as { Events: string[] }[])
+      .flatMap((q) => q.Events)
+      .sort(),
     ownedPrefixes: (deny?.Resource ?? [])
       .map((r) =>
         renderIntrinsic(r, new Set([outputBucketId]))
@@ -114,8 +119,9 @@ function expectedSettings(t: Topology): DeployedSettings {
     queueName: names.queue,
     dlqName: names.dlq,
     inputPrefix: t.inputPrefix,
+    inputEvents: [...INPUT_EVENTS].sort(),
     // Every prefix a worker writes (CDK sorts a statement's resources, so compare them sorted).
-    ownedPrefixes: [t.outputPrefix, t.quarantinePrefix, t.summaryPrefix, t.failurePrefix].sort(),
+    ownedPrefixes: [t.outputPrefix, t.quarantinePrefix, t.summaryPrefix, t.failurePrefix, t.codeVersionPrefix].sort(),
     visibilityTimeoutSeconds: w.visibilityTimeoutSeconds,
     queueRetentionSeconds: w.queueRetentionDays * 86_400,
     maxReceiveCount: w.maxReceiveCount,
@@ -210,7 +216,7 @@ describe('the local pipeline of `rerun dev`', () => {
     expect(notification.QueueConfigurations).toHaveLength(1);
     const rule = notification.QueueConfigurations?.[0];
     expect(rule?.QueueArn).toBe(local.queueArn);
-    expect(rule?.Events).toEqual(['s3:ObjectCreated:*']);
+    expect([...(rule?.Events ?? [])].sort()).toEqual([...deployed.inputEvents].sort());
     expect(rule?.Filter?.Key?.FilterRules?.map((r) => [String(r.Name).toLowerCase(), r.Value])).toEqual([
       ['prefix', deployed.inputPrefix],
     ]);

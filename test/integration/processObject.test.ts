@@ -208,6 +208,8 @@ describe('processObject against the emulator', () => {
     expect(log.requests.filter((r) => r.operation === 'DeleteObject').map((r) => r.input.Key)).toEqual([
       `quarantine/${input}/a.txt.txt`,
     ]);
+    // Conditional: If-Match on the ETag of the object it wrote, never a blind delete.
+    expect(log.requests.find((r) => r.operation === 'DeleteObject')?.input.IfMatch).toMatch(/^".+"$/);
     expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
   });
 

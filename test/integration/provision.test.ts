@@ -86,7 +86,8 @@ describe('provisionLocalStack', () => {
       {
         Id: `${t.appName}-normalize`,
         QueueArn: stack.queueArn,
-        Events: ['s3:ObjectCreated:*'],
+        // Uploads build outputs, deletes remove them (as the stack subscribes).
+        Events: ['s3:ObjectCreated:*', 's3:ObjectRemoved:*'],
         Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'incoming/' }] } },
       },
     ]);

@@ -40,11 +40,15 @@ export async function provisionTwoStagePipeline(
   return { appName, t, stack, summary };
 }
 
-/** The normalize worker under the local runner, recording give-ups like the deployed handler. */
+/**
+ * The normalize worker under the local runner, recording give-ups like the deployed handler;
+ * `codeVersionMarker` also records when its code version first ran, as the deployed one does.
+ */
 export function normalizeStageRunner(
   clients: AwsClients,
   p: TwoStagePipeline,
   worker: WorkerDefinition = createNormalizeWorker({ outputBucket: p.stack.outputBucket, topology: p.t }),
+  options: { codeVersionMarker?: boolean } = {},
 ): LocalRunner {
   const store = new S3ObjectStore(clients.s3);
   const handler = createSqsBatchHandler({
@@ -53,6 +57,9 @@ export function normalizeStageRunner(
     sqs: clients.sqs,
     deadlineMarginMs: 500,
     failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: p.stack.outputBucket }),
+    ...(options.codeVersionMarker
+      ? { codeVersionMarker: { bucket: p.stack.outputBucket, prefix: p.t.codeVersionPrefix } }
+      : {}),
   });
   const w = p.t.normalize;
   return new LocalRunner({

@@ -1,0 +1,86 @@
+import { decideRemoval, type SeenOutput } from '../done/removalDecision.js';
+import type { S3ObjectEvent } from '../intake/parseS3Event.js';
+import { type Logger, silentLogger } from '../logging/logger.js';
+import { DeleteStatus, type S3ObjectStore } from '../s3/S3ObjectStore.js';
+import type { WorkerDefinition } from './defineWorker.js';
+import type { ObjectOutcome } from './processObject.js';
+
+/** Options of {@link removeOutputs}. */
+export interface RemoveOutputsOptions {
+  readonly store: S3ObjectStore;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+}
+
+/**
+ * Deletion propagates: removes a deleted input's outputs, main and side, so the output set mirrors
+ * the inputs (as a rerun of a slice does in Delta's replaceWhere). Used for `ObjectRemoved` events
+ * and by `rerun reprocess --prune`.
+ *
+ * 1. HEAD every output of the input (main and each declared side output): their ETags.
+ * 2. HEAD the input: if it exists (re-uploaded since the delete), keep everything.
+ * 3. Delete each output that names this input with `If-Match` on the ETag of step 1
+ *    (AWS-SEMANTICS "Conditional deletes"): a version published by a concurrent rebuild after step
+ *    1 has another ETag, answers 412 and is kept. See removalDecision.ts for why the order matters.
+ *
+ * The main output goes first: it is the commit point, so once it is gone nothing counts the side
+ * objects, and a retry (the message comes back on a failure) finds and removes what is left.
+ * Known window: a worker that read the input before the delete and publishes after step 3 leaves
+ * an output of a deleted input; `rerun reprocess --prune` finds and removes it.
+ *
+ * @example
+ * const outcome = await removeOutputs(worker, { bucket: 'in', key: 'incoming/a.csv', eventName: 'ObjectRemoved:Delete' },
+ *   { store });
+ */
+export async function removeOutputs(
+  worker: WorkerDefinition,
+  object: Pick<S3ObjectEvent, 'bucket' | 'key' | 'eventName'>,
+  options: RemoveOutputsOptions,
+): Promise<ObjectOutcome> {
+  const logger = (options.logger ?? silentLogger).child({
+    worker: worker.name,
+    bucket: object.bucket,
+    key: object.key,
+  });
+  if (object.key.endsWith('/')) return { status: 'skipped', reason: 'folder marker (key ends with "/")' };
+  const skip = worker.skipReason?.({ ...object, eventName: object.eventName });
+  if (skip) return { status: 'skipped', reason: skip };
+  const { store } = options;
+  const source = { bucket: object.bucket, key: object.key };
+  const targets = [
+    { name: 'main', key: worker.outputKey(source) },
+    ...Object.entries(worker.sideOutputs ?? {}).map(([name, keyOf]) => ({ name, key: keyOf(source) })),
+  ];
+  const outputs: SeenOutput[] = await Promise.all(
+    targets.map(async (t) => ({ ...t, head: await store.head(worker.outputBucket, t.key) })),
+  );
+  const inputExists = (await store.head(object.bucket, object.key)) !== undefined;
+  const decision = decideRemoval({ source, inputExists, outputs });
+  const mainKey = targets[0]?.key;
+  if (decision.skipReason)
+    return { status: 'skipped', reason: decision.skipReason, ...(mainKey ? { outputKey: mainKey } : {}) };
+
+  const removed: string[] = [];
+  const keptNow: string[] = [];
+  for (const o of decision.remove) {
+    const result = await store.deleteIfMatch(worker.outputBucket, o.key, o.etag);
+    if (result === DeleteStatus.PRECONDITION_FAILED) {
+      keptNow.push(o.name);
+      logger.info('output changed since it was seen (a re-upload is being built): kept', { outputKey: o.key });
+    } else if (result === DeleteStatus.DELETED) {
+      removed.push(o.name);
+    }
+  }
+  for (const k of decision.kept)
+    logger.warn('object at an output key was kept', { outputKey: k.key, reason: k.reason });
+  const parts = [
+    removed.length > 0 ? `input deleted: removed ${removed.join(', ')}` : 'input deleted: nothing removed',
+    ...(keptNow.length > 0 ? [`kept ${keptNow.join(', ')} (replaced meanwhile by a rebuild)`] : []),
+    ...(decision.kept.length > 0 ? [`kept ${decision.kept.map((k) => k.name).join(', ')} (not this input's)`] : []),
+  ];
+  return {
+    status: removed.length > 0 ? 'processed' : 'skipped',
+    reason: parts.join('; '),
+    ...(mainKey ? { outputKey: mainKey } : {}),
+  };
+}

@@ -1,0 +1,133 @@
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { OutputHead } from '../../src/done/judgeOutput.js';
+import { deterministicKey } from '../../src/keys/deterministicKey.js';
+import { DeleteStatus, S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';
+import { processObject } from '../../src/worker/processObject.js';
+import { removeOutputs } from '../../src/worker/removeOutputs.js';
+import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { createBucket, listKeys, readText } from '../support/s3.js';
+
+/** Upper-cases lines; lines starting with "!" go to the quarantine side output. */
+function upperWorker(outputBucket: string): WorkerDefinition {
+  return defineWorker({
+    name: 'upper',
+    codeVersion: 'upper@1',
+    outputBucket,
+    outputKey: (s) => deterministicKey({ prefix: 'out/', source: s, suffix: '.txt' }),
+    sideOutputs: { quarantine: (s) => deterministicKey({ prefix: 'quarantine/', source: s, suffix: '.txt' }) },
+    async transform({ body }, { output, side }) {
+      let text = '';
+      for await (const chunk of body) text += String(chunk);
+      for (const line of text.split('\n').filter(Boolean)) {
+        if (line.startsWith('!')) await side('quarantine').write(`${line}\n`);
+        else await output.write(`${line.toUpperCase()}\n`);
+      }
+      return {};
+    },
+  });
+}
+
+describe('deletion propagates: removeOutputs with conditional deletes', () => {
+  const log = new RequestLog();
+  const clients = testClients(log);
+  const store = new S3ObjectStore(clients.s3);
+  let input: string;
+  let output: string;
+  let worker: WorkerDefinition;
+  const created = (key: string) => ({ bucket: input, key, eventName: 'ObjectCreated:Put' });
+  const removed = (key: string) => ({ bucket: input, key, eventName: 'ObjectRemoved:Delete' });
+  const put = (key: string, body: string) =>
+    clients.s3.send(new PutObjectCommand({ Bucket: input, Key: key, Body: body }));
+  const deleteInput = (key: string) => clients.s3.send(new DeleteObjectCommand({ Bucket: input, Key: key }));
+  const deletes = () => log.requests.filter((r) => r.operation === 'DeleteObject');
+
+  beforeEach(async () => {
+    input = await createBucket(clients.s3, uniqueName('in'));
+    output = await createBucket(clients.s3, uniqueName('out'));
+    worker = upperWorker(output);
+    log.clear();
+  });
+
+  it('the emulator applies If-Match on DeleteObject: 412 on another ETag, 404 on a missing key, deleted on a match', async () => {
+    const first = await store.put(output, 'out/k', new Uint8Array([1]), {
+      condition: { ifNoneMatch: '*' },
+      metadata: {},
+      sha256Base64: 'S/bLb6vN2u9oHTcRK2d2D1G8nhE2DTv7aK+Q1BSfZZA=',
+    });
+    expect(first.status).toBe('written');
+    const etag = first.status === 'written' ? first.etag : '';
+    expect(await store.deleteIfMatch(output, 'out/k', 'not-the-etag')).toBe(DeleteStatus.PRECONDITION_FAILED);
+    expect(await listKeys(clients.s3, output)).toEqual(['out/k']);
+    expect(await store.deleteIfMatch(output, 'out/k', etag)).toBe(DeleteStatus.DELETED);
+    expect(await listKeys(clients.s3, output)).toEqual([]);
+    expect(await store.deleteIfMatch(output, 'out/k', etag)).toBe(DeleteStatus.MISSING);
+  });
+
+  it('an input deleted: its main and side outputs are removed, each with If-Match on the ETag its HEAD saw', async () => {
+    await put('a.txt', 'x\n!bad\n');
+    await processObject(worker, created('a.txt'), { store });
+    expect(await listKeys(clients.s3, output)).toEqual([`out/${input}/a.txt.txt`, `quarantine/${input}/a.txt.txt`]);
+    await deleteInput('a.txt');
+    log.clear();
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store });
+    expect(outcome).toMatchObject({ status: 'processed', reason: 'input deleted: removed main, quarantine' });
+    // HEAD both outputs, HEAD the input (404), then two conditional deletes: no blind delete.
+    expect(log.operations('S3')).toEqual(['HeadObject', 'HeadObject', 'HeadObject', 'DeleteObject', 'DeleteObject']);
+    expect(deletes().every((d) => typeof d.input.IfMatch === 'string' && d.input.IfMatch !== '')).toBe(true);
+    expect(await listKeys(clients.s3, output)).toEqual([]);
+  });
+
+  it('an input re-uploaded after its delete event was sent: outputs kept, nothing deleted', async () => {
+    await put('a.txt', 'x\n');
+    await processObject(worker, created('a.txt'), { store });
+    await deleteInput('a.txt');
+    await put('a.txt', 'y\n');
+    log.clear();
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store });
+    expect(outcome).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/input exists again/) });
+    expect(deletes()).toEqual([]);
+    expect(await listKeys(clients.s3, output)).toEqual([`out/${input}/a.txt.txt`]);
+  });
+
+  it('a delete racing a re-upload: the output rebuilt between the HEADs and the delete is kept (412)', async () => {
+    await put('a.txt', 'old\n!old-bad\n');
+    await processObject(worker, created('a.txt'), { store });
+    await deleteInput('a.txt');
+    // The remover's input HEAD answers 404; right after it, the key is uploaded again and a worker
+    // rebuilds both outputs before the remover's conditional deletes arrive.
+    const racing = new (class extends S3ObjectStore {
+      override async head(bucket: string, key: string): Promise<OutputHead | undefined> {
+        const head = await super.head(bucket, key);
+        if (bucket === input) {
+          await put('a.txt', 'new\n!new-bad\n');
+          await processObject(worker, created('a.txt'), { store });
+        }
+        return head;
+      }
+    })(clients.s3);
+    log.clear();
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store: racing });
+    expect(outcome).toMatchObject({
+      status: 'skipped',
+      reason: 'input deleted: nothing removed; kept main, quarantine (replaced meanwhile by a rebuild)',
+    });
+    expect(deletes()).toHaveLength(2);
+    expect(await readText(clients.s3, output, `out/${input}/a.txt.txt`)).toBe('NEW\n');
+    expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toContain('!new-bad');
+    // And the rebuilt output is valid and current: a rerun writes nothing.
+    expect(await processObject(worker, created('a.txt'), { store })).toMatchObject({ status: 'skipped' });
+  });
+
+  it('an object at an output key that does not name this input is kept', async () => {
+    await clients.s3.send(new PutObjectCommand({ Bucket: output, Key: `out/${input}/a.txt.txt`, Body: 'foreign' }));
+    log.clear();
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store });
+    expect(outcome).toMatchObject({
+      status: 'skipped',
+      reason: "input deleted: nothing removed; kept main (not this input's)",
+    });
+    expect(deletes()).toEqual([]);
+  });
+});
