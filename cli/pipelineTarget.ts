@@ -117,11 +117,23 @@ export async function targetOrExit(values: OptionValues, io: CliIo, command: str
   try {
     return await resolvePipelineTarget(values, io.env);
   } catch (error) {
-    if (!(error instanceof RerunError)) throw error;
-    if (values.json === true) io.stdout(JSON.stringify({ error: { name: error.name, message: error.message } }));
-    io.stderr(`rerun ${command}: ${error.message}\n`);
-    return 1;
+    return reportCommandError(error, io, command, values.json === true);
   }
+}
+
+/**
+ * How every pipeline command ends on an error of rerun's own (a RerunError: what happened and what
+ * to do): the message on stderr, a JSON `error` document on stdout with --json, exit code 1. Any
+ * other error is a bug and is thrown on.
+ *
+ * @example
+ * } catch (error) { return reportCommandError(error, io, 'status', json); }
+ */
+export function reportCommandError(error: unknown, io: CliIo, command: string, json: boolean): 1 {
+  if (!(error instanceof RerunError)) throw error;
+  if (json) io.stdout(JSON.stringify({ error: { name: error.name, message: error.message } }));
+  io.stderr(`rerun ${command}: ${error.message}\n`);
+  return 1;
 }
 
 /** A worker's queue or DLQ URL from the stack's outputs, when the target came from `--stack`. */

@@ -1,7 +1,6 @@
 import { BackfillMode, type BackfillPlan, parseBackfillMode } from '../../src/backfill/planBackfill.js';
 import { isProgressStep, renderProgressBar } from '../../src/backfill/progressBar.js';
 import { BackfillWaitEnd, runBackfill } from '../../src/backfill/runBackfill.js';
-import { RerunError } from '../../src/errors.js';
 import { SUMMARIZE_CODE_VERSION } from '../../src/partition/codeVersion.js';
 import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
 import { summaryLayout } from '../../src/partition/summaryLayout.js';
@@ -10,6 +9,7 @@ import { explainAwsError } from '../../src/status/pipelineResources.js';
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
 import {
   emptyWindowHint,
+  reportCommandError,
   requireOutputBucket,
   requireWindow,
   stringOption,
@@ -175,10 +175,7 @@ Examples:
       if (result.interrupted || ended === BackfillWaitEnd.INTERRUPTED) return 130;
       return ended === BackfillWaitEnd.INCOMPLETE || ended === BackfillWaitEnd.TIMEOUT ? 1 : 0;
     } catch (error) {
-      if (!(error instanceof RerunError)) throw error;
-      if (json) io.stdout(JSON.stringify({ error: { name: error.name, message: error.message } }));
-      io.stderr(`rerun backfill: ${error.message}\n`);
-      return 1;
+      return reportCommandError(error, io, 'backfill', json);
     }
   },
 };

@@ -1,5 +1,4 @@
 import { isProgressStep, renderProgressBar } from '../../src/backfill/progressBar.js';
-import { RerunError } from '../../src/errors.js';
 import { type DeadLetter, type RedriveResult, redriveDeadLetters } from '../../src/redrive/redriveDeadLetters.js';
 import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -8,6 +7,7 @@ import type { WorkerTopology } from '../../src/topology.js';
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
 import {
   type PipelineTarget,
+  reportCommandError,
   requireOutputBucket,
   stringOption,
   targetOptions,
@@ -121,10 +121,7 @@ Examples:
       else io.stdout(`SUMMARY ${JSON.stringify({ dryRun, inspected, moved, failed, queues: results.length })}`);
       return failed > 0 ? 1 : 0;
     } catch (error) {
-      if (!(error instanceof RerunError)) throw error;
-      if (json) io.stdout(JSON.stringify({ error: { name: error.name, message: error.message } }));
-      io.stderr(`rerun redrive: ${error.message}\n`);
-      return 1;
+      return reportCommandError(error, io, 'redrive', json);
     }
   },
 };

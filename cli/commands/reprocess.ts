@@ -23,6 +23,7 @@ import { explainAwsError, requireBucket } from '../../src/status/pipelineResourc
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
 import {
   type PipelineTarget,
+  reportCommandError,
   requireOutputBucket,
   stringOption,
   targetOptions,
@@ -273,10 +274,7 @@ Examples:
       if (result.interrupted || ended === ReprocessWaitEnd.INTERRUPTED) return 130;
       return ended === ReprocessWaitEnd.INCOMPLETE || ended === ReprocessWaitEnd.TIMEOUT ? 1 : 0;
     } catch (error) {
-      if (!(error instanceof RerunError)) throw error;
-      if (json) io.stdout(JSON.stringify({ error: { name: error.name, message: error.message } }));
-      io.stderr(`rerun reprocess: ${error.message}\n`);
-      return 1;
+      return reportCommandError(error, io, 'reprocess', json);
     }
   },
 };

@@ -1,4 +1,3 @@
-import { RerunError } from '../../src/errors.js';
 import { SUMMARIZE_CODE_VERSION } from '../../src/partition/codeVersion.js';
 import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
 import { summaryLayout } from '../../src/partition/summaryLayout.js';
@@ -7,7 +6,14 @@ import { formatStatusCounts, formatStatusTable } from '../../src/status/formatSt
 import { partitionStatus } from '../../src/status/partitionStatus.js';
 import { explainAwsError } from '../../src/status/pipelineResources.js';
 import type { CliCommand } from '../command.js';
-import { emptyWindowHint, requireOutputBucket, requireWindow, targetOptions, targetOrExit } from '../pipelineTarget.js';
+import {
+  emptyWindowHint,
+  reportCommandError,
+  requireOutputBucket,
+  requireWindow,
+  targetOptions,
+  targetOrExit,
+} from '../pipelineTarget.js';
 
 /** `rerun status`: per-partition state of the daily summaries in a window. */
 export const command: CliCommand = {
@@ -82,10 +88,7 @@ Examples:
       }
       return 0;
     } catch (error) {
-      if (!(error instanceof RerunError)) throw error;
-      if (values.json) io.stdout(JSON.stringify({ error: { name: error.name, message: error.message } }));
-      io.stderr(`rerun status: ${error.message}\n`);
-      return 1;
+      return reportCommandError(error, io, 'status', values.json === true);
     }
   },
 };

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { freeLoopbackPort } from './motoServer.js';
+import { freeLoopbackPort } from '../runner/freeLoopbackPort.js';
 import { ensurePythonTool, PythonTool } from './pythonEnvironment.js';
 
 /** A running MiniStack, started by {@link startMiniStack}. */

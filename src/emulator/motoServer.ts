@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freeLoopbackPort } from '../runner/freeLoopbackPort.js';
 import { ensurePythonTool, PythonTool } from './pythonEnvironment.js';
 
 /** A running local AWS emulator, started by {@link startMotoServer}. */
@@ -105,19 +105,6 @@ async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise
   const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
   await exited;
   clearTimeout(timer);
-}
-
-/** Asks the OS for a free TCP port on 127.0.0.1. */
-export function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function sleep(ms: number): Promise<void> {

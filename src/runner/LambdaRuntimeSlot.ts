@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SQSEvent } from 'aws-lambda';
 import { LambdaRuntimeSlotError } from './errors.js';
 import type { InvocationResult } from './FunctionInvoker.js';
+import { freeLoopbackPort } from './freeLoopbackPort.js';
 import type { LambdaRuntimeTools } from './lambdaRuntimeTools.js';
 
 /** The function a {@link LambdaRuntimeSlot} runs: what Lambda reads from the function's configuration. */
@@ -344,18 +345,6 @@ function post(url: string, body: string, requestId: string): Promise<{ status: n
     );
     req.on('error', reject);
     req.end(body);
-  });
-}
-
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
   });
 }
 

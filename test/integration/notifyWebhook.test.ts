@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { notifyWebhook, WebhookDeliveryError } from '../../src/effects/notifyWebhook.js';
-import { freeLoopbackPort } from '../../src/emulator/motoServer.js';
+import { freeLoopbackPort } from '../../src/runner/freeLoopbackPort.js';
 import { type SinkFault, startWebhookSink, type WebhookSink } from '../../src/sink/WebhookSink.js';
 
 const sinks: WebhookSink[] = [];
