@@ -49,6 +49,10 @@ export async function startNormalizePool(options: NormalizePoolOptions): Promise
         OUTPUT_BUCKET: options.outputBucket,
         LEDGER_TABLE: 'unused',
         NOTIFY_URL: '',
+        // The seed tests count the worker's requests per item, as the in-process runs do; the
+        // code-version marker (one create per instance) is left out here as there. It has tests of
+        // its own: test/integration/codeVersionMarker.test.ts, and the deployed tier with the stack's value.
+        CODE_VERSION_PREFIX: '',
         AWS_ENDPOINT_URL: options.endpoint,
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       },
