@@ -1,10 +1,17 @@
+import { eventProvesCurrent } from '../done/eventProvesCurrent.js';
 import { type Judgement, judgeOutput, OutputState } from '../done/judgeOutput.js';
 import { publishedSideOutputs, readSummary, type SourceIdentity } from '../done/outputMetadata.js';
 import { PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
-import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
+import {
+  type GetResult,
+  type S3ObjectStore,
+  type WriteCondition,
+  type WriteResult,
+  WriteStatus,
+} from '../s3/S3ObjectStore.js';
 import type { OutputStream, WorkerDefinition } from './defineWorker.js';
 import { createTransformInput } from './transformInput.js';
 
@@ -60,16 +67,20 @@ export interface ProcessObjectOptions {
 }
 
 const SINGLE_PUT_CONFLICT_RETRIES = 3;
+/** The input is known to be at the output's source ETag without asking S3 (see eventProvesCurrent). */
+const NOT_MODIFIED: GetResult = { status: 'not-modified' };
 
 /**
  * Brings one input's output up to date, idempotently. Running it twice has the effect of running
  * it once; running it concurrently with itself is safe.
  *
  * 1. Done-check: HEAD the output (with the stored checksum) and judge it (judgeOutput.ts).
- * 2. A valid output is current if the input still has the ETag it was built from: a conditional
- *    GET (`If-None-Match: <that ETag>`) answers 304 with no body, so a rerun costs two requests and
- *    reads nothing. Otherwise the same GET returns the current content: the output always reflects
- *    the input as it is now, so a late or replayed event for older content cannot regress it.
+ * 2. A valid output whose source ETag is the event's eTag is done: a duplicate costs the HEAD
+ *    alone (eventProvesCurrent.ts says why that is safe). Otherwise the output is current if the
+ *    input still has the ETag it was built from: a conditional GET (`If-None-Match: <that ETag>`)
+ *    answers 304 with no body, so such a rerun costs two requests and reads nothing. Otherwise the
+ *    same GET returns the current content: the output always reflects the input as it is now, so a
+ *    late or replayed event for older content cannot regress it.
  * 3. Transform while streaming to the outputs; publish side outputs, then the main output (the
  *    commit point) with `If-None-Match: *` (create) or `If-Match: <etag seen in step 1>` (replace).
  * 4. 412 means another writer got there first: start over from step 1, which then finds the
@@ -152,12 +163,20 @@ async function attempt(
       ? { sourceEtag: verdict.sourceEtag, ...(listed ? { sideOutputs: listed } : {}) }
       : {};
 
+  // A duplicate costs one request: when the event names the content the output was built from,
+  // the HEAD alone decides (eventProvesCurrent.ts: every later write of the key causes its own
+  // event, AWS-SEMANTICS "The event's eTag"), and no conditional GET is sent. Otherwise the
+  // conditional GET asks S3 whether the input still has that ETag.
   // A built output is done only with the side objects it lists (checked beside the conditional GET,
-  // only when it lists any): a concurrent writer of other content may have replaced one after the commit.
+  // only when it lists any), also when the event's eTag matches: a concurrent writer of other
+  // content may have replaced one after the commit and died before repairing it.
+  const decidedByEvent = eventProvesCurrent(verdict, object);
   const [firstRead, sideProblem] = await Promise.all([
-    store.get(object.bucket, object.key, {
-      ...(verdict.state === OutputState.BUILT ? { ifNoneMatch: verdict.sourceEtag } : {}),
-    }),
+    decidedByEvent
+      ? NOT_MODIFIED
+      : store.get(object.bucket, object.key, {
+          ...(verdict.state === OutputState.BUILT ? { ifNoneMatch: verdict.sourceEtag } : {}),
+        }),
     verdict.state === OutputState.BUILT && listed ? checkListedSideOutputs(worker, store, object, listed) : undefined,
   ]);
   let input = firstRead;
@@ -168,7 +187,9 @@ async function attempt(
   if (input.status === 'not-modified' && verdict.state === OutputState.BUILT) {
     const outcome: ObjectOutcome = {
       status: 'skipped',
-      reason: `already done: output is valid and current (input ETag ${verdict.sourceEtag})`,
+      reason: decidedByEvent
+        ? `already done: output is valid and built from the event's content (input ETag ${verdict.sourceEtag})`
+        : `already done: output is valid and current (input ETag ${verdict.sourceEtag})`,
       outputKey,
       outputEtag: verdict.etag,
       source: { bucket: object.bucket, key: object.key, etag: verdict.sourceEtag },
