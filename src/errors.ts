@@ -34,3 +34,11 @@ export class WorkerConfigurationError extends RerunError {
     this.name = 'WorkerConfigurationError';
   }
 }
+
+/** A record's transform could not start before the function's deadline came near. Retryable. */
+export class DeadlineNearError extends RerunError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, retryable: true });
+    this.name = 'DeadlineNearError';
+  }
+}

@@ -7,8 +7,15 @@ import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
-import { type ObjectOutcome, type OutputDescription, processObject } from '../worker/processObject.js';
-import { receiveCountOf, runBatch } from './runBatch.js';
+import {
+  type ObjectOutcome,
+  type OutputDescription,
+  processObject,
+  type TransformAdmission,
+} from '../worker/processObject.js';
+import { admitWithinDeadline } from './admitWithinDeadline.js';
+import { MemoryBudget } from './MemoryBudget.js';
+import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from './runBatch.js';
 
 /** Called after an object's output is known to be valid and current (written now or found done). */
 export type AfterOutputHook = (
@@ -34,10 +41,17 @@ export interface SqsBatchHandlerOptions {
   /** Used to defer a message (ChangeMessageVisibility) when an error asks for a later retry. */
   readonly sqs: SQSClient;
   /**
-   * Records processed at once within one invocation.
-   * @default 4
+   * Records processed at once within one invocation: their done-checks all run at once, and their
+   * transforms are admitted by `memoryBudget`.
+   * @default 100 (every record of a batch of up to 100); 4 when `memoryBudget` is false
    */
   readonly concurrency?: number;
+  /**
+   * Transforms share a memory budget keyed by each input's size (src/batch/MemoryBudget.ts): ten
+   * small files run together, a 1 GiB file runs alone. `false`: no budget, `concurrency` alone bounds.
+   * @default MemoryBudget.forFunction(context.memoryLimitInMB), one per handler (one sandbox's memory)
+   */
+  readonly memoryBudget?: MemoryBudget | false;
   /**
    * Stop starting new records when less than this much of the function's time is left; the
    * unstarted ones are reported as batch item failures and come back after the visibility timeout.
@@ -92,7 +106,8 @@ interface DeferrableError {
 export function createSqsBatchHandler(
   options: SqsBatchHandlerOptions,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
-  const concurrency = options.concurrency ?? 4;
+  const concurrency = options.concurrency ?? (options.memoryBudget === false ? 4 : 100);
+  let budget = options.memoryBudget === false ? undefined : options.memoryBudget;
   const baseLogger = (options.logger ?? silentLogger).child({ worker: options.worker.name });
   const queueUrls = new Map<string, Promise<string>>();
   const now = options.now ?? Date.now;
@@ -101,6 +116,7 @@ export function createSqsBatchHandler(
     record: SQSRecord,
     context: Context,
     invocationStart: number,
+    admission?: TransformAdmission,
   ): Promise<RecordOutcome> => {
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const logger = baseLogger.child({ messageId: record.messageId, awsRequestId: context.awsRequestId });
@@ -127,6 +143,7 @@ export function createSqsBatchHandler(
           logger,
           // A redelivery: an earlier attempt may have died between a side output and the main output.
           sweepSideOutputs: base.receiveCount > 1,
+          ...(admission ? { admission } : {}),
         });
         outcomes.push(outcome);
         if (options.afterOutput && outcome.output) {
@@ -209,7 +226,12 @@ export function createSqsBatchHandler(
 
   return (event, context) => {
     const invocationStart = now();
-    return runBatch(event, context, (record) => processRecord(record, context, invocationStart), {
+    if (options.memoryBudget !== false) budget ??= MemoryBudget.forFunction(context.memoryLimitInMB);
+    const margin = options.deadlineMarginMs ?? defaultDeadlineMarginMs(context.getRemainingTimeInMillis());
+    const admission = budget
+      ? admitWithinDeadline(budget, () => context.getRemainingTimeInMillis(), margin)
+      : undefined;
+    return runBatch(event, context, (record) => processRecord(record, context, invocationStart, admission), {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
       subjectOf: (record) => {

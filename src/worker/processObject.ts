@@ -64,6 +64,25 @@ export interface ProcessObjectOptions {
    * @default false
    */
   readonly sweepSideOutputs?: boolean;
+  /**
+   * Admits the transform of an input by its size (see src/batch/MemoryBudget.ts), so that the
+   * done-checks of a batch can all run at once while transforms share the function's memory. The
+   * done-check itself is never held back: a reservation is taken only before reading a body.
+   * @default none: every transform starts at once
+   */
+  readonly admission?: TransformAdmission;
+}
+
+/** What {@link ProcessObjectOptions.admission} needs: a memory budget keyed by input size. */
+export interface TransformAdmission {
+  /** Reserves at once if possible. */
+  tryAcquire(contentLength: number | undefined): (() => void) | undefined;
+  /** Waits for a reservation; may throw (e.g. the deadline came near while waiting). */
+  acquire(contentLength: number | undefined): Promise<() => void>;
+}
+
+interface HeldMemory {
+  release?: () => void;
 }
 
 const SINGLE_PUT_CONFLICT_RETRIES = 3;
@@ -107,7 +126,14 @@ export async function processObject(
   // Side objects this call wrote in rounds that then lost the publish race: nothing lists them.
   const orphans = new Map<string, string>();
   for (let round = 1; round <= maxRounds; round++) {
-    const result = await attempt(worker, object, options.store, logger);
+    // Memory reserved for this round's transform (options.admission), given back when the round ends.
+    const held: HeldMemory = {};
+    let result: AttemptResult;
+    try {
+      result = await attempt(worker, object, options.store, logger, options.admission, held);
+    } finally {
+      held.release?.();
+    }
     if ('lostRace' in result) {
       for (const [name, etag] of Object.entries(result.sideOutputs)) orphans.set(name, etag);
       logger.info('publish lost a race to another writer; re-running the done-check', { round });
@@ -152,6 +178,8 @@ async function attempt(
   object: S3ObjectEvent,
   store: S3ObjectStore,
   logger: Logger,
+  admission: TransformAdmission | undefined,
+  held: HeldMemory,
 ): Promise<AttemptResult> {
   const outputKey = worker.outputKey(object);
   const head = await store.head(worker.outputBucket, outputKey);
@@ -171,6 +199,11 @@ async function attempt(
   // only when it lists any), also when the event's eTag matches: a concurrent writer of other
   // content may have replaced one after the commit and died before repairing it.
   const decidedByEvent = eventProvesCurrent(verdict, object);
+  // No valid output: the GET returns a body to transform. Reserve memory for it first, by the
+  // event's size (the version that caused it), so the body is never left waiting unread on a socket.
+  if (admission && verdict.state !== OutputState.BUILT && object.size !== undefined) {
+    held.release = await admission.acquire(object.size);
+  }
   const [firstRead, sideProblem] = await Promise.all([
     decidedByEvent
       ? NOT_MODIFIED
@@ -183,6 +216,18 @@ async function attempt(
   if (input.status === 'not-modified' && verdict.state === OutputState.BUILT && sideProblem) {
     logger.info('rebuilding output: a side object it lists was changed', { outputKey, sideOutput: sideProblem });
     input = await store.get(object.bucket, object.key);
+  }
+  if (admission && input.status === 'ok' && !held.release) {
+    // A body arrived unreserved (an event without a size, or the input changed): take its size now,
+    // or, when the budget is full, close it and read again once admitted (an unread response
+    // would meet the SDK's idle socket timeout while it waits).
+    const now = admission.tryAcquire(input.contentLength);
+    if (now) held.release = now;
+    else {
+      input.body.destroy();
+      held.release = await admission.acquire(input.contentLength);
+      input = await store.get(object.bucket, object.key);
+    }
   }
   if (input.status === 'not-modified' && verdict.state === OutputState.BUILT) {
     const outcome: ObjectOutcome = {
