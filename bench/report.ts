@@ -191,7 +191,13 @@ export function checkTargets(
                   `${phase} $${round2(r[phase].costPerMillionItems.total - p[phase].costPerMillionItems.total)} per million items dearer`,
               )
               .join('; '),
-            why: 'rerun writes its output with a PUT ($5 per million) where Powertools also does; the difference is in the done-check and the repair writes',
+            why: dearer
+              .map((phase) =>
+                phase === 'repair'
+                  ? `repair: rerun rewrote the ${r.repair.repaired} damaged outputs (a GET and a PUT-class write each, $5 per million writes) where Powertools repaired ${p.repair.repaired} and paid only its ledger write; the extra cost is the repair itself`
+                  : `${phase}: rerun sent ${r[phase].requestsPerItem.S3} S3 requests per item against Powertools' ${p[phase].requestsPerItem.S3} S3 + ${p[phase].requestsPerItem.DynamoDB} DynamoDB`,
+              )
+              .join('; '),
           }),
     });
   } else {

@@ -42,3 +42,14 @@ export class DeadlineNearError extends RerunError {
     this.name = 'DeadlineNearError';
   }
 }
+
+/**
+ * An input larger than one invocation can finish (the worker's maxInputBytes, derived from the
+ * function's memory and timeout): refused before it is read, never retried into a timeout loop.
+ */
+export class InputTooLargeError extends RerunError {
+  constructor(message: string) {
+    super(message, { retryable: false });
+    this.name = 'InputTooLargeError';
+  }
+}

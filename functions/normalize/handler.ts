@@ -3,7 +3,8 @@
  * Everything is built once per container, at module scope; the handler only delegates.
  *
  * Environment: OUTPUT_BUCKET (required; also holds the failures/ records of given-up messages);
- * LEDGER_TABLE and NOTIFY_URL (together: notify a webhook once per output content); LOG_LEVEL;
+ * LEDGER_TABLE and NOTIFY_URL (together: notify a webhook once per output content); MAX_INPUT_BYTES
+ * (the largest input one invocation finishes; the stack sets it); LOG_LEVEL;
  * AWS_ENDPOINT_URL (emulators).
  */
 import { createAwsClients } from '../../src/aws/clients.js';
@@ -27,6 +28,9 @@ const notifyUrl = optionalEnv('NOTIFY_URL', '');
 const ledgerTable = notifyUrl ? requireEnv('LEDGER_TABLE', process.env, 'NOTIFY_URL needs the dedupe ledger.') : '';
 
 const outputBucket = requireEnv('OUTPUT_BUCKET');
+// The largest input one invocation finishes (the stack derives it from memory, timeout and the
+// measured throughput); a larger one is refused at once instead of timing out until the DLQ.
+const maxInputBytes = optionalEnv('MAX_INPUT_BYTES', '');
 const store = new S3ObjectStore(clients.s3);
 
 export const handler = createSqsBatchHandler({
@@ -34,6 +38,7 @@ export const handler = createSqsBatchHandler({
   store,
   sqs: clients.sqs,
   logger,
+  ...(maxInputBytes ? { maxInputBytes: Number(maxInputBytes) } : {}),
   // Why a message was given up on, at failures/<queue>/<messageId>.json, for `rerun redrive`.
   failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: outputBucket, logger }),
   ...(notifyUrl

@@ -53,6 +53,12 @@ export interface SqsBatchHandlerOptions {
    */
   readonly memoryBudget?: MemoryBudget | false;
   /**
+   * The largest input one invocation can finish; a larger one fails at once, not retryable, with a
+   * reason naming the limit (see ProcessObjectOptions.maxInputBytes).
+   * @default no limit
+   */
+  readonly maxInputBytes?: number;
+  /**
    * Stop starting new records when less than this much of the function's time is left; the
    * unstarted ones are reported as batch item failures and come back after the visibility timeout.
    * @default a tenth of the invocation's time, from 250 ms to 5 s (defaultDeadlineMarginMs)
@@ -144,6 +150,7 @@ export function createSqsBatchHandler(
           // A redelivery: an earlier attempt may have died between a side output and the main output.
           sweepSideOutputs: base.receiveCount > 1,
           ...(admission ? { admission } : {}),
+          ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
         });
         outcomes.push(outcome);
         if (options.afterOutput && outcome.output) {

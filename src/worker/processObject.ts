@@ -1,7 +1,7 @@
 import { eventProvesCurrent } from '../done/eventProvesCurrent.js';
 import { type Judgement, judgeOutput, OutputState } from '../done/judgeOutput.js';
 import { publishedSideOutputs, readSummary, type SourceIdentity } from '../done/outputMetadata.js';
-import { PublishConflictError } from '../errors.js';
+import { InputTooLargeError, PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
@@ -71,6 +71,15 @@ export interface ProcessObjectOptions {
    * @default none: every transform starts at once
    */
   readonly admission?: TransformAdmission;
+  /**
+   * The largest input one invocation can finish (the stack derives it from the function's memory,
+   * timeout and the measured throughput: src/sizing/sizeWorker.ts). A larger one is refused before
+   * its body is read, from the event's `size` or the GET's ContentLength, with a non-retryable
+   * InputTooLargeError that names the limit and the setting to change: without it such an input
+   * times out on every receive until the DLQ.
+   * @default no limit
+   */
+  readonly maxInputBytes?: number;
 }
 
 /** What {@link ProcessObjectOptions.admission} needs: a memory budget keyed by input size. */
@@ -130,7 +139,7 @@ export async function processObject(
     const held: HeldMemory = {};
     let result: AttemptResult;
     try {
-      result = await attempt(worker, object, options.store, logger, options.admission, held);
+      result = await attempt(worker, object, options.store, logger, options.admission, held, options.maxInputBytes);
     } finally {
       held.release?.();
     }
@@ -180,6 +189,7 @@ async function attempt(
   logger: Logger,
   admission: TransformAdmission | undefined,
   held: HeldMemory,
+  maxInputBytes?: number,
 ): Promise<AttemptResult> {
   const outputKey = worker.outputKey(object);
   const head = await store.head(worker.outputBucket, outputKey);
@@ -201,6 +211,7 @@ async function attempt(
   const decidedByEvent = eventProvesCurrent(verdict, object);
   // No valid output: the GET returns a body to transform. Reserve memory for it first, by the
   // event's size (the version that caused it), so the body is never left waiting unread on a socket.
+  if (verdict.state !== OutputState.BUILT) refuseTooLarge(object, object.size, maxInputBytes);
   if (admission && verdict.state !== OutputState.BUILT && object.size !== undefined) {
     held.release = await admission.acquire(object.size);
   }
@@ -216,6 +227,10 @@ async function attempt(
   if (input.status === 'not-modified' && verdict.state === OutputState.BUILT && sideProblem) {
     logger.info('rebuilding output: a side object it lists was changed', { outputKey, sideOutput: sideProblem });
     input = await store.get(object.bucket, object.key);
+  }
+  if (input.status === 'ok' && maxInputBytes !== undefined && input.contentLength > maxInputBytes) {
+    input.body.destroy();
+    refuseTooLarge(object, input.contentLength, maxInputBytes);
   }
   if (admission && input.status === 'ok' && !held.release) {
     // A body arrived unreserved (an event without a size, or the input changed): take its size now,
@@ -361,6 +376,18 @@ async function checkListedSideOutputs(
     return side.etag === etag ? undefined : `${name} has ETag ${side.etag}, the output lists ${etag}`;
   });
   return (await Promise.all(checks)).find((problem) => problem !== undefined);
+}
+
+/** Throws InputTooLargeError for an input above the limit (its size from the event or the GET). */
+function refuseTooLarge(object: S3ObjectEvent, size: number | undefined, maxInputBytes: number | undefined): void {
+  if (size === undefined || maxInputBytes === undefined || size <= maxInputBytes) return;
+  const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  throw new InputTooLargeError(
+    `s3://${object.bucket}/${object.key} is ${mib(size)} (${size} bytes), above the worker's limit of ${mib(maxInputBytes)} ` +
+      `(MAX_INPUT_BYTES ${maxInputBytes}, the largest input one invocation finishes at the function's memory and timeout): ` +
+      'nothing was read or written; raise the function memory and timeout (maxInputBytes in the stack sizes both, ' +
+      'src/sizing/sizeWorker.ts) or split the input, then redrive this message',
+  );
 }
 
 /** 409 ConditionalRequestConflict: retry the same request (a single PutObject still has its body). */
