@@ -14,6 +14,7 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createAwsClients } from '../src/aws/clients.js';
 import { startMotoServer } from '../src/emulator/motoServer.js';
+import { AWS_LIST_PRICES_USD } from './awsCost.js';
 import { measureBackfillPlanning } from './backfillPlanning.js';
 import { bundleEntry, measureBundle, stackWorkerBundles } from './bundleSize.js';
 import { measureNormalizerThroughput } from './normalizerThroughput.js';
@@ -130,6 +131,7 @@ const report: BenchReport = {
   },
   ...sections,
   targets: checkTargets(sections),
+  prices: AWS_LIST_PRICES_USD,
   ...(failures.length > 0 ? { failures } : {}),
 };
 process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatBenchReport(report));

@@ -12,6 +12,7 @@ import { FaultProxy, type FaultProxyStats } from '../test/chaos/support/FaultPro
 import { type ChaosInput, generateInputs } from '../test/chaos/support/inputs.js';
 import { createPrng } from '../test/chaos/support/prng.js';
 import { type RunnerEvent, RunnerSupervisor } from '../test/chaos/support/RunnerSupervisor.js';
+import { costPerMillionItems, type PhaseCost } from './awsCost.js';
 import { createIdempotencyTable } from './baseline/powertoolsWorker.js';
 import { MODELLED_AWS_LATENCY_MS, measureWorkerThroughput, type WorkerThroughput } from './workerThroughput.js';
 
@@ -26,6 +27,8 @@ export interface PhaseFigures {
   readonly requestsPerItem: { readonly S3: number; readonly DynamoDB: number; readonly SQS: number };
   /** Requests by operation, totals. */
   readonly operations: Readonly<Record<string, number>>;
+  /** USD per million items from the counted requests at AWS list prices (awsCost.ts). */
+  readonly costPerMillionItems: PhaseCost;
   /** Response body bytes read per item from S3, and from S3 + DynamoDB. */
   readonly s3BodyBytesPerItem: number;
   readonly bodyBytesPerItem: number;
@@ -149,7 +152,7 @@ export async function runSideBySide(options: {
           system,
           inputBucket: sut.stack.inputBucket,
           inputs: sut.inputs,
-          repeats: 1,
+          repeats,
         });
       } finally {
         await latency.stop();
@@ -259,6 +262,9 @@ async function runPhase(sut: SystemUnderTest, items: number): Promise<PhaseFigur
 function figures(stats: FaultProxyStats, items: number, busyMs: number, invocations: number): PhaseFigures {
   const drainChecks = stats.byOperation['SQS:GetQueueAttributes'] ?? 0;
   const perItem = (n: number) => round(n / items, 3);
+  const operations = Object.fromEntries(
+    Object.entries(stats.byOperation).filter(([op]) => op !== 'SQS:GetQueueAttributes'),
+  );
   return {
     items,
     requestsPerItem: {
@@ -266,7 +272,8 @@ function figures(stats: FaultProxyStats, items: number, busyMs: number, invocati
       DynamoDB: perItem(stats.byService.DynamoDB ?? 0),
       SQS: perItem((stats.byService.SQS ?? 0) - drainChecks),
     },
-    operations: Object.fromEntries(Object.entries(stats.byOperation).filter(([op]) => op !== 'SQS:GetQueueAttributes')),
+    operations,
+    costPerMillionItems: costPerMillionItems(operations, items),
     s3BodyBytesPerItem: perItem(stats.responseBodyBytes.S3 ?? 0),
     bodyBytesPerItem: perItem((stats.responseBodyBytes.S3 ?? 0) + (stats.responseBodyBytes.DynamoDB ?? 0)),
     itemsPerSecond: busyMs > 0 ? round((items * 1000) / busyMs, 1) : 0,

@@ -9,6 +9,7 @@ import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import type { Construct } from 'constructs';
 import { stagingRoot } from '../src/partition/summaryLayout.js';
 import { SCHEDULE_MESSAGE_GROUP, SUMMARIZE_TASK_TYPE } from '../src/partition/summaryTask.js';
+import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND } from '../src/sizing/sizeWorker.js';
 import { topology as defaultTopology, INPUT_EVENTS, type Topology } from '../src/topology.js';
 import { DataBucket } from './constructs/DataBucket.js';
 import { LedgerTable } from './constructs/LedgerTable.js';
@@ -155,6 +156,16 @@ export class RerunStack extends Stack {
         LEDGER_TABLE: this.ledger.table.tableName,
         NOTIFY_URL: this.notifyUrl.valueAsString,
         CODE_VERSION_PREFIX: t.codeVersionPrefix,
+        // The largest input one invocation finishes at this memory and timeout (twice over, at the
+        // planned throughput): a larger one is refused at once with a failure record that names
+        // the limit, instead of timing out on every receive until the DLQ (src/sizing/sizeWorker.ts).
+        MAX_INPUT_BYTES: String(
+          maxInputBytesFor({
+            memoryMiB: t.normalize.memoryMiB,
+            timeoutSeconds: t.normalize.functionTimeoutSeconds,
+            mibPerCpuSecond: NORMALIZE_MIB_PER_CPU_SECOND,
+          }),
+        ),
       },
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
       ...(props.alarmActions ? { alarmActions: props.alarmActions } : {}),

@@ -34,3 +34,22 @@ export class WorkerConfigurationError extends RerunError {
     this.name = 'WorkerConfigurationError';
   }
 }
+
+/** A record's transform could not start before the function's deadline came near. Retryable. */
+export class DeadlineNearError extends RerunError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, retryable: true });
+    this.name = 'DeadlineNearError';
+  }
+}
+
+/**
+ * An input larger than one invocation can finish (the worker's maxInputBytes, derived from the
+ * function's memory and timeout): refused before it is read, never retried into a timeout loop.
+ */
+export class InputTooLargeError extends RerunError {
+  constructor(message: string) {
+    super(message, { retryable: false });
+    this.name = 'InputTooLargeError';
+  }
+}

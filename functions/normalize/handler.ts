@@ -4,7 +4,8 @@
  *
  * Environment: OUTPUT_BUCKET (required; also holds the failures/ records of given-up messages);
  * LEDGER_TABLE and NOTIFY_URL (together: notify a webhook once per output content); CODE_VERSION_PREFIX
- * (record when this code version first ran, see src/worker/codeVersionMarker.ts); LOG_LEVEL;
+ * (record when this code version first ran, see src/worker/codeVersionMarker.ts); MAX_INPUT_BYTES
+ * (the largest input one invocation finishes; the stack sets it); LOG_LEVEL;
  * AWS_ENDPOINT_URL (emulators).
  */
 import { createAwsClients } from '../../src/aws/clients.js';
@@ -29,6 +30,9 @@ const ledgerTable = notifyUrl ? requireEnv('LEDGER_TABLE', process.env, 'NOTIFY_
 
 const outputBucket = requireEnv('OUTPUT_BUCKET');
 const codeVersionPrefix = optionalEnv('CODE_VERSION_PREFIX', '');
+// The largest input one invocation finishes (the stack derives it from memory, timeout and the
+// measured throughput); a larger one is refused at once instead of timing out until the DLQ.
+const maxInputBytes = optionalEnv('MAX_INPUT_BYTES', '');
 const store = new S3ObjectStore(clients.s3);
 
 export const handler = createSqsBatchHandler({
@@ -36,6 +40,7 @@ export const handler = createSqsBatchHandler({
   store,
   sqs: clients.sqs,
   logger,
+  ...(maxInputBytes ? { maxInputBytes: Number(maxInputBytes) } : {}),
   // Why a message was given up on, at failures/<queue>/<messageId>.json, for `rerun redrive`.
   failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: outputBucket, logger }),
   // When this code version first ran, for `rerun reprocess` to find older code's outputs by listing

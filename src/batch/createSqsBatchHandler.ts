@@ -8,9 +8,16 @@ import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
-import { type ObjectOutcome, type OutputDescription, processObject } from '../worker/processObject.js';
+import {
+  type ObjectOutcome,
+  type OutputDescription,
+  processObject,
+  type TransformAdmission,
+} from '../worker/processObject.js';
 import { removeOutputs } from '../worker/removeOutputs.js';
-import { receiveCountOf, runBatch } from './runBatch.js';
+import { admitWithinDeadline } from './admitWithinDeadline.js';
+import { MemoryBudget } from './MemoryBudget.js';
+import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from './runBatch.js';
 
 /** Called after an object's output is known to be valid and current (written now or found done). */
 export type AfterOutputHook = (
@@ -36,10 +43,23 @@ export interface SqsBatchHandlerOptions {
   /** Used to defer a message (ChangeMessageVisibility) when an error asks for a later retry. */
   readonly sqs: SQSClient;
   /**
-   * Records processed at once within one invocation.
-   * @default 4
+   * Records processed at once within one invocation: their done-checks all run at once, and their
+   * transforms are admitted by `memoryBudget`.
+   * @default 100 (every record of a batch of up to 100); 4 when `memoryBudget` is false
    */
   readonly concurrency?: number;
+  /**
+   * Transforms share a memory budget keyed by each input's size (src/batch/MemoryBudget.ts): ten
+   * small files run together, a 1 GiB file runs alone. `false`: no budget, `concurrency` alone bounds.
+   * @default MemoryBudget.forFunction(context.memoryLimitInMB), one per handler (one sandbox's memory)
+   */
+  readonly memoryBudget?: MemoryBudget | false;
+  /**
+   * The largest input one invocation can finish; a larger one fails at once, not retryable, with a
+   * reason naming the limit (see ProcessObjectOptions.maxInputBytes).
+   * @default no limit
+   */
+  readonly maxInputBytes?: number;
   /**
    * Stop starting new records when less than this much of the function's time is left; the
    * unstarted ones are reported as batch item failures and come back after the visibility timeout.
@@ -103,7 +123,8 @@ interface DeferrableError {
 export function createSqsBatchHandler(
   options: SqsBatchHandlerOptions,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
-  const concurrency = options.concurrency ?? 4;
+  const concurrency = options.concurrency ?? (options.memoryBudget === false ? 4 : 100);
+  let budget = options.memoryBudget === false ? undefined : options.memoryBudget;
   const baseLogger = (options.logger ?? silentLogger).child({ worker: options.worker.name });
   const queueUrls = new Map<string, Promise<string>>();
   const now = options.now ?? Date.now;
@@ -112,6 +133,7 @@ export function createSqsBatchHandler(
     record: SQSRecord,
     context: Context,
     invocationStart: number,
+    admission?: TransformAdmission,
   ): Promise<RecordOutcome> => {
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const logger = baseLogger.child({ messageId: record.messageId, awsRequestId: context.awsRequestId });
@@ -141,6 +163,8 @@ export function createSqsBatchHandler(
               logger,
               // A redelivery: an earlier attempt may have died between a side output and the main output.
               sweepSideOutputs: base.receiveCount > 1,
+              ...(admission ? { admission } : {}),
+              ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
             });
         outcomes.push(outcome);
         if (options.afterOutput && outcome.output) {
@@ -240,7 +264,12 @@ export function createSqsBatchHandler(
     // A thrown error fails the whole batch (AWS-SEMANTICS): it comes back, and no output of this
     // code version is written before its marker exists.
     await markCodeVersion();
-    return runBatch(event, context, (record) => processRecord(record, context, invocationStart), {
+    if (options.memoryBudget !== false) budget ??= MemoryBudget.forFunction(context.memoryLimitInMB);
+    const margin = options.deadlineMarginMs ?? defaultDeadlineMarginMs(context.getRemainingTimeInMillis());
+    const admission = budget
+      ? admitWithinDeadline(budget, () => context.getRemainingTimeInMillis(), margin)
+      : undefined;
+    return runBatch(event, context, (record) => processRecord(record, context, invocationStart, admission), {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
       subjectOf: (record) => {

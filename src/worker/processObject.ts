@@ -1,11 +1,13 @@
+import { eventProvesCurrent } from '../done/eventProvesCurrent.js';
 import { type Judgement, judgeOutput, OutputState } from '../done/judgeOutput.js';
 import { publishedSideOutputs, readSummary, type SourceIdentity } from '../done/outputMetadata.js';
-import { PublishConflictError } from '../errors.js';
+import { InputTooLargeError, PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import {
   DeleteStatus,
+  type GetResult,
   type S3ObjectStore,
   type WriteCondition,
   type WriteResult,
@@ -63,19 +65,51 @@ export interface ProcessObjectOptions {
    * @default false
    */
   readonly sweepSideOutputs?: boolean;
+  /**
+   * Admits the transform of an input by its size (see src/batch/MemoryBudget.ts), so that the
+   * done-checks of a batch can all run at once while transforms share the function's memory. The
+   * done-check itself is never held back: a reservation is taken only before reading a body.
+   * @default none: every transform starts at once
+   */
+  readonly admission?: TransformAdmission;
+  /**
+   * The largest input one invocation can finish (the stack derives it from the function's memory,
+   * timeout and the measured throughput: src/sizing/sizeWorker.ts). A larger one is refused before
+   * its body is read, from the event's `size` or the GET's ContentLength, with a non-retryable
+   * InputTooLargeError that names the limit and the setting to change: without it such an input
+   * times out on every receive until the DLQ.
+   * @default no limit
+   */
+  readonly maxInputBytes?: number;
+}
+
+/** What {@link ProcessObjectOptions.admission} needs: a memory budget keyed by input size. */
+export interface TransformAdmission {
+  /** Reserves at once if possible. */
+  tryAcquire(contentLength: number | undefined): (() => void) | undefined;
+  /** Waits for a reservation; may throw (e.g. the deadline came near while waiting). */
+  acquire(contentLength: number | undefined): Promise<() => void>;
+}
+
+interface HeldMemory {
+  release?: () => void;
 }
 
 const SINGLE_PUT_CONFLICT_RETRIES = 3;
+/** The input is known to be at the output's source ETag without asking S3 (see eventProvesCurrent). */
+const NOT_MODIFIED: GetResult = { status: 'not-modified' };
 
 /**
  * Brings one input's output up to date, idempotently. Running it twice has the effect of running
  * it once; running it concurrently with itself is safe.
  *
  * 1. Done-check: HEAD the output (with the stored checksum) and judge it (judgeOutput.ts).
- * 2. A valid output is current if the input still has the ETag it was built from: a conditional
- *    GET (`If-None-Match: <that ETag>`) answers 304 with no body, so a rerun costs two requests and
- *    reads nothing. Otherwise the same GET returns the current content: the output always reflects
- *    the input as it is now, so a late or replayed event for older content cannot regress it.
+ * 2. A valid output whose source ETag is the event's eTag is done: a duplicate costs the HEAD
+ *    alone (eventProvesCurrent.ts says why that is safe). Otherwise the output is current if the
+ *    input still has the ETag it was built from: a conditional GET (`If-None-Match: <that ETag>`)
+ *    answers 304 with no body, so such a rerun costs two requests and reads nothing. Otherwise the
+ *    same GET returns the current content: the output always reflects the input as it is now, so a
+ *    late or replayed event for older content cannot regress it.
  * 3. Transform while streaming to the outputs; publish side outputs, then the main output (the
  *    commit point) with `If-None-Match: *` (create) or `If-Match: <etag seen in step 1>` (replace).
  * 4. 412 means another writer got there first: start over from step 1, which then finds the
@@ -102,7 +136,14 @@ export async function processObject(
   // Side objects this call wrote in rounds that then lost the publish race: nothing lists them.
   const orphans = new Map<string, string>();
   for (let round = 1; round <= maxRounds; round++) {
-    const result = await attempt(worker, object, options.store, logger);
+    // Memory reserved for this round's transform (options.admission), given back when the round ends.
+    const held: HeldMemory = {};
+    let result: AttemptResult;
+    try {
+      result = await attempt(worker, object, options.store, logger, options.admission, held, options.maxInputBytes);
+    } finally {
+      held.release?.();
+    }
     if ('lostRace' in result) {
       for (const [name, etag] of Object.entries(result.sideOutputs)) orphans.set(name, etag);
       logger.info('publish lost a race to another writer; re-running the done-check', { round });
@@ -147,6 +188,9 @@ async function attempt(
   object: S3ObjectEvent,
   store: S3ObjectStore,
   logger: Logger,
+  admission: TransformAdmission | undefined,
+  held: HeldMemory,
+  maxInputBytes?: number,
 ): Promise<AttemptResult> {
   const outputKey = worker.outputKey(object);
   const head = await store.head(worker.outputBucket, outputKey);
@@ -158,12 +202,26 @@ async function attempt(
       ? { sourceEtag: verdict.sourceEtag, ...(listed ? { sideOutputs: listed } : {}) }
       : {};
 
+  // A duplicate costs one request: when the event names the content the output was built from,
+  // the HEAD alone decides (eventProvesCurrent.ts: every later write of the key causes its own
+  // event, AWS-SEMANTICS "The event's eTag"), and no conditional GET is sent. Otherwise the
+  // conditional GET asks S3 whether the input still has that ETag.
   // A built output is done only with the side objects it lists (checked beside the conditional GET,
-  // only when it lists any): a concurrent writer of other content may have replaced one after the commit.
+  // only when it lists any), also when the event's eTag matches: a concurrent writer of other
+  // content may have replaced one after the commit and died before repairing it.
+  const decidedByEvent = eventProvesCurrent(verdict, object);
+  // No valid output: the GET returns a body to transform. Reserve memory for it first, by the
+  // event's size (the version that caused it), so the body is never left waiting unread on a socket.
+  if (verdict.state !== OutputState.BUILT) refuseTooLarge(object, object.size, maxInputBytes);
+  if (admission && verdict.state !== OutputState.BUILT && object.size !== undefined) {
+    held.release = await admission.acquire(object.size);
+  }
   const [firstRead, sideProblem] = await Promise.all([
-    store.get(object.bucket, object.key, {
-      ...(verdict.state === OutputState.BUILT ? { ifNoneMatch: verdict.sourceEtag } : {}),
-    }),
+    decidedByEvent
+      ? NOT_MODIFIED
+      : store.get(object.bucket, object.key, {
+          ...(verdict.state === OutputState.BUILT ? { ifNoneMatch: verdict.sourceEtag } : {}),
+        }),
     verdict.state === OutputState.BUILT && listed ? checkListedSideOutputs(worker, store, object, listed) : undefined,
   ]);
   let input = firstRead;
@@ -171,10 +229,28 @@ async function attempt(
     logger.info('rebuilding output: a side object it lists was changed', { outputKey, sideOutput: sideProblem });
     input = await store.get(object.bucket, object.key);
   }
+  if (input.status === 'ok' && maxInputBytes !== undefined && input.contentLength > maxInputBytes) {
+    input.body.destroy();
+    refuseTooLarge(object, input.contentLength, maxInputBytes);
+  }
+  if (admission && input.status === 'ok' && !held.release) {
+    // A body arrived unreserved (an event without a size, or the input changed): take its size now,
+    // or, when the budget is full, close it and read again once admitted (an unread response
+    // would meet the SDK's idle socket timeout while it waits).
+    const now = admission.tryAcquire(input.contentLength);
+    if (now) held.release = now;
+    else {
+      input.body.destroy();
+      held.release = await admission.acquire(input.contentLength);
+      input = await store.get(object.bucket, object.key);
+    }
+  }
   if (input.status === 'not-modified' && verdict.state === OutputState.BUILT) {
     const outcome: ObjectOutcome = {
       status: 'skipped',
-      reason: `already done: output is valid and current (input ETag ${verdict.sourceEtag})`,
+      reason: decidedByEvent
+        ? `already done: output is valid and built from the event's content (input ETag ${verdict.sourceEtag})`
+        : `already done: output is valid and current (input ETag ${verdict.sourceEtag})`,
       outputKey,
       outputEtag: verdict.etag,
       source: { bucket: object.bucket, key: object.key, etag: verdict.sourceEtag },
@@ -301,6 +377,18 @@ async function checkListedSideOutputs(
     return side.etag === etag ? undefined : `${name} has ETag ${side.etag}, the output lists ${etag}`;
   });
   return (await Promise.all(checks)).find((problem) => problem !== undefined);
+}
+
+/** Throws InputTooLargeError for an input above the limit (its size from the event or the GET). */
+function refuseTooLarge(object: S3ObjectEvent, size: number | undefined, maxInputBytes: number | undefined): void {
+  if (size === undefined || maxInputBytes === undefined || size <= maxInputBytes) return;
+  const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  throw new InputTooLargeError(
+    `s3://${object.bucket}/${object.key} is ${mib(size)} (${size} bytes), above the worker's limit of ${mib(maxInputBytes)} ` +
+      `(MAX_INPUT_BYTES ${maxInputBytes}, the largest input one invocation finishes at the function's memory and timeout): ` +
+      'nothing was read or written; raise the function memory and timeout (maxInputBytes in the stack sizes both, ' +
+      'src/sizing/sizeWorker.ts) or split the input, then redrive this message',
+  );
 }
 
 /** 409 ConditionalRequestConflict: retry the same request (a single PutObject still has its body). */

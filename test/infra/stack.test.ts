@@ -10,6 +10,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StackOutput } from '../../infra/RerunStack.js';
+import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND } from '../../src/sizing/sizeWorker.js';
 import { topology } from '../../src/topology.js';
 import {
   actionsOf,
@@ -112,9 +113,24 @@ describe('the worker function', () => {
       NOTIFY_URL: { Ref: 'NotifyUrl' },
       // The topology's prefix for the code-version markers that reprocess planning reads.
       CODE_VERSION_PREFIX: topology.codeVersionPrefix,
+      MAX_INPUT_BYTES: String(
+        maxInputBytesFor({
+          memoryMiB: topology.normalize.memoryMiB,
+          timeoutSeconds: topology.normalize.functionTimeoutSeconds,
+          mibPerCpuSecond: NORMALIZE_MIB_PER_CPU_SECOND,
+        }),
+      ),
       LOG_LEVEL: 'info',
       NODE_OPTIONS: '--enable-source-maps',
     });
+  });
+
+  it('refuses inputs one invocation cannot finish: MAX_INPUT_BYTES from its memory, timeout and planned throughput', () => {
+    const limit = Number(
+      (props(ids.fn).Environment as { Variables: Record<string, unknown> }).Variables.MAX_INPUT_BYTES,
+    );
+    // 512 MB (0.29 vCPU) for 60 s at 60 MiB/s per core, twice over with 10 s of overhead: about 434 MiB.
+    expect(Math.round(limit / 1024 ** 2)).toBe(434);
   });
 
   it('is bundled locally as minified ESM with a source map and the AWS SDK inside', () => {

@@ -1,4 +1,5 @@
 import {
+  CopyObjectCommand,
   DeleteObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
@@ -50,6 +51,9 @@ describe('processObject against the emulator', () => {
   const event = (key: string) => ({ bucket: input, key, eventName: 'ObjectCreated:Put' });
   const put = (key: string, body: string) =>
     clients.s3.send(new PutObjectCommand({ Bucket: input, Key: key, Body: body }));
+  /** Uploads and returns the ETag (unquoted), as the upload's event would carry it. */
+  const putEtag = async (key: string, body: string) => ((await put(key, body)).ETag ?? '').replace(/"/g, '');
+  const eventOf = (key: string, eTag: string) => ({ ...event(key), eTag });
   const outKey = (key: string) => `out/${input}/${key}.txt`;
 
   beforeEach(async () => {
@@ -73,7 +77,7 @@ describe('processObject against the emulator', () => {
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\nY\n');
   });
 
-  it('rerun: skipped with 2 requests, no write and no body read (conditional GET answers 304)', async () => {
+  it('rerun of an event without an eTag: skipped with 2 requests, no write and no body read (conditional GET answers 304)', async () => {
     await put('a.txt', 'x\n');
     await processObject(worker, event('a.txt'), { store });
     log.clear();
@@ -81,6 +85,136 @@ describe('processObject against the emulator', () => {
     expect(outcome).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/already done/) });
     expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject']);
     expect(log.requests[1]?.input.IfNoneMatch).toMatch(/^".+"$/);
+  });
+
+  it('a duplicate whose eTag is the one the output was built from costs exactly 1 S3 request: the HEAD', async () => {
+    const etag = await putEtag('a.txt', 'x\n');
+    await processObject(worker, eventOf('a.txt', etag), { store });
+    log.clear();
+    const outcome = await processObject(worker, eventOf('a.txt', etag), { store });
+    expect(outcome).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/already done: .*the event's content/),
+      source: { etag },
+      output: { key: outKey('a.txt'), sourceEtag: etag },
+    });
+    expect(log.operations('S3')).toEqual(['HeadObject']);
+    expect(log.requests).toHaveLength(1);
+  });
+
+  it('an old event after new content (output built from the new ETag): conditional GET answers 304, no regression', async () => {
+    const v1 = await putEtag('a.txt', 'v1\n');
+    const v2 = await putEtag('a.txt', 'v2\n');
+    await processObject(worker, eventOf('a.txt', v2), { store });
+    log.clear();
+    const outcome = await processObject(worker, eventOf('a.txt', v1), { store });
+    expect(outcome).toMatchObject({ status: 'skipped', source: { etag: v2 } });
+    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject']);
+    expect(log.requests[1]?.input.IfNoneMatch).toBe(`"${v2}"`);
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
+  });
+
+  it('a new event while the output is still built from old content: the GET returns the new content, rebuilt with If-Match', async () => {
+    const v1 = await putEtag('a.txt', 'v1\n');
+    await processObject(worker, eventOf('a.txt', v1), { store });
+    const v2 = await putEtag('a.txt', 'v2\n');
+    log.clear();
+    const outcome = await processObject(worker, eventOf('a.txt', v2), { store });
+    expect(outcome).toMatchObject({ status: 'processed', source: { etag: v2 } });
+    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject']);
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
+    // The late duplicate of v1's event now takes the GET path (304) and leaves v2's output alone.
+    expect(await processObject(worker, eventOf('a.txt', v1), { store })).toMatchObject({ status: 'skipped' });
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
+  });
+
+  it("an overwrite between an event and its HEAD: the event is done, the newer content's own event rebuilds", async () => {
+    const v1 = await putEtag('a.txt', 'v1\n');
+    await processObject(worker, eventOf('a.txt', v1), { store });
+    // v2 lands after v1's duplicate was sent and before it is processed.
+    const v2 = await putEtag('a.txt', 'v2\n');
+    log.clear();
+    expect(await processObject(worker, eventOf('a.txt', v1), { store })).toMatchObject({
+      status: 'skipped',
+      source: { etag: v1 },
+    });
+    expect(log.operations('S3')).toEqual(['HeadObject']);
+    // S3 sends an event for v2 too (every write causes its own): it finds v1's output and rebuilds.
+    expect(await processObject(worker, eventOf('a.txt', v2), { store })).toMatchObject({
+      status: 'processed',
+      source: { etag: v2 },
+    });
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
+    log.clear();
+    expect(await processObject(worker, eventOf('a.txt', v2), { store })).toMatchObject({ status: 'skipped' });
+    expect(log.operations('S3')).toEqual(['HeadObject']);
+  });
+
+  it('an overwrite before the first processing: the output is built from the current content, and its own event is then a 1-request duplicate', async () => {
+    const v1 = await putEtag('a.txt', 'v1\n');
+    const v2 = await putEtag('a.txt', 'v2\n');
+    // v1's event, processed after v2 landed: no output yet, so the GET reads v2.
+    expect(await processObject(worker, eventOf('a.txt', v1), { store })).toMatchObject({
+      status: 'processed',
+      source: { etag: v2 },
+    });
+    log.clear();
+    expect(await processObject(worker, eventOf('a.txt', v2), { store })).toMatchObject({ status: 'skipped' });
+    expect(log.operations('S3')).toEqual(['HeadObject']);
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
+  });
+
+  it('a copy of identical content onto the key keeps the ETag: its event is done with 1 request, and that is correct', async () => {
+    const etag = await putEtag('a.txt', 'same\n');
+    await processObject(worker, eventOf('a.txt', etag), { store });
+    await put('staging.txt', 'same\n');
+    const copied = await clients.s3.send(
+      new CopyObjectCommand({ Bucket: input, Key: 'a.txt', CopySource: `${input}/staging.txt` }),
+    );
+    const copiedEtag = (copied.CopyObjectResult?.ETag ?? '').replace(/"/g, '');
+    expect(copiedEtag).toBe(etag);
+    log.clear();
+    const outcome = await processObject(
+      worker,
+      { ...eventOf('a.txt', copiedEtag), eventName: 'ObjectCreated:Copy' },
+      { store },
+    );
+    expect(outcome).toMatchObject({ status: 'skipped', source: { etag } });
+    expect(log.operations('S3')).toEqual(['HeadObject']);
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('SAME\n');
+  });
+
+  it('a duplicate with a matching eTag still HEADs the side objects its output lists (no GET), and repairs a changed one', async () => {
+    const etag = await putEtag('a.txt', 'ok\n!bad\n');
+    await processObject(worker, eventOf('a.txt', etag), { store });
+    log.clear();
+    expect(await processObject(worker, eventOf('a.txt', etag), { store })).toMatchObject({ status: 'skipped' });
+    expect(log.operations('S3')).toEqual(['HeadObject', 'HeadObject']);
+    expect(log.requests[1]?.input.Key).toBe(`quarantine/${input}/a.txt.txt`);
+
+    // A writer of other content replaced the side object after the commit (and died before repairing it).
+    await clients.s3.send(
+      new PutObjectCommand({ Bucket: output, Key: `quarantine/${input}/a.txt.txt`, Body: '!other content\n' }),
+    );
+    expect(await processObject(worker, eventOf('a.txt', etag), { store })).toMatchObject({ status: 'processed' });
+    expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toBe('!bad\n');
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('OK\n');
+  });
+
+  it('a matching eTag never saves an invalid output: a corrupted output is rebuilt', async () => {
+    const etag = await putEtag('a.txt', 'x\n');
+    await processObject(worker, eventOf('a.txt', etag), { store });
+    const head = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
+    await clients.s3.send(
+      new PutObjectCommand({ Bucket: output, Key: outKey('a.txt'), Body: 'X', Metadata: head.Metadata }),
+    );
+    log.clear();
+    expect(await processObject(worker, eventOf('a.txt', etag), { store })).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/invalid/),
+    });
+    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject']);
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\n');
   });
 
   it('input overwritten after its event: the output reflects the current content, replaced with If-Match', async () => {

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { eventProvesCurrent } from '../../src/done/eventProvesCurrent.js';
+import { OutputState } from '../../src/done/judgeOutput.js';
+
+const built = { state: OutputState.BUILT, etag: 'out1', sourceEtag: 'e1' } as const;
+
+describe('eventProvesCurrent: when the HEAD alone decides "done" (AWS-SEMANTICS "The event\'s eTag")', () => {
+  it('a built output whose source ETag is the event eTag is done without reading the input', () => {
+    expect(eventProvesCurrent(built, { eTag: 'e1' })).toBe(true);
+  });
+
+  it('a quoted event eTag compares by value', () => {
+    expect(eventProvesCurrent(built, { eTag: '"e1"' })).toBe(true);
+  });
+
+  it('an event of other content (older or newer than the output) needs the conditional GET', () => {
+    expect(eventProvesCurrent(built, { eTag: 'e0' })).toBe(false);
+  });
+
+  it('an event without an eTag needs the conditional GET', () => {
+    expect(eventProvesCurrent(built, {})).toBe(false);
+    expect(eventProvesCurrent(built, { eTag: '' })).toBe(false);
+  });
+
+  it('a missing, invalid or old-code output is never done, whatever the event says', () => {
+    expect(eventProvesCurrent({ state: OutputState.MISSING }, { eTag: 'e1' })).toBe(false);
+    expect(eventProvesCurrent({ state: OutputState.INVALID, etag: 'out1', reason: 'partial' }, { eTag: 'e1' })).toBe(
+      false,
+    );
+    expect(
+      eventProvesCurrent({ state: OutputState.OLD_CODE, etag: 'out1', reason: 'built by v0' }, { eTag: 'e1' }),
+    ).toBe(false);
+  });
+});
