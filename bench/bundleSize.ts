@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { buildRerunApp } from '../infra/buildApp.js';
+import { synthesizeWorkerBundles, WORKER_NAMES, type WorkerName } from '../infra/workerBundles.js';
 
 /** Size and cold import time of one bundled handler. */
 export interface BundleFigures {
@@ -23,38 +23,19 @@ export interface BundleFigures {
 const OUT_DIR = join(tmpdir(), 'rerun-bench-bundles');
 
 /**
- * The two workers' bundles exactly as the stack builds them: the real CDK app is synthesized
- * (NodejsFunction with the stack's bundling settings, the SDK inside) and each worker's asset is
- * copied out of the cloud assembly. Returns worker name to bundle file.
+ * The two workers' bundles exactly as the stack builds them (infra/workerBundles.ts synthesizes the
+ * real CDK app and takes each worker's asset out of the cloud assembly, outside the project tree).
+ * Returns worker name to bundle file.
  *
  * @example
- * const { normalize } = stackWorkerBundles(); // '/tmp/rerun-bench-bundles/normalize/index.mjs'
+ * const { normalize } = await stackWorkerBundles(); // '/tmp/rerun-lambda-bundles/<digest>/normalize/index.mjs'
  */
-export function stackWorkerBundles(): Record<string, string> {
-  const outdir = mkdtempSync(join(tmpdir(), 'rerun-bench-synth-'));
-  try {
-    const context = JSON.parse(readFileSync('cdk.json', 'utf8')).context as Record<string, unknown>;
-    const { app, stack } = buildRerunApp({ nag: false, appProps: { outdir, context } });
-    const assembly = app.synth();
-    const template = assembly.getStackByName(stack.stackName).template as {
-      Resources: Record<string, { Type: string; Properties?: { Description?: string; Code?: { S3Key?: string } } }>;
-    };
-    const bundles: Record<string, string> = {};
-    for (const resource of Object.values(template.Resources)) {
-      const worker = /^rerun (\w+) worker$/.exec(resource.Properties?.Description ?? '')?.[1];
-      const key = resource.Properties?.Code?.S3Key;
-      if (resource.Type !== 'AWS::Lambda::Function' || !worker || !key) continue;
-      const dir = join(OUT_DIR, worker);
-      mkdirSync(dir, { recursive: true });
-      const file = join(dir, 'index.mjs');
-      copyFileSync(join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs'), file);
-      bundles[worker] = file;
-    }
-    if (Object.keys(bundles).length === 0) throw new Error('the synthesized stack has no rerun worker function');
-    return bundles;
-  } finally {
-    rmSync(outdir, { recursive: true, force: true });
-  }
+export async function stackWorkerBundles(): Promise<Record<WorkerName, string>> {
+  const bundles = await synthesizeWorkerBundles();
+  return Object.fromEntries(WORKER_NAMES.map((w) => [w, join(bundles[w].directory, 'index.mjs')])) as Record<
+    WorkerName,
+    string
+  >;
 }
 
 /**
@@ -95,7 +76,7 @@ export async function bundleEntry(entry: string, name: string): Promise<string> 
  * configuration, the bundled SDK).
  *
  * @example
- * const figures = measureBundle('normalize', stackWorkerBundles().normalize, 5);
+ * const figures = measureBundle('normalize', (await stackWorkerBundles()).normalize, 5);
  */
 export function measureBundle(handler: string, file: string, runs = 5): BundleFigures {
   const code = readFileSync(file);

@@ -75,7 +75,7 @@ export async function measurePeakRss(options: {
 
   // The normalize worker as deployed (the stack's asset), run by the bench's runner process.
   const runnerFile = await bundleEntry('test/chaos/fixtures/lambdaRunner.ts', 'rss-runner');
-  const handlerFile = stackWorkerBundles().normalize;
+  const handlerFile = (await stackWorkerBundles()).normalize;
   if (!handlerFile) throw new Error('the synthesized stack has no normalize worker');
 
   log('peak RSS: the worker process with nothing to do (its baseline)...');

@@ -97,7 +97,7 @@ try {
   });
   await section('bundles', async () => {
     log('bundles: the stack worker assets (cdk synth, SDK inside) and cold imports...');
-    const bundles = Object.entries(stackWorkerBundles()).map(([worker, file]) => measureBundle(worker, file, 5));
+    const bundles = Object.entries(await stackWorkerBundles()).map(([worker, file]) => measureBundle(worker, file, 5));
     bundles.push(
       measureBundle('powertools-baseline', await bundleEntry('bench/baseline/handler.ts', 'powertools-baseline'), 5),
     );
