@@ -147,6 +147,7 @@ export function createSqsBatchHandler(
         status: RecordStatus.FAILED,
         retryable,
         reason: `${errorMessage(error)}${deferred ? ` (deferred ${deferred} s)` : ''}`,
+        ...(deferred ? { deferredSeconds: deferred } : {}),
         ...(current ? { source: current } : {}),
       };
     }

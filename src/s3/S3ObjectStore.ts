@@ -220,10 +220,20 @@ export class S3ObjectStore {
     }
   }
 
-  /** DeleteObject (a missing key is not an error in S3). */
-  async delete(bucket: string, key: string): Promise<void> {
+  /**
+   * DeleteObject (a missing key is not an error in S3). With `ifMatch`, a conditional delete: S3
+   * deletes only the version with that ETag and answers 412 otherwise (AWS-SEMANTICS, "Conditional
+   * deletes"; If-Match on a missing key is 404), so a delete never removes what someone else wrote.
+   */
+  async delete(bucket: string, key: string, options: { readonly ifMatch?: string } = {}): Promise<void> {
     await classified({ operation: 'DeleteObject', bucket, key }, () =>
-      this.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })),
+      this.client.send(
+        new DeleteObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          ...(options.ifMatch ? { IfMatch: `"${options.ifMatch}"` } : {}),
+        }),
+      ),
     );
   }
 }

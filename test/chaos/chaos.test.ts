@@ -34,7 +34,13 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
     process.stderr.write(formatChaosTable([scenarioRow(result)]));
 
     expect(result.problems).toEqual([]);
-    expect(result).toMatchObject({ lost: 0, duplicated: 0, dlqNonPoison: 0, dlqMissingPoison: 0 });
+    expect(result).toMatchObject({
+      lost: 0,
+      duplicated: 0,
+      dlqNonPoison: 0,
+      dlqMissingPoison: 0,
+      dlqWithoutFailureRecord: 0,
+    });
     expect(result.itemsVerified).toBe(scenario.items);
     // Both stages: every day of the window has the summary of its final lineage, equal to the clean
     // run's (or differing only by outputs of deleted inputs that were kept).

@@ -484,6 +484,7 @@ function mergeTotals(all: RunnerTotals[]): RunnerTotals {
     add(merged.outcomes, t.outcomes);
     add(merged.records, t.records);
     add(merged.failureReasons, t.failureReasons);
+    add(merged.diedWhileHeld, t.diedWhileHeld);
   }
   return merged;
 }

@@ -7,7 +7,7 @@ export const LAMBDA_RUNNER_FIXTURE = fileURLToPath(new URL('../fixtures/lambdaRu
 
 /** One JSON line printed by the runner fixture. */
 export interface RunnerEvent {
-  readonly event: 'ready' | 'invocation' | 'record' | 'exit';
+  readonly event: 'ready' | 'batch' | 'invocation' | 'record' | 'exit';
   readonly [field: string]: unknown;
 }
 
@@ -34,6 +34,12 @@ export interface RunnerTotals {
   deleteFailures: number;
   /** Errors of failed invocations, counted (first 120 characters). */
   invocationErrors: Record<string, number>;
+  /**
+   * Per message id: attempts that died with the message in hand, i.e. its invocation was running
+   * when the process was SIGKILLed, or the invocation timed out. A healthy message in the DLQ is a
+   * crash storm only when this reaches the queue's maxReceiveCount.
+   */
+  diedWhileHeld: Record<string, number>;
 }
 
 /** Options of {@link RunnerSupervisor}. */
@@ -51,6 +57,7 @@ export function emptyRunnerTotals(): RunnerTotals {
     retained: 0,
     deleteFailures: 0,
     invocationErrors: {},
+    diedWhileHeld: {},
   };
 }
 
@@ -146,7 +153,14 @@ export class RunnerSupervisor {
       if (this.stderrTail.length > 40) this.stderrTail.shift();
     });
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-    lines.on('line', (line) => this.onLine(line));
+    const held = new Map<string, number>();
+    lines.on('line', (line) => this.onLine(line, held));
+    // 'close' comes after every line of stdout was read, so a batch that ended just before the kill
+    // is not counted as dying with it.
+    child.once('close', (_code, signal) => {
+      if (signal !== 'SIGKILL') return;
+      for (const id of held.keys()) this.totals.diedWhileHeld[id] = (this.totals.diedWhileHeld[id] ?? 0) + 1;
+    });
     this.exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
         if (signal === null && code !== 0) this.totals.crashes++;
@@ -159,7 +173,7 @@ export class RunnerSupervisor {
     });
   }
 
-  private onLine(line: string): void {
+  private onLine(line: string, held: Map<string, number>): void {
     let event: RunnerEvent;
     try {
       event = JSON.parse(line) as RunnerEvent;
@@ -168,6 +182,18 @@ export class RunnerSupervisor {
     }
     if (typeof event?.event !== 'string') return;
     const t = this.totals;
+    const ids = Array.isArray(event.messageIds) ? event.messageIds.map(String) : [];
+    if (event.event === 'batch') {
+      for (const id of ids) held.set(id, (held.get(id) ?? 0) + 1);
+    }
+    if (event.event === 'invocation') {
+      for (const id of ids) {
+        const n = (held.get(id) ?? 0) - 1;
+        if (n > 0) held.set(id, n);
+        else held.delete(id);
+        if (event.outcome === 'timeout') t.diedWhileHeld[id] = (t.diedWhileHeld[id] ?? 0) + 1;
+      }
+    }
     if (event.event === 'invocation') {
       t.invocations++;
       const outcome = String(event.outcome);

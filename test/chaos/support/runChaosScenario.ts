@@ -259,6 +259,7 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
     await pipeline.stopRunners();
     const snapshot = await pipeline.snapshot();
     const reference = await clean;
+    const stats = pipeline.stats();
     const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, topology: env.topology });
     const verdict = verifyAgainstClean({
       snapshot,
@@ -269,6 +270,10 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       poison,
       failurePrefix: env.topology.failurePrefix,
       summaryPrefix: env.topology.summaryPrefix,
+      crashStorm: {
+        maxReceiveCount: env.topology.normalize.maxReceiveCount,
+        diedWhileHeld: stats.byStage.normalize.diedWhileHeld,
+      },
     });
     const summaries = await verifySummaries({
       snapshot,
@@ -278,8 +283,11 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       clean: reference.summaries ?? new Map(),
       deleted: lineageOfInputs(plan.deletes, worker, snapshot.inputBucket, pipeline.summaryLayout),
       poison: summaryPoison,
+      crashStorm: {
+        maxReceiveCount: env.topology.summarize.maxReceiveCount,
+        diedWhileHeld: stats.byStage.summarize.diedWhileHeld,
+      },
     });
-    const stats = pipeline.stats();
     const faultsByKind: Record<string, number> = {};
     for (const source of [stats.proxies.faults, stats.webhook.faults]) {
       for (const [kind, n] of Object.entries(source)) faultsByKind[kind] = (faultsByKind[kind] ?? 0) + n;
@@ -293,6 +301,7 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       dlqNonPoison: verdict.dlqNonPoison + summaries.dlqNonPoison,
       dlqMissingPoison: verdict.dlqMissingPoison + summaries.dlqMissingPoison,
       problems: [...verdict.problems, ...summaries.problems],
+      crashStorm: [...(verdict.crashStorm ?? []), ...(summaries.crashStorm ?? [])],
       summaries,
       summaryTasks: { midRun: midRun.enqueued, duplicates, scheduled: 1, catchUp: catchUp.enqueued },
       faultsInjected: Object.values(faultsByKind).reduce((a, b) => a + b, 0),

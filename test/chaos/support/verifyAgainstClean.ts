@@ -57,6 +57,8 @@ export interface ChaosVerdict {
   failureRecords: number;
   /** DLQ messages without a failure record (the record is best effort: its write can fail too). */
   dlqWithoutFailureRecord: number;
+  /** Healthy dead letters proven a crash storm, with the proof. */
+  crashStorm?: string[];
   /** One line per problem found. */
   problems: string[];
 }
@@ -90,6 +92,8 @@ export function verifyAgainstClean(input: {
    * @default none: every object must be the normalize stage's
    */
   readonly summaryPrefix?: string;
+  /** Per-message evidence that lets a healthy dead letter count as a proven crash storm. @default none */
+  readonly crashStorm?: CrashStormEvidence;
 }): ChaosVerdict {
   const { snapshot, history, clean, worker, codeVersion } = input;
   const verdict: ChaosVerdict = {
@@ -222,7 +226,7 @@ export function verifyAgainstClean(input: {
     if (delivery.missingKey) duplicated('a notification without Idempotency-Key');
   }
 
-  checkDlqHoldsPoison(verdict, 'DLQ', snapshot.dlq, input.poison);
+  checkDlqHoldsPoison(verdict, 'DLQ', snapshot.dlq, input.poison, input.crashStorm);
   return verdict;
 }
 
@@ -233,6 +237,20 @@ export interface Tally {
   dlqNonPoison: number;
   dlqMissingPoison: number;
   problems: string[];
+  /** Healthy messages in a DLQ proven to be a crash storm (every receive died with it), with the proof. */
+  crashStorm?: string[];
+}
+
+/**
+ * The evidence that a healthy message's receives were all used up by attempts that died with it
+ * (SIGKILLs of the process holding it, invocation timeouts), counted per message by the runner
+ * supervisors.
+ */
+export interface CrashStormEvidence {
+  /** The queue's maxReceiveCount. */
+  readonly maxReceiveCount: number;
+  /** Per message id: attempts that died with it in hand. */
+  readonly diedWhileHeld: Readonly<Record<string, number>>;
 }
 
 /** `lost(why)` and `duplicated(why)`: count into the verdict and say why in its problems. */
@@ -253,16 +271,27 @@ export function recorders(verdict: Tally): { lost: (why: string) => void; duplic
 export function checkDlqHoldsPoison(
   verdict: Tally,
   dlqName: string,
-  messages: readonly { readonly body: string }[],
+  messages: readonly { readonly body: string; readonly messageId?: string }[],
   expected: readonly string[],
+  evidence?: CrashStormEvidence,
 ): void {
   const poison = [...expected];
-  for (const { body } of messages) {
+  for (const { body, messageId } of messages) {
     const at = poison.indexOf(body);
+    const died = messageId ? (evidence?.diedWhileHeld[messageId] ?? 0) : 0;
     if (at >= 0) poison.splice(at, 1);
-    else {
+    else if (evidence && died >= evidence.maxReceiveCount) {
+      // Not tolerated, proven: each of its receives ended with the process (or invocation) dying
+      // while it held the message, so SQS's redrive policy had to move it. Anything less fails.
+      verdict.crashStorm = verdict.crashStorm ?? [];
+      verdict.crashStorm.push(
+        `${dlqName} ${messageId}: ${died} of its ${evidence.maxReceiveCount} receives died with it (kills/timeouts)`,
+      );
+    } else {
       verdict.dlqNonPoison++;
-      verdict.problems.push(`${dlqName} holds a message that is not poison: ${body.slice(0, 160)}`);
+      verdict.problems.push(
+        `${dlqName} holds a message that is not poison (${died} attempt(s) died with it): ${body.slice(0, 160)}`,
+      );
     }
   }
   verdict.dlqMissingPoison = poison.length;
