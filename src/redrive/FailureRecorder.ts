@@ -34,6 +34,8 @@ export interface StartedRecord {
   readonly key: string;
   /** Its ETag, so completing or removing it touches only what this attempt wrote (If-Match). */
   readonly etag: string;
+  /** What the message is about, as in {@link StartedDelivery}. */
+  readonly subject?: string | undefined;
 }
 
 /**

@@ -5,6 +5,7 @@ import { type Logger, silentLogger } from '../logging/logger.js';
 import { httpStatus, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import { topology } from '../topology.js';
 import type { FailedDelivery, FailureRecorder, StartedDelivery, StartedRecord } from './FailureRecorder.js';
+import { failureIndexKey, objectOfSubject } from './failureIndex.js';
 import {
   FAILURE_RECORD_SCHEMA,
   type FailureRecord,
@@ -36,6 +37,13 @@ export interface S3FailureRecorderOptions {
   readonly now?: () => number;
   /** @default silentLogger */
   readonly logger?: Logger;
+  /**
+   * Also index each record of an S3 object by that object (src/redrive/failureIndex.ts), so that
+   * `rerun status` finds from a listing which inputs of a day have a failure record. Off for
+   * handlers whose messages are not about one input (e.g. partition tasks).
+   * @default true
+   */
+  readonly indexByObject?: boolean;
 }
 
 /**
@@ -52,12 +60,14 @@ export class S3FailureRecorder implements FailureRecorder {
   private readonly prefix: string;
   private readonly now: () => number;
   private readonly logger: Logger;
+  private readonly indexByObject: boolean;
   private readonly maxReceiveCounts = new Map<string, Promise<number | undefined>>();
 
   constructor(private readonly options: S3FailureRecorderOptions) {
     this.prefix = options.prefix ?? topology.failurePrefix;
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger;
+    this.indexByObject = options.indexByObject ?? true;
   }
 
   async record(failure: FailedDelivery, started?: StartedRecord): Promise<string | undefined> {
@@ -95,6 +105,7 @@ export class S3FailureRecorder implements FailureRecorder {
       };
       const key = failureRecordKey(this.prefix, queueName, failure.messageId);
       await this.write(key, recordBody(record), started?.key === key ? { ifMatch: started.etag } : undefined);
+      await this.index(failure.subject, queueName, failure.messageId, givenUp);
       return key;
     } catch (error) {
       this.logger.warn('could not record why the message was given up on', {
@@ -132,11 +143,14 @@ export class S3FailureRecorder implements FailureRecorder {
         sha256Base64: sha256Base64(body),
         contentType: 'application/json',
       });
-      if (result.status === WriteStatus.WRITTEN) return { key, etag: result.etag };
+      if (result.status === WriteStatus.WRITTEN) {
+        await this.index(delivery.subject, queueName, delivery.messageId, GiveUpReason.LAST_RECEIVE);
+        return { key, etag: result.etag, subject: delivery.subject };
+      }
       // A record of this message exists already (an earlier non-retryable failure): its reason says
       // more than "started"; keep it, and complete or remove that one when the attempt ends.
       const head = await store.head(bucket, key);
-      return head ? { key, etag: head.etag } : undefined;
+      return head ? { key, etag: head.etag, subject: delivery.subject } : undefined;
     } catch (error) {
       this.logger.warn('could not record that the last attempt of the message started', {
         messageId: delivery.messageId,
@@ -149,6 +163,16 @@ export class S3FailureRecorder implements FailureRecorder {
   async attemptSucceeded(started: StartedRecord): Promise<void> {
     try {
       await this.options.store.delete(this.options.bucket, started.key, { ifMatch: started.etag });
+      const object = this.indexByObject ? objectOfSubject(started.subject) : undefined;
+      if (object) {
+        const queueName = /([^/]+)\/[^/]+\.json$/.exec(started.key)?.[1] ?? '';
+        const messageId = /([^/]+)\.json$/.exec(started.key)?.[1] ?? '';
+        // The entry's key names this message alone: no other writer has one to lose.
+        await this.options.store.delete(
+          this.options.bucket,
+          failureIndexKey(this.prefix, object, queueName, messageId, GiveUpReason.LAST_RECEIVE),
+        );
+      }
     } catch (error) {
       // 412: another writer replaced the record since (a concurrent delivery of the same message
       // gave up): its reason stands. 404: already gone.
@@ -159,6 +183,29 @@ export class S3FailureRecorder implements FailureRecorder {
         error,
       });
     }
+  }
+
+  /** Writes the index entry of a record about an S3 object (create-only; an existing one is the same entry). */
+  private async index(
+    subject: string | undefined,
+    queueName: string,
+    messageId: string,
+    givenUp: GiveUpReason,
+  ): Promise<void> {
+    const object = this.indexByObject ? objectOfSubject(subject) : undefined;
+    if (!object) return;
+    const body = Buffer.alloc(0);
+    await this.options.store.put(
+      this.options.bucket,
+      failureIndexKey(this.prefix, object, queueName, messageId, givenUp),
+      body,
+      {
+        condition: { ifNoneMatch: '*' },
+        metadata: {},
+        sha256Base64: sha256Base64(body),
+        contentType: 'application/octet-stream',
+      },
+    );
   }
 
   /** The failure record of a message, or undefined when there is none. */

@@ -4,6 +4,7 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import type { FailedDelivery, FailureRecorder } from '../../src/redrive/FailureRecorder.js';
+import { inputKeyHash } from '../../src/redrive/failureIndex.js';
 import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
@@ -174,9 +175,13 @@ describe('S3FailureRecorder', () => {
       ['bad', 3, `s3://${bucket}/in/a.csv`, true],
       ['junk', 1, undefined, false],
     ]);
-    expect(await listKeys(clients.s3, bucket, 'failures/')).toEqual([
+    expect(await listKeys(clients.s3, bucket, `failures/${queueName}/`)).toEqual([
       `failures/${queueName}/a.json`,
       `failures/${queueName}/b.json`,
+    ]);
+    // The record of an S3 object is indexed by that object, under its day (none here: '_').
+    expect(await listKeys(clients.s3, bucket, 'failures/.by-input/')).toEqual([
+      `failures/.by-input/in/_/${inputKeyHash('incoming/a.csv')}/${queueName}.a.last-receive`,
     ]);
   });
 
@@ -249,6 +254,9 @@ describe('S3FailureRecorder', () => {
         reason: 'last attempt started, no outcome recorded: crashed or timed out',
         subject: `s3://${bucket}/in/hang.csv`,
       });
+      expect(
+        await listKeys(clients.s3, bucket, `failures/.by-input/${bucket}/_/${inputKeyHash('in/hang.csv')}/`),
+      ).toEqual([`failures/.by-input/${bucket}/_/${inputKeyHash('in/hang.csv')}/${queueName}.hang.last-receive`]);
     });
 
     it('a last attempt that fails completes its record in place with the reason (If-Match on the provisional ETag)', async () => {
@@ -264,7 +272,7 @@ describe('S3FailureRecorder', () => {
         givenUp: 'last-receive',
       });
       const puts = log.requests
-        .filter((q) => q.operation === 'PutObject' && String(q.input.Key).startsWith('failures/'))
+        .filter((q) => q.operation === 'PutObject' && String(q.input.Key).startsWith(`failures/${queueName}/`))
         .map((q) => [q.input.IfNoneMatch, typeof q.input.IfMatch]);
       expect(puts).toEqual([
         ['*', 'undefined'],
@@ -286,9 +294,12 @@ describe('S3FailureRecorder', () => {
       expect(response.batchItemFailures).toEqual([]);
       expect(seenDuring).toMatchObject({ reason: 'last attempt started, no outcome recorded: crashed or timed out' });
       expect(await recorder().read(queueName, 'ok')).toBeUndefined();
+      expect(
+        await listKeys(clients.s3, bucket, `failures/.by-input/${bucket}/_/${inputKeyHash('in/ok.csv')}/`),
+      ).toEqual([]);
       expect(await recorder().read(queueName, 'early')).toBeUndefined();
       const deletes = log.requests.filter(
-        (q) => q.operation === 'DeleteObject' && String(q.input.Key).startsWith('failures/'),
+        (q) => q.operation === 'DeleteObject' && String(q.input.Key).startsWith(`failures/${queueName}/`),
       );
       expect(deletes.map((q) => [q.input.Key, typeof q.input.IfMatch])).toEqual([
         [`failures/${queueName}/ok.json`, 'string'],

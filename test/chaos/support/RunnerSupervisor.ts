@@ -7,7 +7,7 @@ export const LAMBDA_RUNNER_FIXTURE = fileURLToPath(new URL('../fixtures/lambdaRu
 
 /** One JSON line printed by the runner fixture. */
 export interface RunnerEvent {
-  readonly event: 'ready' | 'batch' | 'invocation' | 'record' | 'exit';
+  readonly event: 'ready' | 'received' | 'invocation' | 'record' | 'exit';
   readonly [field: string]: unknown;
 }
 
@@ -183,7 +183,7 @@ export class RunnerSupervisor {
     if (typeof event?.event !== 'string') return;
     const t = this.totals;
     const ids = Array.isArray(event.messageIds) ? event.messageIds.map(String) : [];
-    if (event.event === 'batch') {
+    if (event.event === 'received') {
       for (const id of ids) held.set(id, (held.get(id) ?? 0) + 1);
     }
     if (event.event === 'invocation') {

@@ -2,6 +2,8 @@ import { formatOfKey } from '../../../functions/normalize/inputFormat.js';
 import { judgeOutput, OutputState } from '../../../src/done/judgeOutput.js';
 import { outputNotificationKey } from '../../../src/effects/outputNotification.js';
 import type { Day } from '../../../src/partition/partition.js';
+import { FAILURE_INDEX_FOLDER, parseFailureIndexKey } from '../../../src/redrive/failureIndex.js';
+import { parseFailureRecord } from '../../../src/redrive/failureRecord.js';
 import type { WorkerDefinition } from '../../../src/worker/defineWorker.js';
 import type { PipelineSnapshot, SnapshotObject } from './ChaosPipeline.js';
 import type { CleanSummary } from './verifySummaries.js';
@@ -194,6 +196,14 @@ export function verifyAgainstClean(input: {
   for (const object of snapshot.objects) {
     if (!object.key.startsWith(input.failurePrefix)) continue;
     accounted.add(object.key);
+    if (object.key.startsWith(`${input.failurePrefix}${FAILURE_INDEX_FOLDER}`)) {
+      // The index by input (failureIndex.ts): each entry must name a dead-lettered message too.
+      const entry = parseFailureIndexKey(object.key);
+      if (!entry || !dlqIds.has(entry.messageId)) {
+        duplicated(`${object.key}: failure index entry of a message that is not in the DLQ`);
+      }
+      continue;
+    }
     verdict.failureRecords++;
     const messageId = /([^/]+)\.json$/.exec(object.key)?.[1] ?? '';
     recorded.add(messageId);
@@ -226,7 +236,20 @@ export function verifyAgainstClean(input: {
     if (delivery.missingKey) duplicated('a notification without Idempotency-Key');
   }
 
-  checkDlqHoldsPoison(verdict, 'DLQ', snapshot.dlq, input.poison, input.crashStorm);
+  const recordReasons = new Map<string, string>();
+  for (const object of snapshot.objects) {
+    if (!object.key.startsWith(input.failurePrefix)) continue;
+    const record = parseFailureRecord(object.bytes);
+    if (record)
+      recordReasons.set(record.messageId, `${record.receiveCount}/${record.maxReceiveCount}: ${record.reason}`);
+  }
+  checkDlqHoldsPoison(
+    verdict,
+    'DLQ',
+    snapshot.dlq,
+    input.poison,
+    input.crashStorm ? { ...input.crashStorm, recordReasons } : undefined,
+  );
   return verdict;
 }
 
@@ -251,6 +274,8 @@ export interface CrashStormEvidence {
   readonly maxReceiveCount: number;
   /** Per message id: attempts that died with it in hand. */
   readonly diedWhileHeld: Readonly<Record<string, number>>;
+  /** Per message id: the reason its failure record gives (for the report). @default none */
+  readonly recordReasons?: ReadonlyMap<string, string>;
 }
 
 /** `lost(why)` and `duplicated(why)`: count into the verdict and say why in its problems. */
@@ -289,8 +314,9 @@ export function checkDlqHoldsPoison(
       );
     } else {
       verdict.dlqNonPoison++;
+      const reason = messageId ? evidence?.recordReasons?.get(messageId) : undefined;
       verdict.problems.push(
-        `${dlqName} holds a message that is not poison (${died} attempt(s) died with it): ${body.slice(0, 160)}`,
+        `${dlqName} holds a message that is not poison (${died} attempt(s) died with it; failure record: ${reason ?? 'none'}): ${body.slice(0, 160)}`,
       );
     }
   }
