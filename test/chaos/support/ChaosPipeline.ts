@@ -308,7 +308,26 @@ export class ChaosPipeline {
   /** Starts every runner process; `intercept` (per slot) can kill them at chosen requests. */
   startRunners(intercept?: (slot: RunnerSlot) => Interceptor | undefined): void {
     for (const slot of this.slots) {
-      const interceptor = intercept?.(slot);
+      const killer = intercept?.(slot);
+      // With kills, note every message SQS hands the process on the wire, so a message received
+      // by a process killed before it read the answer still counts as dying with it.
+      // Only for the process that sent the receive (a replacement started since holds none of it).
+      const receiverOf = new Map<number, number | undefined>();
+      const interceptor: Interceptor | undefined = killer
+        ? async (entry, phase) => {
+            if (entry.operation === 'ReceiveMessage') {
+              if (phase === 'before-forward') receiverOf.set(entry.id, slot.runner.pid);
+              else {
+                const sender = receiverOf.get(entry.id);
+                receiverOf.delete(entry.id);
+                if (entry.responseText && sender !== undefined && sender === slot.runner.pid) {
+                  slot.runner.noteReceived(receivedMessageIds(entry.responseText));
+                }
+              }
+            }
+            return killer(entry, phase);
+          }
+        : undefined;
       if (interceptor) {
         slot.aws.setInterceptor(interceptor);
         slot.webhook?.setInterceptor(interceptor);
@@ -491,4 +510,14 @@ function mergeTotals(all: RunnerTotals[]): RunnerTotals {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Message ids in a ReceiveMessage answer (SQS's JSON protocol); none when it is not one. */
+function receivedMessageIds(responseText: string): string[] {
+  try {
+    const doc = JSON.parse(responseText) as { Messages?: { MessageId?: string }[] };
+    return (doc.Messages ?? []).flatMap((m) => (m.MessageId ? [m.MessageId] : []));
+  } catch {
+    return [];
+  }
 }

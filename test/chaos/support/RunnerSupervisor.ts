@@ -95,6 +95,8 @@ export class RunnerSupervisor {
   private exited: Promise<void> = Promise.resolve();
   private stopping = false;
   private readonly stderrTail: string[] = [];
+  /** Messages the live process holds (received, invocation not ended). */
+  private held = new Set<string>();
 
   constructor(private readonly options: RunnerSupervisorOptions) {}
 
@@ -117,6 +119,14 @@ export class RunnerSupervisor {
   start(): void {
     this.stopping = false;
     this.spawnOne();
+  }
+
+  /**
+   * Messages that SQS handed to the live process, as seen on the wire (the ReceiveMessage answer at
+   * its proxy): the process may die before it reads them, and their receive still counts.
+   */
+  noteReceived(messageIds: readonly string[]): void {
+    for (const id of messageIds) this.held.add(id);
   }
 
   /** SIGKILLs the live process and waits until it is gone; a fresh one is started unless stopping. */
@@ -153,13 +163,14 @@ export class RunnerSupervisor {
       if (this.stderrTail.length > 40) this.stderrTail.shift();
     });
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-    const held = new Map<string, number>();
+    const held = new Set<string>();
+    this.held = held;
     lines.on('line', (line) => this.onLine(line, held));
     // 'close' comes after every line of stdout was read, so a batch that ended just before the kill
     // is not counted as dying with it.
     child.once('close', (_code, signal) => {
       if (signal !== 'SIGKILL') return;
-      for (const id of held.keys()) this.totals.diedWhileHeld[id] = (this.totals.diedWhileHeld[id] ?? 0) + 1;
+      for (const id of held) this.totals.diedWhileHeld[id] = (this.totals.diedWhileHeld[id] ?? 0) + 1;
     });
     this.exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
@@ -173,7 +184,7 @@ export class RunnerSupervisor {
     });
   }
 
-  private onLine(line: string, held: Map<string, number>): void {
+  private onLine(line: string, held: Set<string>): void {
     let event: RunnerEvent;
     try {
       event = JSON.parse(line) as RunnerEvent;
@@ -184,13 +195,11 @@ export class RunnerSupervisor {
     const t = this.totals;
     const ids = Array.isArray(event.messageIds) ? event.messageIds.map(String) : [];
     if (event.event === 'received') {
-      for (const id of ids) held.set(id, (held.get(id) ?? 0) + 1);
+      for (const id of ids) held.add(id);
     }
     if (event.event === 'invocation') {
       for (const id of ids) {
-        const n = (held.get(id) ?? 0) - 1;
-        if (n > 0) held.set(id, n);
-        else held.delete(id);
+        held.delete(id);
         if (event.outcome === 'timeout') t.diedWhileHeld[id] = (t.diedWhileHeld[id] ?? 0) + 1;
       }
     }

@@ -209,7 +209,16 @@ export function verifyAgainstClean(input: {
     recorded.add(messageId);
     if (!dlqIds.has(messageId)) duplicated(`${object.key}: failure record of a message that is not in the DLQ`);
   }
-  verdict.dlqWithoutFailureRecord = [...dlqIds].filter((id) => !recorded.has(id)).length;
+  // A message whose every receive died with it (a proven crash storm) may have died before its
+  // last attempt could write the provisional record (between ReceiveMessage and that PUT): the
+  // proof is its reason. Every other dead letter must have a record.
+  const storm = input.crashStorm;
+  const proven = (id: string) =>
+    (storm?.diedWhileHeld[id] ?? 0) >= (storm?.maxReceiveCount ?? Number.POSITIVE_INFINITY);
+  const unrecorded = [...dlqIds].filter((id) => !recorded.has(id));
+  verdict.dlqWithoutFailureRecord = unrecorded.filter((id) => !proven(id)).length;
+  for (const id of unrecorded.filter((id) => !proven(id)))
+    verdict.problems.push(`DLQ message ${id} has no failure record`);
 
   const summaryPrefix = input.summaryPrefix;
   for (const object of snapshot.objects) {
