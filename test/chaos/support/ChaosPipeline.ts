@@ -6,7 +6,9 @@ import {
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import {
+  ChangeMessageVisibilityCommand,
   DeleteMessageBatchCommand,
+  DeleteMessageCommand,
   PurgeQueueCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
@@ -406,6 +408,49 @@ export class ChaosPipeline {
   }
 
   /** Reads the final state directly from the emulator and the sink. */
+  /**
+   * What an operator does after a crash storm, with `rerun redrive`: moves the normalize DLQ's
+   * messages that are proven crash-storm victims (every receive died with the message in hand,
+   * counted per message by the supervisors) back to the work queue, and leaves every other dead
+   * letter where it is. Resolves with the moved messages (their old ids).
+   */
+  async redriveProvenCrashStorms(maxReceiveCount: number): Promise<DeadLetter[]> {
+    const { sqs } = this.options.clients;
+    const died = this.stats().byStage.normalize.diedWhileHeld;
+    const moved: DeadLetter[] = [];
+    const kept: string[] = [];
+    for (;;) {
+      const got = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: this.stack.dlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+      );
+      const messages = got.Messages ?? [];
+      if (messages.length === 0) break;
+      for (const m of messages) {
+        const id = m.MessageId ?? '';
+        if ((died[id] ?? 0) < maxReceiveCount) {
+          kept.push(m.ReceiptHandle as string); // hidden while the DLQ is read, released below
+          continue;
+        }
+        // Send first, delete after: an interruption leaves a duplicate, never a loss (as rerun redrive).
+        await sqs.send(new SendMessageCommand({ QueueUrl: this.stack.queueUrl, MessageBody: m.Body ?? '' }));
+        await sqs.send(
+          new DeleteMessageCommand({ QueueUrl: this.stack.dlqUrl, ReceiptHandle: m.ReceiptHandle as string }),
+        );
+        moved.push({ messageId: id, body: m.Body ?? '' });
+      }
+    }
+    for (const receiptHandle of kept) {
+      await sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: this.stack.dlqUrl,
+          ReceiptHandle: receiptHandle,
+          VisibilityTimeout: 0,
+        }),
+      );
+    }
+    return moved;
+  }
+
   async snapshot(): Promise<PipelineSnapshot> {
     const { s3, sqs } = this.options.clients;
     const store = new S3ObjectStore(s3);

@@ -256,6 +256,14 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
     await pipeline.waitDrained(timeoutMs);
     const catchUp = await pipeline.backfill(window);
     await pipeline.waitDrained(timeoutMs);
+    // A healthy message proven dead-lettered by a crash storm is what an operator redrives; the
+    // final state is then checked against the clean run as for every other message.
+    const redriven = await pipeline.redriveProvenCrashStorms(env.topology.normalize.maxReceiveCount);
+    if (redriven.length > 0) {
+      await pipeline.waitDrained(timeoutMs);
+      await pipeline.backfill(window);
+      await pipeline.waitDrained(timeoutMs);
+    }
     await pipeline.stopRunners();
     const snapshot = await pipeline.snapshot();
     const reference = await clean;
@@ -274,6 +282,7 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
         maxReceiveCount: env.topology.normalize.maxReceiveCount,
         diedWhileHeld: stats.byStage.normalize.diedWhileHeld,
       },
+      redriven: redriven.map((m) => m.messageId),
     });
     const summaries = await verifySummaries({
       snapshot,
@@ -301,7 +310,11 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       dlqNonPoison: verdict.dlqNonPoison + summaries.dlqNonPoison,
       dlqMissingPoison: verdict.dlqMissingPoison + summaries.dlqMissingPoison,
       problems: [...verdict.problems, ...summaries.problems],
-      crashStorm: [...(verdict.crashStorm ?? []), ...(summaries.crashStorm ?? [])],
+      crashStorm: [
+        ...(verdict.crashStorm ?? []),
+        ...(summaries.crashStorm ?? []),
+        ...redriven.map((m) => `normalize DLQ ${m.messageId}: every receive died with it; redriven, then verified`),
+      ],
       summaries,
       summaryTasks: { midRun: midRun.enqueued, duplicates, scheduled: 1, catchUp: catchUp.enqueued },
       faultsInjected: Object.values(faultsByKind).reduce((a, b) => a + b, 0),

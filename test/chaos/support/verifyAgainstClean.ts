@@ -96,6 +96,12 @@ export function verifyAgainstClean(input: {
   readonly summaryPrefix?: string;
   /** Per-message evidence that lets a healthy dead letter count as a proven crash storm. @default none */
   readonly crashStorm?: CrashStormEvidence;
+  /**
+   * Dead letters the harness redrove as an operator would (proven crash storms): their failure
+   * records stay behind, naming a message that left the DLQ on purpose.
+   * @default none
+   */
+  readonly redriven?: readonly string[];
 }): ChaosVerdict {
   const { snapshot, history, clean, worker, codeVersion } = input;
   const verdict: ChaosVerdict = {
@@ -192,6 +198,7 @@ export function verifyAgainstClean(input: {
   // Failure records: a worker writes one when it gives up on a message (a non-retryable failure,
   // or the last receive before the DLQ), so each must name a message that is in a DLQ.
   const dlqIds = new Set([...snapshot.dlq, ...snapshot.summaryDlq].map((m) => m.messageId));
+  const redriven = new Set(input.redriven ?? []);
   const recorded = new Set<string>();
   for (const object of snapshot.objects) {
     if (!object.key.startsWith(input.failurePrefix)) continue;
@@ -199,7 +206,7 @@ export function verifyAgainstClean(input: {
     if (object.key.startsWith(`${input.failurePrefix}${FAILURE_INDEX_FOLDER}`)) {
       // The index by input (failureIndex.ts): each entry must name a dead-lettered message too.
       const entry = parseFailureIndexKey(object.key);
-      if (!entry || !dlqIds.has(entry.messageId)) {
+      if (!entry || !(dlqIds.has(entry.messageId) || redriven.has(entry.messageId))) {
         duplicated(`${object.key}: failure index entry of a message that is not in the DLQ`);
       }
       continue;
@@ -207,6 +214,7 @@ export function verifyAgainstClean(input: {
     verdict.failureRecords++;
     const messageId = /([^/]+)\.json$/.exec(object.key)?.[1] ?? '';
     recorded.add(messageId);
+    if (redriven.has(messageId)) continue; // the record of a proven crash storm the harness redrove
     if (!dlqIds.has(messageId)) duplicated(`${object.key}: failure record of a message that is not in the DLQ`);
   }
   // A message whose every receive died with it (a proven crash storm) may have died before its
