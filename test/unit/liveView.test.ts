@@ -28,7 +28,7 @@ describe('the live view fits the terminal', () => {
     const lines = table.trimEnd().split('\n');
     for (const line of lines) expect([...line].length).toBeLessThanOrEqual(80);
     expect(lines[0]).toMatch(/^STATUS\s+OBJECT\s+REASON$/);
-    expect(lines[2]).toMatch(/^processed  s3:\/\/rerun-input\/inco.*….*orders\.csv  output created/);
+    expect(lines[2]).toMatch(/^processed {2}s3:\/\/rerun-input\/inco.*….*orders\.csv {2}output created/);
   });
 
   it('at 200 columns every column stays, and every line still fits', () => {
