@@ -313,7 +313,7 @@ export class ChaosPipeline {
       const killer = intercept?.(slot);
       // With kills, note every message SQS hands the process on the wire, so a message received
       // by a process killed before it read the answer still counts as dying with it.
-      // Only for the process that sent the receive (a replacement started since holds none of it).
+      // Attributed to the process that sent the receive (a replacement started since holds none of it).
       const receiverOf = new Map<number, number | undefined>();
       const interceptor: Interceptor | undefined = killer
         ? async (entry, phase) => {
@@ -322,8 +322,8 @@ export class ChaosPipeline {
               else {
                 const sender = receiverOf.get(entry.id);
                 receiverOf.delete(entry.id);
-                if (entry.responseText && sender !== undefined && sender === slot.runner.pid) {
-                  slot.runner.noteReceived(receivedMessageIds(entry.responseText));
+                if (entry.responseText && sender !== undefined) {
+                  slot.runner.noteReceived(receivedMessageIds(entry.responseText), sender);
                 }
               }
             }

@@ -97,6 +97,8 @@ export class RunnerSupervisor {
   private readonly stderrTail: string[] = [];
   /** Messages the live process holds (received, invocation not ended). */
   private held = new Set<string>();
+  /** Processes ended by a SIGKILL. */
+  private readonly killedPids = new Set<number>();
 
   constructor(private readonly options: RunnerSupervisorOptions) {}
 
@@ -125,7 +127,14 @@ export class RunnerSupervisor {
    * Messages that SQS handed to the live process, as seen on the wire (the ReceiveMessage answer at
    * its proxy): the process may die before it reads them, and their receive still counts.
    */
-  noteReceived(messageIds: readonly string[]): void {
+  noteReceived(messageIds: readonly string[], pid: number | undefined): void {
+    // The answer may arrive after its process was killed (the server applied the receive, nobody
+    // read it): that receive died with the message too.
+    if (pid !== undefined && this.killedPids.has(pid)) {
+      for (const id of messageIds) this.totals.diedWhileHeld[id] = (this.totals.diedWhileHeld[id] ?? 0) + 1;
+      return;
+    }
+    if (pid !== undefined && pid !== this.child?.pid) return;
     for (const id of messageIds) this.held.add(id);
   }
 
@@ -135,6 +144,7 @@ export class RunnerSupervisor {
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     this.totals.kills++;
     const gone = this.exited;
+    if (child.pid !== undefined) this.killedPids.add(child.pid);
     child.kill('SIGKILL');
     await gone;
   }
@@ -170,6 +180,7 @@ export class RunnerSupervisor {
     // is not counted as dying with it.
     child.once('close', (_code, signal) => {
       if (signal !== 'SIGKILL') return;
+      if (child.pid !== undefined) this.killedPids.add(child.pid);
       for (const id of held) this.totals.diedWhileHeld[id] = (this.totals.diedWhileHeld[id] ?? 0) + 1;
     });
     this.exited = new Promise<void>((resolve) => {
