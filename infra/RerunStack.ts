@@ -179,7 +179,9 @@ export class RerunStack extends Stack {
     grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { read: true, write: true });
     grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { delete: true, list: false });
     // Why it gave up on a message (conditional create, or replace by ETag), for `rerun redrive`.
-    grantPrefixAccess(fn, this.output.bucket, [t.failurePrefix], { read: true, write: true });
+    // Delete: the provisional record of a last attempt that then succeeded, and its index entry
+    // (src/redrive/S3FailureRecorder.ts, both with If-Match).
+    grantPrefixAccess(fn, this.output.bucket, [t.failurePrefix], { read: true, write: true, delete: true });
     // When a code version first ran (create-only), for reprocess planning by listings.
     grantPrefixAccess(fn, this.output.bucket, [t.codeVersionPrefix], { write: true, list: false });
     this.ledger.grantLedgerAccess(fn);
@@ -209,7 +211,7 @@ export class RerunStack extends Stack {
     const summarizeFn = this.summarize.function;
     grantPrefixAccess(summarizeFn, this.output.bucket, ownedPrefixes, { read: true });
     grantPrefixAccess(summarizeFn, this.output.bucket, [t.summaryPrefix], { read: true, write: true, delete: true });
-    grantPrefixAccess(summarizeFn, this.output.bucket, [t.failurePrefix], { read: true, write: true });
+    grantPrefixAccess(summarizeFn, this.output.bucket, [t.failurePrefix], { read: true, write: true, delete: true });
     acknowledgePrefixWildcards(this.summarize.role, this.output.bucket, [
       ...ownedPrefixes,
       t.summaryPrefix,

@@ -7,6 +7,7 @@ import { summaryLayout } from '../../src/partition/summaryLayout.js';
 import { formatStatusCounts, formatStatusTable } from '../../src/status/formatStatusTable.js';
 import { explainAwsError } from '../../src/status/pipelineResources.js';
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
+import { referenceInputRules } from '../inputRules.js';
 import {
   emptyWindowHint,
   reportCommandError,
@@ -104,6 +105,7 @@ Examples:
         sqs: target.clients.sqs,
         bucket: target.outputBucket,
         layout: summaryLayout(target.inputBucket, target.topology),
+        inputs: referenceInputRules(target),
         codeVersion: SUMMARIZE_CODE_VERSION,
         queueUrl,
         ...(dlqUrl ? { dlqUrl } : {}),

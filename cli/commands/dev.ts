@@ -115,6 +115,7 @@ Examples:
       writeResult: io.stdout,
       writeHuman: io.stderr,
       tty: io.isTTY,
+      ...(process.stderr.columns ? { columns: process.stderr.columns } : {}),
     });
     if (!values.once) return 0;
     return onceExitCode(summary);

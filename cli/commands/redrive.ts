@@ -1,4 +1,5 @@
 import { isProgressStep, renderProgressBar } from '../../src/backfill/progressBar.js';
+import { referenceRecheck } from '../../src/redrive/recheckDeadLetter.js';
 import { type DeadLetter, type RedriveResult, redriveDeadLetters } from '../../src/redrive/redriveDeadLetters.js';
 import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -87,6 +88,7 @@ Examples:
           dlqUrl: q.dlqUrl,
           ...(q.sourceQueueUrl ? { sourceQueueUrl: q.sourceQueueUrl } : {}),
           failures: recorder,
+          ...(q.stage ? { recheck: referenceRecheck(q.stage) } : {}),
           ...(max !== undefined ? { max } : {}),
           ...(rate !== undefined ? { ratePerSecond: rate } : {}),
           dryRun,
@@ -133,7 +135,7 @@ async function resolveQueues(
   queue: string | undefined,
   sourceOverride: string | undefined,
   env: NodeJS.ProcessEnv,
-): Promise<{ label: string; dlqUrl: string; sourceQueueUrl?: string }[]> {
+): Promise<{ label: string; dlqUrl: string; sourceQueueUrl?: string; stage?: 'normalize' | 'summarize' }[]> {
   if (queue && workers.length === 0) {
     if (!/^https?:\/\//.test(queue) && !/dlq|dead/i.test(queue)) {
       throw new CliUsageError(
@@ -150,7 +152,10 @@ async function resolveQueues(
   }
   const queues = [];
   for (const worker of workers) {
+    const stage: 'normalize' | 'summarize' | undefined =
+      worker.name === 'normalize' || worker.name === 'summarize' ? worker.name : undefined;
     queues.push({
+      ...(stage ? { stage } : {}),
       label: `${worker.name} DLQ`,
       dlqUrl: await workerQueueUrl(target, worker, 'dlq', undefined, env),
       sourceQueueUrl: sourceOverride ?? (await workerQueueUrl(target, worker, 'queue', undefined, env)),
@@ -166,7 +171,8 @@ function formatLetters(letters: readonly DeadLetter[], depth: number): string {
     l.messageId,
     l.receiveCount === undefined ? '-' : String(l.receiveCount),
     l.subject,
-    l.reason ?? '-',
+    // A dead letter that would fail again for the same reason is marked: fix it, or drop it.
+    l.wouldFailAgain ? `[WOULD FAIL AGAIN] ${l.reason ?? '-'}` : (l.reason ?? '-'),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const render = (cells: string[]) =>

@@ -1,11 +1,13 @@
 import { SUMMARIZE_CODE_VERSION } from '../../src/partition/codeVersion.js';
 import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
 import { summaryLayout } from '../../src/partition/summaryLayout.js';
+import { S3BucketMissingError } from '../../src/s3/errors.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { formatStatusCounts, formatStatusTable } from '../../src/status/formatStatusTable.js';
 import { partitionStatus } from '../../src/status/partitionStatus.js';
-import { explainAwsError } from '../../src/status/pipelineResources.js';
+import { explainAwsError, PipelineResourceError } from '../../src/status/pipelineResources.js';
 import type { CliCommand } from '../command.js';
+import { referenceInputRules } from '../inputRules.js';
 import {
   emptyWindowHint,
   reportCommandError,
@@ -18,7 +20,8 @@ import {
 /** `rerun status`: per-partition state of the daily summaries in a window. */
 export const command: CliCommand = {
   name: 'status',
-  summary: 'Show each daily partition of a window: published, missing, stale or invalid.',
+  summary:
+    'Show each daily partition of a window: published, missing, stale, invalid or incomplete (inputs without outputs).',
   usage: 'rerun status --from YYYY-MM-DD --to YYYY-MM-DD [--no-validate] [--json] [options]',
   options: {
     from: { type: 'string', valueName: 'DAY', description: 'First day of the window (UTC, included)' },
@@ -61,8 +64,16 @@ Examples:
         codeVersion: SUMMARIZE_CODE_VERSION,
         from,
         to,
+        inputs: referenceInputRules(target),
         ...(values['no-validate'] ? {} : { validateWith: new S3ObjectStore(target.clients.s3) }),
       }).catch((error: unknown) => {
+        // The inputs are listed too: a wrong input bucket is the common mistake with a deployed stack.
+        if (error instanceof S3BucketMissingError && error.bucket === target.inputBucket) {
+          throw new PipelineResourceError(
+            `The input bucket "${target.inputBucket}" does not exist at ${target.where}. Check --input-bucket (or RERUN_INPUT_BUCKET, or --stack).`,
+            { cause: error },
+          );
+        }
         throw explainAwsError(error, {
           role: 'output bucket',
           name: target.outputBucket,

@@ -5,7 +5,7 @@ import type { Day } from '../partition/partition.js';
 export const BackfillMode = {
   /** Only days with no summary. */
   MISSING: 'missing',
-  /** Every day that is not up to date: missing, stale (inputs or code changed) and invalid. */
+  /** Every day that is not up to date: missing, stale (inputs or code changed), invalid and incomplete. */
   STALE: 'stale',
   /**
    * Every day of the window. A task for an up-to-date day runs the worker's full done-check (a HEAD
@@ -38,8 +38,9 @@ export interface BackfillPlan {
 
 const SELECTED: Record<BackfillMode, ReadonlySet<PartitionStatus>> = {
   [BackfillMode.MISSING]: new Set([Status.MISSING]),
-  [BackfillMode.STALE]: new Set([Status.MISSING, Status.STALE, Status.INVALID]),
-  [BackfillMode.ALL]: new Set([Status.MISSING, Status.STALE, Status.INVALID, Status.PUBLISHED]),
+  // An incomplete day is not done: its summary does not cover every input of the day.
+  [BackfillMode.STALE]: new Set([Status.MISSING, Status.STALE, Status.INVALID, Status.INCOMPLETE]),
+  [BackfillMode.ALL]: new Set([Status.MISSING, Status.STALE, Status.INVALID, Status.INCOMPLETE, Status.PUBLISHED]),
 };
 
 /**
@@ -54,7 +55,7 @@ const SELECTED: Record<BackfillMode, ReadonlySet<PartitionStatus>> = {
 export function planBackfill(partitions: readonly PartitionVerdict[], mode: BackfillMode): BackfillPlan {
   const selected = SELECTED[mode];
   if (!selected) throw new RangeError(`unknown backfill mode ${String(mode)} (missing, stale or all)`);
-  const counts = { published: 0, missing: 0, stale: 0, invalid: 0 } as Record<PartitionStatus, number>;
+  const counts = { published: 0, missing: 0, stale: 0, invalid: 0, incomplete: 0 } as Record<PartitionStatus, number>;
   for (const p of partitions) counts[p.status]++;
   const tasks = [...partitions]
     .sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0))

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { queueCounts } from '../aws/queueCounts.js';
+import type { InputRules } from '../partition/inputCoverage.js';
 import type { PartitionStatus } from '../partition/judgePartition.js';
 import type { Day } from '../partition/partition.js';
 import type { S3PartitionStore } from '../partition/S3PartitionStore.js';
@@ -24,6 +25,11 @@ export interface RunBackfillOptions {
   /** The output bucket. */
   readonly bucket: string;
   readonly layout: SummaryLayout;
+  /**
+   * Judge days by their inputs too (see partitionStatus): an incomplete day is planned as not done.
+   * @default undefined: outputs only
+   */
+  readonly inputs?: InputRules;
   /** The summary code version the deployed worker runs. */
   readonly codeVersion: string;
   /** The summarize work queue. */
@@ -142,6 +148,7 @@ export async function runBackfill(options: RunBackfillOptions): Promise<Backfill
       codeVersion: options.codeVersion,
       from: options.from,
       to: options.to,
+      ...(options.inputs ? { inputs: options.inputs } : {}),
     });
 
   const initial = await status();

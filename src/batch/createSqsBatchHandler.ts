@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { RerunError } from '../errors.js';
@@ -133,6 +134,7 @@ export function createSqsBatchHandler(
     record: SQSRecord,
     context: Context,
     invocationStart: number,
+    reserveMs: number,
     admission?: TransformAdmission,
   ): Promise<RecordOutcome> => {
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
@@ -155,26 +157,42 @@ export function createSqsBatchHandler(
     try {
       for (const object of intake.objects) {
         current = { bucket: object.bucket, key: object.key };
-        // Deletion propagates: an ObjectRemoved event removes the input's outputs (conditional deletes).
-        const outcome = object.eventName.startsWith('ObjectRemoved:')
-          ? await removeOutputs(options.worker, object, { store: options.store, logger })
-          : await processObject(options.worker, object, {
-              store: options.store,
-              logger,
-              // A redelivery: an earlier attempt may have died between a side output and the main output.
-              sweepSideOutputs: base.receiveCount > 1,
-              ...(admission ? { admission } : {}),
-              ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
-            });
-        outcomes.push(outcome);
-        if (options.afterOutput && outcome.output) {
-          const effect = await options.afterOutput(outcome.output, {
-            source: current,
-            remainingTimeMs: context.getRemainingTimeInMillis(),
-            logger,
-          });
-          if (effect.executed) effectsExecuted++;
-          notes.push(effect.note);
+        const source = current;
+        for (let waits = 0; ; waits++) {
+          try {
+            // Deletion propagates: an ObjectRemoved event removes the input's outputs (conditional deletes).
+            const outcome = object.eventName.startsWith('ObjectRemoved:')
+              ? await removeOutputs(options.worker, object, { store: options.store, logger })
+              : await processObject(options.worker, object, {
+                  store: options.store,
+                  logger,
+                  // A redelivery: an earlier attempt may have died between a side output and the main output.
+                  sweepSideOutputs: base.receiveCount > 1,
+                  ...(admission ? { admission } : {}),
+                  ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
+                });
+            let effect: AfterOutputResult | undefined;
+            if (options.afterOutput && outcome.output) {
+              effect = await options.afterOutput(outcome.output, {
+                source,
+                remainingTimeMs: context.getRemainingTimeInMillis(),
+                logger,
+              });
+            }
+            outcomes.push(outcome);
+            if (effect?.executed) effectsExecuted++;
+            if (effect) notes.push(effect.note);
+            break;
+          } catch (error) {
+            // A deferral spends a receive (SQS counts every delivery), and a holder that was killed
+            // leaves its lease behind for up to a function timeout: a few kills plus their leases
+            // would use up maxReceiveCount of a healthy message. When the wait fits in this
+            // invocation's time, wait here and run the (idempotent) object again instead.
+            const waitMs = inProcessWaitMs(error, waits, context.getRemainingTimeInMillis(), reserveMs);
+            if (waitMs === undefined) throw error;
+            logger.info('waiting for a side effect in progress elsewhere, within this invocation', { waitMs });
+            await sleep(waitMs);
+          }
         }
       }
     } catch (error) {
@@ -185,6 +203,7 @@ export function createSqsBatchHandler(
         status: RecordStatus.FAILED,
         retryable,
         reason: `${errorMessage(error)}${deferred ? ` (deferred ${deferred} s)` : ''}`,
+        ...(deferred ? { deferredSeconds: deferred } : {}),
         ...(current ? { source: current } : {}),
       };
     }
@@ -269,7 +288,10 @@ export function createSqsBatchHandler(
     const admission = budget
       ? admitWithinDeadline(budget, () => context.getRemainingTimeInMillis(), margin)
       : undefined;
-    return runBatch(event, context, (record) => processRecord(record, context, invocationStart, admission), {
+    // What an in-process wait must leave: the deadline margin, and as much again to finish the record.
+    const reserveMs = 2 * margin;
+    const run = (record: SQSRecord) => processRecord(record, context, invocationStart, reserveMs, admission);
+    return runBatch(event, context, run, {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
       subjectOf: (record) => {
@@ -297,6 +319,33 @@ const MAX_BATCHING_WINDOW_SECONDS = 300;
  */
 export function maxDeferralSeconds(elapsedMs: number): number {
   return SQS_MAX_VISIBILITY_SECONDS - MAX_BATCHING_WINDOW_SECONDS - Math.ceil(elapsedMs / 1000);
+}
+
+/** In-process waits per object before the message is deferred instead. */
+const MAX_IN_PROCESS_WAITS = 3;
+
+/**
+ * How long to wait in this invocation before running an object again, for an error that asks for a
+ * later retry (`retryAfterSeconds`, e.g. a ledger lease held elsewhere): undefined when the error
+ * does not ask, the waits are used up, or the wait plus `reserveMs` does not fit in `remainingMs`
+ * (then the message is deferred with ChangeMessageVisibility, which spends a receive).
+ *
+ * @example
+ * inProcessWaitMs({ retryAfterSeconds: 3 }, 0, 7000, 1600); // 3000
+ * inProcessWaitMs({ retryAfterSeconds: 6 }, 0, 7000, 1600); // undefined
+ */
+export function inProcessWaitMs(
+  error: unknown,
+  waits: number,
+  remainingMs: number,
+  reserveMs: number,
+): number | undefined {
+  const seconds = (error as Partial<DeferrableError> | undefined)?.retryAfterSeconds;
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) return undefined;
+  if (waits >= MAX_IN_PROCESS_WAITS) return undefined;
+  // At least a moment: a lease that just ended may read as 0 s left.
+  const waitMs = Math.max(100, Math.ceil(seconds * 1000));
+  return waitMs + reserveMs < remainingMs ? waitMs : undefined;
 }
 
 function errorMessage(error: unknown): string {

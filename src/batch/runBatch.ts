@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Logger } from '../logging/logger.js';
-import type { FailureRecorder } from '../redrive/FailureRecorder.js';
+import type { FailureRecorder, StartedRecord } from '../redrive/FailureRecorder.js';
 import { emitRecordOutcome, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { mapWithConcurrency } from './mapWithConcurrency.js';
 import { recordOutcomeLogMessage } from './recordOutcomeLog.js';
@@ -74,8 +74,15 @@ export async function runBatch(
     if (fifo && outcome.status === RecordStatus.FAILED) fifoBlocked = true;
     return outcome;
   };
+  // A last attempt that crashes, is killed or times out runs no code after it: its reason must be
+  // on record before it starts, or the queue's redrive policy moves the message to the DLQ with none.
+  const started = rules.failureRecorder
+    ? await recordStarts(rules.failureRecorder, records, rules)
+    : records.map(() => undefined);
   const outcomes = await mapWithConcurrency(records, fifo ? 1 : rules.concurrency, run);
-  if (rules.failureRecorder) await recordGiveUps(rules.failureRecorder, records, outcomes, rules.concurrency);
+  if (rules.failureRecorder) {
+    await recordEnds(rules.failureRecorder, records, outcomes, started, rules.concurrency);
+  }
   for (const outcome of outcomes) {
     const log = outcome.status === RecordStatus.FAILED ? rules.logger.warn : rules.logger.info;
     log(recordOutcomeLogMessage(outcome.status), { ...outcome });
@@ -106,24 +113,55 @@ export function receiveCountOf(record: SQSRecord): number {
   return Number(record.attributes?.ApproximateReceiveCount ?? '1');
 }
 
-/** Hands every failed record to the recorder, which keeps the give-ups (bounded concurrency). */
-async function recordGiveUps(
+/** Tells the recorder about every record before any starts; it keeps a provisional record of each last receive. */
+async function recordStarts(
+  recorder: FailureRecorder,
+  records: readonly SQSRecord[],
+  rules: BatchRules,
+): Promise<(StartedRecord | undefined)[]> {
+  if (!recorder.attemptStarted) return records.map(() => undefined);
+  const attemptStarted = recorder.attemptStarted.bind(recorder);
+  return mapWithConcurrency(records, rules.concurrency, (record) => {
+    const subject = rules.subjectOf?.(record);
+    return attemptStarted({
+      queueArn: record.eventSourceARN,
+      messageId: record.messageId,
+      receiveCount: receiveCountOf(record),
+      ...(subject ? { subject: `s3://${subject.bucket}/${subject.key}` } : {}),
+    });
+  });
+}
+
+/**
+ * Hands every failed record to the recorder, which keeps the give-ups (completing a provisional
+ * record in place), and removes the provisional record of a last attempt that succeeded (bounded
+ * concurrency).
+ */
+async function recordEnds(
   recorder: FailureRecorder,
   records: readonly SQSRecord[],
   outcomes: readonly RecordOutcome[],
+  started: readonly (StartedRecord | undefined)[],
   concurrency: number,
 ): Promise<void> {
-  const failed = outcomes.flatMap((outcome, i) => {
+  const ends = outcomes.flatMap((outcome, i) => {
     const record = records[i];
-    return outcome.status === RecordStatus.FAILED && record ? [{ record, outcome }] : [];
+    return record ? [{ record, outcome, started: started[i] }] : [];
   });
-  await mapWithConcurrency(failed, concurrency, ({ record, outcome }) =>
-    recorder.record({
-      queueArn: record.eventSourceARN,
-      messageId: record.messageId,
-      receiveCount: outcome.receiveCount ?? receiveCountOf(record),
-      outcome,
-      ...(outcome.source ? { subject: `s3://${outcome.source.bucket}/${outcome.source.key}` } : {}),
-    }),
-  );
+  await mapWithConcurrency(ends, concurrency, async ({ record, outcome, started }) => {
+    if (outcome.status !== RecordStatus.FAILED) {
+      if (started) await recorder.attemptSucceeded?.(started);
+      return;
+    }
+    await recorder.record(
+      {
+        queueArn: record.eventSourceARN,
+        messageId: record.messageId,
+        receiveCount: outcome.receiveCount ?? receiveCountOf(record),
+        outcome,
+        ...(outcome.source ? { subject: `s3://${outcome.source.bucket}/${outcome.source.key}` } : {}),
+      },
+      started,
+    );
+  });
 }

@@ -21,7 +21,7 @@ import { startWebhookSink, type WebhookSink } from '../sink/WebhookSink.js';
 import { topology as defaultTopology, localResourceNames, type Topology, workerQueueNames } from '../topology.js';
 import { emitRecordOutcome, onRecordOutcome } from '../worker/outcomes.js';
 import { LocalSetupError } from './errors.js';
-import { formatOutcomeTable } from './formatOutcomeTable.js';
+import { formatOutcomeLine, formatOutcomeTable } from './formatOutcomeTable.js';
 import { OutcomeTracker } from './OutcomeTracker.js';
 import { ProgressReporter } from './ProgressReporter.js';
 import { provisionLocalStack } from './provision.js';
@@ -63,6 +63,11 @@ export interface RunDevOptions {
   demo?: boolean;
   /** @default 'examples' */
   examplesDir?: string;
+  /**
+   * The terminal's width (`process.stderr.columns`): the live lines and the table fit in it.
+   * @default unlimited (a log or a file)
+   */
+  columns?: number;
   /**
    * Run until the queue is drained, then return; otherwise run until `signal` aborts.
    * @default false
@@ -279,8 +284,13 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     options.writeResult(`READY ${JSON.stringify(ready)}`);
 
     const tracker = new OutcomeTracker();
-    unsubscribe = onRecordOutcome((o) => tracker.add(o));
     const progress = new ProgressReporter({ write: human, tty: options.tty ?? false });
+    // The live view: each object's outcome on its own line as it happens, named by its object.
+    unsubscribe = onRecordOutcome((o) => {
+      tracker.add(o);
+      const subject = o.source ? `s3://${o.source.bucket}/${o.source.key}` : `message ${o.messageId}`;
+      progress.note(formatOutcomeLine({ status: o.status, subject, reason: o.reason }, options.columns));
+    });
 
     let uploaded = 0;
     let alreadyUploaded = 0;
@@ -363,7 +373,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     }
     progress.finish();
 
-    human(`\n${formatOutcomeTable(tracker.rows())}`);
+    human(`\n${formatOutcomeTable(tracker.rows(), options.columns ? { width: options.columns } : {})}`);
     let deadLettered = 0;
     for (const [dlqUrl, dlqName] of [
       [stack.dlqUrl, names.dlq],
@@ -390,6 +400,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       ended,
       durationMs: Date.now() - started,
     };
+    human(lookAtOutputs(stack.outputBucket, t, ready.endpoint, moto !== undefined));
     options.writeResult(`SUMMARY ${JSON.stringify(summary)}`);
     return summary;
   } finally {
@@ -514,4 +525,27 @@ async function requireCredentials(clients: AwsClients, endpoint: string): Promis
       { cause: error },
     );
   }
+}
+
+/**
+ * The closing lines: how to look at the outputs and the quarantine, with `rerun ls` / `rerun cat`
+ * for the endpoint in use. They are printed while the emulator is still up; an embedded one stops
+ * when rerun dev exits, which the text says (keep rerun dev running, or use AWS_ENDPOINT_URL).
+ */
+export function lookAtOutputs(
+  outputBucket: string,
+  t: Pick<Topology, 'outputPrefix' | 'quarantinePrefix'>,
+  endpoint: string,
+  embedded: boolean,
+): string {
+  const env = `AWS_ENDPOINT_URL=${endpoint}`;
+  const lines = [
+    `Outputs:    ${env} npx rerun ls s3://${outputBucket}/${t.outputPrefix}`,
+    `Quarantine: ${env} npx rerun ls s3://${outputBucket}/${t.quarantinePrefix}`,
+    `One object: ${env} npx rerun cat s3://${outputBucket}/<key from ls>`,
+  ];
+  if (embedded) {
+    lines.push('(the embedded emulator stops when rerun dev exits: run these while it runs, without --once)');
+  }
+  return `${lines.join('\n')}\n`;
 }

@@ -9,6 +9,8 @@ export interface ListedObject {
   /** ETag without quotes. */
   readonly etag: string;
   readonly size: number;
+  /** S3's LastModified (epoch ms), when listed. */
+  readonly lastModified?: number;
 }
 
 /** Options of {@link S3PartitionStore.list}. */
@@ -66,7 +68,12 @@ export class S3PartitionStore {
       for (const object of page.Contents ?? []) {
         if (!object.Key) continue;
         if (options.stopAt?.(object.Key)) return;
-        yield { key: object.Key, etag: stripQuotes(object.ETag ?? ''), size: object.Size ?? 0 };
+        yield {
+          key: object.Key,
+          etag: stripQuotes(object.ETag ?? ''),
+          size: object.Size ?? 0,
+          ...(object.LastModified ? { lastModified: object.LastModified.getTime() } : {}),
+        };
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);

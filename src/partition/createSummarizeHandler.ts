@@ -66,6 +66,8 @@ export function createSummarizeHandler(
         bucket: options.outputBucket,
         prefix: t.failurePrefix,
         logger,
+        // A task is about a partition, not about one input: nothing to index by object.
+        indexByObject: false,
       }),
     parse(record) {
       const sent = Number(record.attributes?.SentTimestamp);

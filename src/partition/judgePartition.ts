@@ -1,3 +1,4 @@
+import { describeCoverage, type InputCoverage, isFullyCovered } from './inputCoverage.js';
 import { type LineageEntry, lineageHash } from './lineage.js';
 import type { Day } from './partition.js';
 import { LineageKind, type MarkerInfo } from './summaryLayout.js';
@@ -12,6 +13,11 @@ export const PartitionStatus = {
   STALE: 'stale',
   /** The object at the summary key is not what rerun published (changed behind its back, or fails validation). */
   INVALID: 'invalid',
+  /**
+   * The summary is current for the outputs, but some inputs of the day have no current output and
+   * no classified outcome (pending, or changed since their output): it does not cover the whole day.
+   */
+  INCOMPLETE: 'incomplete',
 } as const;
 export type PartitionStatus = (typeof PartitionStatus)[keyof typeof PartitionStatus];
 
@@ -24,6 +30,8 @@ export interface PartitionListing {
   readonly summary?: { readonly etag: string };
   /** Every manifest marker listed for the day (normally exactly one). */
   readonly markers: readonly MarkerInfo[];
+  /** Which of the day's inputs have outputs or a classified outcome, when the inputs were listed. */
+  readonly coverage?: InputCoverage;
 }
 
 /** A partition's state, with the reason an operator reads. */
@@ -39,6 +47,8 @@ export interface PartitionVerdict {
   readonly quarantineInputs: number;
   /** What the marker says was published (when there is exactly one marker). */
   readonly published?: MarkerInfo;
+  /** The day's input coverage, when the inputs were listed. */
+  readonly coverage?: InputCoverage;
 }
 
 /**
@@ -54,14 +64,22 @@ export interface PartitionVerdict {
 export function judgePartition(listing: PartitionListing, codeVersion: string): PartitionVerdict {
   const hash = lineageHash({ day: listing.day, codeVersion, entries: listing.lineage });
   const inputs = listing.lineage.filter((e) => e.kind === LineageKind.NORMALIZED).length;
-  const base = { day: listing.day, lineageHash: hash, inputs, quarantineInputs: listing.lineage.length - inputs };
+  const base = {
+    day: listing.day,
+    lineageHash: hash,
+    inputs,
+    quarantineInputs: listing.lineage.length - inputs,
+    ...(listing.coverage ? { coverage: listing.coverage } : {}),
+  };
   const verdict = (status: PartitionStatus, reason: string, published?: MarkerInfo): PartitionVerdict => ({
     ...base,
     status,
     reason,
     ...(published ? { published } : {}),
   });
-  const described = `${inputs} input${inputs === 1 ? '' : 's'}`;
+  // With the inputs listed, a day is described by its inputs (an input without an output still
+  // counts); without, by its outputs.
+  const described = listing.coverage ? describeCoverage(listing.coverage) : `${inputs} input${inputs === 1 ? '' : 's'}`;
 
   if (!listing.summary) {
     return verdict(
@@ -90,6 +108,13 @@ export function judgePartition(listing: PartitionListing, codeVersion: string): 
   }
   if (marker.lineageHash !== hash) {
     return verdict(PartitionStatus.STALE, `inputs changed since publish (${described} now)`, marker);
+  }
+  if (listing.coverage && !isFullyCovered(listing.coverage)) {
+    return verdict(
+      PartitionStatus.INCOMPLETE,
+      `summary current, but not every input is covered (${described})`,
+      marker,
+    );
   }
   return verdict(PartitionStatus.PUBLISHED, `up to date (${described})`, marker);
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { buildOutputMetadata, type SourceIdentity } from '../done/outputMetadata.js';
-import type { S3ObjectStore, WriteCondition, WriteResult } from '../s3/S3ObjectStore.js';
+import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
 
 /** S3's minimum size of every multipart part but the last. */
 export const MIN_PART_BYTES = 5 * 1024 * 1024;
@@ -48,6 +48,7 @@ export class OutputWriter {
   private inFlight: Promise<void> | undefined;
   private single: { body: Buffer; sha256Base64: string } | undefined;
   private sealed = false;
+  private conflicted = false;
 
   constructor(private readonly options: OutputWriterOptions) {
     this.partBytes = Math.max(options.partBytes ?? 8 * 1024 * 1024, MIN_PART_BYTES);
@@ -119,12 +120,35 @@ export class OutputWriter {
         contentType: this.contentType,
       });
     }
+    if (this.conflicted) {
+      throw new Error(
+        `multipart upload ${this.uploadId} of s3://${bucket}/${key} met a 409 ConditionalRequestConflict: ` +
+          'it cannot be completed again; abort it and write the output anew (a new upload, its parts re-uploaded)',
+      );
+    }
     if (!this.sealed) {
       if (this.buffered > 0) await this.flushPart();
       await this.inFlight;
       this.sealed = true;
     }
-    return store.completeMultipartUpload(bucket, key, { uploadId: this.uploadId, parts: this.parts, condition });
+    const result = await store.completeMultipartUpload(bucket, key, {
+      uploadId: this.uploadId,
+      parts: this.parts,
+      condition,
+    });
+    // AWS-SEMANTICS (S3 conditional writes): a 409 on CompleteMultipartUpload means "start a new
+    // multipart upload and re-upload the parts", not "complete the same UploadId again". The parts
+    // streamed past (memory stays near two parts), so the caller writes the output anew.
+    if (result.status === WriteStatus.CONFLICT) this.conflicted = true;
+    return result;
+  }
+
+  /**
+   * Whether a publish met a 409 that a new write must answer (a multipart upload cannot be
+   * completed again): the caller aborts this writer and writes the output with a fresh one.
+   */
+  get needsNewUpload(): boolean {
+    return this.conflicted;
   }
 
   /** Abandons a multipart upload in progress (no-op for single-part outputs). */

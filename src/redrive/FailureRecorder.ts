@@ -13,6 +13,31 @@ export interface FailedDelivery {
   readonly subject?: string;
 }
 
+/** A delivery whose attempt is starting, as a batch handler knows it. */
+export interface StartedDelivery {
+  /** `eventSourceARN` of the SQS record. */
+  readonly queueArn: string;
+  readonly messageId: string;
+  /** ApproximateReceiveCount of this delivery. */
+  readonly receiveCount: number;
+  /** What the message was about (`s3://bucket/key`, a partition), when known. */
+  readonly subject?: string;
+}
+
+/**
+ * The provisional record written when a message's last attempt started: completed by
+ * {@link FailureRecorder.record} when the attempt fails, removed by
+ * {@link FailureRecorder.attemptSucceeded} when it succeeds, left as written when the attempt dies.
+ */
+export interface StartedRecord {
+  /** The record's key in the bucket. */
+  readonly key: string;
+  /** Its ETag, so completing or removing it touches only what this attempt wrote (If-Match). */
+  readonly etag: string;
+  /** What the message is about, as in {@link StartedDelivery}. */
+  readonly subject?: string | undefined;
+}
+
 /**
  * Records why a worker gave up on a message, so an operator can read the reason before redriving
  * it. Batch handlers call it for every failed record; the recorder decides whether this failure is
@@ -23,6 +48,23 @@ export interface FailedDelivery {
  * createSqsBatchHandler({ worker, store, sqs, failureRecorder: recorder });
  */
 export interface FailureRecorder {
-  /** Records the failure when it is a give-up; resolves with the record's key, or undefined. */
-  record(failure: FailedDelivery): Promise<string | undefined>;
+  /**
+   * Records the failure when it is a give-up; resolves with the record's key, or undefined. With
+   * `started`, the provisional record of this attempt is completed in place (If-Match on its ETag).
+   */
+  record(failure: FailedDelivery, started?: StartedRecord): Promise<string | undefined>;
+  /**
+   * Called before a record's attempt starts. On the message's last receive, writes the provisional
+   * record "last attempt started, no outcome recorded: crashed or timed out", so a message whose last
+   * attempt crashes, is killed or times out (nothing runs after that) reaches the DLQ with a reason.
+   * Resolves with what was written, or undefined (not the last receive, or the write failed).
+   * Never throws.
+   * @default absent: only failures that are handled get a record
+   */
+  attemptStarted?(delivery: StartedDelivery): Promise<StartedRecord | undefined>;
+  /**
+   * The attempt succeeded: the message is about to be deleted, so its provisional record is removed
+   * (a conditional delete on the ETag written at the start). Never throws.
+   */
+  attemptSucceeded?(started: StartedRecord): Promise<void>;
 }

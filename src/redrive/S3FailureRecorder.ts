@@ -4,12 +4,15 @@ import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { httpStatus, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import { topology } from '../topology.js';
-import type { FailedDelivery, FailureRecorder } from './FailureRecorder.js';
+import type { FailedDelivery, FailureRecorder, StartedDelivery, StartedRecord } from './FailureRecorder.js';
+import { failureIndexKey, objectOfSubject } from './failureIndex.js';
 import {
   FAILURE_RECORD_SCHEMA,
   type FailureRecord,
   failureRecordKey,
+  GiveUpReason,
   giveUpReason,
+  LAST_ATTEMPT_STARTED_REASON,
   parseFailureRecord,
   queueNameOfArn,
 } from './failureRecord.js';
@@ -34,6 +37,13 @@ export interface S3FailureRecorderOptions {
   readonly now?: () => number;
   /** @default silentLogger */
   readonly logger?: Logger;
+  /**
+   * Also index each record of an S3 object by that object (src/redrive/failureIndex.ts), so that
+   * `rerun status` finds from a listing which inputs of a day have a failure record. Off for
+   * handlers whose messages are not about one input (e.g. partition tasks).
+   * @default true
+   */
+  readonly indexByObject?: boolean;
 }
 
 /**
@@ -50,15 +60,17 @@ export class S3FailureRecorder implements FailureRecorder {
   private readonly prefix: string;
   private readonly now: () => number;
   private readonly logger: Logger;
+  private readonly indexByObject: boolean;
   private readonly maxReceiveCounts = new Map<string, Promise<number | undefined>>();
 
   constructor(private readonly options: S3FailureRecorderOptions) {
     this.prefix = options.prefix ?? topology.failurePrefix;
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger;
+    this.indexByObject = options.indexByObject ?? true;
   }
 
-  async record(failure: FailedDelivery): Promise<string | undefined> {
+  async record(failure: FailedDelivery, started?: StartedRecord): Promise<string | undefined> {
     try {
       const maxReceiveCount = await this.maxReceiveCountOf(failure.queueArn);
       const givenUp = giveUpReason(
@@ -70,6 +82,14 @@ export class S3FailureRecorder implements FailureRecorder {
       );
       if (!givenUp) return undefined;
       const queueName = queueNameOfArn(failure.queueArn);
+      const deferred = failure.outcome.deferredSeconds;
+      // A deferral (ledger in progress elsewhere, a webhook's Retry-After) spends a receive like any
+      // failure: when it spent the last one, say so, or the DLQ holds a healthy message that looks
+      // like it failed.
+      const reason =
+        givenUp === GiveUpReason.LAST_RECEIVE && deferred !== undefined
+          ? `receives used up by deferrals: the last receive (${failure.receiveCount} of ${maxReceiveCount}) was deferred ${deferred} s, so the queue's redrive policy moves it to the DLQ when the deferral ends; last reason: ${failure.outcome.reason}`
+          : failure.outcome.reason;
       const record: FailureRecord = {
         schema: FAILURE_RECORD_SCHEMA,
         queueName,
@@ -79,12 +99,13 @@ export class S3FailureRecorder implements FailureRecorder {
         ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
         givenUp,
         retryable: failure.outcome.retryable !== false,
-        reason: failure.outcome.reason,
+        reason,
         ...(failure.subject ? { subject: failure.subject } : {}),
         failedAt: new Date(this.now()).toISOString(),
       };
       const key = failureRecordKey(this.prefix, queueName, failure.messageId);
-      await this.write(key, Buffer.from(`${JSON.stringify(record)}\n`, 'utf8'));
+      await this.write(key, recordBody(record), started?.key === key ? { ifMatch: started.etag } : undefined);
+      await this.index(failure.subject, queueName, failure.messageId, givenUp);
       return key;
     } catch (error) {
       this.logger.warn('could not record why the message was given up on', {
@@ -93,6 +114,99 @@ export class S3FailureRecorder implements FailureRecorder {
       });
       return undefined;
     }
+  }
+
+  async attemptStarted(delivery: StartedDelivery): Promise<StartedRecord | undefined> {
+    try {
+      const maxReceiveCount = await this.maxReceiveCountOf(delivery.queueArn);
+      if (maxReceiveCount === undefined || delivery.receiveCount < maxReceiveCount) return undefined;
+      const queueName = queueNameOfArn(delivery.queueArn);
+      const key = failureRecordKey(this.prefix, queueName, delivery.messageId);
+      const record: FailureRecord = {
+        schema: FAILURE_RECORD_SCHEMA,
+        queueName,
+        queueArn: delivery.queueArn,
+        messageId: delivery.messageId,
+        receiveCount: delivery.receiveCount,
+        maxReceiveCount,
+        givenUp: GiveUpReason.LAST_RECEIVE,
+        retryable: true,
+        reason: LAST_ATTEMPT_STARTED_REASON,
+        ...(delivery.subject ? { subject: delivery.subject } : {}),
+        failedAt: new Date(this.now()).toISOString(),
+      };
+      const { store, bucket } = this.options;
+      const body = recordBody(record);
+      const result = await store.put(bucket, key, body, {
+        condition: { ifNoneMatch: '*' },
+        metadata: {},
+        sha256Base64: sha256Base64(body),
+        contentType: 'application/json',
+      });
+      if (result.status === WriteStatus.WRITTEN) {
+        await this.index(delivery.subject, queueName, delivery.messageId, GiveUpReason.LAST_RECEIVE);
+        return { key, etag: result.etag, subject: delivery.subject };
+      }
+      // A record of this message exists already (an earlier non-retryable failure): its reason says
+      // more than "started"; keep it, and complete or remove that one when the attempt ends.
+      const head = await store.head(bucket, key);
+      return head ? { key, etag: head.etag, subject: delivery.subject } : undefined;
+    } catch (error) {
+      this.logger.warn('could not record that the last attempt of the message started', {
+        messageId: delivery.messageId,
+        error,
+      });
+      return undefined;
+    }
+  }
+
+  async attemptSucceeded(started: StartedRecord): Promise<void> {
+    try {
+      // If-Match on the provisional record's ETag: a record another delivery completed since stands.
+      await this.options.store.deleteIfMatch(this.options.bucket, started.key, started.etag);
+      const object = this.indexByObject ? objectOfSubject(started.subject) : undefined;
+      if (object) {
+        const queueName = /([^/]+)\/[^/]+\.json$/.exec(started.key)?.[1] ?? '';
+        const messageId = /([^/]+)\.json$/.exec(started.key)?.[1] ?? '';
+        // The entry's key names this message alone: no other writer has one to lose. Conditional
+        // all the same, on the ETag seen now, like every delete of the pipeline.
+        const entry = failureIndexKey(this.prefix, object, queueName, messageId, GiveUpReason.LAST_RECEIVE);
+        const seen = await this.options.store.head(this.options.bucket, entry);
+        if (seen) await this.options.store.deleteIfMatch(this.options.bucket, entry, seen.etag);
+      }
+    } catch (error) {
+      // 412: another writer replaced the record since (a concurrent delivery of the same message
+      // gave up): its reason stands. 404: already gone.
+      const status = httpStatus(error);
+      if (status === 412 || status === 404) return;
+      this.logger.warn('could not remove the provisional failure record of a message that succeeded', {
+        key: started.key,
+        error,
+      });
+    }
+  }
+
+  /** Writes the index entry of a record about an S3 object (create-only; an existing one is the same entry). */
+  private async index(
+    subject: string | undefined,
+    queueName: string,
+    messageId: string,
+    givenUp: GiveUpReason,
+  ): Promise<void> {
+    const object = this.indexByObject ? objectOfSubject(subject) : undefined;
+    if (!object) return;
+    const body = Buffer.alloc(0);
+    await this.options.store.put(
+      this.options.bucket,
+      failureIndexKey(this.prefix, object, queueName, messageId, givenUp),
+      body,
+      {
+        condition: { ifNoneMatch: '*' },
+        metadata: {},
+        sha256Base64: sha256Base64(body),
+        contentType: 'application/octet-stream',
+      },
+    );
   }
 
   /** The failure record of a message, or undefined when there is none. */
@@ -107,15 +221,15 @@ export class S3FailureRecorder implements FailureRecorder {
     }
   }
 
-  private async write(key: string, body: Buffer): Promise<void> {
+  private async write(key: string, body: Buffer, first?: WriteCondition): Promise<void> {
     const { store, bucket } = this.options;
-    const sha256Base64 = createHash('sha256').update(body).digest('base64');
-    let condition: WriteCondition = { ifNoneMatch: '*' };
+    const checksum = sha256Base64(body);
+    let condition: WriteCondition = first ?? { ifNoneMatch: '*' };
     for (let attempt = 0; attempt < 3; attempt++) {
       const result = await store.put(bucket, key, body, {
         condition,
         metadata: {},
-        sha256Base64,
+        sha256Base64: checksum,
         contentType: 'application/json',
       });
       if (result.status === WriteStatus.WRITTEN) return;
@@ -154,4 +268,12 @@ export class S3FailureRecorder implements FailureRecorder {
     const count = Number((JSON.parse(policy) as { maxReceiveCount?: unknown }).maxReceiveCount);
     return Number.isFinite(count) ? count : undefined;
   }
+}
+
+function recordBody(record: FailureRecord): Buffer {
+  return Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
+}
+
+function sha256Base64(body: Buffer): string {
+  return createHash('sha256').update(body).digest('base64');
 }

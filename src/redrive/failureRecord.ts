@@ -17,6 +17,13 @@ export const GiveUpReason = {
 } as const;
 export type GiveUpReason = (typeof GiveUpReason)[keyof typeof GiveUpReason];
 
+/**
+ * The reason of the provisional record written when a message's last attempt starts: it stays only
+ * when the attempt records no outcome of its own, which happens when the process crashed, was killed
+ * or ran out of time (nothing of the handler runs after a Lambda timeout).
+ */
+export const LAST_ATTEMPT_STARTED_REASON = 'last attempt started, no outcome recorded: crashed or timed out';
+
 /** The record of one given-up message. */
 export interface FailureRecord {
   readonly schema: typeof FAILURE_RECORD_SCHEMA;

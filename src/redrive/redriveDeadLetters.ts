@@ -20,6 +20,7 @@ import { RerunError } from '../errors.js';
 import { describeMessage } from './describeMessage.js';
 import { type FailureRecord, queueNameOfArn } from './failureRecord.js';
 import { isMoveTaskUnsupported } from './moveTaskSupport.js';
+import type { DeadLetterRecheck } from './recheckDeadLetter.js';
 
 /** How messages were (or would be) moved back. */
 export const RedriveMethod = {
@@ -44,6 +45,11 @@ export interface DeadLetter {
   readonly failedAt?: string;
   /** When it was first sent (SentTimestamp). */
   readonly sentAt?: string;
+  /**
+   * Set when a redrive cannot help: the message would fail again for the same deterministic
+   * reason (see {@link RedriveOptions.recheck}).
+   */
+  readonly wouldFailAgain?: string;
 }
 
 /** A redrive cannot run as asked (no source queue known, a move task failed). Not retryable as is. */
@@ -64,6 +70,12 @@ export interface RedriveOptions {
    * @default the DLQ's single source queue (ListDeadLetterSourceQueues)
    */
   readonly sourceQueueUrl?: string;
+  /**
+   * Marks dead letters that would fail again for the same deterministic reason (e.g. a body that is
+   * not an S3 event, with a non-retryable record): see src/redrive/recheckDeadLetter.ts.
+   * @default none marked
+   */
+  readonly recheck?: DeadLetterRecheck;
   /** Reads failure records (see S3FailureRecorder.read). @default reasons are not shown */
   readonly failures?: { read(queueName: string, messageId: string): Promise<FailureRecord | undefined> };
   /**
@@ -141,7 +153,9 @@ export async function redriveDeadLetters(options: RedriveOptions): Promise<Redri
 
   const messages = await inspect(sqs, dlqUrl, max, dlq.depth, holdSeconds, options.receiveWaitSeconds ?? 1);
   const sourceName = sourceQueueUrl ? queueNameOfUrl(sourceQueueUrl) : undefined;
-  const letters = await Promise.all(messages.map((m) => describeLetter(m, sourceName, options.failures)));
+  const letters = await Promise.all(
+    messages.map((m) => describeLetter(m, sourceName, options.failures, options.recheck)),
+  );
   options.onInspected?.(letters, dlq.depth);
   const base = { dlqUrl, ...(sourceQueueUrl ? { sourceQueueUrl } : {}), depth: dlq.depth, inspected: letters };
 
@@ -224,6 +238,7 @@ async function describeLetter(
   message: Message,
   sourceName: string | undefined,
   failures: RedriveOptions['failures'],
+  recheck?: DeadLetterRecheck,
 ): Promise<DeadLetter> {
   const sourceArn = message.Attributes?.DeadLetterQueueSourceArn;
   const queueName = sourceArn ? queueNameOfArn(sourceArn) : sourceName;
@@ -234,7 +249,16 @@ async function describeLetter(
     subject: record?.subject ?? describeMessage(message.Body ?? ''),
     ...(Number.isFinite(sent) ? { sentAt: new Date(sent).toISOString() } : {}),
   };
-  if (record) return { ...letter, reason: record.reason, receiveCount: record.receiveCount, failedAt: record.failedAt };
+  if (record) {
+    const again = recheck?.(message.Body ?? '', record);
+    return {
+      ...letter,
+      reason: record.reason,
+      receiveCount: record.receiveCount,
+      failedAt: record.failedAt,
+      ...(again ? { wouldFailAgain: again } : {}),
+    };
+  }
   if (!failures) return letter;
   return {
     ...letter,

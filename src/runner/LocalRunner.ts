@@ -71,6 +71,12 @@ export interface LocalRunnerOptions {
   /** Called after every invocation has settled (including its deletes), e.g. for progress display. */
   onInvocation?: (report: InvocationReport) => void;
   /**
+   * Called as soon as ReceiveMessage returns messages, before any invocation: from then on their
+   * receive counts (ApproximateReceiveCount) have gone up, whatever happens to this process.
+   * @default none
+   */
+  onReceive?: (messageIds: readonly string[]) => void;
+  /**
    * The clock (epoch ms) for the remaining-time countdown, the batching window and durations. It must advance.
    * @default Date.now
    */
@@ -410,7 +416,15 @@ export class LocalRunner {
         MessageAttributeNames: ['All'],
       }),
     );
-    return response.Messages ?? [];
+    const messages = response.Messages ?? [];
+    if (messages.length > 0) {
+      try {
+        this.options.onReceive?.(messages.map((m) => m.MessageId as string));
+      } catch (listenerError) {
+        this.logger.warn('onReceive listener threw', { error: listenerError });
+      }
+    }
+    return messages;
   }
 
   private async invoke(batch: Message[], identity: QueueIdentity, logStreamName: string): Promise<void> {

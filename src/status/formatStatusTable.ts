@@ -11,7 +11,8 @@ import type { PartitionStatus, PartitionVerdict } from '../partition/judgePartit
 export function formatStatusTable(partitions: readonly PartitionVerdict[]): string {
   if (partitions.length === 0) return 'No partition in the window.\n';
   const header = ['PARTITION', 'STATUS', 'INPUTS', 'REASON'];
-  const rows = partitions.map((p) => [`dt=${p.day}`, p.status, String(p.inputs), p.reason]);
+  // With the inputs listed, INPUTS counts them (an input without an output too); else the outputs.
+  const rows = partitions.map((p) => [`dt=${p.day}`, p.status, String(p.coverage?.inputs ?? p.inputs), p.reason]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const render = (cells: string[]) =>
     cells
@@ -28,9 +29,10 @@ export function formatStatusTable(partitions: readonly PartitionVerdict[]): stri
  * formatStatusCounts({ published: 28, missing: 1, stale: 1, invalid: 0 }); // '30 partitions: 28 published, 1 missing, 1 stale, 0 invalid'
  */
 export function formatStatusCounts(counts: Readonly<Record<PartitionStatus, number>>): string {
-  const total = counts.published + counts.missing + counts.stale + counts.invalid;
+  const incomplete = counts.incomplete ?? 0;
+  const total = counts.published + counts.missing + counts.stale + counts.invalid + incomplete;
   return (
     `${total} partition${total === 1 ? '' : 's'}: ${counts.published} published, ${counts.missing} missing, ` +
-    `${counts.stale} stale, ${counts.invalid} invalid`
+    `${counts.stale} stale, ${counts.invalid} invalid${incomplete > 0 ? `, ${incomplete} incomplete` : ''}`
   );
 }

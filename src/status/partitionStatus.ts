@@ -1,4 +1,5 @@
 import { mapWithConcurrency } from '../batch/mapWithConcurrency.js';
+import type { InputRules } from '../partition/inputCoverage.js';
 import { judgePartition, PartitionStatus, type PartitionVerdict } from '../partition/judgePartition.js';
 import { judgeSummaryHead, SummaryState } from '../partition/judgeSummaryHead.js';
 import { listPartitions } from '../partition/listPartitions.js';
@@ -26,6 +27,12 @@ export interface PartitionStatusOptions {
   readonly validateWith?: S3ObjectStore;
   /** Concurrent HEADs when validating. @default 8 */
   readonly concurrency?: number;
+  /**
+   * Judge each day by its inputs as well (listings of the input bucket and of the failure index):
+   * a day whose inputs are not all covered is `incomplete`, not `published`.
+   * @default undefined: outputs only
+   */
+  readonly inputs?: InputRules;
 }
 
 /** The state of a window. */
@@ -52,7 +59,14 @@ export interface StatusReport {
 export async function partitionStatus(options: PartitionStatusOptions): Promise<StatusReport> {
   const { reader, bucket, layout, codeVersion, from, to } = options;
   const listBefore = reader.listRequests;
-  const listings = await listPartitions({ store: reader, bucket, layout, from, to });
+  const listings = await listPartitions({
+    store: reader,
+    bucket,
+    layout,
+    from,
+    to,
+    ...(options.inputs ? { inputs: options.inputs } : {}),
+  });
   let partitions = listings.map((listing) => judgePartition(listing, codeVersion));
   const list = reader.listRequests - listBefore;
   let head = 0;
@@ -60,7 +74,12 @@ export async function partitionStatus(options: PartitionStatusOptions): Promise<
   const store = options.validateWith;
   if (store) {
     partitions = await mapWithConcurrency(partitions, options.concurrency ?? 8, async (verdict) => {
-      if (verdict.status !== PartitionStatus.PUBLISHED && verdict.status !== PartitionStatus.STALE) return verdict;
+      if (
+        verdict.status !== PartitionStatus.PUBLISHED &&
+        verdict.status !== PartitionStatus.STALE &&
+        verdict.status !== PartitionStatus.INCOMPLETE
+      )
+        return verdict;
       head++;
       const expected = verdict.published ?? { lineageHash: verdict.lineageHash, codeVersion };
       const judged = judgeSummaryHead(await store.head(bucket, summaryKey(layout, verdict.day)), {
@@ -84,7 +103,7 @@ export async function partitionStatus(options: PartitionStatusOptions): Promise<
     });
   }
 
-  const counts = { published: 0, missing: 0, stale: 0, invalid: 0 } as Record<PartitionStatus, number>;
+  const counts = { published: 0, missing: 0, stale: 0, invalid: 0, incomplete: 0 } as Record<PartitionStatus, number>;
   for (const p of partitions) counts[p.status]++;
   return { from, to, partitions, counts, requests: { list, head } };
 }

@@ -24,6 +24,11 @@ export interface RecordOutcome {
   readonly effectsExecuted?: number;
   /** For failures: whether a retry can help. */
   readonly retryable?: boolean;
+  /**
+   * For failures: the message was deferred (ChangeMessageVisibility) by this many seconds instead of
+   * coming back after the queue's visibility timeout. A deferral still spends a receive.
+   */
+  readonly deferredSeconds?: number;
 }
 
 const emitter = new EventEmitter();

@@ -400,6 +400,8 @@ async function publishWithConflictRetry(
 ): Promise<WriteResult> {
   for (let retry = 0; ; retry++) {
     const result = await writer.publish(condition, summary, sideOutputs);
+    // A multipart 409 is answered with a new upload: the caller aborts and starts the object over.
+    if (writer.needsNewUpload) return result;
     if (result.status !== WriteStatus.CONFLICT || retry >= SINGLE_PUT_CONFLICT_RETRIES) return result;
     await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** retry));
   }

@@ -34,7 +34,13 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
     process.stderr.write(formatChaosTable([scenarioRow(result)]));
 
     expect(result.problems).toEqual([]);
-    expect(result).toMatchObject({ lost: 0, duplicated: 0, dlqNonPoison: 0, dlqMissingPoison: 0 });
+    expect(result).toMatchObject({
+      lost: 0,
+      duplicated: 0,
+      dlqNonPoison: 0,
+      dlqMissingPoison: 0,
+      dlqWithoutFailureRecord: 0,
+    });
     expect(result.itemsVerified).toBe(scenario.items);
     // Both stages: every day of the window has the summary of its final lineage, equal to the clean
     // run's (or differing only by outputs of deleted inputs that were kept).
@@ -58,6 +64,9 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
     // The item's work in a clean run, request by request: the boundaries `npm run test:chaos` kills at.
     expect(discovery.sequence.map((r) => `${r.service}:${r.operation}`)).toEqual([
       'SQS:ReceiveMessage',
+      // The failure recorder reads the queue's maxReceiveCount once per container (GetQueueUrl; the
+      // GetQueueAttributes after it is polling-classified), to know a last receive when it starts.
+      'SQS:GetQueueUrl',
       'S3:HeadObject',
       'S3:GetObject',
       'S3:PutObject', // quarantine (side outputs first)
@@ -67,7 +76,7 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
       'DynamoDB:UpdateItem', // ledger completion
       'SQS:DeleteMessageBatch',
     ]);
-    expect(killPointsOf(discovery.sequence)).toHaveLength(17);
+    expect(killPointsOf(discovery.sequence)).toHaveLength(19);
 
     const chosen: KillPoint[] = [
       { service: 'S3', operation: 'PutObject', occurrence: 2, phase: 'after-response' },
@@ -95,6 +104,7 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
     // One partition task in a clean run, request by request (`npm run test:chaos` kills at each).
     expect(discovery.sequence.map((r) => `${r.service}:${r.operation}`)).toEqual([
       'SQS:ReceiveMessage',
+      'SQS:GetQueueUrl', // the failure recorder's maxReceiveCount, once per container
       'S3:ListObjectsV2', // lineage: normalized outputs of the day
       'S3:ListObjectsV2', // lineage: quarantine objects of the day
       'S3:HeadObject', // done-check of the published summary

@@ -14,7 +14,7 @@ import type { PipelineSnapshot, SnapshotObject } from './support/ChaosPipeline.j
 import { formatChaosTable } from './support/chaosTable.js';
 import { killPointsOf } from './support/itemBoundaryKills.js';
 import { createPrng } from './support/prng.js';
-import { type CleanReference, verifyAgainstClean } from './support/verifyAgainstClean.js';
+import { type CleanReference, checkDlqHoldsPoison, verifyAgainstClean } from './support/verifyAgainstClean.js';
 import { lineageIds, verifySummaries } from './support/verifySummaries.js';
 
 const S3_AUTH = 'AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=x';
@@ -202,6 +202,23 @@ describe('verifyAgainstClean: the final state against the clean run', () => {
     expect(verify(snapshot({ dlq: [{ messageId: 'm1', body: '{"Records":[]}' }] }), 'current', ['junk'])).toMatchObject(
       { dlqNonPoison: 1, dlqMissingPoison: 1 },
     );
+  });
+
+  it('accepts a healthy dead letter only with proof of a crash storm: every receive died with it', () => {
+    const healthy = [{ messageId: 'm7', body: '{"Records":[]}' }];
+    const storm = (died: number) => {
+      const verdict = { lost: 0, duplicated: 0, dlqNonPoison: 0, dlqMissingPoison: 0, problems: [] as string[] };
+      checkDlqHoldsPoison(verdict, 'DLQ', healthy, [], { maxReceiveCount: 5, diedWhileHeld: { m7: died } });
+      return verdict;
+    };
+    expect(storm(5)).toMatchObject({
+      dlqNonPoison: 0,
+      crashStorm: ['DLQ m7: 5 of its 5 receives died with it (kills/timeouts)'],
+    });
+    expect(storm(4)).toMatchObject({
+      dlqNonPoison: 1,
+      problems: [expect.stringMatching(/4 attempt\(s\) died with it/)],
+    });
   });
 
   it('accepts a failure record of a dead-lettered message, and flags one of a message not in the DLQ', () => {

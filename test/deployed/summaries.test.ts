@@ -38,7 +38,7 @@ describe('deployed stack: rerun backfill --wait publishes daily summaries throug
 
     const before = await rerunOnStack(['status', ...WINDOW, '--json']);
     expect(before.code, before.stderr).toBe(0);
-    expect(before.json<StatusJson>().counts).toEqual({ published: 0, missing: 2, stale: 0, invalid: 0 });
+    expect(before.json<StatusJson>().counts).toEqual({ published: 0, missing: 2, stale: 0, invalid: 0, incomplete: 0 });
 
     const backfill = await rerunOnStack([
       'backfill',
@@ -65,7 +65,7 @@ describe('deployed stack: rerun backfill --wait publishes daily summaries throug
     expect(summary).toMatchObject({ files: 2, records: 4, quarantined: 1 });
 
     const after = await rerunOnStack(['status', ...WINDOW, '--json']);
-    expect(after.json<StatusJson>().counts).toEqual({ published: 2, missing: 0, stale: 0, invalid: 0 });
+    expect(after.json<StatusJson>().counts).toEqual({ published: 2, missing: 0, stale: 0, invalid: 0, incomplete: 0 });
     const again = await rerunOnStack(['backfill', ...WINDOW, '--json']);
     expect(again.json()).toMatchObject({ planned: 0, enqueued: 0 });
   });

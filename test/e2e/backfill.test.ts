@@ -154,7 +154,7 @@ describe('backfills as controlled reruns of the daily summary stage', () => {
       await normalizeStageRunner(clients, p).runUntilDrained({ timeoutMs: 60_000 });
       const stale = await rerunCli(['status', '--from', from, '--to', to, ...app(p)]);
       const report = stale.json<{ counts: unknown; partitions: { day: string; status: string; reason: string }[] }>();
-      expect(report.counts).toEqual({ published: 4, missing: 0, stale: 1, invalid: 0 });
+      expect(report.counts).toEqual({ published: 4, missing: 0, stale: 1, invalid: 0, incomplete: 0 });
       expect(report.partitions[2]).toMatchObject({
         day: days[2],
         status: 'stale',

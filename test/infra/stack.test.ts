@@ -474,6 +474,14 @@ describe('the worker role (least privilege)', () => {
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`)).toBe(true);
   });
 
+  it('records failures, and removes (If-Match) the provisional record of a last attempt that then succeeded', () => {
+    for (const key of ['failures/q/m.json', 'failures/.by-input/b/dt=2026-01-05/abc/q.m.last-receive']) {
+      for (const action of ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']) {
+        expect(can(action, arn(ids.output, key)), `${action} ${key}`).toBe(true);
+      }
+    }
+  });
+
   it('reads, writes (incl. multipart abort) and deletes (outputs of deleted inputs) its output prefixes only', () => {
     for (const prefix of [topology.outputPrefix, topology.quarantinePrefix]) {
       for (const action of ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload']) {

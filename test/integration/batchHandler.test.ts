@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createSqsBatchHandler, maxDeferralSeconds } from '../../src/batch/createSqsBatchHandler.js';
+import { createSqsBatchHandler, inProcessWaitMs, maxDeferralSeconds } from '../../src/batch/createSqsBatchHandler.js';
 import { RerunError } from '../../src/errors.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -48,7 +48,7 @@ describe('createSqsBatchHandler', () => {
   let input: string;
   let output: string;
   let seen: RecordOutcome[];
-  const worker = (outputBucket: string, transform?: () => Promise<never>) =>
+  const worker = (outputBucket: string, transform?: () => Promise<void>) =>
     defineWorker({
       name: 'copy',
       codeVersion: '1',
@@ -184,13 +184,42 @@ describe('createSqsBatchHandler', () => {
         },
       ],
     };
-    const response = await handler(event, context());
+    // 20 s left: a 30 s wait does not fit in this invocation, so the message is deferred.
+    const response = await handler(event, context(20_000));
     expect(response.batchItemFailures).toHaveLength(1);
     expect(seen[0]?.reason).toMatch(/deferred 30 s/);
     // Without the deferral the message would be back after its 1 s visibility timeout.
     await new Promise((r) => setTimeout(r, 1500));
     const again = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0 }));
     expect(again.Messages ?? []).toHaveLength(0);
+  });
+
+  it('waits within the invocation, instead of spending a receive on a deferral, when the wait fits in the time left', async () => {
+    await clients.s3.send(new S3Put({ Bucket: input, Key: 'wait', Body: 'a' }));
+    let calls = 0;
+    const inProgress = Object.assign(new RerunError('side effect in progress elsewhere'), { retryAfterSeconds: 1 });
+    const handler = createSqsBatchHandler({
+      worker: worker(output, async () => {
+        calls++;
+        if (calls === 1) throw inProgress; // the other holder's lease ends 1 s later
+      }),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+    });
+    const started = Date.now();
+    const response = await handler({ Records: [record('w-1', s3Event(input, 'wait'))] }, context(60_000));
+    expect(response.batchItemFailures).toEqual([]);
+    expect(calls).toBe(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('inProcessWaitMs: only for errors that ask, at most 3 times, and only when the wait and a reserve fit', () => {
+    const asks = { retryAfterSeconds: 3 };
+    expect(inProcessWaitMs(asks, 0, 7000, 1600)).toBe(3000);
+    expect(inProcessWaitMs({ retryAfterSeconds: 6 }, 0, 7000, 1600)).toBeUndefined();
+    expect(inProcessWaitMs(asks, 3, 60_000, 1600)).toBeUndefined();
+    expect(inProcessWaitMs(new Error('plain'), 0, 60_000, 1600)).toBeUndefined();
+    expect(inProcessWaitMs({ retryAfterSeconds: 0 }, 0, 60_000, 1600)).toBe(100);
   });
 
   it('clamps a deferral of 12 h or more to what SQS allows since the receive, and SQS accepts it', async () => {

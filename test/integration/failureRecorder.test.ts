@@ -4,6 +4,7 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import type { FailedDelivery, FailureRecorder } from '../../src/redrive/FailureRecorder.js';
+import { inputKeyHash } from '../../src/redrive/failureIndex.js';
 import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
@@ -174,9 +175,161 @@ describe('S3FailureRecorder', () => {
       ['bad', 3, `s3://${bucket}/in/a.csv`, true],
       ['junk', 1, undefined, false],
     ]);
-    expect(await listKeys(clients.s3, bucket, 'failures/')).toEqual([
+    expect(await listKeys(clients.s3, bucket, `failures/${queueName}/`)).toEqual([
       `failures/${queueName}/a.json`,
       `failures/${queueName}/b.json`,
     ]);
+    // The record of an S3 object is indexed by that object, under its day (none here: '_').
+    expect(await listKeys(clients.s3, bucket, 'failures/.by-input/')).toEqual([
+      `failures/.by-input/in/_/${inputKeyHash('incoming/a.csv')}/${queueName}.a.last-receive`,
+    ]);
+  });
+
+  describe('the last attempt', () => {
+    const record = (id: string, body: string, receives: string): SQSRecord =>
+      ({
+        messageId: id,
+        receiptHandle: 'r',
+        body,
+        attributes: { ApproximateReceiveCount: receives },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: queueArn,
+        awsRegion: 'us-east-1',
+      }) as unknown as SQSRecord;
+    const s3Event = (key: string) =>
+      JSON.stringify({
+        Records: [
+          {
+            eventVersion: '2.1',
+            eventSource: 'aws:s3',
+            eventName: 'ObjectCreated:Put',
+            s3: { bucket: { name: bucket }, object: { key } },
+          },
+        ],
+      });
+    const context = { getRemainingTimeInMillis: () => 60_000, awsRequestId: 'req' } as unknown as Context;
+    /** A worker that runs `during` while its transform runs, then does what `then` says. */
+    const handlerWith = (during: (key: string) => Promise<void>, then: 'succeed' | 'fail' | 'hang') =>
+      createSqsBatchHandler({
+        worker: defineWorker({
+          name: 'last-attempt',
+          codeVersion: '1',
+          outputBucket: bucket,
+          outputKey: (s) => `out/${s.key}`,
+          async transform(_input, { output }) {
+            await during('');
+            if (then === 'fail') throw new Error('transform failed');
+            if (then === 'hang') await new Promise(() => {});
+            await output.write('ok\n');
+            return {};
+          },
+        }),
+        store: new S3ObjectStore(clients.s3),
+        sqs: clients.sqs,
+        failureRecorder: recorder(),
+      });
+
+    it('is on record while it runs, and a crash or timeout leaves that record: "last attempt started, no outcome recorded"', async () => {
+      await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'in/hang.csv', Body: 'x' }));
+      let seenDuring: unknown;
+      let reached!: () => void;
+      const inTransform = new Promise<void>((resolve) => {
+        reached = resolve;
+      });
+      const handler = handlerWith(async () => {
+        seenDuring = await recorder().read(queueName, 'hang');
+        reached();
+      }, 'hang');
+      // The invocation never ends, as when Lambda times it out or the process is killed.
+      void handler({ Records: [record('hang', s3Event('in/hang.csv'), '3')] }, context);
+      await inTransform;
+      expect(seenDuring).toMatchObject({
+        messageId: 'hang',
+        receiveCount: 3,
+        maxReceiveCount: 3,
+        givenUp: 'last-receive',
+        retryable: true,
+        reason: 'last attempt started, no outcome recorded: crashed or timed out',
+        subject: `s3://${bucket}/in/hang.csv`,
+      });
+      expect(
+        await listKeys(clients.s3, bucket, `failures/.by-input/${bucket}/_/${inputKeyHash('in/hang.csv')}/`),
+      ).toEqual([`failures/.by-input/${bucket}/_/${inputKeyHash('in/hang.csv')}/${queueName}.hang.last-receive`]);
+    });
+
+    it('a last attempt that fails completes its record in place with the reason (If-Match on the provisional ETag)', async () => {
+      await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'in/fail.csv', Body: 'x' }));
+      log.clear();
+      const response = await handlerWith(async () => {}, 'fail')(
+        { Records: [record('fail', s3Event('in/fail.csv'), '3')] },
+        context,
+      );
+      expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'fail' }]);
+      expect(await recorder().read(queueName, 'fail')).toMatchObject({
+        reason: 'Error: transform failed',
+        givenUp: 'last-receive',
+      });
+      const puts = log.requests
+        .filter((q) => q.operation === 'PutObject' && String(q.input.Key).startsWith(`failures/${queueName}/`))
+        .map((q) => [q.input.IfNoneMatch, typeof q.input.IfMatch]);
+      expect(puts).toEqual([
+        ['*', 'undefined'],
+        [undefined, 'string'],
+      ]);
+    });
+
+    it('a last attempt that succeeds removes its provisional record with a conditional delete; earlier receives write none', async () => {
+      await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'in/ok.csv', Body: 'x' }));
+      let seenDuring: unknown;
+      log.clear();
+      const handler = handlerWith(async () => {
+        seenDuring = await recorder().read(queueName, 'ok');
+      }, 'succeed');
+      const response = await handler(
+        { Records: [record('ok', s3Event('in/ok.csv'), '3'), record('early', s3Event('in/ok.csv'), '2')] },
+        context,
+      );
+      expect(response.batchItemFailures).toEqual([]);
+      expect(seenDuring).toMatchObject({ reason: 'last attempt started, no outcome recorded: crashed or timed out' });
+      expect(await recorder().read(queueName, 'ok')).toBeUndefined();
+      expect(
+        await listKeys(clients.s3, bucket, `failures/.by-input/${bucket}/_/${inputKeyHash('in/ok.csv')}/`),
+      ).toEqual([]);
+      expect(await recorder().read(queueName, 'early')).toBeUndefined();
+      const deletes = log.requests.filter(
+        (q) => q.operation === 'DeleteObject' && String(q.input.Key).startsWith(`failures/${queueName}/`),
+      );
+      expect(deletes.map((q) => [q.input.Key, typeof q.input.IfMatch])).toEqual([
+        [`failures/${queueName}/ok.json`, 'string'],
+      ]);
+    });
+
+    it('a conditional delete leaves a record that another writer replaced since', async () => {
+      const r = recorder();
+      const started = await r.attemptStarted({ queueArn, messageId: 'raced', receiveCount: 3 });
+      expect(started).toBeDefined();
+      await r.record(delivery({ outcome: failed({ messageId: 'raced', receiveCount: 3, reason: 'Error: other' }) }));
+      await r.attemptSucceeded(started as NonNullable<typeof started>);
+      expect(await r.read(queueName, 'raced')).toMatchObject({ reason: 'Error: other' });
+    });
+
+    it('a deferral that spends the last receive says so in the record', async () => {
+      const key = await recorder().record(
+        delivery({
+          outcome: failed({
+            messageId: 'deferred',
+            receiveCount: 3,
+            reason: 'LedgerInProgressError: in progress elsewhere (deferred 30 s)',
+            deferredSeconds: 30,
+          }),
+        }),
+      );
+      expect(key).toBe(`failures/${queueName}/deferred.json`);
+      expect((await recorder().read(queueName, 'deferred'))?.reason).toBe(
+        "receives used up by deferrals: the last receive (3 of 3) was deferred 30 s, so the queue's redrive policy moves it to the DLQ when the deferral ends; last reason: LedgerInProgressError: in progress elsewhere (deferred 30 s)",
+      );
+    });
   });
 });

@@ -120,7 +120,7 @@ describe('rerun status / backfill / redrive: arguments, targets and errors', () 
       /Window 2026-01-01\.\.2026-01-03: 3 partitions: 0 published, 3 missing, 0 stale, 0 invalid\./,
     );
     expect(dry.stderr).toMatch(/Mode stale: 3 partition\(s\) to enqueue \(dry run: nothing is sent\)/);
-    expect(dry.stderr).toMatch(/dt=2026-01-02\s+missing\s+1\s+no summary published \(1 input\)/);
+    expect(dry.stderr).toMatch(/dt=2026-01-02\s+missing\s+1\s+no summary published \(1 input: 1 with outputs\)/);
     expect(dry.stdout).toEqual([expect.stringMatching(/^SUMMARY \{.*"dryRun":true,"planned":3,"enqueued":0/)]);
     expect(await queueDepth(clients, p.summary.queueUrl)).toBe(0);
 
@@ -129,9 +129,9 @@ describe('rerun status / backfill / redrive: arguments, targets and errors', () 
       ['status', '--from', '2026-01-01', '--to', '2026-01-03', '--input-bucket', 'not-the-input'],
       { env },
     );
-    expect(wrong.stderr).toMatch(
-      /note: no normalized output and no summary in this window under normalized\/not-the-input\//,
-    );
+    // Status lists the inputs too, so a wrong input bucket is named as such, with what to check.
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/The input bucket "not-the-input" does not exist at .*Check --input-bucket/);
     const right = await rerunCli(['status', '--from', '2026-01-01', '--to', '2026-01-03'], { env });
     expect(right.stderr).not.toMatch(/note:/);
 

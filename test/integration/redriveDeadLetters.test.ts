@@ -11,6 +11,8 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import type { FailureRecord } from '../../src/redrive/failureRecord.js';
+import { referenceRecheck } from '../../src/redrive/recheckDeadLetter.js';
 import { RedriveMethod, redriveDeadLetters } from '../../src/redrive/redriveDeadLetters.js';
 import { testClients, uniqueName } from '../support/aws.js';
 import { queueDepth } from '../support/pipeline.js';
@@ -228,5 +230,51 @@ describe('redriveDeadLetters', () => {
       new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
     );
     expect(visible.Attributes?.ApproximateNumberOfMessages).toBe('3'); // released, not held
+  });
+
+  it('a dry run marks the dead letters that would fail again for the same deterministic reason, and only those', async () => {
+    const { dlqUrl } = await deadLetters(2);
+    const record = (messageId: string, retryable: boolean): FailureRecord => ({
+      schema: 'rerun.failure/1',
+      queueName: 'q',
+      queueArn: 'arn:aws:sqs:us-east-1:123456789012:q',
+      messageId,
+      receiveCount: 1,
+      givenUp: retryable ? 'last-receive' : 'non-retryable',
+      retryable,
+      reason: retryable ? 'TimeoutError: took too long' : 'not an S3 event: no Records',
+      failedAt: '2026-01-06T01:15:00.000Z',
+    });
+    let n = 0;
+    const result = await redriveDeadLetters({
+      sqs: clients.sqs,
+      dlqUrl,
+      sourceQueueUrl: dlqUrl,
+      dryRun: true,
+      receiveWaitSeconds: 0,
+      // The first record read is non-retryable, the second retryable: only the first is marked.
+      failures: { read: async (_queue, id) => record(id, n++ > 0) },
+      recheck: referenceRecheck('normalize'),
+    });
+    const marked = result.inspected.filter((l) => l.wouldFailAgain);
+    expect(marked).toHaveLength(1);
+    expect(marked[0]?.wouldFailAgain).toMatch(/^would fail again: not an S3 event: /);
+    expect(result.inspected.filter((l) => !l.wouldFailAgain)).toHaveLength(1);
+  });
+});
+
+describe('referenceRecheck', () => {
+  const nonRetryable = { retryable: false } as FailureRecord;
+  it('marks a non-retryable failure whose body the same classifier still rejects, never a retryable one or a valid body', () => {
+    expect(referenceRecheck('normalize')('nope', nonRetryable)).toMatch(/^would fail again: not an S3 event/);
+    expect(referenceRecheck('normalize')('nope', { retryable: true } as FailureRecord)).toBeUndefined();
+    expect(referenceRecheck('normalize')('nope', undefined)).toBeUndefined();
+    expect(referenceRecheck('normalize')('{"Event":"s3:TestEvent"}', nonRetryable)).toBeUndefined();
+    expect(referenceRecheck('summarize')('{"type":"other"}', nonRetryable)).toMatch(
+      /^would fail again: not a summary task/,
+    );
+    expect(
+      referenceRecheck('summarize')('{"type":"summarize","partition":"dt=2026-01-05"}', nonRetryable),
+    ).toBeUndefined();
   });
 });

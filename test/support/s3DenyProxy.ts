@@ -9,11 +9,17 @@ export interface S3Refusal {
 }
 
 /** Decides, for one request, whether to refuse it (and how) or to forward it. */
-export type RefusalRule = (request: { method: string; bucket: string; key: string }) => S3Refusal | undefined;
+export type RefusalRule = (request: {
+  method: string;
+  bucket: string;
+  key: string;
+  /** The query string (`uploadId=...` on CompleteMultipartUpload, `uploads` on its creation). */
+  query: URLSearchParams;
+}) => S3Refusal | undefined;
 
 /**
  * An HTTP proxy in front of the emulator that answers chosen S3 requests as IAM or S3 would
- * (403 AccessDenied, 400 InvalidBucketName) and forwards everything else. moto enforces no IAM and
+ * (403 AccessDenied, 400 InvalidBucketName, 409 ConditionalRequestConflict) and forwards everything else. moto enforces no IAM and
  * answers NoSuchBucket for names S3 itself rejects as invalid (EMULATORS.md), so these answers are
  * made here, in S3's wire format, and the real SDK deserializes them as it would AWS's.
  *
@@ -37,10 +43,11 @@ export class S3DenyProxy {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const proxy = new S3DenyProxy(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     server.on('request', (req: IncomingMessage, res) => {
-      const path = new URL(req.url ?? '/', 'http://proxy').pathname;
+      const url = new URL(req.url ?? '/', 'http://proxy');
+      const path = url.pathname;
       const [bucket = '', ...rest] = path.slice(1).split('/');
       const key = decodeURIComponent(rest.join('/'));
-      const refusal = rule({ method: req.method ?? 'GET', bucket, key });
+      const refusal = rule({ method: req.method ?? 'GET', bucket, key, query: url.searchParams });
       if (refusal) {
         proxy.refused.push(`${req.method} ${bucket}/${key}`);
         req.resume();

@@ -37,7 +37,19 @@ describe('planBackfill', () => {
       missing: 1,
       stale: 1,
       invalid: 1,
+      incomplete: 0,
     });
+  });
+
+  it('treats an incomplete day (inputs without outputs) as not done: stale and all plan it, missing does not', () => {
+    const incomplete = [
+      { ...partitions[0], day: '2026-01-09', status: 'incomplete' as const, reason: 'c.csv pending' },
+    ];
+    expect(planBackfill(incomplete as typeof partitions, BackfillMode.STALE).tasks.map((t) => t.day)).toEqual([
+      '2026-01-09',
+    ]);
+    expect(planBackfill(incomplete as typeof partitions, BackfillMode.ALL).tasks).toHaveLength(1);
+    expect(planBackfill(incomplete as typeof partitions, BackfillMode.MISSING).tasks).toEqual([]);
   });
 
   it('plans nothing when everything is published, whatever the mode but all', () => {
@@ -82,7 +94,7 @@ describe('status and progress text', () => {
     const table = formatStatusTable(partitions);
     expect(table.split('\n')[0]).toMatch(/^PARTITION\s+STATUS\s+INPUTS\s+REASON$/);
     expect(table).toContain('dt=2026-01-03  invalid    2       invalid because\n');
-    expect(formatStatusCounts({ published: 28, missing: 1, stale: 1, invalid: 0 })).toBe(
+    expect(formatStatusCounts({ published: 28, missing: 1, stale: 1, invalid: 0, incomplete: 0 })).toBe(
       '30 partitions: 28 published, 1 missing, 1 stale, 0 invalid',
     );
     expect(formatStatusTable([])).toBe('No partition in the window.\n');

@@ -6,7 +6,9 @@ import {
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import {
+  ChangeMessageVisibilityCommand,
   DeleteMessageBatchCommand,
+  DeleteMessageCommand,
   PurgeQueueCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
@@ -308,7 +310,26 @@ export class ChaosPipeline {
   /** Starts every runner process; `intercept` (per slot) can kill them at chosen requests. */
   startRunners(intercept?: (slot: RunnerSlot) => Interceptor | undefined): void {
     for (const slot of this.slots) {
-      const interceptor = intercept?.(slot);
+      const killer = intercept?.(slot);
+      // With kills, note every message SQS hands the process on the wire, so a message received
+      // by a process killed before it read the answer still counts as dying with it.
+      // Attributed to the process that sent the receive (a replacement started since holds none of it).
+      const receiverOf = new Map<number, number | undefined>();
+      const interceptor: Interceptor | undefined = killer
+        ? async (entry, phase) => {
+            if (entry.operation === 'ReceiveMessage') {
+              if (phase === 'before-forward') receiverOf.set(entry.id, slot.runner.pid);
+              else {
+                const sender = receiverOf.get(entry.id);
+                receiverOf.delete(entry.id);
+                if (entry.responseText && sender !== undefined) {
+                  slot.runner.noteReceived(receivedMessageIds(entry.responseText), sender);
+                }
+              }
+            }
+            return killer(entry, phase);
+          }
+        : undefined;
       if (interceptor) {
         slot.aws.setInterceptor(interceptor);
         slot.webhook?.setInterceptor(interceptor);
@@ -387,6 +408,49 @@ export class ChaosPipeline {
   }
 
   /** Reads the final state directly from the emulator and the sink. */
+  /**
+   * What an operator does after a crash storm, with `rerun redrive`: moves the normalize DLQ's
+   * messages that are proven crash-storm victims (every receive died with the message in hand,
+   * counted per message by the supervisors) back to the work queue, and leaves every other dead
+   * letter where it is. Resolves with the moved messages (their old ids).
+   */
+  async redriveProvenCrashStorms(maxReceiveCount: number): Promise<DeadLetter[]> {
+    const { sqs } = this.options.clients;
+    const died = this.stats().byStage.normalize.diedWhileHeld;
+    const moved: DeadLetter[] = [];
+    const kept: string[] = [];
+    for (;;) {
+      const got = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: this.stack.dlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+      );
+      const messages = got.Messages ?? [];
+      if (messages.length === 0) break;
+      for (const m of messages) {
+        const id = m.MessageId ?? '';
+        if ((died[id] ?? 0) < maxReceiveCount) {
+          kept.push(m.ReceiptHandle as string); // hidden while the DLQ is read, released below
+          continue;
+        }
+        // Send first, delete after: an interruption leaves a duplicate, never a loss (as rerun redrive).
+        await sqs.send(new SendMessageCommand({ QueueUrl: this.stack.queueUrl, MessageBody: m.Body ?? '' }));
+        await sqs.send(
+          new DeleteMessageCommand({ QueueUrl: this.stack.dlqUrl, ReceiptHandle: m.ReceiptHandle as string }),
+        );
+        moved.push({ messageId: id, body: m.Body ?? '' });
+      }
+    }
+    for (const receiptHandle of kept) {
+      await sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: this.stack.dlqUrl,
+          ReceiptHandle: receiptHandle,
+          VisibilityTimeout: 0,
+        }),
+      );
+    }
+    return moved;
+  }
+
   async snapshot(): Promise<PipelineSnapshot> {
     const { s3, sqs } = this.options.clients;
     const store = new S3ObjectStore(s3);
@@ -484,10 +548,21 @@ function mergeTotals(all: RunnerTotals[]): RunnerTotals {
     add(merged.outcomes, t.outcomes);
     add(merged.records, t.records);
     add(merged.failureReasons, t.failureReasons);
+    add(merged.diedWhileHeld, t.diedWhileHeld);
   }
   return merged;
 }
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Message ids in a ReceiveMessage answer (SQS's JSON protocol); none when it is not one. */
+function receivedMessageIds(responseText: string): string[] {
+  try {
+    const doc = JSON.parse(responseText) as { Messages?: { MessageId?: string }[] };
+    return (doc.Messages ?? []).flatMap((m) => (m.MessageId ? [m.MessageId] : []));
+  } catch {
+    return [];
+  }
 }

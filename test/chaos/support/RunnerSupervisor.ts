@@ -7,7 +7,7 @@ export const LAMBDA_RUNNER_FIXTURE = fileURLToPath(new URL('../fixtures/lambdaRu
 
 /** One JSON line printed by the runner fixture. */
 export interface RunnerEvent {
-  readonly event: 'ready' | 'invocation' | 'record' | 'exit';
+  readonly event: 'ready' | 'received' | 'invocation' | 'record' | 'exit';
   readonly [field: string]: unknown;
 }
 
@@ -34,6 +34,12 @@ export interface RunnerTotals {
   deleteFailures: number;
   /** Errors of failed invocations, counted (first 120 characters). */
   invocationErrors: Record<string, number>;
+  /**
+   * Per message id: attempts that died with the message in hand, i.e. its invocation was running
+   * when the process was SIGKILLed, or the invocation timed out. A healthy message in the DLQ is a
+   * crash storm only when this reaches the queue's maxReceiveCount.
+   */
+  diedWhileHeld: Record<string, number>;
 }
 
 /** Options of {@link RunnerSupervisor}. */
@@ -51,6 +57,7 @@ export function emptyRunnerTotals(): RunnerTotals {
     retained: 0,
     deleteFailures: 0,
     invocationErrors: {},
+    diedWhileHeld: {},
   };
 }
 
@@ -88,6 +95,10 @@ export class RunnerSupervisor {
   private exited: Promise<void> = Promise.resolve();
   private stopping = false;
   private readonly stderrTail: string[] = [];
+  /** Messages the live process holds (received, invocation not ended). */
+  private held = new Set<string>();
+  /** Processes ended by a SIGKILL. */
+  private readonly killedPids = new Set<number>();
 
   constructor(private readonly options: RunnerSupervisorOptions) {}
 
@@ -112,12 +123,28 @@ export class RunnerSupervisor {
     this.spawnOne();
   }
 
+  /**
+   * Messages that SQS handed to the live process, as seen on the wire (the ReceiveMessage answer at
+   * its proxy): the process may die before it reads them, and their receive still counts.
+   */
+  noteReceived(messageIds: readonly string[], pid: number | undefined): void {
+    // The answer may arrive after its process was killed (the server applied the receive, nobody
+    // read it): that receive died with the message too.
+    if (pid !== undefined && this.killedPids.has(pid)) {
+      for (const id of messageIds) this.totals.diedWhileHeld[id] = (this.totals.diedWhileHeld[id] ?? 0) + 1;
+      return;
+    }
+    if (pid !== undefined && pid !== this.child?.pid) return;
+    for (const id of messageIds) this.held.add(id);
+  }
+
   /** SIGKILLs the live process and waits until it is gone; a fresh one is started unless stopping. */
   async kill(): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     this.totals.kills++;
     const gone = this.exited;
+    if (child.pid !== undefined) this.killedPids.add(child.pid);
     child.kill('SIGKILL');
     await gone;
   }
@@ -146,7 +173,16 @@ export class RunnerSupervisor {
       if (this.stderrTail.length > 40) this.stderrTail.shift();
     });
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-    lines.on('line', (line) => this.onLine(line));
+    const held = new Set<string>();
+    this.held = held;
+    lines.on('line', (line) => this.onLine(line, held));
+    // 'close' comes after every line of stdout was read, so a batch that ended just before the kill
+    // is not counted as dying with it.
+    child.once('close', (_code, signal) => {
+      if (signal !== 'SIGKILL') return;
+      if (child.pid !== undefined) this.killedPids.add(child.pid);
+      for (const id of held) this.totals.diedWhileHeld[id] = (this.totals.diedWhileHeld[id] ?? 0) + 1;
+    });
     this.exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
         if (signal === null && code !== 0) this.totals.crashes++;
@@ -159,7 +195,7 @@ export class RunnerSupervisor {
     });
   }
 
-  private onLine(line: string): void {
+  private onLine(line: string, held: Set<string>): void {
     let event: RunnerEvent;
     try {
       event = JSON.parse(line) as RunnerEvent;
@@ -168,6 +204,16 @@ export class RunnerSupervisor {
     }
     if (typeof event?.event !== 'string') return;
     const t = this.totals;
+    const ids = Array.isArray(event.messageIds) ? event.messageIds.map(String) : [];
+    if (event.event === 'received') {
+      for (const id of ids) held.add(id);
+    }
+    if (event.event === 'invocation') {
+      for (const id of ids) {
+        held.delete(id);
+        if (event.outcome === 'timeout') t.diedWhileHeld[id] = (t.diedWhileHeld[id] ?? 0) + 1;
+      }
+    }
     if (event.event === 'invocation') {
       t.invocations++;
       const outcome = String(event.outcome);

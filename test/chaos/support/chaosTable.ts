@@ -11,7 +11,7 @@ export interface ChaosRow {
   readonly summariesVerified?: number;
   readonly lost: number;
   readonly duplicated: number;
-  /** True when the DLQ held exactly the poison messages. */
+  /** True when the DLQ held exactly the poison messages (or proven crash-storm victims), each with its failure record. */
   readonly dlqOnlyPoison: boolean;
   readonly durationMs: number;
   /** Short notes: what the faults turned into, repeats the sink absorbed, restarts. */
@@ -89,7 +89,8 @@ export function scenarioRow(result: ScenarioResult): ChaosRow {
     summariesVerified: result.summaries.summariesVerified,
     lost: result.lost,
     duplicated: result.duplicated,
-    dlqOnlyPoison: result.dlqNonPoison === 0 && result.dlqMissingPoison === 0,
+    // Every dead letter must also carry its reason (a failure record): issue 12, item 2.
+    dlqOnlyPoison: result.dlqNonPoison === 0 && result.dlqMissingPoison === 0 && result.dlqWithoutFailureRecord === 0,
     durationMs: result.durationMs,
     notes: [
       kinds ? `faults: ${kinds}` : 'no HTTP faults',
@@ -102,6 +103,9 @@ export function scenarioRow(result: ScenarioResult): ChaosRow {
       `${result.openUploads} abandoned multipart upload(s)`,
       `${result.failureRecords} failure record(s) for dead-lettered messages` +
         (result.dlqWithoutFailureRecord > 0 ? ` (${result.dlqWithoutFailureRecord} DLQ message(s) without one)` : ''),
+      ...(result.crashStorm && result.crashStorm.length > 0
+        ? [`healthy dead letters proven a crash storm: ${result.crashStorm.join(', ')}`]
+        : []),
       `summary stage: ${t.midRun} task(s) mid-run + ${t.duplicates} duplicate(s) + ${t.scheduled} scheduled, ` +
         `${t.catchUp} stale day(s) re-enqueued by the catch-up backfill, ${result.killsByStage.summarize} kill(s); ` +
         `${s.summariesEqualToClean} summaries equal to the clean run's, ${s.summariesWithKeptDeleted} with outputs ` +

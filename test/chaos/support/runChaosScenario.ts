@@ -256,9 +256,18 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
     await pipeline.waitDrained(timeoutMs);
     const catchUp = await pipeline.backfill(window);
     await pipeline.waitDrained(timeoutMs);
+    // A healthy message proven dead-lettered by a crash storm is what an operator redrives; the
+    // final state is then checked against the clean run as for every other message.
+    const redriven = await pipeline.redriveProvenCrashStorms(env.topology.normalize.maxReceiveCount);
+    if (redriven.length > 0) {
+      await pipeline.waitDrained(timeoutMs);
+      await pipeline.backfill(window);
+      await pipeline.waitDrained(timeoutMs);
+    }
     await pipeline.stopRunners();
     const snapshot = await pipeline.snapshot();
     const reference = await clean;
+    const stats = pipeline.stats();
     const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, topology: env.topology });
     const verdict = verifyAgainstClean({
       snapshot,
@@ -269,6 +278,11 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       poison,
       failurePrefix: env.topology.failurePrefix,
       summaryPrefix: env.topology.summaryPrefix,
+      crashStorm: {
+        maxReceiveCount: env.topology.normalize.maxReceiveCount,
+        diedWhileHeld: stats.byStage.normalize.diedWhileHeld,
+      },
+      redriven: redriven.map((m) => m.messageId),
     });
     const summaries = await verifySummaries({
       snapshot,
@@ -278,8 +292,11 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       clean: reference.summaries ?? new Map(),
       deleted: lineageOfInputs(plan.deletes, worker, snapshot.inputBucket, pipeline.summaryLayout),
       poison: summaryPoison,
+      crashStorm: {
+        maxReceiveCount: env.topology.summarize.maxReceiveCount,
+        diedWhileHeld: stats.byStage.summarize.diedWhileHeld,
+      },
     });
-    const stats = pipeline.stats();
     const faultsByKind: Record<string, number> = {};
     for (const source of [stats.proxies.faults, stats.webhook.faults]) {
       for (const [kind, n] of Object.entries(source)) faultsByKind[kind] = (faultsByKind[kind] ?? 0) + n;
@@ -293,6 +310,11 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       dlqNonPoison: verdict.dlqNonPoison + summaries.dlqNonPoison,
       dlqMissingPoison: verdict.dlqMissingPoison + summaries.dlqMissingPoison,
       problems: [...verdict.problems, ...summaries.problems],
+      crashStorm: [
+        ...(verdict.crashStorm ?? []),
+        ...(summaries.crashStorm ?? []),
+        ...redriven.map((m) => `normalize DLQ ${m.messageId}: every receive died with it; redriven, then verified`),
+      ],
       summaries,
       summaryTasks: { midRun: midRun.enqueued, duplicates, scheduled: 1, catchUp: catchUp.enqueued },
       faultsInjected: Object.values(faultsByKind).reduce((a, b) => a + b, 0),

@@ -2,6 +2,8 @@ import { formatOfKey } from '../../../functions/normalize/inputFormat.js';
 import { judgeOutput, OutputState } from '../../../src/done/judgeOutput.js';
 import { outputNotificationKey } from '../../../src/effects/outputNotification.js';
 import type { Day } from '../../../src/partition/partition.js';
+import { FAILURE_INDEX_FOLDER, parseFailureIndexKey } from '../../../src/redrive/failureIndex.js';
+import { parseFailureRecord } from '../../../src/redrive/failureRecord.js';
 import type { WorkerDefinition } from '../../../src/worker/defineWorker.js';
 import type { PipelineSnapshot, SnapshotObject } from './ChaosPipeline.js';
 import type { CleanSummary } from './verifySummaries.js';
@@ -57,6 +59,8 @@ export interface ChaosVerdict {
   failureRecords: number;
   /** DLQ messages without a failure record (the record is best effort: its write can fail too). */
   dlqWithoutFailureRecord: number;
+  /** Healthy dead letters proven a crash storm, with the proof. */
+  crashStorm?: string[];
   /** One line per problem found. */
   problems: string[];
 }
@@ -90,6 +94,14 @@ export function verifyAgainstClean(input: {
    * @default none: every object must be the normalize stage's
    */
   readonly summaryPrefix?: string;
+  /** Per-message evidence that lets a healthy dead letter count as a proven crash storm. @default none */
+  readonly crashStorm?: CrashStormEvidence;
+  /**
+   * Dead letters the harness redrove as an operator would (proven crash storms): their failure
+   * records stay behind, naming a message that left the DLQ on purpose.
+   * @default none
+   */
+  readonly redriven?: readonly string[];
 }): ChaosVerdict {
   const { snapshot, history, clean, worker, codeVersion } = input;
   const verdict: ChaosVerdict = {
@@ -186,16 +198,35 @@ export function verifyAgainstClean(input: {
   // Failure records: a worker writes one when it gives up on a message (a non-retryable failure,
   // or the last receive before the DLQ), so each must name a message that is in a DLQ.
   const dlqIds = new Set([...snapshot.dlq, ...snapshot.summaryDlq].map((m) => m.messageId));
+  const redriven = new Set(input.redriven ?? []);
   const recorded = new Set<string>();
   for (const object of snapshot.objects) {
     if (!object.key.startsWith(input.failurePrefix)) continue;
     accounted.add(object.key);
+    if (object.key.startsWith(`${input.failurePrefix}${FAILURE_INDEX_FOLDER}`)) {
+      // The index by input (failureIndex.ts): each entry must name a dead-lettered message too.
+      const entry = parseFailureIndexKey(object.key);
+      if (!entry || !(dlqIds.has(entry.messageId) || redriven.has(entry.messageId))) {
+        duplicated(`${object.key}: failure index entry of a message that is not in the DLQ`);
+      }
+      continue;
+    }
     verdict.failureRecords++;
     const messageId = /([^/]+)\.json$/.exec(object.key)?.[1] ?? '';
     recorded.add(messageId);
+    if (redriven.has(messageId)) continue; // the record of a proven crash storm the harness redrove
     if (!dlqIds.has(messageId)) duplicated(`${object.key}: failure record of a message that is not in the DLQ`);
   }
-  verdict.dlqWithoutFailureRecord = [...dlqIds].filter((id) => !recorded.has(id)).length;
+  // A message whose every receive died with it (a proven crash storm) may have died before its
+  // last attempt could write the provisional record (between ReceiveMessage and that PUT): the
+  // proof is its reason. Every other dead letter must have a record.
+  const storm = input.crashStorm;
+  const proven = (id: string) =>
+    (storm?.diedWhileHeld[id] ?? 0) >= (storm?.maxReceiveCount ?? Number.POSITIVE_INFINITY);
+  const unrecorded = [...dlqIds].filter((id) => !recorded.has(id));
+  verdict.dlqWithoutFailureRecord = unrecorded.filter((id) => !proven(id)).length;
+  for (const id of unrecorded.filter((id) => !proven(id)))
+    verdict.problems.push(`DLQ message ${id} has no failure record`);
 
   const summaryPrefix = input.summaryPrefix;
   for (const object of snapshot.objects) {
@@ -222,7 +253,20 @@ export function verifyAgainstClean(input: {
     if (delivery.missingKey) duplicated('a notification without Idempotency-Key');
   }
 
-  checkDlqHoldsPoison(verdict, 'DLQ', snapshot.dlq, input.poison);
+  const recordReasons = new Map<string, string>();
+  for (const object of snapshot.objects) {
+    if (!object.key.startsWith(input.failurePrefix)) continue;
+    const record = parseFailureRecord(object.bytes);
+    if (record)
+      recordReasons.set(record.messageId, `${record.receiveCount}/${record.maxReceiveCount}: ${record.reason}`);
+  }
+  checkDlqHoldsPoison(
+    verdict,
+    'DLQ',
+    snapshot.dlq,
+    input.poison,
+    input.crashStorm ? { ...input.crashStorm, recordReasons } : undefined,
+  );
   return verdict;
 }
 
@@ -233,6 +277,22 @@ export interface Tally {
   dlqNonPoison: number;
   dlqMissingPoison: number;
   problems: string[];
+  /** Healthy messages in a DLQ proven to be a crash storm (every receive died with it), with the proof. */
+  crashStorm?: string[];
+}
+
+/**
+ * The evidence that a healthy message's receives were all used up by attempts that died with it
+ * (SIGKILLs of the process holding it, invocation timeouts), counted per message by the runner
+ * supervisors.
+ */
+export interface CrashStormEvidence {
+  /** The queue's maxReceiveCount. */
+  readonly maxReceiveCount: number;
+  /** Per message id: attempts that died with it in hand. */
+  readonly diedWhileHeld: Readonly<Record<string, number>>;
+  /** Per message id: the reason its failure record gives (for the report). @default none */
+  readonly recordReasons?: ReadonlyMap<string, string>;
 }
 
 /** `lost(why)` and `duplicated(why)`: count into the verdict and say why in its problems. */
@@ -253,16 +313,28 @@ export function recorders(verdict: Tally): { lost: (why: string) => void; duplic
 export function checkDlqHoldsPoison(
   verdict: Tally,
   dlqName: string,
-  messages: readonly { readonly body: string }[],
+  messages: readonly { readonly body: string; readonly messageId?: string }[],
   expected: readonly string[],
+  evidence?: CrashStormEvidence,
 ): void {
   const poison = [...expected];
-  for (const { body } of messages) {
+  for (const { body, messageId } of messages) {
     const at = poison.indexOf(body);
+    const died = messageId ? (evidence?.diedWhileHeld[messageId] ?? 0) : 0;
     if (at >= 0) poison.splice(at, 1);
-    else {
+    else if (evidence && died >= evidence.maxReceiveCount) {
+      // Not tolerated, proven: each of its receives ended with the process (or invocation) dying
+      // while it held the message, so SQS's redrive policy had to move it. Anything less fails.
+      verdict.crashStorm = verdict.crashStorm ?? [];
+      verdict.crashStorm.push(
+        `${dlqName} ${messageId}: ${died} of its ${evidence.maxReceiveCount} receives died with it (kills/timeouts)`,
+      );
+    } else {
       verdict.dlqNonPoison++;
-      verdict.problems.push(`${dlqName} holds a message that is not poison: ${body.slice(0, 160)}`);
+      const reason = messageId ? evidence?.recordReasons?.get(messageId) : undefined;
+      verdict.problems.push(
+        `${dlqName} holds a message that is not poison (${died} attempt(s) died with it; failure record: ${reason ?? 'none'}): ${body.slice(0, 160)}`,
+      );
     }
   }
   verdict.dlqMissingPoison = poison.length;

@@ -16,7 +16,7 @@ import {
   summaryRoot,
 } from '../../../src/partition/summaryLayout.js';
 import type { PipelineSnapshot, SnapshotObject } from './ChaosPipeline.js';
-import { checkDlqHoldsPoison, recorders } from './verifyAgainstClean.js';
+import { type CrashStormEvidence, checkDlqHoldsPoison, recorders } from './verifyAgainstClean.js';
 
 /** What a clean run published for one day. */
 export interface CleanSummary {
@@ -45,6 +45,8 @@ export interface SummaryVerdict {
   stagingLeftovers: number;
   /** Summarize DLQ messages that are not poison, and poison missing from it. */
   dlqNonPoison: number;
+  /** Healthy dead letters proven a crash storm, with the proof. */
+  crashStorm?: string[];
   dlqMissingPoison: number;
   problems: string[];
 }
@@ -78,6 +80,8 @@ export async function verifySummaries(input: {
   readonly deleted: ReadonlySet<string>;
   /** Messages sent to the summarize queue that must end in its DLQ. */
   readonly poison: readonly string[];
+  /** Per-message evidence that lets a healthy dead letter count as a proven crash storm. @default none */
+  readonly crashStorm?: CrashStormEvidence;
 }): Promise<SummaryVerdict> {
   const { snapshot, layout, codeVersion } = input;
   const verdict: SummaryVerdict = {
@@ -155,7 +159,7 @@ export async function verifySummaries(input: {
     duplicated(`${object.key}: ${what === 'marker' ? 'a second manifest marker' : 'extra object'} under the summaries`);
   }
 
-  checkDlqHoldsPoison(verdict, 'summarize DLQ', snapshot.summaryDlq, input.poison);
+  checkDlqHoldsPoison(verdict, 'summarize DLQ', snapshot.summaryDlq, input.poison, input.crashStorm);
   return verdict;
 }
 

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
+import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { testClients } from '../support/aws.js';
+import { upload } from '../support/pipeline.js';
+import {
+  normalizeStageRunner,
+  ordersCsv,
+  provisionTwoStagePipeline,
+  rerunCli,
+  summarizeStageRunner,
+} from '../support/summaryPipeline.js';
+
+const DAY = '2026-02-03';
+
+interface StatusJson {
+  counts: Record<string, number>;
+  requests: { list: number; head: number };
+  partitions: {
+    day: string;
+    status: string;
+    reason: string;
+    coverage?: { inputs: number; covered: number; pending: { count: number; first: string[] } };
+  }[];
+}
+
+describe('status and backfill judge a day by its inputs as well as its outputs', () => {
+  const clients = testClients();
+
+  it('a day with an input that has no output is incomplete (counted and named), planned by a backfill, and published once that input is dead-lettered with a record', async () => {
+    const p = await provisionTwoStagePipeline(clients);
+    const app = ['--app-name', p.appName, '--json'];
+    await upload(clients, p.stack.inputBucket, `incoming/dt=${DAY}/a.csv`, ordersCsv(`${DAY}a`, 2));
+    await upload(clients, p.stack.inputBucket, `incoming/dt=${DAY}/b.csv`, ordersCsv(`${DAY}b`, 2));
+    await upload(clients, p.stack.inputBucket, `incoming/dt=${DAY}/notes.txt`, 'not a supported type\n');
+    await normalizeStageRunner(clients, p).runUntilDrained({ timeoutMs: 60_000 });
+    const summarizer = summarizeStageRunner(clients, p);
+    summarizer.start();
+    try {
+      const backfill = await rerunCli([
+        'backfill',
+        '--from',
+        DAY,
+        '--to',
+        DAY,
+        '--wait',
+        '--poll-interval',
+        '200',
+        '--timeout',
+        '60',
+        ...app,
+      ]);
+      expect(backfill.code, backfill.stderr).toBe(0);
+    } finally {
+      await summarizer.stop();
+    }
+    const published = await rerunCli(['status', '--from', DAY, '--to', DAY, ...app]);
+    expect(published.json<StatusJson>().partitions[0]).toMatchObject({
+      status: 'published',
+      reason: 'up to date (3 inputs: 2 with outputs, 1 skipped)',
+    });
+
+    // A third input arrives and is not processed (its worker is down, or it keeps failing): the
+    // outputs and the summary are unchanged, so a check of outputs alone still says "published".
+    await upload(clients, p.stack.inputBucket, `incoming/dt=${DAY}/c.csv`, ordersCsv(`${DAY}c`, 2));
+    const incomplete = await rerunCli(['status', '--from', DAY, '--to', DAY, '--no-validate', ...app]);
+    const report = incomplete.json<StatusJson>();
+    expect(report.partitions[0]).toMatchObject({
+      status: 'incomplete',
+      reason: `summary current, but not every input is covered (4 inputs: 2 with outputs, 1 skipped, 1 pending (incoming/dt=${DAY}/c.csv))`,
+      coverage: { inputs: 4, covered: 2, pending: { count: 1, first: [`incoming/dt=${DAY}/c.csv`] } },
+    });
+    expect(report.counts).toMatchObject({ published: 0, incomplete: 1 });
+    // Still a bulk check: listings only (inputs, outputs, quarantine, summaries, failure index), no HEAD.
+    expect(report.requests).toEqual({ list: 5, head: 0 });
+
+    const plan = await rerunCli(['backfill', '--from', DAY, '--to', DAY, '--dry-run', ...app]);
+    expect(plan.json()).toMatchObject({ planned: 1 });
+
+    // The worker gives up on c.csv and records why: a classified outcome, so the day is published
+    // again, and says which input it does not cover.
+    const queueArn = `arn:aws:sqs:us-east-1:123456789012:${p.appName}-normalize-queue`;
+    await new S3FailureRecorder({
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+      bucket: p.stack.outputBucket,
+      maxReceiveCount: 2,
+    }).record({
+      queueArn,
+      messageId: 'm-c',
+      receiveCount: 2,
+      subject: `s3://${p.stack.inputBucket}/incoming/dt=${DAY}/c.csv`,
+      outcome: { messageId: 'm-c', status: 'failed', retryable: true, reason: 'Error: worker down' },
+    });
+    const deadLettered = await rerunCli(['status', '--from', DAY, '--to', DAY, '--no-validate', ...app]);
+    expect(deadLettered.json<StatusJson>().partitions[0]).toMatchObject({
+      status: 'published',
+      reason: `up to date (4 inputs: 2 with outputs, 1 skipped, 1 dead-lettered (incoming/dt=${DAY}/c.csv))`,
+    });
+  }, 180_000);
+});

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { cutMiddle, formatOutcomeLine, formatOutcomeTable } from '../../src/dev/formatOutcomeTable.js';
+import type { ObjectOutcomeRow } from '../../src/dev/OutcomeTracker.js';
+import { lookAtOutputs } from '../../src/dev/runDev.js';
+import { parseS3Uri } from '../../src/s3/s3Uri.js';
+
+const longKey = `s3://rerun-input/incoming/dt=2026-01-05/${'very-long-folder-name/'.repeat(40)}orders.csv`;
+const rows: ObjectOutcomeRow[] = [
+  {
+    subject: 's3://rerun-input/incoming/orders.csv',
+    status: 'processed',
+    attempts: 1,
+    reason: 'output created (3 records, 1 quarantined)',
+    outputKey: 'normalized/rerun-input/orders.csv.ndjson',
+  } as ObjectOutcomeRow,
+  {
+    subject: longKey,
+    status: 'processed',
+    attempts: 2,
+    reason: 'output created (1 records, 0 quarantined)',
+    outputKey: `normalized/rerun-input/dt=2026-01-05/_long/${'a'.repeat(64)}.ndjson`,
+  } as ObjectOutcomeRow,
+];
+
+describe('the live view fits the terminal', () => {
+  it('at 80 columns every line fits, TRIES and OUTPUT are dropped, a long key is cut in the middle', () => {
+    const table = formatOutcomeTable(rows, { width: 80 });
+    const lines = table.trimEnd().split('\n');
+    for (const line of lines) expect([...line].length).toBeLessThanOrEqual(80);
+    expect(lines[0]).toMatch(/^STATUS\s+OBJECT\s+REASON$/);
+    expect(lines[2]).toMatch(/^processed {2}s3:\/\/rerun-input\/inco.*….*orders\.csv {2}output created/);
+  });
+
+  it('at 200 columns every column stays, and every line still fits', () => {
+    const lines = formatOutcomeTable(rows, { width: 200 }).trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^STATUS\s+TRIES\s+OBJECT\s+OUTPUT\s+REASON$/);
+    for (const line of lines) expect([...line].length).toBeLessThanOrEqual(200);
+    expect(lines[1]).toContain('normalized/rerun-input/orders.csv.ndjson');
+  });
+
+  it('without a width (a log) nothing is cut', () => {
+    expect(formatOutcomeTable(rows)).toContain(longKey);
+  });
+
+  it('cuts in the middle, keeping both ends', () => {
+    expect(cutMiddle('abcdefghij', 5)).toBe('ab…ij');
+    expect(cutMiddle('short', 10)).toBe('short');
+    expect(cutMiddle('abc', 1)).toBe('…');
+  });
+
+  it('prints one line per outcome as it happens, named by its object, within the width', () => {
+    const line = formatOutcomeLine({ status: 'processed', subject: longKey, reason: 'output created' }, 80);
+    expect([...line].length).toBeLessThanOrEqual(80);
+    expect(line).toMatch(/^processed {2}s3:\/\/rerun-input\/.*….*orders\.csv {2}output created$/);
+  });
+
+  it('closes with rerun ls and rerun cat for the endpoint in use, and says when the embedded emulator stops', () => {
+    const text = lookAtOutputs(
+      'rerun-output',
+      { outputPrefix: 'normalized/', quarantinePrefix: 'quarantine/' },
+      'http://127.0.0.1:4000',
+      true,
+    );
+    expect(text).toContain('AWS_ENDPOINT_URL=http://127.0.0.1:4000 npx rerun ls s3://rerun-output/normalized/');
+    expect(text).toContain('AWS_ENDPOINT_URL=http://127.0.0.1:4000 npx rerun ls s3://rerun-output/quarantine/');
+    expect(text).toContain('npx rerun cat s3://rerun-output/');
+    expect(text).toMatch(/embedded emulator stops when rerun dev exits/);
+  });
+
+  it('reads s3:// URIs', () => {
+    expect(parseS3Uri('s3://b/k/x')).toEqual({ bucket: 'b', key: 'k/x' });
+    expect(parseS3Uri('s3://b')).toEqual({ bucket: 'b', key: '' });
+    expect(parseS3Uri('b/k')).toBeUndefined();
+  });
+});
