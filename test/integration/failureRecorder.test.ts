@@ -1,8 +1,8 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
+import { ensureQueue } from '../../src/dev/provision.js';
 import type { FailedDelivery, FailureRecorder } from '../../src/redrive/FailureRecorder.js';
 import { inputKeyHash } from '../../src/redrive/failureIndex.js';
 import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
@@ -30,19 +30,10 @@ describe('S3FailureRecorder', () => {
 
   beforeAll(async () => {
     bucket = await createBucket(clients.s3, uniqueName('fr'));
-    const dlq = await clients.sqs.send(new CreateQueueCommand({ QueueName: `${queueName}-dlq` }));
-    const dlqArn = (
-      await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))
-    ).Attributes?.QueueArn;
-    const queue = await clients.sqs.send(
-      new CreateQueueCommand({
-        QueueName: queueName,
-        Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 3 }) },
-      }),
-    );
-    queueArn = (
-      await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.QueueUrl, AttributeNames: ['QueueArn'] }))
-    ).Attributes?.QueueArn as string;
+    // The provisioning of rerun dev: a DLQ, and a queue whose redrive policy moves messages there.
+    const dlq = await ensureQueue(clients, `${queueName}-dlq`, {});
+    const redrive = { deadLetterTargetArn: dlq.arn, maxReceiveCount: 3 };
+    queueArn = (await ensureQueue(clients, queueName, { RedrivePolicy: JSON.stringify(redrive) })).arn;
   });
 
   const recorder = () =>

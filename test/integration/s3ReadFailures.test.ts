@@ -1,9 +1,9 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../src/aws/clients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
+import { ensureQueue } from '../../src/dev/provision.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
 import { S3AccessDeniedError, S3BucketMissingError, S3BucketNameInvalidError } from '../../src/s3/errors.js';
@@ -67,19 +67,10 @@ describe('S3 read failures, classified', () => {
   beforeAll(async () => {
     proxy = await S3DenyProxy.start(awsEndpoint(), (request) => rule(request));
     queueName = uniqueName('rf-q');
-    const dlq = await clients.sqs.send(new CreateQueueCommand({ QueueName: `${queueName}-dlq` }));
-    const dlqArn = (
-      await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))
-    ).Attributes?.QueueArn;
-    const queue = await clients.sqs.send(
-      new CreateQueueCommand({
-        QueueName: queueName,
-        Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 5 }) },
-      }),
-    );
-    queueArn = (
-      await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.QueueUrl, AttributeNames: ['QueueArn'] }))
-    ).Attributes?.QueueArn as string;
+    // The provisioning of rerun dev: a DLQ, and a queue whose redrive policy moves messages there.
+    const dlq = await ensureQueue(clients, `${queueName}-dlq`, {});
+    const redrive = { deadLetterTargetArn: dlq.arn, maxReceiveCount: 5 };
+    queueArn = (await ensureQueue(clients, queueName, { RedrivePolicy: JSON.stringify(redrive) })).arn;
   });
   afterAll(async () => proxy?.stop());
 
