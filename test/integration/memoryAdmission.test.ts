@@ -6,6 +6,7 @@ import { MemoryBudget } from '../../src/batch/MemoryBudget.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
+import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
 import { createBucket } from '../support/s3.js';
 
@@ -148,6 +149,8 @@ describe('concurrency by memory: done-checks all at once, transforms admitted by
   });
 
   it('a transform that waited for memory until the deadline came near does not start: a retryable failure', async () => {
+    // Two inputs each as large as the whole budget: whichever GET answers first runs, the other waits
+    // for its memory (the order of the answers is the emulator's, not the test's).
     await upload(['big.txt', 'late.txt']);
     let remaining = 60_000;
     const slow = defineWorker({
@@ -163,10 +166,21 @@ describe('concurrency by memory: done-checks all at once, transforms admitted by
     });
     const handler = createSqsBatchHandler({ worker: slow, store: new S3ObjectStore(clients.s3), sqs: clients.sqs });
     const ctx = { ...context('512'), getRemainingTimeInMillis: () => remaining } as Context;
-    const response = await handler(
-      { Records: [record(0, input, 'big.txt', 1024 * MIB), record(1, input, 'late.txt', 10)] },
-      ctx,
-    );
-    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm-1' }]);
+    const outcomes: RecordOutcome[] = [];
+    const stop = onRecordOutcome((o) => outcomes.push(o));
+    try {
+      const response = await handler(
+        { Records: [record(0, input, 'big.txt', 1024 * MIB), record(1, input, 'late.txt', 1024 * MIB)] },
+        ctx,
+      );
+      // The one that ran was processed; the one that waited did not start once the deadline came near.
+      expect(response.batchItemFailures).toHaveLength(1);
+      const failed = outcomes.find((o) => o.status === 'failed');
+      expect(failed).toMatchObject({ retryable: true, reason: expect.stringMatching(/^DeadlineNearError: /) });
+      expect(response.batchItemFailures).toEqual([{ itemIdentifier: failed?.messageId }]);
+      expect(outcomes.filter((o) => o.status === 'processed')).toHaveLength(1);
+    } finally {
+      stop();
+    }
   });
 });
