@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { BackfillMode, planBackfill } from '../app/backfill/planBackfill.js';
+import { SUMMARIZE_CODE_VERSION } from '../app/partition/codeVersion.js';
+import { judgePartition } from '../app/partition/judgePartition.js';
+import { listPartitions } from '../app/partition/listPartitions.js';
+import { S3PartitionStore } from '../app/partition/S3PartitionStore.js';
+import { summaryLayout } from '../app/partition/summaryLayout.js';
+import { topology } from '../app/topology.js';
 import type { AwsClients } from '../src/aws/clients.js';
-import { BackfillMode, planBackfill } from '../src/backfill/planBackfill.js';
 import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
-import { SUMMARIZE_CODE_VERSION } from '../src/partition/codeVersion.js';
-import { judgePartition } from '../src/partition/judgePartition.js';
-import { listPartitions } from '../src/partition/listPartitions.js';
-import { S3PartitionStore } from '../src/partition/S3PartitionStore.js';
-import { summaryLayout } from '../src/partition/summaryLayout.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
-import { topology } from '../src/topology.js';
 
 /** Requests and time of one way to plan a backfill. */
 export interface PlanningCost {

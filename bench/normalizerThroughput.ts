@@ -1,4 +1,4 @@
-import { normalizeRecords } from '../functions/normalize/normalizeRecords.js';
+import { normalizeRecords } from '../src/normalize/normalizeRecords.js';
 
 /** MiB/s of the reference normalizer for one input format, in process (no S3, no SQS). */
 export interface NormalizerThroughput {

@@ -9,12 +9,12 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
-import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../functions/normalize/normalizeWorker.js';
+import { provisionLocalStack } from '../app/dev/provisionLocalStack.js';
+import { topology } from '../app/topology.js';
 import type { AwsClients } from '../src/aws/clients.js';
-import { provisionLocalStack } from '../src/dev/provision.js';
 import { judgeOutput, OutputState } from '../src/done/judgeOutput.js';
+import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
-import { topology } from '../src/topology.js';
 import { bundleEntry, stackWorkerBundles } from './bundleSize.js';
 
 /** The peak memory of the worker over one large input. */

@@ -2,12 +2,12 @@ import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { NORMALIZE_CODE_VERSION } from '../functions/normalize/normalizeWorker.js';
+import { topology } from '../app/topology.js';
 import type { AwsClients } from '../src/aws/clients.js';
 import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
 import { buildOutputMetadata } from '../src/done/outputMetadata.js';
+import { NORMALIZE_CODE_VERSION } from '../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
-import { topology } from '../src/topology.js';
 
 const run = promisify(execFile);
 

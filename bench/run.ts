@@ -12,8 +12,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
+import { startMotoServer } from '../local/emulator/motoServer.js';
 import { createAwsClients } from '../src/aws/clients.js';
-import { startMotoServer } from '../src/emulator/motoServer.js';
 import { AWS_LIST_PRICES_USD } from './awsCost.js';
 import { measureBackfillPlanning } from './backfillPlanning.js';
 import { bundleEntry, measureBundle, stackWorkerBundles } from './bundleSize.js';

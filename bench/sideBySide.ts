@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../functions/normalize/normalizeWorker.js';
+import { type LocalStackResources, provisionLocalStack } from '../app/dev/provisionLocalStack.js';
+import { type Topology, topology } from '../app/topology.js';
 import { type AwsClients, createAwsClients } from '../src/aws/clients.js';
 import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
-import { type LocalStackResources, provisionLocalStack } from '../src/dev/provision.js';
 import { judgeOutput, OutputState } from '../src/done/judgeOutput.js';
+import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
-import { type Topology, topology } from '../src/topology.js';
 import { FaultProxy, type FaultProxyStats } from '../test/chaos/support/FaultProxy.js';
 import { type ChaosInput, generateInputs } from '../test/chaos/support/inputs.js';
 import { createPrng } from '../test/chaos/support/prng.js';

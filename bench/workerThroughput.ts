@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createNormalizeWorker } from '../functions/normalize/normalizeWorker.js';
+import { topology } from '../app/topology.js';
+import { createLambdaContext } from '../local/runner/lambdaContext.js';
+import { toSqsRecord } from '../local/runner/sqsRecord.js';
 import type { AwsClients } from '../src/aws/clients.js';
 import { createSqsBatchHandler } from '../src/batch/createSqsBatchHandler.js';
 import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
-import { createLambdaContext } from '../src/runner/lambdaContext.js';
-import { toSqsRecord } from '../src/runner/sqsRecord.js';
+import { createNormalizeWorker } from '../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
-import { topology } from '../src/topology.js';
 import { createIdempotencyTable, createPowertoolsNormalizeHandler } from './baseline/powertoolsWorker.js';
 
 /** Items per second of a worker invoked directly, without SQS in the loop. */

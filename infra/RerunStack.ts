@@ -7,17 +7,17 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { EventType } from 'aws-cdk-lib/aws-s3';
 import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import type { Construct } from 'constructs';
-import { stagingRoot } from '../src/partition/summaryLayout.js';
-import { SCHEDULE_MESSAGE_GROUP, SUMMARIZE_TASK_TYPE } from '../src/partition/summaryTask.js';
+import { stagingRoot } from '../app/partition/summaryLayout.js';
+import { SCHEDULE_MESSAGE_GROUP, SUMMARIZE_TASK_TYPE } from '../app/partition/summaryTask.js';
+import { topology as defaultTopology, INPUT_EVENTS, type Topology } from '../app/topology.js';
+import { requireConditionalDeletes, requireConditionalWrites } from '../src/cdk/conditionalWritePolicy.js';
+import { DataBucket } from '../src/cdk/DataBucket.js';
+import { LedgerTable } from '../src/cdk/LedgerTable.js';
+import { grantPrefixAccess } from '../src/cdk/prefixGrants.js';
+import { SqsWorker } from '../src/cdk/SqsWorker.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND } from '../src/sizing/sizeWorker.js';
-import { topology as defaultTopology, INPUT_EVENTS, type Topology } from '../src/topology.js';
-import { DataBucket } from './constructs/DataBucket.js';
-import { LedgerTable } from './constructs/LedgerTable.js';
-import { SqsWorker } from './constructs/SqsWorker.js';
 import { acknowledgeBucketNotificationsHandler, acknowledgePrefixWildcards } from './nagSuppressions.js';
 import { projectRoot } from './paths.js';
-import { requireConditionalDeletes, requireConditionalWrites } from './policies/conditionalWritePolicy.js';
-import { grantPrefixAccess } from './policies/prefixGrants.js';
 import { StackOutput } from './stackOutputs.js';
 
 export { StackOutput } from './stackOutputs.js';
@@ -26,7 +26,7 @@ export { StackOutput } from './stackOutputs.js';
 export interface RerunStackProps extends StackProps {
   /**
    * The pipeline's topology.
-   * @default the shared topology of src/topology.ts (what `rerun dev` runs locally)
+   * @default the shared topology of app/topology.ts (what `rerun dev` runs locally)
    */
   readonly topology?: Topology;
   /**
@@ -180,7 +180,7 @@ export class RerunStack extends Stack {
     grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { delete: true, list: false });
     // Why it gave up on a message (conditional create, or replace by ETag), for `rerun redrive`.
     // Delete: the provisional record of a last attempt that then succeeded, and its index entry
-    // (src/redrive/S3FailureRecorder.ts, both with If-Match).
+    // (src/failures/S3FailureRecorder.ts, both with If-Match).
     grantPrefixAccess(fn, this.output.bucket, [t.failurePrefix], { read: true, write: true, delete: true });
     // When a code version first ran (create-only), for reprocess planning by listings.
     grantPrefixAccess(fn, this.output.bucket, [t.codeVersionPrefix], { write: true, list: false });

@@ -1,6 +1,6 @@
 import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { topology } from '../src/topology.js';
+import { topology } from '../app/topology.js';
 import { RerunStack, type RerunStackProps } from './RerunStack.js';
 
 /** Options of {@link buildRerunApp}. */

@@ -1,7 +1,7 @@
 import { Stack, Validations } from 'aws-cdk-lib';
 import type { CfnBucket, IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
-import { StackConfigurationInvalidError } from './errors.js';
+import { StackConfigurationInvalidError } from '../src/cdk/errors.js';
 
 /**
  * The cdk-nag (AwsSolutions) findings this stack accepts, each with the reason it is safe.

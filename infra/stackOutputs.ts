@@ -1,5 +1,5 @@
 /**
- * Names of the rerun stack's CloudFormation outputs: what `rerun --stack NAME` (cli/stackTarget.ts),
+ * Names of the rerun stack's CloudFormation outputs: what `rerun --stack NAME` (app/cli/stackTarget.ts),
  * the deployed tier and users read after a deploy. Kept apart from infra/RerunStack.ts, with no CDK
  * import, so the CLI reads them without loading aws-cdk-lib (a devDependency).
  *

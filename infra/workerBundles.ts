@@ -13,8 +13,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import type { LambdaFunctionSettings } from '../src/runner/LambdaRuntimeSlot.js';
-import { WorkerBundleUnusableError } from './errors.js';
+import type { LambdaFunctionSettings } from '../local/runner/LambdaRuntimeSlot.js';
+import { WorkerBundleUnusableError } from '../src/cdk/errors.js';
 import { projectRoot } from './paths.js';
 
 /** The stack's workers that run on Lambda. */

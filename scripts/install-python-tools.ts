@@ -6,7 +6,7 @@
  * Usage: npx tsx scripts/install-python-tools.ts moto cfn-lint
  * Prints each tool's interpreter, one per line, on stdout.
  */
-import { ensurePythonTool, PythonTool } from '../src/emulator/pythonEnvironment.js';
+import { ensurePythonTool, PythonTool } from '../local/emulator/pythonEnvironment.js';
 
 const known = Object.values(PythonTool) as string[];
 const tools = process.argv.slice(2);

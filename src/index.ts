@@ -4,6 +4,7 @@
  * @example
  * import { createSqsBatchHandler, defineWorker, deterministicKey, S3ObjectStore } from './src/index.js';
  */
+
 export { type AwsClients, createAwsClients } from './aws/clients.js';
 export {
   type AfterOutputHook,
@@ -13,8 +14,6 @@ export {
 export { mapWithConcurrency } from './batch/mapWithConcurrency.js';
 export { judgeOutput, type OutputHead, OutputState } from './done/judgeOutput.js';
 export { buildOutputMetadata, MetadataKey, readSummary, type SourceIdentity } from './done/outputMetadata.js';
-export { notifyAfterOutput } from './effects/notifyAfterOutput.js';
-export { notifyWebhook } from './effects/notifyWebhook.js';
 export { optionalEnv, requireEnv } from './env.js';
 export { EventParseError, PublishConflictError, RerunError, WorkerConfigurationError } from './errors.js';
 export { decodeS3EventKey, IntakeKind, parseS3EventBody, type S3ObjectEvent } from './intake/parseS3Event.js';
@@ -23,12 +22,11 @@ export { createLedgerTable } from './ledger/createLedgerTable.js';
 export { DynamoDBLedger } from './ledger/DynamoDBLedger.js';
 export type { Ledger } from './ledger/Ledger.js';
 export { createLogger, type Logger, silentLogger } from './logging/logger.js';
+export { notifyAfterOutput } from './notify/notifyAfterOutput.js';
+export { notifyWebhook } from './notify/notifyWebhook.js';
 export { OutputWriter } from './publish/OutputWriter.js';
-export { LocalRunner } from './runner/LocalRunner.js';
-export { loadHandler } from './runner/loadHandler.js';
 export { S3AccessDeniedError, S3BucketMissingError, S3BucketNameInvalidError } from './s3/errors.js';
 export { S3ObjectStore, type WriteCondition, WriteStatus } from './s3/S3ObjectStore.js';
-export { topology } from './topology.js';
 export { defineWorker, type TransformInput, type WorkerDefinition } from './worker/defineWorker.js';
 export { onRecordOutcome, type RecordOutcome, RecordStatus } from './worker/outcomes.js';
 export { processObject } from './worker/processObject.js';

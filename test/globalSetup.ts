@@ -1,6 +1,6 @@
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
-import { startMotoServer } from '../src/emulator/motoServer.js';
+import { startMotoServer } from '../local/emulator/motoServer.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

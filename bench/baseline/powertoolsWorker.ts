@@ -4,9 +4,9 @@ import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dyn
 import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { formatOfKey, normalizeRecords } from '../../functions/normalize/normalizeRecords.js';
+import { topology } from '../../app/topology.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
-import { topology } from '../../src/topology.js';
+import { formatOfKey, normalizeRecords } from '../../src/normalize/normalizeRecords.js';
 
 /** Options of {@link createPowertoolsNormalizeHandler}. */
 export interface PowertoolsNormalizeOptions {

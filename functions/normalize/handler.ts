@@ -10,13 +10,13 @@
  */
 import { createAwsClients } from '../../src/aws/clients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
-import { notifyAfterOutput } from '../../src/effects/notifyAfterOutput.js';
 import { optionalEnv, requireEnv } from '../../src/env.js';
+import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { createLogger, type LogLevel } from '../../src/logging/logger.js';
-import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
+import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
+import { notifyAfterOutput } from '../../src/notify/notifyAfterOutput.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from './normalizeWorker.js';
 
 const logger = createLogger({
   level: optionalEnv('LOG_LEVEL', 'info') as LogLevel,

@@ -6,10 +6,11 @@
  * (required: the input bucket whose normalized outputs are summarized); LOG_LEVEL; AWS_ENDPOINT_URL
  * (emulators).
  */
+
+import { createSummarizeHandler } from '../../app/partition/createSummarizeHandler.js';
 import { createAwsClients } from '../../src/aws/clients.js';
 import { optionalEnv, requireEnv } from '../../src/env.js';
 import { createLogger, type LogLevel } from '../../src/logging/logger.js';
-import { createSummarizeHandler } from '../../src/partition/createSummarizeHandler.js';
 
 const logger = createLogger({
   level: optionalEnv('LOG_LEVEL', 'info') as LogLevel,

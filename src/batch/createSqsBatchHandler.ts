@@ -2,9 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { RerunError } from '../errors.js';
+import type { FailureRecorder } from '../failures/FailureRecorder.js';
 import { IntakeKind, parseS3EventBody } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
-import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
@@ -71,14 +71,14 @@ export interface SqsBatchHandlerOptions {
   readonly logger?: Logger;
   /**
    * Runs after an output is valid and current: the place for side effects such as a webhook
-   * (see src/effects/). A thrown error fails the record like any other.
+   * (see src/notify/). A thrown error fails the record like any other.
    * @default none
    */
   readonly afterOutput?: AfterOutputHook;
   /**
    * Records why the worker gave up on a message (a non-retryable failure, or its last receive before
    * the queue's redrive policy moves it to the DLQ) at a deterministic place, so `rerun redrive` can
-   * show the reason before moving it back (see src/redrive/S3FailureRecorder.ts). Recording never
+   * show the reason before moving it back (see src/failures/S3FailureRecorder.ts). Recording never
    * fails the batch.
    * @default none
    */

@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { FailureRecorder, StartedRecord } from '../failures/FailureRecorder.js';
 import type { Logger } from '../logging/logger.js';
-import type { FailureRecorder, StartedRecord } from '../redrive/FailureRecorder.js';
 import { emitRecordOutcome, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { mapWithConcurrency } from './mapWithConcurrency.js';
 import { recordOutcomeLogMessage } from './recordOutcomeLog.js';

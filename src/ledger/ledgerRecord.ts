@@ -61,7 +61,7 @@ export interface LedgerRecord {
 
 /**
  * Lease used when the caller gives no remaining time (not in Lambda): one function timeout of the
- * reference worker (src/topology.ts), so a crashed holder blocks the key for at most this long.
+ * reference worker (app/topology.ts), so a crashed holder blocks the key for at most this long.
  */
 export const DEFAULT_LEASE_MS = 60_000;
 /**

@@ -7,7 +7,7 @@ import { type S3ObjectStore, WriteStatus } from '../s3/S3ObjectStore.js';
  * object created once (If-None-Match) by the first instance of that version, before its first
  * output. Its LastModified is therefore a bound that a listing can read: every output older than
  * it was built by another code version. That is how a `codeVersion` bump becomes visible to
- * `rerun reprocess` without a HEAD per output (see src/reprocess/codeVersionCutoff.ts).
+ * `rerun reprocess` without a HEAD per output (see app/reprocess/codeVersionCutoff.ts).
  *
  * @example
  * codeVersionMarkerKey('code-versions/', 'normalize', 'normalize@2'); // 'code-versions/normalize/normalize%402'

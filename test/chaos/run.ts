@@ -17,8 +17,8 @@
  * Exits 1 when anything was lost or duplicated, or a DLQ held anything but the poison.
  */
 import { parseArgs } from 'node:util';
+import { startMotoServer } from '../../local/emulator/motoServer.js';
 import { createAwsClients } from '../../src/aws/clients.js';
-import { startMotoServer } from '../../src/emulator/motoServer.js';
 import { type ChaosRow, formatChaosTable, scenarioRow } from './support/chaosTable.js';
 import { largeCsv } from './support/inputs.js';
 import {

@@ -14,7 +14,7 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { topology } from '../../src/topology.js';
+import { topology } from '../../app/topology.js';
 import { uniqueName } from '../support/aws.js';
 import { deployedClients, deployedStack, waitFor } from './support/deployedStack.js';
 

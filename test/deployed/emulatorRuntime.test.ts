@@ -1,7 +1,7 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
+import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
 import { uniqueName } from '../support/aws.js';
 import { readText } from '../support/s3.js';
 import { deployedClients, ministackEndpoint, queueCounts, waitFor } from './support/deployedStack.js';

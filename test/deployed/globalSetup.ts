@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
-import { resolveStackResources, type StackResources } from '../../cli/stackTarget.js';
-import { startMiniStack } from '../../src/emulator/ministackServer.js';
+import { resolveStackResources, type StackResources } from '../../app/cli/stackTarget.js';
+import { startMiniStack } from '../../local/emulator/ministackServer.js';
 import { cdkLocalDeploy } from './support/cdkLocalDeploy.js';
 
 declare module 'vitest' {

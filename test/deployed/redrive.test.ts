@@ -1,12 +1,12 @@
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { NORMALIZE_CODE_VERSION } from '../../functions/normalize/normalizeWorker.js';
+import { summaryKey, summaryLayout } from '../../app/partition/summaryLayout.js';
+import { topology } from '../../app/topology.js';
 import { judgeOutput, OutputState } from '../../src/done/judgeOutput.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
-import { summaryKey, summaryLayout } from '../../src/partition/summaryLayout.js';
+import { NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { topology } from '../../src/topology.js';
 import { queueDepth, upload } from '../support/pipeline.js';
 import { readText } from '../support/s3.js';
 import { deployedClients, deployedStack, drained, rerunOnStack, waitFor } from './support/deployedStack.js';

@@ -2,13 +2,13 @@ import { LambdaClient, ListEventSourceMappingsCommand, UpdateEventSourceMappingC
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { NORMALIZE_CODE_VERSION } from '../../functions/normalize/normalizeWorker.js';
+import { topology } from '../../app/topology.js';
 import { StackOutput } from '../../infra/stackOutputs.js';
 import { judgeOutput, OutputState } from '../../src/done/judgeOutput.js';
 import { MetadataKey } from '../../src/done/outputMetadata.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
+import { NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { topology } from '../../src/topology.js';
 import { upload } from '../support/pipeline.js';
 import { ordersCsv } from '../support/summaryPipeline.js';
 import {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { summaryKey, summaryLayout } from '../../app/partition/summaryLayout.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
-import { summaryKey, summaryLayout } from '../../src/partition/summaryLayout.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { upload } from '../support/pipeline.js';
 import { readText } from '../support/s3.js';

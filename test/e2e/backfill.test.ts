@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runBackfill } from '../../src/backfill/runBackfill.js';
-import { SUMMARIZE_CODE_VERSION } from '../../src/partition/codeVersion.js';
-import { daysInWindow } from '../../src/partition/partition.js';
-import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
-import { summaryKey, summaryLayout } from '../../src/partition/summaryLayout.js';
+import { runBackfill } from '../../app/backfill/runBackfill.js';
+import { SUMMARIZE_CODE_VERSION } from '../../app/partition/codeVersion.js';
+import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
+import { summaryKey, summaryLayout } from '../../app/partition/summaryLayout.js';
+import { daysInWindow } from '../../src/keys/partition.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { awsEndpoint, RequestLog, testClients, uniqueName } from '../support/aws.js';
 import { queueDepth, upload } from '../support/pipeline.js';
@@ -281,7 +281,7 @@ describe('backfills as controlled reruns of the daily summary stage', () => {
       [
         '--import',
         'tsx',
-        'cli/rerun.ts',
+        'app/cli/rerun.ts',
         'backfill',
         '--from',
         FROM,
@@ -334,7 +334,7 @@ describe('backfills as controlled reruns of the daily summary stage', () => {
     const appName = uniqueName('dev');
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'cli/rerun.ts', 'dev', '--no-demo', '--app-name', appName],
+      ['--import', 'tsx', 'app/cli/rerun.ts', 'dev', '--no-demo', '--app-name', appName],
       {
         env: {
           ...process.env,

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../cli/command.js';
-import { runCli } from '../../cli/dispatch.js';
-import { formatOutcomeTable } from '../../src/dev/formatOutcomeTable.js';
-import { OutcomeTracker } from '../../src/dev/OutcomeTracker.js';
-import { ProgressReporter } from '../../src/dev/ProgressReporter.js';
-import type { DevReady, DevSummary } from '../../src/dev/runDev.js';
+import type { CliIo } from '../../app/cli/command.js';
+import { runCli } from '../../app/cli/dispatch.js';
+import { formatOutcomeTable } from '../../app/dev/formatOutcomeTable.js';
+import { OutcomeTracker } from '../../app/dev/OutcomeTracker.js';
+import { ProgressReporter } from '../../app/dev/ProgressReporter.js';
+import type { DevReady, DevSummary } from '../../app/dev/runDev.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
 
 const FIXTURE_HANDLER = 'test/fixtures/handlers/s3Copy.ts';
@@ -30,9 +30,9 @@ afterAll(() => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
 });
 
-/** Spawns `node --import tsx cli/rerun.ts ...args` as a user would run it. */
+/** Spawns `node --import tsx app/cli/rerun.ts ...args` as a user would run it. */
 function rerun(args: string[], env: Record<string, string | undefined>): CliRun {
-  return spawnCli(process.execPath, ['--import', 'tsx', 'cli/rerun.ts', ...args], env);
+  return spawnCli(process.execPath, ['--import', 'tsx', 'app/cli/rerun.ts', ...args], env);
 }
 
 /** Spawns `npm start -- ...args`: the README's own command, npm's banner and all. */

@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { command as dev } from '../../cli/commands/dev.js';
+import { command as dev } from '../../app/cli/commands/dev.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = fileURLToPath(new URL('../../cli/rerun.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../../app/cli/rerun.ts', import.meta.url));
 const EXAMPLES_DIR = fileURLToPath(new URL('../fixtures/examples/', import.meta.url));
 
 /** Every `rerun dev` command line of `rerun dev --help` (its details) and of the README's shell blocks. */

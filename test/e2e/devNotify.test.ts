@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import type { DevReady, DevSummary } from '../../src/dev/runDev.js';
+import type { DevReady, DevSummary } from '../../app/dev/runDev.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
 
 /** Runs `rerun dev --once` with the real normalize handler against the test emulator. */
@@ -11,7 +11,7 @@ function rerunDevOnce(
   args: string[],
 ): Promise<{ code: number | null; ready: DevReady; summary: DevSummary; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/rerun.ts', 'dev', '--once', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'app/cli/rerun.ts', 'dev', '--once', ...args], {
       env: {
         ...process.env,
         AWS_ENDPOINT_URL: awsEndpoint(),

@@ -6,7 +6,7 @@ describe('Ctrl+C on rerun dev started through tsx, as `npm start` does', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
     delete env.AWS_ENDPOINT_URL; // the embedded emulator: it must not be left behind
     // detached: the CLI gets a process group of its own, like a terminal's foreground job.
-    const child = spawn('node_modules/.bin/tsx', ['cli/rerun.ts', 'dev', '--no-demo'], {
+    const child = spawn('node_modules/.bin/tsx', ['app/cli/rerun.ts', 'dev', '--no-demo'], {
       env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,12 +1,12 @@
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStackResources } from '../../src/dev/provision.js';
+import type { LocalStackResources } from '../../app/dev/provisionLocalStack.js';
+import { listLineage } from '../../app/partition/listPartitions.js';
+import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
+import { summaryLayout } from '../../app/partition/summaryLayout.js';
 import { readSummary } from '../../src/done/outputMetadata.js';
 import { legacyHashedKey } from '../../src/keys/deterministicKey.js';
-import { listLineage } from '../../src/partition/listPartitions.js';
-import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
-import { summaryLayout } from '../../src/partition/summaryLayout.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { testClients, uniqueName } from '../support/aws.js';

@@ -1,9 +1,9 @@
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NORMALIZE_CODE_VERSION } from '../../functions/normalize/normalizeWorker.js';
-import type { LocalStackResources } from '../../src/dev/provision.js';
+import type { LocalStackResources } from '../../app/dev/provisionLocalStack.js';
 import { judgeOutput, OutputState } from '../../src/done/judgeOutput.js';
+import { NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { RequestLog, testClients } from '../support/aws.js';

@@ -1,9 +1,9 @@
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { createNormalizeWorker } from '../../functions/normalize/normalizeWorker.js';
-import { S3PartitionStore } from '../../src/partition/S3PartitionStore.js';
-import { summaryKey, summaryLayout } from '../../src/partition/summaryLayout.js';
-import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
+import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
+import { summaryKey, summaryLayout } from '../../app/partition/summaryLayout.js';
+import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
+import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
 import { testClients } from '../support/aws.js';
@@ -68,7 +68,7 @@ describe('rerun redrive: a DLQ is a button, not a ritual', () => {
 
     const p = await provisionTwoStagePipeline(clients);
     await uploadAll(p);
-    const real = createNormalizeWorker({ outputBucket: p.stack.outputBucket, topology: p.t });
+    const real = createNormalizeWorker({ outputBucket: p.stack.outputBucket, prefixes: p.t });
     const buggy = defineWorker({
       ...real,
       async transform(input, out) {
@@ -135,7 +135,7 @@ describe('rerun redrive: a DLQ is a button, not a ritual', () => {
     };
     const p = await provisionTwoStagePipeline(clients, t);
     await uploadAll(p);
-    const good = createNormalizeWorker({ outputBucket: p.stack.outputBucket, topology: p.t });
+    const good = createNormalizeWorker({ outputBucket: p.stack.outputBucket, prefixes: p.t });
     await normalizeStageRunner(clients, p, good).runUntilDrained({ timeoutMs: 60_000 });
     // A corrupt normalized output (a bad deploy of normalize wrote it, say).
     const corrupt = `normalized/${p.stack.inputBucket}/dt=2026-01-05/fine.ndjson.ndjson`;

@@ -5,9 +5,9 @@ import { gzipSync } from 'node:zlib';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../functions/normalize/normalizeWorker.js';
+import { S3ListingReader } from '../../app/reprocess/S3ListingReader.js';
 import { judgeOutput, OutputState } from '../../src/done/judgeOutput.js';
-import { S3ListingReader } from '../../src/reprocess/S3ListingReader.js';
+import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
@@ -82,7 +82,7 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
       await upload(clients, p.stack.inputBucket, key, ordersCsv(`k${i}`, 2, { bad: i === 4 || i === 6 }));
     // Two inputs built by an older code version.
     const oldCode = defineWorker({
-      ...createNormalizeWorker({ outputBucket: p.stack.outputBucket, topology: p.t }),
+      ...createNormalizeWorker({ outputBucket: p.stack.outputBucket, prefixes: p.t }),
       codeVersion: 'normalize@0',
     });
     await normalizeStageRunner(clients, p).runUntilDrained({ timeoutMs: 60_000 });
@@ -148,7 +148,7 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
 
   it("a codeVersion bump is seen from listings: outputs older than the new version's marker are old-code, no HEAD each", async () => {
     const p = await provisionTwoStagePipeline(clients);
-    const current = createNormalizeWorker({ outputBucket: p.stack.outputBucket, topology: p.t });
+    const current = createNormalizeWorker({ outputBucket: p.stack.outputBucket, prefixes: p.t });
     const older = defineWorker({ ...current, codeVersion: 'normalize@0' });
     const keys = Array.from({ length: 6 }, (_, i) => `incoming/bump/f-${i}.csv`);
     for (const [i, key] of keys.entries()) await upload(clients, p.stack.inputBucket, key, ordersCsv(`c${i}`, 1));
@@ -278,7 +278,7 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
 
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'cli/rerun.ts', 'reprocess', '--rate', '10', '--app-name', p.appName],
+      ['--import', 'tsx', 'app/cli/rerun.ts', 'reprocess', '--rate', '10', '--app-name', p.appName],
       {
         env: {
           ...process.env,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
+import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { testClients } from '../support/aws.js';
 import { upload } from '../support/pipeline.js';

@@ -9,9 +9,9 @@ import { Runtime, RuntimeFamily } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { topology } from '../../app/topology.js';
 import { StackOutput } from '../../infra/RerunStack.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND } from '../../src/sizing/sizeWorker.js';
-import { topology } from '../../src/topology.js';
 import {
   actionsOf,
   isAllowed,

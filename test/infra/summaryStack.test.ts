@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workerTopologyViolations } from '../../infra/constructs/workerTopologyRules.js';
+import { provisionSummaryStage } from '../../app/partition/provisionSummaryStage.js';
+import { parseSummaryTask } from '../../app/partition/summaryTask.js';
+import { topology, workerQueueNames } from '../../app/topology.js';
 import { StackOutput } from '../../infra/RerunStack.js';
-import { provisionSummaryStage } from '../../src/partition/provisionSummaryStage.js';
-import { parseSummaryTask } from '../../src/partition/summaryTask.js';
-import { topology, workerQueueNames } from '../../src/topology.js';
+import { workerTopologyViolations } from '../../src/topology/workerTopologyRules.js';
 import { testClients, uniqueName } from '../support/aws.js';
 import { isAllowed, isExplicitlyDenied, type PolicyStatementJson } from './support/iamPolicy.js';
 import {

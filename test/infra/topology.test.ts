@@ -5,19 +5,19 @@ import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client
 import { GetBucketNotificationConfigurationCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { provisionLocalStack } from '../../app/dev/provisionLocalStack.js';
+import { runDev } from '../../app/dev/runDev.js';
+import { INPUT_EVENTS, localResourceNames, type Topology, topology } from '../../app/topology.js';
 import { projectRoot } from '../../infra/paths.js';
-import { provisionLocalStack } from '../../src/dev/provision.js';
-import { runDev } from '../../src/dev/runDev.js';
 import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
 import { LedgerAttribute } from '../../src/ledger/ledgerRecord.js';
-import { INPUT_EVENTS, localResourceNames, type Topology, topology } from '../../src/topology.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
 import type { ProbeInvocation } from './fixtures/probeHandler.js';
 import { renderIntrinsic } from './support/iamPolicy.js';
 import { type CfnResourceJson, type CfnTemplate, resourceOf, synthRerun } from './support/synth.js';
 
 /**
- * Local and deployed cannot drift: the stack takes every setting from src/topology.ts (checked
+ * Local and deployed cannot drift: the stack takes every setting from app/topology.ts (checked
  * with the shipped topology and with a changed one), and the local provisioner, the local runner
  * of `rerun dev` and the ledger library produce the same settings as the synthesized stack.
  */

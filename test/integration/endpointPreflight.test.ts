@@ -1,8 +1,8 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freeLoopbackPort } from '../../local/runner/freeLoopbackPort.js';
 import { checkEndpoint, EndpointUnusableError } from '../../src/aws/endpointPreflight.js';
-import { freeLoopbackPort } from '../../src/runner/freeLoopbackPort.js';
 import { awsEndpoint } from '../support/aws.js';
 
 /** checkEndpoint's verdict and how long it took. */

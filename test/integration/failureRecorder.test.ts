@@ -1,11 +1,11 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureQueue } from '../../local/provision.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
-import { ensureQueue } from '../../src/dev/provision.js';
-import type { FailedDelivery, FailureRecorder } from '../../src/redrive/FailureRecorder.js';
-import { inputKeyHash } from '../../src/redrive/failureIndex.js';
-import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
+import type { FailedDelivery, FailureRecorder } from '../../src/failures/FailureRecorder.js';
+import { inputKeyHash } from '../../src/failures/failureIndex.js';
+import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
 import type { RecordOutcome } from '../../src/worker/outcomes.js';

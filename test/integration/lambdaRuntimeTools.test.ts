@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import type { CliIo } from '../../cli/command.js';
-import { runCli } from '../../cli/dispatch.js';
-import { LambdaRuntimeToolsMissingError, RunnerConfigurationError } from '../../src/runner/errors.js';
-import { LocalRunner } from '../../src/runner/LocalRunner.js';
-import { locateLambdaRuntimeTools } from '../../src/runner/lambdaRuntimeTools.js';
+import type { CliIo } from '../../app/cli/command.js';
+import { runCli } from '../../app/cli/dispatch.js';
+import { LambdaRuntimeToolsMissingError, RunnerConfigurationError } from '../../local/runner/errors.js';
+import { LocalRunner } from '../../local/runner/LocalRunner.js';
+import { locateLambdaRuntimeTools } from '../../local/runner/lambdaRuntimeTools.js';
 
 function io(): { value: CliIo; err: () => string; out: string[] } {
   const out: string[] = [];

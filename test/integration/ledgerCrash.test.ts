@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notifyWebhook } from '../../src/effects/notifyWebhook.js';
+import { startWebhookSink, type WebhookSink } from '../../local/sink/WebhookSink.js';
 import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { LedgerInProgressError } from '../../src/ledger/errors.js';
-import { startWebhookSink, type WebhookSink } from '../../src/sink/WebhookSink.js';
+import { notifyWebhook } from '../../src/notify/notifyWebhook.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
 
 const T0 = 1_700_000_000_000;

@@ -1,12 +1,12 @@
 import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MotoServer, startMotoServer } from '../../local/emulator/motoServer.js';
+import { startWebhookSink, type WebhookSink } from '../../local/sink/WebhookSink.js';
 import { createAwsClients } from '../../src/aws/clients.js';
-import { notifyWebhook } from '../../src/effects/notifyWebhook.js';
-import { type MotoServer, startMotoServer } from '../../src/emulator/motoServer.js';
 import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { LedgerInProgressError } from '../../src/ledger/errors.js';
-import { startWebhookSink, type WebhookSink } from '../../src/sink/WebhookSink.js';
+import { notifyWebhook } from '../../src/notify/notifyWebhook.js';
 import { RequestLog, uniqueName } from '../support/aws.js';
 
 const WORKERS = 8;
@@ -20,7 +20,7 @@ let moto: MotoServer;
 // DynamoDB checks a condition and writes the item as one atomic step; moto's threaded server does not
 // (measured: 2 of 200 keys had two winning `attribute_not_exists` updates under 8 concurrent clients).
 // This race therefore runs on a moto of its own whose writes run one at a time
-// (src/emulator/atomicMotoServer.py), which keeps the heavy race off the shared emulator too.
+// (local/emulator/atomicMotoServer.py), which keeps the heavy race off the shared emulator too.
 beforeAll(async () => {
   moto = await startMotoServer();
   tableName = uniqueName('ledger-race');

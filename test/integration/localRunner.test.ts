@@ -10,15 +10,15 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { interpretBatchResponse } from '../../src/runner/batchResponse.js';
+import { interpretBatchResponse } from '../../local/runner/batchResponse.js';
 import {
   HandlerExportMissingError,
   HandlerModuleLoadError,
   RunnerConfigurationError,
   RunnerDrainTimeoutError,
-} from '../../src/runner/errors.js';
-import { type InvocationReport, LocalRunner, type LocalRunnerOptions } from '../../src/runner/LocalRunner.js';
-import { loadHandler } from '../../src/runner/loadHandler.js';
+} from '../../local/runner/errors.js';
+import { type InvocationReport, LocalRunner, type LocalRunnerOptions } from '../../local/runner/LocalRunner.js';
+import { loadHandler } from '../../local/runner/loadHandler.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
 
 const { sqs } = testClients();

@@ -1,7 +1,7 @@
 import { CreateQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { startLocalSchedule } from '../../src/partition/localSchedule.js';
-import { parseSummaryTask } from '../../src/partition/summaryTask.js';
+import { startLocalSchedule } from '../../app/partition/localSchedule.js';
+import { parseSummaryTask } from '../../app/partition/summaryTask.js';
 import { testClients, uniqueName } from '../support/aws.js';
 
 describe('the local daily schedule of rerun dev', () => {

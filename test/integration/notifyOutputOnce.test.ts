@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { notifyOutputOnce } from '../../src/effects/notifyOutputOnce.js';
-import { WebhookDeliveryError } from '../../src/effects/notifyWebhook.js';
+import { startWebhookSink, type WebhookSink } from '../../local/sink/WebhookSink.js';
+import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
+import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
+import { LedgerStoredFailureError } from '../../src/ledger/errors.js';
+import { notifyOutputOnce } from '../../src/notify/notifyOutputOnce.js';
+import { WebhookDeliveryError } from '../../src/notify/notifyWebhook.js';
 import {
   outputNotificationBody,
   outputNotificationKey,
   type PublishedOutput,
-} from '../../src/effects/outputNotification.js';
-import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
-import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
-import { LedgerStoredFailureError } from '../../src/ledger/errors.js';
-import { startWebhookSink, type WebhookSink } from '../../src/sink/WebhookSink.js';
+} from '../../src/notify/outputNotification.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
 
 let tableName: string;

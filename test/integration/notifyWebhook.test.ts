@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { notifyWebhook, WebhookDeliveryError } from '../../src/effects/notifyWebhook.js';
-import { freeLoopbackPort } from '../../src/runner/freeLoopbackPort.js';
-import { type SinkFault, startWebhookSink, type WebhookSink } from '../../src/sink/WebhookSink.js';
+import { freeLoopbackPort } from '../../local/runner/freeLoopbackPort.js';
+import { type SinkFault, startWebhookSink, type WebhookSink } from '../../local/sink/WebhookSink.js';
+import { notifyWebhook, WebhookDeliveryError } from '../../src/notify/notifyWebhook.js';
 
 const sinks: WebhookSink[] = [];
 afterEach(async () => {

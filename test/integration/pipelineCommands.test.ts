@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { explainAwsError, PipelineResourceError } from '../../src/status/pipelineResources.js';
+import { explainAwsError, PipelineResourceError } from '../../app/status/pipelineResources.js';
 import { testClients, uniqueName } from '../support/aws.js';
 import { queueDepth, upload } from '../support/pipeline.js';
 import { normalizeStageRunner, ordersCsv, provisionTwoStagePipeline, rerunCli } from '../support/summaryPipeline.js';

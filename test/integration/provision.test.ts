@@ -6,8 +6,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { provisionLocalStack } from '../../src/dev/provision.js';
-import { localResourceNames, type Topology, topology } from '../../src/topology.js';
+import { provisionLocalStack } from '../../app/dev/provisionLocalStack.js';
+import { localResourceNames, type Topology, topology } from '../../app/topology.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
 
 /** The topology with a unique app name (tests share one emulator) and short local timings. */

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensurePythonTool, PythonMissingError, PythonTool } from '../../src/emulator/pythonEnvironment.js';
+import { ensurePythonTool, PythonMissingError, PythonTool } from '../../local/emulator/pythonEnvironment.js';
 
 /** A scratch project root whose requirements/moto.txt pins nothing, so no package is downloaded. */
 function scratchRoot(): string {

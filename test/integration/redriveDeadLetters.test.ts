@@ -11,9 +11,9 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import type { FailureRecord } from '../../src/redrive/failureRecord.js';
-import { referenceRecheck } from '../../src/redrive/recheckDeadLetter.js';
-import { RedriveMethod, redriveDeadLetters } from '../../src/redrive/redriveDeadLetters.js';
+import { referenceRecheck } from '../../app/redrive/recheckDeadLetter.js';
+import { RedriveMethod, redriveDeadLetters } from '../../app/redrive/redriveDeadLetters.js';
+import type { FailureRecord } from '../../src/failures/failureRecord.js';
 import { testClients, uniqueName } from '../support/aws.js';
 import { queueDepth } from '../support/pipeline.js';
 

@@ -1,11 +1,11 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ensureQueue } from '../../local/provision.js';
 import { createAwsClients } from '../../src/aws/clients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
-import { ensureQueue } from '../../src/dev/provision.js';
+import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
-import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
 import { S3AccessDeniedError, S3BucketMissingError, S3BucketNameInvalidError } from '../../src/s3/errors.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';

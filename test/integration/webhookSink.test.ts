@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { type SinkRequestInfo, startWebhookSink, type WebhookSink } from '../../src/sink/WebhookSink.js';
+import { type SinkRequestInfo, startWebhookSink, type WebhookSink } from '../../local/sink/WebhookSink.js';
 
 const sinks: WebhookSink[] = [];
 afterEach(async () => {

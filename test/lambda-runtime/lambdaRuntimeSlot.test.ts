@@ -8,11 +8,11 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../infra/paths.js';
 import { synthesizeWorkerBundles } from '../../infra/workerBundles.js';
+import { LambdaRuntimePool } from '../../local/runner/LambdaRuntimePool.js';
+import { isRunning, type LambdaFunctionSettings, LambdaRuntimeSlot } from '../../local/runner/LambdaRuntimeSlot.js';
+import { type InvocationReport, LocalRunner } from '../../local/runner/LocalRunner.js';
+import { locateLambdaRuntimeTools } from '../../local/runner/lambdaRuntimeTools.js';
 import { parseRecordOutcomeLogLine } from '../../src/batch/recordOutcomeLog.js';
-import { LambdaRuntimePool } from '../../src/runner/LambdaRuntimePool.js';
-import { isRunning, type LambdaFunctionSettings, LambdaRuntimeSlot } from '../../src/runner/LambdaRuntimeSlot.js';
-import { type InvocationReport, LocalRunner } from '../../src/runner/LocalRunner.js';
-import { locateLambdaRuntimeTools } from '../../src/runner/lambdaRuntimeTools.js';
 import { testClients, uniqueName } from '../support/aws.js';
 
 /**

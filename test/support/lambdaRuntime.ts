@@ -1,9 +1,9 @@
 import { projectRoot } from '../../infra/paths.js';
 import { lambdaFunctionSettings, synthesizeWorkerBundles } from '../../infra/workerBundles.js';
+import { LambdaRuntimePool } from '../../local/runner/LambdaRuntimePool.js';
+import type { LambdaRuntimeSlot } from '../../local/runner/LambdaRuntimeSlot.js';
+import { locateLambdaRuntimeTools } from '../../local/runner/lambdaRuntimeTools.js';
 import { parseRecordOutcomeLogLine } from '../../src/batch/recordOutcomeLog.js';
-import { LambdaRuntimePool } from '../../src/runner/LambdaRuntimePool.js';
-import type { LambdaRuntimeSlot } from '../../src/runner/LambdaRuntimeSlot.js';
-import { locateLambdaRuntimeTools } from '../../src/runner/lambdaRuntimeTools.js';
 import { emitRecordOutcome } from '../../src/worker/outcomes.js';
 
 /** Where the tests run the worker: in the test process (default), or the deployed bundle under aws-lambda-rie. */

@@ -4,7 +4,7 @@ import {
   type NormalizeResult,
   normalizeRecords,
   type QuarantineEntry,
-} from '../../functions/normalize/normalizeRecords.js';
+} from '../../src/normalize/normalizeRecords.js';
 
 /** One in-memory run of the normalizer: its result, output lines and parsed quarantine entries. */
 export interface NormalizeRun {

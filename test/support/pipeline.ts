@@ -1,12 +1,12 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { createNormalizeWorker } from '../../functions/normalize/normalizeWorker.js';
+import { type LocalStackResources, provisionLocalStack } from '../../app/dev/provisionLocalStack.js';
+import { type Topology, topology } from '../../app/topology.js';
+import { LocalRunner } from '../../local/runner/LocalRunner.js';
 import type { AwsClients } from '../../src/aws/clients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
-import { type LocalStackResources, provisionLocalStack } from '../../src/dev/provision.js';
-import { LocalRunner } from '../../src/runner/LocalRunner.js';
+import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { type Topology, topology } from '../../src/topology.js';
 import { FaultProxy } from '../chaos/support/FaultProxy.js';
 import { awsEndpoint, type RequestLog, uniqueName } from './aws.js';
 import { startNormalizePool, TestRuntime, testRuntime } from './lambdaRuntime.js';
@@ -51,7 +51,7 @@ export function normalizeRunner(
 ): LocalRunner {
   const t = options.t ?? fastTopology;
   const handler = createSqsBatchHandler({
-    worker: createNormalizeWorker({ outputBucket: stack.outputBucket, topology: t }),
+    worker: createNormalizeWorker({ outputBucket: stack.outputBucket, prefixes: t }),
     store: new S3ObjectStore(clients.s3),
     sqs: clients.sqs,
     deadlineMarginMs: 1000,

@@ -1,15 +1,15 @@
-import type { CliIo } from '../../cli/command.js';
-import { runCli } from '../../cli/dispatch.js';
-import { createNormalizeWorker } from '../../functions/normalize/normalizeWorker.js';
+import type { CliIo } from '../../app/cli/command.js';
+import { runCli } from '../../app/cli/dispatch.js';
+import { type LocalStackResources, provisionLocalStack } from '../../app/dev/provisionLocalStack.js';
+import { createSummarizeHandler } from '../../app/partition/createSummarizeHandler.js';
+import { provisionSummaryStage, type SummaryStageResources } from '../../app/partition/provisionSummaryStage.js';
+import { localResourceNames, type Topology, topology, workerQueueNames } from '../../app/topology.js';
+import { LocalRunner } from '../../local/runner/LocalRunner.js';
 import type { AwsClients } from '../../src/aws/clients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
-import { type LocalStackResources, provisionLocalStack } from '../../src/dev/provision.js';
-import { createSummarizeHandler } from '../../src/partition/createSummarizeHandler.js';
-import { provisionSummaryStage, type SummaryStageResources } from '../../src/partition/provisionSummaryStage.js';
-import { S3FailureRecorder } from '../../src/redrive/S3FailureRecorder.js';
-import { LocalRunner } from '../../src/runner/LocalRunner.js';
+import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
+import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { localResourceNames, type Topology, topology, workerQueueNames } from '../../src/topology.js';
 import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 import { awsEndpoint, uniqueName } from './aws.js';
 
@@ -47,7 +47,7 @@ export async function provisionTwoStagePipeline(
 export function normalizeStageRunner(
   clients: AwsClients,
   p: TwoStagePipeline,
-  worker: WorkerDefinition = createNormalizeWorker({ outputBucket: p.stack.outputBucket, topology: p.t }),
+  worker: WorkerDefinition = createNormalizeWorker({ outputBucket: p.stack.outputBucket, prefixes: p.t }),
   options: { codeVersionMarker?: boolean } = {},
 ): LocalRunner {
   const store = new S3ObjectStore(clients.s3);

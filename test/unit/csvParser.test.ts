@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CsvRecord, CsvRecordReader, UNTERMINATED_QUOTE_REASON } from '../../functions/normalize/csvParser.js';
+import { type CsvRecord, CsvRecordReader, UNTERMINATED_QUOTE_REASON } from '../../src/normalize/csvParser.js';
 
 /** Feeds `chunks` one by one, draining between them, and returns every record. */
 function read(chunks: string[], limits: { maxRecordBytes?: number; maxRawChars?: number } = {}): CsvRecord[] {

@@ -4,8 +4,8 @@ import {
   parseSummary,
   SummaryAccumulator,
   serializeSummary,
-} from '../../src/partition/dailySummary.js';
-import type { LineageEntry } from '../../src/partition/lineage.js';
+} from '../../app/partition/dailySummary.js';
+import type { LineageEntry } from '../../app/partition/lineage.js';
 
 const N1: LineageEntry = { kind: 'normalized', path: 'dt=2026-01-05/a.csv.ndjson', etag: 'n1' };
 const Q1: LineageEntry = { kind: 'quarantine', path: 'dt=2026-01-05/a.csv.ndjson', etag: 'q1' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deterministicKey, legacyHashedKey, MAX_S3_KEY_BYTES } from '../../src/keys/deterministicKey.js';
-import { dayOfRelativeKey } from '../../src/partition/partition.js';
+import { dayOfRelativeKey } from '../../src/keys/partition.js';
 
 describe('deterministicKey', () => {
   const base = { prefix: 'normalized/', stripPrefix: 'incoming/', suffix: '.ndjson' };

@@ -7,9 +7,9 @@ import {
   inventoryListing,
   inventoryRow,
   parseInventoryManifest,
-} from '../../src/reprocess/inventoryListing.js';
-import type { ListedObject } from '../../src/reprocess/planReprocess.js';
-import { compareS3Keys } from '../../src/reprocess/s3KeyOrder.js';
+} from '../../app/reprocess/inventoryListing.js';
+import type { ListedObject } from '../../app/reprocess/planReprocess.js';
+import { compareS3Keys } from '../../app/reprocess/s3KeyOrder.js';
 
 const COLUMNS = 'Bucket, Key, Size, LastModifiedDate, ETag, IsLatest, IsDeleteMarker';
 /** One row as S3 Inventory writes CSV: every field quoted, the key URL-encoded. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { judgePartition, type PartitionListing } from '../../src/partition/judgePartition.js';
-import { judgeSummaryHead } from '../../src/partition/judgeSummaryHead.js';
-import { lineageHash } from '../../src/partition/lineage.js';
-import { buildSummaryMetadata } from '../../src/partition/summaryMetadata.js';
+import { judgePartition, type PartitionListing } from '../../app/partition/judgePartition.js';
+import { judgeSummaryHead } from '../../app/partition/judgeSummaryHead.js';
+import { lineageHash } from '../../app/partition/lineage.js';
+import { buildSummaryMetadata } from '../../app/partition/summaryMetadata.js';
 
 const DAY = '2026-01-05';
 const CODE = 'summarize@1';

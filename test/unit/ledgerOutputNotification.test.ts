@@ -6,7 +6,7 @@ import {
   outputNotificationIdentity,
   outputNotificationKey,
   type PublishedOutput,
-} from '../../src/effects/outputNotification.js';
+} from '../../src/notify/outputNotification.js';
 
 const output: PublishedOutput = {
   bucket: 'rerun-output',

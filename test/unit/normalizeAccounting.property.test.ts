@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InputFormat } from '../../functions/normalize/normalizeRecords.js';
+import { InputFormat } from '../../src/normalize/normalizeRecords.js';
 import { type CsvModel, csvModel, cuts, splitAt, TERMINATORS } from '../support/hostileCsv.js';
 import { accountedRecords, everySplit, normalizeChunks } from '../support/normalizeRun.js';
 

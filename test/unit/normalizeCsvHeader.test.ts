@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileCsvHeader, normalizeHeaderName } from '../../functions/normalize/csvHeader.js';
+import { compileCsvHeader, normalizeHeaderName } from '../../src/normalize/csvHeader.js';
 
 describe('normalizeHeaderName', () => {
   it('trims, lower-cases, turns non-alphanumeric runs into one underscore and trims underscores', () => {

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { InputFormat } from '../../functions/normalize/normalizeRecords.js';
+import { InputFormat } from '../../src/normalize/normalizeRecords.js';
 import { chunksOf, everySplit, normalizeChunks } from '../support/normalizeRun.js';
 
 const CSV = 'Id,Näme\r\n1,Zoë 😀\r\n2,"a,b"\n';

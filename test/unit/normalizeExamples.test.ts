@@ -7,7 +7,7 @@ import {
   type NormalizeResult,
   normalizeRecords,
   type QuarantineEntry,
-} from '../../functions/normalize/normalizeRecords.js';
+} from '../../src/normalize/normalizeRecords.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
 

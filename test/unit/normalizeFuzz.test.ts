@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InputFormat, normalizeRecords } from '../../functions/normalize/normalizeRecords.js';
+import { InputFormat, normalizeRecords } from '../../src/normalize/normalizeRecords.js';
 import { cuts, splitAt } from '../support/hostileCsv.js';
 import { everySplit, type NormalizeRun, normalizeChunks } from '../support/normalizeRun.js';
 

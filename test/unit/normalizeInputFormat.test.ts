@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatOfKey, InputFormat } from '../../functions/normalize/normalizeRecords.js';
+import { formatOfKey, InputFormat } from '../../src/normalize/normalizeRecords.js';
 
 describe('formatOfKey', () => {
   it('maps .csv to CSV and .ndjson / .jsonl to NDJSON, case-insensitively', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineReader, type TextLine } from '../../functions/normalize/lineReader.js';
+import { LineReader, type TextLine } from '../../src/normalize/lineReader.js';
 
 function readLines(chunks: string[], limits: { maxRecordBytes?: number; maxRawChars?: number } = {}): TextLine[] {
   const reader = new LineReader(limits);

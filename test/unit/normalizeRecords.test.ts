@@ -5,7 +5,7 @@ import {
   type NormalizeResult,
   normalizeRecords,
   type QuarantineEntry,
-} from '../../functions/normalize/normalizeRecords.js';
+} from '../../src/normalize/normalizeRecords.js';
 
 interface Run {
   result: NormalizeResult;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InputFormat, type NormalizeResult, normalizeRecords } from '../../functions/normalize/normalizeRecords.js';
+import { InputFormat, type NormalizeResult, normalizeRecords } from '../../src/normalize/normalizeRecords.js';
 
 interface Outcome {
   result: NormalizeResult;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { onceExitCode } from '../../cli/commands/dev.js';
+import { onceExitCode } from '../../app/cli/commands/dev.js';
 
 describe('rerun dev --once exit codes', () => {
   it('is 0 only when the queue drained and nothing failed or waits in a DLQ', () => {

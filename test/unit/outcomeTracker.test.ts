@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OutcomeTracker } from '../../src/dev/OutcomeTracker.js';
+import { OutcomeTracker } from '../../app/dev/OutcomeTracker.js';
 import type { RecordOutcome } from '../../src/worker/outcomes.js';
 
 const source = { bucket: 'in', key: 'incoming/a.csv' };

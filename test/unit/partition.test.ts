@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { type LineageEntry, lineageHash, sortLineage } from '../../src/partition/lineage.js';
+import { type LineageEntry, lineageHash, sortLineage } from '../../app/partition/lineage.js';
+import {
+  classifySummaryKey,
+  lineagePrefix,
+  markerKey,
+  stagingKey,
+  summaryKey,
+  summaryLayout,
+} from '../../app/partition/summaryLayout.js';
 import {
   dayOfInstant,
   dayOfPartition,
@@ -8,15 +16,7 @@ import {
   isDay,
   MAX_WINDOW_DAYS,
   previousDay,
-} from '../../src/partition/partition.js';
-import {
-  classifySummaryKey,
-  lineagePrefix,
-  markerKey,
-  stagingKey,
-  summaryKey,
-  summaryLayout,
-} from '../../src/partition/summaryLayout.js';
+} from '../../src/keys/partition.js';
 
 describe('daily partitions', () => {
   it('accepts only real calendar days', () => {

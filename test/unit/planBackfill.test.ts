@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { BackfillMode, parseBackfillMode, planBackfill } from '../../src/backfill/planBackfill.js';
-import { isProgressStep, renderProgressBar } from '../../src/backfill/progressBar.js';
-import { RateLimiter } from '../../src/backfill/RateLimiter.js';
-import type { PartitionStatus, PartitionVerdict } from '../../src/partition/judgePartition.js';
-import { formatStatusCounts, formatStatusTable } from '../../src/status/formatStatusTable.js';
+import { BackfillMode, parseBackfillMode, planBackfill } from '../../app/backfill/planBackfill.js';
+import { isProgressStep, renderProgressBar } from '../../app/backfill/progressBar.js';
+import { RateLimiter } from '../../app/backfill/RateLimiter.js';
+import type { PartitionStatus, PartitionVerdict } from '../../app/partition/judgePartition.js';
+import { formatStatusCounts, formatStatusTable } from '../../app/status/formatStatusTable.js';
 
 const verdict = (day: string, status: PartitionStatus): PartitionVerdict => ({
   day,

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decideRemoval } from '../../src/done/removalDecision.js';
-import { parseS3EventBody } from '../../src/intake/parseS3Event.js';
-import { codeVersionCutoff } from '../../src/reprocess/codeVersionCutoff.js';
-import { deterministicKeyMapping } from '../../src/reprocess/outputKeyMapping.js';
+import { codeVersionCutoff } from '../../app/reprocess/codeVersionCutoff.js';
+import { deterministicKeyMapping } from '../../app/reprocess/outputKeyMapping.js';
 import {
   emptyPlanCounts,
   isSelected,
@@ -12,9 +10,11 @@ import {
   ReprocessMode,
   ReprocessState,
   type ReprocessVerdict,
-} from '../../src/reprocess/planReprocess.js';
-import { encodeS3EventKey, reprocessMessageBody } from '../../src/reprocess/reprocessMessage.js';
-import { compareS3Keys } from '../../src/reprocess/s3KeyOrder.js';
+} from '../../app/reprocess/planReprocess.js';
+import { encodeS3EventKey, reprocessMessageBody } from '../../app/reprocess/reprocessMessage.js';
+import { compareS3Keys } from '../../app/reprocess/s3KeyOrder.js';
+import { decideRemoval } from '../../src/done/removalDecision.js';
+import { parseS3EventBody } from '../../src/intake/parseS3Event.js';
 
 const mapping = deterministicKeyMapping({
   inputBucket: 'in',

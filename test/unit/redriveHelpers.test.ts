@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { describeMessage } from '../../src/redrive/describeMessage.js';
-import { failureRecordKey, giveUpReason, parseFailureRecord, queueNameOfArn } from '../../src/redrive/failureRecord.js';
-import { isMoveTaskUnsupported } from '../../src/redrive/moveTaskSupport.js';
+import { describeMessage } from '../../app/redrive/describeMessage.js';
+import { isMoveTaskUnsupported } from '../../app/redrive/moveTaskSupport.js';
+import {
+  failureRecordKey,
+  giveUpReason,
+  parseFailureRecord,
+  queueNameOfArn,
+} from '../../src/failures/failureRecord.js';
 
 describe('failure records', () => {
   it('are written when the worker gives up: non-retryable, or the last receive the queue allows', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextDailyOccurrence, scheduledSummaryMessage } from '../../src/partition/localSchedule.js';
-import { parseSummaryTask, summaryTaskEnvelope } from '../../src/partition/summaryTask.js';
+import { nextDailyOccurrence, scheduledSummaryMessage } from '../../app/partition/localSchedule.js';
+import { parseSummaryTask, summaryTaskEnvelope } from '../../app/partition/summaryTask.js';
 
 describe('summary task messages', () => {
   it('name a partition, with a deterministic identity per (partition, lineage)', () => {

@@ -13,20 +13,20 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
+import { type BackfillResult, runBackfill } from '../../../app/backfill/runBackfill.js';
+import { type LocalStackResources, provisionLocalStack } from '../../../app/dev/provisionLocalStack.js';
+import { SUMMARIZE_CODE_VERSION } from '../../../app/partition/codeVersion.js';
+import { provisionSummaryStage, type SummaryStageResources } from '../../../app/partition/provisionSummaryStage.js';
+import { S3PartitionStore } from '../../../app/partition/S3PartitionStore.js';
+import { type SummaryLayout, summaryLayout } from '../../../app/partition/summaryLayout.js';
+import type { Topology } from '../../../app/topology.js';
+import { type SinkDelivery, startWebhookSink, type WebhookSink } from '../../../local/sink/WebhookSink.js';
 import type { AwsClients } from '../../../src/aws/clients.js';
 import { queueCounts } from '../../../src/aws/queueCounts.js';
-import { type BackfillResult, runBackfill } from '../../../src/backfill/runBackfill.js';
-import { type LocalStackResources, provisionLocalStack } from '../../../src/dev/provision.js';
 import type { OutputHead } from '../../../src/done/judgeOutput.js';
+import type { Day } from '../../../src/keys/partition.js';
 import { createLedgerTable } from '../../../src/ledger/createLedgerTable.js';
-import { SUMMARIZE_CODE_VERSION } from '../../../src/partition/codeVersion.js';
-import type { Day } from '../../../src/partition/partition.js';
-import { provisionSummaryStage, type SummaryStageResources } from '../../../src/partition/provisionSummaryStage.js';
-import { S3PartitionStore } from '../../../src/partition/S3PartitionStore.js';
-import { type SummaryLayout, summaryLayout } from '../../../src/partition/summaryLayout.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
-import { type SinkDelivery, startWebhookSink, type WebhookSink } from '../../../src/sink/WebhookSink.js';
-import type { Topology } from '../../../src/topology.js';
 import { emptyStats, type FaultPlan, FaultProxy, type FaultProxyStats, type Interceptor } from './FaultProxy.js';
 import { emptyRunnerTotals, type RunnerEvent, RunnerSupervisor, type RunnerTotals } from './RunnerSupervisor.js';
 

@@ -1,10 +1,10 @@
-import { createNormalizeWorker } from '../../../functions/normalize/normalizeWorker.js';
+import { SUMMARIZE_CODE_VERSION } from '../../../app/partition/codeVersion.js';
+import { lineageHash } from '../../../app/partition/lineage.js';
+import { summaryKey } from '../../../app/partition/summaryLayout.js';
+import type { Topology } from '../../../app/topology.js';
 import type { AwsClients } from '../../../src/aws/clients.js';
-import { SUMMARIZE_CODE_VERSION } from '../../../src/partition/codeVersion.js';
-import { lineageHash } from '../../../src/partition/lineage.js';
-import { type Day, daysInWindow } from '../../../src/partition/partition.js';
-import { summaryKey } from '../../../src/partition/summaryLayout.js';
-import type { Topology } from '../../../src/topology.js';
+import { type Day, daysInWindow } from '../../../src/keys/partition.js';
+import { createNormalizeWorker } from '../../../src/normalize/normalizeWorker.js';
 import { ChaosPipeline, type ChaosRunnerSettings } from './ChaosPipeline.js';
 import { type CleanOutput, type CleanReference, storedChecksum } from './verifyAgainstClean.js';
 import { type CleanSummary, finalLineage, lineageIds } from './verifySummaries.js';
@@ -68,7 +68,7 @@ export async function runCleanReference(options: {
     }
     await pipeline.stopRunners();
     const snapshot = await pipeline.snapshot();
-    const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, topology: options.topology });
+    const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, prefixes: options.topology });
     const objects = new Map(snapshot.objects.map((o) => [o.key, o]));
     const byEtag = new Map<string, CleanOutput>();
     for (const { key, etag } of uploaded) {

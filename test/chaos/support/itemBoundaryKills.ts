@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../../functions/normalize/normalizeWorker.js';
 import { mapWithConcurrency } from '../../../src/batch/mapWithConcurrency.js';
+import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../../src/normalize/normalizeWorker.js';
 import { Service } from './awsRequest.js';
 import { ChaosPipeline, type PipelineSnapshot, type RunnerSlot } from './ChaosPipeline.js';
 import type { ChaosRow } from './chaosTable.js';
@@ -136,7 +136,7 @@ export async function runItemBoundaryKills(
         snapshot,
         history: [{ key: item.key, etags: [etag], finalEtag: etag }],
         clean: discovery.clean,
-        worker: createNormalizeWorker({ outputBucket: snapshot.outputBucket, topology: env.topology }),
+        worker: createNormalizeWorker({ outputBucket: snapshot.outputBucket, prefixes: env.topology }),
         codeVersion: NORMALIZE_CODE_VERSION,
         poison: [],
         failurePrefix: env.topology.failurePrefix,
@@ -221,7 +221,7 @@ function referenceOf(
   item: ChaosInput,
   etag: string,
 ): CleanReference {
-  const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, topology: env.topology });
+  const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, prefixes: env.topology });
   const source = { bucket: snapshot.inputBucket, key: item.key };
   const objects = new Map(snapshot.objects.map((o) => [o.key, o]));
   const output = objects.get(worker.outputKey(source));

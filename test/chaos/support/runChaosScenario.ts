@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../../functions/normalize/normalizeWorker.js';
+import { SUMMARIZE_CODE_VERSION } from '../../../app/partition/codeVersion.js';
+import { scheduledSummaryMessage } from '../../../app/partition/localSchedule.js';
+import { LineageKind, lineageRoot, type SummaryLayout } from '../../../app/partition/summaryLayout.js';
+import { SCHEDULE_MESSAGE_GROUP, summaryTaskEnvelope } from '../../../app/partition/summaryTask.js';
+import type { Topology } from '../../../app/topology.js';
 import type { AwsClients } from '../../../src/aws/clients.js';
-import { SUMMARIZE_CODE_VERSION } from '../../../src/partition/codeVersion.js';
-import { scheduledSummaryMessage } from '../../../src/partition/localSchedule.js';
-import { LineageKind, lineageRoot, type SummaryLayout } from '../../../src/partition/summaryLayout.js';
-import { SCHEDULE_MESSAGE_GROUP, summaryTaskEnvelope } from '../../../src/partition/summaryTask.js';
-import type { Topology } from '../../../src/topology.js';
+import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../../src/normalize/normalizeWorker.js';
 import type { WorkerDefinition } from '../../../src/worker/defineWorker.js';
 import { Service } from './awsRequest.js';
 import { ChaosPipeline, type ChaosRunnerSettings, ChaosStage, type RunnerSlot } from './ChaosPipeline.js';
@@ -268,7 +268,7 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
     const snapshot = await pipeline.snapshot();
     const reference = await clean;
     const stats = pipeline.stats();
-    const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, topology: env.topology });
+    const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, prefixes: env.topology });
     const verdict = verifyAgainstClean({
       snapshot,
       history: [...history].map(([key, h]): InputHistory => ({ key, etags: h.etags, finalEtag: h.finalEtag })),

@@ -1,4 +1,4 @@
-import { type Topology, topology } from '../../../src/topology.js';
+import { type Topology, topology } from '../../../app/topology.js';
 import type { ChaosRunnerSettings } from './ChaosPipeline.js';
 import { FaultKind, type FaultPlan } from './FaultProxy.js';
 import type { ChaosScenario } from './runChaosScenario.js';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { SUMMARIZE_CODE_VERSION } from '../../../app/partition/codeVersion.js';
+import { lineageHash } from '../../../app/partition/lineage.js';
+import { summaryKey } from '../../../app/partition/summaryLayout.js';
 import { mapWithConcurrency } from '../../../src/batch/mapWithConcurrency.js';
-import { SUMMARIZE_CODE_VERSION } from '../../../src/partition/codeVersion.js';
-import { lineageHash } from '../../../src/partition/lineage.js';
-import type { Day } from '../../../src/partition/partition.js';
-import { summaryKey } from '../../../src/partition/summaryLayout.js';
+import type { Day } from '../../../src/keys/partition.js';
 import { ChaosPipeline, ChaosStage, type RunnerSlot } from './ChaosPipeline.js';
 import type { Interceptor, ProxyLogEntry } from './FaultProxy.js';
 import type { ChaosInput } from './inputs.js';

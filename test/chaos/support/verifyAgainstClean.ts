@@ -1,9 +1,9 @@
-import { formatOfKey } from '../../../functions/normalize/inputFormat.js';
 import { judgeOutput, OutputState } from '../../../src/done/judgeOutput.js';
-import { outputNotificationKey } from '../../../src/effects/outputNotification.js';
-import type { Day } from '../../../src/partition/partition.js';
-import { FAILURE_INDEX_FOLDER, parseFailureIndexKey } from '../../../src/redrive/failureIndex.js';
-import { parseFailureRecord } from '../../../src/redrive/failureRecord.js';
+import { FAILURE_INDEX_FOLDER, parseFailureIndexKey } from '../../../src/failures/failureIndex.js';
+import { parseFailureRecord } from '../../../src/failures/failureRecord.js';
+import type { Day } from '../../../src/keys/partition.js';
+import { formatOfKey } from '../../../src/normalize/inputFormat.js';
+import { outputNotificationKey } from '../../../src/notify/outputNotification.js';
 import type { WorkerDefinition } from '../../../src/worker/defineWorker.js';
 import type { PipelineSnapshot, SnapshotObject } from './ChaosPipeline.js';
 import type { CleanSummary } from './verifySummaries.js';

@@ -1,9 +1,8 @@
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { SummaryAccumulator, serializeSummary } from '../../../src/partition/dailySummary.js';
-import { judgeSummaryHead, SummaryState } from '../../../src/partition/judgeSummaryHead.js';
-import { type LineageEntry, lineageHash, sortLineage } from '../../../src/partition/lineage.js';
-import { type Day, daysInWindow } from '../../../src/partition/partition.js';
+import { SummaryAccumulator, serializeSummary } from '../../../app/partition/dailySummary.js';
+import { judgeSummaryHead, SummaryState } from '../../../app/partition/judgeSummaryHead.js';
+import { type LineageEntry, lineageHash, sortLineage } from '../../../app/partition/lineage.js';
 import {
   classifySummaryKey,
   LineageKind,
@@ -14,7 +13,8 @@ import {
   stagingRoot,
   summaryKey,
   summaryRoot,
-} from '../../../src/partition/summaryLayout.js';
+} from '../../../app/partition/summaryLayout.js';
+import { type Day, daysInWindow } from '../../../src/keys/partition.js';
 import type { PipelineSnapshot, SnapshotObject } from './ChaosPipeline.js';
 import { type CrashStormEvidence, checkDlqHoldsPoison, recorders } from './verifyAgainstClean.js';
 

@@ -1,6 +1,6 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
-import type { StackResources } from '../../../cli/stackTarget.js';
+import type { StackResources } from '../../../app/cli/stackTarget.js';
 import { type AwsClients, createAwsClients } from '../../../src/aws/clients.js';
 import { type CliResult, rerunCli } from '../../support/summaryPipeline.js';
 

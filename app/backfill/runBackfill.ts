@@ -1,0 +1,227 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { queueCounts } from '../../src/aws/queueCounts.js';
+import type { Day } from '../../src/keys/partition.js';
+import type { InputRules } from '../partition/inputCoverage.js';
+import type { PartitionStatus } from '../partition/judgePartition.js';
+import type { S3PartitionStore } from '../partition/S3PartitionStore.js';
+import type { SummaryLayout } from '../partition/summaryLayout.js';
+import { partitionStatus } from '../status/partitionStatus.js';
+import { enqueueTasks } from './enqueueTasks.js';
+import {
+  type BackfillMode,
+  type BackfillPlan,
+  BackfillMode as Mode,
+  type PlannedTask,
+  planBackfill,
+} from './planBackfill.js';
+import { RateLimiter } from './RateLimiter.js';
+
+/** Options of {@link runBackfill}. */
+export interface RunBackfillOptions {
+  /** Listings of the output bucket (the bulk done-check). */
+  readonly reader: S3PartitionStore;
+  readonly sqs: Pick<SQSClient, 'send'>;
+  /** The output bucket. */
+  readonly bucket: string;
+  readonly layout: SummaryLayout;
+  /**
+   * Judge days by their inputs too (see partitionStatus): an incomplete day is planned as not done.
+   * @default undefined: outputs only
+   */
+  readonly inputs?: InputRules;
+  /** The summary code version the deployed worker runs. */
+  readonly codeVersion: string;
+  /** The summarize work queue. */
+  readonly queueUrl: string;
+  /**
+   * Its DLQ, watched while waiting (a task that fails for good ends there).
+   * @default not watched
+   */
+  readonly dlqUrl?: string;
+  readonly from: Day;
+  readonly to: Day;
+  /** @default BackfillMode.STALE (missing, stale and invalid partitions) */
+  readonly mode?: BackfillMode;
+  /**
+   * Plan and report only: send nothing.
+   * @default false
+   */
+  readonly dryRun?: boolean;
+  /**
+   * Messages per second while enqueueing.
+   * @default no limit
+   */
+  readonly ratePerSecond?: number;
+  /**
+   * After enqueueing, wait until every planned partition is published (or cannot be: its task
+   * failed, or its inputs changed again), reporting progress.
+   * @default false
+   */
+  readonly wait?: boolean;
+  /** Interval between progress checks. @default 2000 */
+  readonly pollIntervalMs?: number;
+  /** Give up waiting after this long. @default no limit */
+  readonly timeoutMs?: number;
+  /** Stops enqueueing (between batches) or waiting; running the same backfill again resumes it. */
+  readonly signal?: AbortSignal;
+  /** Called once the plan is known, before anything is sent. */
+  readonly onPlan?: (plan: BackfillPlan) => void;
+  /** Called after each enqueued batch. */
+  readonly onEnqueued?: (sent: number, total: number) => void;
+  /** Called after each progress check while waiting. */
+  readonly onProgress?: (progress: BackfillProgress) => void;
+  /** @default Date.now */
+  readonly now?: () => number;
+}
+
+/** Progress while waiting. */
+export interface BackfillProgress {
+  /** Planned partitions published (current) now. */
+  readonly published: number;
+  readonly total: number;
+  /** Messages waiting in the work queue, and being processed. */
+  readonly queued: number;
+  readonly inFlight: number;
+  /** Messages that reached the DLQ since the backfill started. */
+  readonly deadLettered: number;
+  readonly elapsedMs: number;
+}
+
+/** How waiting ended. */
+export const BackfillWaitEnd = {
+  /** Every planned partition is published and current. */
+  COMPLETE: 'complete',
+  /** The queue is drained but some planned partitions are not published (failed, or changed again). */
+  INCOMPLETE: 'incomplete',
+  TIMEOUT: 'timeout',
+  INTERRUPTED: 'interrupted',
+} as const;
+export type BackfillWaitEnd = (typeof BackfillWaitEnd)[keyof typeof BackfillWaitEnd];
+
+/** What a backfill did. */
+export interface BackfillResult {
+  readonly from: Day;
+  readonly to: Day;
+  readonly mode: BackfillMode;
+  readonly dryRun: boolean;
+  /** The window's partitions by status when planned. */
+  readonly counts: Readonly<Record<PartitionStatus, number>>;
+  readonly tasks: readonly PlannedTask[];
+  /** Messages SQS accepted (a FIFO queue silently drops those it already received in the last 5 minutes). */
+  readonly enqueued: number;
+  /** Whether enqueueing stopped early (signal): run the same backfill again to resume. */
+  readonly interrupted: boolean;
+  /** Listing requests of the plan: the bulk done-check's cost (no per-partition request). */
+  readonly planRequests: number;
+  readonly wait?: {
+    readonly ended: BackfillWaitEnd;
+    readonly published: number;
+    readonly total: number;
+    readonly deadLettered: number;
+    readonly elapsedMs: number;
+    /** Planned partitions that are not published at the end, with their status now. */
+    readonly remaining: readonly { readonly day: Day; readonly status: PartitionStatus; readonly reason: string }[];
+  };
+}
+
+/**
+ * A backfill as a controlled rerun of an older window: plan with the bulk done-check (listings
+ * only), enqueue exactly the partitions the mode selects with deterministic message identities,
+ * and optionally wait with progress. Resumable: a second run plans from what is published, so after
+ * a completed backfill the same backfill enqueues nothing, and an interrupted one is finished by
+ * running it again.
+ *
+ * @example
+ * const result = await runBackfill({ reader, sqs, bucket, layout, codeVersion: 'summarize@1', queueUrl,
+ *   from: '2026-01-01', to: '2026-01-30', wait: true, onProgress: (p) => draw(p) });
+ */
+export async function runBackfill(options: RunBackfillOptions): Promise<BackfillResult> {
+  const mode = options.mode ?? Mode.STALE;
+  const now = options.now ?? Date.now;
+  const started = now();
+  const status = () =>
+    partitionStatus({
+      reader: options.reader,
+      bucket: options.bucket,
+      layout: options.layout,
+      codeVersion: options.codeVersion,
+      from: options.from,
+      to: options.to,
+      ...(options.inputs ? { inputs: options.inputs } : {}),
+    });
+
+  const initial = await status();
+  const plan = planBackfill(initial.partitions, mode);
+  options.onPlan?.(plan);
+  const base = {
+    from: options.from,
+    to: options.to,
+    mode,
+    dryRun: options.dryRun === true,
+    counts: plan.counts,
+    tasks: plan.tasks,
+    planRequests: initial.requests.list,
+  };
+  if (options.dryRun || plan.tasks.length === 0) return { ...base, enqueued: 0, interrupted: false };
+
+  const deadLetteredBefore = options.dlqUrl ? (await queueCounts(options.sqs, options.dlqUrl)).visible : 0;
+  const enqueued = await enqueueTasks({
+    sqs: options.sqs,
+    queueUrl: options.queueUrl,
+    tasks: plan.tasks,
+    ...(options.ratePerSecond ? { limiter: new RateLimiter({ perSecond: options.ratePerSecond, now }) } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    onSent: (sent) => options.onEnqueued?.(sent, plan.tasks.length),
+  });
+  const interrupted = enqueued < plan.tasks.length;
+  if (!options.wait || interrupted) return { ...base, enqueued, interrupted };
+
+  // Wait: poll the same list-only check until every planned partition is published.
+  const planned = new Set(plan.tasks.map((t) => t.day));
+  const interval = options.pollIntervalMs ?? 2000;
+  let drainedChecks = 0;
+  for (;;) {
+    const report = await status();
+    const mine = report.partitions.filter((p) => planned.has(p.day));
+    const published = mine.filter((p) => p.status === 'published').length;
+    const counts = await queueCounts(options.sqs, options.queueUrl);
+    const deadLettered = options.dlqUrl
+      ? Math.max(0, (await queueCounts(options.sqs, options.dlqUrl)).visible - deadLetteredBefore)
+      : 0;
+    const elapsedMs = now() - started;
+    options.onProgress?.({
+      published,
+      total: planned.size,
+      queued: counts.visible + counts.delayed,
+      inFlight: counts.inFlight,
+      deadLettered,
+      elapsedMs,
+    });
+    drainedChecks = counts.visible + counts.inFlight + counts.delayed === 0 ? drainedChecks + 1 : 0;
+    let ended: BackfillWaitEnd | undefined;
+    if (published === planned.size) ended = BackfillWaitEnd.COMPLETE;
+    // SQS counts are approximate: two consecutive empty observations before concluding.
+    else if (drainedChecks >= 2) ended = BackfillWaitEnd.INCOMPLETE;
+    else if (options.signal?.aborted) ended = BackfillWaitEnd.INTERRUPTED;
+    else if (options.timeoutMs !== undefined && elapsedMs >= options.timeoutMs) ended = BackfillWaitEnd.TIMEOUT;
+    if (ended) {
+      return {
+        ...base,
+        enqueued,
+        interrupted: false,
+        wait: {
+          ended,
+          published,
+          total: planned.size,
+          deadLettered,
+          elapsedMs,
+          remaining: mine
+            .filter((p) => p.status !== 'published')
+            .map((p) => ({ day: p.day, status: p.status, reason: p.reason })),
+        },
+      };
+    }
+    await sleep(interval, undefined, options.signal ? { signal: options.signal } : {}).catch(() => {});
+  }
+}

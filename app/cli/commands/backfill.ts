@@ -1,0 +1,225 @@
+import { BackfillMode, type BackfillPlan, parseBackfillMode } from '../../backfill/planBackfill.js';
+import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
+import { BackfillWaitEnd, runBackfill } from '../../backfill/runBackfill.js';
+import { SUMMARIZE_CODE_VERSION } from '../../partition/codeVersion.js';
+import { S3PartitionStore } from '../../partition/S3PartitionStore.js';
+import { summaryLayout } from '../../partition/summaryLayout.js';
+import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
+import { explainAwsError } from '../../status/pipelineResources.js';
+import { type CliCommand, CliUsageError, integerOption } from '../command.js';
+import { referenceInputRules } from '../inputRules.js';
+import {
+  emptyWindowHint,
+  reportCommandError,
+  requireOutputBucket,
+  requireWindow,
+  stringOption,
+  targetOptions,
+  targetOrExit,
+  workerQueueUrl,
+} from '../pipelineTarget.js';
+
+/** Most task lines printed in a plan (the JSON output always has them all). */
+const PLAN_LINES = 40;
+
+/** `rerun backfill`: a controlled rerun of the daily summaries of an older window. */
+export const command: CliCommand = {
+  name: 'backfill',
+  summary: 'Rerun the daily summaries of a window: plan (bulk done-check), enqueue what is needed, optionally wait.',
+  usage:
+    'rerun backfill --from YYYY-MM-DD --to YYYY-MM-DD [--mode missing|stale|all] [--dry-run] [--rate N] [--wait] [options]',
+  options: {
+    from: { type: 'string', valueName: 'DAY', description: 'First day of the window (UTC, included)' },
+    to: { type: 'string', valueName: 'DAY', description: 'Last day of the window (UTC, included)' },
+    mode: {
+      type: 'string',
+      valueName: 'MODE',
+      description: 'missing: unpublished days; stale (default): also stale and invalid ones; all: every day',
+    },
+    'dry-run': { type: 'boolean', description: 'Print the plan, send nothing' },
+    rate: { type: 'string', valueName: 'N', description: 'Enqueue at most N messages per second (default: no limit)' },
+    wait: { type: 'boolean', description: 'Wait with a progress bar until the planned days are published' },
+    timeout: { type: 'string', valueName: 'SECONDS', description: 'With --wait, give up after this long' },
+    // Hidden (no description): the interval between progress checks, for tests and slow links.
+    'poll-interval': { type: 'string', valueName: 'MS' },
+    'queue-url': {
+      type: 'string',
+      valueName: 'URL',
+      description: 'Summarize queue (default: $RERUN_SUMMARY_QUEUE_URL or <app>-summarize-queue.fifo)',
+    },
+    'dlq-url': {
+      type: 'string',
+      valueName: 'URL',
+      description: 'Its DLQ, watched with --wait (default: $RERUN_SUMMARY_DLQ_URL or <app>-summarize-dlq.fifo)',
+    },
+    ...targetOptions,
+  },
+  details: `Planning lists the window's normalized outputs, quarantine objects and published summaries (no
+per-partition HEAD) and compares each day's current lineage with the manifest marker of its summary.
+Each planned day becomes one message {"type":"summarize","partition":"dt=D","lineageHash":...} on the
+FIFO summarize queue, with MessageGroupId dt=D and MessageDeduplicationId dt=D:<lineageHash>.
+
+Reruns: once a backfill has completed, the same backfill plans and sends nothing. An interrupted
+backfill is resumed by running it again; tasks it already sent within the last 5 minutes are dropped by
+SQS (same deduplication id), older duplicates are absorbed by the worker's done-check. Two backfills in
+flight at once may send a task twice after 5 minutes: harmless, the second run finds it done.
+
+Exit: 0 done (or planned, without --wait); 1 when --wait ends with days not published (failed tasks go
+to the DLQ: see rerun redrive --queue summarize) or times out; 130 when interrupted.
+
+Examples:
+  rerun backfill --from 2026-01-01 --to 2026-01-30 --dry-run
+  rerun backfill --from 2026-01-01 --to 2026-01-30 --mode all --rate 20 --wait
+  rerun backfill --stack rerun --from 2026-01-01 --to 2026-01-30 --wait`,
+  async run({ values }, io) {
+    const { from, to } = requireWindow(values);
+    const modeText = stringOption(values, 'mode') ?? BackfillMode.STALE;
+    const mode = parseBackfillMode(modeText);
+    if (!mode) throw new CliUsageError(`--mode must be missing, stale or all (got "${modeText}").`);
+    const rate = integerOption(values, 'rate', { min: 1, max: 3000 });
+    const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
+    const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
+    const json = values.json === true;
+    const human = (text: string) => {
+      if (!json) io.stderr(text);
+    };
+    const target = await targetOrExit(values, io, 'backfill');
+    if (typeof target === 'number') return target;
+
+    try {
+      await requireOutputBucket(target);
+      const dryRun = values['dry-run'] === true;
+      const queueUrl = await workerQueueUrl(
+        target,
+        target.topology.summarize,
+        'queue',
+        stringOption(values, 'queue-url'),
+        io.env,
+      );
+      const dlqUrl = values.wait
+        ? await workerQueueUrl(target, target.topology.summarize, 'dlq', stringOption(values, 'dlq-url'), io.env)
+        : undefined;
+      let progressOpen = false;
+      const result = await runBackfill({
+        reader: new S3PartitionStore(target.clients.s3),
+        sqs: target.clients.sqs,
+        bucket: target.outputBucket,
+        layout: summaryLayout(target.inputBucket, target.topology),
+        inputs: referenceInputRules(target),
+        codeVersion: SUMMARIZE_CODE_VERSION,
+        queueUrl,
+        ...(dlqUrl ? { dlqUrl } : {}),
+        from,
+        to,
+        mode,
+        dryRun,
+        ...(rate !== undefined ? { ratePerSecond: rate } : {}),
+        wait: values.wait === true,
+        ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+        ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+        signal: io.signal,
+        onPlan: (plan) =>
+          human(describePlan(plan, from, to, dryRun) + (emptyWindowHint(target, plan.partitions) ?? '')),
+        onEnqueued: (sent, total) => {
+          if (io.isTTY) human(`\r\x1b[2Kenqueued ${renderProgressBar(sent, total)}`);
+          else if (isProgressStep(sent, total)) human(`enqueued ${sent}/${total}\n`);
+        },
+        onProgress: (p) => {
+          const line =
+            `${renderProgressBar(p.published, p.total)} published | queued ${p.queued}, in flight ${p.inFlight}` +
+            `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;
+          if (io.isTTY) {
+            human(`\r\x1b[2K${line}`);
+            progressOpen = true;
+          } else {
+            human(`${line}\n`);
+          }
+        },
+      }).catch((error: unknown) => {
+        throw explainAwsError(error, {
+          role: 'output bucket or summarize queue',
+          name: `${target.outputBucket} / ${queueUrl}`,
+          where: target.where,
+          hint: 'Check the names and your permissions.',
+        });
+      });
+      if (progressOpen || (io.isTTY && result.enqueued > 0 && !result.wait)) human('\n');
+
+      const ended = result.wait?.ended;
+      const summary = {
+        from,
+        to,
+        mode,
+        dryRun,
+        planned: result.tasks.length,
+        enqueued: result.enqueued,
+        interrupted: result.interrupted,
+        planRequests: result.planRequests,
+        ...(result.wait
+          ? {
+              waited: ended,
+              published: result.wait.published,
+              notPublished: result.wait.remaining.length,
+              deadLettered: result.wait.deadLettered,
+              seconds: Math.round(result.wait.elapsedMs / 1000),
+            }
+          : {}),
+      };
+      human(describeEnd(result, dryRun));
+      if (!dryRun && result.enqueued > 0 && queueUrl.endsWith('.fifo')) {
+        human(
+          '(FIFO queue: SQS drops a task it already received in the last 5 minutes, e.g. from an interrupted run.)\n',
+        );
+      }
+      if (json)
+        io.stdout(JSON.stringify({ ...summary, counts: result.counts, tasks: result.tasks, wait: result.wait }));
+      else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
+      if (result.interrupted || ended === BackfillWaitEnd.INTERRUPTED) return 130;
+      return ended === BackfillWaitEnd.INCOMPLETE || ended === BackfillWaitEnd.TIMEOUT ? 1 : 0;
+    } catch (error) {
+      return reportCommandError(error, io, 'backfill', json);
+    }
+  },
+};
+
+function describePlan(plan: BackfillPlan, from: string, to: string, dryRun: boolean): string {
+  const lines = [
+    `Window ${from}..${to}: ${formatStatusCounts(plan.counts)}.`,
+    `Mode ${plan.mode}: ${plan.tasks.length} partition(s) to ${dryRun ? 'enqueue (dry run: nothing is sent)' : 'enqueue'}.`,
+  ];
+  if (plan.tasks.length === 0) return `${lines.join('\n')}\n`;
+  const byDay = new Map(plan.partitions.map((p) => [p.day, p]));
+  const shown = plan.tasks.slice(0, PLAN_LINES).flatMap((t) => {
+    const p = byDay.get(t.day);
+    return p ? [p] : [];
+  });
+  const more = plan.tasks.length - shown.length;
+  return `${lines.join('\n')}\n${formatStatusTable(shown)}${more > 0 ? `... and ${more} more (--json lists all)\n` : ''}`;
+}
+
+function describeEnd(result: Awaited<ReturnType<typeof runBackfill>>, dryRun: boolean): string {
+  if (dryRun) return `Dry run: ${result.tasks.length} task(s) would be enqueued.\n`;
+  if (result.tasks.length === 0) return 'Nothing to do: every partition of the window is up to date for this mode.\n';
+  if (result.interrupted) {
+    return `Interrupted after enqueueing ${result.enqueued}/${result.tasks.length}: run the same backfill again to resume.\n`;
+  }
+  const sent = `Enqueued ${result.enqueued} task(s).`;
+  const w = result.wait;
+  if (!w) return `${sent} Follow with: rerun status --from ${result.from} --to ${result.to}\n`;
+  const remaining = w.remaining.map((r) => `  dt=${r.day} ${r.status}: ${r.reason}\n`).join('');
+  switch (w.ended) {
+    case BackfillWaitEnd.COMPLETE:
+      return `${sent} All ${w.total} partition(s) published in ${Math.round(w.elapsedMs / 1000)} s.\n`;
+    case BackfillWaitEnd.INCOMPLETE:
+      return (
+        `${sent} The queue is drained but ${w.remaining.length} partition(s) are not published:\n${remaining}` +
+        (w.deadLettered > 0
+          ? `${w.deadLettered} message(s) reached the DLQ: rerun redrive --queue summarize --dry-run shows why.\n`
+          : 'Their inputs changed after their task ran: run the backfill again.\n')
+      );
+    case BackfillWaitEnd.TIMEOUT:
+      return `${sent} Timed out with ${w.published}/${w.total} published; the tasks keep running. Check with rerun status.\n`;
+    default:
+      return `${sent} Stopped waiting (${w.published}/${w.total} published); the tasks keep running.\n`;
+  }
+}

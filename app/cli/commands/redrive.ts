@@ -1,0 +1,195 @@
+import { S3FailureRecorder } from '../../../src/failures/S3FailureRecorder.js';
+import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
+import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
+import { referenceRecheck } from '../../redrive/recheckDeadLetter.js';
+import { type DeadLetter, type RedriveResult, redriveDeadLetters } from '../../redrive/redriveDeadLetters.js';
+import { explainAwsError, requireQueueUrl } from '../../status/pipelineResources.js';
+import type { WorkerTopology } from '../../topology.js';
+import { type CliCommand, CliUsageError, integerOption } from '../command.js';
+import {
+  type PipelineTarget,
+  reportCommandError,
+  requireOutputBucket,
+  stringOption,
+  targetOptions,
+  targetOrExit,
+  workerQueueUrl,
+} from '../pipelineTarget.js';
+
+/** `rerun redrive`: show why dead-lettered messages failed, then move them back to their queue. */
+export const command: CliCommand = {
+  name: 'redrive',
+  summary: 'Show the DLQ messages with the reason each last failed, then move them back to their source queue.',
+  usage: 'rerun redrive [--queue normalize|summarize|NAME|URL] [--max N] [--rate N] [--dry-run] [--json] [options]',
+  options: {
+    queue: {
+      type: 'string',
+      valueName: 'NAME',
+      description: 'A worker (normalize, summarize), or a DLQ name or URL (default: every worker DLQ)',
+    },
+    max: {
+      type: 'string',
+      valueName: 'N',
+      description: 'Inspect at most N messages; below the DLQ size, move exactly those',
+    },
+    rate: { type: 'string', valueName: 'N', description: 'Move at most N messages per second (move task: up to 500)' },
+    'dry-run': { type: 'boolean', description: 'Show the messages and reasons only; move nothing' },
+    'source-queue-url': {
+      type: 'string',
+      valueName: 'URL',
+      description: 'Where a DLQ given by name or URL sends back to (default: its only source queue)',
+    },
+    ...targetOptions,
+  },
+  details: `Each message is shown with the reason its worker gave up on it, read from the failure record the
+worker wrote at failures/<queue>/<messageId>.json in the output bucket (a message without a record failed
+by timeout or crash: see the function's logs). Fix the cause first, then run without --dry-run.
+
+Moving uses SQS StartMessageMoveTask where the endpoint supports it (detected by trying), else receives,
+sends to the source queue and deletes from the DLQ only after the send succeeded, rate-limited. With
+--max below the DLQ's size, exactly the inspected messages are moved, one by one. Inspecting receives
+the messages, so the DLQ's own receive count of each grows, even with --dry-run; nothing else changes.
+
+Exit: 0 done; 1 when a message could not be moved.
+
+Examples:
+  rerun redrive --dry-run
+  rerun redrive --queue summarize --rate 10
+  rerun redrive --stack rerun --queue normalize --dry-run`,
+  async run({ values }, io) {
+    const max = integerOption(values, 'max', { min: 1, max: 100_000 });
+    const rate = integerOption(values, 'rate', { min: 1, max: 500 });
+    const json = values.json === true;
+    const human = (text: string) => {
+      if (!json) io.stderr(text);
+    };
+    const target = await targetOrExit(values, io, 'redrive');
+    if (typeof target === 'number') return target;
+    const queue = stringOption(values, 'queue');
+    const workers = [target.topology.normalize, target.topology.summarize];
+    const chosen = queue ? workers.filter((w) => w.name === queue) : workers;
+    const dryRun = values['dry-run'] === true;
+
+    try {
+      await requireOutputBucket(target);
+      const recorder = new S3FailureRecorder({
+        store: new S3ObjectStore(target.clients.s3),
+        sqs: target.clients.sqs,
+        bucket: target.outputBucket,
+        prefix: target.topology.failurePrefix,
+      });
+      const queues = await resolveQueues(target, chosen, queue, stringOption(values, 'source-queue-url'), io.env);
+      const results: RedriveResult[] = [];
+      let progressOpen = false;
+      for (const q of queues) {
+        human(`\n${q.label}: ${q.dlqUrl}\n`);
+        const result = await redriveDeadLetters({
+          sqs: target.clients.sqs,
+          dlqUrl: q.dlqUrl,
+          ...(q.sourceQueueUrl ? { sourceQueueUrl: q.sourceQueueUrl } : {}),
+          failures: recorder,
+          ...(q.stage ? { recheck: referenceRecheck(q.stage) } : {}),
+          ...(max !== undefined ? { max } : {}),
+          ...(rate !== undefined ? { ratePerSecond: rate } : {}),
+          dryRun,
+          signal: io.signal,
+          onInspected: (letters, depth) => human(formatLetters(letters, depth)),
+          onProgress: (moved, total) => {
+            if (!io.isTTY) {
+              if (isProgressStep(moved, total)) human(`moved ${moved}/${total}\n`);
+              return;
+            }
+            human(`\r\x1b[2Kmoved ${renderProgressBar(moved, total)}`);
+            progressOpen = true;
+          },
+        }).catch((error: unknown) => {
+          throw explainAwsError(error, {
+            role: q.label,
+            name: q.dlqUrl,
+            where: target.where,
+            hint: 'Check the queue.',
+          });
+        });
+        if (progressOpen) human('\n');
+        progressOpen = false;
+        for (const note of result.notes) human(`note: ${note}\n`);
+        human(describeResult(result));
+        results.push(result);
+      }
+      const moved = results.reduce((n, r) => n + r.moved, 0);
+      const failed = results.reduce((n, r) => n + r.failed.length, 0);
+      const inspected = results.reduce((n, r) => n + r.inspected.length, 0);
+      if (json) io.stdout(JSON.stringify({ dryRun, inspected, moved, failed, queues: results }));
+      else io.stdout(`SUMMARY ${JSON.stringify({ dryRun, inspected, moved, failed, queues: results.length })}`);
+      return failed > 0 ? 1 : 0;
+    } catch (error) {
+      return reportCommandError(error, io, 'redrive', json);
+    }
+  },
+};
+
+/** The DLQs to redrive: by worker (with its work queue as the source) or one given by name/URL. */
+async function resolveQueues(
+  target: PipelineTarget,
+  workers: readonly WorkerTopology[],
+  queue: string | undefined,
+  sourceOverride: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<{ label: string; dlqUrl: string; sourceQueueUrl?: string; stage?: 'normalize' | 'summarize' }[]> {
+  if (queue && workers.length === 0) {
+    if (!/^https?:\/\//.test(queue) && !/dlq|dead/i.test(queue)) {
+      throw new CliUsageError(
+        `--queue "${queue}" is neither a worker (normalize, summarize) nor a DLQ name or URL (expected a name with "dlq").`,
+      );
+    }
+    const dlqUrl = await requireQueueUrl(target.clients.sqs, {
+      role: 'dead-letter queue',
+      name: queue,
+      where: target.where,
+      hint: 'Check the name, or pass a worker name (normalize, summarize).',
+    });
+    return [{ label: 'dead-letter queue', dlqUrl, ...(sourceOverride ? { sourceQueueUrl: sourceOverride } : {}) }];
+  }
+  const queues = [];
+  for (const worker of workers) {
+    const stage: 'normalize' | 'summarize' | undefined =
+      worker.name === 'normalize' || worker.name === 'summarize' ? worker.name : undefined;
+    queues.push({
+      ...(stage ? { stage } : {}),
+      label: `${worker.name} DLQ`,
+      dlqUrl: await workerQueueUrl(target, worker, 'dlq', undefined, env),
+      sourceQueueUrl: sourceOverride ?? (await workerQueueUrl(target, worker, 'queue', undefined, env)),
+    });
+  }
+  return queues;
+}
+
+function formatLetters(letters: readonly DeadLetter[], depth: number): string {
+  if (letters.length === 0) return 'No message in the DLQ.\n';
+  const header = ['MESSAGE', 'RECEIVES', 'SUBJECT', 'REASON'];
+  const rows = letters.map((l) => [
+    l.messageId,
+    l.receiveCount === undefined ? '-' : String(l.receiveCount),
+    l.subject,
+    // A dead letter that would fail again for the same reason is marked: fix it, or drop it.
+    l.wouldFailAgain ? `[WOULD FAIL AGAIN] ${l.reason ?? '-'}` : (l.reason ?? '-'),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const render = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  const shown = depth > letters.length ? ` (${letters.length} of about ${depth} shown)` : '';
+  return `${[header, ...rows].map(render).join('\n')}\n${letters.length} message(s)${shown}.\n`;
+}
+
+function describeResult(result: RedriveResult): string {
+  if (result.dryRun) return `Dry run: ${result.inspected.length} message(s) would be moved back; nothing was moved.\n`;
+  if (result.inspected.length === 0) return 'Nothing to move.\n';
+  const failed = result.failed.map((f) => `  ${f.messageId}: ${f.error}\n`).join('');
+  return (
+    `Moved ${result.moved} message(s) back to ${result.sourceQueueUrl ?? 'their source queue'} (${result.method}).\n` +
+    (failed ? `Not moved:\n${failed}` : '')
+  );
+}

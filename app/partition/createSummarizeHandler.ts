@@ -1,0 +1,95 @@
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { AwsClients } from '../../src/aws/clients.js';
+import type { FailureRecorder } from '../../src/failures/FailureRecorder.js';
+import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
+import type { Day } from '../../src/keys/partition.js';
+import { type Logger, silentLogger } from '../../src/logging/logger.js';
+import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { topology as defaultTopology, type Topology } from '../topology.js';
+import { SUMMARIZE_CODE_VERSION } from './codeVersion.js';
+import { createTaskBatchHandler } from './createTaskBatchHandler.js';
+import { S3PartitionStore } from './S3PartitionStore.js';
+import { summarizePartition } from './summarizePartition.js';
+import { lineagePrefix, summaryLayout } from './summaryLayout.js';
+import { parseSummaryTask } from './summaryTask.js';
+
+/** Options of {@link createSummarizeHandler}. */
+export interface SummarizeHandlerOptions {
+  readonly clients: Pick<AwsClients, 's3' | 'sqs'>;
+  /** The output bucket: holds the normalized outputs (lineage) and receives the summaries. */
+  readonly outputBucket: string;
+  /** The input bucket whose normalized outputs are summarized (it names their prefix). */
+  readonly inputBucket: string;
+  /** @default the project's topology (app/topology.ts) */
+  readonly topology?: Topology;
+  /** @default SUMMARIZE_CODE_VERSION */
+  readonly codeVersion?: string;
+  /**
+   * Where give-ups are recorded for `rerun redrive`.
+   * @default an S3FailureRecorder writing failures/ in the output bucket
+   */
+  readonly failureRecorder?: FailureRecorder;
+  /** @default 5000 */
+  readonly deadlineMarginMs?: number;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+}
+
+/**
+ * The summary stage's SQS handler: each message is one partition task (`{"type":"summarize",
+ * "partition":"dt=..."}` from a backfill, or `{"window":"yesterday","at":...}` from the daily
+ * schedule), run by summarizePartition: list the day's lineage, done-check, compute, stage, validate,
+ * publish with a conditional put, record the manifest marker.
+ *
+ * @example
+ * const handler = createSummarizeHandler({ clients, outputBucket: 'rerun-output', inputBucket: 'rerun-input' });
+ */
+export function createSummarizeHandler(
+  options: SummarizeHandlerOptions,
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  const t = options.topology ?? defaultTopology;
+  const layout = summaryLayout(options.inputBucket, t);
+  const store = new S3ObjectStore(options.clients.s3);
+  const reader = new S3PartitionStore(options.clients.s3);
+  const logger = options.logger ?? silentLogger;
+  const codeVersion = options.codeVersion ?? SUMMARIZE_CODE_VERSION;
+  return createTaskBatchHandler<{ day: Day; origin: string }>({
+    name: t.summarize.name,
+    logger,
+    concurrency: 1,
+    ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
+    failureRecorder:
+      options.failureRecorder ??
+      new S3FailureRecorder({
+        store,
+        sqs: options.clients.sqs,
+        bucket: options.outputBucket,
+        prefix: t.failurePrefix,
+        logger,
+        // A task is about a partition, not about one input: nothing to index by object.
+        indexByObject: false,
+      }),
+    parse(record) {
+      const sent = Number(record.attributes?.SentTimestamp);
+      const parsed = parseSummaryTask(record.body, Number.isFinite(sent) ? sent : undefined);
+      if (parsed.kind === 'invalid') return parsed;
+      return {
+        kind: 'task',
+        task: { day: parsed.day, origin: parsed.origin },
+        source: { bucket: options.outputBucket, key: lineagePrefix(layout, 'normalized', parsed.day) },
+      };
+    },
+    async run(task, context) {
+      const outcome = await summarizePartition(task.day, {
+        store,
+        reader,
+        bucket: options.outputBucket,
+        layout,
+        codeVersion,
+        logger: context.logger,
+      });
+      const origin = task.origin === 'partition' ? '' : ` [${task.origin}]`;
+      return { status: outcome.status, reason: `${outcome.reason}${origin}`, outputKey: outcome.summaryKey };
+    },
+  });
+}

@@ -1,0 +1,111 @@
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { receiveCountOf, runBatch } from '../../src/batch/runBatch.js';
+import { RerunError } from '../../src/errors.js';
+import type { FailureRecorder } from '../../src/failures/FailureRecorder.js';
+import { type Logger, silentLogger } from '../../src/logging/logger.js';
+import { type RecordOutcome, RecordStatus } from '../../src/worker/outcomes.js';
+
+/** What a message asks for: a task, or the reason it is not a valid one (failed, not retryable). */
+export type ParsedTask<T> =
+  | {
+      readonly kind: 'task';
+      readonly task: T;
+      /** What the task reads (shown in outcomes, e.g. a partition's prefix). */
+      readonly source: { readonly bucket: string; readonly key: string };
+    }
+  | { readonly kind: 'invalid'; readonly reason: string };
+
+/** How a task ended (failures are thrown; a RerunError's `retryable` is honoured). */
+export interface TaskResult {
+  readonly status: 'processed' | 'skipped';
+  readonly reason: string;
+  readonly outputKey?: string;
+}
+
+/** Options of {@link createTaskBatchHandler}. */
+export interface TaskBatchHandlerOptions<T> {
+  /** Name used in logs. */
+  readonly name: string;
+  /** Reads a record's body (and attributes, e.g. SentTimestamp) into a task. Pure. */
+  parse(record: SQSRecord): ParsedTask<T>;
+  /** Runs one task idempotently. */
+  run(task: T, context: { readonly logger: Logger; readonly remainingTimeMs: number }): Promise<TaskResult>;
+  /**
+   * Tasks run at once within one invocation (FIFO batches always run one at a time, in order).
+   * @default 4
+   */
+  readonly concurrency?: number;
+  /**
+   * Stop starting tasks when less than this much of the function's time is left; unstarted ones are
+   * reported as batch item failures and come back after the visibility timeout.
+   * @default a tenth of the invocation's time, from 250 ms to 5 s (defaultDeadlineMarginMs)
+   */
+  readonly deadlineMarginMs?: number;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /**
+   * Records why a message was given up on (see createSqsBatchHandler's option of the same name).
+   * @default none
+   */
+  readonly failureRecorder?: FailureRecorder;
+}
+
+/**
+ * A Lambda handler for an SQS event source mapping with `ReportBatchItemFailures` whose messages are
+ * tasks (not S3 events): the same contract as createSqsBatchHandler (classified outcome per record,
+ * emitted to onRecordOutcome listeners; never throws for a record, which would fail the whole batch;
+ * bounded concurrency; deadline-aware; FIFO order kept by failing the rest of a FIFO batch after a
+ * failure), for work such as a partition task.
+ *
+ * @example
+ * export const handler = createTaskBatchHandler({
+ *   name: 'summarize',
+ *   parse: (record) => ({ kind: 'task', task: record.body, source: { bucket: 'out', key: record.body } }),
+ *   run: async (task) => ({ status: 'processed', reason: `did ${task}` }),
+ * });
+ */
+export function createTaskBatchHandler<T>(
+  options: TaskBatchHandlerOptions<T>,
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  const concurrency = options.concurrency ?? 4;
+  const baseLogger = (options.logger ?? silentLogger).child({ worker: options.name });
+
+  const processRecord = async (record: SQSRecord, context: Context): Promise<RecordOutcome> => {
+    const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
+    const parsed = options.parse(record);
+    if (parsed.kind === 'invalid') {
+      return { ...base, status: RecordStatus.FAILED, retryable: false, reason: parsed.reason };
+    }
+    const logger = baseLogger.child({ messageId: record.messageId, awsRequestId: context.awsRequestId });
+    try {
+      const result = await options.run(parsed.task, { logger, remainingTimeMs: context.getRemainingTimeInMillis() });
+      return {
+        ...base,
+        status: result.status === 'processed' ? RecordStatus.PROCESSED : RecordStatus.SKIPPED,
+        reason: result.reason,
+        source: parsed.source,
+        ...(result.outputKey ? { outputKey: result.outputKey } : {}),
+      };
+    } catch (error) {
+      return {
+        ...base,
+        status: RecordStatus.FAILED,
+        retryable: error instanceof RerunError ? error.retryable : true,
+        reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        source: parsed.source,
+      };
+    }
+  };
+
+  return (event, context) =>
+    runBatch(event, context, (record) => processRecord(record, context), {
+      concurrency,
+      ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
+      subjectOf: (record) => {
+        const parsed = options.parse(record);
+        return parsed.kind === 'task' ? parsed.source : undefined;
+      },
+      logger: baseLogger,
+      ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
+    });
+}

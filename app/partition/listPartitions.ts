@@ -1,0 +1,147 @@
+import { type FailureIndexEntry, failureIndexRoot, parseFailureIndexKey } from '../../src/failures/failureIndex.js';
+import { type Day, dayOfRelativeKey, daysInWindow, partitionName } from '../../src/keys/partition.js';
+import { type InputCoverage, type InputRules, judgeInputCoverage } from './inputCoverage.js';
+import type { PartitionListing } from './judgePartition.js';
+import type { LineageEntry } from './lineage.js';
+import type { S3PartitionStore } from './S3PartitionStore.js';
+import {
+  classifySummaryKey,
+  LineageKind,
+  lineagePrefix,
+  lineageRoot,
+  type MarkerInfo,
+  type SummaryLayout,
+  summaryRoot,
+} from './summaryLayout.js';
+
+/** Options of {@link listPartitions}. */
+export interface ListPartitionsOptions {
+  readonly store: S3PartitionStore;
+  /** The output bucket. */
+  readonly bucket: string;
+  readonly layout: SummaryLayout;
+  /** First day of the window. */
+  readonly from: Day;
+  /** Last day of the window (included). */
+  readonly to: Day;
+  /**
+   * Also list the window's inputs (in the input bucket) and the failure index, and judge each day's
+   * input coverage (app/partition/inputCoverage.ts): two more paginated listings, still no HEAD.
+   * @default undefined: outputs only
+   */
+  readonly inputs?: InputRules;
+}
+
+/**
+ * Lists a window's partitions with three paginated listings and no per-partition request (five with
+ * `inputs`: the inputs and the failure index too, for each day's input coverage): the
+ * normalized outputs and the quarantine objects of the window (the lineage, with ETags) and the
+ * published summaries with their manifest markers. Each listing starts at the window's first day
+ * (`StartAfter`) and stops at its last, so its cost is about (objects in the window) / 1000 requests.
+ *
+ * @example
+ * const listings = await listPartitions({ store, bucket: 'rerun-output', layout, from: '2026-01-01', to: '2026-01-30' });
+ */
+export async function listPartitions(options: ListPartitionsOptions): Promise<PartitionListing[]> {
+  const { store, bucket, layout, from, to } = options;
+  const days = daysInWindow(from, to);
+  const byDay = new Map<Day, { lineage: LineageEntry[]; summary?: { etag: string }; markers: MarkerInfo[] }>(
+    days.map((day) => [day, { lineage: [], markers: [] }]),
+  );
+
+  // Output and quarantine keys per day with LastModified, for the input coverage (same listings).
+  const outputs = new Map<Day, Map<string, number>>(days.map((day) => [day, new Map()]));
+  for (const kind of [LineageKind.NORMALIZED, LineageKind.QUARANTINE]) {
+    const root = lineageRoot(layout, kind);
+    for await (const object of store.list(bucket, windowListing(root, from, to))) {
+      const path = object.key.slice(root.length);
+      const day = dayOfRelativeKey(path);
+      if (day) byDay.get(day)?.lineage.push({ kind, path, etag: object.etag });
+      if (day) outputs.get(day)?.set(object.key, object.lastModified ?? 0);
+    }
+  }
+
+  for await (const object of store.list(bucket, windowListing(summaryRoot(layout), from, to))) {
+    const found = classifySummaryKey(layout, object.key);
+    if (found.kind === 'other') continue;
+    const entry = byDay.get(found.day);
+    if (!entry) continue;
+    if (found.kind === 'summary') entry.summary = { etag: object.etag };
+    else entry.markers.push(found.marker);
+  }
+
+  const coverage = options.inputs ? await listCoverage(options, days, outputs) : undefined;
+  return days.map((day) => {
+    const entry = byDay.get(day) as { lineage: LineageEntry[]; summary?: { etag: string }; markers: MarkerInfo[] };
+    const covered = coverage?.get(day);
+    return { day, ...entry, ...(covered ? { coverage: covered } : {}) };
+  });
+}
+
+/** The window's inputs and failure index entries (two more listings), with its outputs, judged per day. */
+async function listCoverage(
+  options: ListPartitionsOptions,
+  days: readonly Day[],
+  outputs: ReadonlyMap<Day, Map<string, number>>,
+): Promise<Map<Day, InputCoverage>> {
+  const { store, bucket, from, to } = options;
+  const rules = options.inputs as InputRules;
+  const perDay = new Map(
+    days.map((day) => [
+      day,
+      {
+        inputs: [] as { key: string; lastModified: number }[],
+        outputs: outputs.get(day) ?? new Map<string, number>(),
+        failures: [] as FailureIndexEntry[],
+      },
+    ]),
+  );
+  const inDay = (root: string, key: string) => perDay.get(dayOfRelativeKey(key.slice(root.length)) ?? '');
+  for await (const object of store.list(rules.bucket, windowListing(rules.prefix, from, to))) {
+    if (object.key.endsWith('/')) continue; // a folder marker is no input
+    inDay(rules.prefix, object.key)?.inputs.push({ key: object.key, lastModified: object.lastModified ?? 0 });
+  }
+  const indexRoot = failureIndexRoot(rules.failurePrefix, rules.bucket);
+  for await (const object of store.list(bucket, windowListing(indexRoot, from, to))) {
+    const entry = parseFailureIndexKey(object.key);
+    if (entry) inDay(indexRoot, object.key)?.failures.push(entry);
+  }
+  return new Map([...perDay].map(([day, listing]) => [day, judgeInputCoverage(listing, rules)]));
+}
+
+/**
+ * The listing of `{root}dt=from/` .. `{root}dt=to/`: keys are `{root}dt=YYYY-MM-DD/...`, and
+ * fixed-width dates sort lexicographically in date order.
+ */
+function windowListing(root: string, from: Day, to: Day) {
+  const prefix = `${root}dt=`;
+  return {
+    prefix,
+    // `{root}dt=2026-01-05` sorts right before every key of that day (`{root}dt=2026-01-05/...`).
+    startAfter: `${root}${partitionName(from)}`,
+    stopAt: (key: string) => key.slice(prefix.length, prefix.length + 10) > to,
+  };
+}
+
+/**
+ * The lineage of one day: its normalized outputs and quarantine objects with their ETags (two
+ * listings of the day's exact prefixes).
+ *
+ * @example
+ * const lineage = await listLineage(store, 'rerun-output', layout, '2026-01-05');
+ */
+export async function listLineage(
+  store: S3PartitionStore,
+  bucket: string,
+  layout: SummaryLayout,
+  day: Day,
+): Promise<LineageEntry[]> {
+  const entries: LineageEntry[] = [];
+  for (const kind of [LineageKind.NORMALIZED, LineageKind.QUARANTINE]) {
+    const root = lineageRoot(layout, kind);
+    for await (const object of store.list(bucket, { prefix: lineagePrefix(layout, kind, day) })) {
+      entries.push({ kind, path: object.key.slice(root.length), etag: object.etag });
+    }
+  }
+  return entries;
+}

@@ -1,0 +1,276 @@
+import { createHash } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { PublishConflictError, RerunError } from '../../src/errors.js';
+import type { Day } from '../../src/keys/partition.js';
+import { type Logger, silentLogger } from '../../src/logging/logger.js';
+import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../../src/s3/S3ObjectStore.js';
+import { parseSummary, SummaryAccumulator, serializeSummary } from './dailySummary.js';
+import { judgeSummaryHead, SummaryState } from './judgeSummaryHead.js';
+import { lineageHash, sortLineage } from './lineage.js';
+import { listLineage } from './listPartitions.js';
+import type { S3PartitionStore } from './S3PartitionStore.js';
+import {
+  classifySummaryKey,
+  lineageRoot,
+  type MarkerInfo,
+  markerKey,
+  markerPrefix,
+  type SummaryLayout,
+  stagingKey,
+  summaryKey,
+} from './summaryLayout.js';
+import { buildSummaryMetadata } from './summaryMetadata.js';
+
+/** Options of {@link summarizePartition}. */
+export interface SummarizePartitionOptions {
+  /** Conditional puts, HEAD with checksum, deletes. */
+  readonly store: S3ObjectStore;
+  /** Listings with ETags and GETs pinned to an ETag. */
+  readonly reader: S3PartitionStore;
+  /** The output bucket (holds the lineage and the summaries). */
+  readonly bucket: string;
+  readonly layout: SummaryLayout;
+  /** Version of the summary code and format; summaries of another version are rebuilt. */
+  readonly codeVersion: string;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /**
+   * Times to start over when the inputs change while they are read, or another writer publishes
+   * first, before failing with a retryable error.
+   * @default 4
+   */
+  readonly maxRounds?: number;
+}
+
+/** How a partition task ended (failures are thrown). */
+export interface PartitionOutcome {
+  readonly status: 'processed' | 'skipped';
+  readonly reason: string;
+  readonly day: Day;
+  readonly summaryKey: string;
+  readonly lineageHash: string;
+  /** ETag of the published summary. */
+  readonly etag: string;
+  /** Counts of the summary, when this run computed it. */
+  readonly counts?: { readonly files: number; readonly records: number; readonly quarantined: number };
+}
+
+/** The staged copy is not the summary that was written (overwritten, truncated, unreadable). Retryable. */
+export class SummaryValidationError extends RerunError {
+  constructor(message: string) {
+    super(message, { retryable: true });
+    this.name = 'SummaryValidationError';
+  }
+}
+
+const CONFLICT_RETRIES = 3;
+
+/**
+ * Brings one day's summary up to date, idempotently: a task that owns its output slice.
+ *
+ * 1. Lineage: list the day's normalized outputs and quarantine objects with their ETags (sorted),
+ *    and hash them with the code version.
+ * 2. Done-check: HEAD the published summary; when its integrity holds and its lineage hash and code
+ *    version are the current ones, it is done: only make sure its manifest marker is right, write
+ *    nothing else.
+ * 3. Compute: read every input with `If-Match: <listed ETag>`, so the summary is exactly the
+ *    function of the lineage it records; a 412/404 means an input changed meanwhile: start over.
+ * 4. Stage -> validate -> publish (write-audit-publish): put the canonical bytes at the deterministic
+ *    staging key, read them back and validate them (checksum, parse, manifest), then publish the same
+ *    bytes with `If-None-Match: *` (first publish) or `If-Match: <ETag seen in 2>` (replace). A 412
+ *    means another writer published first: start over (its summary may be current). Readers see the
+ *    old summary or the new one, never a partial or mixed one (one PutObject is atomic).
+ * 5. Remove the staging copy, then record the manifest marker (its key names lineage hash, summary
+ *    ETag and code version, for the planner's list-only done-check) and remove older markers.
+ *
+ * A crash at any point leaves either the previous summary or the new one; a leftover staging copy or
+ * a missing or extra marker is repaired by the next run (and the planner treats it as stale).
+ *
+ * @example
+ * const outcome = await summarizePartition('2026-01-05', { store, reader, bucket: 'rerun-output',
+ *   layout: summaryLayout('rerun-input'), codeVersion: 'summarize@1' });
+ */
+export async function summarizePartition(day: Day, options: SummarizePartitionOptions): Promise<PartitionOutcome> {
+  const maxRounds = options.maxRounds ?? 4;
+  const logger = (options.logger ?? silentLogger).child({ partition: `dt=${day}` });
+  let last = '';
+  for (let round = 1; round <= maxRounds; round++) {
+    const result = await attempt(day, options, logger);
+    if (typeof result !== 'string') return result;
+    last = result;
+    logger.info(`summary attempt restarts: ${result}`, { round });
+  }
+  throw new PublishConflictError(
+    `The summary of dt=${day} could not be completed in ${maxRounds} rounds (last: ${last}); ` +
+      'the message will be retried.',
+  );
+}
+
+type Restart =
+  | 'inputs changed while being read'
+  | `reading an input was interrupted (${string})`
+  | 'another writer published first'
+  | 'staged copy vanished';
+
+async function attempt(
+  day: Day,
+  options: SummarizePartitionOptions,
+  logger: Logger,
+): Promise<PartitionOutcome | Restart> {
+  const { store, reader, bucket, layout, codeVersion } = options;
+  const lineage = sortLineage(await listLineage(reader, bucket, layout, day));
+  const hash = lineageHash({ day, codeVersion, entries: lineage });
+  const key = summaryKey(layout, day);
+  const head = await store.head(bucket, key);
+  const verdict = judgeSummaryHead(head, { day, lineageHash: hash, codeVersion });
+  const base = { day, summaryKey: key, lineageHash: hash };
+
+  if (verdict.state === SummaryState.CURRENT) {
+    const repaired = await ensureMarker(options, day, { lineageHash: hash, summaryEtag: verdict.etag, codeVersion });
+    // A missing marker means a publish was interrupted, possibly before its staging copy was removed.
+    if (repaired) await removeIfPresent(store, bucket, stagingKey(layout, day, hash));
+    return {
+      ...base,
+      status: 'skipped',
+      reason: `already done: summary is current (${lineage.length} inputs)${repaired ? '; manifest marker repaired' : ''}`,
+      etag: verdict.etag,
+    };
+  }
+  if (verdict.state !== SummaryState.MISSING)
+    logger.info('rebuilding summary', { was: verdict.state, why: verdict.reason });
+
+  // 3. Compute from exactly the listed versions.
+  const accumulator = new SummaryAccumulator();
+  for (const entry of lineage) {
+    const read = await reader.getExact(bucket, `${lineageRoot(layout, entry.kind)}${entry.path}`, entry.etag);
+    if (read.status !== 'ok') return 'inputs changed while being read';
+    accumulator.startFile(entry, read.contentLength);
+    const lines = createInterface({ input: read.body, crlfDelay: Number.POSITIVE_INFINITY });
+    try {
+      for await (const line of lines) accumulator.addLine(line);
+    } catch (error) {
+      // A connection dropped mid-body: the lines read so far are already counted, so start the
+      // round over with a fresh accumulator rather than failing the task. A corrupt input is not
+      // retried (SummaryInputInvalidError is not retryable).
+      if (error instanceof RerunError && !error.retryable) throw error;
+      return `reading an input was interrupted (${error instanceof Error ? error.message : String(error)})`;
+    } finally {
+      lines.close();
+      read.body.destroy();
+    }
+  }
+  const summary = accumulator.finish({ day, codeVersion, lineageHash: hash, lineage });
+  const bytes = serializeSummary(summary);
+  const sha256Base64 = createHash('sha256').update(bytes).digest('base64');
+  const metadata = buildSummaryMetadata({ day, lineageHash: hash, codeVersion, sha256Base64, bytes: bytes.byteLength });
+  const put = (target: string, condition: WriteCondition) =>
+    putWithConflictRetry(store, bucket, target, bytes, {
+      condition,
+      metadata,
+      sha256Base64,
+      contentType: 'application/json',
+    });
+
+  // 4a. Stage. The staging key is a function of the lineage hash, so an object already there holds
+  // the same lineage's summary from a crashed or concurrent run: accept it when its digest matches.
+  const staged = stagingKey(layout, day, hash);
+  let stagedWrite = await put(staged, { ifNoneMatch: '*' });
+  if (stagedWrite.status === WriteStatus.PRECONDITION_FAILED) {
+    const existing = await store.head(bucket, staged);
+    if (existing && existing.checksumSHA256 !== sha256Base64) {
+      stagedWrite = await put(staged, { ifMatch: existing.etag });
+    } else if (existing) {
+      stagedWrite = { status: WriteStatus.WRITTEN, etag: existing.etag };
+    } else {
+      stagedWrite = await put(staged, { ifNoneMatch: '*' });
+    }
+  }
+  if (stagedWrite.status !== WriteStatus.WRITTEN) return 'another writer published first';
+
+  // 4b. Validate what was staged (the audit step): read it back, compare digests, parse, check the manifest.
+  const stagedBytes = await reader.getBytes(bucket, staged);
+  if (!stagedBytes) return 'staged copy vanished';
+  if (createHash('sha256').update(stagedBytes).digest('base64') !== sha256Base64) {
+    throw new SummaryValidationError(`staged summary s3://${bucket}/${staged} differs from the bytes written`);
+  }
+  const checked = parseSummary(stagedBytes, { day, lineageHash: hash, codeVersion });
+  if (!checked.ok)
+    throw new SummaryValidationError(`staged summary s3://${bucket}/${staged} is invalid: ${checked.reason}`);
+
+  // 4c. Publish: create-only when nothing was there, compare-and-swap on what the done-check saw.
+  const published = await put(key, head ? { ifMatch: head.etag } : { ifNoneMatch: '*' });
+  if (published.status !== WriteStatus.WRITTEN) {
+    // The next round stages under its own lineage hash: do not leave this copy behind.
+    await store.deleteIfMatch(bucket, staged, stagedWrite.etag);
+    return 'another writer published first';
+  }
+
+  // 5. Cleanup, then the marker. A crash before the marker leaves a published summary the planner
+  // reports as stale; the next run's done-check finds it current, removes the staging copy it may
+  // have left and writes only the marker.
+  await store.deleteIfMatch(bucket, staged, stagedWrite.etag);
+  await ensureMarker(options, day, { lineageHash: hash, summaryEtag: published.etag, codeVersion });
+  return {
+    ...base,
+    status: 'processed',
+    reason:
+      verdict.state === SummaryState.MISSING
+        ? `summary published (${lineage.length} inputs: ${summary.records} records, ${summary.quarantined} quarantined)`
+        : `summary replaced (${verdict.reason}; now ${summary.records} records, ${summary.quarantined} quarantined)`,
+    etag: published.etag,
+    counts: { files: summary.files, records: summary.records, quarantined: summary.quarantined },
+  };
+}
+
+/**
+ * Makes the day's markers exactly `[marker]`: creates it (create-only; a 412 means it exists) and
+ * deletes any other. Returns whether anything changed.
+ */
+async function ensureMarker(options: SummarizePartitionOptions, day: Day, marker: MarkerInfo): Promise<boolean> {
+  const { store, reader, bucket, layout } = options;
+  const wanted = markerKey(layout, day, marker);
+  const existing = await reader.listAll(bucket, { prefix: markerPrefix(layout, day) });
+  let changed = false;
+  if (!existing.some((o) => o.key === wanted)) {
+    const empty = new Uint8Array();
+    const result = await putWithConflictRetry(store, bucket, wanted, empty, {
+      condition: { ifNoneMatch: '*' },
+      metadata: {},
+      sha256Base64: createHash('sha256').update(empty).digest('base64'),
+    });
+    if (result.status === WriteStatus.CONFLICT) {
+      throw new PublishConflictError(`manifest marker s3://${bucket}/${wanted} is being written concurrently`);
+    }
+    changed = result.status === WriteStatus.WRITTEN;
+  }
+  for (const object of existing) {
+    if (object.key === wanted || classifySummaryKey(layout, object.key).kind !== 'marker') continue;
+    await store.deleteIfMatch(bucket, object.key, object.etag);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * Removes a staging copy left by an interrupted run: a HEAD for its ETag, then a delete with
+ * `If-Match` on it (no blind delete: the bucket policy requires `s3:if-match` on DeleteObject).
+ */
+async function removeIfPresent(store: S3ObjectStore, bucket: string, key: string): Promise<void> {
+  const head = await store.head(bucket, key);
+  if (head) await store.deleteIfMatch(bucket, key, head.etag);
+}
+
+/** 409 ConditionalRequestConflict: retry the same request (AWS-SEMANTICS: "retry the request"). */
+async function putWithConflictRetry(
+  store: S3ObjectStore,
+  bucket: string,
+  key: string,
+  body: Uint8Array,
+  options: { condition: WriteCondition; metadata: Record<string, string>; sha256Base64: string; contentType?: string },
+): Promise<WriteResult> {
+  for (let retry = 0; ; retry++) {
+    const result = await store.put(bucket, key, body, options);
+    if (result.status !== WriteStatus.CONFLICT || retry >= CONFLICT_RETRIES) return result;
+    await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** retry));
+  }
+}

@@ -1,0 +1,439 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CancelMessageMoveTaskCommand,
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ListDeadLetterSourceQueuesCommand,
+  ListMessageMoveTasksCommand,
+  type ListMessageMoveTasksResultEntry,
+  type Message,
+  type MessageAttributeValue,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
+import { RerunError } from '../../src/errors.js';
+import { type FailureRecord, queueNameOfArn } from '../../src/failures/failureRecord.js';
+import { RateLimiter } from '../backfill/RateLimiter.js';
+import { describeMessage } from './describeMessage.js';
+import { isMoveTaskUnsupported } from './moveTaskSupport.js';
+import type { DeadLetterRecheck } from './recheckDeadLetter.js';
+
+/** How messages were (or would be) moved back. */
+export const RedriveMethod = {
+  /** Dry run, or nothing to move. */
+  NONE: 'none',
+  /** SQS `StartMessageMoveTask` (server-side, at most one task per DLQ). */
+  MOVE_TASK: 'move-task',
+  /** Receive -> send to the source queue -> delete from the DLQ, one message at a time. */
+  RESEND: 'resend',
+} as const;
+export type RedriveMethod = (typeof RedriveMethod)[keyof typeof RedriveMethod];
+
+/** A dead-lettered message as `rerun redrive` shows it. */
+export interface DeadLetter {
+  readonly messageId: string;
+  /** What it was about (`s3://bucket/key`, a partition, or an excerpt). */
+  readonly subject: string;
+  /** Why the worker gave up on it, from its failure record. */
+  readonly reason?: string;
+  /** Receives of the failed delivery the record was written on. */
+  readonly receiveCount?: number;
+  readonly failedAt?: string;
+  /** When it was first sent (SentTimestamp). */
+  readonly sentAt?: string;
+  /**
+   * Set when a redrive cannot help: the message would fail again for the same deterministic
+   * reason (see {@link RedriveOptions.recheck}).
+   */
+  readonly wouldFailAgain?: string;
+}
+
+/** A redrive cannot run as asked (no source queue known, a move task failed). Not retryable as is. */
+export class RedriveError extends RerunError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, retryable: false });
+    this.name = 'RedriveError';
+  }
+}
+
+/** Options of {@link redriveDeadLetters}. */
+export interface RedriveOptions {
+  readonly sqs: Pick<SQSClient, 'send'>;
+  readonly dlqUrl: string;
+  /**
+   * The queue messages go back to in the fallback (a move task returns each message to the queue it
+   * came from by itself).
+   * @default the DLQ's single source queue (ListDeadLetterSourceQueues)
+   */
+  readonly sourceQueueUrl?: string;
+  /**
+   * Marks dead letters that would fail again for the same deterministic reason (e.g. a body that is
+   * not an S3 event, with a non-retryable record): see app/redrive/recheckDeadLetter.ts.
+   * @default none marked
+   */
+  readonly recheck?: DeadLetterRecheck;
+  /** Reads failure records (see S3FailureRecorder.read). @default reasons are not shown */
+  readonly failures?: { read(queueName: string, messageId: string): Promise<FailureRecord | undefined> };
+  /**
+   * At most this many messages are inspected and, when fewer than the DLQ holds, moved (by the
+   * fallback, which moves exactly the inspected ones).
+   * @default 1000
+   */
+  readonly max?: number;
+  /**
+   * Messages per second. For a move task this is `MaxNumberOfMessagesPerSecond` (SQS accepts up to 500).
+   * @default move task: chosen by SQS; fallback: 50
+   */
+  readonly ratePerSecond?: number;
+  /**
+   * Inspect and show only: every inspected message is made visible again and nothing is moved.
+   * (Inspecting is a ReceiveMessage, so the DLQ's own ApproximateReceiveCount of a message grows.)
+   * @default false
+   */
+  readonly dryRun?: boolean;
+  /** Long-poll wait of each inspecting receive (0-20 s). @default 1 */
+  readonly receiveWaitSeconds?: number;
+  /** Interval between move-task progress checks. @default 1000 */
+  readonly pollIntervalMs?: number;
+  /** Stops moving (a move task is cancelled: moved messages stay moved). */
+  readonly signal?: AbortSignal;
+  /** Called once the messages are inspected, before anything moves. */
+  readonly onInspected?: (messages: readonly DeadLetter[], depth: number) => void;
+  /** Called as messages move. */
+  readonly onProgress?: (moved: number, total: number) => void;
+}
+
+/** What a redrive did. */
+export interface RedriveResult {
+  readonly dlqUrl: string;
+  readonly sourceQueueUrl?: string;
+  /** Messages in the DLQ before (ApproximateNumberOfMessages). */
+  readonly depth: number;
+  readonly inspected: readonly DeadLetter[];
+  readonly dryRun: boolean;
+  readonly method: RedriveMethod;
+  readonly moved: number;
+  /** Messages that could not be moved (they stay in the DLQ), or were sent but not deleted. */
+  readonly failed: readonly { readonly messageId: string; readonly error: string }[];
+  /** Why the fallback was used, or what to know about the result. */
+  readonly notes: readonly string[];
+}
+
+const RESEND_DEFAULT_RATE = 50;
+
+/**
+ * Moves a DLQ's messages back to their source queue, after showing each one with the reason its
+ * worker last failed (from the failure records the batch handlers write).
+ *
+ * Capability is detected by trying, never by endpoint name: ListMessageMoveTasks (also to find a
+ * task already running: SQS allows one per queue), then StartMessageMoveTask. Where they are not
+ * supported (moto answers 500), or when `max` is smaller than the DLQ (a move task moves every
+ * message), the fallback receives, sends to the source queue and deletes from the DLQ only after the
+ * send succeeded, rate-limited. An interruption between a send and its delete leaves the message in
+ * both queues: the worker's idempotency absorbs the duplicate, and on a FIFO queue the deduplication
+ * id `redrive-<messageId>` drops a re-send within 5 minutes.
+ *
+ * @example
+ * const result = await redriveDeadLetters({ sqs, dlqUrl, failures: recorder, onInspected: (m) => show(m) });
+ */
+export async function redriveDeadLetters(options: RedriveOptions): Promise<RedriveResult> {
+  const { sqs, dlqUrl } = options;
+  const max = options.max ?? 1000;
+  const notes: string[] = [];
+  const dlq = await queueInfo(sqs, dlqUrl);
+  const sourceQueueUrl = options.sourceQueueUrl ?? (await soleSourceQueue(sqs, dlqUrl));
+  const rate = options.ratePerSecond;
+  const resendRate = rate ?? RESEND_DEFAULT_RATE;
+  // Hold inspected messages long enough to resend them all at the rate (SQS maximum: 12 hours).
+  const holdSeconds = options.dryRun ? 30 : Math.min(43_200, Math.ceil(max / resendRate) + 60);
+
+  const messages = await inspect(sqs, dlqUrl, max, dlq.depth, holdSeconds, options.receiveWaitSeconds ?? 1);
+  const sourceName = sourceQueueUrl ? queueNameOfUrl(sourceQueueUrl) : undefined;
+  const letters = await Promise.all(
+    messages.map((m) => describeLetter(m, sourceName, options.failures, options.recheck)),
+  );
+  options.onInspected?.(letters, dlq.depth);
+  const base = { dlqUrl, ...(sourceQueueUrl ? { sourceQueueUrl } : {}), depth: dlq.depth, inspected: letters };
+
+  if (options.dryRun || messages.length === 0) {
+    await release(sqs, dlqUrl, messages);
+    return { ...base, dryRun: options.dryRun === true, method: RedriveMethod.NONE, moved: 0, failed: [], notes };
+  }
+
+  if (dlq.depth <= max) {
+    const task = await tryMoveTask(sqs, dlq.arn, messages, options, notes);
+    if (task) return { ...base, dryRun: false, method: RedriveMethod.MOVE_TASK, ...task, notes };
+  } else {
+    notes.push(
+      `--max ${max} is below the DLQ's ${dlq.depth} messages: moving exactly the ${messages.length} shown, one by one`,
+    );
+  }
+
+  if (!sourceQueueUrl && messages.some((m) => !m.Attributes?.DeadLetterQueueSourceArn)) {
+    await release(sqs, dlqUrl, messages);
+    throw new RedriveError(
+      `Cannot tell which queue the messages of ${dlqUrl} came from (ListDeadLetterSourceQueues names none or ` +
+        'several): pass the source queue explicitly (--source-queue-url).',
+    );
+  }
+  const resent = await resend(sqs, dlqUrl, messages, sourceQueueUrl, resendRate, options);
+  return { ...base, dryRun: false, method: RedriveMethod.RESEND, ...resent, notes };
+}
+
+async function queueInfo(sqs: Pick<SQSClient, 'send'>, url: string): Promise<{ arn: string; depth: number }> {
+  const out = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages'] }),
+  );
+  const arn = out.Attributes?.QueueArn;
+  if (!arn) throw new RedriveError(`The queue ${url} did not report its QueueArn.`);
+  return { arn, depth: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) };
+}
+
+async function soleSourceQueue(sqs: Pick<SQSClient, 'send'>, dlqUrl: string): Promise<string | undefined> {
+  const out = await sqs.send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: dlqUrl }));
+  const urls = out.queueUrls ?? [];
+  return urls.length === 1 ? urls[0] : undefined;
+}
+
+/**
+ * Receives up to `max` distinct messages, holding each invisible for `holdSeconds`. It stops once it
+ * holds as many as the DLQ reported at the start (later arrivals wait for the next redrive), or after
+ * two receives in a row bring nothing new (SQS counts are approximate; FIFO groups may be blocked).
+ */
+async function inspect(
+  sqs: Pick<SQSClient, 'send'>,
+  dlqUrl: string,
+  max: number,
+  depth: number,
+  holdSeconds: number,
+  waitSeconds: number,
+): Promise<Message[]> {
+  const seen = new Map<string, Message>();
+  let emptyReceives = 0;
+  // An empty DLQ (by its count) gets one look, not two.
+  const emptyLimit = depth === 0 ? 1 : 2;
+  while (seen.size < max && (depth === 0 || seen.size < depth) && emptyReceives < emptyLimit) {
+    const out = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: dlqUrl,
+        MaxNumberOfMessages: Math.min(10, max - seen.size),
+        VisibilityTimeout: holdSeconds,
+        WaitTimeSeconds: waitSeconds,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+    );
+    const fresh = (out.Messages ?? []).filter((m) => m.MessageId && !seen.has(m.MessageId));
+    for (const m of fresh) seen.set(m.MessageId as string, m);
+    emptyReceives = fresh.length === 0 ? emptyReceives + 1 : 0;
+  }
+  return [...seen.values()];
+}
+
+async function describeLetter(
+  message: Message,
+  sourceName: string | undefined,
+  failures: RedriveOptions['failures'],
+  recheck?: DeadLetterRecheck,
+): Promise<DeadLetter> {
+  const sourceArn = message.Attributes?.DeadLetterQueueSourceArn;
+  const queueName = sourceArn ? queueNameOfArn(sourceArn) : sourceName;
+  const record = queueName && failures ? await failures.read(queueName, message.MessageId as string) : undefined;
+  const sent = Number(message.Attributes?.SentTimestamp);
+  const letter: DeadLetter = {
+    messageId: message.MessageId as string,
+    subject: record?.subject ?? describeMessage(message.Body ?? ''),
+    ...(Number.isFinite(sent) ? { sentAt: new Date(sent).toISOString() } : {}),
+  };
+  if (record) {
+    const again = recheck?.(message.Body ?? '', record);
+    return {
+      ...letter,
+      reason: record.reason,
+      receiveCount: record.receiveCount,
+      failedAt: record.failedAt,
+      ...(again ? { wouldFailAgain: again } : {}),
+    };
+  }
+  if (!failures) return letter;
+  return {
+    ...letter,
+    reason: 'no failure record: the worker did not write one (function timeout, crash, or no recorder): see its logs',
+  };
+}
+
+/** Makes messages visible again at once (ChangeMessageVisibilityBatch, 10 per call). */
+async function release(sqs: Pick<SQSClient, 'send'>, queueUrl: string, messages: readonly Message[]): Promise<void> {
+  for (let i = 0; i < messages.length; i += 10) {
+    await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: messages
+          .slice(i, i + 10)
+          .map((m, j) => ({ Id: `m${j}`, ReceiptHandle: m.ReceiptHandle as string, VisibilityTimeout: 0 })),
+      }),
+    );
+  }
+}
+
+/** Runs (or follows) a move task; undefined when the endpoint cannot, so the fallback runs. */
+async function tryMoveTask(
+  sqs: Pick<SQSClient, 'send'>,
+  dlqArn: string,
+  held: readonly Message[],
+  options: RedriveOptions,
+  notes: string[],
+): Promise<{ moved: number; failed: { messageId: string; error: string }[] } | undefined> {
+  let running: ListMessageMoveTasksResultEntry | undefined;
+  try {
+    const tasks = await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn, MaxResults: 10 }));
+    running = tasks.Results?.find((t) => t.Status === 'RUNNING');
+  } catch (error) {
+    if (!isMoveTaskUnsupported(error)) throw error;
+    notes.push(`message move tasks unavailable here (${describeError(error)}): moving messages one by one`);
+    return undefined;
+  }
+  // The task moves the messages itself: let go of the ones held for inspection first.
+  await release(sqs, options.dlqUrl, held);
+  let handle = running?.TaskHandle;
+  if (running) {
+    notes.push('a message move task was already running on this DLQ (one per queue): following it');
+  } else {
+    try {
+      const started = await sqs.send(
+        new StartMessageMoveTaskCommand({
+          SourceArn: dlqArn,
+          // No DestinationArn: SQS returns each message to the queue it was dead-lettered from.
+          ...(options.ratePerSecond ? { MaxNumberOfMessagesPerSecond: options.ratePerSecond } : {}),
+        }),
+      );
+      handle = started.TaskHandle;
+    } catch (error) {
+      if (!isMoveTaskUnsupported(error)) throw error;
+      // The held messages were released above; their receipt handles stay valid until someone
+      // receives them again (nothing else reads a DLQ), so the fallback can still delete them.
+      notes.push(`StartMessageMoveTask unavailable here (${describeError(error)}): moving messages one by one`);
+      return undefined;
+    }
+  }
+  const interval = options.pollIntervalMs ?? 1000;
+  for (;;) {
+    const tasks = await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn, MaxResults: 10 }));
+    const task =
+      tasks.Results?.find((t) => (handle ? t.TaskHandle === handle : t.Status === 'RUNNING')) ?? tasks.Results?.[0];
+    const moved = task?.ApproximateNumberOfMessagesMoved ?? 0;
+    options.onProgress?.(moved, task?.ApproximateNumberOfMessagesToMove ?? moved);
+    if (task?.Status !== 'RUNNING') {
+      if (task?.Status === 'FAILED') {
+        throw new RedriveError(
+          `The message move task failed after ${moved} message(s): ${task.FailureReason ?? 'no reason given'}`,
+        );
+      }
+      if (task?.Status === 'CANCELLED') notes.push(`the move task was cancelled after ${moved} message(s)`);
+      return { moved, failed: [] };
+    }
+    if (options.signal?.aborted && handle) {
+      await sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle: handle }));
+      notes.push('interrupted: the move task was cancelled; messages already moved stay moved');
+      handle = undefined;
+    }
+    await sleep(interval);
+  }
+}
+
+/** The fallback: send each held message to its source queue, then delete it from the DLQ. */
+async function resend(
+  sqs: Pick<SQSClient, 'send'>,
+  dlqUrl: string,
+  messages: readonly Message[],
+  sourceQueueUrl: string | undefined,
+  ratePerSecond: number,
+  options: RedriveOptions,
+): Promise<{ moved: number; failed: { messageId: string; error: string }[] }> {
+  const limiter = new RateLimiter({ perSecond: ratePerSecond });
+  const urls = new Map<string, string>();
+  const failed: { messageId: string; error: string }[] = [];
+  let moved = 0;
+  const remaining: Message[] = [];
+  for (const [index, message] of messages.entries()) {
+    if (options.signal?.aborted) {
+      remaining.push(...messages.slice(index));
+      break;
+    }
+    await limiter.take();
+    const id = message.MessageId as string;
+    let target: string;
+    try {
+      const sourceArn = message.Attributes?.DeadLetterQueueSourceArn;
+      target = sourceArn ? await urlOfArn(sqs, sourceArn, urls) : (sourceQueueUrl as string);
+      const fifo = target.endsWith('.fifo');
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: target,
+          MessageBody: message.Body ?? '',
+          ...(message.MessageAttributes ? { MessageAttributes: copyAttributes(message.MessageAttributes) } : {}),
+          ...(fifo
+            ? {
+                MessageGroupId: message.Attributes?.MessageGroupId ?? 'redrive',
+                MessageDeduplicationId: `redrive-${id}`,
+              }
+            : {}),
+        }),
+      );
+    } catch (error) {
+      // Not sent: it stays in the DLQ (visible again once its hold expires).
+      failed.push({ messageId: id, error: `not sent: ${describeError(error)}` });
+      remaining.push(message);
+      continue;
+    }
+    try {
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: message.ReceiptHandle as string }));
+      moved++;
+    } catch (error) {
+      failed.push({
+        messageId: id,
+        error: `sent to ${target} but not deleted from the DLQ (${describeError(error)}): the next redrive moves it again, a duplicate the worker absorbs`,
+      });
+    }
+    options.onProgress?.(moved, messages.length);
+  }
+  await release(sqs, dlqUrl, remaining).catch(() => {});
+  return { moved, failed };
+}
+
+async function urlOfArn(sqs: Pick<SQSClient, 'send'>, arn: string, cache: Map<string, string>): Promise<string> {
+  const cached = cache.get(arn);
+  if (cached) return cached;
+  const [, , , , account, name] = arn.split(':');
+  const url = (await sqs.send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }))).QueueUrl;
+  if (!url) throw new RedriveError(`no URL for the source queue ${arn}`);
+  cache.set(arn, url);
+  return url;
+}
+
+function copyAttributes(attributes: Record<string, MessageAttributeValue>): Record<string, MessageAttributeValue> {
+  return Object.fromEntries(
+    Object.entries(attributes).map(([name, v]) => [
+      name,
+      {
+        DataType: v.DataType,
+        ...(v.StringValue !== undefined ? { StringValue: v.StringValue } : {}),
+        ...(v.BinaryValue !== undefined ? { BinaryValue: v.BinaryValue } : {}),
+      },
+    ]),
+  );
+}
+
+function queueNameOfUrl(url: string): string {
+  return url.slice(url.lastIndexOf('/') + 1);
+}
+
+function describeError(error: unknown): string {
+  const e = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const status = e?.$metadata?.httpStatusCode ? ` (HTTP ${e.$metadata.httpStatusCode})` : '';
+  return `${e?.name ?? 'Error'}${status}: ${(e?.message ?? String(error)).split('\n')[0]}`;
+}

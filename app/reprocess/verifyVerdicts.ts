@@ -1,0 +1,76 @@
+import { judgeOutput, type OutputHead, OutputState } from '../../src/done/judgeOutput.js';
+import { ReprocessState, type ReprocessVerdict } from './planReprocess.js';
+
+/** Options of {@link verifyVerdicts}. */
+export interface VerifyOptions {
+  /** The input bucket (outputs name their source as bucket + key). */
+  readonly inputBucket: string;
+  /** The code version the deployed worker runs: outputs of another are old-code. */
+  readonly codeVersion: string;
+  /** HEAD of an output with its stored checksum (S3ObjectStore.head), undefined on 404. */
+  head(outputKey: string): Promise<OutputHead | undefined>;
+  /** The worker's own extra validation, as in its done-check. @default none */
+  readonly validate?: (head: OutputHead) => string | undefined;
+  /** HEADs in flight at once. @default 16 */
+  readonly concurrency?: number;
+  /** Called once per HEAD sent (the cost of --verify). */
+  readonly onHead?: () => void;
+  /**
+   * Which verdicts get the HEAD.
+   * @default every current-looking one
+   */
+  readonly select?: (verdict: ReprocessVerdict) => boolean;
+}
+
+/**
+ * `--verify`: the exact done-check for each output that looks current from the listings, one HEAD
+ * each, with bounded concurrency and in order (a window of `concurrency` verdicts in memory).
+ * The HEAD tells what a listing cannot: the output is intact (S3's stored SHA-256 equals the
+ * digest recorded), names this input, was built by this code version, and from which input ETag;
+ * the input's ETag comes from its listing, so no GET of the input is needed.
+ *
+ * @example
+ * for await (const v of verifyVerdicts(planReprocess(plan), { inputBucket: 'in', codeVersion: 'normalize@1',
+ *   head: (key) => store.head('out', key) })) console.log(v.state);
+ */
+export async function* verifyVerdicts(
+  verdicts: AsyncIterable<ReprocessVerdict>,
+  options: VerifyOptions,
+): AsyncGenerator<ReprocessVerdict> {
+  const limit = options.concurrency ?? 16;
+  const window: Promise<ReprocessVerdict>[] = [];
+  for await (const verdict of verdicts) {
+    const check = verdict.state === ReprocessState.CURRENT && (options.select?.(verdict) ?? true);
+    window.push(check ? verifyOne(verdict, options) : Promise.resolve(verdict));
+    if (window.length >= limit) yield await (window.shift() as Promise<ReprocessVerdict>);
+  }
+  while (window.length > 0) yield await (window.shift() as Promise<ReprocessVerdict>);
+}
+
+async function verifyOne(verdict: ReprocessVerdict, options: VerifyOptions): Promise<ReprocessVerdict> {
+  if (!verdict.inputKey || !verdict.input) return verdict;
+  options.onHead?.();
+  const head = await options.head(verdict.outputKey);
+  const judged = judgeOutput(head, {
+    source: { bucket: options.inputBucket, key: verdict.inputKey },
+    codeVersion: options.codeVersion,
+    ...(options.validate ? { validate: options.validate } : {}),
+  });
+  switch (judged.state) {
+    case OutputState.MISSING:
+      return { ...verdict, state: ReprocessState.MISSING, reason: 'no output (removed since the listing)' };
+    case OutputState.INVALID:
+      return { ...verdict, state: ReprocessState.INVALID, reason: judged.reason };
+    case OutputState.OLD_CODE:
+      return { ...verdict, state: ReprocessState.OLD_CODE, reason: judged.reason };
+    default:
+      if (judged.sourceEtag !== verdict.input.etag) {
+        return {
+          ...verdict,
+          state: ReprocessState.STALE,
+          reason: `built from input ETag ${judged.sourceEtag}, the input is ${verdict.input.etag}`,
+        };
+      }
+      return { ...verdict, reason: 'output is valid and current (verified)' };
+  }
+}

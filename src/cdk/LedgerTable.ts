@@ -1,0 +1,55 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import type { LedgerTopology } from '../topology/WorkerTopology.js';
+
+/** Props of {@link LedgerTable}. */
+export interface LedgerTableProps {
+  /** Key and TTL attribute names: the same object the ledger adapter and `rerun dev` use. */
+  readonly ledger: LedgerTopology;
+  /**
+   * What CloudFormation does with the table when it leaves the stack. The ledger is the only record
+   * of which side effects already ran: losing it means repeating them, so it is kept.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/**
+ * The side-effect dedupe ledger: one item per dedupe key, on-demand capacity (no throttling to
+ * tune, pay per request), point-in-time recovery on, encrypted at rest with the AWS managed key
+ * `aws/dynamodb` (its use shows in CloudTrail; callers need no KMS permission), a TTL attribute so old records age out. TTL deletion is lazy (typically within days), so the
+ * ledger's conditions compare timestamps themselves and never rely on an item being gone.
+ *
+ * @example
+ * const ledger = new LedgerTable(this, 'Ledger', { ledger: topology.ledger });
+ * ledger.grantLedgerAccess(worker.function);
+ */
+export class LedgerTable extends Construct {
+  /** The DynamoDB table. */
+  readonly table: Table;
+
+  constructor(scope: Construct, id: string, props: LedgerTableProps) {
+    super(scope, id);
+    this.table = new Table(this, 'Table', {
+      partitionKey: { name: props.ledger.partitionKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: props.ledger.ttlAttribute,
+      encryption: TableEncryption.AWS_MANAGED,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+    });
+  }
+
+  /**
+   * Grants exactly what the ledger adapter does: GetItem, PutItem (claim), UpdateItem
+   * (complete/fail) and DeleteItem (release a claim it holds). No Scan, Query or batch access.
+   *
+   * @example
+   * ledger.grantLedgerAccess(worker.function);
+   */
+  grantLedgerAccess(grantee: IGrantable): void {
+    this.table.grant(grantee, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem');
+  }
+}

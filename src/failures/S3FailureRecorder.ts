@@ -1,0 +1,279 @@
+import { createHash } from 'node:crypto';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { type Logger, silentLogger } from '../logging/logger.js';
+import { httpStatus, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
+import type { FailedDelivery, FailureRecorder, StartedDelivery, StartedRecord } from './FailureRecorder.js';
+import { failureIndexKey, objectOfSubject } from './failureIndex.js';
+import {
+  DEFAULT_FAILURE_PREFIX,
+  FAILURE_RECORD_SCHEMA,
+  type FailureRecord,
+  failureRecordKey,
+  GiveUpReason,
+  giveUpReason,
+  LAST_ATTEMPT_STARTED_REASON,
+  parseFailureRecord,
+  queueNameOfArn,
+} from './failureRecord.js';
+
+/** Options of {@link S3FailureRecorder}. */
+export interface S3FailureRecorderOptions {
+  readonly store: S3ObjectStore;
+  /** Used to read a queue's maxReceiveCount from its RedrivePolicy (once per queue and container). */
+  readonly sqs: SQSClient;
+  /** The bucket that holds the records (the output bucket). */
+  readonly bucket: string;
+  /** @default DEFAULT_FAILURE_PREFIX ('failures/') */
+  readonly prefix?: string;
+  /**
+   * The queue's maxReceiveCount, when known; otherwise it is read from the queue's RedrivePolicy
+   * (GetQueueAttributes, which the worker's event source mapping already allows), so the record
+   * follows the queue's actual setting, also when it was changed outside the topology.
+   * @default read from the queue
+   */
+  readonly maxReceiveCount?: number;
+  /** The clock of `failedAt` (epoch ms). @default Date.now */
+  readonly now?: () => number;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+  /**
+   * Also index each record of an S3 object by that object (src/failures/failureIndex.ts), so that
+   * `rerun status` finds from a listing which inputs of a day have a failure record. Off for
+   * handlers whose messages are not about one input (e.g. partition tasks).
+   * @default true
+   */
+  readonly indexByObject?: boolean;
+}
+
+/**
+ * Stores failure records as JSON objects in S3 (`failures/{queue}/{messageId}.json`). Writes are
+ * conditional like every other write of the pipeline: create-only, and when a record of the same
+ * message exists (an earlier non-retryable failure of the same message), compare-and-swap on its
+ * ETag, so the last give-up wins and nothing is blindly overwritten.
+ *
+ * @example
+ * const recorder = new S3FailureRecorder({ store: new S3ObjectStore(s3), sqs, bucket: 'rerun-output' });
+ * const record = await recorder.read('rerun-normalize-queue', messageId);
+ */
+export class S3FailureRecorder implements FailureRecorder {
+  private readonly prefix: string;
+  private readonly now: () => number;
+  private readonly logger: Logger;
+  private readonly indexByObject: boolean;
+  private readonly maxReceiveCounts = new Map<string, Promise<number | undefined>>();
+
+  constructor(private readonly options: S3FailureRecorderOptions) {
+    this.prefix = options.prefix ?? DEFAULT_FAILURE_PREFIX;
+    this.now = options.now ?? Date.now;
+    this.logger = options.logger ?? silentLogger;
+    this.indexByObject = options.indexByObject ?? true;
+  }
+
+  async record(failure: FailedDelivery, started?: StartedRecord): Promise<string | undefined> {
+    try {
+      const maxReceiveCount = await this.maxReceiveCountOf(failure.queueArn);
+      const givenUp = giveUpReason(
+        {
+          receiveCount: failure.receiveCount,
+          ...(failure.outcome.retryable !== undefined ? { retryable: failure.outcome.retryable } : {}),
+        },
+        maxReceiveCount,
+      );
+      if (!givenUp) return undefined;
+      const queueName = queueNameOfArn(failure.queueArn);
+      const deferred = failure.outcome.deferredSeconds;
+      // A deferral (ledger in progress elsewhere, a webhook's Retry-After) spends a receive like any
+      // failure: when it spent the last one, say so, or the DLQ holds a healthy message that looks
+      // like it failed.
+      const reason =
+        givenUp === GiveUpReason.LAST_RECEIVE && deferred !== undefined
+          ? `receives used up by deferrals: the last receive (${failure.receiveCount} of ${maxReceiveCount}) was deferred ${deferred} s, so the queue's redrive policy moves it to the DLQ when the deferral ends; last reason: ${failure.outcome.reason}`
+          : failure.outcome.reason;
+      const record: FailureRecord = {
+        schema: FAILURE_RECORD_SCHEMA,
+        queueName,
+        queueArn: failure.queueArn,
+        messageId: failure.messageId,
+        receiveCount: failure.receiveCount,
+        ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
+        givenUp,
+        retryable: failure.outcome.retryable !== false,
+        reason,
+        ...(failure.subject ? { subject: failure.subject } : {}),
+        failedAt: new Date(this.now()).toISOString(),
+      };
+      const key = failureRecordKey(this.prefix, queueName, failure.messageId);
+      await this.write(key, recordBody(record), started?.key === key ? { ifMatch: started.etag } : undefined);
+      await this.index(failure.subject, queueName, failure.messageId, givenUp);
+      return key;
+    } catch (error) {
+      this.logger.warn('could not record why the message was given up on', {
+        messageId: failure.messageId,
+        error,
+      });
+      return undefined;
+    }
+  }
+
+  async attemptStarted(delivery: StartedDelivery): Promise<StartedRecord | undefined> {
+    try {
+      const maxReceiveCount = await this.maxReceiveCountOf(delivery.queueArn);
+      if (maxReceiveCount === undefined || delivery.receiveCount < maxReceiveCount) return undefined;
+      const queueName = queueNameOfArn(delivery.queueArn);
+      const key = failureRecordKey(this.prefix, queueName, delivery.messageId);
+      const record: FailureRecord = {
+        schema: FAILURE_RECORD_SCHEMA,
+        queueName,
+        queueArn: delivery.queueArn,
+        messageId: delivery.messageId,
+        receiveCount: delivery.receiveCount,
+        maxReceiveCount,
+        givenUp: GiveUpReason.LAST_RECEIVE,
+        retryable: true,
+        reason: LAST_ATTEMPT_STARTED_REASON,
+        ...(delivery.subject ? { subject: delivery.subject } : {}),
+        failedAt: new Date(this.now()).toISOString(),
+      };
+      const { store, bucket } = this.options;
+      const body = recordBody(record);
+      const result = await store.put(bucket, key, body, {
+        condition: { ifNoneMatch: '*' },
+        metadata: {},
+        sha256Base64: sha256Base64(body),
+        contentType: 'application/json',
+      });
+      if (result.status === WriteStatus.WRITTEN) {
+        await this.index(delivery.subject, queueName, delivery.messageId, GiveUpReason.LAST_RECEIVE);
+        return { key, etag: result.etag, subject: delivery.subject };
+      }
+      // A record of this message exists already (an earlier non-retryable failure): its reason says
+      // more than "started"; keep it, and complete or remove that one when the attempt ends.
+      const head = await store.head(bucket, key);
+      return head ? { key, etag: head.etag, subject: delivery.subject } : undefined;
+    } catch (error) {
+      this.logger.warn('could not record that the last attempt of the message started', {
+        messageId: delivery.messageId,
+        error,
+      });
+      return undefined;
+    }
+  }
+
+  async attemptSucceeded(started: StartedRecord): Promise<void> {
+    try {
+      // If-Match on the provisional record's ETag: a record another delivery completed since stands.
+      await this.options.store.deleteIfMatch(this.options.bucket, started.key, started.etag);
+      const object = this.indexByObject ? objectOfSubject(started.subject) : undefined;
+      if (object) {
+        const queueName = /([^/]+)\/[^/]+\.json$/.exec(started.key)?.[1] ?? '';
+        const messageId = /([^/]+)\.json$/.exec(started.key)?.[1] ?? '';
+        // The entry's key names this message alone: no other writer has one to lose. Conditional
+        // all the same, on the ETag seen now, like every delete of the pipeline.
+        const entry = failureIndexKey(this.prefix, object, queueName, messageId, GiveUpReason.LAST_RECEIVE);
+        const seen = await this.options.store.head(this.options.bucket, entry);
+        if (seen) await this.options.store.deleteIfMatch(this.options.bucket, entry, seen.etag);
+      }
+    } catch (error) {
+      // 412: another writer replaced the record since (a concurrent delivery of the same message
+      // gave up): its reason stands. 404: already gone.
+      const status = httpStatus(error);
+      if (status === 412 || status === 404) return;
+      this.logger.warn('could not remove the provisional failure record of a message that succeeded', {
+        key: started.key,
+        error,
+      });
+    }
+  }
+
+  /** Writes the index entry of a record about an S3 object (create-only; an existing one is the same entry). */
+  private async index(
+    subject: string | undefined,
+    queueName: string,
+    messageId: string,
+    givenUp: GiveUpReason,
+  ): Promise<void> {
+    const object = this.indexByObject ? objectOfSubject(subject) : undefined;
+    if (!object) return;
+    const body = Buffer.alloc(0);
+    await this.options.store.put(
+      this.options.bucket,
+      failureIndexKey(this.prefix, object, queueName, messageId, givenUp),
+      body,
+      {
+        condition: { ifNoneMatch: '*' },
+        metadata: {},
+        sha256Base64: sha256Base64(body),
+        contentType: 'application/octet-stream',
+      },
+    );
+  }
+
+  /** The failure record of a message, or undefined when there is none. */
+  async read(queueName: string, messageId: string): Promise<FailureRecord | undefined> {
+    const key = failureRecordKey(this.prefix, queueName, messageId);
+    try {
+      const out = await this.options.store.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
+      return parseFailureRecord(await (out.Body?.transformToByteArray() ?? Promise.resolve(new Uint8Array())));
+    } catch (error) {
+      if (httpStatus(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
+  private async write(key: string, body: Buffer, first?: WriteCondition): Promise<void> {
+    const { store, bucket } = this.options;
+    const checksum = sha256Base64(body);
+    let condition: WriteCondition = first ?? { ifNoneMatch: '*' };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const result = await store.put(bucket, key, body, {
+        condition,
+        metadata: {},
+        sha256Base64: checksum,
+        contentType: 'application/json',
+      });
+      if (result.status === WriteStatus.WRITTEN) return;
+      if (result.status === WriteStatus.PRECONDITION_FAILED) {
+        // A record of this message exists (an earlier give-up): replace it with the newer one.
+        const head = await store.head(bucket, key);
+        condition = head ? { ifMatch: head.etag } : { ifNoneMatch: '*' };
+      } else if (result.status === WriteStatus.MISSING) {
+        condition = { ifNoneMatch: '*' };
+      }
+    }
+    throw new Error(`failure record s3://${bucket}/${key} kept changing under concurrent writers`);
+  }
+
+  private maxReceiveCountOf(queueArn: string): Promise<number | undefined> {
+    if (this.options.maxReceiveCount !== undefined) return Promise.resolve(this.options.maxReceiveCount);
+    let pending = this.maxReceiveCounts.get(queueArn);
+    if (!pending) {
+      pending = this.readMaxReceiveCount(queueArn);
+      pending.catch(() => this.maxReceiveCounts.delete(queueArn));
+      this.maxReceiveCounts.set(queueArn, pending);
+    }
+    return pending;
+  }
+
+  private async readMaxReceiveCount(queueArn: string): Promise<number | undefined> {
+    const [, , , , account, name] = queueArn.split(':');
+    const url = (
+      await this.options.sqs.send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }))
+    ).QueueUrl;
+    const attributes = await this.options.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['RedrivePolicy'] }),
+    );
+    const policy = attributes.Attributes?.RedrivePolicy;
+    if (!policy) return undefined;
+    const count = Number((JSON.parse(policy) as { maxReceiveCount?: unknown }).maxReceiveCount);
+    return Number.isFinite(count) ? count : undefined;
+  }
+}
+
+function recordBody(record: FailureRecord): Buffer {
+  return Buffer.from(`${JSON.stringify(record)}\n`, 'utf8');
+}
+
+function sha256Base64(body: Buffer): string {
+  return createHash('sha256').update(body).digest('base64');
+}
