@@ -1,6 +1,7 @@
 import { AWS_LIST_PRICES_USD } from './awsCost.js';
 import type { BackfillPlanningResult } from './backfillPlanning.js';
 import type { BundleFigures } from './bundleSize.js';
+import type { CsvReaderComparison } from './csvReaders.js';
 import type { NormalizerThroughput } from './normalizerThroughput.js';
 import type { PeakRssResult } from './peakRss.js';
 import type { ReprocessPlanningResult } from './reprocessPlanning.js';
@@ -23,6 +24,8 @@ export interface BenchReport {
   readonly peakRss?: PeakRssResult;
   /** The normalizer alone, in process, per input format. */
   readonly normalizer?: readonly NormalizerThroughput[];
+  /** rerun's CSV reader against csv-parse on the same text (the README's FAQ quotes it). */
+  readonly csvReaders?: CsvReaderComparison;
   readonly targets: readonly TargetCheck[];
   /** The AWS list prices the cost figures use (bench/awsCost.ts cites where each comes from). */
   readonly prices: typeof AWS_LIST_PRICES_USD;
@@ -508,6 +511,29 @@ export function formatBenchReport(report: BenchReport): string {
           n.cpuRuns.join(', '),
         ]),
       ),
+      '',
+    );
+  }
+  if (report.csvReaders) {
+    const csv = report.csvReaders;
+    out.push(
+      'CSV readers alone, the same text (median MiB per CPU second)',
+      table(
+        ['reader', 'MiB per CPU second', 'valid rows kept after a bad one'],
+        [
+          [
+            'rerun CsvRecordReader',
+            String(csv.rerunMibPerCpuSecond),
+            `${csv.validRowsKept.rerun} of ${csv.validRowsKept.expected}`,
+          ],
+          [
+            'csv-parse 7 (stream)',
+            String(csv.csvParseMibPerCpuSecond),
+            `${csv.validRowsKept.csvParse} of ${csv.validRowsKept.expected}`,
+          ],
+        ],
+      ),
+      `rerun is ${csv.speedup}x csv-parse over ${(csv.inputBytes / 1024 ** 2).toFixed(1)} MiB (${csv.records} records)`,
       '',
     );
   }

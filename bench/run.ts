@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: rerun side by side with a Powertools baseline, and the project's other figures.
  *
- *   tsx bench/run.ts [--json] [--only side,planning,reprocess,bundles,rss,normalizer] [--items N] [--repeats N]
+ *   tsx bench/run.ts [--json] [--only side,planning,reprocess,bundles,rss,normalizer,csv] [--items N] [--repeats N]
  *                    [--planning-items N] [--reprocess-items N] [--rss-bytes N] [--normalizer-bytes N]
  *
  * Starts its own emulator (moto with atomic conditional writes, as the tests and `rerun dev` use;
@@ -17,6 +17,7 @@ import { createAwsClients } from '../src/aws/clients.js';
 import { AWS_LIST_PRICES_USD } from './awsCost.js';
 import { measureBackfillPlanning } from './backfillPlanning.js';
 import { bundleEntry, measureBundle, stackWorkerBundles } from './bundleSize.js';
+import { compareCsvReaders } from './csvReaders.js';
 import { measureNormalizerThroughput } from './normalizerThroughput.js';
 import { measurePeakRss } from './peakRss.js';
 import { type BenchReport, checkTargets, formatBenchReport } from './report.js';
@@ -24,7 +25,7 @@ import { measureReprocessPlanning } from './reprocessPlanning.js';
 import { runSideBySide } from './sideBySide.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const SECTIONS = ['side', 'planning', 'reprocess', 'bundles', 'rss', 'normalizer'] as const;
+const SECTIONS = ['side', 'planning', 'reprocess', 'bundles', 'rss', 'normalizer', 'csv'] as const;
 const { values } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
@@ -57,8 +58,8 @@ const normalizerBytes = positive('normalizer-bytes', values['normalizer-bytes'])
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const started = Date.now();
-// The normalizer section alone needs no emulator.
-const needsEmulator = [...only].some((name) => name !== 'normalizer');
+// The normalizer and csv sections need no emulator.
+const needsEmulator = [...only].some((name) => name !== 'normalizer' && name !== 'csv');
 const moto = process.env.AWS_ENDPOINT_URL || !needsEmulator ? undefined : await startMotoServer();
 const endpoint = moto?.endpoint ?? process.env.AWS_ENDPOINT_URL ?? 'http://127.0.0.1:1';
 process.env.AWS_ACCESS_KEY_ID ||= 'test';
@@ -72,7 +73,8 @@ const sections: {
     | 'reprocessPlanning'
     | 'bundles'
     | 'peakRss'
-    | 'normalizer']?: BenchReport[K];
+    | 'normalizer'
+    | 'csvReaders']?: BenchReport[K];
 } = {};
 // Each section runs on its own: one that fails is reported and the others still run.
 const failures: { section: string; error: string }[] = [];
@@ -112,6 +114,9 @@ try {
       repeats: Math.max(repeats, 5),
       log,
     });
+  });
+  await section('csv', async () => {
+    sections.csvReaders = await compareCsvReaders({ bytes: normalizerBytes, repeats: Math.max(repeats, 5), log });
   });
 } finally {
   await moto?.stop();
