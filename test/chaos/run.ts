@@ -1,7 +1,7 @@
 /**
  * `npm run test:chaos`: the full fault-injection suite, with a printed table of figures.
  *
- *   tsx test/chaos/run.ts [--seed N] [--only NAME[,NAME...]] [--json] [--list]
+ *   tsx test/chaos/run.ts [--seed N] [--only NAME[,NAME...]] [--json] [--list] [--cpu-hogs N]
  *
  * Starts its own emulator (moto with atomic conditional writes; AWS_ENDPOINT_URL overrides it),
  * then runs, each on fresh resources, compared with a clean run of the same inputs (the scenarios
@@ -14,8 +14,12 @@
  *     HEAD, input GETs, staging PUT and read-back, publish, cleanup, marker, delete);
  *   - http-faults, four-runners-dup-reorder-mutate, random-kills, everything-at-once (see
  *     test/chaos/support/scenarios.ts).
+ * `--cpu-hogs N` keeps N other processes spinning on the CPU for the whole run, so the suite runs on a
+ * loaded machine (issue 12: healthy messages must not reach a DLQ under load).
  * Exits 1 when anything was lost or duplicated, or a DLQ held anything but the poison.
  */
+import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startMotoServer } from '../../local/emulator/motoServer.js';
 import { createAwsClients } from '../../src/aws/clients.js';
@@ -39,10 +43,14 @@ const { values } = parseArgs({
     only: { type: 'string' },
     json: { type: 'boolean', default: false },
     list: { type: 'boolean', default: false },
+    'cpu-hogs': { type: 'string', default: '0' },
   },
 });
 const seed = Number(values.seed);
 if (!Number.isInteger(seed)) throw new Error(`--seed must be an integer (got ${values.seed})`);
+const cpuHogs = Number(values['cpu-hogs']);
+if (!Number.isInteger(cpuHogs) || cpuHogs < 0)
+  throw new Error(`--cpu-hogs must be a whole number (got ${values['cpu-hogs']})`);
 const scenarios = fullScenarios(seed);
 const boundaryItems = [
   {
@@ -82,6 +90,18 @@ const logKillPoints = (results: readonly KillPointResult[]) => {
     );
   }
 };
+// Each hog is a child that spins until it is killed (at the end, or when this process dies: the hog
+// polls its parent's pid and exits when the parent is gone, so a killed suite leaves none behind).
+const hogs = Array.from({ length: cpuHogs }, () =>
+  spawn(
+    process.execPath,
+    ['-e', `const p=${process.pid};let n=0;for(;;){if(++n%5e7===0){try{process.kill(p,0)}catch{process.exit(0)}}}`],
+    {
+      stdio: 'ignore',
+    },
+  ),
+);
+if (cpuHogs > 0) log(`cpu hogs: ${cpuHogs} spinning process(es) on ${availableParallelism()} CPU(s)`);
 const moto = process.env.AWS_ENDPOINT_URL ? undefined : await startMotoServer();
 const endpoint = moto?.endpoint ?? (process.env.AWS_ENDPOINT_URL as string);
 process.env.AWS_ACCESS_KEY_ID ||= 'test';
@@ -138,6 +158,7 @@ try {
     rows.push(scenarioRow(result));
   }
 } finally {
+  for (const hog of hogs) hog.kill('SIGKILL');
   await moto?.stop();
 }
 
@@ -145,9 +166,11 @@ const failed =
   rows.some((r) => r.lost > 0 || r.duplicated > 0 || !r.dlqOnlyPoison) ||
   Object.values(details.boundaries).some((results) => results.some((r) => !r.killed || r.problems.length > 0));
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ seed, rows, details, failed }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ seed, cpuHogs, rows, details, failed }, null, 2)}\n`);
 } else {
-  process.stdout.write(`\nrerun chaos suite (seed ${seed}; reproduce: npm run test:chaos -- --seed ${seed})\n\n`);
+  process.stdout.write(
+    `\nrerun chaos suite (seed ${seed}, ${cpuHogs} cpu hog(s); reproduce: npm run test:chaos -- --seed ${seed}${cpuHogs ? ` --cpu-hogs ${cpuHogs}` : ''})\n\n`,
+  );
   process.stdout.write(formatChaosTable(rows));
   process.stdout.write(
     `\n${failed ? 'FAILED: something was lost, duplicated or dead-lettered wrongly.' : 'Nothing lost, nothing duplicated, DLQ = poison only.'}\n`,
