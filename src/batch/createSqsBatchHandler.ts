@@ -3,6 +3,7 @@ import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, type SQSClient } fr
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { RerunError } from '../errors.js';
 import { IntakeKind, parseS3EventBody } from '../intake/parseS3Event.js';
+import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
@@ -127,18 +128,21 @@ export function createSqsBatchHandler(
   const concurrency = options.concurrency ?? (options.memoryBudget === false ? 4 : 100);
   let budget = options.memoryBudget === false ? undefined : options.memoryBudget;
   const baseLogger = (options.logger ?? silentLogger).child({ worker: options.worker.name });
+  // Every line of an invocation carries Lambda's context keys, as the Powertools Logger names them.
+  const forInvocation = createInvocationLogger(baseLogger);
   const queueUrls = new Map<string, Promise<string>>();
   const now = options.now ?? Date.now;
 
   const processRecord = async (
     record: SQSRecord,
     context: Context,
+    invocationLogger: Logger,
     invocationStart: number,
     reserveMs: number,
     admission?: TransformAdmission,
   ): Promise<RecordOutcome> => {
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
-    const logger = baseLogger.child({ messageId: record.messageId, awsRequestId: context.awsRequestId });
+    const logger = invocationLogger.child({ messageId: record.messageId });
     const intake = parseS3EventBody(record.body);
     if (intake.kind === IntakeKind.TEST_EVENT) {
       return {
@@ -280,6 +284,7 @@ export function createSqsBatchHandler(
 
   return async (event, context) => {
     const invocationStart = now();
+    const logger = forInvocation(context);
     // A thrown error fails the whole batch (AWS-SEMANTICS): it comes back, and no output of this
     // code version is written before its marker exists.
     await markCodeVersion();
@@ -290,7 +295,7 @@ export function createSqsBatchHandler(
       : undefined;
     // What an in-process wait must leave: the deadline margin, and as much again to finish the record.
     const reserveMs = 2 * margin;
-    const run = (record: SQSRecord) => processRecord(record, context, invocationStart, reserveMs, admission);
+    const run = (record: SQSRecord) => processRecord(record, context, logger, invocationStart, reserveMs, admission);
     return runBatch(event, context, run, {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
@@ -299,7 +304,7 @@ export function createSqsBatchHandler(
         const first = intake.kind === IntakeKind.OBJECTS ? intake.objects[0] : undefined;
         return first ? { bucket: first.bucket, key: first.key } : undefined;
       },
-      logger: baseLogger,
+      logger,
       ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
     });
   };

@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { receiveCountOf, runBatch } from '../batch/runBatch.js';
 import { RerunError } from '../errors.js';
+import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
@@ -69,14 +70,20 @@ export function createTaskBatchHandler<T>(
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const concurrency = options.concurrency ?? 4;
   const baseLogger = (options.logger ?? silentLogger).child({ worker: options.name });
+  // Every line of an invocation carries Lambda's context keys, as the Powertools Logger names them.
+  const forInvocation = createInvocationLogger(baseLogger);
 
-  const processRecord = async (record: SQSRecord, context: Context): Promise<RecordOutcome> => {
+  const processRecord = async (
+    record: SQSRecord,
+    context: Context,
+    invocationLogger: Logger,
+  ): Promise<RecordOutcome> => {
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const parsed = options.parse(record);
     if (parsed.kind === 'invalid') {
       return { ...base, status: RecordStatus.FAILED, retryable: false, reason: parsed.reason };
     }
-    const logger = baseLogger.child({ messageId: record.messageId, awsRequestId: context.awsRequestId });
+    const logger = invocationLogger.child({ messageId: record.messageId });
     try {
       const result = await options.run(parsed.task, { logger, remainingTimeMs: context.getRemainingTimeInMillis() });
       return {
@@ -97,15 +104,17 @@ export function createTaskBatchHandler<T>(
     }
   };
 
-  return (event, context) =>
-    runBatch(event, context, (record) => processRecord(record, context), {
+  return (event, context) => {
+    const logger = forInvocation(context);
+    return runBatch(event, context, (record) => processRecord(record, context, logger), {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
       subjectOf: (record) => {
         const parsed = options.parse(record);
         return parsed.kind === 'task' ? parsed.source : undefined;
       },
-      logger: baseLogger,
+      logger,
       ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
     });
+  };
 }
