@@ -4,7 +4,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { RerunError } from '../errors.js';
 import { IntakeKind, parseS3EventBody } from '../intake/parseS3Event.js';
 import { createInvocationLogger } from '../logging/lambdaContext.js';
-import { type Logger, silentLogger } from '../logging/logger.js';
+import { describeError, type Logger, silentLogger } from '../logging/logger.js';
 import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
@@ -209,6 +209,7 @@ export function createSqsBatchHandler(
         reason: `${errorMessage(error)}${deferred ? ` (deferred ${deferred} s)` : ''}`,
         ...(deferred ? { deferredSeconds: deferred } : {}),
         ...(current ? { source: current } : {}),
+        ...(error instanceof Error ? { error: describeError(error) } : {}),
       };
     }
     const processed = outcomes.find((o) => o.status === 'processed');

@@ -53,6 +53,7 @@ const OUTCOME_KEY_SET = {
   receiveCount: true,
   effectsExecuted: true,
   retryable: true,
+  error: true,
   deferredSeconds: true,
 } satisfies Record<keyof RecordOutcome, true>;
 const OUTCOME_KEYS = Object.keys(OUTCOME_KEY_SET);

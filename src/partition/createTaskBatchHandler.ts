@@ -2,7 +2,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { receiveCountOf, runBatch } from '../batch/runBatch.js';
 import { RerunError } from '../errors.js';
 import { createInvocationLogger } from '../logging/lambdaContext.js';
-import { type Logger, silentLogger } from '../logging/logger.js';
+import { describeError, type Logger, silentLogger } from '../logging/logger.js';
 import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 
@@ -100,6 +100,7 @@ export function createTaskBatchHandler<T>(
         retryable: error instanceof RerunError ? error.retryable : true,
         reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
         source: parsed.source,
+        ...(error instanceof Error ? { error: describeError(error) } : {}),
       };
     }
   };

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { ErrorDescription } from '../logging/logger.js';
 
 /** How one SQS record ended. */
 export const RecordStatus = {
@@ -24,6 +25,11 @@ export interface RecordOutcome {
   readonly effectsExecuted?: number;
   /** For failures: whether a retry can help. */
   readonly retryable?: boolean;
+  /**
+   * For failures caused by an error: the error as data (name, message, stack, SDK code, cause
+   * chain), so the outcome's log line and the failure record say where it came from and why.
+   */
+  readonly error?: ErrorDescription;
   /**
    * For failures: the message was deferred (ChangeMessageVisibility) by this many seconds instead of
    * coming back after the queue's visibility timeout. A deferral still spends a receive.
