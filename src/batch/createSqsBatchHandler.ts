@@ -9,7 +9,7 @@ import type { FailureRecorder } from '../redrive/FailureRecorder.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
-import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import {
   type ObjectOutcome,
   type OutputDescription,
@@ -98,6 +98,13 @@ export interface SqsBatchHandlerOptions {
    * @default none
    */
   readonly codeVersionMarker?: { readonly bucket: string; readonly prefix: string };
+  /**
+   * Called with every record's outcome after it is logged, then flushed once per invocation: the
+   * place for outcome metrics, e.g. `emfOutcomeMetrics()` or `powertoolsOutcomeMetrics(metrics)`
+   * (src/metrics/). Its errors are logged, never fail the batch.
+   * @default none
+   */
+  readonly onOutcome?: OutcomeHook;
 }
 
 /** An error that asks for its message to come back after a delay (e.g. a side effect in progress elsewhere). */
@@ -214,11 +221,15 @@ export function createSqsBatchHandler(
     }
     const processed = outcomes.find((o) => o.status === 'processed');
     const first = processed ?? outcomes[0];
+    const quarantined = sumOf(outcomes, (o) => o.summary?.quarantined);
+    const publishRacesLost = sumOf(outcomes, (o) => o.publishRacesLost);
     return {
       ...base,
       status: processed ? RecordStatus.PROCESSED : RecordStatus.SKIPPED,
       reason: [...outcomes.map((o) => o.reason), ...notes].join('; '),
       ...(effectsExecuted > 0 ? { effectsExecuted } : {}),
+      ...(quarantined > 0 ? { quarantined } : {}),
+      ...(publishRacesLost > 0 ? { publishRacesLost } : {}),
       ...(current ? { source: current } : {}),
       ...(first?.outputKey ? { outputKey: first.outputKey } : {}),
     };
@@ -306,7 +317,9 @@ export function createSqsBatchHandler(
         return first ? { bucket: first.bucket, key: first.key } : undefined;
       },
       logger,
+      name: options.worker.name,
       ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
+      ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
     });
   };
 }
@@ -352,6 +365,16 @@ export function inProcessWaitMs(
   // At least a moment: a lease that just ended may read as 0 s left.
   const waitMs = Math.max(100, Math.ceil(seconds * 1000));
   return waitMs + reserveMs < remainingMs ? waitMs : undefined;
+}
+
+/** The sum of a numeric property over outcomes (a missing or non-numeric one counts 0). */
+function sumOf(outcomes: readonly ObjectOutcome[], value: (o: ObjectOutcome) => unknown): number {
+  let sum = 0;
+  for (const outcome of outcomes) {
+    const n = value(outcome);
+    if (typeof n === 'number' && Number.isFinite(n)) sum += n;
+  }
+  return sum;
 }
 
 function errorMessage(error: unknown): string {

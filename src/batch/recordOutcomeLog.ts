@@ -52,6 +52,8 @@ const OUTCOME_KEY_SET = {
   outputKey: true,
   receiveCount: true,
   effectsExecuted: true,
+  quarantined: true,
+  publishRacesLost: true,
   retryable: true,
   error: true,
   deferredSeconds: true,

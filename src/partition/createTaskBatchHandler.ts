@@ -4,7 +4,7 @@ import { RerunError } from '../errors.js';
 import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../logging/logger.js';
 import type { FailureRecorder } from '../redrive/FailureRecorder.js';
-import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 
 /** What a message asks for: a task, or the reason it is not a valid one (failed, not retryable). */
 export type ParsedTask<T> =
@@ -49,6 +49,12 @@ export interface TaskBatchHandlerOptions<T> {
    * @default none
    */
   readonly failureRecorder?: FailureRecorder;
+  /**
+   * Called with every task's outcome, then flushed once per invocation (see createSqsBatchHandler's
+   * option of the same name).
+   * @default none
+   */
+  readonly onOutcome?: OutcomeHook;
 }
 
 /**
@@ -115,7 +121,9 @@ export function createTaskBatchHandler<T>(
         return parsed.kind === 'task' ? parsed.source : undefined;
       },
       logger,
+      name: options.name,
       ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
+      ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
     });
   };
 }
