@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { RerunError } from '../errors.js';
+import { FullBatchFailureError, RerunError } from '../errors.js';
 import { IntakeKind, parseS3EventBody } from '../intake/parseS3Event.js';
 import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../logging/logger.js';
@@ -105,6 +105,20 @@ export interface SqsBatchHandlerOptions {
    * @default none
    */
   readonly onOutcome?: OutcomeHook;
+  /**
+   * When every record of a batch failed, throw a {@link FullBatchFailureError} (after logging,
+   * recording and flushing the outcomes) instead of returning them all as `batchItemFailures`, so
+   * that Lambda's Errors metric counts the batch; the Powertools BatchProcessor does the same by
+   * default. SQS retries the messages either way.
+   *
+   * Opt-in, because a thrown error has effects of its own: Lambda slows the scaling of the SQS
+   * event source when invocations fail (AWS Knowledge Center, "lambda-sqs-scaling"), and a batch
+   * is also all-failed when its records were only deferred, not started before the deadline, or
+   * one bad message in a batch of one; the function's error alarms would then fire for a healthy
+   * pipeline. The outcome metrics (`onOutcome`) count failures without either effect.
+   * @default false
+   */
+  readonly throwOnFullBatchFailure?: boolean;
 }
 
 /** An error that asks for its message to come back after a delay (e.g. a side effect in progress elsewhere). */
@@ -118,7 +132,8 @@ interface DeferrableError {
  * Every record gets a classified outcome (processed / skipped / failed, with a reason), logged as
  * one JSON line and emitted to {@link onRecordOutcome} listeners. Only failed records are listed in
  * `batchItemFailures`; the handler never throws for a record, because a throw would make AWS retry
- * the whole batch (AWS-SEMANTICS: "A thrown error ... fails the whole batch").
+ * the whole batch (AWS-SEMANTICS: "A thrown error ... fails the whole batch"). Only a batch whose
+ * every record failed may throw, when `throwOnFullBatchFailure` asks for it.
  *
  * - Bounded concurrency (no unbounded Promise.all).
  * - Deadline-aware: when `context.getRemainingTimeInMillis()` drops below `deadlineMarginMs`, no
@@ -308,7 +323,7 @@ export function createSqsBatchHandler(
     // What an in-process wait must leave: the deadline margin, and as much again to finish the record.
     const reserveMs = 2 * margin;
     const run = (record: SQSRecord) => processRecord(record, context, logger, invocationStart, reserveMs, admission);
-    return runBatch(event, context, run, {
+    const response = await runBatch(event, context, run, {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
       subjectOf: (record) => {
@@ -321,6 +336,15 @@ export function createSqsBatchHandler(
       ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
       ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
     });
+    const records = event.Records ?? [];
+    if (
+      options.throwOnFullBatchFailure === true &&
+      records.length > 0 &&
+      response.batchItemFailures.length === records.length
+    ) {
+      throw new FullBatchFailureError(response.batchItemFailures.map((f) => f.itemIdentifier));
+    }
+    return response;
   };
 }
 
