@@ -1,9 +1,11 @@
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
+import type { Context } from 'aws-lambda';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fromConsole } from '../../src/logging/fromConsole.js';
 import { fromPino, pinoLambdaOptions } from '../../src/logging/fromPino.js';
 import { fromPowertoolsLogger } from '../../src/logging/fromPowertoolsLogger.js';
+import { createInvocationLogger } from '../../src/logging/lambdaContext.js';
 import type { Logger } from '../../src/logging/logger.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -92,6 +94,7 @@ describe('fromPowertoolsLogger', () => {
   };
 
   it('keeps every field, a child’s keys and an error’s stack and cause through the real Powertools Logger', () => {
+    // Passed as it is, without a cast: tsc checks that a Powertools Logger is a PowertoolsLoggerLike.
     const logger = new PowertoolsLogger({ serviceName: 'rerun-test', logLevel: 'DEBUG' });
     const lines = captureOutput();
     logThrough(fromPowertoolsLogger(logger));
@@ -102,17 +105,39 @@ describe('fromPowertoolsLogger', () => {
     expect(entry).toMatchObject({ level: 'WARN', service: 'rerun-test' });
   });
 
+  it('carries the Lambda context keys of an invocation logger, under the names Powertools itself uses', () => {
+    const logger = new PowertoolsLogger({ serviceName: 'rerun-test' });
+    const forInvocation = createInvocationLogger(fromPowertoolsLogger(logger), {
+      traceHeader: () => 'Root=1-abc;Sampled=1',
+      initializationType: () => 'on-demand',
+    });
+    const lines = captureOutput();
+    forInvocation({
+      functionName: 'rerun-normalize',
+      memoryLimitInMB: '512',
+      invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:rerun-normalize',
+      awsRequestId: 'r-1',
+    } as Context).info('batch received');
+    restore();
+    expect(lines.map((l) => JSON.parse(l))).toMatchObject([
+      {
+        message: 'batch received',
+        function_name: 'rerun-normalize',
+        function_memory_size: 512,
+        function_arn: 'arn:aws:lambda:us-east-1:123456789012:function:rerun-normalize',
+        function_request_id: 'r-1',
+        cold_start: true,
+        xray_trace_id: '1-abc',
+      },
+    ]);
+  });
+
   it('logs a message without fields as it is', () => {
     const logger = new PowertoolsLogger({ serviceName: 'rerun-test' });
     const lines = captureOutput();
     fromPowertoolsLogger(logger).info('started');
     restore();
     expect(lines.map((l) => JSON.parse(l))).toMatchObject([{ level: 'INFO', message: 'started' }]);
-  });
-
-  it('accepts a Powertools Logger by its type (no cast)', () => {
-    const logger: Parameters<typeof fromPowertoolsLogger>[0] = new PowertoolsLogger();
-    expect(typeof logger.createChild).toBe('function');
   });
 });
 
