@@ -53,3 +53,30 @@ export class InputTooLargeError extends RerunError {
     this.name = 'InputTooLargeError';
   }
 }
+
+/** How many message ids a {@link FullBatchFailureError}'s message lists (all are in `messageIds`). */
+const LISTED_MESSAGE_IDS = 10;
+
+/**
+ * Every record of an SQS batch failed, and the handler was asked to say so with a throw
+ * (`throwOnFullBatchFailure`), so that Lambda's Errors metric and the function's error alarms count
+ * the batch. SQS returns every message after its visibility timeout, as it would for a response
+ * listing them all. Each record's reason is in its own `record failed` log line. Retryable.
+ */
+export class FullBatchFailureError extends RerunError {
+  /** The number of records of the batch, all failed. */
+  readonly failedCount: number;
+  /** The SQS message ids of the failed records. */
+  readonly messageIds: readonly string[];
+  constructor(messageIds: readonly string[]) {
+    const listed = messageIds.slice(0, LISTED_MESSAGE_IDS).join(', ');
+    const more = messageIds.length > LISTED_MESSAGE_IDS ? ` and ${messageIds.length - LISTED_MESSAGE_IDS} more` : '';
+    super(
+      `All ${messageIds.length} records of the batch failed (message ids ${listed}${more}); each one's reason is in its "record failed" log line. Every message returns after the queue's visibility timeout.`,
+      { retryable: true },
+    );
+    this.name = 'FullBatchFailureError';
+    this.failedCount = messageIds.length;
+    this.messageIds = messageIds;
+  }
+}

@@ -2,8 +2,9 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { receiveCountOf, runBatch } from '../../src/batch/runBatch.js';
 import { RerunError } from '../../src/errors.js';
 import type { FailureRecorder } from '../../src/failures/FailureRecorder.js';
-import { type Logger, silentLogger } from '../../src/logging/logger.js';
-import { type RecordOutcome, RecordStatus } from '../../src/worker/outcomes.js';
+import { createInvocationLogger } from '../../src/logging/lambdaContext.js';
+import { describeError, type Logger, silentLogger } from '../../src/logging/logger.js';
+import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../../src/worker/outcomes.js';
 
 /** What a message asks for: a task, or the reason it is not a valid one (failed, not retryable). */
 export type ParsedTask<T> =
@@ -48,6 +49,12 @@ export interface TaskBatchHandlerOptions<T> {
    * @default none
    */
   readonly failureRecorder?: FailureRecorder;
+  /**
+   * Called with every task's outcome, then flushed once per invocation (see createSqsBatchHandler's
+   * option of the same name).
+   * @default none
+   */
+  readonly onOutcome?: OutcomeHook;
 }
 
 /**
@@ -69,14 +76,20 @@ export function createTaskBatchHandler<T>(
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const concurrency = options.concurrency ?? 4;
   const baseLogger = (options.logger ?? silentLogger).child({ worker: options.name });
+  // Every line of an invocation carries Lambda's context keys, as the Powertools Logger names them.
+  const forInvocation = createInvocationLogger(baseLogger);
 
-  const processRecord = async (record: SQSRecord, context: Context): Promise<RecordOutcome> => {
+  const processRecord = async (
+    record: SQSRecord,
+    context: Context,
+    invocationLogger: Logger,
+  ): Promise<RecordOutcome> => {
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const parsed = options.parse(record);
     if (parsed.kind === 'invalid') {
       return { ...base, status: RecordStatus.FAILED, retryable: false, reason: parsed.reason };
     }
-    const logger = baseLogger.child({ messageId: record.messageId, awsRequestId: context.awsRequestId });
+    const logger = invocationLogger.child({ messageId: record.messageId });
     try {
       const result = await options.run(parsed.task, { logger, remainingTimeMs: context.getRemainingTimeInMillis() });
       return {
@@ -93,19 +106,24 @@ export function createTaskBatchHandler<T>(
         retryable: error instanceof RerunError ? error.retryable : true,
         reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
         source: parsed.source,
+        ...(error instanceof Error ? { error: describeError(error) } : {}),
       };
     }
   };
 
-  return (event, context) =>
-    runBatch(event, context, (record) => processRecord(record, context), {
+  return (event, context) => {
+    const logger = forInvocation(context);
+    return runBatch(event, context, (record) => processRecord(record, context, logger), {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
       subjectOf: (record) => {
         const parsed = options.parse(record);
         return parsed.kind === 'task' ? parsed.source : undefined;
       },
-      logger: baseLogger,
+      logger,
+      name: options.name,
       ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
+      ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
     });
+  };
 }

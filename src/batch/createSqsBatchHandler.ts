@@ -1,14 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { RerunError } from '../errors.js';
+import { FullBatchFailureError, RerunError } from '../errors.js';
 import type { FailureRecorder } from '../failures/FailureRecorder.js';
 import { IntakeKind, parseS3EventBody } from '../intake/parseS3Event.js';
-import { type Logger, silentLogger } from '../logging/logger.js';
+import { createInvocationLogger } from '../logging/lambdaContext.js';
+import { describeError, type Logger, silentLogger } from '../logging/logger.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
-import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import {
   type ObjectOutcome,
   type OutputDescription,
@@ -97,6 +98,27 @@ export interface SqsBatchHandlerOptions {
    * @default none
    */
   readonly codeVersionMarker?: { readonly bucket: string; readonly prefix: string };
+  /**
+   * Called with every record's outcome after it is logged, then flushed once per invocation: the
+   * place for outcome metrics, e.g. `emfOutcomeMetrics()` or `powertoolsOutcomeMetrics(metrics)`
+   * (src/metrics/). Its errors are logged, never fail the batch.
+   * @default none
+   */
+  readonly onOutcome?: OutcomeHook;
+  /**
+   * When every record of a batch failed, throw a {@link FullBatchFailureError} (after logging,
+   * recording and flushing the outcomes) instead of returning them all as `batchItemFailures`, so
+   * that Lambda's Errors metric counts the batch; the Powertools BatchProcessor does the same by
+   * default. SQS retries the messages either way.
+   *
+   * Opt-in, because a thrown error has effects of its own: Lambda slows the scaling of the SQS
+   * event source when invocations fail (AWS Knowledge Center, "lambda-sqs-scaling"), and a batch
+   * is also all-failed when its records were only deferred, not started before the deadline, or
+   * one bad message in a batch of one; the function's error alarms would then fire for a healthy
+   * pipeline. The outcome metrics (`onOutcome`) count failures without either effect.
+   * @default false
+   */
+  readonly throwOnFullBatchFailure?: boolean;
 }
 
 /** An error that asks for its message to come back after a delay (e.g. a side effect in progress elsewhere). */
@@ -110,7 +132,8 @@ interface DeferrableError {
  * Every record gets a classified outcome (processed / skipped / failed, with a reason), logged as
  * one JSON line and emitted to {@link onRecordOutcome} listeners. Only failed records are listed in
  * `batchItemFailures`; the handler never throws for a record, because a throw would make AWS retry
- * the whole batch (AWS-SEMANTICS: "A thrown error ... fails the whole batch").
+ * the whole batch (AWS-SEMANTICS: "A thrown error ... fails the whole batch"). Only a batch whose
+ * every record failed may throw, when `throwOnFullBatchFailure` asks for it.
  *
  * - Bounded concurrency (no unbounded Promise.all).
  * - Deadline-aware: when `context.getRemainingTimeInMillis()` drops below `deadlineMarginMs`, no
@@ -127,18 +150,21 @@ export function createSqsBatchHandler(
   const concurrency = options.concurrency ?? (options.memoryBudget === false ? 4 : 100);
   let budget = options.memoryBudget === false ? undefined : options.memoryBudget;
   const baseLogger = (options.logger ?? silentLogger).child({ worker: options.worker.name });
+  // Every line of an invocation carries Lambda's context keys, as the Powertools Logger names them.
+  const forInvocation = createInvocationLogger(baseLogger);
   const queueUrls = new Map<string, Promise<string>>();
   const now = options.now ?? Date.now;
 
   const processRecord = async (
     record: SQSRecord,
     context: Context,
+    invocationLogger: Logger,
     invocationStart: number,
     reserveMs: number,
     admission?: TransformAdmission,
   ): Promise<RecordOutcome> => {
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
-    const logger = baseLogger.child({ messageId: record.messageId, awsRequestId: context.awsRequestId });
+    const logger = invocationLogger.child({ messageId: record.messageId });
     const intake = parseS3EventBody(record.body);
     if (intake.kind === IntakeKind.TEST_EVENT) {
       return {
@@ -205,15 +231,20 @@ export function createSqsBatchHandler(
         reason: `${errorMessage(error)}${deferred ? ` (deferred ${deferred} s)` : ''}`,
         ...(deferred ? { deferredSeconds: deferred } : {}),
         ...(current ? { source: current } : {}),
+        ...(error instanceof Error ? { error: describeError(error) } : {}),
       };
     }
     const processed = outcomes.find((o) => o.status === 'processed');
     const first = processed ?? outcomes[0];
+    const quarantined = sumOf(outcomes, (o) => o.summary?.quarantined);
+    const publishRacesLost = sumOf(outcomes, (o) => o.publishRacesLost);
     return {
       ...base,
       status: processed ? RecordStatus.PROCESSED : RecordStatus.SKIPPED,
       reason: [...outcomes.map((o) => o.reason), ...notes].join('; '),
       ...(effectsExecuted > 0 ? { effectsExecuted } : {}),
+      ...(quarantined > 0 ? { quarantined } : {}),
+      ...(publishRacesLost > 0 ? { publishRacesLost } : {}),
       ...(current ? { source: current } : {}),
       ...(first?.outputKey ? { outputKey: first.outputKey } : {}),
     };
@@ -280,6 +311,7 @@ export function createSqsBatchHandler(
 
   return async (event, context) => {
     const invocationStart = now();
+    const logger = forInvocation(context);
     // A thrown error fails the whole batch (AWS-SEMANTICS): it comes back, and no output of this
     // code version is written before its marker exists.
     await markCodeVersion();
@@ -290,8 +322,8 @@ export function createSqsBatchHandler(
       : undefined;
     // What an in-process wait must leave: the deadline margin, and as much again to finish the record.
     const reserveMs = 2 * margin;
-    const run = (record: SQSRecord) => processRecord(record, context, invocationStart, reserveMs, admission);
-    return runBatch(event, context, run, {
+    const run = (record: SQSRecord) => processRecord(record, context, logger, invocationStart, reserveMs, admission);
+    const response = await runBatch(event, context, run, {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
       subjectOf: (record) => {
@@ -299,9 +331,20 @@ export function createSqsBatchHandler(
         const first = intake.kind === IntakeKind.OBJECTS ? intake.objects[0] : undefined;
         return first ? { bucket: first.bucket, key: first.key } : undefined;
       },
-      logger: baseLogger,
+      logger,
+      name: options.worker.name,
       ...(options.failureRecorder ? { failureRecorder: options.failureRecorder } : {}),
+      ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
     });
+    const records = event.Records ?? [];
+    if (
+      options.throwOnFullBatchFailure === true &&
+      records.length > 0 &&
+      response.batchItemFailures.length === records.length
+    ) {
+      throw new FullBatchFailureError(response.batchItemFailures.map((f) => f.itemIdentifier));
+    }
+    return response;
   };
 }
 
@@ -346,6 +389,16 @@ export function inProcessWaitMs(
   // At least a moment: a lease that just ended may read as 0 s left.
   const waitMs = Math.max(100, Math.ceil(seconds * 1000));
   return waitMs + reserveMs < remainingMs ? waitMs : undefined;
+}
+
+/** The sum of a numeric property over outcomes (a missing or non-numeric one counts 0). */
+function sumOf(outcomes: readonly ObjectOutcome[], value: (o: ObjectOutcome) => unknown): number {
+  let sum = 0;
+  for (const outcome of outcomes) {
+    const n = value(outcome);
+    if (typeof n === 'number' && Number.isFinite(n)) sum += n;
+  }
+  return sum;
 }
 
 function errorMessage(error: unknown): string {

@@ -32,9 +32,30 @@ export function parseRecordOutcomeLogLine(line: string): RecordOutcome | undefin
   } catch {
     return undefined;
   }
-  const { message, level: _level, worker: _worker, service: _service, ...fields } = entry;
+  const message = entry.message;
   if (typeof message !== 'string' || !message.startsWith(PREFIX)) return undefined;
   const status = message.slice(PREFIX.length);
-  if (!STATUSES.has(status) || fields.status !== status || typeof fields.messageId !== 'string') return undefined;
-  return fields as unknown as RecordOutcome;
+  if (!STATUSES.has(status) || entry.status !== status || typeof entry.messageId !== 'string') return undefined;
+  // The outcome's own keys only: the line also has the logger's (timestamp, level, worker, Lambda's
+  // context keys, a Powertools service...), which are not part of the outcome.
+  const outcome: Record<string, unknown> = {};
+  for (const key of OUTCOME_KEYS) if (entry[key] !== undefined) outcome[key] = entry[key];
+  return outcome as unknown as RecordOutcome;
 }
+
+/** Every key of a RecordOutcome (the compiler checks the list is complete). */
+const OUTCOME_KEY_SET = {
+  messageId: true,
+  status: true,
+  reason: true,
+  source: true,
+  outputKey: true,
+  receiveCount: true,
+  effectsExecuted: true,
+  quarantined: true,
+  publishRacesLost: true,
+  retryable: true,
+  error: true,
+  deferredSeconds: true,
+} satisfies Record<keyof RecordOutcome, true>;
+const OUTCOME_KEYS = Object.keys(OUTCOME_KEY_SET);

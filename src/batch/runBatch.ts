@@ -1,7 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { FailureRecorder, StartedRecord } from '../failures/FailureRecorder.js';
 import type { Logger } from '../logging/logger.js';
-import { emitRecordOutcome, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { emitRecordOutcome, type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { mapWithConcurrency } from './mapWithConcurrency.js';
 import { recordOutcomeLogMessage } from './recordOutcomeLog.js';
 
@@ -23,6 +23,10 @@ export interface BatchRules {
   readonly logger: Logger;
   /** Records why a message was given up on; see createSqsBatchHandler. */
   readonly failureRecorder?: FailureRecorder;
+  /** The handler's name, told to `onOutcome`. */
+  readonly name: string;
+  /** Called with every outcome, then flushed once per invocation; see {@link OutcomeHook}. */
+  readonly onOutcome?: OutcomeHook;
 }
 
 /**
@@ -87,6 +91,23 @@ export async function runBatch(
     const log = outcome.status === RecordStatus.FAILED ? rules.logger.warn : rules.logger.info;
     log(recordOutcomeLogMessage(outcome.status), { ...outcome });
     emitRecordOutcome(outcome);
+    if (rules.onOutcome) {
+      try {
+        rules.onOutcome(outcome, { worker: rules.name });
+      } catch (error) {
+        rules.logger.warn('the onOutcome hook failed; the batch result stands', {
+          messageId: outcome.messageId,
+          error,
+        });
+      }
+    }
+  }
+  if (rules.onOutcome?.flush) {
+    try {
+      await rules.onOutcome.flush();
+    } catch (error) {
+      rules.logger.warn('the onOutcome hook could not flush; the batch result stands', { error });
+    }
   }
   return {
     batchItemFailures: outcomes

@@ -100,6 +100,7 @@ export class S3FailureRecorder implements FailureRecorder {
         givenUp,
         retryable: failure.outcome.retryable !== false,
         reason,
+        ...(failure.outcome.error ? { error: failure.outcome.error } : {}),
         ...(failure.subject ? { subject: failure.subject } : {}),
         failedAt: new Date(this.now()).toISOString(),
       };

@@ -5,6 +5,8 @@
  * its redrive policy moves it to the DLQ, so the DLQ message's id finds its record.
  */
 
+import type { ErrorDescription } from '../logging/logger.js';
+
 /** Identifies the document format. */
 export const FAILURE_RECORD_SCHEMA = 'rerun.failure/1';
 
@@ -41,6 +43,11 @@ export interface FailureRecord {
   readonly retryable: boolean;
   /** The reason the handler reported (error name and message). */
   readonly reason: string;
+  /**
+   * The error behind the failure, when one was thrown: name, message, stack, SDK code and HTTP
+   * status, and its cause chain (see describeError), so the record shows where it came from.
+   */
+  readonly error?: ErrorDescription;
   /** What the message was about: `s3://bucket/key`, a partition, or absent. */
   readonly subject?: string;
   /** When the failure was recorded (ISO 8601, from the recorder's clock). */

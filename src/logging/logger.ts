@@ -18,8 +18,11 @@ export interface Logger {
 export interface LoggerOptions {
   /** @default 'info' */
   level?: LogLevel;
-  /** Where each JSON line goes. @default writes to process.stdout */
-  sink?: (line: string) => void;
+  /**
+   * Where each JSON line goes, with the entry's level (e.g. to pick a console method).
+   * @default writes to process.stdout
+   */
+  sink?: (line: string, level: LogLevel) => void;
   /** Fields added to every entry. @default {} */
   fields?: Record<string, unknown>;
   /**
@@ -47,7 +50,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const write = (level: LogLevel, message: string, fields?: Record<string, unknown>) => {
     if (ORDER[level] < min) return;
     const timestamp = new Date(now()).toISOString();
-    sink(JSON.stringify({ timestamp, level, message, ...base, ...fields }, errorReplacer));
+    sink(JSON.stringify({ timestamp, level, message, ...base, ...fields }, errorReplacer), level);
   };
   return {
     debug: (m, f) => write('debug', m, f),

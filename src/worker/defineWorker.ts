@@ -70,7 +70,11 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
    * @default accepts every ObjectCreated event
    */
   skipReason?(object: S3ObjectEvent): string | undefined;
-  /** Reads the input and writes the outputs; returns a small summary stored with the output. */
+  /**
+   * Reads the input and writes the outputs; returns a small summary stored with the output. A
+   * numeric `quarantined` in it (entries written to a quarantine side output) is reported in the
+   * record's outcome and counted by the outcome metrics (src/metrics/).
+   */
   transform(input: TransformInput, outputs: TransformOutputs): Promise<Summary>;
   /**
    * Extra validation of an existing output from its HEAD; return a reason to rebuild it.

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { ErrorDescription } from '../logging/logger.js';
 
 /** How one SQS record ended. */
 export const RecordStatus = {
@@ -22,8 +23,17 @@ export interface RecordOutcome {
   readonly receiveCount?: number;
   /** Side effects (e.g. webhook notifications) that ran for this record now, not replayed. */
   readonly effectsExecuted?: number;
+  /** Entries the transform quarantined: the numeric `quarantined` of its summary, when it has one. */
+  readonly quarantined?: number;
+  /** Publish races (412) lost to another writer before the record's output was published or found done. */
+  readonly publishRacesLost?: number;
   /** For failures: whether a retry can help. */
   readonly retryable?: boolean;
+  /**
+   * For failures caused by an error: the error as data (name, message, stack, SDK code, cause
+   * chain), so the outcome's log line and the failure record say where it came from and why.
+   */
+  readonly error?: ErrorDescription;
   /**
    * For failures: the message was deferred (ChangeMessageVisibility) by this many seconds instead of
    * coming back after the queue's visibility timeout. A deferral still spends a receive.
@@ -54,3 +64,24 @@ export function onRecordOutcome(listener: (outcome: RecordOutcome) => void): () 
   emitter.on('outcome', listener);
   return () => emitter.off('outcome', listener);
 }
+
+/** What an {@link OutcomeHook} is told besides the outcome. */
+export interface OutcomeHookContext {
+  /** The handler's worker (or task handler) name, as in its log lines. */
+  readonly worker: string;
+}
+
+/**
+ * A batch handler's `onOutcome` option: called with every record's outcome, after the outcome is
+ * logged and before the handler returns, then `flush` once per invocation after the last outcome.
+ * Outcome metrics are its main use (see src/metrics/). Neither may fail a batch: an error thrown by
+ * either is logged and the batch result stands.
+ *
+ * @example
+ * const onOutcome: OutcomeHook = (outcome, { worker }) => counts.set(`${worker}:${outcome.status}`, ...);
+ * createSqsBatchHandler({ worker, store, sqs, onOutcome });
+ */
+export type OutcomeHook = ((outcome: RecordOutcome, context: OutcomeHookContext) => void) & {
+  /** Writes what the hook gathered over the invocation (e.g. one EMF line). @default none */
+  readonly flush?: () => void | Promise<void>;
+};

@@ -45,6 +45,8 @@ export interface ObjectOutcome {
   readonly outputEtag?: string;
   /** The valid, current output, when there is one (written now or found done). */
   readonly output?: OutputDescription;
+  /** Publish races (412) this call lost before it published or found the output done. */
+  readonly publishRacesLost?: number;
 }
 
 /** Options for {@link processObject}. */
@@ -135,6 +137,7 @@ export async function processObject(
   });
   // Side objects this call wrote in rounds that then lost the publish race: nothing lists them.
   const orphans = new Map<string, string>();
+  let racesLost = 0;
   for (let round = 1; round <= maxRounds; round++) {
     // Memory reserved for this round's transform (options.admission), given back when the round ends.
     const held: HeldMemory = {};
@@ -147,6 +150,7 @@ export async function processObject(
     if ('lostRace' in result) {
       for (const [name, etag] of Object.entries(result.sideOutputs)) orphans.set(name, etag);
       logger.info('publish lost a race to another writer; re-running the done-check', { round });
+      racesLost++;
       continue;
     }
     if (orphans.size > 0 || options.sweepSideOutputs) {
@@ -156,7 +160,7 @@ export async function processObject(
         logger,
       });
     }
-    return result.outcome;
+    return racesLost > 0 ? { ...result.outcome, publishRacesLost: racesLost } : result.outcome;
   }
   throw new PublishConflictError(
     `Output for s3://${object.bucket}/${object.key} kept changing under concurrent writers (${maxRounds} rounds); ` +

@@ -10,6 +10,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createSqsBatchHandler, inProcessWaitMs, maxDeferralSeconds } from '../../src/batch/createSqsBatchHandler.js';
 import { RerunError } from '../../src/errors.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
+import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
@@ -211,6 +212,54 @@ describe('createSqsBatchHandler', () => {
     expect(response.batchItemFailures).toEqual([]);
     expect(calls).toBe(2);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('reports what its metrics count: entries quarantined, publish races lost and effects executed, as one EMF line', async () => {
+    await clients.s3.send(new S3Put({ Bucket: input, Key: 'raced.csv', Body: 'a' }));
+    const outputKey = deterministicKey({ prefix: 'out/', source: { bucket: input, key: 'raced.csv' } });
+    let rounds = 0;
+    const emf: string[] = [];
+    const handler = createSqsBatchHandler({
+      worker: defineWorker({
+        name: 'quarantining',
+        codeVersion: '1',
+        outputBucket: output,
+        outputKey: (s) => deterministicKey({ prefix: 'out/', source: s }),
+        async transform({ body }, { output: out }) {
+          // Another writer creates the output while the first round transforms: its create gets a 412.
+          if (++rounds === 1) await clients.s3.send(new S3Put({ Bucket: output, Key: outputKey, Body: 'other' }));
+          for await (const chunk of body) await out.write(chunk as Uint8Array);
+          return { records: 1, quarantined: 2 };
+        },
+      }),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+      afterOutput: async () => ({ executed: true, note: 'notified' }),
+      onOutcome: emfOutcomeMetrics({ sink: (l) => emf.push(l) }),
+    });
+    const response = await handler(
+      { Records: [record('r-1', s3Event(input, 'raced.csv')), record('junk', 'nope')] },
+      context(),
+    );
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'junk' }]);
+    expect(rounds).toBe(2);
+    expect(seen.find((o) => o.messageId === 'r-1')).toMatchObject({
+      status: 'processed',
+      quarantined: 2,
+      publishRacesLost: 1,
+      effectsExecuted: 1,
+    });
+    expect(emf).toHaveLength(1);
+    expect(JSON.parse(emf[0] ?? '{}')).toMatchObject({
+      _aws: { CloudWatchMetrics: [{ Namespace: 'rerun', Dimensions: [['Worker']] }] },
+      Worker: 'quarantining',
+      RecordsProcessed: 1,
+      RecordsSkipped: 0,
+      RecordsFailed: 1,
+      EntriesQuarantined: 2,
+      PublishRacesLost: 1,
+      EffectsExecuted: 1,
+    });
   });
 
   it('inProcessWaitMs: only for errors that ask, at most 3 times, and only when the wait and a reserve fit', () => {

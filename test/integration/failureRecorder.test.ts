@@ -3,9 +3,11 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureQueue } from '../../local/provision.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
+import { RerunError } from '../../src/errors.js';
 import type { FailedDelivery, FailureRecorder } from '../../src/failures/FailureRecorder.js';
 import { inputKeyHash } from '../../src/failures/failureIndex.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
 import type { RecordOutcome } from '../../src/worker/outcomes.js';
@@ -174,6 +176,65 @@ describe('S3FailureRecorder', () => {
     expect(await listKeys(clients.s3, bucket, 'failures/.by-input/')).toEqual([
       `failures/.by-input/in/_/${inputKeyHash('incoming/a.csv')}/${queueName}.a.last-receive`,
     ]);
+  });
+
+  it('keeps the error behind a give-up, with its stack and cause, in the record and in the outcome’s log line', async () => {
+    const lines: string[] = [];
+    const worker = defineWorker({
+      name: 'probe',
+      codeVersion: '1',
+      outputBucket: bucket,
+      outputKey: (s) => `out/${s.key}`,
+      async transform() {
+        const cause = Object.assign(new Error('Access Denied'), { name: 'AccessDenied', Code: 'AccessDenied' });
+        throw new RerunError('could not read the lookup table', { retryable: false, cause });
+      },
+    });
+    const handler = createSqsBatchHandler({
+      worker,
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+      failureRecorder: recorder(),
+      logger: createLogger({ sink: (l) => lines.push(l) }),
+    });
+    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'in/caused.csv', Body: 'x' }));
+    const body = JSON.stringify({
+      Records: [
+        {
+          eventSource: 'aws:s3',
+          eventName: 'ObjectCreated:Put',
+          s3: { bucket: { name: bucket }, object: { key: 'in/caused.csv' } },
+        },
+      ],
+    });
+    const response = await handler(
+      {
+        Records: [
+          {
+            messageId: 'caused',
+            receiptHandle: 'r',
+            body,
+            attributes: { ApproximateReceiveCount: '1' },
+            eventSourceARN: queueArn,
+          } as unknown as SQSRecord,
+        ],
+      },
+      { getRemainingTimeInMillis: () => 60_000, awsRequestId: 'req' } as unknown as Context,
+    );
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'caused' }]);
+    const error = {
+      name: 'RerunError',
+      message: 'could not read the lookup table',
+      stack: expect.stringContaining('failureRecorder.test.ts'),
+      cause: { name: 'AccessDenied', message: 'Access Denied', code: 'AccessDenied' },
+    };
+    expect(await recorder().read(queueName, 'caused')).toMatchObject({
+      givenUp: 'non-retryable',
+      reason: 'RerunError: could not read the lookup table',
+      error,
+    });
+    const failedLine = lines.map((l) => JSON.parse(l)).find((l) => l.message === 'record failed');
+    expect(failedLine).toMatchObject({ messageId: 'caused', error });
   });
 
   describe('the last attempt', () => {

@@ -1,0 +1,63 @@
+import type { OutcomeHook } from '../worker/outcomes.js';
+import { formatEmfLine } from './emf.js';
+import { OutcomeTally } from './outcomeMetrics.js';
+
+/** Options of {@link emfOutcomeMetrics}. */
+export interface EmfOutcomeMetricsOptions {
+  /**
+   * The CloudWatch namespace of the metrics.
+   * @default 'rerun'
+   */
+  readonly namespace?: string;
+  /**
+   * Dimensions added to `Worker` (the handler's worker name), e.g. `{ Stage: 'prod' }`.
+   * @default {}
+   */
+  readonly dimensions?: Readonly<Record<string, string>>;
+  /**
+   * Where each EMF line goes. In Lambda it must reach the function's log: stdout is.
+   * @default writes the line to process.stdout
+   */
+  readonly sink?: (line: string) => void;
+  /**
+   * The clock of each line's `Timestamp` (epoch ms).
+   * @default Date.now
+   */
+  readonly now?: () => number;
+}
+
+/**
+ * An `onOutcome` hook that writes CloudWatch metrics with no dependency: it counts the outcomes of
+ * an invocation ({@link OutcomeMetric}: records processed, skipped and failed, entries quarantined,
+ * publish races lost, side effects executed) and, when the handler flushes it, writes one line of
+ * embedded metric format per worker, every metric of unit Count with dimension `Worker`. Zeros are
+ * written too, so a failure alarm reads 0 instead of missing data.
+ *
+ * @example
+ * export const handler = createSqsBatchHandler({
+ *   worker, store, sqs,
+ *   onOutcome: emfOutcomeMetrics({ namespace: 'my-pipeline' }),
+ * });
+ */
+export function emfOutcomeMetrics(options: EmfOutcomeMetricsOptions = {}): OutcomeHook {
+  const namespace = options.namespace ?? 'rerun';
+  const sink = options.sink ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const now = options.now ?? Date.now;
+  const tally = new OutcomeTally();
+  const hook = (outcome: Parameters<OutcomeHook>[0], context: Parameters<OutcomeHook>[1]) =>
+    tally.add(context.worker, outcome);
+  return Object.assign(hook, {
+    flush: () => {
+      for (const [worker, counts] of tally.take()) {
+        sink(
+          formatEmfLine({
+            namespace,
+            dimensions: { ...options.dimensions, Worker: worker },
+            metrics: Object.entries(counts).map(([name, value]) => ({ name, value })),
+            timestamp: now(),
+          }),
+        );
+      }
+    },
+  });
+}

@@ -1,0 +1,57 @@
+import type { OutcomeHook } from '../worker/outcomes.js';
+import { OutcomeTally } from './outcomeMetrics.js';
+
+/**
+ * The part of a Powertools for AWS Lambda `Metrics` (`@aws-lambda-powertools/metrics`) that
+ * {@link powertoolsOutcomeMetrics} uses; rerun does not depend on the package.
+ */
+export interface PowertoolsMetricsLike {
+  addMetric(name: string, unit: 'Count', value: number): unknown;
+  addDimension(name: string, value: string): unknown;
+  publishStoredMetrics(): unknown;
+}
+
+/** Options of {@link powertoolsOutcomeMetrics}. */
+export interface PowertoolsOutcomeMetricsOptions {
+  /**
+   * Publish at each flush (once per invocation), with the dimension `Worker`. Set it to false when
+   * the function publishes itself, e.g. with Powertools' `logMetrics` middleware; the counts are
+   * then added without the `Worker` dimension and go out with the function's own metrics.
+   * @default true
+   */
+  readonly publish?: boolean;
+}
+
+/**
+ * An `onOutcome` hook that counts outcomes ({@link OutcomeMetric}) with a Powertools `Metrics`, so
+ * they share its namespace, service and default dimensions. At each flush it adds the invocation's
+ * counts (unit Count, zeros included), adds the dimension `Worker`, and publishes: Powertools
+ * writes the EMF line. It publishes what else the instance has stored too, as `logMetrics` does at
+ * the end of a handler.
+ *
+ * @example
+ * import { Metrics } from '@aws-lambda-powertools/metrics';
+ * const metrics = new Metrics({ namespace: 'my-pipeline', serviceName: 'normalize' });
+ * export const handler = createSqsBatchHandler({ worker, store, sqs, onOutcome: powertoolsOutcomeMetrics(metrics) });
+ */
+export function powertoolsOutcomeMetrics(
+  metrics: PowertoolsMetricsLike,
+  options: PowertoolsOutcomeMetricsOptions = {},
+): OutcomeHook {
+  const publish = options.publish ?? true;
+  const tally = new OutcomeTally();
+  const hook = (outcome: Parameters<OutcomeHook>[0], context: Parameters<OutcomeHook>[1]) =>
+    tally.add(context.worker, outcome);
+  return Object.assign(hook, {
+    flush: () => {
+      // Powertools publishes one dimension set per call: one publish per worker.
+      for (const [worker, counts] of tally.take()) {
+        for (const [name, value] of Object.entries(counts)) metrics.addMetric(name, 'Count', value);
+        if (publish) {
+          metrics.addDimension('Worker', worker);
+          metrics.publishStoredMetrics();
+        }
+      }
+    },
+  });
+}
