@@ -62,6 +62,8 @@ const roleStatements = (): PolicyStatementJson[] => statementsOfPolicyOn('AWS::I
 const bucketPolicy = (bucket: string) => statementsOfPolicyOn('AWS::S3::BucketPolicy', 'Bucket', bucket);
 const queuePolicy = (queue: string) => statementsOfPolicyOn('AWS::SQS::QueuePolicy', 'Queues', queue);
 const arn = (bucket: string, key: string) => `arn:aws:s3:::${bucket}/${key}`;
+const dig = (value: unknown, ...path: string[]): unknown =>
+  path.reduce<unknown>((v, step) => (v as Record<string, unknown> | undefined)?.[step], value);
 
 beforeAll(() => {
   synth = synthRerun();
@@ -637,9 +639,7 @@ describe('parameters and outputs', () => {
     });
     hooked.dispose();
     const fn = resourceOf(hooked.json, 'AWS::Lambda::Function', 'NormalizeWorkerFunction').resource;
-    const url = JSON.stringify(
-      (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables.NOTIFY_URL,
-    );
+    const url = JSON.stringify(dig(fn.Properties, 'Environment', 'Variables', 'NOTIFY_URL'));
     expect(url).toContain('{{resolve:secretsmanager:');
     expect(url).toContain('rerun/webhook');
     expect(Object.keys(hooked.json.Parameters ?? {})).toEqual(['BootstrapVersion']);
@@ -652,8 +652,7 @@ describe('parameters and outputs', () => {
     });
     hooked.dispose();
     const fn = resourceOf(hooked.json, 'AWS::Lambda::Function', 'NormalizeWorkerFunction').resource;
-    const variables = (fn.Properties?.Environment as { Variables: Record<string, unknown> }).Variables;
-    expect(variables.NOTIFY_URL).toBe('{{resolve:ssm:/rerun/webhook-url}}');
+    expect(dig(fn.Properties, 'Environment', 'Variables', 'NOTIFY_URL')).toBe('{{resolve:ssm:/rerun/webhook-url}}');
   }, 120_000);
 
   it('export the buckets, queue URLs, ledger table, function and log group', () => {
