@@ -13,7 +13,6 @@ import type { Queue, QueueProps } from 'aws-cdk-lib/aws-sqs';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
-import { NORMALIZE_PREFIXES } from '../normalize/normalizeWorker.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../sizing/sizeWorker.js';
 import type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
 import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
@@ -205,6 +204,15 @@ export interface RerunPipelineProps {
   readonly deadLetterQueueProps?: QueueProps;
 }
 
+/**
+ * The reference normalizer's prefixes (NORMALIZE_PREFIXES of src/normalize/normalizeWorker.ts,
+ * repeated so that importing the construct does not load the normalizer; a test keeps them equal).
+ */
+export const PIPELINE_DEFAULT_PREFIXES = {
+  inputPrefix: 'incoming/',
+  outputPrefixes: ['normalized/', 'quarantine/'],
+} as const;
+
 /** The ledger settings the construct's LedgerTable uses unless told otherwise. */
 export const DEFAULT_LEDGER_TOPOLOGY: LedgerTopology = { name: 'ledger', partitionKey: 'pk', ttlAttribute: 'ttl' };
 
@@ -228,9 +236,14 @@ const DEFAULT_SETTINGS = {
  * names, cdk-nag AwsSolutions clean (the few accepted findings are acknowledged here, with reasons).
  *
  * The worker's environment: OUTPUT_BUCKET, LEDGER_TABLE, MAX_INPUT_BYTES, NOTIFY_URL (with a
- * webhook), LOG_LEVEL, plus `environment`.
+ * webhook), LOG_LEVEL, plus `environment`. A worker built with `createSqsBatchHandler` passes
+ * MAX_INPUT_BYTES on, so an input too large for one invocation is refused at once with a failure
+ * record naming the limit (`maxInputBytes: Number(process.env.MAX_INPUT_BYTES)`), as
+ * functions/normalize/handler.ts does.
  *
  * @example
+ * // worker.mjs: export const handler = createSqsBatchHandler({ worker, store, sqs,
+ * //   maxInputBytes: Number(process.env.MAX_INPUT_BYTES) });
  * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });
  */
 export class RerunPipeline extends Construct {
@@ -248,6 +261,10 @@ export class RerunPipeline extends Construct {
   readonly workerFunction: SqsWorker['function'];
   /** The worker (queue pair, function, role, log group, mapping, alarms) as one construct. */
   readonly worker: SqsWorker;
+  /** The worker function's execution role. */
+  readonly workerRole: SqsWorker['role'];
+  /** The worker function's log group. */
+  readonly logGroup: SqsWorker['logGroup'];
   /** The dedupe ledger. */
   readonly ledgerTable: ITable;
   /** The topic every alarm notifies. */
@@ -332,6 +349,8 @@ export class RerunPipeline extends Construct {
     this.queue = this.worker.queue;
     this.deadLetterQueue = this.worker.deadLetterQueue;
     this.workerFunction = this.worker.function;
+    this.workerRole = this.worker.role;
+    this.logGroup = this.worker.logGroup;
     this.alarms = [this.worker.dlqDepthAlarm, this.worker.oldestMessageAgeAlarm];
 
     // Exactly what a rerun worker does: read uploads; read (done-check), write (conditional put,
@@ -377,8 +396,8 @@ function planPipeline(props: RerunPipelineProps) {
       'environment.NOTIFY_URL: the webhook URL comes from Secrets Manager or SSM (props.webhook), never a plain value',
     );
   }
-  const inputPrefix = props.inputPrefix ?? NORMALIZE_PREFIXES.inputPrefix;
-  const outputPrefixes = props.outputPrefixes ?? [NORMALIZE_PREFIXES.outputPrefix, NORMALIZE_PREFIXES.quarantinePrefix];
+  const inputPrefix = props.inputPrefix ?? PIPELINE_DEFAULT_PREFIXES.inputPrefix;
+  const outputPrefixes = props.outputPrefixes ?? PIPELINE_DEFAULT_PREFIXES.outputPrefixes;
   const failurePrefix = props.failurePrefix ?? DEFAULT_FAILURE_PREFIX;
   if (outputPrefixes.length === 0) v.push('outputPrefixes must name at least one prefix');
   const sameBucket =

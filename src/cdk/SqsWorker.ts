@@ -33,6 +33,8 @@ const LOGGER_LEVEL: Record<ApplicationLogLevel, string> = {
 /**
  * Where a worker's code comes from: a handler module that CDK bundles with esbuild
  * (`NodejsFunction`, TypeScript or JavaScript, the AWS SDK bundled inside), or ready-made code.
+ * Bundling an entry needs esbuild installed in your project (`npm install -D esbuild`): this
+ * construct never falls back to Docker.
  */
 export type WorkerSource =
   | {

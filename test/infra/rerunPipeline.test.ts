@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../infra/paths.js';
 import { requireConditionalWrites } from '../../src/cdk/conditionalWritePolicy.js';
 import { StackConfigurationInvalidError } from '../../src/cdk/errors.js';
-import { RerunPipeline, type RerunPipelineProps } from '../../src/cdk/RerunPipeline.js';
+import { PIPELINE_DEFAULT_PREFIXES, RerunPipeline, type RerunPipelineProps } from '../../src/cdk/RerunPipeline.js';
+import { NORMALIZE_PREFIXES } from '../../src/normalize/normalizeWorker.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../../src/sizing/sizeWorker.js';
 
 const plainWorker = join(projectRoot, 'test', 'infra', 'fixtures', 'plainWorker.mjs');
@@ -197,6 +198,8 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
       'ledgerTable',
       'alarmTopic',
       'worker',
+      'workerRole',
+      'logGroup',
     ] as const) {
       expect(pipeline[field], field).toBeDefined();
     }
@@ -204,6 +207,13 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
 });
 
 describe('RerunPipeline props', () => {
+  it("defaults to the reference normalizer's prefixes", () => {
+    expect(PIPELINE_DEFAULT_PREFIXES).toEqual({
+      inputPrefix: NORMALIZE_PREFIXES.inputPrefix,
+      outputPrefixes: [NORMALIZE_PREFIXES.outputPrefix, NORMALIZE_PREFIXES.quarantinePrefix],
+    });
+  });
+
   it('derives memory and timeout from maxInputBytes, and passes the declared limit', () => {
     const maxInputBytes = 8 * 1024 ** 3;
     const sized = sizeWorker({ maxInputBytes, mibPerCpuSecond: NORMALIZE_MIB_PER_CPU_SECOND, minMemoryMiB: 512 });
