@@ -38,7 +38,7 @@ export interface WorkerBundle {
   readonly environment: Readonly<Record<string, string>>;
   /**
    * The names of the variables CloudFormation resolves at deploy time (bucket and table names,
-   * parameters): whoever runs the bundle locally must provide them.
+   * dynamic references): whoever runs the bundle locally must provide them.
    */
   readonly deployTimeEnvironment: readonly string[];
 }
@@ -69,7 +69,7 @@ const SOURCE_ROOTS = ['functions', 'src', 'infra', 'package.json', 'package-lock
  * @example
  * const { normalize } = await synthesizeWorkerBundles();
  * normalize.directory; // '/tmp/rerun-lambda-bundles/<digest>/normalize' (holds index.mjs)
- * normalize.deployTimeEnvironment; // ['OUTPUT_BUCKET', 'LEDGER_TABLE', 'NOTIFY_URL']
+ * normalize.deployTimeEnvironment; // ['OUTPUT_BUCKET', 'LEDGER_TABLE'] (and NOTIFY_URL with a webhook)
  */
 export async function synthesizeWorkerBundles(
   options: SynthesizeWorkerBundlesOptions = {},

@@ -189,8 +189,8 @@ export async function workerQueueUrl(
     name,
     where: target.where,
     hint:
-      `Deploy the stack (npx cdk deploy) or start rerun dev --app-name ${target.appName}; for another stack pass ` +
-      `--app-name${variable ? ` or set ${variable}` : ''}.`,
+      `For a deployed stack pass --stack NAME (its queue names are generated)${variable ? ` or set ${variable}` : ''}; ` +
+      `locally, start rerun dev --app-name ${target.appName}.`,
   });
 }
 

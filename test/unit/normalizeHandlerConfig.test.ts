@@ -17,8 +17,8 @@ function initHandler(env: Record<string, string>) {
 }
 
 describe('functions/normalize/handler.ts configuration at init', () => {
-  it("loads with the stack's default environment (ledger table set, NotifyUrl empty: no notifications)", () => {
-    const result = initHandler({ OUTPUT_BUCKET: 'out', LEDGER_TABLE: 'ledger', NOTIFY_URL: '' });
+  it("loads with the stack's default environment (ledger table set, no webhook: NOTIFY_URL unset)", () => {
+    const result = initHandler({ OUTPUT_BUCKET: 'out', LEDGER_TABLE: 'ledger', MAX_INPUT_BYTES: '455081984' });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
   });
