@@ -260,6 +260,43 @@ describe('the packed package in a new project', () => {
     expect(bin.split('\n')[0]).toBe('#!/usr/bin/env node');
   }, 120_000);
 
+  it("`npx rerun dev --once --demo` runs rerun's own compiled normalize worker on its shipped samples", async () => {
+    const python = await ensurePythonTool(PythonTool.MOTO, { progress: () => {} });
+    const result = spawnSync('npx', ['--no', 'rerun', 'dev', '--once', '--demo'], {
+      cwd: scratch,
+      env: userEnv({ RERUN_PYTHON: python, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }),
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const summaryLine = result.stdout.split('\n').find((l) => l.startsWith('SUMMARY ')) ?? 'SUMMARY {}';
+    const summary = JSON.parse(summaryLine.slice('SUMMARY '.length)) as DevSummary;
+    // examples/: eight CSV/NDJSON files normalized, notes.txt and the s3:TestEvent skipped.
+    expect(summary).toMatchObject({ processed: 8, skipped: 2, failed: 0, deadLettered: 0, ended: 'drained' });
+    expect(result.stderr).toMatch(/normalized\/rerun-input\/orders\.csv\.ndjson/);
+  }, 120_000);
+
+  it('a TypeScript handler under the plain-node bin fails with how to run it (Node 20 strips no types)', async () => {
+    writeFileSync(
+      join(scratch, 'typed.ts'),
+      'export const handler = async (event: unknown) => ({ batchItemFailures: [] });\n',
+    );
+    const python = await ensurePythonTool(PythonTool.MOTO, { progress: () => {} });
+    const result = spawnSync('npx', ['--no', 'rerun', 'dev', '--once', '--no-demo', '--handler', 'typed.ts'], {
+      cwd: scratch,
+      env: userEnv({ RERUN_PYTHON: python }),
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
+    if ((process.features as { typescript?: unknown }).typescript) {
+      // A Node that strips types loads it as it is.
+      expect(result.status, result.stderr).toBe(0);
+    } else {
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/compile the handler to \.js\/\.mjs, or run rerun under tsx/);
+    }
+  }, 120_000);
+
   it('`--runtime lambda` from the package fails at once, saying it needs a checkout', () => {
     const result = spawnSync('npx', ['--no', 'rerun', 'dev', '--once', '--runtime', 'lambda'], {
       cwd: scratch,
