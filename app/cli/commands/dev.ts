@@ -85,7 +85,7 @@ Examples:
   npm start                                   # = rerun dev --demo
   rerun dev --once --demo --runtime lambda    # the same, on the deployed artifact
   rerun dev --once --demo                     # process the samples, print the table, exit
-  rerun dev --handler ./my-worker.mjs --once  # run your own SQS handler module`,
+  rerun dev --handler ./my-worker.ts --once   # run your own SQS handler module`,
   async run({ values }, io) {
     if (values.demo && values['no-demo']) throw new CliUsageError('--demo and --no-demo contradict each other.');
     const endpoint = io.env.AWS_ENDPOINT_URL || undefined;
