@@ -1,26 +1,38 @@
 import { join } from 'node:path';
-import { CfnOutput, CfnParameter, Duration, Stack, type StackProps } from 'aws-cdk-lib';
-import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
+import type { Tracing } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { EventType } from 'aws-cdk-lib/aws-s3';
-import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { stagingRoot } from '../app/partition/summaryLayout.js';
-import { SCHEDULE_MESSAGE_GROUP, SUMMARIZE_TASK_TYPE } from '../app/partition/summaryTask.js';
+import { SCHEDULE_WEEKDAYS, SUMMARIZE_TASK_TYPE, scheduleMessageGroup } from '../app/partition/summaryTask.js';
 import { topology as defaultTopology, INPUT_EVENTS, type Topology } from '../app/topology.js';
 import { requireConditionalDeletes, requireConditionalWrites } from '../src/cdk/conditionalWritePolicy.js';
 import { DataBucket } from '../src/cdk/DataBucket.js';
 import { LedgerTable } from '../src/cdk/LedgerTable.js';
+import { acknowledgePrefixWildcards } from '../src/cdk/nagAcknowledgements.js';
 import { grantPrefixAccess } from '../src/cdk/prefixGrants.js';
-import { SqsWorker } from '../src/cdk/SqsWorker.js';
-import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND } from '../src/sizing/sizeWorker.js';
-import { acknowledgeBucketNotificationsHandler, acknowledgePrefixWildcards } from './nagSuppressions.js';
+import { RerunPipeline, type RerunWebhookSource } from '../src/cdk/RerunPipeline.js';
+import { SqsWorker, type WorkerSource } from '../src/cdk/SqsWorker.js';
 import { projectRoot } from './paths.js';
 import { StackOutput } from './stackOutputs.js';
 
 export { StackOutput } from './stackOutputs.js';
+
+/**
+ * The stack's webhook: a secret (name or full ARN; `jsonField` when its SecretString is JSON) or
+ * an SSM String parameter, resolved by CloudFormation at deploy time (see RerunWebhookSource).
+ */
+export type RerunStackWebhook =
+  | { readonly secret: string; readonly jsonField?: string }
+  | { readonly parameterName: string };
 
 /** Props of {@link RerunStack}. */
 export interface RerunStackProps extends StackProps {
@@ -56,24 +68,39 @@ export interface RerunStackProps extends StackProps {
    */
   readonly accessLogRetentionDays?: number;
   /**
-   * Actions of the DLQ and backlog alarms (for example an SNS topic).
-   * @default none
+   * The webhook the normalize worker notifies, from Secrets Manager or SSM (see RerunWebhookSource).
+   * `buildRerunApp` reads it from the `rerun:webhookSecret` (+ `rerun:webhookSecretField`) or
+   * `rerun:webhookParameter` context.
+   * @default no webhook
    */
-  readonly alarmActions?: readonly IAlarmAction[];
+  readonly webhook?: RerunStackWebhook;
+  /**
+   * The topic every alarm notifies.
+   * @default a topic created by the pipeline (encrypted, TLS-only): subscribe to it
+   */
+  readonly alarmTopic?: ITopic;
+  /**
+   * X-Ray tracing of both workers.
+   * @default Tracing.ACTIVE (see SqsWorker)
+   */
+  readonly tracing?: Tracing;
 }
 
 /**
- * The production pipeline: an input bucket whose `ObjectCreated` events under `incoming/` go to the
- * normalize worker's queue; the worker (SQS -> Lambda with partial batch responses) writes
- * `normalized/` and `quarantine/` objects to an output bucket whose policy denies any write without
- * `If-None-Match` / `If-Match`; a DynamoDB dedupe ledger for the webhook side effect; a second stage,
- * the summarize worker (FIFO queue), fed daily by an EventBridge rule and by `rerun backfill`, that
- * publishes one summary per `dt=` partition under `summaries/`. Every grant
- * names its actions and is scoped to the worker's prefixes; every data store is encrypted, TLS-only
- * and retained on stack delete.
+ * The production pipeline, built from {@link RerunPipeline}: an input bucket whose `ObjectCreated`
+ * and `ObjectRemoved` events under `incoming/` go to the normalize worker's queue; the worker (SQS
+ * -> Lambda with partial batch responses) writes `normalized/` and `quarantine/` objects to an
+ * output bucket whose policy denies any write without `If-None-Match` / `If-Match`; a DynamoDB
+ * dedupe ledger for the webhook side effect; an SNS topic every alarm notifies; a second stage,
+ * the summarize worker (FIFO queue), fed daily by EventBridge rules (one per weekday, so one
+ * message group per day; with a DLQ, a retry policy and an alarm of their own) and by `rerun
+ * backfill`, that publishes one summary per `dt=` partition under `summaries/`. Every grant names
+ * its actions and is scoped to the worker's prefixes; every data store and queue is encrypted,
+ * TLS-only and retained on stack delete; queue names are generated (operators read them from the
+ * stack's outputs).
  *
- * The webhook URL is the CloudFormation parameter `NotifyUrl` (empty: no notification):
- * `cdk deploy --parameters NotifyUrl=https://example.com/hook`.
+ * The webhook URL comes from Secrets Manager or SSM as a dynamic reference, never a parameter:
+ * `cdk deploy -c rerun:webhookSecret=rerun/webhook` (a secret whose SecretString is the URL).
  *
  * @example
  * const app = new App();
@@ -88,14 +115,20 @@ export class RerunStack extends Stack {
   readonly output: DataBucket;
   /** The side-effect dedupe ledger. */
   readonly ledger: LedgerTable;
+  /** The normalize pipeline (notifications, worker, grants, alarm topic). */
+  readonly pipeline: RerunPipeline;
   /** The normalize worker (queue, DLQ, function, mapping, alarms). */
   readonly normalize: SqsWorker;
   /** The daily-summary worker (FIFO queue and DLQ, function, mapping, alarms). */
   readonly summarize: SqsWorker;
-  /** Sends "summarize yesterday" to the summarize queue every day. */
-  readonly summarySchedule: Rule;
-  /** The `NotifyUrl` parameter: the webhook the worker notifies (empty: off). */
-  readonly notifyUrl: CfnParameter;
+  /** Send "summarize yesterday" to the summarize queue, one rule per weekday (Sunday first). */
+  readonly summarySchedules: readonly Rule[];
+  /** Where EventBridge puts a scheduled message it could not deliver after its retries. */
+  readonly scheduleDeadLetterQueue: Queue;
+  /** Fires when a scheduled message was dead-lettered. */
+  readonly scheduleDlqAlarm: Alarm;
+  /** The topic every alarm notifies. */
+  readonly alarmTopic: ITopic;
 
   constructor(scope: Construct, id: string, props: RerunStackProps = {}) {
     super(scope, id, {
@@ -104,17 +137,12 @@ export class RerunStack extends Stack {
     });
     const t = props.topology ?? defaultTopology;
     const ownedPrefixes = [t.outputPrefix, t.quarantinePrefix];
-    // Every prefix a worker writes: all of them only through conditional writes.
-    const writtenPrefixes = [...ownedPrefixes, t.summaryPrefix, t.failurePrefix, t.codeVersionPrefix];
-
-    this.notifyUrl = new CfnParameter(this, 'NotifyUrl', {
-      type: 'String',
-      default: '',
-      // https only: the notification body describes the user's data and must not travel in clear.
-      allowedPattern: '^(https://\\S+)?$',
-      constraintDescription: 'must be empty (no webhook) or an https:// URL',
-      description:
-        'Webhook the normalize worker POSTs to once per published output (Idempotency-Key header). Empty: no notifications.',
+    // Our own repository's lockfile and tsconfig: the reference workers are bundled from this repo.
+    const source = (entry: string): WorkerSource => ({
+      entry,
+      projectRoot,
+      depsLockFilePath: join(projectRoot, 'package-lock.json'),
+      tsconfig: join(projectRoot, 'tsconfig.json'),
     });
 
     this.accessLogs = new DataBucket(this, 'AccessLogs', {
@@ -129,9 +157,6 @@ export class RerunStack extends Stack {
       accessLogsBucket: this.accessLogs.bucket,
       abortIncompleteMultipartUploadAfterDays,
     });
-    requireConditionalWrites(this.output.bucket, writtenPrefixes);
-    // No blind delete of an output either: every DeleteObject there names the version it removes.
-    requireConditionalDeletes(this.output.bucket, [...ownedPrefixes, t.summaryPrefix]);
     // A staging copy lives seconds; one left by a crash is harmless (deterministic key, replaced or
     // removed by the next run) and expires here. Failure records outlive the DLQ's retention.
     this.output.bucket.addLifecycleRule({
@@ -147,63 +172,54 @@ export class RerunStack extends Stack {
 
     this.ledger = new LedgerTable(this, 'Ledger', { ledger: t.ledger });
 
-    this.normalize = new SqsWorker(this, t.normalize.name, {
-      topology: t.normalize,
-      entry: props.normalizeEntry ?? join(projectRoot, 'functions', 'normalize', 'handler.ts'),
-      projectRoot,
-      environment: {
-        OUTPUT_BUCKET: this.output.bucket.bucketName,
-        LEDGER_TABLE: this.ledger.table.tableName,
-        NOTIFY_URL: this.notifyUrl.valueAsString,
-        CODE_VERSION_PREFIX: t.codeVersionPrefix,
-        // The largest input one invocation finishes at this memory and timeout (twice over, at the
-        // planned throughput): a larger one is refused at once with a failure record that names
-        // the limit, instead of timing out on every receive until the DLQ (src/sizing/sizeWorker.ts).
-        MAX_INPUT_BYTES: String(
-          maxInputBytesFor({
-            memoryMiB: t.normalize.memoryMiB,
-            timeoutSeconds: t.normalize.functionTimeoutSeconds,
-            mibPerCpuSecond: NORMALIZE_MIB_PER_CPU_SECOND,
-          }),
-        ),
-      },
+    // The normalize stage is the construct users deploy; the stack hands it its buckets and ledger.
+    // It adds the notifications (with aws:SourceAccount), the conditional-write and -delete policy
+    // on normalized/, quarantine/ and failures/, the grants, MAX_INPUT_BYTES and the alarm topic.
+    this.pipeline = new RerunPipeline(this, 'Normalize', {
+      worker: source(props.normalizeEntry ?? join(projectRoot, 'functions', 'normalize', 'handler.ts')),
+      workerName: t.normalize.name,
+      existingInputBucketObj: this.input.bucket,
+      existingOutputBucketObj: this.output.bucket,
+      existingLedgerTableObj: this.ledger.table,
+      ...(props.alarmTopic ? { existingAlarmTopicObj: props.alarmTopic } : {}),
+      inputPrefix: t.inputPrefix,
+      inputEvents: INPUT_EVENTS as EventType[],
+      outputPrefixes: ownedPrefixes,
+      failurePrefix: t.failurePrefix,
+      workerSettings: t.normalize,
+      environment: { CODE_VERSION_PREFIX: t.codeVersionPrefix },
+      ...(props.webhook ? { webhook: this.webhookSource(props.webhook) } : {}),
+      ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
-      ...(props.alarmActions ? { alarmActions: props.alarmActions } : {}),
     });
+    this.normalize = this.pipeline.worker;
+    this.alarmTopic = this.pipeline.alarmTopic;
+    const alarmActions = [new SnsAction(this.alarmTopic)];
+    // Every prefix a worker writes: all of them only through conditional writes (the pipeline's
+    // statement grows by the summary stage's and the code-version markers' prefixes).
+    requireConditionalWrites(this.output.bucket, t.summaryPrefix, t.codeVersionPrefix);
+    // No blind delete of an output either: every DeleteObject there names the version it removes.
+    requireConditionalDeletes(this.output.bucket, t.summaryPrefix);
 
-    // Exactly what the worker does: read uploads; read (done-check), write (conditional put,
-    // multipart) its outputs; delete (If-Match) a stale quarantine object when a rerun finds no bad
-    // rows, and both outputs of a deleted input.
-    const fn = this.normalize.function;
-    grantPrefixAccess(fn, this.input.bucket, [t.inputPrefix], { read: true });
-    grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { read: true, write: true });
-    grantPrefixAccess(fn, this.output.bucket, ownedPrefixes, { delete: true, list: false });
-    // Why it gave up on a message (conditional create, or replace by ETag), for `rerun redrive`.
-    // Delete: the provisional record of a last attempt that then succeeded, and its index entry
-    // (src/failures/S3FailureRecorder.ts, both with If-Match).
-    grantPrefixAccess(fn, this.output.bucket, [t.failurePrefix], { read: true, write: true, delete: true });
     // When a code version first ran (create-only), for reprocess planning by listings.
-    grantPrefixAccess(fn, this.output.bucket, [t.codeVersionPrefix], { write: true, list: false });
-    this.ledger.grantLedgerAccess(fn);
-    acknowledgePrefixWildcards(this.normalize.role, this.input.bucket, [t.inputPrefix]);
-    acknowledgePrefixWildcards(this.normalize.role, this.output.bucket, [
-      ...ownedPrefixes,
-      t.failurePrefix,
-      t.codeVersionPrefix,
-    ]);
+    grantPrefixAccess(this.normalize.function, this.output.bucket, [t.codeVersionPrefix], {
+      write: true,
+      list: false,
+    });
+    acknowledgePrefixWildcards(this.normalize.role, this.output.bucket, [t.codeVersionPrefix]);
 
     // The summary stage: one task per daily partition, fed by the schedule and by `rerun backfill`.
     this.summarize = new SqsWorker(this, t.summarize.name, {
       topology: t.summarize,
-      entry: props.summarizeEntry ?? join(projectRoot, 'functions', 'summarize', 'handler.ts'),
-      projectRoot,
+      source: source(props.summarizeEntry ?? join(projectRoot, 'functions', 'summarize', 'handler.ts')),
       environment: {
         OUTPUT_BUCKET: this.output.bucket.bucketName,
         // Names the normalized outputs' prefix (normalized/<input bucket>/); no access to the bucket.
         INPUT_BUCKET: this.input.bucket.bucketName,
       },
+      alarmActions,
+      ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
-      ...(props.alarmActions ? { alarmActions: props.alarmActions } : {}),
     });
     // Exactly what a partition task does: list and read its lineage (normalized/, quarantine/);
     // read, write and delete summaries, staging copies and manifest markers (summaries/); record
@@ -218,33 +234,69 @@ export class RerunStack extends Stack {
       t.failurePrefix,
     ]);
 
-    // The daily schedule. An input transformer cannot compute "yesterday", but it can pass the
-    // scheduled event's own time: the worker resolves the window from it (never from its own clock),
-    // so a message delivered late or redriven a week later still summarizes the right day.
-    this.summarySchedule = new Rule(this, 'DailySummarySchedule', {
-      description: `rerun: summarize yesterday's partition every day at ${pad(t.summarySchedule.hourUtc)}:${pad(t.summarySchedule.minuteUtc)} UTC`,
-      schedule: Schedule.cron({
-        minute: String(t.summarySchedule.minuteUtc),
-        hour: String(t.summarySchedule.hourUtc),
-      }),
-      targets: [
-        new SqsQueue(this.summarize.queue, {
-          message: RuleTargetInput.fromObject({ type: SUMMARIZE_TASK_TYPE, window: 'yesterday', at: EventField.time }),
-          // FIFO targets need a group; content-based deduplication (on the queue) drops EventBridge's
-          // own retries of the same event.
-          messageGroupId: SCHEDULE_MESSAGE_GROUP,
-        }),
-      ],
+    // Where EventBridge puts a scheduled message it could not deliver (the summarize queue gone,
+    // its policy broken, throttling for hours): a standard queue (EventBridge DLQs cannot be FIFO).
+    this.scheduleDeadLetterQueue = new Queue(this, 'ScheduleDeadLetterQueue', {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.RETAIN,
     });
+    Validations.of(this.scheduleDeadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is itself a dead-letter queue: the DeadLetterConfig of the daily schedule targets (EventBridge), ' +
+        'which cdk-nag does not recognise as it only follows SQS redrive policies. A DLQ of a DLQ would only move the problem.',
+    });
+    this.scheduleDlqAlarm = new Alarm(this, 'ScheduleDlqAlarm', {
+      alarmDescription:
+        'rerun summarize: EventBridge could not deliver a daily schedule message (it is in the schedule DLQ). ' +
+        'Fix the cause, then run rerun backfill for the missing day.',
+      metric: this.scheduleDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: Stats.MAXIMUM,
+      }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    this.scheduleDlqAlarm.addAlarmAction(...alarmActions);
 
-    // Uploads build outputs; deletes remove them (conditional deletes, see src/worker/removeOutputs.ts).
-    for (const event of INPUT_EVENTS) {
-      this.input.bucket.addEventNotification(event as EventType, new SqsDestination(this.normalize.queue), {
-        prefix: t.inputPrefix,
-      });
-    }
-
-    acknowledgeBucketNotificationsHandler(this);
+    // The daily schedule, one rule per weekday: an EventBridge target's MessageGroupId is a fixed
+    // string, and one group per day keeps a failing day from holding back the next ones (see
+    // scheduleMessageGroup). An input transformer cannot compute "yesterday", but it can pass the
+    // scheduled event's own time: the worker resolves the window from it (never from its own
+    // clock), so a message delivered late or redriven a week later still summarizes the right day.
+    const time = `${pad(t.summarySchedule.hourUtc)}:${pad(t.summarySchedule.minuteUtc)} UTC`;
+    this.summarySchedules = SCHEDULE_WEEKDAYS.map(
+      (weekDay) =>
+        new Rule(this, `DailySummarySchedule${weekDay}`, {
+          description: `rerun: summarize yesterday's partition every ${weekDay} at ${time}`,
+          schedule: Schedule.cron({
+            minute: String(t.summarySchedule.minuteUtc),
+            hour: String(t.summarySchedule.hourUtc),
+            weekDay,
+          }),
+          targets: [
+            new SqsQueue(this.summarize.queue, {
+              message: RuleTargetInput.fromObject({
+                type: SUMMARIZE_TASK_TYPE,
+                window: 'yesterday',
+                at: EventField.time,
+              }),
+              // FIFO targets need a group; content-based deduplication (on the queue) drops
+              // EventBridge's own retries of the same event.
+              messageGroupId: scheduleMessageGroup(weekDay),
+              // Retries with backoff for up to 12 hours (the day's summary is still useful), then
+              // the schedule's DLQ, whose alarm tells the operator to backfill the day.
+              retryAttempts: 50,
+              maxEventAge: Duration.hours(12),
+              deadLetterQueue: this.scheduleDeadLetterQueue,
+            }),
+          ],
+        }),
+    );
 
     const outputs: Record<StackOutput, [string, string]> = {
       [StackOutput.INPUT_BUCKET]: [this.input.bucket.bucketName, `Upload files under ${t.inputPrefix} here`],
@@ -264,11 +316,27 @@ export class RerunStack extends Stack {
       ],
       [StackOutput.SUMMARIZE_FUNCTION_NAME]: [this.summarize.function.functionName, 'Summarize worker function'],
       [StackOutput.SUMMARIZE_LOG_GROUP]: [this.summarize.logGroup.logGroupName, 'Summarize worker logs (JSON)'],
-      [StackOutput.SUMMARY_SCHEDULE_RULE]: [this.summarySchedule.ruleName, 'Daily schedule of the summary stage'],
+      [StackOutput.SUMMARY_SCHEDULE_RULES]: [
+        Stack.of(this).toJsonString(this.summarySchedules.map((r) => r.ruleName)),
+        'Daily schedule rules of the summary stage (JSON array, one per weekday, Sunday first)',
+      ],
+      [StackOutput.SCHEDULE_DLQ_URL]: [
+        this.scheduleDeadLetterQueue.queueUrl,
+        'Dead letters of the daily schedule (EventBridge could not deliver them)',
+      ],
+      [StackOutput.ALARM_TOPIC_ARN]: [this.alarmTopic.topicArn, 'Every alarm notifies this topic: subscribe to it'],
     };
     for (const [name, [value, description]] of Object.entries(outputs)) {
       new CfnOutput(this, name, { value, description });
     }
+  }
+
+  private webhookSource(webhook: RerunStackWebhook): RerunWebhookSource {
+    if (!('secret' in webhook)) return webhook;
+    const secret = webhook.secret.startsWith('arn:')
+      ? Secret.fromSecretCompleteArn(this, 'WebhookSecret', webhook.secret)
+      : Secret.fromSecretNameV2(this, 'WebhookSecret', webhook.secret);
+    return { secret, ...(webhook.jsonField ? { jsonField: webhook.jsonField } : {}) };
   }
 }
 

@@ -1,7 +1,7 @@
 import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { topology } from '../app/topology.js';
-import { RerunStack, type RerunStackProps } from './RerunStack.js';
+import { RerunStack, type RerunStackProps, type RerunStackWebhook } from './RerunStack.js';
 
 /** Options of {@link buildRerunApp}. */
 export interface BuildRerunAppOptions {
@@ -35,7 +35,27 @@ export function buildRerunApp(options: BuildRerunAppOptions = {}): { app: App; s
   const app = new App(options.appProps);
   const contextName: unknown = app.node.tryGetContext('rerun:stackName');
   const stackName = options.stackName ?? (typeof contextName === 'string' ? contextName : topology.appName);
-  const stack = new RerunStack(app, stackName, options.stackProps);
+  const webhook = webhookFromContext(app);
+  const stack = new RerunStack(app, stackName, { ...(webhook ? { webhook } : {}), ...options.stackProps });
   if (options.nag ?? true) Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   return { app, stack };
+}
+
+/**
+ * The webhook from the CDK context: `rerun:webhookSecret` (a secret's name or full ARN; with
+ * `rerun:webhookSecretField` when the SecretString is JSON) or `rerun:webhookParameter` (an SSM
+ * String parameter's name). Never the URL itself: CloudFormation resolves it at deploy time.
+ *
+ * @example
+ * // npx cdk deploy -c rerun:webhookSecret=rerun/webhook
+ */
+function webhookFromContext(app: App): RerunStackWebhook | undefined {
+  const secret: unknown = app.node.tryGetContext('rerun:webhookSecret');
+  const field: unknown = app.node.tryGetContext('rerun:webhookSecretField');
+  const parameter: unknown = app.node.tryGetContext('rerun:webhookParameter');
+  if (typeof secret === 'string' && secret !== '') {
+    return { secret, ...(typeof field === 'string' && field !== '' ? { jsonField: field } : {}) };
+  }
+  if (typeof parameter === 'string' && parameter !== '') return { parameterName: parameter };
+  return undefined;
 }

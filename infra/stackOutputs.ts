@@ -19,6 +19,8 @@ export const StackOutput = {
   SUMMARY_DLQ_URL: 'SummaryDeadLetterQueueUrl',
   SUMMARIZE_FUNCTION_NAME: 'SummarizeFunctionName',
   SUMMARIZE_LOG_GROUP: 'SummarizeLogGroupName',
-  SUMMARY_SCHEDULE_RULE: 'SummaryScheduleRuleName',
+  SUMMARY_SCHEDULE_RULES: 'SummaryScheduleRuleNames',
+  SCHEDULE_DLQ_URL: 'ScheduleDeadLetterQueueUrl',
+  ALARM_TOPIC_ARN: 'AlarmTopicArn',
 } as const;
 export type StackOutput = (typeof StackOutput)[keyof typeof StackOutput];

@@ -1,6 +1,6 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type Logger, silentLogger } from '../../src/logging/logger.js';
-import { SCHEDULE_MESSAGE_GROUP, SUMMARIZE_TASK_TYPE } from './summaryTask.js';
+import { SUMMARIZE_TASK_TYPE, scheduleMessageGroupAt } from './summaryTask.js';
 
 /** A daily time in UTC. */
 export interface DailyTime {
@@ -71,7 +71,7 @@ export function startLocalSchedule(options: LocalScheduleOptions): () => void {
           QueueUrl: options.queueUrl,
           MessageBody: scheduledSummaryMessage(at),
           ...(options.queueUrl.endsWith('.fifo')
-            ? { MessageGroupId: SCHEDULE_MESSAGE_GROUP, MessageDeduplicationId: `schedule-${at}` }
+            ? { MessageGroupId: scheduleMessageGroupAt(at), MessageDeduplicationId: `schedule-${at}` }
             : {}),
         }),
       );

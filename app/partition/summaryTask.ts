@@ -3,8 +3,37 @@ import { type Day, dayOfInstant, dayOfPartition, partitionName, previousDay } fr
 /** The `type` of every summary-stage message. */
 export const SUMMARIZE_TASK_TYPE = 'summarize';
 
-/** The message group of scheduled messages (FIFO queues require one). */
+/** The prefix of the scheduled messages' groups (FIFO queues require one). */
 export const SCHEDULE_MESSAGE_GROUP = 'schedule';
+
+/** The days of the week as EventBridge's cron names them, Sunday first (as `Date#getUTCDay`). */
+export const SCHEDULE_WEEKDAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] as const;
+export type ScheduleWeekday = (typeof SCHEDULE_WEEKDAYS)[number];
+
+/**
+ * The message group of the schedule's message fired on `weekday` (UTC): one group per day.
+ * Within a FIFO group a message that fails blocks the ones behind it until it succeeds or is
+ * dead-lettered, so one group for every day would let a failing day hold back the next ones. An
+ * EventBridge target's MessageGroupId is a fixed string, so the stack has one rule per weekday,
+ * each with its group: two messages share a group only a week apart, longer than the summarize
+ * queue keeps a message (topology.summarize.queueRetentionDays, 4 days).
+ *
+ * @example
+ * scheduleMessageGroup('MON'); // 'schedule-MON'
+ */
+export function scheduleMessageGroup(weekday: ScheduleWeekday): string {
+  return `${SCHEDULE_MESSAGE_GROUP}-${weekday}`;
+}
+
+/**
+ * The group of a scheduled message fired at `firedAtMs` (epoch ms), as the stack's rule of that weekday sets it.
+ *
+ * @example
+ * scheduleMessageGroupAt(Date.parse('2026-01-05T01:15:00Z')); // 'schedule-MON'
+ */
+export function scheduleMessageGroupAt(firedAtMs: number): string {
+  return scheduleMessageGroup(SCHEDULE_WEEKDAYS[new Date(firedAtMs).getUTCDay()] as ScheduleWeekday);
+}
 
 /**
  * A summary-stage message body. Either one partition (backfills), or a relative window resolved

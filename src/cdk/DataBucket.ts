@@ -1,5 +1,6 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 
 /** Props of {@link DataBucket}. */
@@ -54,6 +55,10 @@ export class DataBucket extends Construct {
 
   constructor(scope: Construct, id: string, props: DataBucketProps = {}) {
     super(scope, id);
+    // ACLs are disabled (bucket owner enforced), so access logs must be delivered by bucket policy,
+    // whatever the app's feature flags say: CDK reads this flag on the *target* bucket's scope, and
+    // without it would grant the log delivery group an ACL that BUCKET_OWNER_ENFORCED refuses.
+    this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     this.bucket = new Bucket(this, 'Bucket', {
       encryption: BucketEncryption.S3_MANAGED,
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,

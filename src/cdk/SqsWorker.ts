@@ -1,13 +1,22 @@
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, type IAlarmAction, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { ApplicationLogLevel, Architecture, LoggingFormat, Runtime, SystemLogLevel } from 'aws-cdk-lib/aws-lambda';
+import {
+  ApplicationLogLevel,
+  Architecture,
+  type Code,
+  Function as LambdaFunction,
+  LoggingFormat,
+  Runtime,
+  SystemLogLevel,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, type NodejsFunctionProps, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Queue, QueueEncryption, RedrivePermission } from 'aws-cdk-lib/aws-sqs';
+import { Queue, QueueEncryption, type QueueProps, RedrivePermission } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type WorkerTopology, workerQueueNames } from '../topology/WorkerTopology.js';
+import type { WorkerTopology } from '../topology/WorkerTopology.js';
 import { workerTopologyViolations } from '../topology/workerTopologyRules.js';
 import { StackConfigurationInvalidError } from './errors.js';
 
@@ -21,33 +30,61 @@ const LOGGER_LEVEL: Record<ApplicationLogLevel, string> = {
   [ApplicationLogLevel.FATAL]: 'error',
 };
 
+/**
+ * Where a worker's code comes from: a handler module that CDK bundles with esbuild
+ * (`NodejsFunction`, TypeScript or JavaScript, the AWS SDK bundled inside), or ready-made code.
+ */
+export type WorkerSource =
+  | {
+      /** Path of the handler module (`.ts`, `.mts`, `.js`, `.mjs`), absolute or relative to the working directory. */
+      readonly entry: string;
+      /**
+       * Exported handler function name.
+       * @default 'handler'
+       */
+      readonly handler?: string;
+      /**
+       * The lockfile esbuild resolves dependencies against (package-lock.json, yarn.lock, pnpm-lock.yaml, bun.lockb).
+       * @default the lockfile CDK finds by walking up from the working directory (your project's)
+       */
+      readonly depsLockFilePath?: string;
+      /**
+       * Root of the project the entry belongs to.
+       * @default the folder of `depsLockFilePath`
+       */
+      readonly projectRoot?: string;
+      /**
+       * tsconfig.json esbuild compiles the entry with.
+       * @default none: esbuild's own lookup next to the entry
+       */
+      readonly tsconfig?: string;
+    }
+  | {
+      /** Ready-made code (a prebuilt bundle: `Code.fromAsset('dist/worker')`). It must carry its own AWS SDK. */
+      readonly code: Code;
+      /** `file.export` of the handler inside `code` (`index.handler`). */
+      readonly handler: string;
+    };
+
+/**
+ * Function settings that may override the construct's (aws-solutions-constructs style escape
+ * hatch). `environment` is merged with the construct's variables; `bundling` with its bundling
+ * options; everything else replaces the default. `memorySize` and `timeout` replace the topology's
+ * (the queue's visibility timeout is checked against the final timeout).
+ */
+export type WorkerFunctionProps = Omit<NodejsFunctionProps, 'entry' | 'handler' | 'code'>;
+
 /** Props of {@link SqsWorker}. */
 export interface SqsWorkerProps {
   /** Timeouts, batch settings, retention and redrive: the same object `rerun dev` runs locally. */
   readonly topology: WorkerTopology;
-  /** Absolute path of the handler's TypeScript module (bundled with the local esbuild). */
-  readonly entry: string;
-  /** Absolute path of the project root (holds package.json, package-lock.json and tsconfig.json). */
-  readonly projectRoot: string;
-  /**
-   * Exported handler function name.
-   * @default 'handler'
-   */
-  readonly handler?: string;
+  /** The worker's code: `{ entry }` (bundled here) or `{ code, handler }`. */
+  readonly source: WorkerSource;
   /**
    * Environment variables of the function (LOG_LEVEL is added from `logLevel`).
    * @default {}
    */
   readonly environment?: Readonly<Record<string, string>>;
-  /**
-   * Physical name prefix of the two queues: `${queueNamePrefix}-${topology.name}-queue` and `-dlq`
-   * (plus `.fifo` for a FIFO worker, see workerQueueNames).
-   * The names are explicit because the DLQ's `byQueue` redrive allow policy must name the work
-   * queue's ARN, and referencing the queue's attribute would make the two queues depend on each
-   * other (the work queue's redrive policy already references the DLQ).
-   * @default the stack name
-   */
-  readonly queueNamePrefix?: string;
   /**
    * Retention of the function's log group.
    * @default RetentionDays.ONE_MONTH
@@ -58,6 +95,13 @@ export interface SqsWorkerProps {
    * @default ApplicationLogLevel.INFO
    */
   readonly logLevel?: ApplicationLogLevel;
+  /**
+   * X-Ray tracing of the function. Active tracing samples invocations (the first request each
+   * second and 5 % of the rest) and costs per trace recorded beyond X-Ray's free tier; the role
+   * gets `xray:PutTraceSegments` and `xray:PutTelemetryRecords`.
+   * @default Tracing.ACTIVE (as aws-solutions-constructs' Lambda defaults)
+   */
+  readonly tracing?: Tracing;
   /**
    * The DLQ alarm fires when at least this many messages wait in the DLQ.
    * @default 1 (any dead letter needs an operator: inspect it, fix, then `rerun redrive`)
@@ -74,15 +118,41 @@ export interface SqsWorkerProps {
    * @default no actions: the alarms show in the CloudWatch console only
    */
   readonly alarmActions?: readonly IAlarmAction[];
+  /**
+   * Overrides of the function's settings (see {@link WorkerFunctionProps}).
+   * @default none
+   */
+  readonly functionProps?: WorkerFunctionProps;
+  /**
+   * Overrides of the work queue's settings, merged over the construct's (encryption, TLS-only,
+   * retention, visibility timeout, RETAIN). `deadLetterQueue` and `fifo` cannot be overridden here:
+   * the DLQ comes from `deadLetterQueueProps` and `topology.maxReceiveCount`, FIFO from the topology.
+   * @default none
+   */
+  readonly queueProps?: QueueProps;
+  /**
+   * Overrides of the DLQ's settings, merged over the construct's (encryption, TLS-only, 14 days, RETAIN).
+   * @default none
+   */
+  readonly deadLetterQueueProps?: QueueProps;
 }
 
 /**
  * One SQS-triggered Lambda worker with the safe settings always on: a work queue and its DLQ
- * (redrive after `maxReceiveCount`, `byQueue` redrive allow policy, 14-day retention), SSE-SQS and
- * TLS-only queue policies, an event source mapping with `ReportBatchItemFailures`, batch size,
- * batching window and maximum concurrency, a Node.js ARM64 function bundled locally as minified ESM
- * with source maps and the AWS SDK inside (never the runtime's), JSON logs in a log group with retention, an
+ * (redrive after `maxReceiveCount`, 14-day retention, both retained on stack delete, names
+ * generated by CloudFormation), SSE-SQS and TLS-only queue policies, an event source mapping with
+ * `ReportBatchItemFailures`, batch size, batching window and maximum concurrency, a Node.js ARM64
+ * function (bundled locally as minified ESM with source maps and the AWS SDK inside, never the
+ * runtime's, or given as code), JSON logs in a log group with retention, X-Ray tracing, an
  * execution role with no managed policy, and alarms on DLQ depth and on the age of the oldest message.
+ *
+ * Generated queue names: a fixed name blocks every update that replaces the queue (CloudFormation
+ * creates the replacement before it deletes the old one, and the name is taken). The price: the
+ * DLQ's redrive allow policy cannot name the work queue (`byQueue` with the work queue's ARN would
+ * make the two queues reference each other, as the work queue's redrive policy names the DLQ), so
+ * the DLQ keeps SQS's default (`allowAll`, any queue of this account may use it as its DLQ) and
+ * the work queue refuses to be anyone's DLQ (`denyAll`). Operators find the queues through the
+ * stack's outputs, never by name.
  *
  * Settings that AWS would refuse or advises against (visibility timeout under 6 x the function
  * timeout, maxReceiveCount under 5, ...) throw {@link StackConfigurationInvalidError} at synth.
@@ -91,8 +161,7 @@ export interface SqsWorkerProps {
  * @example
  * const worker = new SqsWorker(this, 'normalize', {
  *   topology: topology.normalize,
- *   entry: join(root, 'functions/normalize/handler.ts'),
- *   projectRoot: root,
+ *   source: { entry: 'src/worker.ts' },
  *   environment: { OUTPUT_BUCKET: output.bucket.bucketName },
  * });
  * grantPrefixAccess(worker.function, input.bucket, ['incoming/'], { read: true });
@@ -102,8 +171,8 @@ export class SqsWorker extends Construct {
   readonly queue: Queue;
   /** Where messages go after `maxReceiveCount` failed receives. */
   readonly deadLetterQueue: Queue;
-  /** The worker function. */
-  readonly function: NodejsFunction;
+  /** The worker function (a `NodejsFunction` for an `entry` source). */
+  readonly function: LambdaFunction;
   /** The function's execution role (no managed policies; logs, queue and data grants only). */
   readonly role: Role;
   /** The function's log group. */
@@ -114,51 +183,48 @@ export class SqsWorker extends Construct {
   readonly dlqDepthAlarm: Alarm;
   /** Fires when the work queue's oldest message is too old (stuck or repeatedly failing work). */
   readonly oldestMessageAgeAlarm: Alarm;
+  /** The settings the worker was built with: the topology with `functionProps`' memory and timeout applied. */
+  readonly topology: WorkerTopology;
 
   constructor(scope: Construct, id: string, props: SqsWorkerProps) {
     // Validate before joining the construct tree, so a refused worker leaves nothing behind.
-    const t = props.topology;
-    const violations = workerTopologyViolations(t);
+    const violations = sqsWorkerViolations(props);
+    if (violations.length > 0) throw new StackConfigurationInvalidError(violations);
+    const fp = props.functionProps ?? {};
+    const qp = props.queueProps ?? {};
+    const dlqp = props.deadLetterQueueProps ?? {};
+    const t = effectiveTopology(props);
     const oldestMessageAlarmSeconds = props.oldestMessageAlarmSeconds ?? 2 * t.visibilityTimeoutSeconds;
     const dlqAlarmThreshold = props.dlqAlarmThreshold ?? 1;
-    if (dlqAlarmThreshold < 1) violations.push('dlqAlarmThreshold must be at least 1');
-    if (oldestMessageAlarmSeconds < 60) violations.push('oldestMessageAlarmSeconds must be at least 60');
-    if (violations.length > 0) throw new StackConfigurationInvalidError(violations);
     super(scope, id);
+    this.topology = t;
 
-    const stack = Stack.of(this);
-    const prefix = props.queueNamePrefix ?? stack.stackName;
-    const { queue: queueName, dlq: dlqName } = workerQueueNames(prefix, t);
     // A FIFO queue needs a FIFO DLQ. Content-based deduplication lets producers that send no
     // MessageDeduplicationId (an EventBridge target) use the queue; explicit ids still take precedence.
     const fifo = t.fifo ? { fifo: true } : {};
 
     this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
-      queueName: dlqName,
       ...fifo,
       retentionPeriod: Duration.days(t.dlqRetentionDays),
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      // Only this worker's queue may use the DLQ (SQS RedriveAllowPolicy `byQueue`), so a
-      // misconfigured queue elsewhere cannot drop its failures into our redrive path.
-      redriveAllowPolicy: {
-        redrivePermission: RedrivePermission.BY_QUEUE,
-        sourceQueues: [
-          Queue.fromQueueArn(this, 'WorkQueueByName', stack.formatArn({ service: 'sqs', resource: queueName })),
-        ],
-      },
+      // Dead letters are the only copy of work that failed: a stack delete must not drop them.
+      removalPolicy: RemovalPolicy.RETAIN,
+      ...dlqp,
     });
 
     this.queue = new Queue(this, 'Queue', {
-      queueName,
       ...(t.fifo ? { fifo: true, contentBasedDeduplication: true } : {}),
       visibilityTimeout: Duration.seconds(t.visibilityTimeoutSeconds),
       retentionPeriod: Duration.days(t.queueRetentionDays),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: t.maxReceiveCount },
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       // The work queue is nobody's DLQ.
       redriveAllowPolicy: { redrivePermission: RedrivePermission.DENY_ALL },
+      // Messages waiting in the queue are work not yet done: kept when the stack is deleted.
+      removalPolicy: RemovalPolicy.RETAIN,
+      ...qp,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: t.maxReceiveCount },
     });
 
     this.logGroup = new LogGroup(this, 'LogGroup', { retention: props.logRetention ?? RetentionDays.ONE_MONTH });
@@ -177,45 +243,73 @@ export class SqsWorker extends Construct {
     );
 
     const logLevel = props.logLevel ?? ApplicationLogLevel.INFO;
-    this.function = new NodejsFunction(this, 'Function', {
+    const tracing = fp.tracing ?? props.tracing ?? Tracing.ACTIVE;
+    const { environment: extraEnvironment, bundling: extraBundling, ...rest } = fp;
+    const common = {
       description: `rerun ${t.name} worker`,
-      entry: props.entry,
-      handler: props.handler ?? 'handler',
-      projectRoot: props.projectRoot,
-      depsLockFilePath: `${props.projectRoot}/package-lock.json`,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
-      memorySize: t.memoryMiB,
-      timeout: Duration.seconds(t.functionTimeoutSeconds),
       role: this.role,
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,
       applicationLogLevelV2: logLevel,
       // INFO keeps the platform REPORT line (duration, memory) in the logs.
       systemLogLevelV2: SystemLogLevel.INFO,
-      // Stack traces point into the TypeScript sources (the bundle ships its .map file).
-      environment: { ...props.environment, LOG_LEVEL: LOGGER_LEVEL[logLevel], NODE_OPTIONS: '--enable-source-maps' },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node24',
-        minify: true,
-        sourceMap: true,
-        sourceMapMode: SourceMapMode.DEFAULT,
-        sourcesContent: false,
-        mainFields: ['module', 'main'],
-        // ESM output: CommonJS dependencies that call require() need one in scope.
-        banner:
-          "import { createRequire as __rerunCreateRequire } from 'node:module';const require = __rerunCreateRequire(import.meta.url);",
-        // The AWS SDK is bundled at the versions of our lockfile, never taken from the runtime.
-        // AWS no longer documents which SDK a Node runtime ships, and an older SDK silently drops
-        // input members it does not know, such as PutObject's IfNoneMatch (AWS-SEMANTICS, "SDK
-        // versions in the runtime"): the conditional writes would then vanish from the wire.
-        bundleAwsSDK: true,
-        tsconfig: `${props.projectRoot}/tsconfig.json`,
-        // Synth must never need Docker: esbuild is a devDependency and runs locally.
-        forceDockerBundling: false,
+      ...rest,
+      memorySize: t.memoryMiB,
+      timeout: Duration.seconds(t.functionTimeoutSeconds),
+      tracing,
+      // Stack traces point into the sources (the bundle ships its .map file).
+      environment: {
+        LOG_LEVEL: LOGGER_LEVEL[logLevel],
+        NODE_OPTIONS: '--enable-source-maps',
+        ...props.environment,
+        ...extraEnvironment,
       },
-    });
+    };
+    const source = props.source;
+    if ('code' in source) {
+      this.function = new LambdaFunction(this, 'Function', { ...common, code: source.code, handler: source.handler });
+    } else {
+      this.function = new NodejsFunction(this, 'Function', {
+        ...common,
+        entry: source.entry,
+        handler: source.handler ?? 'handler',
+        // Nothing of rerun's own repository: the consumer's lockfile (found from the working
+        // directory) unless the caller names one.
+        ...(source.projectRoot ? { projectRoot: source.projectRoot } : {}),
+        ...(source.depsLockFilePath ? { depsLockFilePath: source.depsLockFilePath } : {}),
+        bundling: {
+          format: OutputFormat.ESM,
+          target: 'node24',
+          minify: true,
+          sourceMap: true,
+          sourceMapMode: SourceMapMode.DEFAULT,
+          sourcesContent: false,
+          mainFields: ['module', 'main'],
+          // ESM output: CommonJS dependencies that call require() need one in scope.
+          banner:
+            "import { createRequire as __rerunCreateRequire } from 'node:module';const require = __rerunCreateRequire(import.meta.url);",
+          // The AWS SDK is bundled at the versions of the lockfile, never taken from the runtime.
+          // AWS no longer documents which SDK a Node runtime ships, and an older SDK silently drops
+          // input members it does not know, such as PutObject's IfNoneMatch (AWS-SEMANTICS, "SDK
+          // versions in the runtime"): the conditional writes would then vanish from the wire.
+          bundleAwsSDK: true,
+          ...(source.tsconfig ? { tsconfig: source.tsconfig } : {}),
+          // Synth must never need Docker: esbuild runs locally (a dependency of the consumer's app).
+          forceDockerBundling: false,
+          ...extraBundling,
+        },
+      });
+    }
+    if (tracing === Tracing.ACTIVE || tracing === Tracing.PASS_THROUGH) {
+      Validations.of(this.role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions ' +
+          '(Service Authorization Reference, AWS X-Ray), so CDK grants them on "*"; they only write trace data.',
+      });
+    }
 
     this.eventSource = new SqsEventSource(this.queue, {
       batchSize: t.batchSize,
@@ -255,4 +349,60 @@ export class SqsWorker extends Construct {
       this.oldestMessageAgeAlarm.addAlarmAction(action);
     }
   }
+}
+
+/** The topology with `functionProps`' memory and timeout and `queueProps`' visibility timeout applied. */
+function effectiveTopology(props: SqsWorkerProps): WorkerTopology {
+  const fp = props.functionProps ?? {};
+  const qp = props.queueProps ?? {};
+  return {
+    ...props.topology,
+    ...(fp.memorySize !== undefined ? { memoryMiB: fp.memorySize } : {}),
+    ...(fp.timeout !== undefined ? { functionTimeoutSeconds: fp.timeout.toSeconds() } : {}),
+    ...(qp.visibilityTimeout !== undefined ? { visibilityTimeoutSeconds: qp.visibilityTimeout.toSeconds() } : {}),
+  };
+}
+
+/**
+ * Why {@link SqsWorker} would refuse these props (empty: it accepts them): the topology's AWS rules
+ * applied to the final settings, the worker source, and escape hatches that contradict the topology.
+ *
+ * @example
+ * sqsWorkerViolations({ topology, source: { entry: 'worker.mjs' } }); // []
+ */
+export function sqsWorkerViolations(props: SqsWorkerProps): string[] {
+  const fp = props.functionProps ?? {};
+  const qp = props.queueProps ?? {};
+  const dlqp = props.deadLetterQueueProps ?? {};
+  const t = effectiveTopology(props);
+  const violations = [...workerTopologyViolations(t), ...sourceViolations(props.source)];
+  if (qp.deadLetterQueue)
+    violations.push('queueProps.deadLetterQueue: the DLQ is built here; use deadLetterQueueProps');
+  if (qp.fifo !== undefined && qp.fifo !== (t.fifo ?? false)) {
+    violations.push('queueProps.fifo contradicts topology.fifo: set FIFO in the topology');
+  }
+  if (dlqp.fifo !== undefined && dlqp.fifo !== (t.fifo ?? false)) {
+    violations.push('deadLetterQueueProps.fifo contradicts topology.fifo: a FIFO queue needs a FIFO DLQ, and only it');
+  }
+  if (props.tracing !== undefined && fp.tracing !== undefined && props.tracing !== fp.tracing) {
+    violations.push('tracing and functionProps.tracing disagree: set one');
+  }
+  const oldestMessageAlarmSeconds = props.oldestMessageAlarmSeconds ?? 2 * t.visibilityTimeoutSeconds;
+  if ((props.dlqAlarmThreshold ?? 1) < 1) violations.push('dlqAlarmThreshold must be at least 1');
+  if (oldestMessageAlarmSeconds < 60) violations.push('oldestMessageAlarmSeconds must be at least 60');
+  return violations;
+}
+
+function sourceViolations(source: WorkerSource | undefined): string[] {
+  if (!source || typeof source !== 'object') return ['worker: give { entry } or { code, handler }'];
+  const s = source as { entry?: unknown; code?: unknown; handler?: unknown };
+  if (s.entry !== undefined && s.code !== undefined) return ['worker: give either entry or code, not both'];
+  if (s.entry === undefined && s.code === undefined) return ['worker: give { entry } or { code, handler }'];
+  if (s.code !== undefined && (typeof s.handler !== 'string' || s.handler === '')) {
+    return ['worker: code needs its handler ("index.handler")'];
+  }
+  if (s.entry !== undefined && (typeof s.entry !== 'string' || s.entry === '')) {
+    return ['worker: entry must be the path of the handler module'];
+  }
+  return [];
 }

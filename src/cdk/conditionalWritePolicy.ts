@@ -39,15 +39,19 @@ export function denyBlindOverwriteStatement(bucketArn: string, prefixes: readonl
 }
 
 /**
- * Adds {@link denyBlindOverwriteStatement} to the bucket's policy and returns the statement.
+ * Adds {@link denyBlindOverwriteStatement} to the bucket's policy and returns the statement: under
+ * these prefixes, nobody can create or replace an object without `If-None-Match` or `If-Match`.
+ * Prefixes are given one by one or as arrays. A bucket imported from elsewhere has no policy this
+ * app manages: then nothing is added (check `bucket.policy`).
  *
  * @example
- * requireConditionalWrites(output.bucket, [topology.outputPrefix, topology.quarantinePrefix]);
+ * requireConditionalWrites(output.bucket, 'normalized/', 'quarantine/');
  */
-export function requireConditionalWrites(bucket: IBucket, prefixes: readonly string[]): PolicyStatement {
-  const statement = denyBlindOverwriteStatement(bucket.bucketArn, prefixes);
-  bucket.addToResourcePolicy(statement);
-  return statement;
+export function requireConditionalWrites(
+  bucket: IBucket,
+  ...prefixes: readonly (string | readonly string[])[]
+): PolicyStatement {
+  return addOnce(overwriteStatements, bucket, prefixes.flat(), denyBlindOverwriteStatement);
 }
 
 /**
@@ -75,12 +79,40 @@ export function denyBlindDeleteStatement(bucketArn: string, prefixes: readonly s
 
 /**
  * Adds {@link denyBlindDeleteStatement} to the bucket's policy and returns the statement.
+ * Prefixes are given one by one or as arrays.
  *
  * @example
- * requireConditionalDeletes(output.bucket, [topology.outputPrefix, topology.quarantinePrefix]);
+ * requireConditionalDeletes(output.bucket, 'normalized/', 'quarantine/');
  */
-export function requireConditionalDeletes(bucket: IBucket, prefixes: readonly string[]): PolicyStatement {
-  const statement = denyBlindDeleteStatement(bucket.bucketArn, prefixes);
+export function requireConditionalDeletes(
+  bucket: IBucket,
+  ...prefixes: readonly (string | readonly string[])[]
+): PolicyStatement {
+  return addOnce(deleteStatements, bucket, prefixes.flat(), denyBlindDeleteStatement);
+}
+
+const overwriteStatements = new WeakMap<IBucket, PolicyStatement>();
+const deleteStatements = new WeakMap<IBucket, PolicyStatement>();
+
+/**
+ * One statement per bucket and kind: a second call (a construct and its stack both protecting
+ * prefixes of one bucket) adds its prefixes to the first statement, so the policy never holds two
+ * statements with one Sid (S3 refuses such a policy).
+ */
+function addOnce(
+  seen: WeakMap<IBucket, PolicyStatement>,
+  bucket: IBucket,
+  prefixes: readonly string[],
+  build: (bucketArn: string, prefixes: readonly string[]) => PolicyStatement,
+): PolicyStatement {
+  const existing = seen.get(bucket);
+  if (existing) {
+    const known = new Set(existing.resources);
+    existing.addResources(...objectArnsUnder(bucket.bucketArn, prefixes).filter((arn) => !known.has(arn)));
+    return existing;
+  }
+  const statement = build(bucket.bucketArn, prefixes);
   bucket.addToResourcePolicy(statement);
+  seen.set(bucket, statement);
   return statement;
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { provisionSummaryStage } from '../../app/partition/provisionSummaryStage.js';
-import { parseSummaryTask } from '../../app/partition/summaryTask.js';
+import { parseSummaryTask, scheduleMessageGroupAt } from '../../app/partition/summaryTask.js';
 import { topology, workerQueueNames } from '../../app/topology.js';
 import { StackOutput } from '../../infra/RerunStack.js';
 import { workerTopologyViolations } from '../../src/topology/workerTopologyRules.js';
@@ -30,6 +30,7 @@ let ids: {
   fn: string;
   role: string;
   rule: string;
+  scheduleDlq: string;
   input: string;
   output: string;
   normalizeRole: string;
@@ -53,19 +54,20 @@ beforeAll(() => {
     dlq: resourceOf(json, 'AWS::SQS::Queue', `${w.name}DeadLetterQueue`).id,
     fn: resourceOf(json, 'AWS::Lambda::Function', `${w.name}Function`).id,
     role: resourceOf(json, 'AWS::IAM::Role', `${w.name}Role`).id,
-    rule: resourceOf(json, 'AWS::Events::Rule', 'DailySummarySchedule').id,
+    rule: resourceOf(json, 'AWS::Events::Rule', 'DailySummaryScheduleMON').id,
+    scheduleDlq: resourceOf(json, 'AWS::SQS::Queue', 'ScheduleDeadLetterQueue').id,
     input: resourceOf(json, 'AWS::S3::Bucket', 'InputBucket').id,
     output: resourceOf(json, 'AWS::S3::Bucket', 'OutputBucket').id,
-    normalizeRole: resourceOf(json, 'AWS::IAM::Role', 'normalizeRole').id,
+    normalizeRole: resourceOf(json, 'AWS::IAM::Role', 'NormalizeWorkerRole').id,
   };
 }, 120_000);
 afterAll(() => synth?.dispose());
 
 describe('the summarize worker in the stack', () => {
-  it('has FIFO queues named as locally, with the topology settings and content-based deduplication', () => {
-    const names = workerQueueNames(topology.appName, w);
+  it('has FIFO queues with generated names, the topology settings and content-based deduplication', () => {
+    expect(props(ids.queue).QueueName).toBeUndefined();
+    expect(props(ids.dlq).QueueName).toBeUndefined();
     expect(props(ids.queue)).toMatchObject({
-      QueueName: names.queue,
       FifoQueue: true,
       ContentBasedDeduplication: true,
       VisibilityTimeout: w.visibilityTimeoutSeconds,
@@ -73,12 +75,7 @@ describe('the summarize worker in the stack', () => {
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [ids.dlq, 'Arn'] }, maxReceiveCount: w.maxReceiveCount },
       RedriveAllowPolicy: { redrivePermission: 'denyAll' },
     });
-    expect(props(ids.dlq)).toMatchObject({
-      QueueName: names.dlq,
-      FifoQueue: true,
-      MessageRetentionPeriod: 14 * 86_400,
-    });
-    expect((props(ids.dlq).RedriveAllowPolicy as { redrivePermission: string }).redrivePermission).toBe('byQueue');
+    expect(props(ids.dlq)).toMatchObject({ FifoQueue: true, MessageRetentionPeriod: 14 * 86_400 });
   });
 
   it('is one partition per invocation, with partial batch responses and no batching window (FIFO)', () => {
@@ -147,23 +144,65 @@ describe('the summarize worker in the stack', () => {
 });
 
 describe('the daily schedule', () => {
-  it("sends the event's own time to the summarize queue daily, in the schedule message group", () => {
-    const rule = props(ids.rule);
-    expect(rule.ScheduleExpression).toBe(
-      `cron(${topology.summarySchedule.minuteUtc} ${topology.summarySchedule.hourUtc} * * ? *)`,
+  it("sends the event's own time to the summarize queue daily, one rule and one message group per weekday", () => {
+    const rules = logicalIdsOfType(json, 'AWS::Events::Rule');
+    expect(rules).toHaveLength(7);
+    const { minuteUtc, hourUtc } = topology.summarySchedule;
+    const seen = rules.map((id) => {
+      const r = props(id);
+      const [t] = r.Targets as { Arn: unknown; SqsParameters: { MessageGroupId: string } }[];
+      expect(t?.Arn).toEqual({ 'Fn::GetAtt': [ids.queue, 'Arn'] });
+      return [r.ScheduleExpression, t?.SqsParameters.MessageGroupId];
+    });
+    expect(seen.sort()).toEqual(
+      ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT']
+        .map((day) => [`cron(${minuteUtc} ${hourUtc} ? * ${day} *)`, `schedule-${day}`])
+        .sort(),
     );
+    // The local schedule (rerun dev) sends the group of the weekday it fires on, as the stack does.
+    expect(scheduleMessageGroupAt(Date.parse('2026-01-05T01:15:00Z'))).toBe('schedule-MON');
+    const rule = props(ids.rule);
     const [target] = rule.Targets as {
       Arn: unknown;
       SqsParameters: { MessageGroupId: string };
       InputTransformer: { InputPathsMap: Record<string, string>; InputTemplate: string };
     }[];
-    expect(target?.Arn).toEqual({ 'Fn::GetAtt': [ids.queue, 'Arn'] });
-    expect(target?.SqsParameters).toEqual({ MessageGroupId: 'schedule' });
+    expect(target?.SqsParameters).toEqual({ MessageGroupId: 'schedule-MON' });
     expect(target?.InputTransformer.InputPathsMap).toEqual({ time: '$.time' });
     // What EventBridge delivers for the 2026-01-06 01:15 run resolves to the day before.
     const delivered =
       target?.InputTransformer.InputTemplate.replace('<time>', JSON.stringify('2026-01-06T01:15:00Z')) ?? '';
     expect(parseSummaryTask(delivered)).toMatchObject({ kind: 'task', day: '2026-01-05' });
+  });
+
+  it('retries a failed delivery for up to 12 hours, then dead-letters it to a queue of its own', () => {
+    for (const id of logicalIdsOfType(json, 'AWS::Events::Rule')) {
+      const [target] = props(id).Targets as Record<string, unknown>[];
+      expect(target?.RetryPolicy).toEqual({ MaximumEventAgeInSeconds: 12 * 3600, MaximumRetryAttempts: 50 });
+      expect(target?.DeadLetterConfig).toEqual({ Arn: { 'Fn::GetAtt': [ids.scheduleDlq, 'Arn'] } });
+    }
+    // EventBridge needs a standard queue; encrypted, retained, 14 days.
+    const dlq = json.Resources[ids.scheduleDlq] as CfnResourceJson;
+    expect(dlq.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 86_400 });
+    expect(dlq.Properties?.FifoQueue).toBeUndefined();
+    expect(dlq.DeletionPolicy).toBe('Retain');
+    // Only the schedule's rules may put dead letters there.
+    const statements = policyOf('AWS::SQS::QueuePolicy', 'Queues', ids.scheduleDlq);
+    const send = { action: 'sqs:SendMessage', resource: `arn:${ids.scheduleDlq}` };
+    const bucketIds = new Set([ids.input, ids.output]);
+    const from = (source: string) => ({ ...send, context: { 'aws:SecureTransport': 'true', 'aws:SourceArn': source } });
+    expect(isAllowed(statements, from(`arn:${ids.rule}`), bucketIds)).toBe(true);
+    expect(isAllowed(statements, from('arn:other-rule'), bucketIds)).toBe(false);
+  });
+
+  it('alarms on any dead-lettered schedule message, to the alarm topic', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [ids.scheduleDlq, 'QueueName'] } }],
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [{ Ref: resourceOf(json, 'AWS::SNS::Topic', 'NormalizeAlarmTopic').id }],
+    });
   });
 
   it('may send to the summarize queue, and only the rule may', () => {
@@ -280,7 +319,9 @@ describe('least privilege for the second stage', () => {
     expect(outputs[StackOutput.SUMMARY_QUEUE_URL]?.Value).toEqual({ Ref: ids.queue });
     expect(outputs[StackOutput.SUMMARY_DLQ_URL]?.Value).toEqual({ Ref: ids.dlq });
     expect(outputs[StackOutput.SUMMARIZE_FUNCTION_NAME]?.Value).toEqual({ Ref: ids.fn });
-    expect(outputs[StackOutput.SUMMARY_SCHEDULE_RULE]?.Value).toEqual({ Ref: ids.rule });
+    const rules = JSON.stringify(outputs[StackOutput.SUMMARY_SCHEDULE_RULES]?.Value);
+    for (const id of logicalIdsOfType(json, 'AWS::Events::Rule')) expect(rules).toContain(`"Ref":"${id}"`);
+    expect(outputs[StackOutput.SCHEDULE_DLQ_URL]?.Value).toEqual({ Ref: ids.scheduleDlq });
   });
 });
 

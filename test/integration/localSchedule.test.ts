@@ -37,7 +37,8 @@ describe('the local daily schedule of rerun dev', () => {
     );
     expect(out.Messages).toHaveLength(1);
     const [message] = out.Messages ?? [];
-    expect(message?.Attributes?.MessageGroupId).toBe('schedule');
+    // Fired on Tuesday 2026-01-06: that weekday's group, as the stack's Tuesday rule sends it.
+    expect(message?.Attributes?.MessageGroupId).toBe('schedule-TUE');
     expect(parseSummaryTask(message?.Body ?? '')).toMatchObject({ kind: 'task', day: '2026-01-05' });
   });
 });

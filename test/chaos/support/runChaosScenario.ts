@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SUMMARIZE_CODE_VERSION } from '../../../app/partition/codeVersion.js';
 import { scheduledSummaryMessage } from '../../../app/partition/localSchedule.js';
 import { LineageKind, lineageRoot, type SummaryLayout } from '../../../app/partition/summaryLayout.js';
-import { SCHEDULE_MESSAGE_GROUP, summaryTaskEnvelope } from '../../../app/partition/summaryTask.js';
+import { scheduleMessageGroupAt, summaryTaskEnvelope } from '../../../app/partition/summaryTask.js';
 import type { Topology } from '../../../app/topology.js';
 import type { AwsClients } from '../../../src/aws/clients.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../../src/normalize/normalizeWorker.js';
@@ -249,7 +249,7 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
     // The daily schedule's message for the window's last day, fired at 01:15 UTC the day after.
     const firedAt = Date.parse(`${window.to}T01:15:00Z`) + 86_400_000;
     await pipeline.sendSummaryTask(scheduledSummaryMessage(firedAt), {
-      groupId: SCHEDULE_MESSAGE_GROUP,
+      groupId: scheduleMessageGroupAt(firedAt),
       deduplicationId: `schedule-${firedAt}`,
     });
 

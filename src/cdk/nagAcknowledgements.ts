@@ -1,32 +1,31 @@
-import { Stack, Validations } from 'aws-cdk-lib';
+import { Stack, Token, Validations } from 'aws-cdk-lib';
 import type { CfnBucket, IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IConstruct } from 'constructs';
-import { StackConfigurationInvalidError } from '../src/cdk/errors.js';
 
 /**
- * The cdk-nag (AwsSolutions) findings this stack accepts, each with the reason it is safe.
- * cdk-nag v3 reads acknowledgements from CDK's `Validations.of(construct).acknowledge`, one
- * acknowledgement per finding (`AwsSolutions-IAM5[Resource::...]`), so a new wildcard elsewhere
- * still fails the synth.
+ * cdk-nag (AwsSolutions) findings the constructs accept, each with the reason it is safe. cdk-nag
+ * v3 reads acknowledgements from CDK's `Validations.of(construct).acknowledge`, one per finding
+ * (`AwsSolutions-IAM5[Resource::...]`), so a new wildcard elsewhere still fails the synth.
  */
 
 /**
- * Acknowledges AwsSolutions-IAM5 for object ARNs `bucket/prefix*` granted to `scope`'s policies.
- * Object-level S3 actions can only be scoped to keys by a trailing wildcard: the worker's keys are
- * derived from upload names it cannot know in advance.
+ * Acknowledges AwsSolutions-IAM5 for object ARNs `bucket/prefix*` granted to policies under
+ * `scope`. Object-level S3 actions can only be scoped to keys by a trailing wildcard: a worker's
+ * keys are derived from upload names it cannot know in advance. Works for buckets of this app
+ * (`<LogicalId.Arn>`) and for imported buckets with a literal ARN.
  *
  * @example
  * acknowledgePrefixWildcards(worker.role, input.bucket, ['incoming/']);
  */
 export function acknowledgePrefixWildcards(scope: IConstruct, bucket: IBucket, prefixes: readonly string[]): void {
   const cfnBucket = bucket.node.defaultChild as CfnBucket | undefined;
-  if (!cfnBucket) {
-    throw new StackConfigurationInvalidError([`${bucket.node.path}: only buckets defined in this app can be granted`]);
-  }
-  const logicalId = Stack.of(bucket).getLogicalId(cfnBucket);
+  let arn: string;
+  if (cfnBucket) arn = `<${Stack.of(bucket).getLogicalId(cfnBucket)}.Arn>`;
+  else if (!Token.isUnresolved(bucket.bucketArn)) arn = bucket.bucketArn;
+  else return; // An ARN only known at deploy time: cdk-nag reports it in its own form, left to the caller.
   for (const prefix of prefixes) {
     Validations.of(scope).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/${prefix}*]`,
+      id: `AwsSolutions-IAM5[Resource::${arn}/${prefix}*]`,
       reason:
         `Object actions are limited to keys under "${prefix}" of this one bucket; S3 object ARNs can only be scoped ` +
         'to a key prefix with a trailing wildcard, and the keys come from upload names. Every action is named (no action wildcard).',

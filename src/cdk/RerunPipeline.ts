@@ -1,0 +1,495 @@
+import { Annotations, Duration, Stack } from 'aws-cdk-lib';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import type { Tracing } from 'aws-cdk-lib/aws-lambda';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { EventType, type IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { type ITopic, Topic, type TopicProps } from 'aws-cdk-lib/aws-sns';
+import type { Queue, QueueProps } from 'aws-cdk-lib/aws-sqs';
+import { StringParameter } from 'aws-cdk-lib/aws-ssm';
+import { Construct } from 'constructs';
+import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
+import { NORMALIZE_PREFIXES } from '../normalize/normalizeWorker.js';
+import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../sizing/sizeWorker.js';
+import type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
+import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
+import { DataBucket, type DataBucketProps } from './DataBucket.js';
+import { StackConfigurationInvalidError } from './errors.js';
+import { LedgerTable, type LedgerTableProps } from './LedgerTable.js';
+import { acknowledgeBucketNotificationsHandler, acknowledgePrefixWildcards } from './nagAcknowledgements.js';
+import { grantPrefixAccess } from './prefixGrants.js';
+import { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
+import { SqsWorker, sqsWorkerViolations, type WorkerFunctionProps, type WorkerSource } from './SqsWorker.js';
+
+/**
+ * Where the webhook URL comes from. It never sits in the template as text nor in a CloudFormation
+ * parameter: CloudFormation resolves a dynamic reference (`{{resolve:secretsmanager:...}}` or
+ * `{{resolve:ssm:...}}`) at deploy time into the function's `NOTIFY_URL` variable.
+ *
+ * Why a dynamic reference and not a read at run time: the worker then needs no Secrets Manager
+ * or SSM client in its bundle (cold start and memory, issue 15), no extra IAM permission and no
+ * network call (or VPC endpoint) on its hot path, and works with every worker that reads
+ * NOTIFY_URL. What it costs: the resolved URL is stored in the function's configuration
+ * (encrypted at rest by Lambda, readable with lambda:GetFunctionConfiguration), and a changed
+ * secret reaches the function at the next deploy that updates it.
+ * SSM: a `String` parameter (CloudFormation does not resolve `SecureString` into Lambda variables).
+ */
+export type RerunWebhookSource =
+  | {
+      /** The secret holding the URL. */
+      readonly secret: ISecret;
+      /**
+       * The JSON key of the URL inside the secret.
+       * @default the whole SecretString is the URL
+       */
+      readonly jsonField?: string;
+    }
+  | {
+      /** Name of an SSM `String` parameter holding the URL (`/rerun/webhook-url`). */
+      readonly parameterName: string;
+    };
+
+/** Props of {@link RerunPipeline}. Each `existingXObj` excludes its `xProps`. */
+export interface RerunPipelineProps {
+  /**
+   * The worker: `{ entry }`, your handler module (TypeScript or JavaScript), bundled here by
+   * esbuild (NodejsFunction) with the AWS SDK inside and your project's lockfile; or
+   * `{ code, handler }`, a prebuilt bundle that carries its own SDK.
+   */
+  readonly worker: WorkerSource;
+  /**
+   * Logical name of the worker, in resource descriptions and alarm texts.
+   * @default 'worker'
+   */
+  readonly workerName?: string;
+
+  /**
+   * An existing bucket whose uploads feed the worker (its notifications are added here).
+   * @default a new DataBucket (encrypted, private, TLS-only, retained, access-logged)
+   */
+  readonly existingInputBucketObj?: IBucket;
+  /**
+   * Settings of the created input bucket.
+   * @default DataBucket defaults, with access logs to the created access-log bucket
+   */
+  readonly inputBucketProps?: DataBucketProps;
+  /**
+   * Uploads under this prefix trigger the worker.
+   * @default 'incoming/'
+   */
+  readonly inputPrefix?: string;
+  /**
+   * The input bucket events the worker receives under `inputPrefix`.
+   * @default [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED] (deletes remove the outputs)
+   */
+  readonly inputEvents?: readonly EventType[];
+
+  /**
+   * An existing bucket for the outputs. Its policy gets the conditional-write and -delete
+   * statements only if the bucket belongs to this app (an imported bucket's policy is not ours).
+   * @default a new DataBucket
+   */
+  readonly existingOutputBucketObj?: IBucket;
+  /**
+   * Settings of the created output bucket.
+   * @default DataBucket defaults, with access logs to the created access-log bucket
+   */
+  readonly outputBucketProps?: DataBucketProps;
+  /**
+   * The prefixes the worker writes its outputs under (main and side outputs): it may read, write
+   * (conditionally only) and delete (If-Match only) there.
+   * @default ['normalized/', 'quarantine/'] (the reference normalizer's)
+   */
+  readonly outputPrefixes?: readonly string[];
+  /**
+   * Where the worker records why it gave up on a message (`rerun redrive` reads them).
+   * @default 'failures/'
+   */
+  readonly failurePrefix?: string;
+  /**
+   * Days a failure record is kept (a lifecycle rule on a created output bucket): longer than the
+   * DLQ's 14 days, so every dead letter still has its reason.
+   * @default 30
+   */
+  readonly failureRecordRetentionDays?: number;
+  /**
+   * Receives the server access logs of the created buckets (AwsSolutions-S1).
+   * @default a new DataBucket whose objects expire after 90 days, when a bucket is created here
+   */
+  readonly existingAccessLogsBucketObj?: IBucket;
+
+  /**
+   * The webhook the worker notifies once per output (NOTIFY_URL, through the ledger).
+   * @default no webhook (NOTIFY_URL is not set)
+   */
+  readonly webhook?: RerunWebhookSource;
+  /**
+   * An existing ledger table (partition key and TTL attribute as in `ledgerTableProps.ledger`).
+   * @default a new LedgerTable
+   */
+  readonly existingLedgerTableObj?: ITable;
+  /**
+   * Settings of the created ledger.
+   * @default { ledger: { name: 'ledger', partitionKey: 'pk', ttlAttribute: 'ttl' } }, retained
+   */
+  readonly ledgerTableProps?: Partial<LedgerTableProps>;
+
+  /**
+   * An existing topic for the alarms' actions.
+   * @default a new topic, encrypted with a KMS key of its own (rotated; CloudWatch may use it), TLS-only
+   */
+  readonly existingAlarmTopicObj?: ITopic;
+  /**
+   * Settings of the created alarm topic, merged over the defaults.
+   * @default none
+   */
+  readonly alarmTopicProps?: TopicProps;
+
+  /**
+   * The largest input one invocation must finish, bytes. Memory and timeout are derived from it
+   * (src/sizing/sizeWorker.ts: `mibPerCpuSecond` with a margin of 2) unless `functionProps` sets
+   * them; the worker refuses a larger input at once with a failure record that names the limit
+   * (MAX_INPUT_BYTES), instead of timing out on every receive until the DLQ.
+   * @default 1 GiB (512 MB and 128 s at 60 MiB/s per vCPU)
+   */
+  readonly maxInputBytes?: number;
+  /**
+   * The worker's measured throughput, MiB of input per CPU second, for the sizing.
+   * @default 60 (the reference normalizer's planning figure, NORMALIZE_MIB_PER_CPU_SECOND: measure yours)
+   */
+  readonly mibPerCpuSecond?: number;
+  /**
+   * The least memory the worker gets, whatever the input, MB.
+   * @default 512
+   */
+  readonly minMemoryMiB?: number;
+  /**
+   * Batch and queue settings of the worker. Memory, timeout and visibility timeout default to the
+   * sizing (visibility: 6 x the timeout); given here, they replace it.
+   * @default batch 10, window 1 s, concurrency 4, 5 receives, queue 4 days, DLQ 14 days
+   */
+  readonly workerSettings?: Partial<WorkerTopology>;
+  /**
+   * X-Ray tracing of the worker function.
+   * @default Tracing.ACTIVE
+   */
+  readonly tracing?: Tracing;
+  /**
+   * Retention of the worker's log group.
+   * @default RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: RetentionDays;
+  /**
+   * Extra environment variables of the worker (merged over the construct's).
+   * @default {}
+   */
+  readonly environment?: Readonly<Record<string, string>>;
+  /**
+   * Overrides of the function's settings (aws-solutions-constructs' `lambdaFunctionProps`).
+   * @default none
+   */
+  readonly functionProps?: WorkerFunctionProps;
+  /**
+   * Overrides of the work queue's settings.
+   * @default none
+   */
+  readonly queueProps?: QueueProps;
+  /**
+   * Overrides of the DLQ's settings.
+   * @default none
+   */
+  readonly deadLetterQueueProps?: QueueProps;
+}
+
+/** The ledger settings the construct's LedgerTable uses unless told otherwise. */
+export const DEFAULT_LEDGER_TOPOLOGY: LedgerTopology = { name: 'ledger', partitionKey: 'pk', ttlAttribute: 'ttl' };
+
+/** The worker settings besides memory, timeout and visibility (which come from the sizing). */
+const DEFAULT_SETTINGS = {
+  batchSize: 10,
+  maxBatchingWindowSeconds: 1,
+  maxConcurrency: 4,
+  maxReceiveCount: 5,
+  dlqRetentionDays: 14,
+  queueRetentionDays: 4,
+} as const;
+
+/**
+ * rerun's pipeline in your own CDK app: an input bucket whose uploads (and deletes) under
+ * `inputPrefix` reach an SQS queue; a Lambda worker with partial batch responses, a DLQ and
+ * alarms; an output bucket whose policy denies any write without `If-None-Match` / `If-Match`
+ * (and any delete without `If-Match`) under the output prefixes; a dedupe ledger for the webhook
+ * side effect; an SNS topic the alarms notify. Safe defaults are on: encryption, TLS only, no
+ * public access, retained data and queues, least-privilege grants scoped to prefixes, generated
+ * names, cdk-nag AwsSolutions clean (the few accepted findings are acknowledged here, with reasons).
+ *
+ * The worker's environment: OUTPUT_BUCKET, LEDGER_TABLE, MAX_INPUT_BYTES, NOTIFY_URL (with a
+ * webhook), LOG_LEVEL, plus `environment`.
+ *
+ * @example
+ * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });
+ */
+export class RerunPipeline extends Construct {
+  /** The bucket whose uploads feed the worker. */
+  readonly inputBucket: IBucket;
+  /** The bucket the worker publishes to. */
+  readonly outputBucket: IBucket;
+  /** The access-log bucket of the created buckets (undefined when none was created here and none given). */
+  readonly accessLogsBucket?: IBucket;
+  /** The work queue. */
+  readonly queue: Queue;
+  /** The dead-letter queue. */
+  readonly deadLetterQueue: Queue;
+  /** The worker function. */
+  readonly workerFunction: SqsWorker['function'];
+  /** The worker (queue pair, function, role, log group, mapping, alarms) as one construct. */
+  readonly worker: SqsWorker;
+  /** The dedupe ledger. */
+  readonly ledgerTable: ITable;
+  /** The topic every alarm notifies. */
+  readonly alarmTopic: ITopic;
+  /** The alarms: DLQ depth and the age of the oldest message. */
+  readonly alarms: readonly Alarm[];
+  /** The largest input the worker accepts, bytes (its MAX_INPUT_BYTES). */
+  readonly maxInputBytes: number;
+  /** The input prefix. */
+  readonly inputPrefix: string;
+  /** The output prefixes. */
+  readonly outputPrefixes: readonly string[];
+  /** The failure-record prefix. */
+  readonly failurePrefix: string;
+
+  constructor(scope: Construct, id: string, props: RerunPipelineProps) {
+    const plan = planPipeline(props);
+    super(scope, id);
+    this.inputPrefix = plan.inputPrefix;
+    this.outputPrefixes = plan.outputPrefixes;
+    this.failurePrefix = plan.failurePrefix;
+    this.maxInputBytes = plan.maxInputBytes;
+
+    const createsBucket = !props.existingInputBucketObj || !props.existingOutputBucketObj;
+    this.accessLogsBucket =
+      props.existingAccessLogsBucketObj ??
+      (createsBucket ? new DataBucket(this, 'AccessLogs', { expireObjectsAfterDays: 90 }).bucket : undefined);
+    const logs = this.accessLogsBucket ? { accessLogsBucket: this.accessLogsBucket } : {};
+    this.inputBucket =
+      props.existingInputBucketObj ?? new DataBucket(this, 'Input', { ...logs, ...props.inputBucketProps }).bucket;
+    const createdOutput = props.existingOutputBucketObj
+      ? undefined
+      : new DataBucket(this, 'Output', { ...logs, ...props.outputBucketProps }).bucket;
+    this.outputBucket = props.existingOutputBucketObj ?? (createdOutput as IBucket);
+
+    // No blind overwrite, no blind delete of what the worker owns (and of its failure records).
+    const written = [...plan.outputPrefixes, plan.failurePrefix];
+    requireConditionalWrites(this.outputBucket, ...written);
+    requireConditionalDeletes(this.outputBucket, ...plan.outputPrefixes);
+    if ((this.outputBucket as { policy?: unknown }).policy === undefined) {
+      Annotations.of(this).addWarningV2(
+        'rerun:conditionalWritesNotEnforced',
+        `The output bucket's policy is not managed by this app: add the conditional-write and -delete statements ` +
+          `(requireConditionalWrites / requireConditionalDeletes) to it yourself, for ${written.join(', ')}.`,
+      );
+    }
+    createdOutput?.addLifecycleRule({
+      id: 'expire-failure-records',
+      prefix: plan.failurePrefix,
+      expiration: Duration.days(props.failureRecordRetentionDays ?? 30),
+    });
+
+    const ledger = props.existingLedgerTableObj
+      ? undefined
+      : new LedgerTable(this, 'Ledger', {
+          ledger: props.ledgerTableProps?.ledger ?? DEFAULT_LEDGER_TOPOLOGY,
+          ...(props.ledgerTableProps?.removalPolicy ? { removalPolicy: props.ledgerTableProps.removalPolicy } : {}),
+        });
+    this.ledgerTable = props.existingLedgerTableObj ?? (ledger as LedgerTable).table;
+
+    this.alarmTopic = props.existingAlarmTopicObj ?? createAlarmTopic(this, props.alarmTopicProps);
+
+    const notifyUrl = props.webhook ? webhookUrl(this, props.webhook) : undefined;
+    this.worker = new SqsWorker(this, 'Worker', {
+      topology: plan.topology,
+      source: props.worker,
+      environment: {
+        OUTPUT_BUCKET: this.outputBucket.bucketName,
+        LEDGER_TABLE: this.ledgerTable.tableName,
+        // The worker refuses a larger input at once (src/worker/processObject.ts, InputTooLargeError).
+        MAX_INPUT_BYTES: String(plan.maxInputBytes),
+        ...(notifyUrl ? { NOTIFY_URL: notifyUrl } : {}),
+        ...props.environment,
+      },
+      alarmActions: [new SnsAction(this.alarmTopic)],
+      ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
+      ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      ...(plan.functionProps ? { functionProps: plan.functionProps } : {}),
+      ...(props.queueProps ? { queueProps: props.queueProps } : {}),
+      ...(props.deadLetterQueueProps ? { deadLetterQueueProps: props.deadLetterQueueProps } : {}),
+    });
+    this.queue = this.worker.queue;
+    this.deadLetterQueue = this.worker.deadLetterQueue;
+    this.workerFunction = this.worker.function;
+    this.alarms = [this.worker.dlqDepthAlarm, this.worker.oldestMessageAgeAlarm];
+
+    // Exactly what a rerun worker does: read uploads; read (done-check), write (conditional put,
+    // multipart) and delete (If-Match: outputs of a deleted input) its outputs; record failures.
+    const fn = this.workerFunction;
+    grantPrefixAccess(fn, this.inputBucket, [plan.inputPrefix], { read: true });
+    grantPrefixAccess(fn, this.outputBucket, plan.outputPrefixes, { read: true, write: true, delete: true });
+    grantPrefixAccess(fn, this.outputBucket, [plan.failurePrefix], { read: true, write: true, delete: true });
+    this.ledgerTable.grant(fn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem');
+    acknowledgePrefixWildcards(this.worker, this.inputBucket, [plan.inputPrefix]);
+    acknowledgePrefixWildcards(this.worker, this.outputBucket, written);
+
+    const destination = new SourceAccountSqsDestination(this.queue);
+    for (const event of plan.inputEvents) {
+      this.inputBucket.addEventNotification(event, destination, { prefix: plan.inputPrefix });
+    }
+    acknowledgeBucketNotificationsHandler(Stack.of(this));
+  }
+}
+
+/** Everything the props decide, checked before the construct joins the tree (nothing left behind on error). */
+function planPipeline(props: RerunPipelineProps) {
+  const v: string[] = [];
+  const exclusive = [
+    ['existingInputBucketObj', 'inputBucketProps'],
+    ['existingOutputBucketObj', 'outputBucketProps'],
+    ['existingLedgerTableObj', 'ledgerTableProps'],
+    ['existingAlarmTopicObj', 'alarmTopicProps'],
+  ] as const;
+  for (const [existing, created] of exclusive) {
+    if (props[existing] !== undefined && props[created] !== undefined) {
+      v.push(
+        `${existing} and ${created} contradict each other: pass an existing resource or props to create one, not both`,
+      );
+    }
+  }
+  const webhook = props.webhook as { secret?: unknown; parameterName?: unknown } | undefined;
+  if (webhook && (webhook.secret !== undefined) === (webhook.parameterName !== undefined)) {
+    v.push('webhook: give either secret or parameterName');
+  }
+  if (props.environment && 'NOTIFY_URL' in props.environment) {
+    v.push(
+      'environment.NOTIFY_URL: the webhook URL comes from Secrets Manager or SSM (props.webhook), never a plain value',
+    );
+  }
+  const inputPrefix = props.inputPrefix ?? NORMALIZE_PREFIXES.inputPrefix;
+  const outputPrefixes = props.outputPrefixes ?? [NORMALIZE_PREFIXES.outputPrefix, NORMALIZE_PREFIXES.quarantinePrefix];
+  const failurePrefix = props.failurePrefix ?? DEFAULT_FAILURE_PREFIX;
+  if (outputPrefixes.length === 0) v.push('outputPrefixes must name at least one prefix');
+  const sameBucket =
+    props.existingInputBucketObj !== undefined && props.existingInputBucketObj === props.existingOutputBucketObj;
+  if (sameBucket) {
+    const overlapping = [...outputPrefixes, failurePrefix].filter(
+      (p) => p.startsWith(inputPrefix) || inputPrefix.startsWith(p),
+    );
+    if (overlapping.length > 0) {
+      v.push(
+        `input and output are one bucket and ${overlapping.join(', ')} overlaps the input prefix ${inputPrefix}: ` +
+          'every output would trigger the worker again',
+      );
+    }
+  }
+
+  const fp = props.functionProps ?? {};
+  const s = props.workerSettings ?? {};
+  const mibPerCpuSecond = props.mibPerCpuSecond ?? NORMALIZE_MIB_PER_CPU_SECOND;
+  const fixedMemory = fp.memorySize ?? s.memoryMiB;
+  const fixedTimeout = fp.timeout?.toSeconds() ?? s.functionTimeoutSeconds;
+  let memoryMiB = fixedMemory;
+  let timeoutSeconds = fixedTimeout;
+  if (memoryMiB === undefined || timeoutSeconds === undefined) {
+    try {
+      const sized = sizeWorker({
+        maxInputBytes: props.maxInputBytes ?? 1024 ** 3,
+        mibPerCpuSecond,
+        minMemoryMiB: fixedMemory ?? props.minMemoryMiB ?? 512,
+      });
+      memoryMiB ??= sized.memoryMiB;
+      timeoutSeconds ??= sized.timeoutSeconds;
+    } catch (error) {
+      v.push(`maxInputBytes: ${(error as Error).message}`);
+    }
+  }
+  // The limit the worker enforces: what this memory and timeout finish with the margin.
+  const finishes =
+    memoryMiB !== undefined && timeoutSeconds !== undefined
+      ? maxInputBytesFor({ memoryMiB, timeoutSeconds, mibPerCpuSecond })
+      : 0;
+  if (props.maxInputBytes !== undefined && finishes > 0 && finishes < props.maxInputBytes) {
+    v.push(
+      `maxInputBytes ${props.maxInputBytes} cannot finish at ${memoryMiB} MB and ${timeoutSeconds} s ` +
+        `(at most ${finishes} bytes at ${mibPerCpuSecond} MiB/s with the margin): raise the memory or timeout, ` +
+        'or leave them to the sizing',
+    );
+  }
+  if (finishes <= 0 && v.length === 0) {
+    v.push(`a ${timeoutSeconds} s timeout leaves no time to transform anything (10 s go to the overhead)`);
+  }
+  if (v.length > 0) throw new StackConfigurationInvalidError(v);
+
+  const timeout = timeoutSeconds as number;
+  const topology: WorkerTopology = {
+    name: props.workerName ?? 'worker',
+    ...DEFAULT_SETTINGS,
+    visibilityTimeoutSeconds: 6 * timeout,
+    ...s,
+    memoryMiB: memoryMiB as number,
+    functionTimeoutSeconds: timeout,
+  };
+  // memorySize and timeout are in the topology now (the queue is checked against them).
+  const { memorySize: _m, timeout: _t, ...functionProps } = fp;
+  const worker = sqsWorkerViolations({
+    topology,
+    source: props.worker,
+    ...(props.functionProps ? { functionProps } : {}),
+    ...(props.queueProps ? { queueProps: props.queueProps } : {}),
+    ...(props.deadLetterQueueProps ? { deadLetterQueueProps: props.deadLetterQueueProps } : {}),
+    ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
+  });
+  if (worker.length > 0) throw new StackConfigurationInvalidError(worker);
+  return {
+    inputPrefix,
+    outputPrefixes,
+    failurePrefix,
+    inputEvents: props.inputEvents ?? [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED],
+    // The advertised limit: the declared one when given (the function finishes at least that much).
+    maxInputBytes: props.maxInputBytes ?? finishes,
+    topology,
+    functionProps: props.functionProps ? functionProps : undefined,
+  };
+}
+
+function createAlarmTopic(scope: Construct, props: TopicProps | undefined): Topic {
+  // CloudWatch can publish to an encrypted topic only with a customer managed key whose policy
+  // lets it (the AWS managed aws/sns key does not): a key of its own, rotated yearly.
+  const key = new Key(scope, 'AlarmTopicKey', {
+    description: 'rerun: encrypts the alarm topic; CloudWatch alarms may use it',
+    enableKeyRotation: true,
+  });
+  key.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
+  return new Topic(scope, 'AlarmTopic', {
+    displayName: 'rerun alarms',
+    masterKey: key,
+    enforceSSL: true,
+    ...props,
+  });
+}
+
+function webhookUrl(scope: Construct, webhook: RerunWebhookSource): string {
+  if ('secret' in webhook) {
+    const value = webhook.jsonField
+      ? webhook.secret.secretValueFromJson(webhook.jsonField)
+      : webhook.secret.secretValue;
+    // A {{resolve:secretsmanager:...}} reference, resolved by CloudFormation at deploy time.
+    return value.unsafeUnwrap();
+  }
+  return StringParameter.fromStringParameterAttributes(scope, 'WebhookUrlParameter', {
+    parameterName: webhook.parameterName,
+    forceDynamicReference: true,
+  }).stringValue;
+}

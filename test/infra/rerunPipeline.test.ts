@@ -1,0 +1,400 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Code, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../infra/paths.js';
+import { requireConditionalWrites } from '../../src/cdk/conditionalWritePolicy.js';
+import { StackConfigurationInvalidError } from '../../src/cdk/errors.js';
+import { RerunPipeline, type RerunPipelineProps } from '../../src/cdk/RerunPipeline.js';
+import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../../src/sizing/sizeWorker.js';
+
+const plainWorker = join(projectRoot, 'test', 'infra', 'fixtures', 'plainWorker.mjs');
+// Prebuilt code: no bundling, so the tests of single props stay quick.
+const prebuilt = {
+  code: Code.fromInline('exports.handler = async () => ({ batchItemFailures: [] });'),
+  handler: 'index.handler',
+};
+
+const outdirs: string[] = [];
+afterAll(() => {
+  for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh app as a user's (no cdk.json context), with one stack holding the pipeline. */
+function pipelineStack(props: Partial<RerunPipelineProps> = {}, setup?: (stack: Stack) => Partial<RerunPipelineProps>) {
+  const outdir = mkdtempSync(join(tmpdir(), 'rerun-pipeline-test-'));
+  outdirs.push(outdir);
+  const app = new App({ outdir });
+  const stack = new Stack(app, 'Consumer');
+  const pipeline = new RerunPipeline(stack, 'Pipeline', { worker: prebuilt, ...props, ...setup?.(stack) });
+  return { app, stack, pipeline, template: Template.fromStack(stack) };
+}
+
+const fnEnv = (template: Template): Record<string, unknown> => {
+  const fns = template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } });
+  const [fn] = Object.values(fns) as { Properties: { Environment: { Variables: Record<string, unknown> } } }[];
+  return fn?.Properties.Environment.Variables ?? {};
+};
+
+describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
+  let app: App;
+  let stack: Stack;
+  let template: Template;
+  let pipeline: RerunPipeline;
+
+  beforeAll(() => {
+    const outdir = mkdtempSync(join(tmpdir(), 'rerun-pipeline-test-'));
+    outdirs.push(outdir);
+    app = new App({ outdir });
+    stack = new Stack(app, 'Consumer');
+    pipeline = new RerunPipeline(stack, 'Pipeline', { worker: { entry: plainWorker } });
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    app.synth();
+    template = Template.fromStack(stack);
+  }, 120_000);
+
+  it('synthesizes with cdk-nag AwsSolutions clean, and no CDK warning', () => {
+    const report = new AwsSolutionsChecks(app).validateScope(app);
+    expect(report.violations.map((v) => `${v.ruleName} ${v.violatingResources.map((r) => r.constructPath)}`)).toEqual(
+      [],
+    );
+    expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it('bundles the entry as ESM with the AWS SDK inside, on Node.js 24 ARM64, traced', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Handler: 'index.handler',
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      TracingConfig: { Mode: 'Active' },
+      LoggingConfig: { LogFormat: 'JSON' },
+    });
+  });
+
+  it('sizes the function for 1 GiB inputs and tells the worker its limit (MAX_INPUT_BYTES)', () => {
+    const sized = sizeWorker({
+      maxInputBytes: 1024 ** 3,
+      mibPerCpuSecond: NORMALIZE_MIB_PER_CPU_SECOND,
+      minMemoryMiB: 512,
+    });
+    const limit = maxInputBytesFor({ ...sized, mibPerCpuSecond: NORMALIZE_MIB_PER_CPU_SECOND });
+    expect(limit).toBeGreaterThanOrEqual(1024 ** 3);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      MemorySize: sized.memoryMiB,
+      Timeout: sized.timeoutSeconds,
+      Environment: { Variables: Match.objectLike({ MAX_INPUT_BYTES: String(limit) }) },
+    });
+    expect(pipeline.maxInputBytes).toBe(limit);
+    // SQS visibility 6 x the function timeout (AWS's advice), five receives before the DLQ.
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      VisibilityTimeout: 6 * sized.timeoutSeconds,
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: 5 }),
+    });
+  });
+
+  it('retains both queues, with generated names, encrypted', () => {
+    const queues = template.findResources('AWS::SQS::Queue');
+    expect(Object.keys(queues)).toHaveLength(2);
+    for (const q of Object.values(queues)) {
+      expect(q.DeletionPolicy).toBe('Retain');
+      expect(q.UpdateReplacePolicy).toBe('Retain');
+      expect(q.Properties.QueueName).toBeUndefined();
+      expect(q.Properties.SqsManagedSseEnabled).toBe(true);
+    }
+  });
+
+  it('creates input, output and access-log buckets, retained, and a retained ledger', () => {
+    template.resourceCountIs('AWS::S3::Bucket', 3);
+    template.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ LoggingConfiguration: Match.anyValue() }),
+    });
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }),
+    });
+  });
+
+  it("sends uploads and deletes under 'incoming/' to the queue", () => {
+    template.hasResourceProperties('Custom::S3BucketNotifications', {
+      NotificationConfiguration: {
+        QueueConfigurations: Match.arrayWith([
+          Match.objectLike({
+            Events: ['s3:ObjectCreated:*'],
+            Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'incoming/' }] } },
+          }),
+          Match.objectLike({ Events: ['s3:ObjectRemoved:*'] }),
+        ]),
+      },
+    });
+  });
+
+  it('lets S3 send to the queue only for the input bucket of this account (aws:SourceAccount)', () => {
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Principal: { Service: 's3.amazonaws.com' },
+            Action: Match.arrayWith(['sqs:SendMessage']),
+            Condition: {
+              ArnLike: { 'aws:SourceArn': Match.anyValue() },
+              StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+            },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('denies blind overwrites and deletes under the output prefixes', () => {
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Sid: 'DenyPutWithoutIfNoneMatchOrIfMatch', Effect: 'Deny' }),
+          Match.objectLike({ Sid: 'DenyDeleteWithoutIfMatch', Effect: 'Deny' }),
+        ]),
+      },
+    });
+  });
+
+  it('sends every alarm to an encrypted, TLS-only topic of its own', () => {
+    const topics = template.findResources('AWS::SNS::Topic');
+    const [topicId] = Object.keys(topics);
+    expect(topicId).toBeDefined();
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+    const alarms = template.findResources('AWS::CloudWatch::Alarm');
+    expect(Object.keys(alarms)).toHaveLength(2);
+    for (const alarm of Object.values(alarms)) {
+      expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+    }
+    expect(pipeline.alarms).toHaveLength(2);
+  });
+
+  it('exposes every resource as a public field', () => {
+    for (const field of [
+      'inputBucket',
+      'outputBucket',
+      'accessLogsBucket',
+      'queue',
+      'deadLetterQueue',
+      'workerFunction',
+      'ledgerTable',
+      'alarmTopic',
+      'worker',
+    ] as const) {
+      expect(pipeline[field], field).toBeDefined();
+    }
+  });
+});
+
+describe('RerunPipeline props', () => {
+  it('derives memory and timeout from maxInputBytes, and passes the declared limit', () => {
+    const maxInputBytes = 8 * 1024 ** 3;
+    const sized = sizeWorker({ maxInputBytes, mibPerCpuSecond: NORMALIZE_MIB_PER_CPU_SECOND, minMemoryMiB: 512 });
+    const { template } = pipelineStack({ maxInputBytes });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      MemorySize: sized.memoryMiB,
+      Timeout: sized.timeoutSeconds,
+      Environment: { Variables: Match.objectLike({ MAX_INPUT_BYTES: String(maxInputBytes) }) },
+    });
+    expect(sized.memoryMiB).toBeGreaterThan(512);
+  });
+
+  it('takes memory and timeout from functionProps over the sizing, and derives the limit from them', () => {
+    const { template } = pipelineStack({ functionProps: { memorySize: 1024, timeout: Duration.seconds(300) } });
+    const limit = maxInputBytesFor({
+      memoryMiB: 1024,
+      timeoutSeconds: 300,
+      mibPerCpuSecond: NORMALIZE_MIB_PER_CPU_SECOND,
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      MemorySize: 1024,
+      Timeout: 300,
+      Environment: { Variables: Match.objectLike({ MAX_INPUT_BYTES: String(limit) }) },
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 1800 });
+  });
+
+  it('turns tracing off when asked (and then needs no X-Ray grant)', () => {
+    const { template, app } = pipelineStack({ tracing: Tracing.DISABLED });
+    const fns = template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } });
+    expect(Object.values(fns)[0]?.Properties.TracingConfig).toBeUndefined();
+    expect(JSON.stringify(template.toJSON())).not.toContain('xray:PutTraceSegments');
+    expect(new AwsSolutionsChecks(app).validateScope(app).violations).toEqual([]);
+  });
+
+  it('uses existing buckets, ledger and topic instead of creating them', () => {
+    const { template, pipeline } = pipelineStack({}, (stack) => ({
+      existingInputBucketObj: new Bucket(stack, 'MyInput'),
+      existingOutputBucketObj: new Bucket(stack, 'MyOutput'),
+      existingLedgerTableObj: Table.fromTableName(stack, 'MyLedger', 'my-ledger'),
+      existingAlarmTopicObj: Topic.fromTopicArn(stack, 'Ops', 'arn:aws:sns:us-east-1:123456789012:ops'),
+    }));
+    template.resourceCountIs('AWS::S3::Bucket', 2);
+    template.resourceCountIs('AWS::DynamoDB::Table', 0);
+    template.resourceCountIs('AWS::SNS::Topic', 0);
+    expect(pipeline.accessLogsBucket).toBeUndefined();
+    expect(fnEnv(template).LEDGER_TABLE).toBe('my-ledger');
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms.every((a) => JSON.stringify(a.Properties.AlarmActions).includes(':ops'))).toBe(true);
+  });
+
+  it('warns when the output bucket policy is not ours to extend', () => {
+    const { stack } = pipelineStack({}, (s) => ({
+      existingOutputBucketObj: Bucket.fromBucketName(s, 'Imported', 'someone-elses-bucket'),
+    }));
+    const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('conditional-write'));
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('takes the webhook URL from Secrets Manager as a dynamic reference, never as text', () => {
+    const { template } = pipelineStack({}, (stack) => ({
+      webhook: { secret: Secret.fromSecretNameV2(stack, 'Hook', 'team/webhook'), jsonField: 'url' },
+    }));
+    expect(JSON.stringify(fnEnv(template).NOTIFY_URL)).toContain('{{resolve:secretsmanager:');
+    expect(JSON.stringify(fnEnv(template).NOTIFY_URL)).toContain(':SecretString:url::');
+    expect(template.toJSON().Parameters ?? {}).not.toHaveProperty('NotifyUrl');
+  });
+
+  it('takes the webhook URL from an SSM parameter as a dynamic reference', () => {
+    const { template } = pipelineStack({ webhook: { parameterName: '/team/webhook-url' } });
+    expect(fnEnv(template).NOTIFY_URL).toBe('{{resolve:ssm:/team/webhook-url}}');
+  });
+
+  it('sets no NOTIFY_URL without a webhook', () => {
+    const { template } = pipelineStack();
+    expect(fnEnv(template)).not.toHaveProperty('NOTIFY_URL');
+  });
+
+  it('merges the escape hatches over the defaults', () => {
+    const { template } = pipelineStack({
+      functionProps: { environment: { EXTRA: 'yes' }, description: 'mine' },
+      queueProps: { retentionPeriod: Duration.days(2) },
+      deadLetterQueueProps: { retentionPeriod: Duration.days(10) },
+      inputPrefix: 'uploads/',
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'mine',
+      Environment: { Variables: Match.objectLike({ EXTRA: 'yes', OUTPUT_BUCKET: Match.anyValue() }) },
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      MessageRetentionPeriod: 2 * 86_400,
+      RedrivePolicy: Match.anyValue(),
+      SqsManagedSseEnabled: true,
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', { MessageRetentionPeriod: 10 * 86_400 });
+    template.hasResourceProperties('Custom::S3BucketNotifications', {
+      NotificationConfiguration: {
+        QueueConfigurations: Match.arrayWith([
+          Match.objectLike({ Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'uploads/' }] } } }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('RerunPipeline fails fast on contradictory props', () => {
+  const refused = (props: (stack: Stack) => Partial<RerunPipelineProps>, message: RegExp) => {
+    const stack = new Stack(new App(), 'Bad');
+    let caught: unknown;
+    try {
+      new RerunPipeline(stack, 'Pipeline', { worker: prebuilt, ...props(stack) });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(StackConfigurationInvalidError);
+    expect((caught as Error).message).toMatch(message);
+    // Nothing half-built is left in the tree.
+    expect(stack.node.tryFindChild('Pipeline')).toBeUndefined();
+  };
+
+  it('an existing bucket and props to create one', () => {
+    refused(
+      (s) => ({ existingInputBucketObj: new Bucket(s, 'B'), inputBucketProps: {} }),
+      /existingInputBucketObj and inputBucketProps contradict/,
+    );
+    refused(
+      (s) => ({ existingOutputBucketObj: new Bucket(s, 'B'), outputBucketProps: {} }),
+      /existingOutputBucketObj and outputBucketProps/,
+    );
+  });
+
+  it('an existing ledger or topic and props to create one', () => {
+    refused(
+      (s) => ({ existingLedgerTableObj: Table.fromTableName(s, 'T', 't'), ledgerTableProps: {} }),
+      /existingLedgerTableObj and ledgerTableProps/,
+    );
+    refused(
+      (s) => ({ existingAlarmTopicObj: Topic.fromTopicArn(s, 'T', 'arn:aws:sns:us-east-1:1:t'), alarmTopicProps: {} }),
+      /existingAlarmTopicObj and alarmTopicProps/,
+    );
+  });
+
+  it('a worker with both entry and code, or code without its handler', () => {
+    refused(() => ({ worker: { ...prebuilt, entry: plainWorker } as never }), /either entry or code, not both/);
+    refused(() => ({ worker: { code: prebuilt.code } as never }), /code needs its handler/);
+  });
+
+  it('a webhook with both sources, or a plain NOTIFY_URL', () => {
+    refused(
+      (s) => ({ webhook: { secret: Secret.fromSecretNameV2(s, 'H', 'h'), parameterName: '/x' } as never }),
+      /either secret or parameterName/,
+    );
+    refused(() => ({ environment: { NOTIFY_URL: 'https://example.com' } }), /never a plain value/);
+  });
+
+  it('a maxInputBytes the given memory and timeout cannot finish, or no Lambda can', () => {
+    refused(
+      () => ({ maxInputBytes: 4 * 1024 ** 3, functionProps: { memorySize: 256, timeout: Duration.seconds(60) } }),
+      /maxInputBytes 4294967296 cannot finish at 256 MB and 60 s/,
+    );
+    refused(() => ({ maxInputBytes: 100 * 1024 ** 3 }), /cannot finish in one invocation/);
+  });
+
+  it('one bucket for input and output with overlapping prefixes (a trigger loop)', () => {
+    refused((s) => {
+      const bucket = new Bucket(s, 'One');
+      return { existingInputBucketObj: bucket, existingOutputBucketObj: bucket, outputPrefixes: ['incoming/out/'] };
+    }, /overlaps the input prefix incoming\//);
+  });
+
+  it('queue settings the worker would refuse', () => {
+    refused(() => ({ queueProps: { visibilityTimeout: Duration.seconds(30) } }), /visibilityTimeoutSeconds \(30\)/);
+    refused(() => ({ queueProps: { fifo: true } }), /queueProps.fifo contradicts/);
+  });
+});
+
+describe('requireConditionalWrites', () => {
+  it('takes prefixes one by one and keeps one statement per bucket', () => {
+    const stack = new Stack(new App(), 'Policy');
+    const bucket = new Bucket(stack, 'B');
+    const first = requireConditionalWrites(bucket, 'a/', 'b/');
+    const second = requireConditionalWrites(bucket, ['c/']);
+    expect(second).toBe(first);
+    const template = Template.fromStack(stack);
+    const policies = Object.values(template.findResources('AWS::S3::BucketPolicy'));
+    const statements = (policies[0]?.Properties.PolicyDocument.Statement ?? []) as {
+      Sid?: string;
+      Resource: unknown;
+    }[];
+    const denies = statements.filter((s) => s.Sid === 'DenyPutWithoutIfNoneMatchOrIfMatch');
+    expect(denies).toHaveLength(1);
+    expect(JSON.stringify(denies[0]?.Resource)).toMatch(/\/a\/\*.*\/b\/\*.*\/c\/\*/);
+  });
+});
