@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { RerunPipeline, RerunPipelineProps, WorkerSource } from '../../src/cdk/index.js';
 import type {
   AfterOutputHook,
   AfterOutputResult,
@@ -127,6 +128,8 @@ const SURFACE = {
     values: [
       'DataBucket',
       'LedgerTable',
+      'RerunPipeline',
+      'SourceAccountSqsDestination',
       'SqsWorker',
       'StackConfigurationInvalidError',
       'WorkerBundleUnusableError',
@@ -137,7 +140,18 @@ const SURFACE = {
       'requireConditionalDeletes',
       'requireConditionalWrites',
     ],
-    types: ['DataBucketProps', 'LedgerTableProps', 'PrefixAccessOptions', 'SqsWorkerProps'],
+    types: [
+      'DataBucketProps',
+      'LedgerTableProps',
+      'LedgerTopology',
+      'PrefixAccessOptions',
+      'RerunPipelineProps',
+      'RerunWebhookSource',
+      'SqsWorkerProps',
+      'WorkerFunctionProps',
+      'WorkerSource',
+      'WorkerTopology',
+    ],
   },
   './ledger': {
     entry: 'src/ledger/index.ts',
@@ -355,6 +369,12 @@ describe('the hook and worker types have their documented shapes', () => {
     expectTypeOf<TransformInput['text']>().toEqualTypeOf<() => AsyncIterable<string>>();
     expectTypeOf<TransformOutputs['output']['write']>().toEqualTypeOf<(chunk: string | Uint8Array) => Promise<void>>();
     expectTypeOf(root.defineWorker<{ lines: number }>).returns.toEqualTypeOf<WorkerDefinition<{ lines: number }>>();
+  });
+
+  it("RerunPipeline: the minimal props are a worker's entry", () => {
+    expectTypeOf<{ worker: { entry: string } }>().toExtend<RerunPipelineProps>();
+    expectTypeOf<{ entry: string }>().toExtend<WorkerSource>();
+    expectTypeOf<ConstructorParameters<typeof RerunPipeline>[2]>().toEqualTypeOf<RerunPipelineProps>();
   });
 
   it('createSqsBatchHandler: a Lambda SQS handler with partial batch responses', () => {
