@@ -4,7 +4,9 @@
  * typescript. There, a plain-JavaScript worker imports from `rerun`, the installed `rerun` bin runs
  * it under `rerun dev` with plain node, and a CDK app builds `RerunPipeline` from `rerun/cdk`.
  *
- * The install is the slow part (aws-cdk-lib is large): warm npm cache about 25 s on two cores.
+ * The install is the slow part (aws-cdk-lib is large): 16-45 s for build, pack and install on two
+ * busy cores with a warm npm cache (19 s for the install alone with an empty one); the CDK app's
+ * synth (esbuild bundling and cdk-nag) about 20 s; removing the scratch project up to 30 s.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -154,8 +156,9 @@ afterAll(() => {
       // The group has already exited.
     }
   }
+  // ~15,000 files (aws-cdk-lib): seconds on an idle disk, half a minute on a busy one.
   for (const dir of [scratch, packDir]) if (dir) rmSync(dir, { recursive: true, force: true });
-});
+}, 300_000);
 
 describe('the packed package in a new project', () => {
   it('installs without tsx or typescript, and ships compiled code only', () => {
