@@ -1,13 +1,44 @@
 /**
- * rerun's local tooling: the runner that reproduces Lambda's SQS trigger, the embedded emulator
- * (moto server, installed into a project-local virtual environment) and the webhook sink.
+ * rerun's local tooling (`import ... from 'rerun/local'`): the runner that reproduces Lambda's SQS
+ * trigger, the embedded emulator (moto server, installed from its pinned requirements into a virtual
+ * environment on first use), the webhook sink, and the bucket and queue provisioning of `rerun dev`.
  *
  * @example
  * import { LocalRunner, startMotoServer } from 'rerun/local';
  */
 
-export { startMotoServer } from './emulator/motoServer.js';
-export { ensureQueue, ensureQueueAttributes, ProvisionAction } from './provision.js';
-export { LocalRunner } from './runner/LocalRunner.js';
+export { type MotoServer, type StartMotoServerOptions, startMotoServer } from './emulator/motoServer.js';
+export {
+  type EnsurePythonToolOptions,
+  ensurePythonTool,
+  PythonMissingError,
+  PythonTool,
+  PythonToolInstallError,
+} from './emulator/pythonEnvironment.js';
+export { LocalSetupError } from './errors.js';
+export { ensureBucket, ensureQueue, ensureQueueAttributes, ProvisionAction } from './provision.js';
+export {
+  HandlerExportMissingError,
+  HandlerModuleLoadError,
+  LambdaRuntimeSlotError,
+  LambdaRuntimeToolsMissingError,
+  RunnerConfigurationError,
+  RunnerDrainTimeoutError,
+} from './runner/errors.js';
+export {
+  type InvocationReport,
+  LocalRunner,
+  type LocalRunnerOptions,
+  type RunUntilDrainedOptions,
+  type SqsLambdaHandler,
+} from './runner/LocalRunner.js';
 export { loadHandler } from './runner/loadHandler.js';
-export { startWebhookSink, type WebhookSink } from './sink/WebhookSink.js';
+export {
+  IDEMPOTENCY_KEY_HEADER,
+  type SinkDelivery,
+  type SinkFault,
+  type SinkRequestInfo,
+  startWebhookSink,
+  type WebhookSink,
+  type WebhookSinkOptions,
+} from './sink/WebhookSink.js';

@@ -1,31 +1,55 @@
 /**
- * rerun's public API: everything a worker of your own needs.
+ * rerun's public API (`import ... from 'rerun'`): everything a worker of your own needs, and every
+ * error class the library throws. The dedupe ledger is also in `rerun/ledger`, the reference
+ * normalizer in `rerun/normalize`, the constructs in `rerun/cdk` and the local tooling in `rerun/local`.
  *
  * @example
- * import { createSqsBatchHandler, defineWorker, deterministicKey, S3ObjectStore } from './src/index.js';
+ * import { createSqsBatchHandler, defineWorker, deterministicKey, S3ObjectStore } from 'rerun';
  */
 
-export { type AwsClients, createAwsClients } from './aws/clients.js';
+export { type AwsClientOptions, type AwsClients, createAwsClients } from './aws/clients.js';
+export { type CheckEndpointOptions, checkEndpoint, EndpointUnusableError } from './aws/endpointPreflight.js';
 export {
   type AfterOutputHook,
+  type AfterOutputResult,
   createSqsBatchHandler,
   type SqsBatchHandlerOptions,
 } from './batch/createSqsBatchHandler.js';
-export { mapWithConcurrency } from './batch/mapWithConcurrency.js';
-export { judgeOutput, type OutputHead, OutputState } from './done/judgeOutput.js';
-export { buildOutputMetadata, MetadataKey, readSummary, type SourceIdentity } from './done/outputMetadata.js';
-export { optionalEnv, requireEnv } from './env.js';
+export { StackConfigurationInvalidError, WorkerBundleUnusableError } from './cdk/errors.js';
 export {
+  type Judgement,
+  judgeOutput,
+  type OutputExpectation,
+  type OutputHead,
+  OutputState,
+} from './done/judgeOutput.js';
+export { buildOutputMetadata, MetadataKey, readSummary, type SourceIdentity } from './done/outputMetadata.js';
+export { MissingEnvironmentVariableError, optionalEnv, requireEnv } from './env.js';
+export {
+  DeadlineNearError,
   EventParseError,
   FullBatchFailureError,
+  InputTooLargeError,
   PublishConflictError,
   RerunError,
   WorkerConfigurationError,
 } from './errors.js';
+export type { FailedDelivery, FailureRecorder, StartedDelivery, StartedRecord } from './failures/FailureRecorder.js';
+export { S3FailureRecorder, type S3FailureRecorderOptions } from './failures/S3FailureRecorder.js';
 export { decodeS3EventKey, IntakeKind, parseS3EventBody, type S3ObjectEvent } from './intake/parseS3Event.js';
-export { deterministicKey } from './keys/deterministicKey.js';
+export { type DeterministicKeyOptions, deterministicKey } from './keys/deterministicKey.js';
+export { PartitionWindowInvalidError } from './keys/partition.js';
 export { createLedgerTable } from './ledger/createLedgerTable.js';
-export { DynamoDBLedger } from './ledger/DynamoDBLedger.js';
+export { DynamoDBLedger, type DynamoDBLedgerOptions } from './ledger/DynamoDBLedger.js';
+export {
+  LedgerConfigurationError,
+  LedgerInProgressError,
+  LedgerLeaseLostError,
+  LedgerPayloadMismatchError,
+  LedgerRecordCorruptError,
+  LedgerResultUnstorableError,
+  LedgerStoredFailureError,
+} from './ledger/errors.js';
 export type { Ledger } from './ledger/Ledger.js';
 export { type ConsoleLike, fromConsole } from './logging/fromConsole.js';
 export { fromPino, type PinoLike, pinoLambdaOptions } from './logging/fromPino.js';
@@ -56,12 +80,31 @@ export {
   type PowertoolsOutcomeMetricsOptions,
   powertoolsOutcomeMetrics,
 } from './metrics/powertoolsOutcomeMetrics.js';
-export { notifyAfterOutput } from './notify/notifyAfterOutput.js';
-export { notifyWebhook } from './notify/notifyWebhook.js';
-export { OutputWriter } from './publish/OutputWriter.js';
+export { type NotifyAfterOutputOptions, notifyAfterOutput } from './notify/notifyAfterOutput.js';
+export {
+  type NotifyWebhookOptions,
+  notifyWebhook,
+  WebhookDeliveryError,
+  type WebhookResponse,
+} from './notify/notifyWebhook.js';
+export { OutputNotificationInputError } from './notify/outputNotification.js';
+export { OutputWriter, type OutputWriterOptions } from './publish/OutputWriter.js';
 export { S3AccessDeniedError, S3BucketMissingError, S3BucketNameInvalidError } from './s3/errors.js';
-export { S3ObjectStore, type WriteCondition, WriteStatus } from './s3/S3ObjectStore.js';
-export { defineWorker, type TransformInput, type WorkerDefinition } from './worker/defineWorker.js';
+export {
+  DeleteStatus,
+  type GetResult,
+  S3ObjectStore,
+  type WriteCondition,
+  type WriteResult,
+  WriteStatus,
+} from './s3/S3ObjectStore.js';
+export {
+  defineWorker,
+  type OutputStream,
+  type TransformInput,
+  type TransformOutputs,
+  type WorkerDefinition,
+} from './worker/defineWorker.js';
 export {
   type OutcomeHook,
   type OutcomeHookContext,
@@ -69,6 +112,11 @@ export {
   type RecordOutcome,
   RecordStatus,
 } from './worker/outcomes.js';
-export { processObject } from './worker/processObject.js';
+export {
+  type ObjectOutcome,
+  type OutputDescription,
+  type ProcessObjectOptions,
+  processObject,
+} from './worker/processObject.js';
 export { decodeText, splitLines } from './worker/textHelpers.js';
 export { createTransformInput } from './worker/transformInput.js';

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { extname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
@@ -27,8 +28,19 @@ import { ProgressReporter } from './ProgressReporter.js';
 import { provisionLocalStack } from './provisionLocalStack.js';
 import { uploadDirectory } from './uploadDirectory.js';
 
-/** The project root (app/dev/ is two folders down): where scripts/install-lambda-runtime.sh puts .tools/. */
+/**
+ * The project root (app/dev/ is two folders down): the repository, where scripts/install-lambda-runtime.sh
+ * puts .tools/, or the installed package's dist/. The default handler and examples are found from it.
+ */
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** `.ts` when this runs from the sources (a checkout, under tsx), `.js` when compiled (the package). */
+const MODULE_EXTENSION = extname(fileURLToPath(import.meta.url));
+/** The deployed normalize worker, the handler `rerun dev` runs unless told otherwise. */
+const DEFAULT_HANDLER = join(PROJECT_ROOT, 'functions', 'normalize', `handler${MODULE_EXTENSION}`);
+/** The samples `--demo` uploads. */
+const DEFAULT_EXAMPLES = join(PROJECT_ROOT, 'examples');
+/** The stack's bundle synthesis, which `--runtime lambda` runs: in a checkout only (npm does not ship infra/). */
+const WORKER_BUNDLES = join(PROJECT_ROOT, 'infra', `workerBundles${MODULE_EXTENSION}`);
 
 /** Where `rerun dev` runs the workers. */
 export const DevRuntime = {
@@ -61,7 +73,7 @@ export interface RunDevOptions {
    * @default false
    */
   demo?: boolean;
-  /** @default 'examples' */
+  /** @default rerun's own samples (examples/ of the repository, also shipped in the package) */
   examplesDir?: string;
   /**
    * The terminal's width (`process.stderr.columns`): the live lines and the table fit in it.
@@ -73,7 +85,7 @@ export interface RunDevOptions {
    * @default false
    */
   once?: boolean;
-  /** @default 'functions/normalize/handler.ts' (the deployed normalize worker) */
+  /** @default functions/normalize/handler.ts of rerun itself (the deployed normalize worker; compiled in the package) */
   handlerPath?: string;
   /** @default 'handler' */
   handlerExport?: string;
@@ -170,7 +182,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
   const t = localTopology(options);
   const names = localResourceNames(t);
   const region = options.region ?? 'us-east-1';
-  const examplesDir = options.examplesDir ?? 'examples';
+  const examplesDir = options.examplesDir ?? DEFAULT_EXAMPLES;
   if (options.demo && !existsSync(examplesDir)) {
     throw new LocalSetupError(`The demo directory ${examplesDir} does not exist: pass --examples DIR, or --no-demo.`);
   }
@@ -178,6 +190,12 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
   if (runtime === DevRuntime.LAMBDA && (options.handlerPath !== undefined || options.handlerExport !== undefined)) {
     throw new LocalSetupError(
       '--runtime lambda runs the bundles the stack synthesizes; --handler and --handler-export apply to --runtime in-process only.',
+    );
+  }
+  if (runtime === DevRuntime.LAMBDA && !existsSync(WORKER_BUNDLES)) {
+    throw new LocalSetupError(
+      '--runtime lambda runs the bundles the reference stack (infra/) synthesizes, which only a checkout of the ' +
+        'rerun repository has: the npm package runs the workers in this process (--runtime in-process, the default).',
     );
   }
   // Fail before starting anything when the runtime tools are missing (the error names the install script).
@@ -254,7 +272,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       normalizeFunction = { invoker: normalizePool };
       summarizeFunction = { invoker: summarizePool };
     } else {
-      const handlerPath = options.handlerPath ?? 'functions/normalize/handler.ts';
+      const handlerPath = options.handlerPath ?? DEFAULT_HANDLER;
       normalizeFunction = { handler: await loadHandler(handlerPath, options.handlerExport ?? 'handler') };
       // The built-in second stage: the same handler factory functions/summarize/handler.ts exports,
       // built here with this session's clients (a handler module reads process.env at import time).

@@ -15,8 +15,8 @@ export interface MotoServer {
 export interface StartMotoServerOptions {
   /**
    * Python interpreter that has `moto[server]` installed.
-   * @default process.env.RERUN_PYTHON, else the project's `.venv/moto`, installed on first use
-   * from requirements/moto.txt (local/emulator/pythonEnvironment.ts)
+   * @default process.env.RERUN_PYTHON, else the project's `.venv/moto` (an installed package: the
+   * user's cache), installed on first use from requirements/moto.txt (local/emulator/pythonEnvironment.ts)
    */
   python?: string;
   /**
@@ -33,7 +33,8 @@ export interface StartMotoServerOptions {
 }
 
 const INSTALL_HINT =
-  'Remove .venv/moto so that the next run installs it again (requirements/moto.txt), or start LocalStack with ' +
+  'Remove its virtual environment (.venv/moto; for an installed package ~/.cache/rerun/venv/moto-*) so that the ' +
+  'next run installs it again (requirements/moto.txt), or start LocalStack with ' +
   '`docker compose -f docker-compose.localstack.yml up -d` and set AWS_ENDPOINT_URL=http://localhost:4566.';
 
 /**

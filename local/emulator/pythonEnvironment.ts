@@ -1,7 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { join, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { RerunError } from '../../src/errors.js';
@@ -33,8 +34,8 @@ export class PythonMissingError extends RerunError {
 
 /** pip could not install a tool's pinned requirements. */
 export class PythonToolInstallError extends RerunError {
-  constructor(tool: string, detail: string) {
-    super(`Could not install ${tool} (requirements/${tool}.txt) into .venv/${tool}: ${detail}`, { retryable: false });
+  constructor(tool: string, venv: string, detail: string) {
+    super(`Could not install ${tool} (requirements/${tool}.txt) into ${venv}: ${detail}`, { retryable: false });
     this.name = 'PythonToolInstallError';
   }
 }
@@ -42,10 +43,17 @@ export class PythonToolInstallError extends RerunError {
 /** Options of {@link ensurePythonTool}. */
 export interface EnsurePythonToolOptions {
   /**
-   * Where `requirements/` is and where `.venv/` goes.
-   * @default the project root (two folders above this file)
+   * Where `requirements/` is (and, in a checkout, where `.venv/` goes).
+   * @default the project root (two folders above this file): the repository, or the installed package's `dist/`
    */
   readonly projectRoot?: string;
+  /**
+   * The folder that holds the virtual environments.
+   * @default {@link defaultVenvRoot} of the project root: its `.venv/`, or the user's cache for an installed package
+   */
+  readonly venvRoot?: string;
+  /** Read for XDG_CACHE_HOME (see {@link defaultVenvRoot}). @default process.env */
+  readonly env?: NodeJS.ProcessEnv;
   /** Receives progress lines (pip's output) while an install runs. @default stderr */
   readonly progress?: (line: string) => void;
   /**
@@ -56,12 +64,30 @@ export interface EnsurePythonToolOptions {
 }
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+
+/**
+ * Where the virtual environments go by default. A checkout keeps them in the project's `.venv/`.
+ * An installed package (a project root under `node_modules/`) keeps them in the user's cache,
+ * `$XDG_CACHE_HOME/rerun/venv` (default `~/.cache/rerun/venv`): `node_modules/` is replaced by every
+ * `npm ci` (moto would be reinstalled each time) and may be read-only, and one install serves every
+ * project on the machine (each venv is named by its requirements' hash, see {@link ensurePythonTool}).
+ *
+ * @example
+ * defaultVenvRoot('/work/rerun'); // '/work/rerun/.venv'
+ * defaultVenvRoot('/app/node_modules/rerun/dist', { HOME: '/home/me' }); // '/home/me/.cache/rerun/venv'
+ */
+export function defaultVenvRoot(projectRoot: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (!projectRoot.split(sep).includes('node_modules')) return join(projectRoot, '.venv');
+  const cache = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
+  return join(cache, 'rerun', 'venv');
+}
 /** A lock older than this is taken over (its holder died without removing it). */
 const STALE_LOCK_MS = 10 * 60_000;
 
 /**
- * The Python interpreter of a project-local virtual environment (`.venv/<tool>`) that has the
- * tool's pinned requirements. The first call installs them (pip, with its progress shown); later
+ * The Python interpreter of a virtual environment that has the tool's pinned requirements:
+ * `.venv/<tool>` in a checkout, `~/.cache/rerun/venv/<tool>-<hash of the requirements>` for an
+ * installed package (see {@link defaultVenvRoot}). The first call installs them (pip, with its progress shown); later
  * calls only compare the requirements file with the stamp the install left. Concurrent callers
  * (`npm start` beside `npm test`) wait for one install instead of racing.
  *
@@ -73,14 +99,18 @@ export async function ensurePythonTool(tool: PythonTool, options: EnsurePythonTo
   const root = options.projectRoot ?? PROJECT_ROOT;
   const progress = options.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
   const requirements = join(root, 'requirements', `${tool}.txt`);
-  const venv = join(root, '.venv', tool);
+  const wanted = createHash('sha256').update(readFileSync(requirements)).digest('hex');
+  const venvRoot = options.venvRoot ?? defaultVenvRoot(root, options.env);
+  // In the shared cache, every set of pins has its own venv: projects on different rerun versions
+  // do not reinstall each other's.
+  const name = venvRoot === join(root, '.venv') ? tool : `${tool}-${wanted.slice(0, 12)}`;
+  const venv = join(venvRoot, name);
   const python = join(venv, 'bin', 'python');
   const stamp = join(venv, '.rerun-requirements.sha256');
-  const wanted = createHash('sha256').update(readFileSync(requirements)).digest('hex');
   const installed = () => existsSync(python) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === wanted;
   if (installed()) return python;
 
-  const lock = join(root, '.venv', `${tool}.lock`);
+  const lock = join(venvRoot, `${name}.lock`);
   await acquireLock(lock, progress, tool);
   try {
     if (installed()) return python;
@@ -91,7 +121,8 @@ export async function ensurePythonTool(tool: PythonTool, options: EnsurePythonTo
         `"${base}" was not found on PATH (${version.error?.message ?? `exit ${version.status}`}).`,
       );
     }
-    progress(`rerun: installing ${tool} (pinned in requirements/${tool}.txt) into .venv/${tool}; this happens once...`);
+    const shown = venvRoot === join(root, '.venv') ? `.venv/${name}` : venv;
+    progress(`rerun: installing ${tool} (pinned in requirements/${tool}.txt) into ${shown}; this happens once...`);
     rmSync(venv, { recursive: true, force: true });
     const made = spawnSync(base, ['-m', 'venv', venv], { encoding: 'utf8' });
     if (made.status !== 0) {
@@ -102,9 +133,10 @@ export async function ensurePythonTool(tool: PythonTool, options: EnsurePythonTo
     const pip = ['-m', 'pip', '--disable-pip-version-check', '--no-input'];
     const install = [...pip, 'install', '--progress-bar', 'off', '--no-deps', '-r', requirements];
     const code = await run(python, install, (line) => progress(`  ${line}`));
-    if (code !== 0) throw new PythonToolInstallError(tool, `pip exited with ${code} (its output is above)`);
+    if (code !== 0) throw new PythonToolInstallError(tool, venv, `pip exited with ${code} (its output is above)`);
     const check = await run(python, [...pip, 'check'], (line) => progress(`  ${line}`));
-    if (check !== 0) throw new PythonToolInstallError(tool, 'pip check found missing or conflicting packages (above)');
+    if (check !== 0)
+      throw new PythonToolInstallError(tool, venv, 'pip check found missing or conflicting packages (above)');
     writeFileSync(stamp, `${wanted}\n`);
     progress(`rerun: ${tool} installed.`);
     return python;

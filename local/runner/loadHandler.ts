@@ -6,8 +6,8 @@ import type { SqsLambdaHandler } from './LocalRunner.js';
 
 /**
  * Imports a handler module the way Lambda's `Handler` setting names it (`file.exportName`) and
- * returns the exported function. A `.ts` path works when the process runs under tsx (the `rerun`
- * CLI does). Relative paths resolve from the current directory.
+ * returns the exported function. A `.ts` path works when the process runs under tsx (`npm run rerun`
+ * in the repository does; the installed `rerun` bin is plain node). Relative paths resolve from the current directory.
  *
  * The module is imported once per process (ES module cache), like a warm Lambda environment:
  * what it builds at module scope (SDK clients, configuration read from the environment) is built
@@ -32,7 +32,15 @@ export async function loadHandler<H extends (...args: never[]) => unknown = SqsL
     module = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
-    throw new HandlerModuleLoadError(`Importing the handler module ${absolute} failed: ${detail}`, { cause: error });
+    // Plain node (the installed `rerun` bin) cannot import TypeScript before Node 22.18.
+    const typescriptHint =
+      (error as { code?: string }).code === 'ERR_UNKNOWN_FILE_EXTENSION' && /\.[cm]?ts$/.test(absolute)
+        ? ' Node cannot run TypeScript here: compile the handler to .js/.mjs, or run rerun under tsx ' +
+          '(node --import tsx node_modules/rerun/dist/app/cli/rerun.js ...).'
+        : '';
+    throw new HandlerModuleLoadError(`Importing the handler module ${absolute} failed: ${detail}${typescriptHint}`, {
+      cause: error,
+    });
   }
   // A CommonJS module imported from ESM exposes its exports under `default`.
   const fromDefault =

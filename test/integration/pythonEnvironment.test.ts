@@ -2,7 +2,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensurePythonTool, PythonMissingError, PythonTool } from '../../local/emulator/pythonEnvironment.js';
+import {
+  defaultVenvRoot,
+  ensurePythonTool,
+  PythonMissingError,
+  PythonTool,
+} from '../../local/emulator/pythonEnvironment.js';
 
 /** A scratch project root whose requirements/moto.txt pins nothing, so no package is downloaded. */
 function scratchRoot(): string {
@@ -58,6 +63,27 @@ describe('ensurePythonTool (the project-local .venv/<tool>)', { timeout: 180_000
     expect(a).toBe(b);
     expect(lines.filter((l) => l.startsWith('rerun: installing moto'))).toHaveLength(1);
     expect(lines.some((l) => l.includes('waiting for another process that is installing moto'))).toBe(true);
+  });
+
+  it('for an installed package (under node_modules/), installs into the user cache, one venv per set of pins', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'rerun-pyenv-pkg-'));
+    roots.push(base);
+    const root = join(base, 'project', 'node_modules', 'rerun', 'dist');
+    mkdirSync(join(root, 'requirements'), { recursive: true });
+    writeFileSync(join(root, 'requirements', 'moto.txt'), '# nothing to install\n');
+    const env = { XDG_CACHE_HOME: join(base, 'cache') };
+    const python = await ensurePythonTool(PythonTool.MOTO, { projectRoot: root, env, progress: () => {} });
+    expect(python).toMatch(new RegExp(`^${join(base, 'cache', 'rerun', 'venv', 'moto-')}[0-9a-f]{12}/bin/python$`));
+    expect(existsSync(python)).toBe(true);
+    expect(existsSync(join(root, '.venv'))).toBe(false);
+  });
+
+  it('puts the venvs in the project for a checkout, in the user cache for an installed package', () => {
+    expect(defaultVenvRoot('/work/rerun', {})).toBe('/work/rerun/.venv');
+    expect(defaultVenvRoot('/app/node_modules/rerun/dist', { HOME: '/home/me' })).toBe('/home/me/.cache/rerun/venv');
+    expect(defaultVenvRoot('/app/node_modules/rerun/dist', { XDG_CACHE_HOME: '/c', HOME: '/home/me' })).toBe(
+      '/c/rerun/venv',
+    );
   });
 
   it('without python3, fails at once with what to install', async () => {

@@ -9,7 +9,8 @@ export const command: CliCommand = {
   options: {
     demo: {
       type: 'boolean',
-      description: 'Upload every file of examples/ under the input prefix first (npm start does)',
+      description:
+        "Upload every file of rerun's examples/ (or --examples DIR) under the input prefix first (npm start does)",
     },
     'no-demo': { type: 'boolean', description: 'Upload nothing (the default)' },
     once: { type: 'boolean', description: 'Process until the queue is drained, print SUMMARY, exit' },
@@ -41,19 +42,24 @@ export const command: CliCommand = {
     handler: {
       type: 'string',
       valueName: 'PATH',
-      description: 'Handler module to run instead of functions/normalize/handler.ts (your own worker)',
+      description:
+        "Handler module (.js/.mjs; .ts under tsx) to run instead of rerun's normalize worker (your own worker)",
     },
     'handler-export': {
       type: 'string',
       valueName: 'NAME',
       description: 'Exported function of the handler module (default: handler)',
     },
-    examples: { type: 'string', valueName: 'DIR', description: 'Directory uploaded by --demo (default: examples)' },
+    examples: {
+      type: 'string',
+      valueName: 'DIR',
+      description: "Directory uploaded by --demo (default: rerun's own samples, examples/)",
+    },
     runtime: {
       type: 'string',
       valueName: 'in-process|lambda',
       description:
-        "Where the workers run: in this process (default), or lambda: the stack's synthesized bundles under aws-lambda-rie on Node 24 (install: bash scripts/install-lambda-runtime.sh)",
+        "Where the workers run: in this process (default), or lambda: the stack's synthesized bundles under aws-lambda-rie on Node 24 (a checkout of the repository only; install: bash scripts/install-lambda-runtime.sh)",
     },
   },
   details: `Without AWS_ENDPOINT_URL an embedded moto server is started (and stopped at exit); with it, that

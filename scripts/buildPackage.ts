@@ -1,0 +1,49 @@
+/**
+ * `npm run build` (and `prepack`): compiles the package into dist/ with tsconfig.build.json (ESM and
+ * .d.ts), then copies what the compiled code reads at run time beside it: the emulator's Python
+ * wrapper, moto's pinned requirements and the samples of `rerun dev --demo`. dist/ mirrors the
+ * repository (dist/src, dist/local, dist/app, dist/functions), so every path the code computes from
+ * its own location holds in both.
+ *
+ * Usage: npx tsx scripts/buildPackage.ts
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
+
+rmSync(dist, { recursive: true, force: true });
+const tsc = spawnSync(
+  process.execPath,
+  [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+  {
+    cwd: root,
+    stdio: 'inherit',
+  },
+);
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+
+// `rerun dev --runtime lambda` type-checks against the reference stack's bundle synthesis, so tsc
+// emits infra/; the package does not ship the stack (that mode says so, see app/dev/runDev.ts).
+// It keeps the names of the stack's outputs (no imports), which the CLI's --stack reads.
+for (const entry of readdirSync(join(dist, 'infra'))) {
+  if (entry !== 'stackOutputs.js') rmSync(join(dist, 'infra', entry), { recursive: true, force: true });
+}
+// The application wing and the handler are run, never imported by a user: no declarations.
+for (const wing of ['app', 'functions']) removeDeclarations(join(dist, wing));
+
+cpSync(join(root, 'local', 'emulator', 'atomicMotoServer.py'), join(dist, 'local', 'emulator', 'atomicMotoServer.py'));
+cpSync(join(root, 'requirements', 'moto.txt'), join(dist, 'requirements', 'moto.txt'));
+cpSync(join(root, 'examples'), join(dist, 'examples'), { recursive: true });
+chmodSync(join(dist, 'app', 'cli', 'rerun.js'), 0o755);
+
+function removeDeclarations(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) removeDeclarations(path);
+    else if (entry.name.endsWith('.d.ts')) rmSync(path);
+  }
+}

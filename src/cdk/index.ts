@@ -1,0 +1,26 @@
+/**
+ * The CDK constructs (`import ... from 'rerun/cdk'`; needs the peer dependencies aws-cdk-lib and
+ * constructs): the whole pipeline for your own CDK app (`RerunPipeline`), and its parts: buckets,
+ * the ledger table, an SQS-triggered worker, and the bucket policies that make every write and
+ * delete conditional.
+ *
+ * @example
+ * import { RerunPipeline, requireConditionalWrites } from 'rerun/cdk';
+ * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });
+ * requireConditionalWrites(myBucket, 'exports/');
+ */
+
+export type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
+export {
+  denyBlindDeleteStatement,
+  denyBlindOverwriteStatement,
+  requireConditionalDeletes,
+  requireConditionalWrites,
+} from './conditionalWritePolicy.js';
+export { DataBucket, type DataBucketProps } from './DataBucket.js';
+export { StackConfigurationInvalidError, WorkerBundleUnusableError } from './errors.js';
+export { LedgerTable, type LedgerTableProps } from './LedgerTable.js';
+export { grantPrefixAccess, objectArnsUnder, type PrefixAccessOptions } from './prefixGrants.js';
+export { RerunPipeline, type RerunPipelineProps, type RerunWebhookSource } from './RerunPipeline.js';
+export { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
+export { SqsWorker, type SqsWorkerProps, type WorkerFunctionProps, type WorkerSource } from './SqsWorker.js';

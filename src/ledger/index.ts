@@ -1,0 +1,29 @@
+/**
+ * The dedupe ledger (`import ... from 'rerun/ledger'`): runs a side effect effectively once per
+ * dedupe key with DynamoDB conditional writes (see src/ledger/README.md), and its errors.
+ *
+ * @example
+ * import { DynamoDBLedger } from 'rerun/ledger';
+ * const ledger = new DynamoDBLedger({ client: new DynamoDBClient({}), tableName: 'rerun-ledger' });
+ * const { status } = await ledger.once('order-42', { orderId: 42 }, ({ dedupeKey }) => send(dedupeKey));
+ */
+
+export {
+  type CreateLedgerTableOptions,
+  type CreateLedgerTableResult,
+  createLedgerTable,
+} from './createLedgerTable.js';
+export { DynamoDBLedger, type DynamoDBLedgerOptions } from './DynamoDBLedger.js';
+export {
+  LedgerConfigurationError,
+  LedgerInProgressError,
+  LedgerLeaseLostError,
+  LedgerPayloadMismatchError,
+  LedgerRecordCorruptError,
+  LedgerResultUnstorableError,
+  LedgerStoredFailureError,
+  LedgerWriteStage,
+  type StoredFailure,
+} from './errors.js';
+export { type EffectContext, type Ledger, type OnceOptions, type OnceResult, OnceStatus } from './Ledger.js';
+export { canonicalJson, hashPayload } from './payloadHash.js';

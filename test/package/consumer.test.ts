@@ -1,0 +1,325 @@
+/**
+ * The package as a user gets it: `npm run build`, `npm pack`, and a new project elsewhere that
+ * installs the tarball and its peers (the exact versions of our lockfile) with neither tsx nor
+ * typescript. There, a plain-JavaScript worker imports from `rerun`, the installed `rerun` bin runs
+ * it under `rerun dev` with plain node, and a CDK app builds `RerunPipeline` from `rerun/cdk`.
+ *
+ * The install is the slow part (aws-cdk-lib is large): 16-45 s for build, pack and install on two
+ * busy cores with a warm npm cache (19 s for the install alone with an empty one); the CDK app's
+ * synth (esbuild bundling and cdk-nag) about 20 s; removing the scratch project up to 30 s.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GetObjectCommand, type GetObjectCommandOutput, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DevReady, DevSummary } from '../../app/dev/runDev.js';
+import { ensurePythonTool, PythonTool } from '../../local/emulator/pythonEnvironment.js';
+import { deterministicKey } from '../../src/keys/deterministicKey.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { version: string }>;
+};
+/** The version our lockfile resolves, so the scratch project runs what our own tests run. */
+const pinned = (name: string) => `${name}@${lock.packages[`node_modules/${name}`]?.version}`;
+
+/** The peers (the AWS SDK clients; aws-cdk-lib and constructs for rerun/cdk), cdk-nag, and esbuild, which bundles `{ entry }`. */
+const CONSUMER_DEPENDENCIES = [
+  '@aws-sdk/client-s3',
+  '@aws-sdk/client-sqs',
+  '@aws-sdk/client-dynamodb',
+  'aws-cdk-lib',
+  'constructs',
+  'cdk-nag',
+  'esbuild',
+].map(pinned);
+
+/** A user's worker in plain JavaScript, written against the package name only. */
+const WORKER = `import {
+  createAwsClients,
+  createSqsBatchHandler,
+  defineWorker,
+  deterministicKey,
+  requireEnv,
+  S3ObjectStore,
+} from 'rerun';
+
+const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
+
+export const upper = defineWorker({
+  name: 'upper',
+  codeVersion: 'upper@1',
+  outputBucket: requireEnv('OUTPUT_BUCKET'),
+  outputKey: (source) => deterministicKey({ prefix: 'upper/', source, stripPrefix: 'incoming/' }),
+  async transform({ text }, { output }) {
+    let chars = 0;
+    for await (const chunk of text()) {
+      chars += chunk.length;
+      await output.write(chunk.toUpperCase());
+    }
+    return { chars };
+  },
+});
+
+export const handler = createSqsBatchHandler({ worker: upper, store: new S3ObjectStore(clients.s3), sqs: clients.sqs });
+`;
+
+/** A user's CDK app: the minimal RerunPipeline, cdk-nag's AwsSolutions checks, and a report on stdout. */
+const CDK_APP = `import { App, Stack, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { RerunPipeline } from 'rerun/cdk';
+
+const app = new App({ outdir: 'cdk.out' });
+const stack = new Stack(app, 'Consumer');
+new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+const assembly = app.synth();
+const report = new AwsSolutionsChecks(app).validateScope(app);
+const artifact = assembly.getStackArtifact(stack.artifactId);
+const types = Object.values(artifact.template.Resources).map((r) => r.Type);
+console.log(JSON.stringify({
+  violations: report.violations.map((v) => v.ruleName + ' ' + v.violatingResources.map((r) => r.constructPath).join(',')),
+  messages: artifact.messages.filter((m) => m.level !== 'info').map((m) => m.level + ' ' + m.id + ' ' + String(m.entry.data)),
+  types,
+}));
+`;
+
+let scratch = '';
+let packDir = '';
+const children: ChildProcess[] = [];
+
+/** The environment of a user's shell: no npm lifecycle variables, no repository bins on PATH. */
+function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!/^npm_/i.test(key) && key !== 'AWS_ENDPOINT_URL' && key !== 'NODE_OPTIONS') env[key] = value;
+  }
+  env.PATH = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((entry) => !entry.includes('node_modules'))
+    .join(delimiter);
+  return { ...env, ...extra };
+}
+
+function run(command: string, args: string[], cwd: string, env = userEnv()): string {
+  const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(' ')} exited ${result.status}:\n${result.stdout}\n${result.stderr}`);
+  }
+  return result.stdout;
+}
+
+beforeAll(() => {
+  const started = Date.now();
+  run('npm', ['run', 'build'], ROOT);
+  packDir = mkdtempSync(join(tmpdir(), 'rerun-pack-'));
+  // The repository's .npmrc sets json=true: npm pack answers with its report as JSON.
+  const packed = JSON.parse(
+    run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], ROOT),
+  ) as {
+    filename: string;
+  }[];
+  const tarball = join(packDir, packed[0]?.filename ?? '');
+
+  scratch = mkdtempSync(join(tmpdir(), 'rerun-consumer-'));
+  writeFileSync(
+    join(scratch, 'package.json'),
+    `${JSON.stringify({ name: 'rerun-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
+  );
+  writeFileSync(join(scratch, 'worker.mjs'), WORKER);
+  writeFileSync(join(scratch, 'app.mjs'), CDK_APP);
+  run(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel',
+      'error',
+      tarball,
+      ...CONSUMER_DEPENDENCIES,
+    ],
+    scratch,
+  );
+  process.stderr.write(`consumer test: build, pack and install took ${Math.round((Date.now() - started) / 1000)} s\n`);
+}, 600_000);
+
+afterAll(() => {
+  for (const child of children) {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // The group has already exited.
+    }
+  }
+  // ~15,000 files (aws-cdk-lib): seconds on an idle disk, half a minute on a busy one.
+  for (const dir of [scratch, packDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+}, 300_000);
+
+describe('the packed package in a new project', () => {
+  it('installs without tsx or typescript, and ships compiled code only', () => {
+    // npm ls exits 1 when it finds none of the names: read its JSON, not its status.
+    const ls = spawnSync('npm', ['ls', '--all', '--json', 'tsx', 'typescript'], {
+      cwd: scratch,
+      env: userEnv(),
+      encoding: 'utf8',
+    });
+    const listed = JSON.parse(ls.stdout) as { dependencies?: Record<string, unknown> };
+    expect(listed.dependencies ?? {}).toEqual({});
+    expect(existsSync(join(scratch, 'node_modules', 'tsx'))).toBe(false);
+    expect(existsSync(join(scratch, 'node_modules', 'typescript'))).toBe(false);
+
+    const installed = join(scratch, 'node_modules', 'rerun');
+    expect(existsSync(join(installed, 'dist', 'src', 'index.js'))).toBe(true);
+    expect(existsSync(join(installed, 'dist', 'src', 'index.d.ts'))).toBe(true);
+    expect(existsSync(join(installed, 'dist', 'local', 'emulator', 'atomicMotoServer.py'))).toBe(true);
+    expect(existsSync(join(installed, 'src'))).toBe(false);
+    expect(existsSync(join(installed, 'test'))).toBe(false);
+    expect(existsSync(join(installed, 'bench'))).toBe(false);
+  });
+
+  it('every subpath imports with plain node', () => {
+    const script =
+      "for (const p of ['rerun', 'rerun/ledger', 'rerun/local', 'rerun/normalize', 'rerun/cdk']) " +
+      'console.log(p, Object.keys(await import(p)).length);';
+    const out = run(process.execPath, ['--input-type=module', '-e', script], scratch);
+    for (const subpath of ['rerun', 'rerun/ledger', 'rerun/local', 'rerun/normalize', 'rerun/cdk']) {
+      expect(out).toMatch(new RegExp(`^${subpath} [1-9][0-9]*$`, 'm'));
+    }
+  });
+
+  it('`npx rerun dev --handler worker.mjs` runs the plain-JavaScript worker on an upload', async () => {
+    // The emulator's Python: the one the other tests use (already installed), so moto is not reinstalled.
+    const python = await ensurePythonTool(PythonTool.MOTO, { progress: () => {} });
+    const child = spawn('npx', ['--no', 'rerun', 'dev', '--no-demo', '--handler', 'worker.mjs'], {
+      cwd: scratch,
+      env: userEnv({ RERUN_PYTHON: python, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group, signalled as a terminal's Ctrl+C would be (npx and rerun both get it).
+      detached: true,
+    });
+    children.push(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    // 'close': every holder of its stdout is gone, npx and the rerun process it started.
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const line = async (prefix: string): Promise<string> => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const found = stdout.split('\n').find((l) => l.startsWith(`${prefix} `));
+        if (found) return found.slice(prefix.length + 1);
+        if (child.exitCode !== null || Date.now() > deadline) {
+          throw new Error(`no ${prefix} line (exit ${child.exitCode}). stderr:\n${stderr}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+
+    const ready = JSON.parse(await line('READY')) as DevReady;
+    expect(ready.emulator).toBe('embedded');
+    const s3 = new S3Client({
+      endpoint: ready.endpoint,
+      region: ready.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
+    const key = `${ready.inputPrefix}greeting.txt`;
+    await s3.send(new PutObjectCommand({ Bucket: ready.inputBucket, Key: key, Body: 'hello, rerun é\n' }));
+    const outputKey = deterministicKey({
+      prefix: 'upper/',
+      source: { bucket: ready.inputBucket, key },
+      stripPrefix: 'incoming/',
+    });
+    let object: GetObjectCommandOutput | undefined;
+    const deadline = Date.now() + 30_000;
+    while (object === undefined) {
+      try {
+        object = await s3.send(new GetObjectCommand({ Bucket: ready.outputBucket, Key: outputKey }));
+      } catch (error) {
+        if (Date.now() > deadline) throw new Error(`no output at ${outputKey}. stderr:\n${stderr}`, { cause: error });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+    expect(await object.Body?.transformToString()).toBe('HELLO, RERUN É\n');
+    // The transform's summary, stored with the output (15 characters read).
+    expect(object.Metadata?.['rerun-x-chars']).toBe('15');
+
+    if (child.pid) process.kill(-child.pid, 'SIGINT');
+    await closed;
+    const summary = JSON.parse(await line('SUMMARY')) as DevSummary;
+    expect(summary).toMatchObject({ processed: 1, failed: 0, deadLettered: 0, ended: 'interrupted' });
+    // The bin is the compiled CLI under plain node: no TypeScript loader anywhere in it.
+    const bin = readFileSync(join(scratch, 'node_modules', 'rerun', 'dist', 'app', 'cli', 'rerun.js'), 'utf8');
+    expect(bin.split('\n')[0]).toBe('#!/usr/bin/env node');
+  }, 120_000);
+
+  it("`npx rerun dev --once --demo` runs rerun's own compiled normalize worker on its shipped samples", async () => {
+    const python = await ensurePythonTool(PythonTool.MOTO, { progress: () => {} });
+    const result = spawnSync('npx', ['--no', 'rerun', 'dev', '--once', '--demo'], {
+      cwd: scratch,
+      env: userEnv({ RERUN_PYTHON: python, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }),
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const summaryLine = result.stdout.split('\n').find((l) => l.startsWith('SUMMARY ')) ?? 'SUMMARY {}';
+    const summary = JSON.parse(summaryLine.slice('SUMMARY '.length)) as DevSummary;
+    // examples/: eight CSV/NDJSON files normalized, notes.txt and the s3:TestEvent skipped.
+    expect(summary).toMatchObject({ processed: 8, skipped: 2, failed: 0, deadLettered: 0, ended: 'drained' });
+    expect(result.stderr).toMatch(/normalized\/rerun-input\/orders\.csv\.ndjson/);
+  }, 120_000);
+
+  it('a TypeScript handler under the plain-node bin fails with how to run it (Node 20 strips no types)', async () => {
+    writeFileSync(
+      join(scratch, 'typed.ts'),
+      'export const handler = async (event: unknown) => ({ batchItemFailures: [] });\n',
+    );
+    const python = await ensurePythonTool(PythonTool.MOTO, { progress: () => {} });
+    const result = spawnSync('npx', ['--no', 'rerun', 'dev', '--once', '--no-demo', '--handler', 'typed.ts'], {
+      cwd: scratch,
+      env: userEnv({ RERUN_PYTHON: python }),
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
+    if ((process.features as { typescript?: unknown }).typescript) {
+      // A Node that strips types loads it as it is.
+      expect(result.status, result.stderr).toBe(0);
+    } else {
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/compile the handler to \.js\/\.mjs, or run rerun under tsx/);
+    }
+  }, 120_000);
+
+  it('`--runtime lambda` from the package fails at once, saying it needs a checkout', () => {
+    const result = spawnSync('npx', ['--no', 'rerun', 'dev', '--once', '--runtime', 'lambda'], {
+      cwd: scratch,
+      env: userEnv(),
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/--runtime lambda .* only a checkout of the rerun repository has/);
+  });
+
+  it('a user CDK app with `new RerunPipeline(...)` from rerun/cdk synthesizes with cdk-nag AwsSolutions clean', () => {
+    const report = JSON.parse(run(process.execPath, ['app.mjs'], scratch).trim().split('\n').at(-1) ?? '{}') as {
+      violations: string[];
+      messages: string[];
+      types: string[];
+    };
+    expect(report.violations).toEqual([]);
+    expect(report.messages).toEqual([]);
+    expect(report.types).toContain('AWS::Lambda::Function');
+    expect(report.types).toContain('AWS::SQS::Queue');
+    expect(report.types).toContain('AWS::S3::Bucket');
+  }, 180_000);
+});
