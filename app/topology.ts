@@ -57,7 +57,7 @@ export interface Topology {
  * The topology rerun deploys and runs locally.
  *
  * @example
- * import { topology } from 'rerun/topology';
+ * import { topology } from './topology.js';
  * topology.normalize.visibilityTimeoutSeconds; // 360
  */
 export const topology: Topology = {

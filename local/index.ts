@@ -1,10 +1,10 @@
 /**
- * rerun's local tooling (`import ... from 'rerun/local'`): the runner that reproduces Lambda's SQS
+ * rerun's local tooling (`import ... from 'rerun-pipeline/local'`): the runner that reproduces Lambda's SQS
  * trigger, the embedded emulator (moto server, installed from its pinned requirements into a virtual
  * environment on first use), the webhook sink, and the bucket and queue provisioning of `rerun dev`.
  *
  * @example
- * import { LocalRunner, startMotoServer } from 'rerun/local';
+ * import { LocalRunner, startMotoServer } from 'rerun-pipeline/local';
  */
 
 export { type MotoServer, type StartMotoServerOptions, startMotoServer } from './emulator/motoServer.js';

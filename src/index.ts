@@ -1,10 +1,10 @@
 /**
- * rerun's public API (`import ... from 'rerun'`): everything a worker of your own needs, and every
- * error class the library throws. The dedupe ledger is also in `rerun/ledger`, the reference
- * normalizer in `rerun/normalize`, the constructs in `rerun/cdk` and the local tooling in `rerun/local`.
+ * rerun's public API (`import ... from 'rerun-pipeline'`): everything a worker of your own needs, and every
+ * error class the library throws. The dedupe ledger is also in `rerun-pipeline/ledger`, the reference
+ * normalizer in `rerun-pipeline/normalize`, the constructs in `rerun-pipeline/cdk` and the local tooling in `rerun-pipeline/local`.
  *
  * @example
- * import { createSqsBatchHandler, defineWorker, deterministicKey, S3ObjectStore } from 'rerun';
+ * import { createSqsBatchHandler, defineWorker, deterministicKey, S3ObjectStore } from 'rerun-pipeline';
  */
 
 export { type AwsClientOptions, type AwsClients, createAwsClients } from './aws/clients.js';

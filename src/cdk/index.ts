@@ -1,11 +1,11 @@
 /**
- * The CDK constructs (`import ... from 'rerun/cdk'`; needs the peer dependencies aws-cdk-lib and
+ * The CDK constructs (`import ... from 'rerun-pipeline/cdk'`; needs the peer dependencies aws-cdk-lib and
  * constructs): the whole pipeline for your own CDK app (`RerunPipeline`), and its parts: buckets,
  * the ledger table, an SQS-triggered worker, and the bucket policies that make every write and
  * delete conditional.
  *
  * @example
- * import { RerunPipeline, requireConditionalWrites } from 'rerun/cdk';
+ * import { RerunPipeline, requireConditionalWrites } from 'rerun-pipeline/cdk';
  * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });
  * requireConditionalWrites(myBucket, 'exports/');
  */

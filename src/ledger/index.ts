@@ -1,9 +1,9 @@
 /**
- * The dedupe ledger (`import ... from 'rerun/ledger'`): runs a side effect effectively once per
+ * The dedupe ledger (`import ... from 'rerun-pipeline/ledger'`): runs a side effect effectively once per
  * dedupe key with DynamoDB conditional writes (see src/ledger/README.md), and its errors.
  *
  * @example
- * import { DynamoDBLedger } from 'rerun/ledger';
+ * import { DynamoDBLedger } from 'rerun-pipeline/ledger';
  * const ledger = new DynamoDBLedger({ client: new DynamoDBClient({}), tableName: 'rerun-ledger' });
  * const { status } = await ledger.once('order-42', { orderId: 42 }, ({ dedupeKey }) => send(dedupeKey));
  */

@@ -1,11 +1,11 @@
 /**
- * The reference normalizer (`import ... from 'rerun/normalize'`): a worker that turns CSV and NDJSON
+ * The reference normalizer (`import ... from 'rerun-pipeline/normalize'`): a worker that turns CSV and NDJSON
  * uploads into NDJSON and quarantines bad rows with their line numbers and reasons, and its parts
  * (the streaming CSV reader, the line reader, the format sniffer, the record limits).
  *
  * @example
- * import { createSqsBatchHandler, S3ObjectStore } from 'rerun';
- * import { createNormalizeWorker } from 'rerun/normalize';
+ * import { createSqsBatchHandler, S3ObjectStore } from 'rerun-pipeline';
+ * import { createNormalizeWorker } from 'rerun-pipeline/normalize';
  * export const handler = createSqsBatchHandler({ worker: createNormalizeWorker({ outputBucket }), store, sqs });
  */
 

@@ -190,7 +190,7 @@ describe('rerun dev (spawned)', () => {
       expect(lines[1]).toMatch(/^SUMMARY \{/);
     }
     // npm's banner went to stderr (.npmrc: json=true), not stdout.
-    expect(first.stderr()).toContain('> rerun@');
+    expect(first.stderr()).toContain('> rerun-pipeline@');
     expect(payload<DevSummary>(second.stdout.filter(Boolean)[1] ?? '', 'SUMMARY')).toMatchObject({
       uploaded: 0,
       failed: 0,

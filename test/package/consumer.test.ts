@@ -1,8 +1,8 @@
 /**
  * The package as a user gets it: `npm run build`, `npm pack`, and a new project elsewhere that
  * installs the tarball and its peers (the exact versions of our lockfile) with neither tsx nor
- * typescript. There, a plain-JavaScript worker imports from `rerun`, the installed `rerun` bin runs
- * it under `rerun dev` with plain node, and a CDK app builds `RerunPipeline` from `rerun/cdk`.
+ * typescript. There, a plain-JavaScript worker imports from `rerun-pipeline`, the installed `rerun` bin runs
+ * it under `rerun dev` with plain node, and a CDK app builds `RerunPipeline` from `rerun-pipeline/cdk`.
  *
  * The install is the slow part (aws-cdk-lib is large): 16-45 s for build, pack and install on two
  * busy cores with a warm npm cache (19 s for the install alone with an empty one); the CDK app's
@@ -45,7 +45,7 @@ const WORKER = `import {
   deterministicKey,
   requireEnv,
   S3ObjectStore,
-} from 'rerun';
+} from 'rerun-pipeline';
 
 const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
 
@@ -70,7 +70,7 @@ export const handler = createSqsBatchHandler({ worker: upper, store: new S3Objec
 /** A user's CDK app: the minimal RerunPipeline, cdk-nag's AwsSolutions checks, and a report on stdout. */
 const CDK_APP = `import { App, Stack, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { RerunPipeline } from 'rerun/cdk';
+import { RerunPipeline } from 'rerun-pipeline/cdk';
 
 const app = new App({ outdir: 'cdk.out' });
 const stack = new Stack(app, 'Consumer');
@@ -173,7 +173,7 @@ describe('the packed package in a new project', () => {
     expect(existsSync(join(scratch, 'node_modules', 'tsx'))).toBe(false);
     expect(existsSync(join(scratch, 'node_modules', 'typescript'))).toBe(false);
 
-    const installed = join(scratch, 'node_modules', 'rerun');
+    const installed = join(scratch, 'node_modules', 'rerun-pipeline');
     expect(existsSync(join(installed, 'dist', 'src', 'index.js'))).toBe(true);
     expect(existsSync(join(installed, 'dist', 'src', 'index.d.ts'))).toBe(true);
     expect(existsSync(join(installed, 'dist', 'local', 'emulator', 'atomicMotoServer.py'))).toBe(true);
@@ -184,10 +184,16 @@ describe('the packed package in a new project', () => {
 
   it('every subpath imports with plain node', () => {
     const script =
-      "for (const p of ['rerun', 'rerun/ledger', 'rerun/local', 'rerun/normalize', 'rerun/cdk']) " +
+      "for (const p of ['rerun-pipeline', 'rerun-pipeline/ledger', 'rerun-pipeline/local', 'rerun-pipeline/normalize', 'rerun-pipeline/cdk']) " +
       'console.log(p, Object.keys(await import(p)).length);';
     const out = run(process.execPath, ['--input-type=module', '-e', script], scratch);
-    for (const subpath of ['rerun', 'rerun/ledger', 'rerun/local', 'rerun/normalize', 'rerun/cdk']) {
+    for (const subpath of [
+      'rerun-pipeline',
+      'rerun-pipeline/ledger',
+      'rerun-pipeline/local',
+      'rerun-pipeline/normalize',
+      'rerun-pipeline/cdk',
+    ]) {
       expect(out).toMatch(new RegExp(`^${subpath} [1-9][0-9]*$`, 'm'));
     }
   });
@@ -259,7 +265,7 @@ describe('the packed package in a new project', () => {
     const summary = JSON.parse(await line('SUMMARY')) as DevSummary;
     expect(summary).toMatchObject({ processed: 1, failed: 0, deadLettered: 0, ended: 'interrupted' });
     // The bin is the compiled CLI under plain node: no TypeScript loader anywhere in it.
-    const bin = readFileSync(join(scratch, 'node_modules', 'rerun', 'dist', 'app', 'cli', 'rerun.js'), 'utf8');
+    const bin = readFileSync(join(scratch, 'node_modules', 'rerun-pipeline', 'dist', 'app', 'cli', 'rerun.js'), 'utf8');
     expect(bin.split('\n')[0]).toBe('#!/usr/bin/env node');
   }, 120_000);
 
