@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `rerun` command line. Subcommands live in app/cli/commands/<name>.ts (see app/cli/command.ts).
- * Installed, it runs compiled (dist/app/cli/rerun.js) with plain node; in the repository,
- * `npm run rerun --` runs these sources under tsx.
+ * bin/rerun.js starts it: compiled (dist/app/cli/rerun.js) under plain node when installed from the
+ * package, these sources under tsx in a checkout (`npx rerun`, `npm run rerun --`).
  * stdout carries only machine-readable lines (e.g. READY/SUMMARY); everything else goes to stderr.
  */
 import type { CliIo } from './command.js';

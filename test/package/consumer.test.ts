@@ -264,9 +264,14 @@ describe('the packed package in a new project', () => {
     await closed;
     const summary = JSON.parse(await line('SUMMARY')) as DevSummary;
     expect(summary).toMatchObject({ processed: 1, failed: 0, deadLettered: 0, ended: 'interrupted' });
-    // The bin is the compiled CLI under plain node: no TypeScript loader anywhere in it.
-    const bin = readFileSync(join(scratch, 'node_modules', 'rerun-pipeline', 'dist', 'app', 'cli', 'rerun.js'), 'utf8');
-    expect(bin.split('\n')[0]).toBe('#!/usr/bin/env node');
+    // The bin runs the compiled CLI under plain node: the package ships no CLI sources, so its
+    // launcher never takes the checkout's tsx path.
+    const installed = join(scratch, 'node_modules', 'rerun-pipeline');
+    const launcher = readFileSync(join(installed, 'bin', 'rerun.js'), 'utf8');
+    expect(launcher.split('\n')[0]).toBe('#!/usr/bin/env node');
+    expect(existsSync(join(installed, 'app', 'cli', 'rerun.ts'))).toBe(false);
+    const compiled = readFileSync(join(installed, 'dist', 'app', 'cli', 'rerun.js'), 'utf8');
+    expect(compiled.split('\n')[0]).toBe('#!/usr/bin/env node');
   }, 120_000);
 
   it("`npx rerun dev --once --demo` runs rerun's own compiled normalize worker on its shipped samples", async () => {
