@@ -40,7 +40,9 @@ export interface AfterOutputResult {
 
 /** Options for {@link createSqsBatchHandler}. */
 export interface SqsBatchHandlerOptions {
+  /** The transform, its key functions and code version (`defineWorker`). */
   readonly worker: WorkerDefinition;
+  /** Reads inputs and publishes outputs with conditional writes; injected, so tests can wrap it. */
   readonly store: S3ObjectStore;
   /** Used to defer a message (ChangeMessageVisibility) when an error asks for a later retry. */
   readonly sqs: SQSClient;
@@ -68,7 +70,11 @@ export interface SqsBatchHandlerOptions {
    * @default a tenth of the invocation's time, from 250 ms to 5 s (defaultDeadlineMarginMs)
    */
   readonly deadlineMarginMs?: number;
-  /** @default silentLogger */
+  /**
+   * One JSON line per record outcome and per notable event, each with a timestamp and Lambda's
+   * context keys. Adapters take the logger you have: `fromPowertoolsLogger`, `fromPino`, `fromConsole`.
+   * @default silentLogger
+   */
   readonly logger?: Logger;
   /**
    * Runs after an output is valid and current: the place for side effects such as a webhook

@@ -160,6 +160,15 @@ afterAll(() => {
   for (const dir of [scratch, packDir]) if (dir) rmSync(dir, { recursive: true, force: true });
 }, 300_000);
 
+describe('the README shows what this test runs', () => {
+  it("its worker.mjs is this test's worker, and its CDK app this test's RerunPipeline call", () => {
+    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    expect(readme).toContain(`\`\`\`js\n${WORKER}\`\`\``);
+    expect(readme).toContain("new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });");
+    expect(CDK_APP).toContain("new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });");
+  });
+});
+
 describe('the packed package in a new project', () => {
   it('installs without tsx or typescript, and ships compiled code only', () => {
     // npm ls exits 1 when it finds none of the names: read its JSON, not its status.

@@ -58,9 +58,9 @@ describe('README.md TypeScript examples run, multi-byte safe at every chunk boun
 
   it.each(examples.map((code, i) => [i + 1, code] as const))('example %i', async (n, code) => {
     process.env.OUTPUT_BUCKET ??= 'readme-example-output';
-    // The examples import the library the way a worker in functions/<name>/ does.
+    // The examples import the library by its package name.
     const file = join(dir, `example-${n}.ts`);
-    writeFileSync(file, code.replaceAll("'../../src/index.js'", `'${LIBRARY}'`));
+    writeFileSync(file, code.replaceAll("'rerun-pipeline'", `'${LIBRARY}'`));
     const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     const workers = Object.values(module).filter(
       (value): value is WorkerDefinition =>
