@@ -13,6 +13,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { stagingRoot } from '../app/partition/summaryLayout.js';
 import { SCHEDULE_WEEKDAYS, SUMMARIZE_TASK_TYPE, scheduleMessageGroup } from '../app/partition/summaryTask.js';
+import { StackOutput } from '../app/stackOutputs.js';
 import { topology as defaultTopology, INPUT_EVENTS, type Topology } from '../app/topology.js';
 import { requireConditionalDeletes, requireConditionalWrites } from '../src/cdk/conditionalWritePolicy.js';
 import { DataBucket } from '../src/cdk/DataBucket.js';
@@ -22,9 +23,8 @@ import { grantPrefixAccess } from '../src/cdk/prefixGrants.js';
 import { RerunPipeline, type RerunWebhookSource } from '../src/cdk/RerunPipeline.js';
 import { SqsWorker, type WorkerSource } from '../src/cdk/SqsWorker.js';
 import { projectRoot } from './paths.js';
-import { StackOutput } from './stackOutputs.js';
 
-export { StackOutput } from './stackOutputs.js';
+export { StackOutput } from '../app/stackOutputs.js';
 
 /**
  * The stack's webhook: a secret (name or full ARN; `jsonField` when its SecretString is JSON) or

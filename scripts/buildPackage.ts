@@ -28,10 +28,7 @@ if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 // `rerun dev --runtime lambda` type-checks against the reference stack's bundle synthesis, so tsc
 // emits infra/; the package does not ship the stack (that mode says so, see app/dev/runDev.ts).
-// It keeps the names of the stack's outputs (no imports), which the CLI's --stack reads.
-for (const entry of readdirSync(join(dist, 'infra'))) {
-  if (entry !== 'stackOutputs.js') rmSync(join(dist, 'infra', entry), { recursive: true, force: true });
-}
+rmSync(join(dist, 'infra'), { recursive: true, force: true });
 // The application wing and the handler are run, never imported by a user: no declarations.
 for (const wing of ['app', 'functions']) removeDeclarations(join(dist, wing));
 

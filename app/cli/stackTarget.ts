@@ -3,7 +3,7 @@ import {
   DescribeStacksCommand,
   type DescribeStacksCommandOutput,
 } from '@aws-sdk/client-cloudformation';
-import { StackOutput } from '../../infra/stackOutputs.js';
+import { StackOutput } from '../stackOutputs.js';
 import { PipelineResourceError } from '../status/pipelineResources.js';
 
 /** The resources of a deployed rerun stack, read from its CloudFormation outputs. */

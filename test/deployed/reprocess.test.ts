@@ -2,8 +2,8 @@ import { LambdaClient, ListEventSourceMappingsCommand, UpdateEventSourceMappingC
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import { StackOutput } from '../../app/stackOutputs.js';
 import { topology } from '../../app/topology.js';
-import { StackOutput } from '../../infra/stackOutputs.js';
 import { judgeOutput, OutputState } from '../../src/done/judgeOutput.js';
 import { MetadataKey } from '../../src/done/outputMetadata.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';

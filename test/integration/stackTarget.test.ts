@@ -1,6 +1,6 @@
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { describe, expect, it } from 'vitest';
-import { StackOutput } from '../../infra/stackOutputs.js';
+import { StackOutput } from '../../app/stackOutputs.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
 import { provisionTwoStagePipeline, rerunCli } from '../support/summaryPipeline.js';
 

@@ -2,8 +2,8 @@ import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { describe, expect, it } from 'vitest';
 import { resolvePipelineTarget, workerQueueUrl } from '../../app/cli/pipelineTarget.js';
 import { resolveStackResources } from '../../app/cli/stackTarget.js';
+import { StackOutput } from '../../app/stackOutputs.js';
 import { PipelineResourceError } from '../../app/status/pipelineResources.js';
-import { StackOutput } from '../../infra/stackOutputs.js';
 
 const OUTPUTS: Record<string, string> = {
   [StackOutput.INPUT_BUCKET]: 'rerun-inputbucket-abc',

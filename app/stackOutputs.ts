@@ -1,7 +1,7 @@
 /**
  * Names of the rerun stack's CloudFormation outputs: what `rerun --stack NAME` (app/cli/stackTarget.ts),
- * the deployed tier and users read after a deploy. Kept apart from infra/RerunStack.ts, with no CDK
- * import, so the CLI reads them without loading aws-cdk-lib (a devDependency).
+ * the deployed tier and users read after a deploy. Part of the application: infra/RerunStack.ts writes
+ * them and the CLI reads them. No CDK import, so the CLI reads them without loading aws-cdk-lib.
  *
  * @example
  * import { StackOutput } from './stackOutputs.js';
