@@ -29,7 +29,7 @@ export interface NormalizeWorkerOptions {
   readonly outputBucket: string;
   /** @default the project's topology (src/topology.ts) */
   readonly topology?: Topology;
-  /** Multipart part size. @default 8 MiB */
+  /** Multipart part size. @default 5 MiB (OutputWriter's DEFAULT_PART_BYTES) */
   readonly partBytes?: number;
 }
 
