@@ -13,16 +13,23 @@ const hashed: number[] = [];
 /** The SDK's hash constructor (SigV4 signing and checksums), counting what it is fed. */
 class CountingSha256 {
   private hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
-  constructor(secret?: string | Uint8Array) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', secret);
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', toBytes(secret));
   }
-  update(data: string | Uint8Array): void {
-    hashed.push(typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength);
-    this.hash.update(data);
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    const bytes = toBytes(data);
+    hashed.push(bytes.byteLength);
+    this.hash.update(bytes);
   }
   async digest(): Promise<Uint8Array> {
     return new Uint8Array(this.hash.digest());
   }
+}
+
+function toBytes(data: string | ArrayBuffer | ArrayBufferView): Buffer {
+  if (typeof data === 'string') return Buffer.from(data, 'utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data);
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }
 
 describe('writes are signed with the SHA-256 rerun computed of the body', () => {
