@@ -27,12 +27,13 @@ export interface CsvRecord {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000-U+001F are exactly the characters JSON must escape.
 export const JSON_ESCAPED_CHARACTER = /["\\\u0000-\u001f\ud800-\udfff]/;
 /**
- * The same class without LF and CR, global: searched once per chunk (from a position) rather than
- * tested once per line. The lines it serves (finishPlainLine) end before their terminator, so they
- * hold no LF or CR, and leaving them out lets one search span many lines.
+ * A run of characters JSON does not escape, LF and CR included, matched from a position (sticky):
+ * where it ends is the next character to escape. The lines it serves (finishPlainLine) end before
+ * their terminator, so one run spans many lines and the chunk is scanned once, not once per line. A
+ * greedy run is over twice as fast in V8 as searching for the first escaped character.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: as JSON_ESCAPED_CHARACTER.
-const JSON_ESCAPED_SEARCH = /["\\\u0000-\u0009\u000b\u000c\u000e-\u001f\ud800-\udfff]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the complement of JSON_ESCAPED_CHARACTER, less LF and CR.
+const JSON_SAFE_RUN = /[^"\\\u0000-\u0009\u000b\u000c\u000e-\u001f\ud800-\udfff]*/y;
 
 /** Reason given for a quoted field still open when the input ends. */
 export const UNTERMINATED_QUOTE_REASON = 'unterminated quoted field at end of input';
@@ -485,8 +486,9 @@ export class CsvRecordReader {
   /** The next character JSON must escape at or after `from` (text.length when none). */
   private escapeAt(from: number): number {
     if (this.nextEscape < from) {
-      JSON_ESCAPED_SEARCH.lastIndex = from;
-      this.nextEscape = JSON_ESCAPED_SEARCH.exec(this.text)?.index ?? this.text.length;
+      JSON_SAFE_RUN.lastIndex = from;
+      JSON_SAFE_RUN.test(this.text); // always matches (maybe empty), and leaves lastIndex where the run ends
+      this.nextEscape = JSON_SAFE_RUN.lastIndex;
     }
     return this.nextEscape;
   }

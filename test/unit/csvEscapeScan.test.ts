@@ -16,12 +16,13 @@ describe('CsvRecordReader: the characters JSON escapes are searched per chunk, n
   afterEach(() => vi.restoreAllMocks());
 
   it('a chunk of 1,000 plain lines is searched once', () => {
-    const exec = vi.spyOn(RegExp.prototype, 'exec');
+    const exec = vi.spyOn(RegExp.prototype, 'exec'); // what RegExp#test calls too
     const text = `id,name\n${Array.from({ length: 1000 }, (_, i) => `${i},row ${i}`).join('\n')}\n`;
     const out = records(text);
     expect(out).toHaveLength(1001);
     expect(out.every((r) => r.escapeFree)).toBe(true);
     const escapeSearches = exec.mock.contexts.filter((re) => (re as RegExp).source.includes('\\ud800'));
+    expect(escapeSearches.length).toBeGreaterThanOrEqual(1);
     expect(escapeSearches.length).toBeLessThanOrEqual(2);
   });
 
