@@ -129,7 +129,8 @@ export function checkTargets(
       met: missed.length === 0,
       measured:
         `modelled latency ${x(latency)} (${r.workerWithLatency.firstItemsPerSecond} vs ${p.workerWithLatency.firstItemsPerSecond} items/s, median of ${side.repeats}); ` +
-        `end to end ${x(e2e)} (${r.first.itemsPerSecond} vs ${p.first.itemsPerSecond} items/s); ` +
+        `end to end ${x(e2e)} (${r.first.itemsPerSecond} vs ${p.first.itemsPerSecond} items/s, median of ${r.first.itemsPerSecondRuns?.length ?? 1}: ` +
+        `${(r.first.itemsPerSecondRuns ?? []).join(', ')} vs ${(p.first.itemsPerSecondRuns ?? []).join(', ')}); ` +
         `worker alone, for reference ${x(ratioOf(r.worker.firstItemsPerSecond, p.worker.firstItemsPerSecond))}`,
       ...(missed.length > 0 ? { missedBy: missed.join('; '), why: why.join('; ') } : {}),
       bound: round2(bound),
@@ -360,7 +361,7 @@ export function formatBenchReport(report: BenchReport): string {
             ratio(r.workerWithLatency.firstItemsPerSecond, p.workerWithLatency.firstItemsPerSecond),
           ],
           [
-            'first run: items / s, end to end through the runner',
+            `first run: items / s, end to end through the runner (median of ${r.first.itemsPerSecondRuns?.length ?? 1})`,
             num(r.first.itemsPerSecond),
             num(p.first.itemsPerSecond),
             ratio(r.first.itemsPerSecond, p.first.itemsPerSecond),
