@@ -26,7 +26,7 @@ export interface BackfillPlanningResult {
   /** Listing the outputs' prefix: keys and ETags, 1,000 per ListObjectsV2 page. */
   readonly listing: PlanningCost;
   /**
-   * rerun's backfill planner (src/backfill, issue 5): listPartitions (normalized, quarantine and
+   * rerun's backfill planner (app/backfill, issue 5): listPartitions (normalized, quarantine and
    * summaries listings of the window) + judgePartition + planBackfill, no per-partition request.
    */
   readonly planner: PlanningCost & { readonly tasks: number; readonly partitions: number };

@@ -8,7 +8,7 @@ import {
   DeleteObjectCommand,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
+import { PurgeQueueCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { provisionLocalStack } from '../app/dev/provisionLocalStack.js';
 import { topology } from '../app/topology.js';
 import type { AwsClients } from '../src/aws/clients.js';
@@ -16,6 +16,7 @@ import { judgeOutput, OutputState } from '../src/done/judgeOutput.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
 import { bundleEntry, stackWorkerBundles } from './bundleSize.js';
+import { newestCpuProfile, type ProfileSummary, summarizeCpuProfile } from './cpuProfile.js';
 
 /** The peak memory of the worker over one large input. */
 export interface PeakRssResult {
@@ -37,6 +38,12 @@ export interface PeakRssResult {
   readonly mibPerCpuSecond: number;
   /** The function memory size the worker ran with (its memory budget derives from it), MiB. */
   readonly memoryMiB: number;
+  /**
+   * With `cpuProfileDir`: the worker process's CPU profile over the input (`node --cpu-prof`), by
+   * self time, mapped through the bundle's source map. Its figures are not the run's: a profiled
+   * process is slower (and its RSS higher) than an unprofiled one.
+   */
+  readonly cpuProfile?: ProfileSummary;
 }
 
 const _OUT_DIR = resolve('node_modules/.cache/rerun-bench');
@@ -57,6 +64,12 @@ export async function measurePeakRss(options: {
   readonly endpoint: string;
   readonly clients: AwsClients;
   readonly bytes: number;
+  /**
+   * Also run the worker once more over the same input under `node --cpu-prof`, writing the profile
+   * here (the measured figures come from the unprofiled run).
+   * @default no profile
+   */
+  readonly cpuProfileDir?: string;
   readonly log?: (line: string) => void;
 }): Promise<PeakRssResult> {
   const { clients } = options;
@@ -119,6 +132,18 @@ export async function measurePeakRss(options: {
   if (code !== 0 || !exit || verdict.state !== OutputState.BUILT) {
     throw new Error(`the worker did not process the large input (${verdict.state}): ${stdout.slice(-2000)}`);
   }
+  let cpuProfile: ProfileSummary | undefined;
+  if (options.cpuProfileDir) {
+    log(`peak RSS: the same input again under node --cpu-prof (profile in ${options.cpuProfileDir})...`);
+    await new S3ObjectStore(clients.s3).delete(stack.outputBucket, outputKey);
+    await clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: stack.queueUrl, MessageBody: eventBody(stack.inputBucket, key) }),
+    );
+    const profiled = await runWorker(runnerFile, env, ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`]);
+    const file = newestCpuProfile(options.cpuProfileDir);
+    if (profiled.code !== 0 || !file) throw new Error(`the profiled worker failed: ${profiled.stdout.slice(-2000)}`);
+    cpuProfile = summarizeCpuProfile(file, { bundle: handlerFile });
+  }
   // Free the emulator's memory.
   await clients.s3.send(new DeleteObjectCommand({ Bucket: stack.inputBucket, Key: key }));
   await clients.s3.send(new DeleteObjectCommand({ Bucket: stack.outputBucket, Key: outputKey }));
@@ -133,7 +158,23 @@ export async function measurePeakRss(options: {
       inputBytes / 1024 ** 2 / Math.max(0.001, (Number(exit.cpuMs ?? 0) - Number(idle.exit?.cpuMs ?? 0)) / 1000),
     ),
     memoryMiB: RSS_MEMORY_MIB,
+    ...(cpuProfile ? { cpuProfile } : {}),
   };
+}
+
+/** The S3 notification of one object, as the queue receives it (the bench's second run of the same input). */
+function eventBody(bucket: string, key: string): string {
+  return JSON.stringify({
+    Records: [
+      {
+        eventVersion: '2.1',
+        eventSource: 'aws:s3',
+        awsRegion: 'us-east-1',
+        eventName: 'ObjectCreated:Put',
+        s3: { bucket: { name: bucket }, object: { key: encodeURIComponent(key).replace(/%2F/g, '/') } },
+      },
+    ],
+  });
 }
 
 /** Rows of `id,payload` with a 240-character payload: the NDJSON output is about 1.1 x the input. */
@@ -171,8 +212,9 @@ async function uploadGeneratedCsv(clients: AwsClients, bucket: string, key: stri
 async function runWorker(
   runnerFile: string,
   env: NodeJS.ProcessEnv,
+  nodeFlags: readonly string[] = [],
 ): Promise<{ code: number | null; exit: Record<string, unknown> | undefined; stdout: string; sampledKiB: number }> {
-  const child = spawn(process.execPath, [...lambdaHeapFlags(RSS_MEMORY_MIB), runnerFile], {
+  const child = spawn(process.execPath, [...lambdaHeapFlags(RSS_MEMORY_MIB), ...nodeFlags, runnerFile], {
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -199,7 +241,8 @@ async function runWorker(
  * published bootstrap scripts show (semi-space 5 % and old space 90 % of it, e.g. 6 and 115 MB at
  * 128 MB; AWS does not document whether every current runtime passes the same). Without them V8
  * sizes its heap for the machine and collects lazily: the unconstrained process peaked at 202 MiB
- * over the 1 GiB CSV, the constrained one at 136 MiB.
+ * over the 1 GiB CSV, the constrained one at 136 MiB (with 8 MiB parts copied per part; 104 MiB
+ * since OutputWriter fills two reused 5 MiB part buffers).
  */
 function lambdaHeapFlags(memoryMiB: number): string[] {
   return [

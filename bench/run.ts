@@ -3,14 +3,17 @@
  *
  *   tsx bench/run.ts [--json] [--only side,planning,reprocess,bundles,rss,normalizer,csv] [--items N] [--repeats N]
  *                    [--planning-items N] [--reprocess-items N] [--rss-bytes N] [--normalizer-bytes N]
+ *                    [--cpu-prof DIR]
  *
  * Starts its own emulator (moto with atomic conditional writes, as the tests and `rerun dev` use;
  * AWS_ENDPOINT_URL overrides it). Prints a table (or, with --json, one JSON document on stdout) and
  * the issue's targets with whether each was met; progress goes to stderr. Exit code 0 unless a
  * section failed to run (a missed target is reported, not an error); a failed section is reported
- * and the others still run.
+ * and the others still run. `--cpu-prof DIR`: the rss section also runs the worker once more under
+ * `node --cpu-prof` (profile written to DIR) and reports where its CPU time goes.
  */
 import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startMotoServer } from '../local/emulator/motoServer.js';
 import { createAwsClients } from '../src/aws/clients.js';
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     'reprocess-items': { type: 'string', default: '100000' },
     'rss-bytes': { type: 'string', default: String(1024 ** 3) },
     'normalizer-bytes': { type: 'string', default: String(64 * 1024 ** 2) },
+    'cpu-prof': { type: 'string' },
   },
 });
 const only = new Set(values.only ? values.only.split(',') : SECTIONS);
@@ -106,7 +110,13 @@ try {
     sections.bundles = bundles;
   });
   await section('rss', async () => {
-    sections.peakRss = await measurePeakRss({ endpoint, clients, bytes: rssBytes, log });
+    sections.peakRss = await measurePeakRss({
+      endpoint,
+      clients,
+      bytes: rssBytes,
+      log,
+      ...(values['cpu-prof'] ? { cpuProfileDir: resolve(values['cpu-prof']) } : {}),
+    });
   });
   await section('normalizer', async () => {
     sections.normalizer = await measureNormalizerThroughput({

@@ -26,6 +26,14 @@ export interface CsvRecord {
 /** Characters JSON.stringify escapes: `"`, `\\`, controls, and surrogates (lone ones become `\\uXXXX`). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000-U+001F are exactly the characters JSON must escape.
 export const JSON_ESCAPED_CHARACTER = /["\\\u0000-\u001f\ud800-\udfff]/;
+/**
+ * A run of characters JSON does not escape, LF and CR included, matched from a position (sticky):
+ * where it ends is the next character to escape. The lines it serves (finishPlainLine) end before
+ * their terminator, so one run spans many lines and the chunk is scanned once, not once per line. A
+ * greedy run is over twice as fast in V8 as searching for the first escaped character.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the complement of JSON_ESCAPED_CHARACTER, less LF and CR.
+const JSON_SAFE_RUN = /[^"\\\u0000-\u0009\u000b\u000c\u000e-\u001f\ud800-\udfff]*/y;
 
 /** Reason given for a quoted field still open when the input ends. */
 export const UNTERMINATED_QUOTE_REASON = 'unterminated quoted field at end of input';
@@ -110,6 +118,8 @@ export class CsvRecordReader {
   private blank = 0;
   private nextComma = -1;
   private nextQuote = -1;
+  /** Cached index of the next character JSON must escape at or after a position (as nextQuote). */
+  private nextEscape = -1;
 
   // The record in progress.
   private inRecord = false;
@@ -180,6 +190,7 @@ export class CsvRecordReader {
     this.nextCr = -1;
     this.nextComma = -1;
     this.nextQuote = -1;
+    this.nextEscape = -1;
   }
 
   /** Returns the next complete, non-blank record, or undefined when more text (or `end()`) is needed. */
@@ -357,8 +368,9 @@ export class CsvRecordReader {
       this.blank += 1;
       return undefined;
     }
-    // One scan of the line instead of one per field (the serializer's hot path).
-    const escapeFree = !JSON_ESCAPED_CHARACTER.test(content);
+    // One scan of the chunk instead of one per field (the serializer's hot path) or per line (a
+    // regex call per line was 16 % of the worker's CPU profile).
+    const escapeFree = this.escapeAt(start) >= end;
     if (content.length <= this.limits.maxRawChars) {
       return { line: this.recordLine, fields, problem: undefined, raw: content, rawTruncated: false, escapeFree };
     }
@@ -469,6 +481,16 @@ export class CsvRecordReader {
   private commaAt(): number {
     if (this.nextComma < this.pos) this.nextComma = indexOrLength(this.text, ',', this.pos);
     return this.nextComma;
+  }
+
+  /** The next character JSON must escape at or after `from` (text.length when none). */
+  private escapeAt(from: number): number {
+    if (this.nextEscape < from) {
+      JSON_SAFE_RUN.lastIndex = from;
+      JSON_SAFE_RUN.test(this.text); // always matches (maybe empty), and leaves lastIndex where the run ends
+      this.nextEscape = JSON_SAFE_RUN.lastIndex;
+    }
+    return this.nextEscape;
   }
 
   private quoteAt(): number {

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { createGunzip } from 'node:zlib';
 import { ContentKind, SNIFF_BYTES, sniffContent, TextEncoding } from './inputSniffer.js';
 
@@ -136,10 +137,23 @@ async function* textPassThrough(first: string, source: AsyncIterator<Uint8Array 
 async function* decodeText(chunks: AsyncIterable<Uint8Array | string>, encoding: TextEncoding): AsyncGenerator<string> {
   // ignoreBOM: the sniffer removed the leading BOM; a U+FEFF later on is data.
   const decoder = new TextDecoder(encoding, { fatal: false, ignoreBOM: true });
+  // While every UTF-8 chunk so far was ASCII the decoder has been fed nothing and holds nothing, so
+  // an ASCII chunk is its own text: copied as Latin-1 (a one-byte string, several times faster than
+  // the decoder, which the CPU profile showed at 12 % of the worker's time). From the first other
+  // chunk on, everything goes through the decoder, whose state then matters.
+  let asciiSoFar = encoding === 'utf-8';
   for await (const chunk of chunks) {
-    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    let text: string;
+    if (typeof chunk === 'string') text = chunk;
+    else if (asciiSoFar && isAscii(chunk))
+      text = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
+    else {
+      asciiSoFar = false;
+      text = decoder.decode(chunk, { stream: true });
+    }
     if (text !== '') yield text;
   }
+  if (asciiSoFar) return;
   const tail = decoder.decode(); // an incomplete sequence at the end becomes U+FFFD
   if (tail !== '') yield tail;
 }

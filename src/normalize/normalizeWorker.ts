@@ -47,7 +47,7 @@ export interface NormalizeWorkerOptions {
    * @default NORMALIZE_PREFIXES (`incoming/`, `normalized/`, `quarantine/`)
    */
   readonly prefixes?: NormalizePrefixes;
-  /** Multipart part size. @default 8 MiB */
+  /** Multipart part size. @default 5 MiB (OutputWriter's DEFAULT_PART_BYTES) */
   readonly partBytes?: number;
 }
 

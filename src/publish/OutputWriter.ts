@@ -4,6 +4,14 @@ import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus 
 
 /** S3's minimum size of every multipart part but the last. */
 export const MIN_PART_BYTES = 5 * 1024 * 1024;
+/** S3's largest part number: an output holds at most this many parts. */
+export const MAX_PARTS = 10_000;
+/**
+ * The default part size: S3's minimum. Memory is two parts (one filling, one uploading), so the
+ * smallest part keeps a large output within Lambda's smallest memory size; it caps an output at
+ * {@link MAX_PARTS} parts, 48.8 GiB, far above what one invocation can normalize.
+ */
+export const DEFAULT_PART_BYTES = MIN_PART_BYTES;
 
 /** Options for {@link OutputWriter}. */
 export interface OutputWriterOptions {
@@ -14,8 +22,10 @@ export interface OutputWriterOptions {
   readonly codeVersion: string;
   /**
    * Size of a multipart part. An output up to this size is sent as one PutObject; a larger one is
-   * streamed as a multipart upload, so memory stays around two parts whatever the output's size.
-   * @default 8 MiB (minimum 5 MiB, S3's limit)
+   * streamed as a multipart upload in parts of exactly this size (the last one shorter), so memory
+   * stays at two part buffers whatever the output's size, and an output holds at most
+   * `10,000 x partBytes` bytes (S3's part limit).
+   * @default 5 MiB (S3's minimum, which is also the smallest allowed)
    */
   readonly partBytes?: number;
   /** @default 'application/x-ndjson' */
@@ -40,18 +50,26 @@ export interface OutputWriterOptions {
  */
 export class OutputWriter {
   readonly partBytes: number;
+  /** Content of a single-part output so far (until it reaches partBytes and goes multipart). */
   private chunks: Buffer[] = [];
   private buffered = 0;
   private total = 0;
   private uploadId: string | undefined;
   private readonly parts: { partNumber: number; etag: string; sha256Base64: string }[] = [];
   private inFlight: Promise<void> | undefined;
+  /**
+   * Multipart: the part being filled, and the buffer of the part uploaded last, reused once its
+   * upload is answered. Two buffers for the whole output: no allocation (or garbage) per part.
+   */
+  private fill: Buffer | undefined;
+  private filled = 0;
+  private spare: Buffer | undefined;
   private single: { body: Buffer; sha256Base64: string } | undefined;
   private sealed = false;
   private conflicted = false;
 
   constructor(private readonly options: OutputWriterOptions) {
-    this.partBytes = Math.max(options.partBytes ?? 8 * 1024 * 1024, MIN_PART_BYTES);
+    this.partBytes = Math.max(options.partBytes ?? DEFAULT_PART_BYTES, MIN_PART_BYTES);
   }
 
   /**
@@ -80,12 +98,49 @@ export class OutputWriter {
   /** Appends content. Resolves once it is safe to write more (backpressure on part uploads). */
   async write(chunk: string | Uint8Array): Promise<void> {
     if (this.sealed) throw new Error(`output s3://${this.options.bucket}/${this.options.key} is already published`);
-    const buffer = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk);
-    if (buffer.byteLength === 0) return;
-    this.chunks.push(buffer);
-    this.buffered += buffer.byteLength;
-    this.total += buffer.byteLength;
-    if (this.buffered >= this.partBytes) await this.flushPart();
+    if (chunk.length === 0) return;
+    const fill = this.fill;
+    if (fill !== undefined && typeof chunk === 'string') {
+      // Encoded straight into the part (no intermediate Buffer) when it surely fits: a UTF-16 code
+      // unit is at most 3 UTF-8 bytes.
+      const room = fill.byteLength - this.filled;
+      if (chunk.length * 3 <= room || Buffer.byteLength(chunk, 'utf8') <= room) {
+        const bytes = fill.write(chunk, this.filled, 'utf8');
+        this.filled += bytes;
+        this.total += bytes;
+        if (this.filled === fill.byteLength) await this.flushPart();
+        return;
+      }
+    }
+    if (fill !== undefined) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      this.total += bytes.byteLength;
+      return this.append(bytes);
+    }
+    // A copy: the caller may reuse its bytes once the write resolves.
+    const copy = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk);
+    this.chunks.push(copy);
+    this.buffered += copy.byteLength;
+    this.total += copy.byteLength;
+    if (this.buffered < this.partBytes) return;
+    // Large enough for a multipart upload: from now on the content goes into part buffers.
+    const pending = this.chunks;
+    this.chunks = [];
+    this.buffered = 0;
+    this.fill = Buffer.allocUnsafeSlow(this.partBytes);
+    for (const bytes of pending) await this.append(bytes);
+  }
+
+  /** Copies bytes into the part being filled, uploading each part as it becomes full. */
+  private async append(bytes: Uint8Array): Promise<void> {
+    for (let offset = 0; offset < bytes.byteLength; ) {
+      const fill = this.fill as Buffer;
+      const n = Math.min(fill.byteLength - this.filled, bytes.byteLength - offset);
+      fill.set(bytes.subarray(offset, offset + n), this.filled);
+      this.filled += n;
+      offset += n;
+      if (this.filled === fill.byteLength) await this.flushPart();
+    }
   }
 
   /**
@@ -127,9 +182,11 @@ export class OutputWriter {
       );
     }
     if (!this.sealed) {
-      if (this.buffered > 0) await this.flushPart();
+      if (this.filled > 0) await this.flushPart(true);
       await this.inFlight;
       this.sealed = true;
+      this.fill = undefined;
+      this.spare = undefined;
     }
     const result = await store.completeMultipartUpload(bucket, key, {
       uploadId: this.uploadId,
@@ -155,6 +212,8 @@ export class OutputWriter {
   async abort(): Promise<void> {
     this.sealed = true;
     this.chunks = [];
+    this.fill = undefined;
+    this.spare = undefined;
     const uploadId = this.uploadId;
     if (uploadId === undefined) return;
     await this.inFlight?.catch(() => {});
@@ -165,13 +224,20 @@ export class OutputWriter {
     return this.options.contentType ?? 'application/x-ndjson';
   }
 
-  private async flushPart(): Promise<void> {
+  /** Uploads the part being filled (after the previous part's upload is answered) and starts the next. */
+  private async flushPart(last = false): Promise<void> {
     const { store, bucket, key, source, codeVersion } = this.options;
-    const body = Buffer.concat(this.chunks);
-    this.chunks = [];
-    this.buffered = 0;
-    // At most one part uploads while the next one fills: memory stays near two parts.
+    const buffer = this.fill as Buffer;
+    const body = buffer.subarray(0, this.filled);
+    // At most one part uploads while the next one fills: memory stays at two part buffers.
     await this.inFlight;
+    const partNumber = this.parts.length + 1;
+    if (partNumber > MAX_PARTS) {
+      throw new Error(
+        `output s3://${bucket}/${key} needs more than ${MAX_PARTS} parts of ${this.partBytes} bytes (S3's limit): ` +
+          "raise the worker's partBytes",
+      );
+    }
     if (this.uploadId === undefined) {
       this.uploadId = await store.createMultipartUpload(bucket, key, {
         metadata: buildOutputMetadata({ source, codeVersion, integrity: { kind: 'sha256-composite' } }),
@@ -179,10 +245,15 @@ export class OutputWriter {
       });
     }
     const uploadId = this.uploadId;
-    const partNumber = this.parts.length + 1;
     const sha256Base64 = createHash('sha256').update(body).digest('base64');
+    // The buffer of the part answered last is free again: fill it while this one uploads. (The
+    // SDK holds a body only until its request is answered, retries included.)
+    this.fill = last ? undefined : (this.spare ?? Buffer.allocUnsafeSlow(this.partBytes));
+    this.spare = undefined;
+    this.filled = 0;
     this.inFlight = store.uploadPart(bucket, key, { uploadId, partNumber, body, sha256Base64 }).then((part) => {
       this.parts.push(part);
+      this.spare = buffer;
     });
     // Surface an upload failure on the next write or publish, not as an unhandled rejection.
     this.inFlight.catch(() => {});

@@ -83,7 +83,7 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
   validate?(head: OutputHead): string | undefined;
   /**
    * Part size for large outputs; outputs up to this size are one PutObject.
-   * @default 8 MiB
+   * @default 5 MiB (OutputWriter's DEFAULT_PART_BYTES: S3's minimum, so a large output holds two parts of memory)
    */
   readonly partBytes?: number;
   /** @default 'application/x-ndjson' */

@@ -29,10 +29,9 @@ import { createBucket, listKeys, readText } from '../support/s3.js';
  * which starts a fresh runtime as Lambda does after a crash.
  */
 const lambda = testRuntime === TestRuntime.LAMBDA;
-// The deployed bundle keeps its own part size (8 MiB, OutputWriter's default): the lambda item is
-// larger so that it also takes 3 parts.
-const PART_BYTES = lambda ? 8 * 1024 * 1024 : 5 * 1024 * 1024;
-const ROWS = lambda ? 350_000 : 220_000;
+// The deployed bundle has OutputWriter's default part size (5 MiB); the in-process item sets the same.
+const PART_BYTES = 5 * 1024 * 1024;
+const ROWS = 220_000;
 
 function runItem(env: Record<string, string>): {
   status: number | null;
@@ -74,7 +73,7 @@ describe('kill mid-item, then rerun', () => {
   let requestsPerCleanRun: number;
   const runners: ItemRunner[] = [];
 
-  // ~11 MiB (in-process) or ~17 MiB (lambda) of rows with a bad row every 5,000: the output needs 3 parts.
+  // ~11 MiB of rows with a bad row every 5,000: the output needs 3 parts.
   const rows = ['id,name,amount'];
   for (let i = 1; i <= ROWS; i++) rows.push(i % 5000 === 0 ? `${i},broken` : `${i},customer ${i},${(i * 7) % 1000}.50`);
   const body = `${rows.join('\n')}\n`;

@@ -1,6 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_LIST_PRICES_USD, costPerMillionItems } from '../../bench/awsCost.js';
 import { chainLatencyMs, checkTargets, TARGET_IDS, TargetStatus } from '../../bench/report.js';
+import type { SideBySideResult } from '../../bench/sideBySide.js';
+
+/** One phase's figures from its counted requests (only what the targets read). */
+function phase(operations: Record<string, number>, items = 200, repair = { deleted: 0, corrupted: 0, repaired: 0 }) {
+  const perItem = (service: string) =>
+    Object.entries(operations)
+      .filter(([op]) => op.startsWith(`${service}:`))
+      .reduce((n, [, c]) => n + c / items, 0);
+  return {
+    items,
+    requestsPerItem: { S3: perItem('S3'), DynamoDB: perItem('DynamoDB'), SQS: perItem('SQS') },
+    operations,
+    costPerMillionItems: costPerMillionItems(operations, items),
+    s3BodyBytesPerItem: 0,
+    bodyBytesPerItem: 0,
+    itemsPerSecond: 100,
+    busyMs: 2000,
+    invocations: 20,
+    ...repair,
+  };
+}
+const throughput = { firstItemsPerSecond: 100, firstRuns: [100], rerunItemsPerSecond: 100, rerunRuns: [100] };
 
 describe('bench cost and targets', () => {
   it('prices a duplicate: one HEAD per item is $0.40 per million items; one DynamoDB write $0.625', () => {
@@ -22,6 +44,51 @@ describe('bench cost and targets', () => {
 
   it('a duplicate chain is one modelled S3 round trip for rerun and one DynamoDB write for Powertools', () => {
     expect(chainLatencyMs({ S3: 1, DynamoDB: 0 }) / chainLatencyMs({ S3: 0, DynamoDB: 1 })).toBeGreaterThan(1);
+  });
+
+  it('splits the repair phase into its done-checks and the repair itself, each priced from its requests', () => {
+    const sqs = { 'SQS:ReceiveMessage': 24, 'SQS:DeleteMessageBatch': 20 };
+    const damage = { deleted: 20, corrupted: 20 };
+    const side = {
+      items: 200,
+      repeats: 1,
+      runnerCeilingItemsPerSecond: 120,
+      outputsIdentical: true,
+      systems: {
+        rerun: {
+          first: phase({ 'S3:HeadObject': 200, 'S3:GetObject': 200, 'S3:PutObject': 200, ...sqs }),
+          rerun: phase({ 'S3:HeadObject': 200, ...sqs }),
+          repair: phase({ 'S3:HeadObject': 220, 'S3:GetObject': 40, 'S3:PutObject': 40, ...sqs }, 200, {
+            ...damage,
+            repaired: 40,
+          }),
+          worker: throughput,
+          workerWithLatency: throughput,
+        },
+        powertools: {
+          first: phase({
+            'DynamoDB:PutItem': 200,
+            'S3:GetObject': 200,
+            'S3:PutObject': 200,
+            'DynamoDB:UpdateItem': 200,
+            ...sqs,
+          }),
+          rerun: phase({ 'DynamoDB:PutItem': 200, ...sqs }),
+          repair: phase({ 'DynamoDB:PutItem': 200, ...sqs }, 200, { ...damage, repaired: 0 }),
+          worker: throughput,
+          workerWithLatency: throughput,
+        },
+      },
+    } as unknown as SideBySideResult;
+    const cost = checkTargets({ sideBySide: side }).find((t) => t.id === 'cost-per-million');
+    expect(cost?.status).toBe(TargetStatus.MISSED);
+    // Done-checks: 200 HEADs ($0.40) + 44 SQS requests ($0.088) per 200 items; the repair: 20 HEADs, 40 GETs, 40 PUTs.
+    expect(cost?.why).toContain(
+      "done-checks (one HEAD per item, and SQS) cost $0.488 per million items, below Powertools' $0.713",
+    );
+    expect(cost?.why).toContain(
+      'the rest, $1.12, is the repair of 40 damaged outputs (20 HeadObject, 40 GetObject, 40 PutObject',
+    );
   });
 
   it('lists every target of the issue by its stable id, as not measured when its section did not run', () => {

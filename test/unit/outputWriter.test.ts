@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { MIN_PART_BYTES, OutputWriter } from '../../src/publish/OutputWriter.js';
+import type { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+
+const MIB = 1024 * 1024;
+
+interface UploadedPart {
+  readonly partNumber: number;
+  /** The bytes as they were when the upload was answered (a reused buffer overwritten early would show here). */
+  readonly bytes: Buffer;
+  /** The ArrayBuffer the body lives in: how many distinct ones the writer used. */
+  readonly backing: ArrayBufferLike;
+  readonly sha256Base64: string;
+}
+
+/** A multipart-only store whose UploadPart reads its body after a delay, as a slow network would. */
+function slowMultipartStore(delayMs = 2) {
+  const parts: UploadedPart[] = [];
+  const store = {
+    createMultipartUpload: async () => 'upload-1',
+    uploadPart: async (
+      _bucket: string,
+      _key: string,
+      part: { uploadId: string; partNumber: number; body: Uint8Array; sha256Base64: string },
+    ) => {
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      parts.push({
+        partNumber: part.partNumber,
+        bytes: Buffer.from(part.body),
+        backing: part.body.buffer,
+        sha256Base64: part.sha256Base64,
+      });
+      return { partNumber: part.partNumber, etag: `"etag-${part.partNumber}"`, sha256Base64: part.sha256Base64 };
+    },
+    completeMultipartUpload: async () => ({ status: 'written' as const, etag: 'final-3' }),
+    abortMultipartUpload: async () => {},
+    put: async () => ({ status: 'written' as const, etag: 'single' }),
+  };
+  return { store: store as unknown as S3ObjectStore, parts };
+}
+
+function writer(store: S3ObjectStore, partBytes = MIN_PART_BYTES): OutputWriter {
+  return new OutputWriter({
+    store,
+    bucket: 'out',
+    key: 'normalized/a.ndjson',
+    source: { bucket: 'in', key: 'incoming/a.csv', etag: 'abc' },
+    codeVersion: '1',
+    partBytes,
+  });
+}
+
+describe('OutputWriter: multipart parts from two reused buffers', () => {
+  it('cuts parts of exactly partBytes (the last one shorter), whatever the sizes of the writes', async () => {
+    const { store, parts } = slowMultipartStore();
+    const out = writer(store);
+    for (let i = 0; i < 3; i++) await out.write(Buffer.alloc(4 * MIB, 97 + i));
+    await out.publish({ ifNoneMatch: '*' });
+    expect(parts.map((p) => p.bytes.byteLength)).toEqual([5 * MIB, 5 * MIB, 2 * MIB]);
+    expect(
+      Buffer.concat(parts.map((p) => p.bytes)).equals(
+        Buffer.concat([0, 1, 2].map((i) => Buffer.alloc(4 * MIB, 97 + i))),
+      ),
+    ).toBe(true);
+  });
+
+  it('streams a large output through two part buffers, never overwriting a part before its upload is answered', async () => {
+    const { store, parts } = slowMultipartStore();
+    const out = writer(store);
+    const lines: string[] = [];
+    let text = '';
+    // ~31 MiB of distinct lines in ~64 KiB writes, as the normalizer's line batcher sends them.
+    for (let row = 0; text.length < 31 * MIB; row++) {
+      lines.push(`{"id":"${row}","payload":"row ${row} ${'x'.repeat(row % 200)}"}`);
+      if (lines.length === 1000) {
+        const chunk = `${lines.join('\n')}\n`;
+        lines.length = 0;
+        text += chunk;
+        await out.write(chunk);
+      }
+    }
+    const result = await out.publish({ ifNoneMatch: '*' });
+    expect(result.status).toBe('written');
+    const expected = Buffer.from(text, 'utf8');
+    expect(parts.map((p) => p.partNumber)).toEqual(parts.map((_, i) => i + 1));
+    expect(Buffer.concat(parts.map((p) => p.bytes)).equals(expected)).toBe(true);
+    for (const part of parts) {
+      expect(part.sha256Base64).toBe(createHash('sha256').update(part.bytes).digest('base64'));
+    }
+    expect(parts.length).toBe(Math.ceil(expected.byteLength / MIN_PART_BYTES));
+    // One buffer fills while the other uploads: no allocation per part.
+    expect(new Set(parts.map((p) => p.backing)).size).toBe(2);
+    expect(out.bytesWritten).toBe(expected.byteLength);
+  });
+
+  it('splits a multi-byte character across two parts and keeps every byte', async () => {
+    const { store, parts } = slowMultipartStore();
+    const out = writer(store);
+    // 3-byte and 4-byte UTF-8 characters, in writes whose boundaries never line up with a part's.
+    const chunk = `${'é€😀'.repeat(7_001)}\n`;
+    const chunks: string[] = [];
+    for (let bytes = 0; bytes < 12 * MIB; bytes += Buffer.byteLength(chunk)) {
+      chunks.push(chunk);
+      await out.write(chunk);
+    }
+    await out.publish({ ifNoneMatch: '*' });
+    const expected = Buffer.from(chunks.join(''), 'utf8');
+    expect(parts.slice(0, -1).every((p) => p.bytes.byteLength === MIN_PART_BYTES)).toBe(true);
+    expect(Buffer.concat(parts.map((p) => p.bytes)).equals(expected)).toBe(true);
+  });
+});
