@@ -3,13 +3,15 @@
  * ReportBatchItemFailures). Everything is built once per container, at module scope.
  *
  * Environment: OUTPUT_BUCKET (required: lineage, summaries, failures/ records); INPUT_BUCKET
- * (required: the input bucket whose normalized outputs are summarized); LOG_LEVEL; AWS_ENDPOINT_URL
+ * (required: the input bucket whose normalized outputs are summarized, and whose inputs each
+ * summary's coverage record is listed from); LOG_LEVEL; AWS_ENDPOINT_URL
  * (emulators).
  */
 import { createAwsClients } from '../../src/aws/clients.js';
 import { optionalEnv, requireEnv } from '../../src/env.js';
 import { createLogger, type LogLevel } from '../../src/logging/logger.js';
 import { createSummarizeHandler } from '../../src/partition/createSummarizeHandler.js';
+import { referenceInputRules } from './inputRules.js';
 
 const logger = createLogger({
   level: optionalEnv('LOG_LEVEL', 'info') as LogLevel,
@@ -18,9 +20,14 @@ const logger = createLogger({
 // The SDK's own warnings go through the same logger (the SDK would otherwise write to the console).
 const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL, logger });
 
+const outputBucket = requireEnv('OUTPUT_BUCKET');
+const inputBucket = requireEnv('INPUT_BUCKET');
+
 export const handler = createSummarizeHandler({
   clients,
-  outputBucket: requireEnv('OUTPUT_BUCKET'),
-  inputBucket: requireEnv('INPUT_BUCKET'),
+  outputBucket,
+  inputBucket,
+  // Each summary records which inputs of its day it covers and which it does not.
+  inputs: referenceInputRules({ inputBucket, outputBucket }),
   logger,
 });

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { referenceInputRules } from '../../functions/summarize/inputRules.js';
 import { type AwsClients, createAwsClients } from '../aws/clients.js';
 import { checkEndpoint } from '../aws/endpointPreflight.js';
 import { parseRecordOutcomeLogLine } from '../batch/recordOutcomeLog.js';
@@ -264,6 +265,11 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
           outputBucket: stack.outputBucket,
           inputBucket: stack.inputBucket,
           topology: t,
+          inputs: referenceInputRules({
+            inputBucket: stack.inputBucket,
+            outputBucket: stack.outputBucket,
+            topology: t,
+          }),
           logger,
         }),
       };

@@ -30,7 +30,8 @@ export type SummaryJudgement =
  * Judges a published summary from its HEAD (with `ChecksumMode: 'ENABLED'`): its integrity metadata
  * must match what S3 stored (length and SHA-256, so a truncated or overwritten object fails), its
  * partition must be this one, and it is current when its lineage hash and code version equal the
- * expected ones. Pure: no SDK.
+ * expected ones, and, when a coverage digest is expected, it records that coverage of the day's
+ * inputs. Pure: no SDK.
  *
  * @example
  * const verdict = judgeSummaryHead(await store.head(bucket, key), { day, lineageHash, codeVersion });
@@ -38,7 +39,7 @@ export type SummaryJudgement =
  */
 export function judgeSummaryHead(
   head: OutputHead | undefined,
-  expected: { day: Day; lineageHash: string; codeVersion: string },
+  expected: { day: Day; lineageHash: string; codeVersion: string; coverageDigest?: string },
 ): SummaryJudgement {
   if (!head) return { state: SummaryState.MISSING };
   const m = head.metadata;
@@ -66,6 +67,16 @@ export function judgeSummaryHead(
       state: SummaryState.OUTDATED,
       ...known,
       reason: 'inputs changed since it was built (lineage hash differs)',
+    };
+  }
+  if (expected.coverageDigest !== undefined && m[SummaryMetadataKey.COVERAGE_DIGEST] !== expected.coverageDigest) {
+    return {
+      state: SummaryState.OUTDATED,
+      ...known,
+      reason:
+        m[SummaryMetadataKey.COVERAGE_DIGEST] === undefined
+          ? 'it does not record which inputs of the day it covers'
+          : "the day's inputs changed since it was built (an input was added, removed, failed or dead-lettered)",
     };
   }
   return { state: SummaryState.CURRENT, ...known, reason: 'built from the current inputs by the current code' };

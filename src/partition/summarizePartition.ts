@@ -4,9 +4,10 @@ import { PublishConflictError, RerunError } from '../errors.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
 import { parseSummary, SummaryAccumulator, serializeSummary } from './dailySummary.js';
+import type { InputRules } from './inputCoverage.js';
 import { judgeSummaryHead, SummaryState } from './judgeSummaryHead.js';
 import { lineageHash, sortLineage } from './lineage.js';
-import { listLineage } from './listPartitions.js';
+import { listSummaryInputs } from './listPartitions.js';
 import type { Day } from './partition.js';
 import type { S3PartitionStore } from './S3PartitionStore.js';
 import {
@@ -34,6 +35,14 @@ export interface SummarizePartitionOptions {
   readonly codeVersion: string;
   /** @default silentLogger */
   readonly logger?: Logger;
+  /**
+   * The day's inputs (input bucket, prefix, failure index, the worker's key rules): the summary then
+   * records which inputs it covers and which it does not (pending, failing, dead-lettered, outdated,
+   * skipped), and its lineage hash includes that coverage, as `rerun status` and the backfill planner
+   * judge it. Two more listings per task, no request per input.
+   * @default undefined: the outputs' lineage only, no coverage record
+   */
+  readonly inputs?: InputRules;
   /**
    * Times to start over when the inputs change while they are read, or another writer publishes
    * first, before failing with a retryable error.
@@ -68,8 +77,10 @@ const CONFLICT_RETRIES = 3;
 /**
  * Brings one day's summary up to date, idempotently: a task that owns its output slice.
  *
- * 1. Lineage: list the day's normalized outputs and quarantine objects with their ETags (sorted),
- *    and hash them with the code version.
+ * 1. Lineage: list the day's normalized outputs and quarantine objects with their ETags (sorted);
+ *    with `inputs`, also list the day's inputs and failure index and judge which inputs the summary
+ *    covers and which not. Hash the lineage with the code version; the coverage record's digest goes
+ *    beside it (metadata and marker), so a summary is current only while its coverage record is true.
  * 2. Done-check: HEAD the published summary; when its integrity holds and its lineage hash and code
  *    version are the current ones, it is done: only make sure its manifest marker is right, write
  *    nothing else.
@@ -118,15 +129,24 @@ async function attempt(
   logger: Logger,
 ): Promise<PartitionOutcome | Restart> {
   const { store, reader, bucket, layout, codeVersion } = options;
-  const lineage = sortLineage(await listLineage(reader, bucket, layout, day));
+  const listed = await listSummaryInputs(reader, bucket, layout, day, options.inputs);
+  const lineage = sortLineage(listed.lineage);
+  const { coverage } = listed;
   const hash = lineageHash({ day, codeVersion, entries: lineage });
+  const coverageDigest = coverage?.digest;
+  const recorded = coverageDigest !== undefined ? { coverageDigest } : {};
   const key = summaryKey(layout, day);
   const head = await store.head(bucket, key);
-  const verdict = judgeSummaryHead(head, { day, lineageHash: hash, codeVersion });
+  const verdict = judgeSummaryHead(head, { day, lineageHash: hash, codeVersion, ...recorded });
   const base = { day, summaryKey: key, lineageHash: hash };
 
   if (verdict.state === SummaryState.CURRENT) {
-    const repaired = await ensureMarker(options, day, { lineageHash: hash, summaryEtag: verdict.etag, codeVersion });
+    const repaired = await ensureMarker(options, day, {
+      lineageHash: hash,
+      summaryEtag: verdict.etag,
+      codeVersion,
+      ...recorded,
+    });
     // A missing marker means a publish was interrupted, possibly before its staging copy was removed.
     if (repaired) await removeIfPresent(store, bucket, stagingKey(layout, day, hash));
     return {
@@ -159,10 +179,23 @@ async function attempt(
       read.body.destroy();
     }
   }
-  const summary = accumulator.finish({ day, codeVersion, lineageHash: hash, lineage });
+  const summary = accumulator.finish({
+    day,
+    codeVersion,
+    lineageHash: hash,
+    lineage,
+    ...(coverage ? { coverage } : {}),
+  });
   const bytes = serializeSummary(summary);
   const sha256Base64 = createHash('sha256').update(bytes).digest('base64');
-  const metadata = buildSummaryMetadata({ day, lineageHash: hash, codeVersion, sha256Base64, bytes: bytes.byteLength });
+  const metadata = buildSummaryMetadata({
+    day,
+    lineageHash: hash,
+    codeVersion,
+    sha256Base64,
+    bytes: bytes.byteLength,
+    ...recorded,
+  });
   const put = (target: string, condition: WriteCondition) =>
     putWithConflictRetry(store, bucket, target, bytes, {
       condition,
@@ -209,7 +242,7 @@ async function attempt(
   // reports as stale; the next run's done-check finds it current, removes the staging copy it may
   // have left and writes only the marker.
   await store.deleteIfMatch(bucket, staged, stagedWrite.etag);
-  await ensureMarker(options, day, { lineageHash: hash, summaryEtag: published.etag, codeVersion });
+  await ensureMarker(options, day, { lineageHash: hash, summaryEtag: published.etag, codeVersion, ...recorded });
   return {
     ...base,
     status: 'processed',

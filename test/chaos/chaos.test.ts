@@ -107,6 +107,8 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
       'SQS:GetQueueUrl', // the failure recorder's maxReceiveCount, once per container
       'S3:ListObjectsV2', // lineage: normalized outputs of the day
       'S3:ListObjectsV2', // lineage: quarantine objects of the day
+      'S3:ListObjectsV2', // coverage: the day's inputs
+      'S3:ListObjectsV2', // coverage: the day's failure index entries
       'S3:HeadObject', // done-check of the published summary
       'S3:GetObject', // each input, pinned to its listed ETag
       'S3:GetObject',

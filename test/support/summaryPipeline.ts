@@ -1,6 +1,7 @@
 import type { CliIo } from '../../cli/command.js';
 import { runCli } from '../../cli/dispatch.js';
 import { createNormalizeWorker } from '../../functions/normalize/normalizeWorker.js';
+import { referenceInputRules } from '../../functions/summarize/inputRules.js';
 import type { AwsClients } from '../../src/aws/clients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { type LocalStackResources, provisionLocalStack } from '../../src/dev/provision.js';
@@ -81,6 +82,11 @@ export function summarizeStageRunner(clients: AwsClients, p: TwoStagePipeline): 
     outputBucket: p.stack.outputBucket,
     inputBucket: p.stack.inputBucket,
     topology: p.t,
+    inputs: referenceInputRules({
+      inputBucket: p.stack.inputBucket,
+      outputBucket: p.stack.outputBucket,
+      topology: p.t,
+    }),
     deadlineMarginMs: 500,
   });
   const w = p.t.summarize;

@@ -1,13 +1,12 @@
 import { createNormalizeWorker } from '../../../functions/normalize/normalizeWorker.js';
 import type { AwsClients } from '../../../src/aws/clients.js';
 import { SUMMARIZE_CODE_VERSION } from '../../../src/partition/codeVersion.js';
-import { lineageHash } from '../../../src/partition/lineage.js';
 import { type Day, daysInWindow } from '../../../src/partition/partition.js';
 import { summaryKey } from '../../../src/partition/summaryLayout.js';
 import type { Topology } from '../../../src/topology.js';
 import { ChaosPipeline, type ChaosRunnerSettings } from './ChaosPipeline.js';
 import { type CleanOutput, type CleanReference, storedChecksum } from './verifyAgainstClean.js';
-import { type CleanSummary, finalLineage, lineageIds } from './verifySummaries.js';
+import { type CleanSummary, finalSummaryInputs, lineageIds } from './verifySummaries.js';
 
 /** One content to run through the clean pipeline. */
 export interface CleanContent {
@@ -86,10 +85,10 @@ export async function runCleanReference(options: {
     for (const day of options.window ? daysInWindow(options.window.from, options.window.to) : []) {
       const summary = objects.get(summaryKey(pipeline.summaryLayout, day));
       if (!summary) throw new Error(`the clean run published no summary for ${day}`);
-      const lineage = finalLineage(snapshot.objects, pipeline.summaryLayout, day);
+      const { lineage, hash } = finalSummaryInputs(snapshot, pipeline.summaryLayout, day, SUMMARIZE_CODE_VERSION);
       summaries.set(day, {
         bytes: summary.bytes,
-        lineageHash: lineageHash({ day, codeVersion: SUMMARIZE_CODE_VERSION, entries: lineage }),
+        lineageHash: hash,
         lineage: lineageIds(lineage),
       });
     }

@@ -1,0 +1,23 @@
+import { type InputRules, inputRulesOf } from '../../src/partition/inputCoverage.js';
+import { topology as defaultTopology, type Topology } from '../../src/topology.js';
+import { createNormalizeWorker } from '../normalize/normalizeWorker.js';
+
+/**
+ * The reference pipeline's input rules: the normalize worker's deterministic output and quarantine
+ * keys and its skip rule, over the input bucket. The summarize worker records with them which
+ * inputs of a day a summary covers, and `rerun status` and `rerun backfill` judge each day by the
+ * same rules, so the three agree.
+ *
+ * @example
+ * const rules = referenceInputRules({ inputBucket: 'rerun-input', outputBucket: 'rerun-output' });
+ */
+export function referenceInputRules(where: {
+  readonly inputBucket: string;
+  readonly outputBucket: string;
+  /** @default the project's topology (src/topology.ts) */
+  readonly topology?: Topology;
+}): InputRules {
+  const t = where.topology ?? defaultTopology;
+  const worker = createNormalizeWorker({ outputBucket: where.outputBucket, topology: t });
+  return inputRulesOf(worker, { bucket: where.inputBucket, prefix: t.inputPrefix, failurePrefix: t.failurePrefix });
+}
