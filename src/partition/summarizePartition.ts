@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { PublishConflictError, RerunError } from '../errors.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
-import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
+import { type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import { parseSummary, SummaryAccumulator, serializeSummary } from './dailySummary.js';
 import type { InputRules } from './inputCoverage.js';
 import { judgeSummaryHead, SummaryState } from './judgeSummaryHead.js';
@@ -71,8 +71,6 @@ export class SummaryValidationError extends RerunError {
     this.name = 'SummaryValidationError';
   }
 }
-
-const CONFLICT_RETRIES = 3;
 
 /**
  * Brings one day's summary up to date, idempotently: a task that owns its output slice.
@@ -197,7 +195,8 @@ async function attempt(
     ...recorded,
   });
   const put = (target: string, condition: WriteCondition) =>
-    putWithConflictRetry(store, bucket, target, bytes, {
+    // The store retries a 409 ConditionalRequestConflict (full jitter); one left over is a lost race.
+    store.put(bucket, target, bytes, {
       condition,
       metadata,
       sha256Base64,
@@ -266,7 +265,7 @@ async function ensureMarker(options: SummarizePartitionOptions, day: Day, marker
   let changed = false;
   if (!existing.some((o) => o.key === wanted)) {
     const empty = new Uint8Array();
-    const result = await putWithConflictRetry(store, bucket, wanted, empty, {
+    const result = await store.put(bucket, wanted, empty, {
       condition: { ifNoneMatch: '*' },
       metadata: {},
       sha256Base64: createHash('sha256').update(empty).digest('base64'),
@@ -291,19 +290,4 @@ async function ensureMarker(options: SummarizePartitionOptions, day: Day, marker
 async function removeIfPresent(store: S3ObjectStore, bucket: string, key: string): Promise<void> {
   const head = await store.head(bucket, key);
   if (head) await store.deleteIfMatch(bucket, key, head.etag);
-}
-
-/** 409 ConditionalRequestConflict: retry the same request (AWS-SEMANTICS: "retry the request"). */
-async function putWithConflictRetry(
-  store: S3ObjectStore,
-  bucket: string,
-  key: string,
-  body: Uint8Array,
-  options: { condition: WriteCondition; metadata: Record<string, string>; sha256Base64: string; contentType?: string },
-): Promise<WriteResult> {
-  for (let retry = 0; ; retry++) {
-    const result = await store.put(bucket, key, body, options);
-    if (result.status !== WriteStatus.CONFLICT || retry >= CONFLICT_RETRIES) return result;
-    await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** retry));
-  }
 }
