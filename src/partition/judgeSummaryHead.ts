@@ -1,3 +1,4 @@
+import { integrityProblem } from '../done/integrity.js';
 import type { OutputHead } from '../done/judgeOutput.js';
 import { type Day, partitionName } from './partition.js';
 import { SummaryMetadataKey } from './summaryMetadata.js';
@@ -80,21 +81,4 @@ export function judgeSummaryHead(
     };
   }
   return { state: SummaryState.CURRENT, ...known, reason: 'built from the current inputs by the current code' };
-}
-
-/**
- * Why the stored object does not match its integrity metadata (`sha256:<digest>:<bytes>`), if it does not.
- *
- * @example
- * integrityProblem('sha256:abc=:12', head); // undefined when length and stored SHA-256 match
- */
-export function integrityProblem(integrity: string, head: OutputHead): string | undefined {
-  const match = /^sha256:([A-Za-z0-9+/=]+):(\d+)$/.exec(integrity);
-  if (!match) return `unreadable integrity metadata ${JSON.stringify(integrity)}`;
-  if (Number(match[2]) !== head.contentLength) {
-    return `content length ${head.contentLength} differs from the ${match[2]} bytes written (partial or overwritten)`;
-  }
-  if (!head.checksumSHA256) return 'object has no stored SHA-256 checksum (overwritten without one)';
-  if (head.checksumSHA256 !== match[1]) return 'stored SHA-256 differs from the digest written (content was replaced)';
-  return undefined;
 }

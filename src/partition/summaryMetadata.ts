@@ -1,3 +1,4 @@
+import { formatIntegrity } from '../done/integrity.js';
 import { MetadataKey } from '../done/outputMetadata.js';
 import type { Day } from './partition.js';
 
@@ -40,7 +41,11 @@ export function buildSummaryMetadata(input: {
     [SummaryMetadataKey.LINEAGE_HASH]: input.lineageHash,
     [SummaryMetadataKey.PARTITION]: `dt=${input.day}`,
     [SummaryMetadataKey.CODE_VERSION]: input.codeVersion,
-    [SummaryMetadataKey.INTEGRITY]: `sha256:${input.sha256Base64}:${input.bytes}`,
+    [SummaryMetadataKey.INTEGRITY]: formatIntegrity({
+      kind: 'sha256',
+      sha256Base64: input.sha256Base64,
+      bytes: input.bytes,
+    }),
     ...(input.coverageDigest !== undefined ? { [SummaryMetadataKey.COVERAGE_DIGEST]: input.coverageDigest } : {}),
   };
 }
