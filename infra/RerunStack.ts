@@ -214,7 +214,8 @@ export class RerunStack extends Stack {
       source: source(props.summarizeEntry ?? join(projectRoot, 'functions', 'summarize', 'handler.ts')),
       environment: {
         OUTPUT_BUCKET: this.output.bucket.bucketName,
-        // Names the normalized outputs' prefix (normalized/<input bucket>/); no access to the bucket.
+        // Names the normalized outputs' prefix (normalized/<input bucket>/), and is listed (never
+        // read) for each summary's record of which inputs of its day it covers.
         INPUT_BUCKET: this.input.bucket.bucketName,
       },
       alarmActions,
@@ -222,9 +223,11 @@ export class RerunStack extends Stack {
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
     });
     // Exactly what a partition task does: list and read its lineage (normalized/, quarantine/);
-    // read, write and delete summaries, staging copies and manifest markers (summaries/); record
-    // failures. It cannot write normalized/ or quarantine/, nor touch the input bucket.
+    // list the day's inputs (the input bucket's inputPrefix, list only) and failure index; read,
+    // write and delete summaries, staging copies and manifest markers (summaries/); record
+    // failures. It cannot write normalized/ or quarantine/, nor read or write the input bucket.
     const summarizeFn = this.summarize.function;
+    grantPrefixAccess(summarizeFn, this.input.bucket, [t.inputPrefix], { list: true });
     grantPrefixAccess(summarizeFn, this.output.bucket, ownedPrefixes, { read: true });
     grantPrefixAccess(summarizeFn, this.output.bucket, [t.summaryPrefix], { read: true, write: true, delete: true });
     grantPrefixAccess(summarizeFn, this.output.bucket, [t.failurePrefix], { read: true, write: true, delete: true });

@@ -43,7 +43,7 @@ export async function enqueueTasks(options: EnqueueTasksOptions): Promise<number
     if (options.signal?.aborted) break;
     const batch = options.tasks.slice(start, start + 10);
     await options.limiter?.take(batch.length);
-    const messages = batch.map((task) => summaryTaskEnvelope(task.day, task.lineageHash));
+    const messages = batch.map((task) => summaryTaskEnvelope(task.day, task.lineageHash, task.coverageDigest));
     try {
       sent += await sendMessageBatch(options.sqs, options.queueUrl, messages, 'Run the same backfill again to resume.');
     } catch (error) {

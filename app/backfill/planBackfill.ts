@@ -20,6 +20,8 @@ export interface PlannedTask {
   readonly day: Day;
   /** The lineage hash planned with: part of the message's deduplication id. */
   readonly lineageHash: string;
+  /** The day's input coverage digest, when planned with the inputs: also part of the deduplication id. */
+  readonly coverageDigest?: string;
   /** The partition's status when planned, and why. */
   readonly status: PartitionStatus;
   readonly reason: string;
@@ -60,7 +62,13 @@ export function planBackfill(partitions: readonly PartitionVerdict[], mode: Back
   const tasks = [...partitions]
     .sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0))
     .filter((p) => selected.has(p.status))
-    .map((p) => ({ day: p.day, lineageHash: p.lineageHash, status: p.status, reason: p.reason }));
+    .map((p) => ({
+      day: p.day,
+      lineageHash: p.lineageHash,
+      ...(p.coverage ? { coverageDigest: p.coverage.digest } : {}),
+      status: p.status,
+      reason: p.reason,
+    }));
   return { mode, partitions, tasks, counts };
 }
 

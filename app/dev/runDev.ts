@@ -21,6 +21,7 @@ import { emitRecordOutcome, onRecordOutcome } from '../../src/worker/outcomes.js
 import { createSummarizeHandler } from '../partition/createSummarizeHandler.js';
 import { startLocalSchedule } from '../partition/localSchedule.js';
 import { provisionSummaryStage } from '../partition/provisionSummaryStage.js';
+import { referenceInputRules } from '../partition/referenceInputRules.js';
 import { topology as defaultTopology, localResourceNames, type Topology, workerQueueNames } from '../topology.js';
 import { formatOutcomeLine, formatOutcomeTable } from './formatOutcomeTable.js';
 import { OutcomeTracker } from './OutcomeTracker.js';
@@ -282,6 +283,11 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
           outputBucket: stack.outputBucket,
           inputBucket: stack.inputBucket,
           topology: t,
+          inputs: referenceInputRules({
+            inputBucket: stack.inputBucket,
+            outputBucket: stack.outputBucket,
+            topology: t,
+          }),
           logger,
         }),
       };

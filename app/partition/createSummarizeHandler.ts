@@ -8,6 +8,7 @@ import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { topology as defaultTopology, type Topology } from '../topology.js';
 import { SUMMARIZE_CODE_VERSION } from './codeVersion.js';
 import { createTaskBatchHandler } from './createTaskBatchHandler.js';
+import type { InputRules } from './inputCoverage.js';
 import { S3PartitionStore } from './S3PartitionStore.js';
 import { summarizePartition } from './summarizePartition.js';
 import { lineagePrefix, summaryLayout } from './summaryLayout.js';
@@ -29,6 +30,12 @@ export interface SummarizeHandlerOptions {
    * @default an S3FailureRecorder writing failures/ in the output bucket
    */
   readonly failureRecorder?: FailureRecorder;
+  /**
+   * The day's inputs and the worker's key rules, so each summary records which inputs it covers and
+   * which it does not (see summarizePartition's `inputs`).
+   * @default undefined: no coverage record
+   */
+  readonly inputs?: InputRules;
   /** @default 5000 */
   readonly deadlineMarginMs?: number;
   /** @default silentLogger */
@@ -87,6 +94,7 @@ export function createSummarizeHandler(
         layout,
         codeVersion,
         logger: context.logger,
+        ...(options.inputs ? { inputs: options.inputs } : {}),
       });
       const origin = task.origin === 'partition' ? '' : ` [${task.origin}]`;
       return { status: outcome.status, reason: `${outcome.reason}${origin}`, outputKey: outcome.summaryKey };

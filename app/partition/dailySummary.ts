@@ -1,6 +1,7 @@
 import { RerunError } from '../../src/errors.js';
 import { type Day, partitionName } from '../../src/keys/partition.js';
 import type { LineageEntry } from './lineage.js';
+import { coverageProblem, type SummaryCoverage } from './summaryCoverage.js';
 import { LineageKind } from './summaryLayout.js';
 
 /** Identifies the document format; bump with the code version when the shape changes. */
@@ -23,11 +24,16 @@ export interface FieldStats {
   max?: number;
 }
 
-/** The manifest every summary carries: exactly which inputs, at which ETags, and which code. */
+/**
+ * The manifest every summary carries: exactly which outputs, at which ETags, and which code; and,
+ * when the summarizer listed the day's inputs, which of them the summary covers and which it does not.
+ */
 export interface SummaryManifest {
   codeVersion: string;
   lineageHash: string;
   lineage: LineageEntry[];
+  /** Absent when the summarizer was not given the inputs' rules (outputs only). */
+  coverage?: SummaryCoverage;
 }
 
 /** A day's summary, computed only from the bytes of its lineage (no clock, no bucket names). */
@@ -124,6 +130,7 @@ export class SummaryAccumulator {
     codeVersion: string;
     lineageHash: string;
     lineage: readonly LineageEntry[];
+    coverage?: SummaryCoverage;
   }): DailySummary {
     return {
       schema: DAILY_SUMMARY_SCHEMA,
@@ -139,6 +146,7 @@ export class SummaryAccumulator {
         codeVersion: manifest.codeVersion,
         lineageHash: manifest.lineageHash,
         lineage: manifest.lineage.map((e) => ({ kind: e.kind, path: e.path, etag: e.etag })),
+        ...(manifest.coverage ? { coverage: manifest.coverage } : {}),
       },
     };
   }
@@ -228,6 +236,10 @@ export function parseSummary(
   }
   if (expected.codeVersion !== undefined && manifest.codeVersion !== expected.codeVersion) {
     return { ok: false, reason: `manifest code version ${manifest.codeVersion} differs from ${expected.codeVersion}` };
+  }
+  if (manifest.coverage !== undefined) {
+    const problem = coverageProblem(manifest.coverage);
+    if (problem) return { ok: false, reason: `manifest ${problem}` };
   }
   const normalizedInputs = manifest.lineage.filter((e) => e?.kind === LineageKind.NORMALIZED).length;
   if (normalizedInputs !== doc.files) {

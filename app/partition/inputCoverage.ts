@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { type FailureIndexEntry, inputKeyHash } from '../../src/failures/failureIndex.js';
+import { GiveUpReason } from '../../src/failures/failureRecord.js';
 import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 
 /** How the inputs of a day map to what the pipeline should have made of them: a worker's pure key rules. */
@@ -49,6 +51,36 @@ export interface InputCoverage {
   readonly pending: InputGroup;
   /** Inputs whose output is older than the input: changed since, and its new output is not there yet. */
   readonly outdated: InputGroup;
+  /**
+   * SHA-256 (hex) of every input's key and class ({@link coverageDigest}): equal digests mean the
+   * same inputs, classified the same way. A summary's lineage hash includes it.
+   */
+  readonly digest: string;
+}
+
+/** What the pipeline made of one input of a day, judged from listings. */
+export const InputClass = {
+  /** Its deterministic output exists and was written no earlier than the input's last change. */
+  COVERED: 'covered',
+  /** The worker skips it by its key (no output expected). */
+  SKIPPED: 'skipped',
+  /** Only a quarantine object (the whole file quarantined). */
+  QUARANTINED: 'quarantined',
+  /** A failure record of its last receive: dead-lettered. */
+  DEAD_LETTERED: 'dead-lettered',
+  /** A failure record of a non-retryable failure, not (yet) dead-lettered. */
+  FAILING: 'failing',
+  /** An output older than the input: changed since, its new output is not there yet. */
+  OUTDATED: 'outdated',
+  /** No output and no failure record: not processed yet, or still being retried. */
+  PENDING: 'pending',
+} as const;
+export type InputClass = (typeof InputClass)[keyof typeof InputClass];
+
+/** One input of a day and its class. */
+export interface ClassifiedInput {
+  readonly key: string;
+  readonly class: InputClass;
 }
 
 /** How many keys each group keeps. */
@@ -68,34 +100,68 @@ export const FIRST_KEYS = 3;
  * coverage.pending.count; // inputs without an output yet
  */
 export function judgeInputCoverage(listing: CoverageListing, rules: InputRules): InputCoverage {
-  const failed = new Set(listing.failures.map((f) => f.inputHash));
-  let covered = 0;
-  let skipped = 0;
-  let quarantined = 0;
-  const deadLettered: string[] = [];
-  const pending: string[] = [];
-  const outdated: string[] = [];
-  const inputs = [...listing.inputs].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  for (const input of inputs) {
-    const source = { bucket: rules.bucket, key: input.key };
-    const written = listing.outputs.get(rules.outputKey(source));
-    if (written !== undefined && written >= input.lastModified) covered++;
-    else if (rules.skipReason?.(source) !== undefined) skipped++;
-    else if (failed.has(inputKeyHash(input.key))) deadLettered.push(input.key);
-    else if (written !== undefined) outdated.push(input.key);
-    else if (rules.quarantineKey && listing.outputs.has(rules.quarantineKey(source))) quarantined++;
-    else pending.push(input.key);
-  }
+  const classified = classifyInputs(listing, rules);
+  const keysOf = (...classes: InputClass[]) => classified.filter((c) => classes.includes(c.class)).map((c) => c.key);
   const group = (keys: string[]): InputGroup => ({ count: keys.length, first: keys.slice(0, FIRST_KEYS) });
   return {
-    inputs: inputs.length,
-    covered,
-    skipped,
-    quarantined,
-    deadLettered: group(deadLettered),
-    pending: group(pending),
-    outdated: group(outdated),
+    inputs: classified.length,
+    covered: keysOf(InputClass.COVERED).length,
+    skipped: keysOf(InputClass.SKIPPED).length,
+    quarantined: keysOf(InputClass.QUARANTINED).length,
+    deadLettered: group(keysOf(InputClass.DEAD_LETTERED, InputClass.FAILING)),
+    pending: group(keysOf(InputClass.PENDING)),
+    outdated: group(keysOf(InputClass.OUTDATED)),
+    digest: coverageDigest(classified),
   };
+}
+
+/**
+ * The class of every input of a day, in key order: the one rule that `rerun status`, the backfill
+ * planner and the summary's own coverage record share (see {@link judgeInputCoverage}). A failure
+ * record counts only for an input without a current output. Pure: no SDK.
+ *
+ * @example
+ * classifyInputs(listing, rules); // [{ key: 'incoming/dt=2026-01-05/a.csv', class: 'covered' }, ...]
+ */
+export function classifyInputs(listing: CoverageListing, rules: InputRules): ClassifiedInput[] {
+  const failures = new Map<string, boolean>(); // input hash -> dead-lettered (else failing)
+  for (const f of listing.failures) {
+    failures.set(f.inputHash, failures.get(f.inputHash) === true || f.givenUp === GiveUpReason.LAST_RECEIVE);
+  }
+  const inputs = [...listing.inputs].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return inputs.map((input) => {
+    const source = { bucket: rules.bucket, key: input.key };
+    const written = listing.outputs.get(rules.outputKey(source));
+    const failure = failures.get(inputKeyHash(input.key));
+    const kind: InputClass =
+      written !== undefined && written >= input.lastModified
+        ? InputClass.COVERED
+        : rules.skipReason?.(source) !== undefined
+          ? InputClass.SKIPPED
+          : failure !== undefined
+            ? failure
+              ? InputClass.DEAD_LETTERED
+              : InputClass.FAILING
+            : written !== undefined
+              ? InputClass.OUTDATED
+              : rules.quarantineKey && listing.outputs.has(rules.quarantineKey(source))
+                ? InputClass.QUARANTINED
+                : InputClass.PENDING;
+    return { key: input.key, class: kind };
+  });
+}
+
+/**
+ * SHA-256 (hex) of the canonical JSON of every input's key and class (in key order, as
+ * {@link classifyInputs} returns them). It covers every input however many there are, where the
+ * recorded key lists stop at a bound.
+ *
+ * @example
+ * coverageDigest(classifyInputs(listing, rules)); // '9b1e...'
+ */
+export function coverageDigest(classified: readonly ClassifiedInput[]): string {
+  const canonical = JSON.stringify(classified.map((c) => [c.key, c.class]));
+  return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }
 
 /**

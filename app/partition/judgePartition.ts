@@ -14,8 +14,9 @@ export const PartitionStatus = {
   /** The object at the summary key is not what rerun published (changed behind its back, or fails validation). */
   INVALID: 'invalid',
   /**
-   * The summary is current for the outputs, but some inputs of the day have no current output and
-   * no classified outcome (pending, or changed since their output): it does not cover the whole day.
+   * The summary is current and records the day's input coverage truly, but some inputs of the day
+   * have no current output and no classified outcome (pending, or changed since their output): it
+   * does not cover the whole day.
    */
   INCOMPLETE: 'incomplete',
 } as const;
@@ -108,6 +109,17 @@ export function judgePartition(listing: PartitionListing, codeVersion: string): 
   }
   if (marker.lineageHash !== hash) {
     return verdict(PartitionStatus.STALE, `inputs changed since publish (${described} now)`, marker);
+  }
+  // A summary records which inputs of the day it covers (its marker names that record's digest): with
+  // the inputs listed, a new, removed, failing or dead-lettered input makes that record untrue.
+  if (listing.coverage && marker.coverageDigest !== listing.coverage.digest) {
+    return verdict(
+      PartitionStatus.STALE,
+      marker.coverageDigest === undefined
+        ? `the summary does not record which inputs it covers (${described} now)`
+        : `inputs changed since publish, not their outputs (${described} now)`,
+      marker,
+    );
   }
   if (listing.coverage && !isFullyCovered(listing.coverage)) {
     return verdict(

@@ -1,3 +1,4 @@
+import { integrityProblem } from '../../src/done/integrity.js';
 import type { OutputHead } from '../../src/done/judgeOutput.js';
 import { type Day, partitionName } from '../../src/keys/partition.js';
 import { SummaryMetadataKey } from './summaryMetadata.js';
@@ -30,7 +31,8 @@ export type SummaryJudgement =
  * Judges a published summary from its HEAD (with `ChecksumMode: 'ENABLED'`): its integrity metadata
  * must match what S3 stored (length and SHA-256, so a truncated or overwritten object fails), its
  * partition must be this one, and it is current when its lineage hash and code version equal the
- * expected ones. Pure: no SDK.
+ * expected ones, and, when a coverage digest is expected, it records that coverage of the day's
+ * inputs. Pure: no SDK.
  *
  * @example
  * const verdict = judgeSummaryHead(await store.head(bucket, key), { day, lineageHash, codeVersion });
@@ -38,7 +40,7 @@ export type SummaryJudgement =
  */
 export function judgeSummaryHead(
   head: OutputHead | undefined,
-  expected: { day: Day; lineageHash: string; codeVersion: string },
+  expected: { day: Day; lineageHash: string; codeVersion: string; coverageDigest?: string },
 ): SummaryJudgement {
   if (!head) return { state: SummaryState.MISSING };
   const m = head.metadata;
@@ -68,22 +70,15 @@ export function judgeSummaryHead(
       reason: 'inputs changed since it was built (lineage hash differs)',
     };
   }
-  return { state: SummaryState.CURRENT, ...known, reason: 'built from the current inputs by the current code' };
-}
-
-/**
- * Why the stored object does not match its integrity metadata (`sha256:<digest>:<bytes>`), if it does not.
- *
- * @example
- * integrityProblem('sha256:abc=:12', head); // undefined when length and stored SHA-256 match
- */
-export function integrityProblem(integrity: string, head: OutputHead): string | undefined {
-  const match = /^sha256:([A-Za-z0-9+/=]+):(\d+)$/.exec(integrity);
-  if (!match) return `unreadable integrity metadata ${JSON.stringify(integrity)}`;
-  if (Number(match[2]) !== head.contentLength) {
-    return `content length ${head.contentLength} differs from the ${match[2]} bytes written (partial or overwritten)`;
+  if (expected.coverageDigest !== undefined && m[SummaryMetadataKey.COVERAGE_DIGEST] !== expected.coverageDigest) {
+    return {
+      state: SummaryState.OUTDATED,
+      ...known,
+      reason:
+        m[SummaryMetadataKey.COVERAGE_DIGEST] === undefined
+          ? 'it does not record which inputs of the day it covers'
+          : "the day's inputs changed since it was built (an input was added, removed, failed or dead-lettered)",
+    };
   }
-  if (!head.checksumSHA256) return 'object has no stored SHA-256 checksum (overwritten without one)';
-  if (head.checksumSHA256 !== match[1]) return 'stored SHA-256 differs from the digest written (content was replaced)';
-  return undefined;
+  return { state: SummaryState.CURRENT, ...known, reason: 'built from the current inputs by the current code' };
 }

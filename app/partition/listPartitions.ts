@@ -1,9 +1,15 @@
-import { type FailureIndexEntry, failureIndexRoot, parseFailureIndexKey } from '../../src/failures/failureIndex.js';
+import {
+  type FailureIndexEntry,
+  failureIndexDayPrefix,
+  failureIndexRoot,
+  parseFailureIndexKey,
+} from '../../src/failures/failureIndex.js';
 import { type Day, dayOfRelativeKey, daysInWindow, partitionName } from '../../src/keys/partition.js';
-import { type InputCoverage, type InputRules, judgeInputCoverage } from './inputCoverage.js';
+import { classifyInputs, type InputCoverage, type InputRules, judgeInputCoverage } from './inputCoverage.js';
 import type { PartitionListing } from './judgePartition.js';
 import type { LineageEntry } from './lineage.js';
 import type { S3PartitionStore } from './S3PartitionStore.js';
+import { type SummaryCoverage, summaryCoverageOf } from './summaryCoverage.js';
 import {
   classifySummaryKey,
   LineageKind,
@@ -136,12 +142,56 @@ export async function listLineage(
   layout: SummaryLayout,
   day: Day,
 ): Promise<LineageEntry[]> {
-  const entries: LineageEntry[] = [];
+  return (await listDayOutputs(store, bucket, layout, day)).lineage;
+}
+
+/**
+ * What one day's summary is made of: its lineage (as {@link listLineage}) and, with the inputs'
+ * rules, which inputs of the day it covers and which it does not. That takes two more listings (the
+ * day's inputs in the input bucket, the day's failure index entries), never a request per input, and
+ * judges them by the same rule as `rerun status` and the backfill planner.
+ *
+ * @example
+ * const { lineage, coverage } = await listSummaryInputs(store, 'rerun-output', layout, '2026-01-05', rules);
+ */
+export async function listSummaryInputs(
+  store: S3PartitionStore,
+  bucket: string,
+  layout: SummaryLayout,
+  day: Day,
+  rules?: InputRules,
+): Promise<{ lineage: LineageEntry[]; coverage?: SummaryCoverage }> {
+  const { lineage, outputs } = await listDayOutputs(store, bucket, layout, day);
+  if (!rules) return { lineage };
+  const inputs: { key: string; lastModified: number }[] = [];
+  for await (const object of store.list(rules.bucket, { prefix: `${rules.prefix}${partitionName(day)}/` })) {
+    if (object.key.endsWith('/')) continue; // a folder marker is no input
+    inputs.push({ key: object.key, lastModified: object.lastModified ?? 0 });
+  }
+  const failures: FailureIndexEntry[] = [];
+  for await (const object of store.list(bucket, {
+    prefix: failureIndexDayPrefix(rules.failurePrefix, rules.bucket, day),
+  })) {
+    const entry = parseFailureIndexKey(object.key);
+    if (entry) failures.push(entry);
+  }
+  return { lineage, coverage: summaryCoverageOf(classifyInputs({ inputs, outputs, failures }, rules)) };
+}
+
+async function listDayOutputs(
+  store: S3PartitionStore,
+  bucket: string,
+  layout: SummaryLayout,
+  day: Day,
+): Promise<{ lineage: LineageEntry[]; outputs: Map<string, number> }> {
+  const lineage: LineageEntry[] = [];
+  const outputs = new Map<string, number>();
   for (const kind of [LineageKind.NORMALIZED, LineageKind.QUARANTINE]) {
     const root = lineageRoot(layout, kind);
     for await (const object of store.list(bucket, { prefix: lineagePrefix(layout, kind, day) })) {
-      entries.push({ kind, path: object.key.slice(root.length), etag: object.etag });
+      lineage.push({ kind, path: object.key.slice(root.length), etag: object.etag });
+      outputs.set(object.key, object.lastModified ?? 0);
     }
   }
-  return entries;
+  return { lineage, outputs };
 }

@@ -3,11 +3,12 @@ import { createInterface } from 'node:readline';
 import { PublishConflictError, RerunError } from '../../src/errors.js';
 import type { Day } from '../../src/keys/partition.js';
 import { type Logger, silentLogger } from '../../src/logging/logger.js';
-import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../../src/s3/S3ObjectStore.js';
+import { type S3ObjectStore, type WriteCondition, WriteStatus } from '../../src/s3/S3ObjectStore.js';
 import { parseSummary, SummaryAccumulator, serializeSummary } from './dailySummary.js';
+import type { InputRules } from './inputCoverage.js';
 import { judgeSummaryHead, SummaryState } from './judgeSummaryHead.js';
 import { lineageHash, sortLineage } from './lineage.js';
-import { listLineage } from './listPartitions.js';
+import { listSummaryInputs } from './listPartitions.js';
 import type { S3PartitionStore } from './S3PartitionStore.js';
 import {
   classifySummaryKey,
@@ -34,6 +35,14 @@ export interface SummarizePartitionOptions {
   readonly codeVersion: string;
   /** @default silentLogger */
   readonly logger?: Logger;
+  /**
+   * The day's inputs (input bucket, prefix, failure index, the worker's key rules): the summary then
+   * records which inputs it covers and which it does not (pending, failing, dead-lettered, outdated,
+   * skipped), and its lineage hash includes that coverage, as `rerun status` and the backfill planner
+   * judge it. Two more listings per task, no request per input.
+   * @default undefined: the outputs' lineage only, no coverage record
+   */
+  readonly inputs?: InputRules;
   /**
    * Times to start over when the inputs change while they are read, or another writer publishes
    * first, before failing with a retryable error.
@@ -63,13 +72,13 @@ export class SummaryValidationError extends RerunError {
   }
 }
 
-const CONFLICT_RETRIES = 3;
-
 /**
  * Brings one day's summary up to date, idempotently: a task that owns its output slice.
  *
- * 1. Lineage: list the day's normalized outputs and quarantine objects with their ETags (sorted),
- *    and hash them with the code version.
+ * 1. Lineage: list the day's normalized outputs and quarantine objects with their ETags (sorted);
+ *    with `inputs`, also list the day's inputs and failure index and judge which inputs the summary
+ *    covers and which not. Hash the lineage with the code version; the coverage record's digest goes
+ *    beside it (metadata and marker), so a summary is current only while its coverage record is true.
  * 2. Done-check: HEAD the published summary; when its integrity holds and its lineage hash and code
  *    version are the current ones, it is done: only make sure its manifest marker is right, write
  *    nothing else.
@@ -118,15 +127,24 @@ async function attempt(
   logger: Logger,
 ): Promise<PartitionOutcome | Restart> {
   const { store, reader, bucket, layout, codeVersion } = options;
-  const lineage = sortLineage(await listLineage(reader, bucket, layout, day));
+  const listed = await listSummaryInputs(reader, bucket, layout, day, options.inputs);
+  const lineage = sortLineage(listed.lineage);
+  const { coverage } = listed;
   const hash = lineageHash({ day, codeVersion, entries: lineage });
+  const coverageDigest = coverage?.digest;
+  const recorded = coverageDigest !== undefined ? { coverageDigest } : {};
   const key = summaryKey(layout, day);
   const head = await store.head(bucket, key);
-  const verdict = judgeSummaryHead(head, { day, lineageHash: hash, codeVersion });
+  const verdict = judgeSummaryHead(head, { day, lineageHash: hash, codeVersion, ...recorded });
   const base = { day, summaryKey: key, lineageHash: hash };
 
   if (verdict.state === SummaryState.CURRENT) {
-    const repaired = await ensureMarker(options, day, { lineageHash: hash, summaryEtag: verdict.etag, codeVersion });
+    const repaired = await ensureMarker(options, day, {
+      lineageHash: hash,
+      summaryEtag: verdict.etag,
+      codeVersion,
+      ...recorded,
+    });
     // A missing marker means a publish was interrupted, possibly before its staging copy was removed.
     if (repaired) await removeIfPresent(store, bucket, stagingKey(layout, day, hash));
     return {
@@ -159,12 +177,26 @@ async function attempt(
       read.body.destroy();
     }
   }
-  const summary = accumulator.finish({ day, codeVersion, lineageHash: hash, lineage });
+  const summary = accumulator.finish({
+    day,
+    codeVersion,
+    lineageHash: hash,
+    lineage,
+    ...(coverage ? { coverage } : {}),
+  });
   const bytes = serializeSummary(summary);
   const sha256Base64 = createHash('sha256').update(bytes).digest('base64');
-  const metadata = buildSummaryMetadata({ day, lineageHash: hash, codeVersion, sha256Base64, bytes: bytes.byteLength });
+  const metadata = buildSummaryMetadata({
+    day,
+    lineageHash: hash,
+    codeVersion,
+    sha256Base64,
+    bytes: bytes.byteLength,
+    ...recorded,
+  });
   const put = (target: string, condition: WriteCondition) =>
-    putWithConflictRetry(store, bucket, target, bytes, {
+    // The store retries a 409 ConditionalRequestConflict (full jitter); one left over is a lost race.
+    store.put(bucket, target, bytes, {
       condition,
       metadata,
       sha256Base64,
@@ -209,7 +241,7 @@ async function attempt(
   // reports as stale; the next run's done-check finds it current, removes the staging copy it may
   // have left and writes only the marker.
   await store.deleteIfMatch(bucket, staged, stagedWrite.etag);
-  await ensureMarker(options, day, { lineageHash: hash, summaryEtag: published.etag, codeVersion });
+  await ensureMarker(options, day, { lineageHash: hash, summaryEtag: published.etag, codeVersion, ...recorded });
   return {
     ...base,
     status: 'processed',
@@ -233,7 +265,7 @@ async function ensureMarker(options: SummarizePartitionOptions, day: Day, marker
   let changed = false;
   if (!existing.some((o) => o.key === wanted)) {
     const empty = new Uint8Array();
-    const result = await putWithConflictRetry(store, bucket, wanted, empty, {
+    const result = await store.put(bucket, wanted, empty, {
       condition: { ifNoneMatch: '*' },
       metadata: {},
       sha256Base64: createHash('sha256').update(empty).digest('base64'),
@@ -258,19 +290,4 @@ async function ensureMarker(options: SummarizePartitionOptions, day: Day, marker
 async function removeIfPresent(store: S3ObjectStore, bucket: string, key: string): Promise<void> {
   const head = await store.head(bucket, key);
   if (head) await store.deleteIfMatch(bucket, key, head.etag);
-}
-
-/** 409 ConditionalRequestConflict: retry the same request (AWS-SEMANTICS: "retry the request"). */
-async function putWithConflictRetry(
-  store: S3ObjectStore,
-  bucket: string,
-  key: string,
-  body: Uint8Array,
-  options: { condition: WriteCondition; metadata: Record<string, string>; sha256Base64: string; contentType?: string },
-): Promise<WriteResult> {
-  for (let retry = 0; ; retry++) {
-    const result = await store.put(bucket, key, body, options);
-    if (result.status !== WriteStatus.CONFLICT || retry >= CONFLICT_RETRIES) return result;
-    await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** retry));
-  }
 }

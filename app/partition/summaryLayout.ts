@@ -10,7 +10,7 @@ import { topology as defaultTopology, type Topology } from '../topology.js';
  * | lineage (normalized outputs) | `normalized/{source}/dt=D/...` |
  * | lineage (quarantined rows) | `quarantine/{source}/dt=D/...` |
  * | published summary | `summaries/{source}/dt=D/summary.json` |
- * | manifest marker | `summaries/{source}/dt=D/_manifest/{lineageHash}/{summaryEtag}/{codeVersion}` |
+ * | manifest marker | `summaries/{source}/dt=D/_manifest/{lineageHash}/{summaryEtag}/{codeVersion}[/{coverageDigest}]` |
  * | staging copy | `summaries/_staging/{source}/dt=D/{lineageHash}.json` |
  *
  * The marker's KEY carries what a planner needs (lineage hash, the summary's ETag, code version), so
@@ -35,6 +35,8 @@ export interface MarkerInfo {
   /** ETag (without quotes) the summary had when it was published. */
   readonly summaryEtag: string;
   readonly codeVersion: string;
+  /** The coverage digest the summary records, when it records its inputs' coverage (a 4th key segment). */
+  readonly coverageDigest?: string;
 }
 
 const MANIFEST_DIR = '_manifest/';
@@ -109,14 +111,16 @@ export function markerPrefix(layout: SummaryLayout, day: Day): string {
 
 /**
  * The key of the manifest marker of a published summary. The code version is URI-encoded so a
- * version such as `summarize@1/beta` stays one key segment.
+ * version such as `summarize@1/beta` stays one key segment. A summary that records its inputs'
+ * coverage adds the coverage digest as a 4th segment, so the planner sees it in the listing too.
  *
  * @example
  * markerKey(layout, '2026-01-05', { lineageHash: 'ab12', summaryEtag: '9f0e', codeVersion: 'summarize@1' });
  * // 'summaries/rerun-input/dt=2026-01-05/_manifest/ab12/9f0e/summarize%401'
  */
 export function markerKey(layout: SummaryLayout, day: Day, marker: MarkerInfo): string {
-  return `${markerPrefix(layout, day)}${marker.lineageHash}/${marker.summaryEtag}/${encodeURIComponent(marker.codeVersion)}`;
+  const coverage = marker.coverageDigest !== undefined ? `/${marker.coverageDigest}` : '';
+  return `${markerPrefix(layout, day)}${marker.lineageHash}/${marker.summaryEtag}/${encodeURIComponent(marker.codeVersion)}${coverage}`;
 }
 
 /**
@@ -164,13 +168,23 @@ export function classifySummaryKey(layout: SummaryLayout, key: string): SummaryO
   if (rest === SUMMARY_FILE) return { kind: 'summary', day };
   if (rest.startsWith(MANIFEST_DIR)) {
     const parts = rest.slice(MANIFEST_DIR.length).split('/');
-    const [lineageHash, summaryEtag, encodedVersion] = parts;
-    if (parts.length === 3 && lineageHash && summaryEtag && encodedVersion) {
+    const [lineageHash, summaryEtag, encodedVersion, coverageDigest] = parts;
+    if (
+      (parts.length === 3 || (parts.length === 4 && coverageDigest)) &&
+      lineageHash &&
+      summaryEtag &&
+      encodedVersion
+    ) {
       try {
         return {
           kind: 'marker',
           day,
-          marker: { lineageHash, summaryEtag, codeVersion: decodeURIComponent(encodedVersion) },
+          marker: {
+            lineageHash,
+            summaryEtag,
+            codeVersion: decodeURIComponent(encodedVersion),
+            ...(coverageDigest ? { coverageDigest } : {}),
+          },
         };
       } catch {
         return { kind: 'other', day };

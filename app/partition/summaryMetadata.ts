@@ -1,3 +1,4 @@
+import { formatIntegrity } from '../../src/done/integrity.js';
 import { MetadataKey } from '../../src/done/outputMetadata.js';
 import type { Day } from '../../src/keys/partition.js';
 
@@ -15,6 +16,11 @@ export const SummaryMetadataKey = {
   CODE_VERSION: MetadataKey.CODE_VERSION,
   /** `sha256:<base64 digest>:<byte length>`, as for single-part outputs. */
   INTEGRITY: MetadataKey.INTEGRITY,
+  /**
+   * The digest of the day's inputs and their classes the summary records (app/partition/summaryCoverage.ts);
+   * absent on a summary built without the inputs.
+   */
+  COVERAGE_DIGEST: 'rerun-coverage-digest',
 } as const;
 
 /**
@@ -29,11 +35,17 @@ export function buildSummaryMetadata(input: {
   codeVersion: string;
   sha256Base64: string;
   bytes: number;
+  coverageDigest?: string;
 }): Record<string, string> {
   return {
     [SummaryMetadataKey.LINEAGE_HASH]: input.lineageHash,
     [SummaryMetadataKey.PARTITION]: `dt=${input.day}`,
     [SummaryMetadataKey.CODE_VERSION]: input.codeVersion,
-    [SummaryMetadataKey.INTEGRITY]: `sha256:${input.sha256Base64}:${input.bytes}`,
+    [SummaryMetadataKey.INTEGRITY]: formatIntegrity({
+      kind: 'sha256',
+      sha256Base64: input.sha256Base64,
+      bytes: input.bytes,
+    }),
+    ...(input.coverageDigest !== undefined ? { [SummaryMetadataKey.COVERAGE_DIGEST]: input.coverageDigest } : {}),
   };
 }

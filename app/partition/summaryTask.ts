@@ -116,6 +116,9 @@ export interface SummaryTaskEnvelope {
   /**
    * `dt=D:<lineageHash>`: the same task (same day, same inputs, same code) sent again within 5
    * minutes is dropped by SQS FIFO; a changed input gives a new identity (a new task is needed).
+   * Planned with the day's input coverage, `dt=D:<lineageHash 32>:<coverage digest 32>` (the first
+   * 32 hex digits of each; SQS allows 128 characters): a day whose inputs changed but not its
+   * outputs (an input arrived or was dead-lettered) is a new task too.
    */
   readonly deduplicationId: string;
 }
@@ -127,11 +130,14 @@ export interface SummaryTaskEnvelope {
  * summaryTaskEnvelope('2026-01-05', '3f9c...');
  * // { body: '{"lineageHash":"3f9c...","partition":"dt=2026-01-05","type":"summarize"}', groupId: 'dt=2026-01-05', deduplicationId: 'dt=2026-01-05:3f9c...' }
  */
-export function summaryTaskEnvelope(day: Day, lineageHash: string): SummaryTaskEnvelope {
+export function summaryTaskEnvelope(day: Day, lineageHash: string, coverageDigest?: string): SummaryTaskEnvelope {
   const partition = partitionName(day);
   return {
     body: JSON.stringify({ lineageHash, partition, type: SUMMARIZE_TASK_TYPE }),
     groupId: partition,
-    deduplicationId: `${partition}:${lineageHash}`,
+    deduplicationId:
+      coverageDigest === undefined
+        ? `${partition}:${lineageHash}`
+        : `${partition}:${lineageHash.slice(0, 32)}:${coverageDigest.slice(0, 32)}`,
   };
 }

@@ -86,6 +86,8 @@ export async function partitionStatus(options: PartitionStatusOptions): Promise<
         day: verdict.day,
         lineageHash: expected.lineageHash,
         codeVersion: expected.codeVersion,
+        // The coverage record the marker names must be the one in the summary's metadata.
+        ...(verdict.published?.coverageDigest ? { coverageDigest: verdict.published.coverageDigest } : {}),
       });
       if (judged.state === SummaryState.MISSING) {
         return { ...verdict, status: PartitionStatus.MISSING, reason: 'summary was deleted while checking' };

@@ -3,11 +3,13 @@
  * ReportBatchItemFailures). Everything is built once per container, at module scope.
  *
  * Environment: OUTPUT_BUCKET (required: lineage, summaries, failures/ records); INPUT_BUCKET
- * (required: the input bucket whose normalized outputs are summarized); LOG_LEVEL; AWS_ENDPOINT_URL
+ * (required: the input bucket whose normalized outputs are summarized, and whose inputs each
+ * summary's coverage record is listed from); LOG_LEVEL; AWS_ENDPOINT_URL
  * (emulators).
  */
 
 import { createSummarizeHandler } from '../../app/partition/createSummarizeHandler.js';
+import { referenceInputRules } from '../../app/partition/referenceInputRules.js';
 import { createAwsClients } from '../../src/aws/clients.js';
 import { optionalEnv, requireEnv } from '../../src/env.js';
 import { createLogger, type LogLevel } from '../../src/logging/logger.js';
@@ -19,9 +21,14 @@ const logger = createLogger({
 // The SDK's own warnings go through the same logger (the SDK would otherwise write to the console).
 const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL, logger });
 
+const outputBucket = requireEnv('OUTPUT_BUCKET');
+const inputBucket = requireEnv('INPUT_BUCKET');
+
 export const handler = createSummarizeHandler({
   clients,
-  outputBucket: requireEnv('OUTPUT_BUCKET'),
-  inputBucket: requireEnv('INPUT_BUCKET'),
+  outputBucket,
+  inputBucket,
+  // Each summary records which inputs of its day it covers and which it does not.
+  inputs: referenceInputRules({ inputBucket, outputBucket }),
   logger,
 });

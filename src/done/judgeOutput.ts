@@ -1,3 +1,4 @@
+import { integrityProblem } from './integrity.js';
 import { encodeSource, MetadataKey } from './outputMetadata.js';
 
 /** What a HEAD of an output (with `ChecksumMode: 'ENABLED'`) returned. */
@@ -79,7 +80,7 @@ export function judgeOutput(head: OutputHead | undefined, expected: OutputExpect
   if (source !== encodeSource(expected.source)) {
     return invalid(`object was built from another input (${source})`);
   }
-  const contentProblem = checkIntegrity(integrity, head);
+  const contentProblem = integrityProblem(integrity, head, { multipart: true });
   if (contentProblem) return invalid(contentProblem);
   if (codeVersion !== expected.codeVersion) {
     return {
@@ -97,20 +98,4 @@ export function judgeOutput(head: OutputHead | undefined, expected: OutputExpect
     sourceEtag,
     ...(versionId ? { sourceVersionId: versionId } : {}),
   };
-}
-
-function checkIntegrity(integrity: string, head: OutputHead): string | undefined {
-  if (integrity === 'sha256-composite') {
-    if (!head.checksumSHA256) return 'multipart output has no stored SHA-256 checksum (not written by rerun)';
-    return undefined;
-  }
-  const match = /^sha256:([A-Za-z0-9+/=]+):(\d+)$/.exec(integrity);
-  if (!match) return `unreadable integrity metadata ${JSON.stringify(integrity)}`;
-  const [, digest, bytes] = match;
-  if (Number(bytes) !== head.contentLength) {
-    return `content length ${head.contentLength} differs from the ${bytes} bytes written (partial or overwritten)`;
-  }
-  if (!head.checksumSHA256) return 'object has no stored SHA-256 checksum (overwritten without one)';
-  if (head.checksumSHA256 !== digest) return 'stored SHA-256 differs from the digest written (content was replaced)';
-  return undefined;
 }

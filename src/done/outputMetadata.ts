@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { formatIntegrity, type Integrity } from './integrity.js';
 
 /**
  * What every output carries in its S3 user metadata (`x-amz-meta-*`) so that a done-check can tell
@@ -44,10 +45,7 @@ export interface SourceIdentity {
   readonly versionId?: string;
 }
 
-/** Integrity of the content, known once the whole output has been produced. */
-export type Integrity =
-  | { readonly kind: 'sha256'; readonly sha256Base64: string; readonly bytes: number }
-  | { readonly kind: 'sha256-composite' };
+export type { Integrity } from './integrity.js';
 
 /**
  * Encodes the logical input so it fits S3 metadata (ASCII, 2 KB in total).
@@ -80,8 +78,7 @@ export function buildOutputMetadata(options: {
     [MetadataKey.SOURCE]: encodeSource(source),
     [MetadataKey.SOURCE_ETAG]: source.etag,
     [MetadataKey.CODE_VERSION]: codeVersion,
-    [MetadataKey.INTEGRITY]:
-      integrity.kind === 'sha256' ? `sha256:${integrity.sha256Base64}:${integrity.bytes}` : 'sha256-composite',
+    [MetadataKey.INTEGRITY]: formatIntegrity(integrity),
   };
   if (source.versionId) metadata[MetadataKey.SOURCE_VERSION] = source.versionId;
   if (sideOutputs) {

@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { OutputHead } from '../done/judgeOutput.js';
 import { stripQuotes } from '../intake/parseS3Event.js';
+import { type ConflictRetryPolicy, retryOnConflict } from './conflictRetry.js';
 import { classifyS3Error, errorCode, httpStatus, isMissingKey, type S3Target } from './errors.js';
 
 export { httpStatus } from './errors.js';
@@ -24,7 +25,10 @@ export const WriteStatus = {
   WRITTEN: 'written',
   /** 412: the key exists (If-None-Match) or its ETag changed (If-Match): another writer got there. */
   PRECONDITION_FAILED: 'precondition-failed',
-  /** 409 ConditionalRequestConflict: a concurrent conflicting write; retry the request. */
+  /**
+   * 409 ConditionalRequestConflict: a concurrent conflicting write. {@link S3ObjectStore.put} has
+   * already retried it (full jitter); a multipart completion must start a new upload instead.
+   */
   CONFLICT: 'conflict',
   /** 404 on If-Match: the object we meant to replace is gone. */
   MISSING: 'missing',
@@ -46,18 +50,31 @@ export type GetResult =
       readonly contentLength: number;
     };
 
+/** Options of {@link S3ObjectStore}. */
+export interface S3ObjectStoreOptions {
+  /**
+   * The retry of a PutObject that met 409 ConditionalRequestConflict.
+   * @default 3 retries, full jitter over 50 ms doubling up to 1 s (src/s3/conflictRetry.ts)
+   */
+  readonly conflictRetry?: ConflictRetryPolicy;
+}
+
 /**
  * Thin adapter over the S3 operations rerun uses. It classifies the answers that matter to
- * idempotency (404, 304, 412, 409), turns configuration failures (403 AccessDenied, NoSuchBucket,
- * InvalidBucketName) into non-retryable errors that name the object and the missing permission
- * (src/s3/errors.ts), and lets every other error through.
+ * idempotency (404, 304, 412, 409), retries a PutObject's 409 (the one place that does), turns
+ * configuration failures (403 AccessDenied, NoSuchBucket, InvalidBucketName) into non-retryable
+ * errors that name the object and the missing permission (src/s3/errors.ts), and lets every other
+ * error through.
  *
  * @example
  * const store = new S3ObjectStore(new S3Client({}));
  * const head = await store.head('out-bucket', 'normalized/in/a.csv.ndjson');
  */
 export class S3ObjectStore {
-  constructor(readonly client: S3Client) {}
+  constructor(
+    readonly client: S3Client,
+    private readonly options: S3ObjectStoreOptions = {},
+  ) {}
 
   /** HeadObject with `ChecksumMode: 'ENABLED'` (returns the stored checksum); undefined on 404. */
   async head(bucket: string, key: string): Promise<OutputHead | undefined> {
@@ -104,7 +121,11 @@ export class S3ObjectStore {
     }
   }
 
-  /** A single conditional PutObject. `sha256Base64` is sent so S3 verifies and stores it. */
+  /**
+   * A single conditional PutObject. `sha256Base64` is sent so S3 verifies and stores it. A 409
+   * ConditionalRequestConflict is retried with the same body (full jitter, `conflictRetry`); a
+   * conflict left after the retries is returned as {@link WriteStatus.CONFLICT}.
+   */
   async put(
     bucket: string,
     key: string,
@@ -116,27 +137,29 @@ export class S3ObjectStore {
       contentType?: string;
     },
   ): Promise<WriteResult> {
-    return classifyWrite({ operation: 'PutObject', bucket, key }, async () => {
-      const out = await this.client.send(
-        withPayloadSha256(
-          new PutObjectCommand({
-            Bucket: bucket,
-            Key: key,
-            Body: body,
-            ContentLength: body.byteLength,
-            Metadata: options.metadata,
-            // Naming the algorithm as well as sending the digest: S3 needs only the digest, moto
-            // stores the checksum only when the algorithm header is present too.
-            ChecksumAlgorithm: 'SHA256',
-            ChecksumSHA256: options.sha256Base64,
-            ...(options.contentType ? { ContentType: options.contentType } : {}),
-            ...conditionHeaders(options.condition),
-          }),
-          options.sha256Base64,
-        ),
-      );
-      return stripQuotes(out.ETag ?? '');
-    });
+    const once = () =>
+      classifyWrite({ operation: 'PutObject', bucket, key }, async () => {
+        const out = await this.client.send(
+          withPayloadSha256(
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: key,
+              Body: body,
+              ContentLength: body.byteLength,
+              Metadata: options.metadata,
+              // Naming the algorithm as well as sending the digest: S3 needs only the digest, moto
+              // stores the checksum only when the algorithm header is present too.
+              ChecksumAlgorithm: 'SHA256',
+              ChecksumSHA256: options.sha256Base64,
+              ...(options.contentType ? { ContentType: options.contentType } : {}),
+              ...conditionHeaders(options.condition),
+            }),
+            options.sha256Base64,
+          ),
+        );
+        return stripQuotes(out.ETag ?? '');
+      });
+    return retryOnConflict(once, (r) => r.status === WriteStatus.CONFLICT, this.options.conflictRetry);
   }
 
   /** CreateMultipartUpload with SHA-256 part checksums; returns the upload id. */
@@ -186,7 +209,10 @@ export class S3ObjectStore {
     return { partNumber: part.partNumber, etag: out.ETag ?? '', sha256Base64: part.sha256Base64 };
   }
 
-  /** CompleteMultipartUpload with the same conditions as PutObject (412/409 classified). */
+  /**
+   * CompleteMultipartUpload with the same conditions as PutObject (412/409 classified). A 409 is not
+   * retried: AWS advises a new multipart upload, which only the writer of the parts can make.
+   */
   async completeMultipartUpload(
     bucket: string,
     key: string,

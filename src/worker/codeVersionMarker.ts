@@ -18,7 +18,8 @@ export function codeVersionMarkerKey(prefix: string, worker: string, codeVersion
 
 /**
  * Creates the marker of a code version unless it exists (a 412 means another instance of the
- * same version was first: fine). A 409 is retried once. Any other failure is thrown: the caller
+ * same version was first: fine). The store retries a 409 (full jitter); one left over, and any other
+ * failure, is thrown: the caller
  * must not build outputs before the marker exists, or planning would take them for old code.
  *
  * @example
@@ -27,15 +28,13 @@ export function codeVersionMarkerKey(prefix: string, worker: string, codeVersion
 export async function writeCodeVersionMarker(store: S3ObjectStore, bucket: string, key: string): Promise<void> {
   const empty = new Uint8Array();
   const sha256Base64 = createHash('sha256').update(empty).digest('base64');
-  for (let attempt = 1; attempt <= 2; attempt++) {
-    const result = await store.put(bucket, key, empty, { condition: { ifNoneMatch: '*' }, metadata: {}, sha256Base64 });
-    if (result.status === WriteStatus.WRITTEN || result.status === WriteStatus.PRECONDITION_FAILED) return;
-    if (result.status === WriteStatus.MISSING) {
-      throw new PublishConflictError(
-        `code version marker s3://${bucket}/${key} could not be created (404: does the bucket exist?); ` +
-          'the batch is retried. Check OUTPUT_BUCKET and CODE_VERSION_PREFIX.',
-      );
-    }
+  const result = await store.put(bucket, key, empty, { condition: { ifNoneMatch: '*' }, metadata: {}, sha256Base64 });
+  if (result.status === WriteStatus.WRITTEN || result.status === WriteStatus.PRECONDITION_FAILED) return;
+  if (result.status === WriteStatus.MISSING) {
+    throw new PublishConflictError(
+      `code version marker s3://${bucket}/${key} could not be created (404: does the bucket exist?); ` +
+        'the batch is retried. Check OUTPUT_BUCKET and CODE_VERSION_PREFIX.',
+    );
   }
   throw new PublishConflictError(`code version marker s3://${bucket}/${key} is being written concurrently; retrying.`);
 }

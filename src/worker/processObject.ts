@@ -5,15 +5,15 @@ import { InputTooLargeError, PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
+import { type GetResult, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
+import type { WorkerDefinition } from './defineWorker.js';
 import {
-  DeleteStatus,
-  type GetResult,
-  type S3ObjectStore,
-  type WriteCondition,
-  type WriteResult,
-  WriteStatus,
-} from '../s3/S3ObjectStore.js';
-import type { OutputStream, WorkerDefinition } from './defineWorker.js';
+  checkListedSideOutputs,
+  type FinalOutput,
+  removeStaleSideOutputs,
+  SideOutputWriters,
+  sweepSideOutputs,
+} from './sideOutputs.js';
 import { createTransformInput } from './transformInput.js';
 
 /**
@@ -97,7 +97,6 @@ interface HeldMemory {
   release?: () => void;
 }
 
-const SINGLE_PUT_CONFLICT_RETRIES = 3;
 /** The input is known to be at the output's source ETag without asking S3 (see eventProvesCurrent). */
 const NOT_MODIFIED: GetResult = { status: 'not-modified' };
 
@@ -112,10 +111,12 @@ const NOT_MODIFIED: GetResult = { status: 'not-modified' };
  *    answers 304 with no body, so such a rerun costs two requests and reads nothing. Otherwise the
  *    same GET returns the current content: the output always reflects the input as it is now, so a
  *    late or replayed event for older content cannot regress it.
- * 3. Transform while streaming to the outputs; publish side outputs, then the main output (the
- *    commit point) with `If-None-Match: *` (create) or `If-Match: <etag seen in step 1>` (replace).
- * 4. 412 means another writer got there first: start over from step 1, which then finds the
- *    other writer's output and either accepts it as done or replaces it with the current content.
+ * 3. Transform while streaming to the outputs; publish side outputs (their protocol:
+ *    src/worker/sideOutputs.ts), then the main output (the commit point) with `If-None-Match: *`
+ *    (create) or `If-Match: <etag seen in step 1>` (replace).
+ * 4. 412 means another writer got there first (as does a 409 the store's retries did not absorb,
+ *    or any 409 on a multipart completion): start over from step 1, which then finds the other
+ *    writer's output and either accepts it as done or replaces it with the current content.
  *
  * @example
  * const outcome = await processObject(worker, { bucket: 'in', key: 'incoming/a.csv', eventName: 'ObjectCreated:Put' },
@@ -178,14 +179,6 @@ function skipReason(worker: WorkerDefinition, object: S3ObjectEvent): string | u
 type AttemptResult =
   | { readonly outcome: ObjectOutcome; readonly final: FinalOutput }
   | { readonly lostRace: true; readonly sideOutputs: Readonly<Record<string, string>> };
-
-/** What the output in place at the end of a round says about its side outputs. */
-interface FinalOutput {
-  /** Source ETag it was built from (undefined when nothing was written: the input is gone). */
-  readonly sourceEtag?: string;
-  /** Side outputs it lists, name to ETag; undefined when it does not say (multipart). */
-  readonly sideOutputs?: ReadonlyMap<string, string>;
-}
 
 async function attempt(
   worker: WorkerDefinition,
@@ -296,41 +289,27 @@ async function attempt(
       ...(worker.contentType ? { contentType: worker.contentType } : {}),
     });
   const main = writerFor(outputKey);
-  const sides = new Map<string, { key: string; writer: OutputWriter }>();
-  const side = (name: string): OutputStream => {
-    const keyOf = worker.sideOutputs?.[name];
-    if (!keyOf) throw new Error(`worker ${worker.name} has no side output "${name}" (declare it in sideOutputs)`);
-    let entry = sides.get(name);
-    if (!entry) {
-      const key = keyOf(object);
-      entry = { key, writer: writerFor(key) };
-      sides.set(name, entry);
-    }
-    return entry.writer;
-  };
+  const sides = new SideOutputWriters(worker, object, writerFor);
 
   let summary: Record<string, string | number>;
   try {
     summary = await worker.transform(
       createTransformInput({ source, body: input.body, contentLength: input.contentLength }),
-      { output: main, side },
+      { output: main, side: sides.side },
     );
   } catch (error) {
     input.body.destroy();
-    await Promise.allSettled([main.abort(), ...[...sides.values()].map((s) => s.writer.abort())]);
+    await Promise.allSettled([main.abort(), sides.abortAll()]);
     throw error;
   }
 
-  // Side outputs first: the main output is the commit point, so once it is valid its side outputs
-  // exist. It lists each with its ETag.
-  const sideOutputsWritten: Record<string, string> = {};
-  for (const [name, { key, writer }] of sides) {
-    if (writer.bytesWritten === 0) continue;
-    sideOutputsWritten[name] = await publishSideOutput(worker, store, key, writer, source);
-  }
+  // Side outputs first (src/worker/sideOutputs.ts): the main output is the commit point, and lists each.
+  const sideOutputsWritten = await sides.publishAll(store, source);
 
   const condition: WriteCondition = head ? { ifMatch: head.etag } : { ifNoneMatch: '*' };
-  const published = await publishWithConflictRetry(main, condition, summary, sideOutputsWritten);
+  // The store retries a single PutObject's 409; a multipart 409 (or one left over) is answered by
+  // starting over with a new writer, as a lost race is.
+  const published = await main.publish(condition, summary, sideOutputsWritten);
   if (published.status !== WriteStatus.WRITTEN) {
     await main.abort();
     return { lostRace: true, sideOutputs: sideOutputsWritten };
@@ -364,122 +343,6 @@ async function attempt(
 }
 
 /**
- * The first side output a built output lists whose object is missing or has another ETag, or
- * undefined when all match (or the output lists them by name only, without ETags).
- */
-async function checkListedSideOutputs(
-  worker: WorkerDefinition,
-  store: S3ObjectStore,
-  object: S3ObjectEvent,
-  listed: ReadonlyMap<string, string>,
-): Promise<string | undefined> {
-  const checks = [...listed].map(async ([name, etag]) => {
-    const keyOf = worker.sideOutputs?.[name];
-    if (!keyOf || etag === '') return undefined;
-    const side = await store.head(worker.outputBucket, keyOf(object));
-    if (!side) return `${name} is missing`;
-    return side.etag === etag ? undefined : `${name} has ETag ${side.etag}, the output lists ${etag}`;
-  });
-  return (await Promise.all(checks)).find((problem) => problem !== undefined);
-}
-
-/** Throws InputTooLargeError for an input above the limit (its size from the event or the GET). */
-function refuseTooLarge(object: S3ObjectEvent, size: number | undefined, maxInputBytes: number | undefined): void {
-  if (size === undefined || maxInputBytes === undefined || size <= maxInputBytes) return;
-  const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
-  throw new InputTooLargeError(
-    `s3://${object.bucket}/${object.key} is ${mib(size)} (${size} bytes), above the worker's limit of ${mib(maxInputBytes)} ` +
-      `(MAX_INPUT_BYTES ${maxInputBytes}, the largest input one invocation finishes at the function's memory and timeout): ` +
-      'nothing was read or written; raise the function memory and timeout (maxInputBytes in the stack sizes both, ' +
-      'src/sizing/sizeWorker.ts) or split the input, then redrive this message',
-  );
-}
-
-/** 409 ConditionalRequestConflict: retry the same request (a single PutObject still has its body). */
-async function publishWithConflictRetry(
-  writer: OutputWriter,
-  condition: WriteCondition,
-  summary: Readonly<Record<string, string | number>>,
-  sideOutputs?: Readonly<Record<string, string>>,
-): Promise<WriteResult> {
-  for (let retry = 0; ; retry++) {
-    const result = await writer.publish(condition, summary, sideOutputs);
-    // A multipart 409 is answered with a new upload: the caller aborts and starts the object over.
-    if (writer.needsNewUpload) return result;
-    if (result.status !== WriteStatus.CONFLICT || retry >= SINGLE_PUT_CONFLICT_RETRIES) return result;
-    await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** retry));
-  }
-}
-
-/**
- * Publishes a side output whose deterministic content a crashed earlier attempt may already have
- * written: a 412 on create is accepted when the object there was built from the same input
- * content by the same code, and replaced (If-Match) otherwise.
- */
-async function publishSideOutput(
-  worker: WorkerDefinition,
-  store: S3ObjectStore,
-  key: string,
-  writer: OutputWriter,
-  source: SourceIdentity,
-): Promise<string> {
-  let condition: WriteCondition = { ifNoneMatch: '*' };
-  for (let round = 0; round < 3; round++) {
-    const result = await publishWithConflictRetry(writer, condition, {});
-    if (result.status === WriteStatus.WRITTEN) return result.etag;
-    if (result.status === WriteStatus.CONFLICT) break;
-    const existing = await store.head(worker.outputBucket, key);
-    if (!existing) {
-      condition = { ifNoneMatch: '*' };
-      continue;
-    }
-    const verdict = judgeOutput(existing, { source, codeVersion: worker.codeVersion });
-    if (verdict.state === OutputState.BUILT && verdict.sourceEtag === source.etag) {
-      await writer.abort();
-      return existing.etag;
-    }
-    condition = { ifMatch: existing.etag };
-  }
-  await writer.abort();
-  throw new PublishConflictError(
-    `Side output s3://${worker.outputBucket}/${key} kept changing under concurrent writers; the message will be retried.`,
-  );
-}
-
-/**
- * When an output is replaced and this run produced no content for a side output (e.g. the new
- * input has no bad rows), the side object of the older content would mislead: remove it. Only
- * those the replaced output's metadata lists are removed; when it lists none (a multipart output),
- * any may exist.
- */
-async function removeStaleSideOutputs(
-  worker: WorkerDefinition,
-  store: S3ObjectStore,
-  object: S3ObjectEvent,
-  writtenNow: readonly string[],
-  publishedBefore: ReadonlyMap<string, string> | undefined,
-  logger: Logger,
-): Promise<void> {
-  for (const [name, keyOf] of Object.entries(worker.sideOutputs ?? {})) {
-    if (writtenNow.includes(name)) continue;
-    if (publishedBefore && !publishedBefore.has(name)) continue;
-    const key = keyOf(object);
-    // No blind delete: If-Match on the ETag the replaced output listed (or a HEAD's, when it did not
-    // list one). A 412 means the object changed since it was listed: it is still older content's
-    // (this run wrote none), so it goes too, on the ETag a HEAD sees now.
-    const listedEtag = publishedBefore?.get(name) || (await store.head(worker.outputBucket, key))?.etag;
-    if (
-      listedEtag &&
-      (await store.deleteIfMatch(worker.outputBucket, key, listedEtag)) === DeleteStatus.PRECONDITION_FAILED
-    ) {
-      const now = await store.head(worker.outputBucket, key);
-      if (now) await store.deleteIfMatch(worker.outputBucket, key, now.etag);
-    }
-    logger.debug('removed side output of older content', { sideOutput: name, key });
-  }
-}
-
-/**
  * Removes what earlier releases wrote for this input at other keys (worker.legacyOutputKeys), now that
  * the output is published at its current key: left in place, a day would count the input twice.
  */
@@ -500,47 +363,16 @@ async function removeLegacyOutputs(
   }
 }
 
-/**
- * Removes side objects that the output in place does not list, once a call has settled:
- *
- * - `orphans`: written by this call in a round that then lost the publish race. Removed when the
- *   object is still the one this call wrote (same ETag) and the final output does not list it
- *   with that ETag: the winner's content had no such side output, or other rows.
- * - `debris`: on a redelivery, any declared side object built from other input content than the
- *   final output's and not listed by it: left by an earlier attempt that died between the side and
- *   the main output. (Only when the final output lists its side outputs; a multipart one does not.)
- *
- * A writer of newer content may still be between its side output and its main output: its side
- * object was built from other content than ours and is not an orphan of ours; for debris the
- * window remains, and the done-check (a listed side object with another ETag) repairs it.
- */
-async function sweepSideOutputs(
-  worker: WorkerDefinition,
-  store: S3ObjectStore,
-  object: S3ObjectEvent,
-  result: { readonly final: FinalOutput },
-  options: { orphans: ReadonlyMap<string, string>; debris: boolean; logger: Logger },
-): Promise<void> {
-  const { final } = result;
-  for (const [name, keyOf] of Object.entries(worker.sideOutputs ?? {})) {
-    const listedEtag = final.sideOutputs?.get(name);
-    const orphanEtag = options.orphans.get(name);
-    const isDebrisCandidate = options.debris && final.sideOutputs !== undefined && listedEtag === undefined;
-    if (orphanEtag === undefined && !isDebrisCandidate) continue;
-    if (orphanEtag !== undefined && listedEtag === orphanEtag) continue;
-    const key = keyOf(object);
-    const existing = await store.head(worker.outputBucket, key);
-    if (!existing || existing.etag === listedEtag) continue;
-    const mine = orphanEtag !== undefined && existing.etag === orphanEtag;
-    const builtFrom = judgeOutput(existing, { source: object, codeVersion: worker.codeVersion });
-    const debris =
-      isDebrisCandidate &&
-      (builtFrom.state !== OutputState.BUILT ||
-        (final.sourceEtag !== undefined && builtFrom.sourceEtag !== final.sourceEtag));
-    if (!mine && !debris) continue;
-    await store.deleteIfMatch(worker.outputBucket, key, existing.etag);
-    options.logger.info('removed a side object the output does not list', { sideOutput: name, key, mine });
-  }
+/** Throws InputTooLargeError for an input above the limit (its size from the event or the GET). */
+function refuseTooLarge(object: S3ObjectEvent, size: number | undefined, maxInputBytes: number | undefined): void {
+  if (size === undefined || maxInputBytes === undefined || size <= maxInputBytes) return;
+  const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  throw new InputTooLargeError(
+    `s3://${object.bucket}/${object.key} is ${mib(size)} (${size} bytes), above the worker's limit of ${mib(maxInputBytes)} ` +
+      `(MAX_INPUT_BYTES ${maxInputBytes}, the largest input one invocation finishes at the function's memory and timeout): ` +
+      'nothing was read or written; raise the function memory and timeout (maxInputBytes in the stack sizes both, ' +
+      'src/sizing/sizeWorker.ts) or split the input, then redrive this message',
+  );
 }
 
 /** `: records 12, quarantined 3` — the transform's summary, for people reading logs and tables. */

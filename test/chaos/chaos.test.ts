@@ -76,7 +76,7 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
       'DynamoDB:UpdateItem', // ledger completion
       'SQS:DeleteMessageBatch',
     ]);
-    expect(killPointsOf(discovery.sequence)).toHaveLength(19);
+    expect(killPointsOf(discovery.sequence)).toHaveLength(19); // as test/chaos/README.md says
 
     const chosen: KillPoint[] = [
       { service: 'S3', operation: 'PutObject', occurrence: 2, phase: 'after-response' },
@@ -107,6 +107,8 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
       'SQS:GetQueueUrl', // the failure recorder's maxReceiveCount, once per container
       'S3:ListObjectsV2', // lineage: normalized outputs of the day
       'S3:ListObjectsV2', // lineage: quarantine objects of the day
+      'S3:ListObjectsV2', // coverage: the day's inputs
+      'S3:ListObjectsV2', // coverage: the day's failure index entries
       'S3:HeadObject', // done-check of the published summary
       'S3:GetObject', // each input, pinned to its listed ETag
       'S3:GetObject',
@@ -119,6 +121,7 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
       'S3:PutObject', // the manifest marker
       'SQS:DeleteMessageBatch',
     ]);
+    expect(killPointsOf(discovery.sequence)).toHaveLength(33); // as test/chaos/README.md says
     const chosen: KillPoint[] = [
       { service: 'S3', operation: 'PutObject', occurrence: 2, phase: 'after-response' },
       { service: 'S3', operation: 'DeleteObject', occurrence: 1, phase: 'after-response' },

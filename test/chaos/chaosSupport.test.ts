@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SUMMARIZE_CODE_VERSION } from '../../app/partition/codeVersion.js';
 import { SummaryAccumulator, serializeSummary } from '../../app/partition/dailySummary.js';
+import { InputClass } from '../../app/partition/inputCoverage.js';
 import { lineageHash } from '../../app/partition/lineage.js';
+import { referenceInputRules } from '../../app/partition/referenceInputRules.js';
+import { summaryCoverageOf } from '../../app/partition/summaryCoverage.js';
 import { LineageKind, markerKey, stagingKey, summaryKey, summaryLayout } from '../../app/partition/summaryLayout.js';
 import { buildSummaryMetadata } from '../../app/partition/summaryMetadata.js';
 import type { SinkDelivery } from '../../local/sink/WebhookSink.js';
@@ -108,6 +111,7 @@ describe('verifyAgainstClean: the final state against the clean run', () => {
   const object = (k: string, body: Buffer, etag = 'e1', digest = checksum): SnapshotObject => ({
     key: k,
     bytes: body,
+    lastModified: 0,
     head: {
       etag: 'o1',
       contentLength: body.length,
@@ -143,6 +147,8 @@ describe('verifyAgainstClean: the final state against the clean run', () => {
     inputBucket: 'in',
     outputBucket: 'out',
     objects: [object(outKey, bytes)],
+    inputs: [{ key, lastModified: 0 }],
+    inputRules: referenceInputRules({ inputBucket: 'in', outputBucket: 'out' }),
     deliveries: [delivery()],
     dlq: [],
     summaryDlq: [],
@@ -250,10 +256,18 @@ describe('verifySummaries: the summary stage against the final lineage and the c
   const line = '{"id":"1","amount":"2.50"}';
   const lineageObject = (path: string, etag: string): SnapshotObject => {
     const bytes = Buffer.from(`${line}\n`);
-    return { key: `normalized/in/${path}`, bytes, head: { etag, contentLength: bytes.length, metadata: {} } };
+    return {
+      key: `normalized/in/${path}`,
+      bytes,
+      lastModified: 2000,
+      head: { etag, contentLength: bytes.length, metadata: {} },
+    };
   };
   const input = lineageObject(`dt=${day}/a.csv.ndjson`, 'n1');
   const entries = [{ kind: LineageKind.NORMALIZED, path: `dt=${day}/a.csv.ndjson`, etag: 'n1' }];
+  // The day's one input, with its output written after it: the summary covers it.
+  const inputKey = `incoming/dt=${day}/a.csv`;
+  const coverage = summaryCoverageOf([{ key: inputKey, class: InputClass.COVERED }]);
   const hash = lineageHash({ day, codeVersion, entries });
   /** The summary the worker publishes for `entries`, with its metadata, as a snapshot object. */
   const summaryOf = (lineage: typeof entries, etag = 's1'): SnapshotObject => {
@@ -263,22 +277,31 @@ describe('verifySummaries: the summary stage against the final lineage and the c
       accumulator.addLine(line);
     }
     const h = lineageHash({ day, codeVersion, entries: lineage });
-    const bytes = serializeSummary(accumulator.finish({ day, codeVersion, lineageHash: h, lineage }));
+    const bytes = serializeSummary(accumulator.finish({ day, codeVersion, lineageHash: h, lineage, coverage }));
     const sha = createHash('sha256').update(bytes).digest('base64');
     return {
       key: summaryKey(layout, day),
       bytes,
+      lastModified: 3000,
       head: {
         etag,
         contentLength: bytes.length,
         checksumSHA256: sha,
-        metadata: buildSummaryMetadata({ day, lineageHash: h, codeVersion, sha256Base64: sha, bytes: bytes.length }),
+        metadata: buildSummaryMetadata({
+          day,
+          lineageHash: h,
+          codeVersion,
+          sha256Base64: sha,
+          bytes: bytes.length,
+          coverageDigest: coverage.digest,
+        }),
       },
     };
   };
   const marker = (summaryEtag = 's1', lineage = hash): SnapshotObject => ({
-    key: markerKey(layout, day, { lineageHash: lineage, summaryEtag, codeVersion }),
+    key: markerKey(layout, day, { lineageHash: lineage, summaryEtag, codeVersion, coverageDigest: coverage.digest }),
     bytes: Buffer.alloc(0),
+    lastModified: 2000,
     head: { etag: 'm', contentLength: 0, metadata: {} },
   });
   const summary = summaryOf(entries);
@@ -292,6 +315,8 @@ describe('verifySummaries: the summary stage against the final lineage and the c
         inputBucket: 'in',
         outputBucket: 'out',
         objects,
+        inputs: [{ key: inputKey, lastModified: 1000 }],
+        inputRules: referenceInputRules({ inputBucket: 'in', outputBucket: 'out' }),
         deliveries: [],
         dlq: [],
         summaryDlq: (options.summaryDlq ?? ['not a task']).map((body, i) => ({ messageId: `m${i}`, body })),

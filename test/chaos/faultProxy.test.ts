@@ -103,9 +103,9 @@ describe('FaultProxy: HTTP-level faults in front of the emulator', () => {
     expect(proxy.stats().requests).toBe(6); // 3 attempts each: classified retryable
   });
 
-  it('409 ConditionalRequestConflict hits conditional writes only, and the product classifies it as a conflict', async () => {
+  it('409 ConditionalRequestConflict hits conditional writes only, and the product retries it, then classifies it as a conflict', async () => {
     const { proxy, clients } = await through({ rates: { [FaultKind.CONFLICT_409]: 1 } });
-    const store = new S3ObjectStore(clients.s3);
+    const store = new S3ObjectStore(clients.s3, { conflictRetry: { sleep: async () => {} } });
     const result = await store.put(bucket, 'conflict/a.txt', Buffer.from('x'), {
       condition: { ifNoneMatch: '*' },
       metadata: {},
@@ -113,7 +113,8 @@ describe('FaultProxy: HTTP-level faults in front of the emulator', () => {
     });
     expect(result).toEqual({ status: WriteStatus.CONFLICT });
     await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'conflict/plain.txt', Body: 'x' }));
-    expect(proxy.stats().faults).toEqual({ [FaultKind.CONFLICT_409]: 1 });
+    // The first attempt and the store's 3 retries; the unconditional put passes.
+    expect(proxy.stats().faults).toEqual({ [FaultKind.CONFLICT_409]: 4 });
   });
 
   it('reset-after: the server applied the write, the client saw only a broken connection', async () => {

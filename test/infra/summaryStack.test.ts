@@ -238,7 +238,7 @@ describe('least privilege for the second stage', () => {
       new Set([ids.input, ids.output]),
     );
 
-  it('the summarize role lists and reads its lineage, writes and deletes summaries, records failures, and nothing else', () => {
+  it("the summarize role lists and reads its lineage, lists the day's inputs, writes and deletes summaries, records failures, and nothing else", () => {
     const r = ids.role;
     for (const prefix of [topology.outputPrefix, topology.quarantinePrefix]) {
       expect(can(r, 's3:GetObject', arn(ids.output, `${prefix}in/dt=2026-01-05/a.ndjson`))).toBe(true);
@@ -259,6 +259,10 @@ describe('least privilege for the second stage', () => {
     // The provisional record of a last attempt that then succeeded is removed (If-Match).
     expect(can(r, 's3:DeleteObject', arn(ids.output, 'failures/q/m.json'))).toBe(true);
     expect(can(r, 's3:GetObject', arn(ids.input, 'incoming/a.csv'))).toBe(false);
+    // A summary records which inputs of its day it covers: the day's inputs are listed, never read.
+    expect(can(r, 's3:ListBucket', `arn:aws:s3:::${ids.input}`, { 's3:prefix': 'incoming/dt=2026-01-05/' })).toBe(true);
+    expect(can(r, 's3:ListBucket', `arn:aws:s3:::${ids.input}`, { 's3:prefix': 'elsewhere/' })).toBe(false);
+    expect(can(r, 's3:PutObject', arn(ids.input, 'incoming/a.csv'))).toBe(false);
     expect(can(r, 'sqs:SendMessage', `arn:${ids.queue}`)).toBe(false);
     expect(can(r, 'sqs:ReceiveMessage', `arn:${ids.queue}`)).toBe(true);
   });

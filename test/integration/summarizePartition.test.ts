@@ -3,11 +3,13 @@ import { PassThrough } from 'node:stream';
 import { DeleteObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { parseSummary } from '../../app/partition/dailySummary.js';
+import type { InputRules } from '../../app/partition/inputCoverage.js';
 import { judgePartition } from '../../app/partition/judgePartition.js';
 import { listPartitions } from '../../app/partition/listPartitions.js';
 import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
 import { type SummarizePartitionOptions, summarizePartition } from '../../app/partition/summarizePartition.js';
 import { markerPrefix, stagingKey, summaryKey, summaryLayout } from '../../app/partition/summaryLayout.js';
+import { failureIndexKey } from '../../src/failures/failureIndex.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
 import { createBucket, listKeys, readText } from '../support/s3.js';
@@ -248,5 +250,112 @@ describe('summarizePartition against the emulator', () => {
       message: expect.stringMatching(/normalized\/dt=2026-01-05\/broken\.csv\.ndjson line 2 is not a JSON object/),
     });
     expect(writes()).toBe(0);
+  });
+
+  describe('with the inputs of the day', () => {
+    let inputBucket: string;
+    let rules: InputRules;
+    const input = (name: string) => `incoming/dt=${DAY}/${name}`;
+    const gaveUp = (name: string, givenUp: 'last-receive' | 'non-retryable') =>
+      put(failureIndexKey('failures/', { bucket: inputBucket, key: input(name) }, 'q', `m-${name}`, givenUp), '');
+
+    beforeEach(async () => {
+      inputBucket = await createBucket(clients.s3, uniqueName('in'));
+      // The normalize worker's key rules: incoming/{path} -> normalized/{source}/{path}.ndjson.
+      const derived = (root: string) => (s: { key: string }) =>
+        `${root}/${source}/${s.key.slice('incoming/'.length)}.ndjson`;
+      rules = {
+        bucket: inputBucket,
+        prefix: 'incoming/',
+        failurePrefix: 'failures/',
+        outputKey: derived('normalized'),
+        quarantineKey: derived('quarantine'),
+      };
+      for (const name of ['orders.csv', 'events.ndjson', 'late.csv', 'poison.csv', 'bad.csv']) {
+        await clients.s3.send(new PutObjectCommand({ Bucket: inputBucket, Key: input(name), Body: 'id\n1\n' }));
+      }
+      await clients.s3.send(
+        new PutObjectCommand({ Bucket: inputBucket, Key: 'incoming/dt=2026-01-06/other-day.csv', Body: 'id\n' }),
+      );
+      // The outputs, written after their inputs (an output older than its input is outdated).
+      await normalized(`dt=${DAY}/orders.csv.ndjson`, '{"id":"1","amount":"10.50"}\n{"id":"2","amount":"7.25"}\n');
+      await normalized(`dt=${DAY}/events.ndjson.ndjson`, '{"id":"3","amount":null,"kind":"x"}\n');
+      await gaveUp('poison.csv', 'last-receive');
+      await gaveUp('bad.csv', 'non-retryable');
+      options = { ...options, inputs: rules };
+      log.clear();
+    });
+
+    const group = (keys: string[]) => ({ count: keys.length, keys });
+    const readSummary = async () => JSON.parse(await readText(clients.s3, bucket, summaryKey(layout(), DAY)));
+    const statusOfDay = async () => {
+      const [listing] = await listPartitions({
+        store: new S3PartitionStore(clients.s3),
+        bucket,
+        layout: layout(),
+        from: DAY,
+        to: DAY,
+        inputs: rules,
+      });
+      return judgePartition(listing as NonNullable<typeof listing>, CODE);
+    };
+
+    it('records which inputs it covers and which it does not, from listings only', async () => {
+      const outcome = await summarizePartition(DAY, options);
+      expect(outcome.status).toBe('processed');
+      // Bulk: two listings more than without inputs (the day's inputs, its failure index), and not
+      // one request about a single input.
+      const s3 = log.requests.filter((r) => r.service === 'S3');
+      expect(s3.filter((r) => r.operation === 'ListObjectsV2')).toHaveLength(5); // 2 lineage + inputs + index + markers
+      expect(s3.filter((r) => r.operation === 'HeadObject')).toHaveLength(1); // the summary's done-check
+      expect(s3.filter((r) => r.operation === 'GetObject')).toHaveLength(4); // 3 lineage objects + the staged copy
+      const summary = await readSummary();
+      expect(summary.manifest.coverage).toEqual({
+        inputs: 5,
+        covered: { withOutput: group([input('events.ndjson'), input('orders.csv')]), quarantined: group([]) },
+        notCovered: {
+          pending: group([input('late.csv')]),
+          failing: group([input('bad.csv')]),
+          deadLettered: group([input('poison.csv')]),
+          outdated: group([]),
+          skipped: group([]),
+        },
+        keysLimit: 100,
+        digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+      expect(parseSummary(Buffer.from(JSON.stringify(summary)), { day: DAY }).ok).toBe(true);
+      // A summarizer given no inputs judges by the outputs alone: current, and the record stays.
+      const { inputs: _ignored, ...outputsOnly } = options;
+      expect(await summarizePartition(DAY, outputsOnly)).toMatchObject({ status: 'skipped' });
+      expect((await readSummary()).manifest.coverage).toEqual(summary.manifest.coverage);
+    });
+
+    it('says what rerun status and the backfill planner say, and is rebuilt when an input fails without any output changing', async () => {
+      const first = await summarizePartition(DAY, options);
+      // Current, but the day has a pending input: rerun status reports it incomplete, for the same lineage hash.
+      const before = await statusOfDay();
+      expect(before).toMatchObject({ status: 'incomplete', lineageHash: first.lineageHash });
+      expect(await summarizePartition(DAY, options)).toMatchObject({
+        status: 'skipped',
+        lineageHash: first.lineageHash,
+      });
+
+      // The pending input is dead-lettered: no output changed, yet the summary no longer tells the truth.
+      await gaveUp('late.csv', 'last-receive');
+      expect((await statusOfDay()).status).toBe('stale');
+      const second = await summarizePartition(DAY, options);
+      expect(second.status).toBe('processed');
+      // Same outputs, so the same lineage hash; another coverage record, so another summary.
+      expect(second).toMatchObject({
+        lineageHash: first.lineageHash,
+        reason: expect.stringMatching(/the day's inputs changed since it was built/),
+      });
+      expect(second.etag).not.toBe(first.etag);
+      const { notCovered } = (await readSummary()).manifest.coverage;
+      expect(notCovered.pending).toEqual(group([]));
+      expect(notCovered.deadLettered).toEqual(group([input('late.csv'), input('poison.csv')]));
+      // Every input now has an output or a classified outcome: published, for the summary's own hash.
+      expect(await statusOfDay()).toMatchObject({ status: 'published', lineageHash: second.lineageHash });
+    });
   });
 });

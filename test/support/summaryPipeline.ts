@@ -3,6 +3,7 @@ import { runCli } from '../../app/cli/dispatch.js';
 import { type LocalStackResources, provisionLocalStack } from '../../app/dev/provisionLocalStack.js';
 import { createSummarizeHandler } from '../../app/partition/createSummarizeHandler.js';
 import { provisionSummaryStage, type SummaryStageResources } from '../../app/partition/provisionSummaryStage.js';
+import { referenceInputRules } from '../../app/partition/referenceInputRules.js';
 import { localResourceNames, type Topology, topology, workerQueueNames } from '../../app/topology.js';
 import { LocalRunner } from '../../local/runner/LocalRunner.js';
 import type { AwsClients } from '../../src/aws/clients.js';
@@ -81,6 +82,11 @@ export function summarizeStageRunner(clients: AwsClients, p: TwoStagePipeline): 
     outputBucket: p.stack.outputBucket,
     inputBucket: p.stack.inputBucket,
     topology: p.t,
+    inputs: referenceInputRules({
+      inputBucket: p.stack.inputBucket,
+      outputBucket: p.stack.outputBucket,
+      topology: p.t,
+    }),
     deadlineMarginMs: 500,
   });
   const w = p.t.summarize;

@@ -20,6 +20,42 @@ const published = (over: Partial<PartitionListing> = {}): PartitionListing => ({
 });
 
 describe('judgePartition (the bulk done-check, from listings alone)', () => {
+  it("with the inputs listed, judges the summary's coverage record by the digest its marker names", () => {
+    const group = (first: string[]) => ({ count: first.length, first });
+    const coverage = (digest: string, pending: string[] = []) => ({
+      inputs: 1 + pending.length,
+      covered: 1,
+      skipped: 0,
+      quarantined: 0,
+      deadLettered: group([]),
+      pending: group(pending),
+      outdated: group([]),
+      digest,
+    });
+    const marker = (coverageDigest?: string) => [
+      { lineageHash: hash, summaryEtag: 's1', codeVersion: CODE, ...(coverageDigest ? { coverageDigest } : {}) },
+    ];
+    expect(judgePartition(published({ markers: marker('d1'), coverage: coverage('d1') }), CODE).status).toBe(
+      'published',
+    );
+    // Same outputs, another coverage: the record is untrue (an input arrived, failed, was dead-lettered).
+    expect(
+      judgePartition(published({ markers: marker('d1'), coverage: coverage('d2', ['c.csv']) }), CODE),
+    ).toMatchObject({
+      status: 'stale',
+      reason: 'inputs changed since publish, not their outputs (2 inputs: 1 with outputs, 1 pending (c.csv) now)',
+    });
+    // The record is true and names a pending input: current, but not covering the day.
+    expect(judgePartition(published({ markers: marker('d2'), coverage: coverage('d2', ['c.csv']) }), CODE).status).toBe(
+      'incomplete',
+    );
+    // A summary built without the inputs records no coverage; judged by outputs alone, it is published.
+    expect(judgePartition(published({ coverage: coverage('d1') }), CODE).reason).toMatch(
+      /does not record which inputs/,
+    );
+    expect(judgePartition(published({ markers: marker('d1') }), CODE).status).toBe('published');
+  });
+
   it('is published when the single marker names the current lineage, code and the listed summary ETag', () => {
     expect(judgePartition(published(), CODE)).toMatchObject({
       status: 'published',

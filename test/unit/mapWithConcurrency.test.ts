@@ -33,6 +33,24 @@ describe('mapWithConcurrency', () => {
     expect(started).toBe(3);
   });
 
+  it('starts 3 of 20 with concurrency 3 when the first task rejects, as p-map does', async () => {
+    const started: number[] = [];
+    const run = mapWithConcurrency(
+      Array.from({ length: 20 }, (_, i) => i),
+      3,
+      async (n) => {
+        started.push(n);
+        if (n === 0) throw new Error('task 0 failed');
+        await new Promise((r) => setTimeout(r, 5));
+        return n;
+      },
+    );
+    await expect(run).rejects.toThrow('task 0 failed');
+    // The two lanes still running finish their task; neither may take another one.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(started).toEqual([0, 1, 2]);
+  });
+
   it('rejects a concurrency below 1', async () => {
     await expect(mapWithConcurrency([1], 0, async (n) => n)).rejects.toThrow(RangeError);
   });

@@ -74,6 +74,11 @@ describe('summary layout', () => {
       kind: 'summary',
       day: '2026-01-05',
     });
+    // A summary that records its inputs' coverage names the record's digest in a 4th segment.
+    const covered = { ...marker, coverageDigest: 'c0ffee' };
+    expect(markerKey(layout, '2026-01-05', covered)).toBe(`${key}/c0ffee`);
+    expect(classifySummaryKey(layout, `${key}/c0ffee`)).toEqual({ kind: 'marker', day: '2026-01-05', marker: covered });
+    expect(classifySummaryKey(layout, `${key}/c0ffee/more`).kind).toBe('other');
     expect(classifySummaryKey(layout, 'summaries/rerun-input/dt=2026-01-05/notes.txt').kind).toBe('other');
     expect(classifySummaryKey(layout, 'summaries/other-input/dt=2026-01-05/summary.json').kind).toBe('other');
   });

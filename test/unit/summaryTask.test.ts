@@ -12,6 +12,15 @@ describe('summary task messages', () => {
     });
     expect(summaryTaskEnvelope('2026-01-05', 'abc')).toEqual(e);
     expect(summaryTaskEnvelope('2026-01-05', 'abd').deduplicationId).not.toBe(e.deduplicationId);
+    // Planned with the inputs' coverage: same outputs, another coverage (an input arrived or was
+    // dead-lettered) is another task, which SQS FIFO must not drop as a repeat; within 128 characters.
+    const h = 'a'.repeat(64);
+    const covered = summaryTaskEnvelope('2026-01-05', h, 'c'.repeat(64));
+    expect(covered.deduplicationId).toBe(`dt=2026-01-05:${'a'.repeat(32)}:${'c'.repeat(32)}`);
+    expect(summaryTaskEnvelope('2026-01-05', h, `d${'c'.repeat(63)}`).deduplicationId).not.toBe(
+      covered.deduplicationId,
+    );
+    expect(covered.deduplicationId.length).toBeLessThanOrEqual(128);
     expect(parseSummaryTask(e.body)).toEqual({
       kind: 'task',
       day: '2026-01-05',

@@ -16,7 +16,9 @@ import {
 import { type BackfillResult, runBackfill } from '../../../app/backfill/runBackfill.js';
 import { type LocalStackResources, provisionLocalStack } from '../../../app/dev/provisionLocalStack.js';
 import { SUMMARIZE_CODE_VERSION } from '../../../app/partition/codeVersion.js';
+import type { InputRules } from '../../../app/partition/inputCoverage.js';
 import { provisionSummaryStage, type SummaryStageResources } from '../../../app/partition/provisionSummaryStage.js';
+import { referenceInputRules } from '../../../app/partition/referenceInputRules.js';
 import { S3PartitionStore } from '../../../app/partition/S3PartitionStore.js';
 import { type SummaryLayout, summaryLayout } from '../../../app/partition/summaryLayout.js';
 import type { Topology } from '../../../app/topology.js';
@@ -88,6 +90,8 @@ export interface SnapshotObject {
   readonly key: string;
   readonly head: OutputHead;
   readonly bytes: Buffer;
+  /** S3's LastModified (epoch ms) from the listing. */
+  readonly lastModified: number;
 }
 
 /** A message found in a DLQ. */
@@ -101,6 +105,10 @@ export interface PipelineSnapshot {
   readonly inputBucket: string;
   readonly outputBucket: string;
   readonly objects: readonly SnapshotObject[];
+  /** The input bucket's objects at the end, with LastModified (epoch ms), for the summaries' coverage. */
+  readonly inputs: readonly { readonly key: string; readonly lastModified: number }[];
+  /** The summarize worker's input rules for these buckets (as the deployed handler builds them). */
+  readonly inputRules: InputRules;
   readonly deliveries: readonly SinkDelivery[];
   /** The normalize DLQ's messages (SQS keeps a message's id when it moves it to the DLQ). */
   readonly dlq: readonly DeadLetter[];
@@ -145,6 +153,15 @@ export class ChaosPipeline {
   /** Where the summary stage reads and writes for this pipeline's input bucket. */
   get summaryLayout(): SummaryLayout {
     return summaryLayout(this.stack.inputBucket, this.options.topology);
+  }
+
+  /** The summarize worker's input rules for this pipeline's buckets. */
+  get inputRules(): InputRules {
+    return referenceInputRules({
+      inputBucket: this.stack.inputBucket,
+      outputBucket: this.stack.outputBucket,
+      topology: this.options.topology,
+    });
   }
 
   /** Provisions the resources and starts the proxies (the runners start with {@link startRunners}). */
@@ -295,6 +312,8 @@ export class ChaosPipeline {
       bucket: this.stack.outputBucket,
       layout: this.summaryLayout,
       codeVersion: SUMMARIZE_CODE_VERSION,
+      // As `rerun backfill` does: judge each day by its inputs too (a summary records its coverage).
+      inputs: this.inputRules,
       queueUrl: stage.queueUrl,
       from: window.from,
       to: window.to,
@@ -466,16 +485,22 @@ export class ChaosPipeline {
         if (!head) continue;
         const got = await s3.send(new GetObjectCommand({ Bucket: this.stack.outputBucket, Key: item.Key }));
         const bytes = Buffer.from((await got.Body?.transformToByteArray()) ?? new Uint8Array());
-        objects.push({ key: item.Key, head, bytes });
+        objects.push({ key: item.Key, head, bytes, lastModified: item.LastModified?.getTime() ?? 0 });
       }
       token = page.NextContinuationToken;
     } while (token);
+    const inputs: { key: string; lastModified: number }[] = [];
+    for await (const object of new S3PartitionStore(s3).list(this.stack.inputBucket, { prefix: '' })) {
+      inputs.push({ key: object.key, lastModified: object.lastModified ?? 0 });
+    }
 
     const uploads = await s3.send(new ListMultipartUploadsCommand({ Bucket: this.stack.outputBucket }));
     return {
       inputBucket: this.stack.inputBucket,
       outputBucket: this.stack.outputBucket,
       objects,
+      inputs,
+      inputRules: this.inputRules,
       deliveries: this.sink.deliveries(),
       dlq: await drainQueue(sqs, this.stack.dlqUrl),
       summaryDlq: this.summaryStage ? await drainQueue(sqs, this.summaryStage.dlqUrl) : [],

@@ -1,5 +1,4 @@
 import { SUMMARIZE_CODE_VERSION } from '../../../app/partition/codeVersion.js';
-import { lineageHash } from '../../../app/partition/lineage.js';
 import { summaryKey } from '../../../app/partition/summaryLayout.js';
 import type { Topology } from '../../../app/topology.js';
 import type { AwsClients } from '../../../src/aws/clients.js';
@@ -7,7 +6,7 @@ import { type Day, daysInWindow } from '../../../src/keys/partition.js';
 import { createNormalizeWorker } from '../../../src/normalize/normalizeWorker.js';
 import { ChaosPipeline, type ChaosRunnerSettings } from './ChaosPipeline.js';
 import { type CleanOutput, type CleanReference, storedChecksum } from './verifyAgainstClean.js';
-import { type CleanSummary, finalLineage, lineageIds } from './verifySummaries.js';
+import { type CleanSummary, finalSummaryInputs, lineageIds } from './verifySummaries.js';
 
 /** One content to run through the clean pipeline. */
 export interface CleanContent {
@@ -86,10 +85,10 @@ export async function runCleanReference(options: {
     for (const day of options.window ? daysInWindow(options.window.from, options.window.to) : []) {
       const summary = objects.get(summaryKey(pipeline.summaryLayout, day));
       if (!summary) throw new Error(`the clean run published no summary for ${day}`);
-      const lineage = finalLineage(snapshot.objects, pipeline.summaryLayout, day);
+      const { lineage, hash } = finalSummaryInputs(snapshot, pipeline.summaryLayout, day, SUMMARIZE_CODE_VERSION);
       summaries.set(day, {
         bytes: summary.bytes,
-        lineageHash: lineageHash({ day, codeVersion: SUMMARIZE_CODE_VERSION, entries: lineage }),
+        lineageHash: hash,
         lineage: lineageIds(lineage),
       });
     }

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { SUMMARIZE_CODE_VERSION } from '../../../app/partition/codeVersion.js';
-import { lineageHash } from '../../../app/partition/lineage.js';
 import { summaryKey } from '../../../app/partition/summaryLayout.js';
 import { mapWithConcurrency } from '../../../src/batch/mapWithConcurrency.js';
 import type { Day } from '../../../src/keys/partition.js';
@@ -17,7 +16,7 @@ import {
   workRecorder,
 } from './itemBoundaryKills.js';
 import type { ChaosEnvironment } from './runChaosScenario.js';
-import { type CleanSummary, finalLineage, lineageIds, verifySummaries } from './verifySummaries.js';
+import { type CleanSummary, finalSummaryInputs, lineageIds, verifySummaries } from './verifySummaries.js';
 
 /** The requests of one partition task in a clean run, and the summary it published. */
 export interface SummaryTaskDiscovery {
@@ -48,13 +47,13 @@ export async function discoverSummaryTaskRequests(
     const snapshot = await pipeline.snapshot();
     const summary = snapshot.objects.find((o) => o.key === summaryKey(pipeline.summaryLayout, day));
     if (!summary) throw new Error(`the clean run published no summary for ${day}`);
-    const lineage = finalLineage(snapshot.objects, pipeline.summaryLayout, day);
+    const { lineage, hash } = finalSummaryInputs(snapshot, pipeline.summaryLayout, day, SUMMARIZE_CODE_VERSION);
     const clean = new Map([
       [
         day,
         {
           bytes: summary.bytes,
-          lineageHash: lineageHash({ day, codeVersion: SUMMARIZE_CODE_VERSION, entries: lineage }),
+          lineageHash: hash,
           lineage: lineageIds(lineage),
         },
       ],

@@ -1,8 +1,10 @@
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { SummaryAccumulator, serializeSummary } from '../../../app/partition/dailySummary.js';
+import { classifyInputs } from '../../../app/partition/inputCoverage.js';
 import { judgeSummaryHead, SummaryState } from '../../../app/partition/judgeSummaryHead.js';
 import { type LineageEntry, lineageHash, sortLineage } from '../../../app/partition/lineage.js';
+import { type SummaryCoverage, summaryCoverageOf } from '../../../app/partition/summaryCoverage.js';
 import {
   classifySummaryKey,
   LineageKind,
@@ -14,7 +16,8 @@ import {
   summaryKey,
   summaryRoot,
 } from '../../../app/partition/summaryLayout.js';
-import { type Day, daysInWindow } from '../../../src/keys/partition.js';
+import { failureIndexDayPrefix, parseFailureIndexKey } from '../../../src/failures/failureIndex.js';
+import { type Day, daysInWindow, partitionName } from '../../../src/keys/partition.js';
 import type { PipelineSnapshot, SnapshotObject } from './ChaosPipeline.js';
 import { type CrashStormEvidence, checkDlqHoldsPoison, recorders } from './verifyAgainstClean.js';
 
@@ -101,8 +104,7 @@ export async function verifySummaries(input: {
 
   for (const day of daysInWindow(input.window.from, input.window.to)) {
     verdict.summariesVerified++;
-    const lineage = finalLineage(snapshot.objects, layout, day);
-    const hash = lineageHash({ day, codeVersion, entries: lineage });
+    const { lineage, coverage, hash } = finalSummaryInputs(snapshot, layout, day, codeVersion);
     const key = summaryKey(layout, day);
     accounted.add(key);
     const summary = objects.get(key);
@@ -110,19 +112,25 @@ export async function verifySummaries(input: {
       lost(`${key}: no summary`);
       continue;
     }
-    const judgement = judgeSummaryHead(summary.head, { day, lineageHash: hash, codeVersion });
+    const coverageDigest = coverage.digest;
+    const judgement = judgeSummaryHead(summary.head, { day, lineageHash: hash, codeVersion, coverageDigest });
     if (judgement.state !== SummaryState.CURRENT) {
       lost(`${key}: ${judgement.state} against the final lineage (${'reason' in judgement ? judgement.reason : ''})`);
       continue;
     }
-    const expected = await recompute(day, lineage, objects, layout, codeVersion, hash);
+    const expected = await recompute(day, lineage, coverage, objects, layout, codeVersion, hash);
     if (!expected.equals(summary.bytes)) {
       lost(
         `${key}: bytes differ from the summary of the final lineage (${summary.bytes.length} vs ${expected.length})`,
       );
       continue;
     }
-    const marker = markerKey(layout, day, { lineageHash: hash, summaryEtag: summary.head.etag, codeVersion });
+    const marker = markerKey(layout, day, {
+      lineageHash: hash,
+      summaryEtag: summary.head.etag,
+      codeVersion,
+      coverageDigest,
+    });
     if (objects.has(marker)) accounted.add(marker);
     else lost(`${key}: manifest marker ${marker} missing (the planner would call the day stale)`);
 
@@ -172,6 +180,38 @@ export function lineageIds(entries: readonly Pick<LineageEntry, 'kind' | 'path'>
 }
 
 /**
+ * What a day's summary must be made of at the end: the final lineage, the day's input coverage (its
+ * inputs in the input bucket, the outputs' LastModified and the failure index, as the summarize
+ * worker lists them) and the lineage hash.
+ */
+export function finalSummaryInputs(
+  snapshot: PipelineSnapshot,
+  layout: SummaryLayout,
+  day: Day,
+  codeVersion: string,
+): { lineage: LineageEntry[]; coverage: SummaryCoverage; hash: string } {
+  const lineage = finalLineage(snapshot.objects, layout, day);
+  const rules = snapshot.inputRules;
+  const inputPrefix = `${rules.prefix}${partitionName(day)}/`;
+  const indexPrefix = failureIndexDayPrefix(rules.failurePrefix, rules.bucket, day);
+  const lineagePrefixes = [LineageKind.NORMALIZED, LineageKind.QUARANTINE].map((k) => lineagePrefix(layout, k, day));
+  const listing = {
+    inputs: snapshot.inputs.filter((o) => o.key.startsWith(inputPrefix) && !o.key.endsWith('/')),
+    outputs: new Map(
+      snapshot.objects
+        .filter((o) => lineagePrefixes.some((p) => o.key.startsWith(p)))
+        .map((o) => [o.key, o.lastModified]),
+    ),
+    failures: snapshot.objects
+      .filter((o) => o.key.startsWith(indexPrefix))
+      .map((o) => parseFailureIndexKey(o.key))
+      .filter((e) => e !== undefined),
+  };
+  const coverage = summaryCoverageOf(classifyInputs(listing, rules));
+  return { lineage, coverage, hash: lineageHash({ day, codeVersion, entries: lineage }) };
+}
+
+/**
  * A day's lineage in the snapshot: its normalized outputs and quarantine objects, with the ETags
  * they have at the end (what the worker lists), sorted as the worker sorts them.
  */
@@ -192,6 +232,7 @@ export function finalLineage(objects: readonly SnapshotObject[], layout: Summary
 async function recompute(
   day: Day,
   lineage: readonly LineageEntry[],
+  coverage: SummaryCoverage,
   objects: ReadonlyMap<string, SnapshotObject>,
   layout: SummaryLayout,
   codeVersion: string,
@@ -204,5 +245,5 @@ async function recompute(
     const lines = createInterface({ input: Readable.from([bytes]), crlfDelay: Number.POSITIVE_INFINITY });
     for await (const line of lines) accumulator.addLine(line);
   }
-  return serializeSummary(accumulator.finish({ day, codeVersion, lineageHash: hash, lineage: [...lineage] }));
+  return serializeSummary(accumulator.finish({ day, codeVersion, lineageHash: hash, lineage: [...lineage], coverage }));
 }

@@ -1,0 +1,210 @@
+import { judgeOutput, OutputState } from '../done/judgeOutput.js';
+import type { SourceIdentity } from '../done/outputMetadata.js';
+import { PublishConflictError } from '../errors.js';
+import type { S3ObjectEvent } from '../intake/parseS3Event.js';
+import type { Logger } from '../logging/logger.js';
+import type { OutputWriter } from '../publish/OutputWriter.js';
+import { DeleteStatus, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
+import type { OutputStream, WorkerDefinition } from './defineWorker.js';
+
+/*
+ * The side-output protocol: the objects a transform writes beside its main output (the normalize
+ * worker's quarantine file), each at a deterministic key the worker declares (`sideOutputs`).
+ *
+ * 1. Written while the transform streams, through `side(name)` ({@link SideOutputWriters}).
+ * 2. Published before the main output, which is the commit point: once the main output is valid,
+ *    its side outputs exist. A crashed earlier attempt may have written one already: a 412 on create
+ *    is accepted when that object was built from the same input content by the same code.
+ * 3. The main output lists each side output with its ETag (single-part metadata), so the done-check
+ *    calls an output done only while the side objects it lists are the ones it lists
+ *    ({@link checkListedSideOutputs}).
+ * 4. Replacing an output removes the side objects of older content the new one has not
+ *    ({@link removeStaleSideOutputs}); once a call settles, side objects nothing lists (written in a
+ *    round that lost the publish race, or by an attempt that died before its main output) are swept
+ *    ({@link sweepSideOutputs}).
+ */
+
+/**
+ * The side outputs of one round: a writer per declared name, made when the transform first asks.
+ *
+ * @example
+ * const sides = new SideOutputWriters(worker, object, writerFor);
+ * await worker.transform(input, { output: main, side: sides.side });
+ * const listed = await sides.publishAll(store, source);
+ */
+export class SideOutputWriters {
+  private readonly writers = new Map<string, { key: string; writer: OutputWriter }>();
+
+  constructor(
+    private readonly worker: WorkerDefinition,
+    private readonly object: S3ObjectEvent,
+    private readonly writerFor: (key: string) => OutputWriter,
+  ) {}
+
+  /** The transform's `side(name)`: the stream of a declared side output. */
+  readonly side = (name: string): OutputStream => {
+    const keyOf = this.worker.sideOutputs?.[name];
+    if (!keyOf) throw new Error(`worker ${this.worker.name} has no side output "${name}" (declare it in sideOutputs)`);
+    let entry = this.writers.get(name);
+    if (!entry) {
+      const key = keyOf(this.object);
+      entry = { key, writer: this.writerFor(key) };
+      this.writers.set(name, entry);
+    }
+    return entry.writer;
+  };
+
+  /** Abandons every side output (the transform failed). */
+  async abortAll(): Promise<void> {
+    await Promise.allSettled([...this.writers.values()].map((s) => s.writer.abort()));
+  }
+
+  /** Publishes every side output that has content; returns name to ETag, for the main output to list. */
+  async publishAll(store: S3ObjectStore, source: SourceIdentity): Promise<Record<string, string>> {
+    const written: Record<string, string> = {};
+    for (const [name, { key, writer }] of this.writers) {
+      if (writer.bytesWritten === 0) continue;
+      written[name] = await publishSideOutput(this.worker, store, key, writer, source);
+    }
+    return written;
+  }
+}
+
+/** What the output in place at the end of a round says about its side outputs. */
+export interface FinalOutput {
+  /** Source ETag it was built from (undefined when nothing was written: the input is gone). */
+  readonly sourceEtag?: string;
+  /** Side outputs it lists, name to ETag; undefined when it does not say (multipart). */
+  readonly sideOutputs?: ReadonlyMap<string, string>;
+}
+
+/**
+ * The first side output a built output lists whose object is missing or has another ETag, or
+ * undefined when all match (or the output lists them by name only, without ETags).
+ */
+export async function checkListedSideOutputs(
+  worker: WorkerDefinition,
+  store: S3ObjectStore,
+  object: S3ObjectEvent,
+  listed: ReadonlyMap<string, string>,
+): Promise<string | undefined> {
+  const checks = [...listed].map(async ([name, etag]) => {
+    const keyOf = worker.sideOutputs?.[name];
+    if (!keyOf || etag === '') return undefined;
+    const side = await store.head(worker.outputBucket, keyOf(object));
+    if (!side) return `${name} is missing`;
+    return side.etag === etag ? undefined : `${name} has ETag ${side.etag}, the output lists ${etag}`;
+  });
+  return (await Promise.all(checks)).find((problem) => problem !== undefined);
+}
+
+/**
+ * Publishes a side output whose deterministic content a crashed earlier attempt may already have
+ * written: a 412 on create is accepted when the object there was built from the same input
+ * content by the same code, and replaced (If-Match) otherwise.
+ */
+async function publishSideOutput(
+  worker: WorkerDefinition,
+  store: S3ObjectStore,
+  key: string,
+  writer: OutputWriter,
+  source: SourceIdentity,
+): Promise<string> {
+  let condition: WriteCondition = { ifNoneMatch: '*' };
+  for (let round = 0; round < 3; round++) {
+    const result = await writer.publish(condition, {});
+    if (result.status === WriteStatus.WRITTEN) return result.etag;
+    if (result.status === WriteStatus.CONFLICT) break;
+    const existing = await store.head(worker.outputBucket, key);
+    if (!existing) {
+      condition = { ifNoneMatch: '*' };
+      continue;
+    }
+    const verdict = judgeOutput(existing, { source, codeVersion: worker.codeVersion });
+    if (verdict.state === OutputState.BUILT && verdict.sourceEtag === source.etag) {
+      await writer.abort();
+      return existing.etag;
+    }
+    condition = { ifMatch: existing.etag };
+  }
+  await writer.abort();
+  throw new PublishConflictError(
+    `Side output s3://${worker.outputBucket}/${key} kept changing under concurrent writers; the message will be retried.`,
+  );
+}
+
+/**
+ * When an output is replaced and this run produced no content for a side output (e.g. the new
+ * input has no bad rows), the side object of the older content would mislead: remove it. Only
+ * those the replaced output's metadata lists are removed; when it lists none (a multipart output),
+ * any may exist.
+ */
+export async function removeStaleSideOutputs(
+  worker: WorkerDefinition,
+  store: S3ObjectStore,
+  object: S3ObjectEvent,
+  writtenNow: readonly string[],
+  publishedBefore: ReadonlyMap<string, string> | undefined,
+  logger: Logger,
+): Promise<void> {
+  for (const [name, keyOf] of Object.entries(worker.sideOutputs ?? {})) {
+    if (writtenNow.includes(name)) continue;
+    if (publishedBefore && !publishedBefore.has(name)) continue;
+    const key = keyOf(object);
+    // No blind delete: If-Match on the ETag the replaced output listed (or a HEAD's, when it did not
+    // list one). A 412 means the object changed since it was listed: it is still older content's
+    // (this run wrote none), so it goes too, on the ETag a HEAD sees now.
+    const listedEtag = publishedBefore?.get(name) || (await store.head(worker.outputBucket, key))?.etag;
+    if (
+      listedEtag &&
+      (await store.deleteIfMatch(worker.outputBucket, key, listedEtag)) === DeleteStatus.PRECONDITION_FAILED
+    ) {
+      const now = await store.head(worker.outputBucket, key);
+      if (now) await store.deleteIfMatch(worker.outputBucket, key, now.etag);
+    }
+    logger.debug('removed side output of older content', { sideOutput: name, key });
+  }
+}
+
+/**
+ * Removes side objects that the output in place does not list, once a call has settled:
+ *
+ * - `orphans`: written by this call in a round that then lost the publish race. Removed when the
+ *   object is still the one this call wrote (same ETag) and the final output does not list it
+ *   with that ETag: the winner's content had no such side output, or other rows.
+ * - `debris`: on a redelivery, any declared side object built from other input content than the
+ *   final output's and not listed by it: left by an earlier attempt that died between the side and
+ *   the main output. (Only when the final output lists its side outputs; a multipart one does not.)
+ *
+ * A writer of newer content may still be between its side output and its main output: its side
+ * object was built from other content than ours and is not an orphan of ours; for debris the
+ * window remains, and the done-check (a listed side object with another ETag) repairs it.
+ */
+export async function sweepSideOutputs(
+  worker: WorkerDefinition,
+  store: S3ObjectStore,
+  object: S3ObjectEvent,
+  result: { readonly final: FinalOutput },
+  options: { orphans: ReadonlyMap<string, string>; debris: boolean; logger: Logger },
+): Promise<void> {
+  const { final } = result;
+  for (const [name, keyOf] of Object.entries(worker.sideOutputs ?? {})) {
+    const listedEtag = final.sideOutputs?.get(name);
+    const orphanEtag = options.orphans.get(name);
+    const isDebrisCandidate = options.debris && final.sideOutputs !== undefined && listedEtag === undefined;
+    if (orphanEtag === undefined && !isDebrisCandidate) continue;
+    if (orphanEtag !== undefined && listedEtag === orphanEtag) continue;
+    const key = keyOf(object);
+    const existing = await store.head(worker.outputBucket, key);
+    if (!existing || existing.etag === listedEtag) continue;
+    const mine = orphanEtag !== undefined && existing.etag === orphanEtag;
+    const builtFrom = judgeOutput(existing, { source: object, codeVersion: worker.codeVersion });
+    const debris =
+      isDebrisCandidate &&
+      (builtFrom.state !== OutputState.BUILT ||
+        (final.sourceEtag !== undefined && builtFrom.sourceEtag !== final.sourceEtag));
+    if (!mine && !debris) continue;
+    await store.deleteIfMatch(worker.outputBucket, key, existing.etag);
+    options.logger.info('removed a side object the output does not list', { sideOutput: name, key, mine });
+  }
+}
