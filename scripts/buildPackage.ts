@@ -3,7 +3,8 @@
  * .d.ts), then copies what the compiled code reads at run time beside it: the emulator's Python
  * wrapper, moto's pinned requirements and the samples of `rerun dev --demo`. dist/ mirrors the
  * repository (dist/src, dist/local, dist/app, dist/functions), so every path the code computes from
- * its own location holds in both.
+ * its own location holds in both. Last, the prebuilt reference workers: dist/workers/<name>/index.mjs
+ * (scripts/buildWorkers.ts), which `referenceWorker(name)` of rerun-pipeline/cdk deploys as they are.
  *
  * Usage: npx tsx scripts/buildPackage.ts
  */
@@ -11,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildReferenceWorkers } from './buildWorkers.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
@@ -36,6 +38,8 @@ cpSync(join(root, 'local', 'emulator', 'atomicMotoServer.py'), join(dist, 'local
 cpSync(join(root, 'requirements', 'moto.txt'), join(dist, 'requirements', 'moto.txt'));
 cpSync(join(root, 'examples'), join(dist, 'examples'), { recursive: true });
 chmodSync(join(dist, 'app', 'cli', 'rerun.js'), 0o755);
+// The AWS SDK inside, with the construct's own bundling settings (src/cdk/workerBundling.ts).
+await buildReferenceWorkers(join(dist, 'workers'));
 
 function removeDeclarations(dir: string): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {

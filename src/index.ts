@@ -15,7 +15,11 @@ export {
   createSqsBatchHandler,
   type SqsBatchHandlerOptions,
 } from './batch/createSqsBatchHandler.js';
-export { StackConfigurationInvalidError, WorkerBundleUnusableError } from './cdk/errors.js';
+export {
+  ReferenceWorkerBundleMissingError,
+  StackConfigurationInvalidError,
+  WorkerBundleUnusableError,
+} from './cdk/errors.js';
 export {
   type Judgement,
   judgeOutput,

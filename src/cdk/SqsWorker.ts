@@ -7,18 +7,18 @@ import {
   type Code,
   Function as LambdaFunction,
   LoggingFormat,
-  Runtime,
   SystemLogLevel,
   Tracing,
 } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, type NodejsFunctionProps, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption, type QueueProps, RedrivePermission } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { WorkerTopology } from '../topology/WorkerTopology.js';
 import { workerTopologyViolations } from '../topology/workerTopologyRules.js';
 import { StackConfigurationInvalidError } from './errors.js';
+import { WORKER_BUNDLING, WORKER_RUNTIME } from './workerBundling.js';
 
 /** The project logger's level (src/logging/logger.ts) for each Lambda application log level. */
 const LOGGER_LEVEL: Record<ApplicationLogLevel, string> = {
@@ -249,7 +249,7 @@ export class SqsWorker extends Construct {
     const { environment: extraEnvironment, bundling: extraBundling, ...rest } = fp;
     const common = {
       description: `rerun ${t.name} worker`,
-      runtime: Runtime.NODEJS_24_X,
+      runtime: WORKER_RUNTIME,
       architecture: Architecture.ARM_64,
       role: this.role,
       logGroup: this.logGroup,
@@ -282,21 +282,9 @@ export class SqsWorker extends Construct {
         ...(source.projectRoot ? { projectRoot: source.projectRoot } : {}),
         ...(source.depsLockFilePath ? { depsLockFilePath: source.depsLockFilePath } : {}),
         bundling: {
-          format: OutputFormat.ESM,
-          target: 'node24',
-          minify: true,
-          sourceMap: true,
-          sourceMapMode: SourceMapMode.DEFAULT,
-          sourcesContent: false,
-          mainFields: ['module', 'main'],
-          // ESM output: CommonJS dependencies that call require() need one in scope.
-          banner:
-            "import { createRequire as __rerunCreateRequire } from 'node:module';const require = __rerunCreateRequire(import.meta.url);",
-          // The AWS SDK is bundled at the versions of the lockfile, never taken from the runtime.
-          // AWS no longer documents which SDK a Node runtime ships, and an older SDK silently drops
-          // input members it does not know, such as PutObject's IfNoneMatch (AWS-SEMANTICS, "SDK
-          // versions in the runtime"): the conditional writes would then vanish from the wire.
-          bundleAwsSDK: true,
+          // The same settings as the prebuilt reference workers (src/cdk/workerBundling.ts).
+          ...WORKER_BUNDLING,
+          mainFields: [...WORKER_BUNDLING.mainFields],
           ...(source.tsconfig ? { tsconfig: source.tsconfig } : {}),
           // Synth must never need Docker: esbuild runs locally (a dependency of the consumer's app).
           forceDockerBundling: false,

@@ -31,3 +31,28 @@ export class WorkerBundleUnusableError extends RerunError {
     this.name = 'WorkerBundleUnusableError';
   }
 }
+
+/**
+ * `referenceWorker(name)` found no prebuilt bundle: this copy of rerun-pipeline was not built (a
+ * checkout of the repository before `npm run build`). Not retryable: build it, or bundle the
+ * handler yourself with `{ entry }`.
+ *
+ * @example
+ * throw new ReferenceWorkerBundleMissingError('normalize', '/repo/dist/workers/normalize/index.mjs');
+ */
+export class ReferenceWorkerBundleMissingError extends RerunError {
+  /** The worker asked for (`normalize`). */
+  readonly worker: string;
+  /** The bundle that is missing. */
+  readonly path: string;
+  constructor(worker: string, path: string) {
+    super(
+      `The prebuilt ${worker} worker is missing (${path}): this copy of rerun-pipeline was not built. ` +
+        `In a checkout of the repository run \`npm run build\` first, or bundle the handler yourself with { entry }.`,
+      { retryable: false },
+    );
+    this.name = 'ReferenceWorkerBundleMissingError';
+    this.worker = worker;
+    this.path = path;
+  }
+}

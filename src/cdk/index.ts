@@ -5,8 +5,9 @@
  * delete conditional.
  *
  * @example
- * import { RerunPipeline, requireConditionalWrites } from 'rerun-pipeline/cdk';
+ * import { RerunPipeline, referenceWorker, requireConditionalWrites } from 'rerun-pipeline/cdk';
  * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });
+ * new RerunPipeline(stack, 'Normalizer', { worker: referenceWorker('normalize') }); // prebuilt, no esbuild
  * requireConditionalWrites(myBucket, 'exports/');
  */
 
@@ -18,9 +19,14 @@ export {
   requireConditionalWrites,
 } from './conditionalWritePolicy.js';
 export { DataBucket, type DataBucketProps } from './DataBucket.js';
-export { StackConfigurationInvalidError, WorkerBundleUnusableError } from './errors.js';
+export {
+  ReferenceWorkerBundleMissingError,
+  StackConfigurationInvalidError,
+  WorkerBundleUnusableError,
+} from './errors.js';
 export { LedgerTable, type LedgerTableProps } from './LedgerTable.js';
 export { grantPrefixAccess, objectArnsUnder, type PrefixAccessOptions } from './prefixGrants.js';
 export { RerunPipeline, type RerunPipelineProps, type RerunWebhookSource } from './RerunPipeline.js';
+export { ReferenceWorker, type ReferenceWorkerName, referenceWorker } from './referenceWorker.js';
 export { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
 export { SqsWorker, type SqsWorkerProps, type WorkerFunctionProps, type WorkerSource } from './SqsWorker.js';

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { topology } from '../../app/topology.js';
 import { StackOutput } from '../../infra/RerunStack.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND } from '../../src/sizing/sizeWorker.js';
+import { externalSdkImports } from '../support/externalSdkImports.js';
 import {
   actionsOf,
   isAllowed,
@@ -22,7 +23,6 @@ import {
 import {
   type CfnResourceJson,
   type CfnTemplate,
-  externalSdkImports,
   functionAssetDir,
   logicalIdsOfType,
   resourceOf,

@@ -9,15 +9,16 @@
  * synth (esbuild bundling and cdk-nag) about 20 s; removing the scratch project up to 30 s.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GetObjectCommand, type GetObjectCommandOutput, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevReady, DevSummary } from '../../app/dev/runDev.js';
 import { ensurePythonTool, PythonTool } from '../../local/emulator/pythonEnvironment.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
+import { externalSdkImports } from '../support/externalSdkImports.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
@@ -67,25 +68,59 @@ export const upper = defineWorker({
 export const handler = createSqsBatchHandler({ worker: upper, store: new S3ObjectStore(clients.s3), sqs: clients.sqs });
 `;
 
-/** A user's CDK app: the minimal RerunPipeline, cdk-nag's AwsSolutions checks, and a report on stdout. */
-const CDK_APP = `import { App, Stack, Validations } from 'aws-cdk-lib';
+/**
+ * A user's CDK app: a RerunPipeline with `worker`, cdk-nag's AwsSolutions checks, and a report on
+ * stdout (findings, warnings, resource types, and each worker function's runtime and asset folder).
+ */
+const cdkApp = (
+  imports: string,
+  worker: string,
+  outdir: string,
+  stackName: string,
+) => `import { join } from 'node:path';
+import { App, Stack, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { RerunPipeline } from 'rerun-pipeline/cdk';
+import { ${imports} } from 'rerun-pipeline/cdk';
 
-const app = new App({ outdir: 'cdk.out' });
-const stack = new Stack(app, 'Consumer');
-new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });
+const app = new App({ outdir: '${outdir}' });
+const stack = new Stack(app, '${stackName}');
+new RerunPipeline(stack, 'Pipeline', { worker: ${worker} });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
 const assembly = app.synth();
 const report = new AwsSolutionsChecks(app).validateScope(app);
 const artifact = assembly.getStackArtifact(stack.artifactId);
-const types = Object.values(artifact.template.Resources).map((r) => r.Type);
+const resources = Object.values(artifact.template.Resources);
+// The worker function (SqsWorker describes it as 'rerun <name> worker'), not CDK's custom-resource handlers.
+const workers = resources.filter(
+  (r) => r.Type === 'AWS::Lambda::Function' && /^rerun .* worker$/.test(r.Properties.Description ?? ''),
+);
 console.log(JSON.stringify({
   violations: report.violations.map((v) => v.ruleName + ' ' + v.violatingResources.map((r) => r.constructPath).join(',')),
   messages: artifact.messages.filter((m) => m.level !== 'info').map((m) => m.level + ' ' + m.id + ' ' + String(m.entry.data)),
-  types,
+  types: resources.map((r) => r.Type),
+  workers: workers.map((r) => ({
+    runtime: r.Properties.Runtime,
+    asset: join(assembly.directory, 'asset.' + r.Properties.Code.S3Key.replace(/\\.zip$/, '')),
+  })),
 }));
 `;
+
+/** The minimal RerunPipeline: the user's worker.mjs, bundled by esbuild at synth. */
+const CDK_APP = cdkApp('RerunPipeline', "{ entry: 'worker.mjs' }", 'cdk.out', 'Consumer');
+/** rerun's own normalizer, prebuilt in the package: no esbuild, no lockfile at synth. */
+const PREBUILT_CDK_APP = cdkApp(
+  'RerunPipeline, referenceWorker',
+  "referenceWorker('normalize')",
+  'cdk.out.prebuilt',
+  'Normalizer',
+);
+
+interface CdkAppReport {
+  violations: string[];
+  messages: string[];
+  types: string[];
+  workers: { runtime: string; asset: string }[];
+}
 
 let scratch = '';
 let packDir = '';
@@ -131,6 +166,7 @@ beforeAll(() => {
   );
   writeFileSync(join(scratch, 'worker.mjs'), WORKER);
   writeFileSync(join(scratch, 'app.mjs'), CDK_APP);
+  writeFileSync(join(scratch, 'prebuilt.mjs'), PREBUILT_CDK_APP);
   run(
     'npm',
     [
@@ -161,11 +197,15 @@ afterAll(() => {
 }, 300_000);
 
 describe('the README shows what this test runs', () => {
-  it("its worker.mjs is this test's worker, and its CDK app this test's RerunPipeline call", () => {
+  it("its worker.mjs is this test's worker, and its CDK apps this test's RerunPipeline calls", () => {
     const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
     expect(readme).toContain(`\`\`\`js\n${WORKER}\`\`\``);
     expect(readme).toContain("new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });");
     expect(CDK_APP).toContain("new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });");
+    expect(readme).toContain("new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });");
+    expect(PREBUILT_CDK_APP).toContain(
+      "new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });",
+    );
   });
 });
 
@@ -331,15 +371,61 @@ describe('the packed package in a new project', () => {
   });
 
   it('a user CDK app with `new RerunPipeline(...)` from rerun/cdk synthesizes with cdk-nag AwsSolutions clean', () => {
-    const report = JSON.parse(run(process.execPath, ['app.mjs'], scratch).trim().split('\n').at(-1) ?? '{}') as {
-      violations: string[];
-      messages: string[];
-      types: string[];
-    };
+    const report = JSON.parse(
+      run(process.execPath, ['app.mjs'], scratch).trim().split('\n').at(-1) ?? '{}',
+    ) as CdkAppReport;
     expect(report.violations).toEqual([]);
     expect(report.messages).toEqual([]);
     expect(report.types).toContain('AWS::Lambda::Function');
     expect(report.types).toContain('AWS::SQS::Queue');
     expect(report.types).toContain('AWS::S3::Bucket');
   }, 180_000);
+
+  it("a user CDK app with `referenceWorker('normalize')` synthesizes the prebuilt bundle with neither esbuild nor a lockfile, cdk-nag clean", () => {
+    // Out of reach for this synth: esbuild (which only `{ entry }` needs) and the project's lockfile.
+    const aside = ['node_modules/esbuild', 'node_modules/.bin/esbuild', 'package-lock.json'].filter((p) =>
+      existsSync(join(scratch, p)),
+    );
+    expect(aside).toContain('node_modules/esbuild');
+    for (const p of aside) renameSync(join(scratch, p), join(scratch, `${p}.aside`));
+    let stdout: string;
+    try {
+      stdout = run(process.execPath, ['prebuilt.mjs'], scratch);
+    } finally {
+      for (const p of aside) renameSync(join(scratch, `${p}.aside`), join(scratch, p));
+    }
+    const report = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as CdkAppReport;
+    expect(report.violations).toEqual([]);
+    expect(report.messages).toEqual([]);
+    expect(report.workers).toHaveLength(1);
+    const [worker] = report.workers;
+    expect(worker?.runtime).toBe('nodejs24.x');
+    // The asset is the installed package's prebuilt folder as it is: the bundle and its map.
+    const asset = resolve(scratch, worker?.asset ?? '');
+    expect(readdirSync(asset).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+    const bundle = readFileSync(join(asset, 'index.mjs'));
+    expect(externalSdkImports(bundle.toString('utf8'))).toEqual([]);
+    const shipped = join(scratch, 'node_modules', 'rerun-pipeline', 'dist', 'workers', 'normalize', 'index.mjs');
+    expect(bundle.equals(readFileSync(shipped))).toBe(true);
+  }, 180_000);
+
+  it('the prebuilt normalize bundle runs under `rerun dev --once --demo` on the shipped samples', async () => {
+    const python = await ensurePythonTool(PythonTool.MOTO, { progress: () => {} });
+    const handler = join('node_modules', 'rerun-pipeline', 'dist', 'workers', 'normalize', 'index.mjs');
+    const result = spawnSync('npx', ['--no', 'rerun', 'dev', '--once', '--demo', '--handler', handler], {
+      cwd: scratch,
+      env: userEnv({ RERUN_PYTHON: python, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }),
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const summaryLine = result.stdout.split('\n').find((l) => l.startsWith('SUMMARY ')) ?? 'SUMMARY {}';
+    const summary = JSON.parse(summaryLine.slice('SUMMARY '.length)) as DevSummary;
+    // The bundle carries its own copy of the library, so rerun dev's per-record table (fed by the
+    // CLI's copy) stays empty; what the bundle did shows in the batch and at the webhook sink: all
+    // ten records of the demo deleted, none failed, and one notification per normalized output
+    // (NOTIFY_URL through the ledger, sent only after the output is published).
+    expect(summary).toMatchObject({ records: 10, failed: 0, deadLettered: 0, sinkApplied: 8, ended: 'drained' });
+    expect(result.stderr).toMatch(/10 record\(s\), 10 deleted, 0 retained/);
+  }, 120_000);
 });

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { RerunPipeline, RerunPipelineProps, WorkerSource } from '../../src/cdk/index.js';
+import type { RerunPipeline, RerunPipelineProps, referenceWorker, WorkerSource } from '../../src/cdk/index.js';
 import type {
   AfterOutputHook,
   AfterOutputResult,
@@ -52,6 +52,7 @@ const SURFACE = {
       'PartitionWindowInvalidError',
       'PublishConflictError',
       'RecordStatus',
+      'ReferenceWorkerBundleMissingError',
       'RerunError',
       'S3AccessDeniedError',
       'S3BucketMissingError',
@@ -159,6 +160,8 @@ const SURFACE = {
     values: [
       'DataBucket',
       'LedgerTable',
+      'ReferenceWorker',
+      'ReferenceWorkerBundleMissingError',
       'RerunPipeline',
       'SourceAccountSqsDestination',
       'SqsWorker',
@@ -168,6 +171,7 @@ const SURFACE = {
       'denyBlindOverwriteStatement',
       'grantPrefixAccess',
       'objectArnsUnder',
+      'referenceWorker',
       'requireConditionalDeletes',
       'requireConditionalWrites',
     ],
@@ -176,6 +180,7 @@ const SURFACE = {
       'LedgerTableProps',
       'LedgerTopology',
       'PrefixAccessOptions',
+      'ReferenceWorkerName',
       'RerunPipelineProps',
       'RerunWebhookSource',
       'SqsWorkerProps',
@@ -406,6 +411,11 @@ describe('the hook and worker types have their documented shapes', () => {
     expectTypeOf<{ worker: { entry: string } }>().toExtend<RerunPipelineProps>();
     expectTypeOf<{ entry: string }>().toExtend<WorkerSource>();
     expectTypeOf<ConstructorParameters<typeof RerunPipeline>[2]>().toEqualTypeOf<RerunPipelineProps>();
+  });
+
+  it("referenceWorker: one of rerun's own workers by name, as a WorkerSource", () => {
+    expectTypeOf<Parameters<typeof referenceWorker>>().toEqualTypeOf<['normalize' | 'summarize']>();
+    expectTypeOf<ReturnType<typeof referenceWorker>>().toEqualTypeOf<WorkerSource>();
   });
 
   it('createSqsBatchHandler: a Lambda SQS handler with partial batch responses', () => {

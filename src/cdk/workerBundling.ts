@@ -1,0 +1,35 @@
+import { Runtime } from 'aws-cdk-lib/aws-lambda';
+import { type BundlingOptions, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+
+/** The Node.js runtime of every rerun worker function (the bundles target it). */
+export const WORKER_RUNTIME: Runtime = Runtime.NODEJS_24_X;
+
+/**
+ * The esbuild settings of every rerun worker bundle, in one place: {@link SqsWorker} hands them to
+ * `NodejsFunction` for a `{ entry }` worker, and `npm run build` (scripts/buildWorkers.ts) translates
+ * them into esbuild's API for the prebuilt reference workers (`referenceWorker`). A setting the
+ * translation does not know fails that build, so the two bundles cannot drift apart.
+ *
+ * Minified ESM (`index.mjs`) with a source map next to it and no source text in it, for Node 24;
+ * `module` before `main` (the SDK's ES builds); a `require` in scope for CommonJS dependencies.
+ * The AWS SDK is bundled at the versions of the lockfile, never taken from the runtime: AWS no
+ * longer documents which SDK a Node runtime ships, and an older SDK silently drops input members
+ * it does not know, such as PutObject's IfNoneMatch (AWS-SEMANTICS, "SDK versions in the
+ * runtime"): the conditional writes would then vanish from the wire.
+ *
+ * @example
+ * new NodejsFunction(scope, 'Fn', { entry, runtime: WORKER_RUNTIME, bundling: { ...WORKER_BUNDLING } });
+ */
+export const WORKER_BUNDLING = {
+  format: OutputFormat.ESM,
+  target: 'node24',
+  minify: true,
+  sourceMap: true,
+  sourceMapMode: SourceMapMode.DEFAULT,
+  sourcesContent: false,
+  mainFields: ['module', 'main'],
+  // ESM output: CommonJS dependencies that call require() need one in scope.
+  banner:
+    "import { createRequire as __rerunCreateRequire } from 'node:module';const require = __rerunCreateRequire(import.meta.url);",
+  bundleAwsSDK: true,
+} as const satisfies BundlingOptions;
