@@ -73,7 +73,7 @@ describe('rerun status / backfill / redrive: arguments, targets and errors', () 
     expect(noQueue.code).toBe(1);
     expect(noQueue.stderr).toMatch(
       new RegExp(
-        `The summarize queue "${app}-summarize-queue\\.fifo" does not exist at .*Deploy the stack .* set RERUN_SUMMARY_QUEUE_URL`,
+        `The summarize queue "${app}-summarize-queue\\.fifo" does not exist at .*For a deployed stack pass --stack NAME .* or set RERUN_SUMMARY_QUEUE_URL`,
       ),
     );
 
