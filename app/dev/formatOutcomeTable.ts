@@ -8,6 +8,12 @@ export interface FormatOutcomeTableOptions {
    */
   maxReasonLength?: number;
   /**
+   * Records the handler received in the session. When some arrived but no outcome was seen, the
+   * table says so instead of claiming that nothing reached the handler.
+   * @default 0
+   */
+  recordsDelivered?: number;
+  /**
    * The terminal's width (`process.stderr.columns`): every line fits in it. Long keys are cut in
    * the middle (the bucket and the file name stay readable); below 120 columns TRIES and OUTPUT are
    * dropped (the output key is a pure function of the object: `rerun ls` shows it).
@@ -29,7 +35,16 @@ export const NARROW_TABLE_COLUMNS = 120;
  * // processed  1      s3://rerun-input/incoming/a.csv  normalized/incoming/a.ndjson  written
  */
 export function formatOutcomeTable(rows: readonly ObjectOutcomeRow[], options: FormatOutcomeTableOptions = {}): string {
-  if (rows.length === 0) return 'No records reached the handler.\n';
+  if (rows.length === 0) {
+    const delivered = options.recordsDelivered ?? 0;
+    if (delivered === 0) return 'No records reached the handler.\n';
+    return (
+      `${delivered} record(s) reached the handler, but no outcome reached rerun dev: a self-contained ` +
+      'bundle reports to its own copy of rerun-pipeline, so its per-object outcomes are not seen here ' +
+      '(the batch results above are). Run it with --runtime lambda, which reads them from its log ' +
+      "lines, or pass the handler's source module.\n"
+    );
+  }
   const max = options.maxReasonLength ?? 80;
   const width = options.width && options.width > 0 ? options.width : undefined;
   const narrow = width !== undefined && width < NARROW_TABLE_COLUMNS;

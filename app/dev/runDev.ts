@@ -156,6 +156,12 @@ export interface DevSummary {
   sinkRepeats: number;
   invocations: number;
   records: number;
+  /**
+   * False when records reached the handler but none of their outcomes reached rerun dev (a
+   * self-contained bundle reports to its own copy of the library): processed, skipped and failed
+   * then count nothing, and `invocations` and `records` are what is known.
+   */
+  outcomesSeen: boolean;
   uploaded: number;
   alreadyUploaded: number;
   /**
@@ -397,7 +403,13 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     }
     progress.finish();
 
-    human(`\n${formatOutcomeTable(tracker.rows(), options.columns ? { width: options.columns } : {})}`);
+    const outcomesSeen = tracker.rows().length > 0 || progress.totals.records === 0;
+    human(
+      `\n${formatOutcomeTable(tracker.rows(), {
+        recordsDelivered: progress.totals.records,
+        ...(options.columns ? { width: options.columns } : {}),
+      })}`,
+    );
     let deadLettered = 0;
     for (const [dlqUrl, dlqName] of [
       [stack.dlqUrl, names.dlq],
@@ -419,6 +431,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       sinkRepeats: sink.deliveries().reduce((sum, d) => sum + d.repeats, 0),
       invocations: progress.totals.invocations,
       records: progress.totals.records,
+      outcomesSeen,
       uploaded,
       alreadyUploaded,
       ended,

@@ -154,6 +154,7 @@ describe('rerun dev (spawned)', () => {
       skipped: 1,
       failed: 1,
       deadLettered: 1,
+      outcomesSeen: true,
       uploaded: 0,
       ended: 'drained',
     });
@@ -394,6 +395,9 @@ describe('rerun dev output (in process)', () => {
       `failed     3      s3://in/long name.csv  -             line one line two ${'x'.repeat(11)}…`,
     );
     expect(formatOutcomeTable([])).toBe('No records reached the handler.\n');
+    expect(formatOutcomeTable([], { recordsDelivered: 3 })).toMatch(
+      /^3 record\(s\) reached the handler, but no outcome reached rerun dev: .*--runtime lambda/,
+    );
   });
 
   it('shows a line per invocation on a log, and one line updated in place on a terminal', () => {

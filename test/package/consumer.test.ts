@@ -425,7 +425,18 @@ describe('the packed package in a new project', () => {
     // CLI's copy) stays empty; what the bundle did shows in the batch and at the webhook sink: all
     // ten records of the demo deleted, none failed, and one notification per normalized output
     // (NOTIFY_URL through the ledger, sent only after the output is published).
-    expect(summary).toMatchObject({ records: 10, failed: 0, deadLettered: 0, sinkApplied: 8, ended: 'drained' });
+    expect(summary).toMatchObject({
+      records: 10,
+      outcomesSeen: false,
+      processed: 0,
+      failed: 0,
+      deadLettered: 0,
+      sinkApplied: 8,
+      ended: 'drained',
+    });
     expect(result.stderr).toMatch(/10 record\(s\), 10 deleted, 0 retained/);
+    // The table says that the outcomes were not seen, not that nothing reached the handler.
+    expect(result.stderr).toContain('10 record(s) reached the handler, but no outcome reached rerun dev');
+    expect(result.stderr).not.toContain('No records reached the handler.');
   }, 120_000);
 });
