@@ -73,7 +73,7 @@ const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\
  * project on the machine (each venv is named by its requirements' hash, see {@link ensurePythonTool}).
  *
  * @example
- * defaultVenvRoot('/work/rerun'); // '/work/rerun/.venv'
+ * defaultVenvRoot('/home/me/rerun'); // '/home/me/rerun/.venv'
  * defaultVenvRoot('/app/node_modules/rerun/dist', { HOME: '/home/me' }); // '/home/me/.cache/rerun/venv'
  */
 export function defaultVenvRoot(projectRoot: string, env: NodeJS.ProcessEnv = process.env): string {

@@ -79,7 +79,7 @@ describe('ensurePythonTool (the project-local .venv/<tool>)', { timeout: 180_000
   });
 
   it('puts the venvs in the project for a checkout, in the user cache for an installed package', () => {
-    expect(defaultVenvRoot('/work/rerun', {})).toBe('/work/rerun/.venv');
+    expect(defaultVenvRoot('/home/me/rerun', {})).toBe('/home/me/rerun/.venv');
     expect(defaultVenvRoot('/app/node_modules/rerun/dist', { HOME: '/home/me' })).toBe('/home/me/.cache/rerun/venv');
     expect(defaultVenvRoot('/app/node_modules/rerun/dist', { XDG_CACHE_HOME: '/c', HOME: '/home/me' })).toBe(
       '/c/rerun/venv',
