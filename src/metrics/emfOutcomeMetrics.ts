@@ -1,6 +1,6 @@
 import type { OutcomeHook } from '../worker/outcomes.js';
 import { formatEmfLine } from './emf.js';
-import { OutcomeTally } from './outcomeMetrics.js';
+import { tallyingOutcomeHook } from './outcomeMetrics.js';
 
 /** Options of {@link emfOutcomeMetrics}. */
 export interface EmfOutcomeMetricsOptions {
@@ -43,21 +43,14 @@ export function emfOutcomeMetrics(options: EmfOutcomeMetricsOptions = {}): Outco
   const namespace = options.namespace ?? 'rerun';
   const sink = options.sink ?? ((line: string) => process.stdout.write(`${line}\n`));
   const now = options.now ?? Date.now;
-  const tally = new OutcomeTally();
-  const hook = (outcome: Parameters<OutcomeHook>[0], context: Parameters<OutcomeHook>[1]) =>
-    tally.add(context.worker, outcome);
-  return Object.assign(hook, {
-    flush: () => {
-      for (const [worker, counts] of tally.take()) {
-        sink(
-          formatEmfLine({
-            namespace,
-            dimensions: { ...options.dimensions, Worker: worker },
-            metrics: Object.entries(counts).map(([name, value]) => ({ name, value })),
-            timestamp: now(),
-          }),
-        );
-      }
-    },
-  });
+  return tallyingOutcomeHook((worker, counts) =>
+    sink(
+      formatEmfLine({
+        namespace,
+        dimensions: { ...options.dimensions, Worker: worker },
+        metrics: Object.entries(counts).map(([name, value]) => ({ name, value })),
+        timestamp: now(),
+      }),
+    ),
+  );
 }

@@ -1,4 +1,4 @@
-import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 
 /** The metrics counted from record outcomes, by their CloudWatch names (all of unit Count). */
 export const OutcomeMetric = {
@@ -58,7 +58,7 @@ function countOf(value: number | undefined): number {
  * Outcome counts kept per worker over one invocation: what both metric hooks gather before they
  * flush.
  */
-export class OutcomeTally {
+class OutcomeTally {
   private readonly byWorker = new Map<string, OutcomeCounts>();
 
   add(worker: string, outcome: RecordOutcome): void {
@@ -76,4 +76,22 @@ export class OutcomeTally {
     this.byWorker.clear();
     return taken;
   }
+}
+
+/**
+ * An outcome hook that tallies outcomes per worker and, on each flush, hands every worker's counts
+ * to `publish` and starts over: the part both metric adapters share.
+ *
+ * @example
+ * const hook = tallyingOutcomeHook((worker, counts) => console.log(worker, counts));
+ */
+export function tallyingOutcomeHook(publish: (worker: string, counts: OutcomeCounts) => void): OutcomeHook {
+  const tally = new OutcomeTally();
+  const hook = (outcome: Parameters<OutcomeHook>[0], context: Parameters<OutcomeHook>[1]) =>
+    tally.add(context.worker, outcome);
+  return Object.assign(hook, {
+    flush: () => {
+      for (const [worker, counts] of tally.take()) publish(worker, counts);
+    },
+  });
 }

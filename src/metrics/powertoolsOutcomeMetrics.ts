@@ -1,5 +1,5 @@
 import type { OutcomeHook } from '../worker/outcomes.js';
-import { OutcomeTally } from './outcomeMetrics.js';
+import { tallyingOutcomeHook } from './outcomeMetrics.js';
 
 /**
  * The part of a Powertools for AWS Lambda `Metrics` (`@aws-lambda-powertools/metrics`) that
@@ -39,19 +39,12 @@ export function powertoolsOutcomeMetrics(
   options: PowertoolsOutcomeMetricsOptions = {},
 ): OutcomeHook {
   const publish = options.publish ?? true;
-  const tally = new OutcomeTally();
-  const hook = (outcome: Parameters<OutcomeHook>[0], context: Parameters<OutcomeHook>[1]) =>
-    tally.add(context.worker, outcome);
-  return Object.assign(hook, {
-    flush: () => {
-      // Powertools publishes one dimension set per call: one publish per worker.
-      for (const [worker, counts] of tally.take()) {
-        for (const [name, value] of Object.entries(counts)) metrics.addMetric(name, 'Count', value);
-        if (publish) {
-          metrics.addDimension('Worker', worker);
-          metrics.publishStoredMetrics();
-        }
-      }
-    },
+  // Powertools publishes one dimension set per call: one publish per worker.
+  return tallyingOutcomeHook((worker, counts) => {
+    for (const [name, value] of Object.entries(counts)) metrics.addMetric(name, 'Count', value);
+    if (publish) {
+      metrics.addDimension('Worker', worker);
+      metrics.publishStoredMetrics();
+    }
   });
 }
