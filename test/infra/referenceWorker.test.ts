@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
@@ -14,6 +13,7 @@ import { REFERENCE_WORKERS_DIR, type ReferenceWorkerName, referenceWorkerIn } fr
 import { SqsWorker } from '../../src/cdk/SqsWorker.js';
 import { WORKER_BUNDLING } from '../../src/cdk/workerBundling.js';
 import { externalSdkImports } from '../support/externalSdkImports.js';
+import { handlerTypeInIsolation } from '../support/isolatedBundle.js';
 
 // The prebuilt normalize worker, built as `npm run build` builds it, into a folder of its own (the
 // consumer test rebuilds dist/ in parallel).
@@ -88,24 +88,13 @@ describe('RerunPipeline with the prebuilt normalize worker', () => {
   });
 
   it('loads in plain Node.js with no node_modules in reach', () => {
-    const dir = tempDir('rerun-prebuilt-');
-    copyFileSync(join(workersDir, 'normalize', 'index.mjs'), join(dir, 'index.mjs'));
-    const out = execFileSync(
-      process.execPath,
-      ['--input-type=module', '-e', "const m = await import('./index.mjs'); console.log(typeof m.handler);"],
-      {
-        cwd: dir,
-        encoding: 'utf8',
-        env: {
-          PATH: process.env.PATH,
-          OUTPUT_BUCKET: 'probe-bucket',
-          AWS_REGION: 'us-east-1',
-          LOG_LEVEL: 'warn',
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        },
-      },
-    );
-    expect(out.trim()).toBe('function');
+    const env = {
+      OUTPUT_BUCKET: 'probe-bucket',
+      AWS_REGION: 'us-east-1',
+      LOG_LEVEL: 'warn',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    expect(handlerTypeInIsolation(join(workersDir, 'normalize', 'index.mjs'), env)).toBe('function');
   });
 });
 

@@ -1,6 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
@@ -13,6 +11,7 @@ import { topology } from '../../app/topology.js';
 import { StackOutput } from '../../infra/RerunStack.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND } from '../../src/sizing/sizeWorker.js';
 import { externalSdkImports } from '../support/externalSdkImports.js';
+import { handlerTypeInIsolation } from '../support/isolatedBundle.js';
 import {
   actionsOf,
   isAllowed,
@@ -158,28 +157,13 @@ describe('the worker function', () => {
 
   it('loads as an ES module in plain Node.js with no node_modules in reach', () => {
     // A folder outside the project: nothing can resolve @aws-sdk/* but the bundle itself.
-    const dir = mkdtempSync(join(tmpdir(), 'rerun-bundle-'));
-    try {
-      copyFileSync(join(functionAssetDir(synth, ids.fn), 'index.mjs'), join(dir, 'index.mjs'));
-      const out = execFileSync(
-        process.execPath,
-        ['--input-type=module', '-e', "const m = await import('./index.mjs'); console.log(typeof m.handler);"],
-        {
-          cwd: dir,
-          encoding: 'utf8',
-          env: {
-            PATH: process.env.PATH,
-            OUTPUT_BUCKET: 'probe-bucket',
-            AWS_REGION: 'us-east-1',
-            LOG_LEVEL: 'warn',
-            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-          },
-        },
-      );
-      expect(out.trim()).toBe('function');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const env = {
+      OUTPUT_BUCKET: 'probe-bucket',
+      AWS_REGION: 'us-east-1',
+      LOG_LEVEL: 'warn',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    expect(handlerTypeInIsolation(join(functionAssetDir(synth, ids.fn), 'index.mjs'), env)).toBe('function');
   });
 });
 

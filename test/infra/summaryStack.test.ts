@@ -1,6 +1,3 @@
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +7,7 @@ import { topology, workerQueueNames } from '../../app/topology.js';
 import { StackOutput } from '../../infra/RerunStack.js';
 import { workerTopologyViolations } from '../../src/topology/workerTopologyRules.js';
 import { testClients, uniqueName } from '../support/aws.js';
+import { handlerTypeInIsolation } from '../support/isolatedBundle.js';
 import { isAllowed, isExplicitlyDenied, type PolicyStatementJson } from './support/iamPolicy.js';
 import {
   type CfnResourceJson,
@@ -117,29 +115,8 @@ describe('the summarize worker in the stack', () => {
   });
 
   it('loads as an ES module in plain Node.js with no node_modules in reach (the SDK is inside)', () => {
-    const asset = functionAssetDir(synth, ids.fn);
-    const dir = mkdtempSync(join(tmpdir(), 'rerun-summarize-bundle-'));
-    try {
-      copyFileSync(join(asset, 'index.mjs'), join(dir, 'index.mjs'));
-      const out = execFileSync(
-        process.execPath,
-        ['--input-type=module', '-e', "const m = await import('./index.mjs'); console.log(typeof m.handler);"],
-        {
-          cwd: dir,
-          encoding: 'utf8',
-          env: {
-            PATH: process.env.PATH,
-            OUTPUT_BUCKET: 'o',
-            INPUT_BUCKET: 'i',
-            AWS_REGION: 'us-east-1',
-            LOG_LEVEL: 'warn',
-          },
-        },
-      );
-      expect(out.trim()).toBe('function');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const env = { OUTPUT_BUCKET: 'o', INPUT_BUCKET: 'i', AWS_REGION: 'us-east-1', LOG_LEVEL: 'warn' };
+    expect(handlerTypeInIsolation(join(functionAssetDir(synth, ids.fn), 'index.mjs'), env)).toBe('function');
   });
 });
 
