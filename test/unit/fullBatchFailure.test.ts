@@ -1,36 +1,14 @@
-import type { Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { FullBatchFailureError } from '../../src/errors.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
-import type { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { defineWorker } from '../../src/worker/defineWorker.js';
+import { OFFLINE_CONTEXT, offlineBatchHandler, offlineEvent } from '../support/offlineBatch.js';
 
-const context = { awsRequestId: 'r-1', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
-
-/** `junk*` bodies are not S3 events (failed, not retryable); others are s3:TestEvent (skipped). */
-const event = (ids: string[]): SQSEvent =>
-  ({
-    Records: ids.map((id) => ({
-      messageId: id,
-      body: id.startsWith('junk') ? 'not json' : JSON.stringify({ Event: 's3:TestEvent' }),
-      attributes: { ApproximateReceiveCount: '1' },
-      eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:q',
-    })),
-  }) as unknown as SQSEvent;
+const context = OFFLINE_CONTEXT;
+const event = offlineEvent;
 
 const handlerWith = (options: { throwOnFullBatchFailure?: boolean }, emf: string[] = [], lines: string[] = []) =>
-  createSqsBatchHandler({
-    worker: defineWorker({
-      name: 'copy',
-      codeVersion: '1',
-      outputBucket: 'out',
-      outputKey: (s) => s.key,
-      transform: async () => ({}),
-    }),
-    store: {} as S3ObjectStore,
-    sqs: {} as never,
+  offlineBatchHandler({
     logger: createLogger({ sink: (l) => lines.push(l) }),
     onOutcome: emfOutcomeMetrics({ sink: (l) => emf.push(l) }),
     ...options,

@@ -1,11 +1,9 @@
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { parseRecordOutcomeLogLine } from '../../src/batch/recordOutcomeLog.js';
 import { createInvocationLogger, lambdaContextFields, xrayTraceIdOf } from '../../src/logging/lambdaContext.js';
 import { createLogger } from '../../src/logging/logger.js';
-import type { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { defineWorker } from '../../src/worker/defineWorker.js';
+import { offlineBatchHandler, offlineEvent } from '../support/offlineBatch.js';
 
 const lambdaContext = (awsRequestId: string): Context =>
   ({
@@ -80,28 +78,9 @@ describe('the batch handler’s log lines', () => {
     vi.stubEnv('_X_AMZN_TRACE_ID', TRACE);
     vi.stubEnv('AWS_LAMBDA_INITIALIZATION_TYPE', 'on-demand');
     const raw: string[] = [];
-    const handler = createSqsBatchHandler({
-      worker: defineWorker({
-        name: 'copy',
-        codeVersion: '1',
-        outputBucket: 'out',
-        outputKey: (s) => s.key,
-        transform: async () => ({}),
-      }),
-      // A test event and a body that is not an S3 event need neither S3 nor SQS.
-      store: {} as S3ObjectStore,
-      sqs: {} as never,
-      logger: createLogger({ sink: (l) => raw.push(l) }),
-    });
-    const event = (ids: string[]): SQSEvent =>
-      ({
-        Records: ids.map((id) => ({
-          messageId: id,
-          body: id === 'junk' ? 'not json' : JSON.stringify({ Event: 's3:TestEvent' }),
-          attributes: { ApproximateReceiveCount: '1' },
-          eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:q',
-        })),
-      }) as unknown as SQSEvent;
+    // A test event and a body that is not an S3 event need neither S3 nor SQS.
+    const handler = offlineBatchHandler({ logger: createLogger({ sink: (l) => raw.push(l) }) });
+    const event = offlineEvent;
     await handler(event(['t1', 'junk']), lambdaContext('r-1'));
     await handler(event(['t2']), lambdaContext('r-2'));
     const lines = raw.map((l) => JSON.parse(l));

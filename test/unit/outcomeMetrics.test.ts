@@ -1,43 +1,18 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import type { Context, SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { formatEmfLine } from '../../src/metrics/emf.js';
 import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 import { addOutcome, OutcomeMetric, zeroOutcomeCounts } from '../../src/metrics/outcomeMetrics.js';
 import { powertoolsOutcomeMetrics } from '../../src/metrics/powertoolsOutcomeMetrics.js';
-import type { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { defineWorker } from '../../src/worker/defineWorker.js';
 import type { OutcomeHook, RecordOutcome } from '../../src/worker/outcomes.js';
+import { OFFLINE_CONTEXT, offlineBatchHandler, offlineEvent } from '../support/offlineBatch.js';
 
-const context = { awsRequestId: 'r-1', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
-
-/** A test event (skipped) and a body that is not an S3 event (failed): neither needs S3 nor SQS. */
-const event = (ids: string[]): SQSEvent =>
-  ({
-    Records: ids.map((id) => ({
-      messageId: id,
-      body: id.startsWith('junk') ? 'not json' : JSON.stringify({ Event: 's3:TestEvent' }),
-      attributes: { ApproximateReceiveCount: '1' },
-      eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:q',
-    })),
-  }) as unknown as SQSEvent;
+const context = OFFLINE_CONTEXT;
+const event = offlineEvent;
 
 const handlerWith = (onOutcome: OutcomeHook, lines: string[] = []) =>
-  createSqsBatchHandler({
-    worker: defineWorker({
-      name: 'copy',
-      codeVersion: '1',
-      outputBucket: 'out',
-      outputKey: (s) => s.key,
-      transform: async () => ({}),
-    }),
-    store: {} as S3ObjectStore,
-    sqs: {} as never,
-    onOutcome,
-    logger: createLogger({ sink: (l) => lines.push(l) }),
-  });
+  offlineBatchHandler({ onOutcome, logger: createLogger({ sink: (l) => lines.push(l) }) });
 
 const processed: RecordOutcome = {
   messageId: 'p',
