@@ -175,8 +175,20 @@ function failedRecordReason(error: unknown): string {
   return `record could not be normalized (${name})`;
 }
 
-/** Counts and writes lines; awaits a sink only when it returned a promise (a sync sink costs no tick). */
-abstract class Emitter {
+/** What both formats read with: text pushed in, records drained out, abandoned on a rejected input. */
+interface RecordSource {
+  push(text: string): void;
+  end(): void;
+  /** Stops reading; returns the line the unread rest starts on. */
+  abandon(): number;
+}
+
+/**
+ * Counts and writes lines; awaits a sink only when it returned a promise (a sync sink costs no tick).
+ * Pushes text into the format's reader and drains its records after each push and at the end.
+ */
+abstract class Emitter implements Normalizer {
+  protected abstract readonly reader: RecordSource;
   protected readonly accounting = new RecordAccounting();
   private rejected: string | undefined;
 
@@ -201,23 +213,6 @@ abstract class Emitter {
     await this.quarantine(line, reason, '', false);
   }
 
-  protected result(): FormatResult {
-    const result: FormatResult = this.accounting.counts;
-    if (this.rejected !== undefined) result.rejected = this.rejected;
-    return result;
-  }
-}
-
-class CsvNormalizer extends Emitter implements Normalizer {
-  private readonly reader: CsvRecordReader;
-  private header: CsvHeader | undefined;
-  private unusableHeader: string | undefined;
-
-  constructor(limits: RecordLimits, sinks: { output: LineSink; quarantine: LineSink }) {
-    super(limits, sinks);
-    this.reader = new CsvRecordReader(limits);
-  }
-
   async push(text: string): Promise<void> {
     this.reader.push(text);
     await this.drain();
@@ -226,22 +221,42 @@ class CsvNormalizer extends Emitter implements Normalizer {
   async end(): Promise<FormatResult> {
     this.reader.end();
     await this.drain();
-    return this.csvResult();
+    return this.result();
   }
 
   async reject(reason: string): Promise<FormatResult> {
     await this.quarantineRest(this.reader.abandon(), reason);
-    return this.csvResult();
+    return this.result();
   }
 
-  private csvResult(): FormatResult {
+  /** Handles every record the reader has ready. */
+  protected abstract drain(): Promise<void>;
+
+  protected result(): FormatResult {
+    const result: FormatResult = this.accounting.counts;
+    if (this.rejected !== undefined) result.rejected = this.rejected;
+    return result;
+  }
+}
+
+class CsvNormalizer extends Emitter {
+  protected readonly reader: CsvRecordReader;
+  private header: CsvHeader | undefined;
+  private unusableHeader: string | undefined;
+
+  constructor(limits: RecordLimits, sinks: { output: LineSink; quarantine: LineSink }) {
+    super(limits, sinks);
+    this.reader = new CsvRecordReader(limits);
+  }
+
+  protected override result(): FormatResult {
     this.accounting.count(RecordDisposition.BLANK, this.reader.blankRecords);
-    const result = this.result();
+    const result = super.result();
     if (this.unusableHeader !== undefined) result.unusableHeader = this.unusableHeader;
     return result;
   }
 
-  private async drain(): Promise<void> {
+  protected async drain(): Promise<void> {
     for (let record = this.reader.nextRecord(); record !== undefined; record = this.reader.nextRecord()) {
       const pending = this.handle(record);
       if (pending !== undefined) await pending;
@@ -283,8 +298,8 @@ class CsvNormalizer extends Emitter implements Normalizer {
   }
 }
 
-class NdjsonNormalizer extends Emitter implements Normalizer {
-  private readonly reader: LineReader;
+class NdjsonNormalizer extends Emitter {
+  protected readonly reader: LineReader;
   private readonly oversize: string;
 
   constructor(limits: RecordLimits, sinks: { output: LineSink; quarantine: LineSink }) {
@@ -293,23 +308,7 @@ class NdjsonNormalizer extends Emitter implements Normalizer {
     this.oversize = oversizeReason(limits.maxRecordBytes);
   }
 
-  async push(text: string): Promise<void> {
-    this.reader.push(text);
-    await this.drain();
-  }
-
-  async end(): Promise<FormatResult> {
-    this.reader.end();
-    await this.drain();
-    return this.result();
-  }
-
-  async reject(reason: string): Promise<FormatResult> {
-    await this.quarantineRest(this.reader.abandon(), reason);
-    return this.result();
-  }
-
-  private async drain(): Promise<void> {
+  protected async drain(): Promise<void> {
     for (let line = this.reader.nextLine(); line !== undefined; line = this.reader.nextLine()) {
       const pending = this.handle(line);
       if (pending !== undefined) await pending;
