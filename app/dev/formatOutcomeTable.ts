@@ -1,3 +1,4 @@
+import { alignColumns } from '../alignColumns.js';
 import type { ObjectOutcomeRow } from './OutcomeTracker.js';
 
 /** Options of {@link formatOutcomeTable}. */
@@ -56,13 +57,7 @@ export function formatOutcomeTable(rows: readonly ObjectOutcomeRow[], options: F
       : [r.status, String(r.attempts), r.subject, r.outputKey ?? '-', reason];
   });
   if (width !== undefined) body = fitToWidth(header, body, width);
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((cells) => (cells[i] ?? '').length)));
-  const render = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return `${[header, ...body].map(render).join('\n')}\n`;
+  return `${alignColumns([header, ...body])}\n`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { alignColumns } from '../alignColumns.js';
 import type { PartitionStatus, PartitionVerdict } from '../partition/judgePartition.js';
 
 /**
@@ -13,13 +14,7 @@ export function formatStatusTable(partitions: readonly PartitionVerdict[]): stri
   const header = ['PARTITION', 'STATUS', 'INPUTS', 'REASON'];
   // With the inputs listed, INPUTS counts them (an input without an output too); else the outputs.
   const rows = partitions.map((p) => [`dt=${p.day}`, p.status, String(p.coverage?.inputs ?? p.inputs), p.reason]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const render = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return `${[header, ...rows].map(render).join('\n')}\n`;
+  return `${alignColumns([header, ...rows])}\n`;
 }
 
 /**

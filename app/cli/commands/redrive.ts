@@ -1,5 +1,6 @@
 import { S3FailureRecorder } from '../../../src/failures/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
+import { alignColumns } from '../../alignColumns.js';
 import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
 import { referenceRecheck } from '../../redrive/recheckDeadLetter.js';
 import { type DeadLetter, type RedriveResult, redriveDeadLetters } from '../../redrive/redriveDeadLetters.js';
@@ -174,14 +175,8 @@ function formatLetters(letters: readonly DeadLetter[], depth: number): string {
     // A dead letter that would fail again for the same reason is marked: fix it, or drop it.
     l.wouldFailAgain ? `[WOULD FAIL AGAIN] ${l.reason ?? '-'}` : (l.reason ?? '-'),
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const render = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
   const shown = depth > letters.length ? ` (${letters.length} of about ${depth} shown)` : '';
-  return `${[header, ...rows].map(render).join('\n')}\n${letters.length} message(s)${shown}.\n`;
+  return `${alignColumns([header, ...rows])}\n${letters.length} message(s)${shown}.\n`;
 }
 
 function describeResult(result: RedriveResult): string {
