@@ -213,6 +213,17 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
   let batch: BatchMessage[] = [];
   const progress = (planComplete: boolean) =>
     options.onProgress?.({ listedInputs: plan.inputs, planned: selected, enqueued, pruned, planComplete });
+  // An orphan's outputs go with If-Match deletes, as an ObjectRemoved event of its input would.
+  const prune = async (inputKey: string) => {
+    await limiter?.take(1);
+    const removed = await removeOutputs(
+      options.worker,
+      { bucket: options.inputBucket, key: inputKey, eventName: 'ObjectRemoved:Delete' },
+      { store: options.store },
+    );
+    if (removed.status === 'processed') pruned++;
+    progress(false);
+  };
   const flush = async () => {
     if (batch.length === 0) return;
     await limiter?.take(batch.length);
@@ -234,16 +245,7 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     counts[verdict.state]++;
     if (verdict.state === ReprocessState.ORPHAN) {
       if (sample.length < sampleSize) sample.push(verdict);
-      if (options.prune && !dryRun && verdict.inputKey) {
-        await limiter?.take(1);
-        const removed = await removeOutputs(
-          options.worker,
-          { bucket: options.inputBucket, key: verdict.inputKey, eventName: 'ObjectRemoved:Delete' },
-          { store: options.store },
-        );
-        if (removed.status === 'processed') pruned++;
-        progress(false);
-      }
+      if (options.prune && !dryRun && verdict.inputKey) await prune(verdict.inputKey);
       continue;
     }
     if (!isSelected(verdict, mode) || !verdict.inputKey || !verdict.input) continue;
@@ -277,15 +279,7 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
       }
       sideOrphans++;
       if (sample.length < sampleSize) sample.push(verdict);
-      if (dryRun || !verdict.inputKey) continue;
-      await limiter?.take(1);
-      const removed = await removeOutputs(
-        options.worker,
-        { bucket: options.inputBucket, key: verdict.inputKey, eventName: 'ObjectRemoved:Delete' },
-        { store: options.store },
-      );
-      if (removed.status === 'processed') pruned++;
-      progress(false);
+      if (!dryRun && verdict.inputKey) await prune(verdict.inputKey);
     }
   }
   progress(!interrupted);
