@@ -1,8 +1,9 @@
 import { normalizeRecords } from '../src/normalize/normalizeRecords.js';
+import { type BenchFormat, generatedRows } from './generatedRows.js';
 
 /** MiB/s of the reference normalizer for one input format, in process (no S3, no SQS). */
 export interface NormalizerThroughput {
-  readonly format: 'csv' | 'ndjson';
+  readonly format: BenchFormat;
   readonly inputBytes: number;
   readonly records: number;
   /** Median of `runs`, MiB of input per second of wall time. */
@@ -22,7 +23,7 @@ const CHUNK_BYTES = 64 * 1024;
  * Runs `normalizeRecords` over generated CSV and NDJSON inputs (byte chunks of 64 KiB, as S3's body
  * stream delivers them), with sinks that only count, so the figure is the normalizer's own CPU cost:
  * the emulator's request costs, which dominate the `side` section, are left out. Every 50th CSV row
- * and NDJSON line is bad, so the quarantine path is exercised too.
+ * and NDJSON line is bad, so the quarantine path is exercised too (generatedRows.ts).
  *
  * @example
  * const [csv, ndjson] = await measureNormalizerThroughput({ bytes: 64 * 1024 ** 2, repeats: 5 });
@@ -70,27 +71,9 @@ function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
-/** Deterministic input of about `bytes` bytes, cut into CHUNK_BYTES pieces (a multi-byte name included). */
-function generate(format: 'csv' | 'ndjson', bytes: number): Uint8Array[] {
-  const lines: string[] = format === 'csv' ? ['id,name,city,amount,note'] : [];
-  let size = 0;
-  for (let i = 0; size < bytes; i++) {
-    let line: string;
-    if (format === 'csv') {
-      line =
-        i % 50 === 49
-          ? `${i},short row`
-          : `${i},Customer ${i},${i % 7 === 0 ? 'München' : 'Lyon'},${(i * 1.25).toFixed(2)},"note, with comma ${i}"`;
-    } else {
-      line =
-        i % 50 === 49
-          ? `{"id":${i},"broken"`
-          : JSON.stringify({ id: i, name: `Customer ${i}`, city: i % 7 === 0 ? 'München' : 'Lyon', amount: i * 1.25 });
-    }
-    lines.push(line);
-    size += line.length + 1;
-  }
-  const buffer = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
+/** Deterministic input of about `bytes` bytes (generatedRows.ts), cut into CHUNK_BYTES pieces. */
+function generate(format: BenchFormat, bytes: number): Uint8Array[] {
+  const buffer = Buffer.from(generatedRows(format, 0, bytes).text, 'utf8');
   const chunks: Uint8Array[] = [];
   for (let offset = 0; offset < buffer.length; offset += CHUNK_BYTES) {
     chunks.push(buffer.subarray(offset, offset + CHUNK_BYTES));

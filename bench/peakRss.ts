@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   CompleteMultipartUploadCommand,
@@ -17,11 +17,16 @@ import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../src/normalize/
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
 import { bundleEntry, stackWorkerBundles } from './bundleSize.js';
 import { newestCpuProfile, type ProfileSummary, summarizeCpuProfile } from './cpuProfile.js';
+import { type BenchFormat, generatedRows } from './generatedRows.js';
 
 /** The peak memory of the worker over one large input. */
 export interface PeakRssResult {
+  /** The input's format (generatedRows.ts: quoted fields, multi-byte text, every 50th row bad). */
+  readonly format: BenchFormat;
   readonly inputBytes: number;
   readonly outputBytes: number;
+  /** The quarantine side output's size (every 50th row is bad), bytes. */
+  readonly quarantineBytes: number;
   /** VmHWM of the worker process (LocalRunner + the bundled normalize handler), MiB. */
   readonly peakRssMiB: number;
   /** The highest VmRSS sampled every 100 ms from outside, MiB (a cross-check of the above). */
@@ -31,7 +36,7 @@ export interface PeakRssResult {
   /** From the item's receive to its delete, seconds. */
   readonly seconds: number;
   /**
-   * MiB of CSV per CPU second of the worker process through the bundled handler (its CPU time over
+   * MiB of input per CPU second of the worker process through the bundled handler (its CPU time over
    * the input less the same process's CPU time over an empty queue): the per-core throughput,
    * independent of the emulator's own CPU on this shared machine.
    */
@@ -52,17 +57,19 @@ const PART_BYTES = 64 * 1024 * 1024;
 const RSS_MEMORY_MIB = 128;
 
 /**
- * Processes one `bytes`-long CSV input (generated on the fly and uploaded as a multipart upload, never
- * stored in the repository) through the worker process as Lambda would run it: the normalize handler
+ * Processes one `bytes`-long input of `format` (generatedRows.ts, generated on the fly and uploaded as a
+ * multipart upload, never stored in the repository; its bad rows make the worker write a quarantine
+ * side output next to the main one) through the worker process as Lambda would run it: the normalize handler
  * and the runner bundled with esbuild (no TypeScript loader in the process), the AWS SDK from
  * node_modules. The worker process's peak resident set (VmHWM) is read from /proc.
  *
  * @example
- * const result = await measurePeakRss({ endpoint, clients, bytes: 1024 ** 3 });
+ * const result = await measurePeakRss({ endpoint, clients, format: 'csv', bytes: 1024 ** 3 });
  */
 export async function measurePeakRss(options: {
   readonly endpoint: string;
   readonly clients: AwsClients;
+  readonly format: BenchFormat;
   readonly bytes: number;
   /**
    * Also run the worker once more over the same input under `node --cpu-prof`, writing the profile
@@ -74,7 +81,8 @@ export async function measurePeakRss(options: {
 }): Promise<PeakRssResult> {
   const { clients } = options;
   const log = options.log ?? (() => {});
-  const id = `bench-rss-${randomBytes(3).toString('hex')}`;
+  const { format } = options;
+  const id = `bench-rss-${format}-${randomBytes(3).toString('hex')}`;
   const t = {
     ...topology,
     normalize: { ...topology.normalize, functionTimeoutSeconds: 900, visibilityTimeoutSeconds: 5400 },
@@ -112,16 +120,16 @@ export async function measurePeakRss(options: {
   };
   const idle = await runWorker(runnerFile, env);
 
-  const key = 'incoming/large/one-gibibyte.csv';
-  log(`peak RSS: uploading a ${(options.bytes / 1024 ** 2).toFixed(0)} MiB CSV (generated on the fly)...`);
-  const inputBytes = await uploadGeneratedCsv(clients, stack.inputBucket, key, options.bytes);
+  const key = `incoming/large/one-gibibyte.${format}`;
+  log(`peak RSS: uploading a ${(options.bytes / 1024 ** 2).toFixed(0)} MiB ${format} input (generated on the fly)...`);
+  const inputBytes = await uploadGeneratedInput(clients, stack.inputBucket, key, format, options.bytes);
 
-  log('peak RSS: processing it in the worker process...');
+  log(`peak RSS: processing the ${format} input in the worker process...`);
   const { code, exit, stdout, sampledKiB } = await runWorker(runnerFile, env);
-  const outputKey = createNormalizeWorker({ outputBucket: stack.outputBucket }).outputKey({
-    bucket: stack.inputBucket,
-    key,
-  });
+  const worker = createNormalizeWorker({ outputBucket: stack.outputBucket });
+  const outputKey = worker.outputKey({ bucket: stack.inputBucket, key });
+  const quarantineKey = worker.sideOutputs?.quarantine?.({ bucket: stack.inputBucket, key });
+  if (!quarantineKey) throw new Error('the normalize worker has no quarantine side output');
   // The bundled runner and handler each hold their own copy of the outcome emitter, so the runner
   // prints no record events here: the output's done-check says whether the item was processed.
   const head = await new S3ObjectStore(clients.s3).head(stack.outputBucket, outputKey);
@@ -132,9 +140,15 @@ export async function measurePeakRss(options: {
   if (code !== 0 || !exit || verdict.state !== OutputState.BUILT) {
     throw new Error(`the worker did not process the large input (${verdict.state}): ${stdout.slice(-2000)}`);
   }
+  // Every 50th row is bad: the quarantine side output must be there, and not empty.
+  const quarantine = await new S3ObjectStore(clients.s3).head(stack.outputBucket, quarantineKey);
+  if (!quarantine || quarantine.contentLength === 0) {
+    throw new Error(`the worker wrote no quarantine side output for the large ${format} input`);
+  }
   let cpuProfile: ProfileSummary | undefined;
   if (options.cpuProfileDir) {
     log(`peak RSS: the same input again under node --cpu-prof (profile in ${options.cpuProfileDir})...`);
+    mkdirSync(options.cpuProfileDir, { recursive: true });
     await new S3ObjectStore(clients.s3).delete(stack.outputBucket, outputKey);
     await clients.sqs.send(
       new SendMessageCommand({ QueueUrl: stack.queueUrl, MessageBody: eventBody(stack.inputBucket, key) }),
@@ -147,9 +161,12 @@ export async function measurePeakRss(options: {
   // Free the emulator's memory.
   await clients.s3.send(new DeleteObjectCommand({ Bucket: stack.inputBucket, Key: key }));
   await clients.s3.send(new DeleteObjectCommand({ Bucket: stack.outputBucket, Key: outputKey }));
+  await clients.s3.send(new DeleteObjectCommand({ Bucket: stack.outputBucket, Key: quarantineKey }));
   return {
+    format,
     inputBytes,
     outputBytes: head?.contentLength ?? 0,
+    quarantineBytes: quarantine.contentLength,
     peakRssMiB: round(Number(exit.vmHwmKiB ?? 0) / 1024),
     sampledPeakRssMiB: round(sampledKiB / 1024),
     idleRssMiB: round(Number(idle.exit?.vmHwmKiB ?? 0) / 1024),
@@ -177,24 +194,22 @@ function eventBody(bucket: string, key: string): string {
   });
 }
 
-/** Rows of `id,payload` with a 240-character payload: the NDJSON output is about 1.1 x the input. */
-async function uploadGeneratedCsv(clients: AwsClients, bucket: string, key: string, bytes: number): Promise<number> {
+/** Uploads about `bytes` of generated `format` rows (generatedRows.ts) as a multipart upload of 64 MiB parts. */
+async function uploadGeneratedInput(
+  clients: AwsClients,
+  bucket: string,
+  key: string,
+  format: BenchFormat,
+  bytes: number,
+): Promise<number> {
   const { UploadId } = await clients.s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
   const parts: { PartNumber: number; ETag: string }[] = [];
   let row = 0;
   let total = 0;
-  const filler = 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(7).slice(0, 240);
   while (total < bytes) {
-    const lines: string[] = total === 0 ? ['id,payload'] : [];
-    let size = 0;
-    const target = Math.min(PART_BYTES, bytes - total);
-    while (size < target) {
-      const line = `${row},${filler}`;
-      row++;
-      lines.push(line);
-      size += line.length + 1;
-    }
-    const body = Buffer.from(`${lines.join('\n')}\n`);
+    const rows = generatedRows(format, row, Math.min(PART_BYTES, bytes - total));
+    row = rows.next;
+    const body = Buffer.from(rows.text, 'utf8');
     const PartNumber = parts.length + 1;
     const out = await clients.s3.send(
       new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber, Body: body }),

@@ -9,8 +9,8 @@
  * AWS_ENDPOINT_URL overrides it). Prints a table (or, with --json, one JSON document on stdout) and
  * the issue's targets with whether each was met; progress goes to stderr. Exit code 0 unless a
  * section failed to run (a missed target is reported, not an error); a failed section is reported
- * and the others still run. `--cpu-prof DIR`: the rss section also runs the worker once more under
- * `node --cpu-prof` (profile written to DIR) and reports where its CPU time goes.
+ * and the others still run. `--cpu-prof DIR`: the rss section also runs the worker once more per format
+ * under `node --cpu-prof` (profiles written to DIR/csv and DIR/ndjson) and reports where its CPU time goes.
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -110,13 +110,21 @@ try {
     sections.bundles = bundles;
   });
   await section('rss', async () => {
-    sections.peakRss = await measurePeakRss({
-      endpoint,
-      clients,
-      bytes: rssBytes,
-      log,
-      ...(values['cpu-prof'] ? { cpuProfileDir: resolve(values['cpu-prof']) } : {}),
-    });
+    // Both formats: each target is judged on the harder of the two (report.ts).
+    const results = [];
+    for (const format of ['csv', 'ndjson'] as const) {
+      results.push(
+        await measurePeakRss({
+          endpoint,
+          clients,
+          format,
+          bytes: rssBytes,
+          log,
+          ...(values['cpu-prof'] ? { cpuProfileDir: resolve(values['cpu-prof'], format) } : {}),
+        }),
+      );
+    }
+    sections.peakRss = results;
   });
   await section('normalizer', async () => {
     sections.normalizer = await measureNormalizerThroughput({

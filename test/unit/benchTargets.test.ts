@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_LIST_PRICES_USD, costPerMillionItems } from '../../bench/awsCost.js';
+import type { PeakRssResult } from '../../bench/peakRss.js';
 import { chainLatencyMs, checkTargets, TARGET_IDS, TargetStatus } from '../../bench/report.js';
 import type { SideBySideResult } from '../../bench/sideBySide.js';
 
@@ -89,6 +90,22 @@ describe('bench cost and targets', () => {
     expect(cost?.why).toContain(
       'the rest, $1.12, is the repair of 40 damaged outputs (20 HeadObject, 40 GetObject, 40 PutObject',
     );
+  });
+
+  it('judges peak RSS on the higher of the two formats and the CSV throughput on the CSV run', () => {
+    const run = (format: 'csv' | 'ndjson', peakRssMiB: number, mibPerCpuSecond: number) =>
+      ({ format, peakRssMiB, mibPerCpuSecond, idleRssMiB: 60, inputBytes: 1024 ** 3, seconds: 20 }) as PeakRssResult;
+    const targets = checkTargets({ peakRss: [run('csv', 101, 80), run('ndjson', 131.5, 45)] });
+    const rss = targets.find((t) => t.id === 'peak-rss-1gib');
+    expect(rss?.status).toBe(TargetStatus.MISSED);
+    expect(rss?.missedBy).toBe('ndjson 3.5 MiB over');
+    const core = targets.find((t) => t.id === 'normalize-mib-per-core');
+    expect(core?.status).toBe(TargetStatus.MET);
+    expect(core?.measured).toContain('80 MiB per CPU second of the bundled worker process over the 1 GiB CSV');
+    expect(core?.measured).toContain('; ndjson 45');
+    const slowCsv = checkTargets({ peakRss: [run('csv', 101, 59), run('ndjson', 100, 45)] });
+    expect(slowCsv.find((t) => t.id === 'peak-rss-1gib')?.status).toBe(TargetStatus.MET);
+    expect(slowCsv.find((t) => t.id === 'normalize-mib-per-core')?.missedBy).toBe('1 MiB/s short');
   });
 
   it('lists every target of the issue by its stable id, as not measured when its section did not run', () => {
