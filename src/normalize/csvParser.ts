@@ -34,6 +34,13 @@ export const JSON_ESCAPED_CHARACTER = /["\\\u0000-\u001f\ud800-\udfff]/;
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the complement of JSON_ESCAPED_CHARACTER, less LF and CR.
 const JSON_SAFE_RUN = /[^"\\\u0000-\u0009\u000b\u000c\u000e-\u001f\ud800-\udfff]*/y;
+/**
+ * The same for a record with quoted fields, matched over the record's own text: its quotes are CSV
+ * syntax (a literal quote is tracked while parsing), and its line breaks are data, so LF and CR stop
+ * the run. The run ends at the record's terminator at the latest, so it costs one pass over the record.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000-U+001F are exactly the characters JSON must escape.
+const JSON_SAFE_RUN_IN_QUOTED_RECORD = /[^\\\u0000-\u001f\ud800-\udfff]*/y;
 
 /** Reason given for a quoted field still open when the input ends. */
 export const UNTERMINATED_QUOTE_REASON = 'unterminated quoted field at end of input';
@@ -133,6 +140,8 @@ export class CsvRecordReader {
   /** Field content gathered from earlier chunks (and, for quoted fields, earlier segments). */
   private fieldPrefix = '';
   private sawQuote = false;
+  /** A field of the record holds a literal `"` (a doubled quote, or a quote inside an unquoted field). */
+  private literalQuote = false;
   private problem: string | undefined;
   /** Set once the record is known to be oversized: its content is no longer kept. */
   private discarding = false;
@@ -243,6 +252,7 @@ export class CsvRecordReader {
         case FieldState.UNQUOTED: {
           const comma = this.commaAt();
           const end = Math.min(comma, this.eolAt());
+          if (this.quoteAt() < end) this.literalQuote = true;
           if (end >= len) {
             this.appendSegment(text, this.segmentStart, len);
             this.pos = len;
@@ -288,6 +298,7 @@ export class CsvRecordReader {
           if (c === QUOTE) {
             // RFC 4180 2.7: a doubled quote inside a quoted field is one literal quote.
             if (!this.discarding) this.fieldPrefix += '"';
+            this.literalQuote = true;
             this.pos += 1;
             this.segmentStart = this.pos;
             this.state = FieldState.QUOTED;
@@ -400,7 +411,14 @@ export class CsvRecordReader {
       const head = this.carriedRaw + text.slice(this.recordStart, headEnd);
       const { raw, truncated } = excerpt(head, contentChars, maxRaw);
       const kept = oversized ? [] : fields;
-      record = { line: this.recordLine, fields: kept, problem, raw, rawTruncated: truncated, escapeFree: false };
+      // One pass over the record instead of one per field in the serializer: only for a record wholly
+      // in this text (none of it carried over) whose fields hold no literal quote.
+      const escapeFree =
+        problem === undefined &&
+        this.carriedChars === 0 &&
+        !this.literalQuote &&
+        jsonSafeRunEnd(JSON_SAFE_RUN_IN_QUOTED_RECORD, text, this.recordStart) >= end;
+      record = { line: this.recordLine, fields: kept, problem, raw, rawTruncated: truncated, escapeFree };
     }
     this.resetRecord();
     this.recordStart = this.pos;
@@ -464,6 +482,7 @@ export class CsvRecordReader {
     this.state = FieldState.START;
     this.fieldPrefix = '';
     this.sawQuote = false;
+    this.literalQuote = false;
     this.problem = undefined;
     this.discarding = false;
     this.carriedChars = 0;
@@ -485,11 +504,7 @@ export class CsvRecordReader {
 
   /** The next character JSON must escape at or after `from` (text.length when none). */
   private escapeAt(from: number): number {
-    if (this.nextEscape < from) {
-      JSON_SAFE_RUN.lastIndex = from;
-      JSON_SAFE_RUN.test(this.text); // always matches (maybe empty), and leaves lastIndex where the run ends
-      this.nextEscape = JSON_SAFE_RUN.lastIndex;
-    }
+    if (this.nextEscape < from) this.nextEscape = jsonSafeRunEnd(JSON_SAFE_RUN, this.text, from);
     return this.nextEscape;
   }
 
@@ -497,6 +512,13 @@ export class CsvRecordReader {
     if (this.nextQuote < this.pos) this.nextQuote = indexOrLength(this.text, '"', this.pos);
     return this.nextQuote;
   }
+}
+
+/** Where the sticky `run` that starts at `from` ends: the next character it excludes, or text.length. */
+function jsonSafeRunEnd(run: RegExp, text: string, from: number): number {
+  run.lastIndex = from;
+  run.test(text); // always matches (maybe empty), and leaves lastIndex where the run ends
+  return run.lastIndex;
 }
 
 function indexOrLength(text: string, needle: string, from: number): number {
