@@ -1,3 +1,4 @@
+import { isCanonicalJsonObject } from './canonicalJson.js';
 import { type CsvHeader, compileCsvHeader } from './csvHeader.js';
 import { type CsvRecord, CsvRecordReader } from './csvParser.js';
 import { type DecodeLimits, type DecodeReport, decodeInput } from './decodeInput.js';
@@ -324,6 +325,8 @@ class NdjsonNormalizer extends Emitter {
       return undefined;
     }
     const maxDepth = this.limits.maxNestingDepth;
+    // Most lines are already what parse-and-stringify would write: output them as they are.
+    if (isCanonicalJsonObject(text, maxDepth)) return this.output(text);
     if (exceedsNestingDepth(text, maxDepth)) return this.rejectLine(line, `nested deeper than ${maxDepth} levels`);
     let value: unknown;
     try {
