@@ -1,4 +1,4 @@
-import { isCanonicalJsonObject } from './canonicalJson.js';
+import { classifyJsonLine, JsonLineForm } from './canonicalJson.js';
 import { type CsvHeader, compileCsvHeader } from './csvHeader.js';
 import { type CsvRecord, CsvRecordReader } from './csvParser.js';
 import { type DecodeLimits, type DecodeReport, decodeInput } from './decodeInput.js';
@@ -325,14 +325,17 @@ class NdjsonNormalizer extends Emitter {
       return undefined;
     }
     const maxDepth = this.limits.maxNestingDepth;
-    // Most lines are already what parse-and-stringify would write: output them as they are.
-    if (isCanonicalJsonObject(text, maxDepth)) return this.output(text);
+    // Most lines are already what parse-and-stringify would write: output them as they are. A line
+    // cut short is invalid JSON whatever follows, and needs no exception to say so.
+    const form = classifyJsonLine(text, maxDepth);
+    if (form === JsonLineForm.CANONICAL) return this.output(text);
+    if (form === JsonLineForm.CUT_SHORT) return this.rejectLine(line, INVALID_JSON_REASON);
     if (exceedsNestingDepth(text, maxDepth)) return this.rejectLine(line, `nested deeper than ${maxDepth} levels`);
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      return this.rejectLine(line, 'invalid JSON');
+      return this.rejectLine(line, INVALID_JSON_REASON);
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       return this.rejectLine(line, `expected a JSON object, got ${kindOf(value)}`);
@@ -352,6 +355,9 @@ class NdjsonNormalizer extends Emitter {
     return this.quarantine(line.line, reason, raw, truncated);
   }
 }
+
+/** Why a line that is not JSON is quarantined (the engine's message is left out: see normalizeRecords). */
+const INVALID_JSON_REASON = 'invalid JSON';
 
 function kindOf(value: unknown): string {
   if (value === null) return 'null';

@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FAST_PATH_MAX_DEPTH, isCanonicalJsonObject } from '../../src/normalize/canonicalJson.js';
+import { classifyJsonLine, FAST_PATH_MAX_DEPTH, JsonLineForm } from '../../src/normalize/canonicalJson.js';
+
+const isCanonicalJsonObject = (line: string, maxDepth?: number) =>
+  classifyJsonLine(line, maxDepth) === JsonLineForm.CANONICAL;
+
 import { InputFormat } from '../../src/normalize/normalizeRecords.js';
 import { normalizeChunks } from '../support/normalizeRun.js';
 
@@ -15,9 +19,11 @@ function slowPath(line: string): string | undefined {
   }
 }
 
-/** Accepted means written as it is: that must be exactly what the slow path writes. */
+/** Canonical means written as it is: exactly what the slow path writes. Cut short means invalid JSON. */
 function expectSafe(line: string): void {
-  if (isCanonicalJsonObject(line)) expect(slowPath(line)).toBe(line);
+  const form = classifyJsonLine(line);
+  if (form === JsonLineForm.CANONICAL) expect(slowPath(line)).toBe(line);
+  if (form === JsonLineForm.CUT_SHORT) expect(() => JSON.parse(line)).toThrow(SyntaxError);
 }
 
 // JSON text, mutated where canonical form is easy to break: spaces, escapes, numbers, keys.
@@ -25,14 +31,12 @@ const pieces = fc.constantFrom(
   ...[' ', '\\u0041', '\\/', '\\n', '\\"', '1.0', '1.5', '-0', '0', '1e5', '01', '0.0000001', '0.000001'],
   ...['12345678901234567', '"1":', '"a":', '"a":1,"a":2', '😀', '\ud800', '\u2028', '\t', '{', '}', '[', ']', ',', ':'],
 );
-const mutated = fc
-  .tuple(fc.json(), fc.array(fc.tuple(fc.nat(), pieces), { maxLength: 3 }))
-  .map(([json, edits]) =>
-    edits.reduce((text, [at, piece]) => {
-      const i = at % (text.length + 1);
-      return text.slice(0, i) + piece + text.slice(i);
-    }, json),
-  );
+const mutated = fc.tuple(fc.json(), fc.array(fc.tuple(fc.nat(), pieces), { maxLength: 3 })).map(([json, edits]) =>
+  edits.reduce((text, [at, piece]) => {
+    const i = at % (text.length + 1);
+    return text.slice(0, i) + piece + text.slice(i);
+  }, json),
+);
 
 /** Objects of the everyday kind: plain keys, strings, integers, decimals, booleans, nulls, nesting. */
 const plainKey = fc.stringMatching(/^[a-z_][a-z0-9_ ]{0,8}$/);
@@ -50,7 +54,7 @@ const plainValue = fc.letrec((tie) => ({
   object: fc.dictionary(plainKey, tie('value'), { maxKeys: 4 }),
 }));
 
-describe('isCanonicalJsonObject: the NDJSON fast path', () => {
+describe('classifyJsonLine: the NDJSON fast path', () => {
   it('accepts a line only when parse-and-stringify would write it unchanged (random JSON, mutated)', () => {
     let accepted = 0;
     const objects = fc.oneof(fc.json(), mutated).filter((text) => text.startsWith('{'));
@@ -63,6 +67,30 @@ describe('isCanonicalJsonObject: the NDJSON fast path', () => {
     );
     // The property says something only if the fast path took many of them.
     expect(accepted).toBeGreaterThan(2_000);
+  });
+
+  it('says cut short only of invalid JSON (random JSON and mutations, cut anywhere)', () => {
+    let cut = 0;
+    const prefixes = fc
+      .tuple(fc.oneof(fc.json(), mutated), fc.nat())
+      .map(([text, at]) => text.slice(0, at % (text.length + 1)))
+      .filter((text) => text.startsWith('{'));
+    fc.assert(
+      fc.property(prefixes, (line) => {
+        expectSafe(line);
+        if (classifyJsonLine(line) === JsonLineForm.CUT_SHORT) cut += 1;
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(cut).toBeGreaterThan(2_000);
+  });
+
+  it('says cut short of every proper prefix of a plain object, the partial write of a producer', () => {
+    const line = '{"id":49,"name":"Customer \\"49\\"","ok":true,"off":false,"tags":["a",null,[]],"at":{"x":-1.5}}';
+    expect(classifyJsonLine(line)).toBe(JsonLineForm.CANONICAL);
+    for (let end = 1; end < line.length; end++) {
+      expect([end, classifyJsonLine(line.slice(0, end))]).toEqual([end, JsonLineForm.CUT_SHORT]);
+    }
   });
 
   it('accepts what JSON.stringify writes for objects of plain keys and values', () => {
