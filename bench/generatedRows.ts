@@ -1,8 +1,18 @@
 /** The bench's input formats. */
 export type BenchFormat = 'csv' | 'ndjson';
+/**
+ * The generated inputs: the two formats' mixed rows, and `csv-wide`, two columns with a
+ * 240-character ASCII payload, the favourable case for a per-record cost (fewer, longer records).
+ */
+export type BenchRows = BenchFormat | 'csv-wide';
 
-/** The CSV header of {@link generatedRow}'s rows. */
-export const GENERATED_CSV_HEADER = 'id,name,city,amount,note';
+const HEADERS: Partial<Record<BenchRows, string>> = { csv: 'id,name,city,amount,note', 'csv-wide': 'id,payload' };
+const WIDE_PAYLOAD = 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(7).slice(0, 240);
+
+/** The file extension of an input of `rows`. */
+export function extensionOf(rows: BenchRows): string {
+  return rows === 'ndjson' ? 'ndjson' : 'csv';
+}
 
 /**
  * Row `i` of the bench's generated inputs: a quoted field with a comma, a multi-byte city name in
@@ -13,7 +23,8 @@ export const GENERATED_CSV_HEADER = 'id,name,city,amount,note';
  * @example
  * generatedRow('csv', 7); // '7,Customer 7,München,8.75,"note, with comma 7"'
  */
-export function generatedRow(format: BenchFormat, i: number): string {
+export function generatedRow(format: BenchRows, i: number): string {
+  if (format === 'csv-wide') return i % 50 === 49 ? `${i}` : `${i},${WIDE_PAYLOAD}`;
   if (format === 'csv') {
     return i % 50 === 49
       ? `${i},short row`
@@ -31,8 +42,9 @@ export function generatedRow(format: BenchFormat, i: number): string {
  * @example
  * const { text, next } = generatedRows('ndjson', 0, 64 * 1024 ** 2);
  */
-export function generatedRows(format: BenchFormat, first: number, bytes: number): { text: string; next: number } {
-  const lines: string[] = format === 'csv' && first === 0 ? [GENERATED_CSV_HEADER] : [];
+export function generatedRows(format: BenchRows, first: number, bytes: number): { text: string; next: number } {
+  const header = HEADERS[format];
+  const lines: string[] = header !== undefined && first === 0 ? [header] : [];
   let size = 0;
   let i = first;
   while (size < bytes) {

@@ -17,13 +17,15 @@ import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../src/normalize/
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
 import { bundleEntry, stackWorkerBundles } from './bundleSize.js';
 import { newestCpuProfile, type ProfileSummary, summarizeCpuProfile } from './cpuProfile.js';
-import { type BenchFormat, generatedRows } from './generatedRows.js';
+import { type BenchRows, extensionOf, generatedRows } from './generatedRows.js';
 
 /** The peak memory of the worker over one large input. */
 export interface PeakRssResult {
-  /** The input's format (generatedRows.ts: quoted fields, multi-byte text, every 50th row bad). */
-  readonly format: BenchFormat;
+  /** The input's rows (generatedRows.ts; every 50th row bad). */
+  readonly format: BenchRows;
   readonly inputBytes: number;
+  /** Rows of the input (header included). */
+  readonly rows: number;
   readonly outputBytes: number;
   /** The quarantine side output's size (every 50th row is bad), bytes. */
   readonly quarantineBytes: number;
@@ -69,7 +71,7 @@ const RSS_MEMORY_MIB = 128;
 export async function measurePeakRss(options: {
   readonly endpoint: string;
   readonly clients: AwsClients;
-  readonly format: BenchFormat;
+  readonly format: BenchRows;
   readonly bytes: number;
   /**
    * Also run the worker once more over the same input under `node --cpu-prof`, writing the profile
@@ -120,9 +122,15 @@ export async function measurePeakRss(options: {
   };
   const idle = await runWorker(runnerFile, env);
 
-  const key = `incoming/large/one-gibibyte.${format}`;
+  const key = `incoming/large/one-gibibyte-${format}.${extensionOf(format)}`;
   log(`peak RSS: uploading a ${(options.bytes / 1024 ** 2).toFixed(0)} MiB ${format} input (generated on the fly)...`);
-  const inputBytes = await uploadGeneratedInput(clients, stack.inputBucket, key, format, options.bytes);
+  const { bytes: inputBytes, rows } = await uploadGeneratedInput(
+    clients,
+    stack.inputBucket,
+    key,
+    format,
+    options.bytes,
+  );
 
   log(`peak RSS: processing the ${format} input in the worker process...`);
   const { code, exit, stdout, sampledKiB } = await runWorker(runnerFile, env);
@@ -165,6 +173,7 @@ export async function measurePeakRss(options: {
   return {
     format,
     inputBytes,
+    rows,
     outputBytes: head?.contentLength ?? 0,
     quarantineBytes: quarantine.contentLength,
     peakRssMiB: round(Number(exit.vmHwmKiB ?? 0) / 1024),
@@ -199,9 +208,9 @@ async function uploadGeneratedInput(
   clients: AwsClients,
   bucket: string,
   key: string,
-  format: BenchFormat,
+  format: BenchRows,
   bytes: number,
-): Promise<number> {
+): Promise<{ bytes: number; rows: number }> {
   const { UploadId } = await clients.s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
   const parts: { PartNumber: number; ETag: string }[] = [];
   let row = 0;
@@ -220,7 +229,7 @@ async function uploadGeneratedInput(
   await clients.s3.send(
     new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
   );
-  return total;
+  return { bytes: total, rows: row + (format === 'ndjson' ? 0 : 1) };
 }
 
 /** Runs the bundled worker process until the queue is drained, sampling its RSS every 100 ms. */

@@ -224,9 +224,11 @@ export function checkTargets(
   }
 
   const runs = report.peakRss ?? [];
-  const rssTarget = '< 128 MiB peak RSS over a 1 GiB input (CSV and NDJSON; the higher counts)';
-  const coreTarget = '>= 60 MiB/s of CSV per core through the bundled handler';
-  const csv = runs.find((r) => r.format === 'csv');
+  const rssTarget = '< 128 MiB peak RSS over a 1 GiB input (CSV and NDJSON; the highest counts)';
+  const coreTarget = '>= 60 MiB/s of CSV per core through the bundled handler (the slower CSV counts)';
+  const csvRuns = runs.filter((r) => r.format !== 'ndjson');
+  const csv =
+    csvRuns.length > 0 ? csvRuns.reduce((a, b) => (b.mibPerCpuSecond < a.mibPerCpuSecond ? b : a)) : undefined;
   if (runs.length > 0) {
     const highest = runs.reduce((a, b) => (b.peakRssMiB > a.peakRssMiB ? b : a));
     const met = highest.peakRssMiB < 128;
@@ -260,7 +262,7 @@ export function checkTargets(
       status: core >= 60 ? TargetStatus.MET : TargetStatus.MISSED,
       met: core >= 60,
       measured:
-        `${core} MiB per CPU second of the bundled worker process over the 1 GiB CSV (${csv.seconds} s wall)` +
+        `${core} MiB per CPU second of the bundled worker process over the 1 GiB ${csv.format} input (${csv.seconds} s wall)` +
         others.map((r) => `; ${r.format} ${r.mibPerCpuSecond}`).join('') +
         `; sizing plans with ${NORMALIZE_MIB_PER_CPU_SECOND} (src/sizing/sizeWorker.ts)` +
         (report.normalizer
@@ -270,7 +272,9 @@ export function checkTargets(
         ? {}
         : {
             missedBy: `${round2(60 - core)} MiB/s short`,
-            why: 'see the CPU profile in bench/README.md: parsing, serialization, SHA-256 and the SDK streaming share the core',
+            why:
+              `the cost is per record: ${csv.format} rows are short (about ${Math.round(csv.inputBytes / Math.max(1, csv.rows))} bytes), and each pays for its parsing, its JSON string and the garbage both leave; ` +
+              'see the CPU profile in bench/README.md',
           }),
     });
   } else {
