@@ -153,12 +153,12 @@ export interface RerunPipelineProps {
    * (src/sizing/sizeWorker.ts: `mibPerCpuSecond` with a margin of 2) unless `functionProps` sets
    * them; the worker refuses a larger input at once with a failure record that names the limit
    * (MAX_INPUT_BYTES), instead of timing out on every receive until the DLQ.
-   * @default 1 GiB (512 MB and 128 s at 60 MiB/s per vCPU)
+   * @default 1 GiB (512 MB and 213 s at 35 MiB/s per vCPU)
    */
   readonly maxInputBytes?: number;
   /**
    * The worker's measured throughput, MiB of input per CPU second, for the sizing.
-   * @default 60 (the reference normalizer's planning figure, NORMALIZE_MIB_PER_CPU_SECOND: measure yours)
+   * @default 35 (the reference normalizer's planning figure, NORMALIZE_MIB_PER_CPU_SECOND: measure yours)
    */
   readonly mibPerCpuSecond?: number;
   /**

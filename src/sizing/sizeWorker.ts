@@ -4,11 +4,13 @@
  */
 
 /**
- * The normalize worker's throughput per full core that sizing assumes, MiB of CSV per CPU second:
- * the bench measured 71.6 through the bundled handler (section `rss`, x64, node 20, 2026-12-01);
- * the stack deploys ARM64, so it plans with the target figure of 60, below the measurement.
+ * The normalize worker's throughput per full core that sizing assumes, MiB of input per CPU second,
+ * planned on its slowest input: the bench (section `rss`, x64, node 20, 2026-12-01) measured the
+ * bundled handler at 37.9 to 43.0 over 1 GiB of short mixed CSV rows, 61.3 over NDJSON and about 160
+ * over wide ASCII CSV rows. The stack deploys ARM64, so it plans with 35, below the slowest figure;
+ * sizeWorker's margin of 2 comes on top.
  */
-export const NORMALIZE_MIB_PER_CPU_SECOND = 60;
+export const NORMALIZE_MIB_PER_CPU_SECOND = 35;
 
 /** Lambda allocates CPU in proportion to memory: 1,769 MB is one vCPU (Lambda developer guide, "Memory and computing power"). */
 export const MIB_PER_VCPU = 1769;
@@ -59,7 +61,7 @@ export interface WorkerSizing {
  *
  * @example
  * sizeWorker({ maxInputBytes: 1024 ** 3, mibPerCpuSecond: 60, minMemoryMiB: 256 });
- * // { memoryMiB: 1024, timeoutSeconds: 60, ... }: 1 GiB at 0.58 vCPU x 60 MiB/s, doubled, plus 10 s
+ * // { memoryMiB: 256, timeoutSeconds: 246, transformSeconds: 117.9 }: 1 GiB at 0.145 vCPU x 60 MiB/s, doubled, plus 10 s
  */
 export function sizeWorker(input: SizingInput): WorkerSizing {
   const margin = input.margin ?? 2;
@@ -95,7 +97,7 @@ export function sizeWorker(input: SizingInput): WorkerSizing {
  * timing out on every receive until the DLQ.
  *
  * @example
- * maxInputBytesFor({ memoryMiB: 512, timeoutSeconds: 60, mibPerCpuSecond: 60 }); // about 434 MiB
+ * maxInputBytesFor({ memoryMiB: 512, timeoutSeconds: 60, mibPerCpuSecond: 35 }); // about 253 MiB
  */
 export function maxInputBytesFor(input: {
   readonly memoryMiB: number;
