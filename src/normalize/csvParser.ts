@@ -41,6 +41,12 @@ const JSON_SAFE_RUN = /[^"\\\u0000-\u0009\u000b\u000c\u000e-\u001f\ud800-\udfff]
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000-U+001F are exactly the characters JSON must escape.
 const JSON_SAFE_RUN_IN_QUOTED_RECORD = /[^\\\u0000-\u001f\ud800-\udfff]*/y;
+/**
+ * JSON_SAFE_RUN with quotes allowed, for the lines of finishSimpleQuotedLine: their quotes are syntax
+ * and they hold no line break before their terminator, so, as for plain lines, one run spans many.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the complement of JSON_ESCAPED_CHARACTER, less LF, CR and the quote.
+const JSON_SAFE_RUN_QUOTES_ALLOWED = /[^\\\u0000-\u0009\u000b\u000c\u000e-\u001f\ud800-\udfff]*/y;
 
 /** Reason given for a quoted field still open when the input ends. */
 export const UNTERMINATED_QUOTE_REASON = 'unterminated quoted field at end of input';
@@ -127,6 +133,8 @@ export class CsvRecordReader {
   private nextQuote = -1;
   /** Cached index of the next character JSON must escape at or after a position (as nextQuote). */
   private nextEscape = -1;
+  /** The same, quotes left out (see JSON_SAFE_RUN_QUOTES_ALLOWED). */
+  private nextEscapeBesidesQuote = -1;
 
   // The record in progress.
   private inRecord = false;
@@ -200,6 +208,7 @@ export class CsvRecordReader {
     this.nextComma = -1;
     this.nextQuote = -1;
     this.nextEscape = -1;
+    this.nextEscapeBesidesQuote = -1;
   }
 
   /** Returns the next complete, non-blank record, or undefined when more text (or `end()`) is needed. */
@@ -429,11 +438,14 @@ export class CsvRecordReader {
     this.inRecord = false;
     this.sawQuote = false;
     const content = text.slice(start, eol);
-    const escapeFree = jsonSafeRunEnd(JSON_SAFE_RUN_IN_QUOTED_RECORD, text, start) >= eol;
-    const { raw, truncated } =
-      content.length <= this.limits.maxRawChars
-        ? { raw: content, truncated: false }
-        : excerpt(content, content.length, this.limits.maxRawChars);
+    if (this.nextEscapeBesidesQuote < start) {
+      this.nextEscapeBesidesQuote = jsonSafeRunEnd(JSON_SAFE_RUN_QUOTES_ALLOWED, text, start);
+    }
+    const escapeFree = this.nextEscapeBesidesQuote >= eol;
+    if (content.length <= this.limits.maxRawChars) {
+      return { line: this.recordLine, fields, problem: undefined, raw: content, rawTruncated: false, escapeFree };
+    }
+    const { raw, truncated } = excerpt(content, content.length, this.limits.maxRawChars);
     return { line: this.recordLine, fields, problem: undefined, raw, rawTruncated: truncated, escapeFree };
   }
 
