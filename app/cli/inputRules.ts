@@ -11,5 +11,5 @@ import type { PipelineTarget } from './pipelineTarget.js';
  * const report = await partitionStatus({ ...options, inputs: referenceInputRules(target) });
  */
 export function referenceInputRules(target: PipelineTarget): InputRules {
-  return rulesOf({ inputBucket: target.inputBucket, outputBucket: target.outputBucket, topology: target.topology });
+  return rulesOf({ inputBucket: target.inputBucket, topology: target.topology });
 }

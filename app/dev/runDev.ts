@@ -289,11 +289,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
           outputBucket: stack.outputBucket,
           inputBucket: stack.inputBucket,
           topology: t,
-          inputs: referenceInputRules({
-            inputBucket: stack.inputBucket,
-            outputBucket: stack.outputBucket,
-            topology: t,
-          }),
+          inputs: referenceInputRules({ inputBucket: stack.inputBucket, topology: t }),
           logger,
         }),
       };

@@ -1,4 +1,4 @@
-import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
+import { normalizeKeyRules } from '../../src/normalize/normalizeWorker.js';
 import { topology as defaultTopology, type Topology } from '../topology.js';
 import { type InputRules, inputRulesOf } from './inputCoverage.js';
 
@@ -9,15 +9,18 @@ import { type InputRules, inputRulesOf } from './inputCoverage.js';
  * same rules, so the three agree.
  *
  * @example
- * const rules = referenceInputRules({ inputBucket: 'rerun-input', outputBucket: 'rerun-output' });
+ * const rules = referenceInputRules({ inputBucket: 'rerun-input' });
  */
 export function referenceInputRules(where: {
   readonly inputBucket: string;
-  readonly outputBucket: string;
   /** @default the project's topology (app/topology.ts) */
   readonly topology?: Topology;
 }): InputRules {
   const t = where.topology ?? defaultTopology;
-  const worker = createNormalizeWorker({ outputBucket: where.outputBucket, prefixes: t });
-  return inputRulesOf(worker, { bucket: where.inputBucket, prefix: t.inputPrefix, failurePrefix: t.failurePrefix });
+  // The key rules alone: the normalizer's transform stays out of the summarize bundle.
+  return inputRulesOf(normalizeKeyRules(t), {
+    bucket: where.inputBucket,
+    prefix: t.inputPrefix,
+    failurePrefix: t.failurePrefix,
+  });
 }

@@ -29,6 +29,6 @@ export const handler = createSummarizeHandler({
   outputBucket,
   inputBucket,
   // Each summary records which inputs of its day it covers and which it does not.
-  inputs: referenceInputRules({ inputBucket, outputBucket }),
+  inputs: referenceInputRules({ inputBucket }),
   logger,
 });

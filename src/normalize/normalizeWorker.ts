@@ -1,6 +1,7 @@
 import { deterministicKey, legacyHashedKey } from '../keys/deterministicKey.js';
 import { defineWorker, type OutputStream, type WorkerDefinition } from '../worker/defineWorker.js';
-import { formatOfKey, type LineSink, normalizeRecords } from './normalizeRecords.js';
+import { formatOfKey } from './inputFormat.js';
+import { type LineSink, normalizeRecords } from './normalizeRecords.js';
 
 /**
  * Version of the normalizer's code and output format. Bump it when the output bytes would change:
@@ -60,32 +61,12 @@ export interface NormalizeWorkerOptions {
  * const worker = createNormalizeWorker({ outputBucket: 'rerun-output' });
  */
 export function createNormalizeWorker(options: NormalizeWorkerOptions): WorkerDefinition<NormalizeSummary> {
-  const t = options.prefixes ?? NORMALIZE_PREFIXES;
-  const keyOptions = (prefix: string, source: { bucket: string; key: string }) => ({
-    prefix,
-    source,
-    stripPrefix: t.inputPrefix,
-    suffix: '.ndjson',
-  });
-  const keyIn = (prefix: string) => (source: { bucket: string; key: string }) =>
-    deterministicKey(keyOptions(prefix, source));
   return defineWorker<NormalizeSummary>({
     name: 'normalize',
     codeVersion: NORMALIZE_CODE_VERSION,
     outputBucket: options.outputBucket,
-    outputKey: keyIn(t.outputPrefix),
-    sideOutputs: { quarantine: keyIn(t.quarantinePrefix) },
-    // Overlong keys were hashed outside their day before partition-preserving keys: move them in.
-    legacyOutputKeys: (source) =>
-      [t.outputPrefix, t.quarantinePrefix].flatMap((prefix) => legacyHashedKey(keyOptions(prefix, source)) ?? []),
+    ...normalizeKeyRules(options.prefixes),
     ...(options.partBytes ? { partBytes: options.partBytes } : {}),
-    skipReason(object) {
-      if (!object.key.startsWith(t.inputPrefix)) return `key is outside the input prefix ${t.inputPrefix}`;
-      if (!formatOfKey(object.key)) {
-        return 'unsupported file type (expected .csv, .ndjson or .jsonl, optionally gzipped as .gz)';
-      }
-      return undefined;
-    },
     async transform({ source, body, contentLength }, { output, side }) {
       const format = formatOfKey(source.key);
       if (!format) throw new Error(`unsupported file type: ${source.key}`); // skipReason filtered it already
@@ -103,6 +84,44 @@ export function createNormalizeWorker(options: NormalizeWorkerOptions): WorkerDe
       return { records, quarantined, header, blank, format, encoding, ...(rejected ? { rejected } : {}) };
     },
   });
+}
+
+/** Where the normalize worker writes and what it skips: the parts of its definition that name keys. */
+export type NormalizeKeyRules = Pick<WorkerDefinition, 'outputKey' | 'sideOutputs' | 'legacyOutputKeys' | 'skipReason'>;
+
+/**
+ * The normalize worker's output and quarantine keys and its skip rule, without its transform: what
+ * the summary stage and the CLI judge inputs by (app/partition/referenceInputRules.ts). Apart from
+ * createNormalizeWorker, so that a bundle which only names keys leaves the normalizer out.
+ *
+ * @example
+ * normalizeKeyRules().outputKey({ bucket: 'rerun-input', key: 'incoming/dt=2026-12-01/a.csv' });
+ * // 'normalized/rerun-input/dt=2026-12-01/a.csv.ndjson'
+ */
+export function normalizeKeyRules(prefixes: NormalizePrefixes = NORMALIZE_PREFIXES): NormalizeKeyRules {
+  const t = prefixes;
+  const keyOptions = (prefix: string, source: { bucket: string; key: string }) => ({
+    prefix,
+    source,
+    stripPrefix: t.inputPrefix,
+    suffix: '.ndjson',
+  });
+  const keyIn = (prefix: string) => (source: { bucket: string; key: string }) =>
+    deterministicKey(keyOptions(prefix, source));
+  return {
+    outputKey: keyIn(t.outputPrefix),
+    sideOutputs: { quarantine: keyIn(t.quarantinePrefix) },
+    // Overlong keys were hashed outside their day before partition-preserving keys: move them in.
+    legacyOutputKeys: (source) =>
+      [t.outputPrefix, t.quarantinePrefix].flatMap((prefix) => legacyHashedKey(keyOptions(prefix, source)) ?? []),
+    skipReason(object) {
+      if (!object.key.startsWith(t.inputPrefix)) return `key is outside the input prefix ${t.inputPrefix}`;
+      if (!formatOfKey(object.key)) {
+        return 'unsupported file type (expected .csv, .ndjson or .jsonl, optionally gzipped as .gz)';
+      }
+      return undefined;
+    },
+  };
 }
 
 /**

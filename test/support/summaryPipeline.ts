@@ -82,11 +82,7 @@ export function summarizeStageRunner(clients: AwsClients, p: TwoStagePipeline): 
     outputBucket: p.stack.outputBucket,
     inputBucket: p.stack.inputBucket,
     topology: p.t,
-    inputs: referenceInputRules({
-      inputBucket: p.stack.inputBucket,
-      outputBucket: p.stack.outputBucket,
-      topology: p.t,
-    }),
+    inputs: referenceInputRules({ inputBucket: p.stack.inputBucket, topology: p.t }),
     deadlineMarginMs: 500,
   });
   const w = p.t.summarize;

@@ -157,11 +157,7 @@ export class ChaosPipeline {
 
   /** The summarize worker's input rules for this pipeline's buckets. */
   get inputRules(): InputRules {
-    return referenceInputRules({
-      inputBucket: this.stack.inputBucket,
-      outputBucket: this.stack.outputBucket,
-      topology: this.options.topology,
-    });
+    return referenceInputRules({ inputBucket: this.stack.inputBucket, topology: this.options.topology });
   }
 
   /** Provisions the resources and starts the proxies (the runners start with {@link startRunners}). */
