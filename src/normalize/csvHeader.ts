@@ -1,4 +1,4 @@
-import { JSON_ESCAPED_CHARACTER } from './csvParser.js';
+import { JSON_ESCAPED_CHARACTER } from './jsonEscapes.js';
 
 /**
  * Normalizes one CSV header name into a JSON key: trim, Unicode NFC, lower-case, every run of

@@ -1,3 +1,9 @@
+import {
+  JSON_SAFE_RUN,
+  JSON_SAFE_RUN_IN_QUOTED_RECORD,
+  JSON_SAFE_RUN_QUOTES_ALLOWED,
+  jsonSafeRunEnd,
+} from './jsonEscapes.js';
 import { exceedsUtf8Bytes, excerpt, oversizeReason, type RecordLimits, resolveRecordLimits } from './recordLimits.js';
 import { SurrogateCarry } from './surrogateCarry.js';
 
@@ -22,31 +28,6 @@ export interface CsvRecord {
    */
   readonly escapeFree: boolean;
 }
-
-/** Characters JSON.stringify escapes: `"`, `\\`, controls, and surrogates (lone ones become `\\uXXXX`). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000-U+001F are exactly the characters JSON must escape.
-export const JSON_ESCAPED_CHARACTER = /["\\\u0000-\u001f\ud800-\udfff]/;
-/**
- * A run of characters JSON does not escape, LF and CR included, matched from a position (sticky):
- * where it ends is the next character to escape. The lines it serves (finishPlainLine) end before
- * their terminator, so one run spans many lines and the chunk is scanned once, not once per line. A
- * greedy run is over twice as fast in V8 as searching for the first escaped character.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the complement of JSON_ESCAPED_CHARACTER, less LF and CR.
-const JSON_SAFE_RUN = /[^"\\\u0000-\u0009\u000b\u000c\u000e-\u001f\ud800-\udfff]*/y;
-/**
- * The same for a record with quoted fields, matched over the record's own text: its quotes are CSV
- * syntax (a literal quote is tracked while parsing), and its line breaks are data, so LF and CR stop
- * the run. The run ends at the record's terminator at the latest, so it costs one pass over the record.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000-U+001F are exactly the characters JSON must escape.
-const JSON_SAFE_RUN_IN_QUOTED_RECORD = /[^\\\u0000-\u001f\ud800-\udfff]*/y;
-/**
- * JSON_SAFE_RUN with quotes allowed, for the lines of finishSimpleQuotedLine: their quotes are syntax
- * and they hold no line break before their terminator, so, as for plain lines, one run spans many.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the complement of JSON_ESCAPED_CHARACTER, less LF, CR and the quote.
-const JSON_SAFE_RUN_QUOTES_ALLOWED = /[^\\\u0000-\u0009\u000b\u000c\u000e-\u001f\ud800-\udfff]*/y;
 
 /** Reason given for a quoted field still open when the input ends. */
 export const UNTERMINATED_QUOTE_REASON = 'unterminated quoted field at end of input';
@@ -395,12 +376,7 @@ export class CsvRecordReader {
     }
     // One scan of the chunk instead of one per field (the serializer's hot path) or per line (a
     // regex call per line was 16 % of the worker's CPU profile).
-    const escapeFree = this.escapeAt(start) >= end;
-    if (content.length <= this.limits.maxRawChars) {
-      return { line: this.recordLine, fields, problem: undefined, raw: content, rawTruncated: false, escapeFree };
-    }
-    const { raw, truncated } = excerpt(content, content.length, this.limits.maxRawChars);
-    return { line: this.recordLine, fields, problem: undefined, raw, rawTruncated: truncated, escapeFree };
+    return this.lineRecord(content, fields, this.escapeAt(start) >= end);
   }
 
   /**
@@ -436,12 +412,11 @@ export class CsvRecordReader {
     }
     this.endLine(text, eol);
     this.inRecord = false;
-    this.sawQuote = false;
-    const content = text.slice(start, eol);
-    if (this.nextEscapeBesidesQuote < start) {
-      this.nextEscapeBesidesQuote = jsonSafeRunEnd(JSON_SAFE_RUN_QUOTES_ALLOWED, text, start);
-    }
-    const escapeFree = this.nextEscapeBesidesQuote >= eol;
+    return this.lineRecord(text.slice(start, eol), fields, this.escapeBesidesQuoteAt(start) >= eol);
+  }
+
+  /** The record of a line a fast path read whole: its content is its `raw`, cut to maxRawChars. */
+  private lineRecord(content: string, fields: string[], escapeFree: boolean): CsvRecord {
     if (content.length <= this.limits.maxRawChars) {
       return { line: this.recordLine, fields, problem: undefined, raw: content, rawTruncated: false, escapeFree };
     }
@@ -568,17 +543,18 @@ export class CsvRecordReader {
     return this.nextEscape;
   }
 
+  /** The same, quotes left out (see JSON_SAFE_RUN_QUOTES_ALLOWED). */
+  private escapeBesidesQuoteAt(from: number): number {
+    if (this.nextEscapeBesidesQuote < from) {
+      this.nextEscapeBesidesQuote = jsonSafeRunEnd(JSON_SAFE_RUN_QUOTES_ALLOWED, this.text, from);
+    }
+    return this.nextEscapeBesidesQuote;
+  }
+
   private quoteAt(): number {
     if (this.nextQuote < this.pos) this.nextQuote = indexOrLength(this.text, '"', this.pos);
     return this.nextQuote;
   }
-}
-
-/** Where the sticky `run` that starts at `from` ends: the next character it excludes, or text.length. */
-function jsonSafeRunEnd(run: RegExp, text: string, from: number): number {
-  run.lastIndex = from;
-  run.test(text); // always matches (maybe empty), and leaves lastIndex where the run ends
-  return run.lastIndex;
 }
 
 function indexOrLength(text: string, needle: string, from: number): number {

@@ -1,8 +1,8 @@
-import { classifyJsonLine, JsonLineForm } from './canonicalJson.js';
 import { type CsvHeader, compileCsvHeader } from './csvHeader.js';
 import { type CsvRecord, CsvRecordReader } from './csvParser.js';
 import { type DecodeLimits, type DecodeReport, decodeInput } from './decodeInput.js';
 import { InputFormat } from './inputFormat.js';
+import { classifyJsonLine, JsonLineForm } from './jsonLineForm.js';
 import { LineReader, type TextLine } from './lineReader.js';
 import { formatQuarantineLine } from './quarantine.js';
 import { RecordAccounting, type RecordCounts, RecordDisposition } from './recordAccounting.js';

@@ -1,3 +1,5 @@
+import { JSON_STRING_RUN, jsonSafeRunEnd } from './jsonEscapes.js';
+
 /** What {@link classifyJsonLine} proved about a line. */
 export const JsonLineForm = {
   /** Exactly what `JSON.stringify(JSON.parse(line))` writes, and an object: output it as it is. */
@@ -87,7 +89,7 @@ function value(t: string, i: number, depth: number): number {
   if (c === OPEN_BRACE) return object(t, i, depth + 1);
   if (c === OPEN_BRACKET) return array(t, i, depth + 1);
   if (c === QUOTE) return string(t, i);
-  if (c === MINUS || (c >= ZERO && c <= NINE)) return number(t, i);
+  if (c === MINUS || isDigit(c)) return number(t, i);
   if (c === 0x74) return literal(t, i, 'true');
   if (c === 0x66) return literal(t, i, 'false');
   if (c === 0x6e) return literal(t, i, 'null');
@@ -129,10 +131,7 @@ function object(t: string, i: number, depth: number): number {
  */
 function isOrdinaryNewKey(t: string, start: number, end: number, firstKey: number): boolean {
   let digitsOnly = end > start;
-  for (let k = start; k < end && digitsOnly; k++) {
-    const c = t.charCodeAt(k);
-    digitsOnly = c >= ZERO && c <= NINE;
-  }
+  for (let k = start; k < end && digitsOnly; k++) digitsOnly = isDigit(t.charCodeAt(k));
   if (digitsOnly) return false;
   const length = end - start;
   for (let k = firstKey; k < keyCount; k++) {
@@ -165,17 +164,11 @@ function array(t: string, i: number, depth: number): number {
   }
 }
 
-/** A run of string characters JSON.stringify writes as they are (sticky: matched from a position). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000-U+001F are what JSON must escape.
-const PLAIN_STRING_RUN = /[^"\\\u0000-\u001f\ud800-\udfff]*/y;
-
 /** The string starting with the quote at `i`: where it ends (after its closing quote), or FAIL. */
 function string(t: string, i: number): number {
   let j = i + 1;
   for (;;) {
-    PLAIN_STRING_RUN.lastIndex = j;
-    PLAIN_STRING_RUN.test(t); // always matches (maybe empty); lastIndex is where the run stops
-    j = PLAIN_STRING_RUN.lastIndex;
+    j = jsonSafeRunEnd(JSON_STRING_RUN, t, j);
     const c = t.charCodeAt(j);
     if (c === QUOTE) return j + 1;
     if (c !== BACKSLASH) return fail(t, j); // a control character, a surrogate, or the end of the line

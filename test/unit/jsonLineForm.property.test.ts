@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { classifyJsonLine, FAST_PATH_MAX_DEPTH, JsonLineForm } from '../../src/normalize/canonicalJson.js';
+import { classifyJsonLine, FAST_PATH_MAX_DEPTH, JsonLineForm } from '../../src/normalize/jsonLineForm.js';
 
 const isCanonicalJsonObject = (line: string, maxDepth?: number) =>
   classifyJsonLine(line, maxDepth) === JsonLineForm.CANONICAL;
