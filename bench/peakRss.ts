@@ -140,7 +140,8 @@ export async function measurePeakRss(options: {
   if (!quarantineKey) throw new Error('the normalize worker has no quarantine side output');
   // The bundled runner and handler each hold their own copy of the outcome emitter, so the runner
   // prints no record events here: the output's done-check says whether the item was processed.
-  const head = await new S3ObjectStore(clients.s3).head(stack.outputBucket, outputKey);
+  const store = new S3ObjectStore(clients.s3);
+  const head = await store.head(stack.outputBucket, outputKey);
   const verdict = judgeOutput(head, {
     source: { bucket: stack.inputBucket, key },
     codeVersion: NORMALIZE_CODE_VERSION,
@@ -149,7 +150,7 @@ export async function measurePeakRss(options: {
     throw new Error(`the worker did not process the large input (${verdict.state}): ${stdout.slice(-2000)}`);
   }
   // Every 50th row is bad: the quarantine side output must be there, and not empty.
-  const quarantine = await new S3ObjectStore(clients.s3).head(stack.outputBucket, quarantineKey);
+  const quarantine = await store.head(stack.outputBucket, quarantineKey);
   if (!quarantine || quarantine.contentLength === 0) {
     throw new Error(`the worker wrote no quarantine side output for the large ${format} input`);
   }
@@ -157,7 +158,7 @@ export async function measurePeakRss(options: {
   if (options.cpuProfileDir) {
     log(`peak RSS: the same input again under node --cpu-prof (profile in ${options.cpuProfileDir})...`);
     mkdirSync(options.cpuProfileDir, { recursive: true });
-    await new S3ObjectStore(clients.s3).delete(stack.outputBucket, outputKey);
+    await store.delete(stack.outputBucket, outputKey);
     await clients.sqs.send(
       new SendMessageCommand({ QueueUrl: stack.queueUrl, MessageBody: eventBody(stack.inputBucket, key) }),
     );
