@@ -405,6 +405,10 @@ function verdictStream(
     codeVersion: worker.codeVersion,
     head: (key) => options.store.head(worker.outputBucket, key),
     ...(worker.validate ? { validate: (head) => worker.validate?.(head) } : {}),
+    sideOutputKeys: (key) =>
+      Object.fromEntries(
+        Object.entries(worker.sideOutputs ?? {}).map(([name, keyOf]) => [name, keyOf({ bucket: inputBucket, key })]),
+      ),
     ...(options.verifyConcurrency ? { concurrency: options.verifyConcurrency } : {}),
     onHead: () => {
       heads.count++;

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
@@ -50,13 +51,23 @@ export type GetResult =
       readonly contentLength: number;
     };
 
+/** S3's smallest multipart part (every part but the last): CompleteMultipartUpload refuses smaller ones. */
+export const S3_MIN_PART_BYTES = 5 * 1024 * 1024;
+
 /** Options of {@link S3ObjectStore}. */
 export interface S3ObjectStoreOptions {
   /**
-   * The retry of a PutObject that met 409 ConditionalRequestConflict.
+   * The retry of a PutObject or a seal (CopyObject) that met 409 ConditionalRequestConflict.
    * @default 3 retries, full jitter over 50 ms doubling up to 1 s (src/s3/conflictRetry.ts)
    */
   readonly conflictRetry?: ConflictRetryPolicy;
+  /**
+   * The smallest part the store accepts in a multipart upload, for every part but the last. Output
+   * writers never make a part smaller. Change it only for a store with another limit (the
+   * simulation tier's in-memory S3 takes small parts, so that multipart outputs cost microseconds).
+   * @default 5 MiB (S3's limit, {@link S3_MIN_PART_BYTES})
+   */
+  readonly minPartBytes?: number;
 }
 
 /**
@@ -71,10 +82,15 @@ export interface S3ObjectStoreOptions {
  * const head = await store.head('out-bucket', 'normalized/in/a.csv.ndjson');
  */
 export class S3ObjectStore {
+  /** The smallest multipart part this store accepts (every part but the last). */
+  readonly minPartBytes: number;
+
   constructor(
     readonly client: S3Client,
     private readonly options: S3ObjectStoreOptions = {},
-  ) {}
+  ) {
+    this.minPartBytes = options.minPartBytes ?? S3_MIN_PART_BYTES;
+  }
 
   /** HeadObject with `ChecksumMode: 'ENABLED'` (returns the stored checksum); undefined on 404. */
   async head(bucket: string, key: string): Promise<OutputHead | undefined> {
@@ -242,6 +258,51 @@ export class S3ObjectStore {
     });
   }
 
+  /**
+   * Seals an object where it is: a CopyObject of the object onto itself that replaces its user
+   * metadata (`MetadataDirective: REPLACE`), only while it is still the version `etag` names. The
+   * multipart writer calls it right after CompleteMultipartUpload, because a multipart upload's
+   * metadata is fixed at CreateMultipartUpload, before the content, its counts or its side outputs
+   * exist (src/publish/OutputWriter.ts).
+   *
+   * Two conditions, both on `etag`: `x-amz-copy-source-if-match` (the bytes copied are the ones
+   * sealed) and `If-Match` on the destination (the copy replaces nothing written meanwhile; S3
+   * accepts If-Match and If-None-Match on CopyObject, and a bucket policy that requires conditional
+   * writes refuses a copy without one). A 412 (or a 404: the object is gone) means another writer
+   * replaced it: the caller lost the race. A 409 ConditionalRequestConflict is retried as for
+   * PutObject. The copy names SHA-256, so S3 stores a SHA-256 of the copy (src/done/integrity.ts
+   * accepts either value S3 may store).
+   *
+   * @example
+   * const sealed = await store.sealInPlace('out', 'normalized/in/big.csv.ndjson', {
+   *   etag: completed.etag, metadata, contentType: 'application/x-ndjson' });
+   */
+  async sealInPlace(
+    bucket: string,
+    key: string,
+    options: { etag: string; metadata: Record<string, string>; contentType?: string },
+  ): Promise<WriteResult> {
+    const once = () =>
+      classifyWrite({ operation: 'CopyObject', bucket, key }, async () => {
+        const out = await this.client.send(
+          new CopyObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            CopySource: `${bucket}/${encodeCopySourceKey(key)}`,
+            CopySourceIfMatch: `"${options.etag}"`,
+            IfMatch: `"${options.etag}"`,
+            MetadataDirective: 'REPLACE',
+            Metadata: options.metadata,
+            ChecksumAlgorithm: 'SHA256',
+            // REPLACE replaces the system metadata too: without it S3 falls back to binary/octet-stream.
+            ...(options.contentType ? { ContentType: options.contentType } : {}),
+          }),
+        );
+        return stripQuotes(out.CopyObjectResult?.ETag ?? '');
+      });
+    return retryOnConflict(once, (r) => r.status === WriteStatus.CONFLICT, this.options.conflictRetry);
+  }
+
   /** AbortMultipartUpload; a missing upload is fine (already completed or aborted). */
   async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
     try {
@@ -317,6 +378,14 @@ function withPayloadSha256<C extends PutObjectCommand | UploadPartCommand>(comma
     { step: 'build', name: 'rerunPayloadSha256' },
   );
   return command;
+}
+
+/**
+ * A key as `x-amz-copy-source` carries it: URL-encoded, with `/` kept (CopyObject API reference:
+ * "The value must be URL-encoded").
+ */
+function encodeCopySourceKey(key: string): string {
+  return key.split('/').map(encodeURIComponent).join('/');
 }
 
 function conditionHeaders(condition: WriteCondition): { IfNoneMatch?: string; IfMatch?: string } {

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { UNSEALED_INTEGRITY } from '../../src/done/integrity.js';
+import { MetadataKey } from '../../src/done/outputMetadata.js';
 import { MIN_PART_BYTES, OutputWriter } from '../../src/publish/OutputWriter.js';
 import type { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 
@@ -17,8 +19,14 @@ interface UploadedPart {
 /** A multipart-only store whose UploadPart reads its body after a delay, as a slow network would. */
 function slowMultipartStore(delayMs = 2) {
   const parts: UploadedPart[] = [];
+  const created: Record<string, string>[] = [];
+  const seals: { etag: string; metadata: Record<string, string>; contentType?: string }[] = [];
   const store = {
-    createMultipartUpload: async () => 'upload-1',
+    minPartBytes: MIN_PART_BYTES,
+    createMultipartUpload: async (_bucket: string, _key: string, options: { metadata: Record<string, string> }) => {
+      created.push(options.metadata);
+      return 'upload-1';
+    },
     uploadPart: async (
       _bucket: string,
       _key: string,
@@ -34,10 +42,18 @@ function slowMultipartStore(delayMs = 2) {
       return { partNumber: part.partNumber, etag: `"etag-${part.partNumber}"`, sha256Base64: part.sha256Base64 };
     },
     completeMultipartUpload: async () => ({ status: 'written' as const, etag: 'final-3' }),
+    sealInPlace: async (
+      _bucket: string,
+      _key: string,
+      seal: { etag: string; metadata: Record<string, string>; contentType?: string },
+    ) => {
+      seals.push(seal);
+      return { status: 'written' as const, etag: 'sealed' };
+    },
     abortMultipartUpload: async () => {},
     put: async () => ({ status: 'written' as const, etag: 'single' }),
   };
-  return { store: store as unknown as S3ObjectStore, parts };
+  return { store: store as unknown as S3ObjectStore, parts, created, seals };
 }
 
 function writer(store: S3ObjectStore, partBytes = MIN_PART_BYTES): OutputWriter {
@@ -108,5 +124,42 @@ describe('OutputWriter: multipart parts from two reused buffers', () => {
     const expected = Buffer.from(chunks.join(''), 'utf8');
     expect(parts.slice(0, -1).every((p) => p.bytes.byteLength === MIN_PART_BYTES)).toBe(true);
     expect(Buffer.concat(parts.map((p) => p.bytes)).equals(expected)).toBe(true);
+  });
+
+  it('seals a completed upload with the digest of the whole content, the counts and the side outputs', async () => {
+    const { store, parts, created, seals } = slowMultipartStore(0);
+    const out = writer(store);
+    const content = Buffer.alloc(11 * MIB, 120);
+    await out.write(content);
+    const result = await out.publish({ ifNoneMatch: '*' }, { records: 7, quarantined: 2 }, { quarantine: 'q1' });
+    // Until the seal, the upload says it is not done.
+    expect(created[0]?.[MetadataKey.INTEGRITY]).toBe(UNSEALED_INTEGRITY);
+    expect(result).toEqual({ status: 'written', etag: 'sealed' });
+    expect(seals).toHaveLength(1);
+    const seal = seals[0] as (typeof seals)[number];
+    expect(seal.etag).toBe('final-3');
+    expect(seal.contentType).toBe('application/x-ndjson');
+    const whole = createHash('sha256').update(content).digest('base64');
+    const composite = createHash('sha256');
+    for (const part of parts) composite.update(Buffer.from(part.sha256Base64, 'base64'));
+    expect(seal.metadata[MetadataKey.INTEGRITY]).toBe(
+      `sha256-parts:${whole}:${composite.digest('base64')}-3:${content.byteLength}`,
+    );
+    expect(seal.metadata[MetadataKey.SIDE_OUTPUTS]).toBe('quarantine=q1');
+    expect(seal.metadata['rerun-x-records']).toBe('7');
+    expect(seal.metadata['rerun-x-quarantined']).toBe('2');
+    expect(out.contentChecksum).toBe(whole);
+  });
+
+  it('reports a seal that lost to another writer as a lost race, and completes nothing twice', async () => {
+    const { store, seals } = slowMultipartStore(0);
+    (store as unknown as { sealInPlace: () => Promise<unknown> }).sealInPlace = async () => {
+      seals.push({ etag: 'x', metadata: {} });
+      return { status: 'precondition-failed' };
+    };
+    const out = writer(store);
+    await out.write(Buffer.alloc(6 * MIB, 1));
+    expect(await out.publish({ ifNoneMatch: '*' })).toEqual({ status: 'precondition-failed' });
+    expect(seals).toHaveLength(1);
   });
 });
