@@ -508,7 +508,9 @@ describe('processObject against the emulator', () => {
       throw new Error('killed before the seal');
     };
     const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
-    await expect(processObject(big, eventOf('big.txt', eTag), { store: dying })).rejects.toThrow('killed before the seal');
+    await expect(processObject(big, eventOf('big.txt', eTag), { store: dying })).rejects.toThrow(
+      'killed before the seal',
+    );
     const unsealed = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('big.txt') }));
     expect(unsealed.Metadata?.['rerun-integrity']).toBe('sha256-composite');
     expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({

@@ -64,7 +64,10 @@ describe('reprocess --verify checks the side objects an output lists', () => {
   for (const kind of ['single', 'multipart'] as const) {
     it(`${kind}-part output: current only while its listed quarantine is there with the listed ETag`, async () => {
       const intact = await verify(kind, { etag: 'q1', contentLength: 5, metadata: {} });
-      expect(intact.verdict).toMatchObject({ state: ReprocessState.CURRENT, reason: 'output is valid and current (verified)' });
+      expect(intact.verdict).toMatchObject({
+        state: ReprocessState.CURRENT,
+        reason: 'output is valid and current (verified)',
+      });
       expect(intact.heads).toEqual([outputKey, quarantineKey]);
 
       const missing = await verify(kind, undefined);
