@@ -79,7 +79,8 @@ export class OutputWriter {
   private spare: Buffer | undefined;
   private single: { body: Buffer; sha256Base64: string } | undefined;
   private sealed = false;
-  private conflicted = false;
+  /** Why the content cannot be published again by this writer (a new one must write it), if so. */
+  private spent: string | undefined;
   /** Multipart: the SHA-256 of the whole content, fed part by part in order, and its digest once sealed. */
   private wholeHash: Hash | undefined;
   private wholeDigest: string | undefined;
@@ -183,9 +184,9 @@ export class OutputWriter {
         contentType: this.contentType,
       });
     }
-    if (this.conflicted) {
+    if (this.spent) {
       throw new Error(
-        `multipart upload ${this.uploadId} of s3://${bucket}/${key} met a 409 ConditionalRequestConflict: ` +
+        `multipart upload ${this.uploadId} of s3://${bucket}/${key} ${this.spent}: ` +
           'it cannot be completed again; abort it and write the output anew (a new upload, its parts re-uploaded)',
       );
     }
@@ -206,8 +207,10 @@ export class OutputWriter {
     // S3 conditional writes: a 409 on CompleteMultipartUpload means "start a new multipart upload
     // and re-upload the parts", not "complete the same UploadId again". The parts streamed past
     // (memory stays near two parts), so the caller writes the output anew.
-    if (completed.status === WriteStatus.CONFLICT) this.conflicted = true;
+    if (completed.status === WriteStatus.CONFLICT) this.spent = 'met a 409 ConditionalRequestConflict';
     if (completed.status !== WriteStatus.WRITTEN) return completed;
+    // Completed: the upload is gone, and a seal that loses leaves nothing to complete again.
+    this.spent = 'was completed, and another writer replaced or removed it before its seal';
     const composite = createHash('sha256');
     for (const part of this.parts) composite.update(Buffer.from(part.sha256Base64, 'base64'));
     const metadata = buildOutputMetadata({
@@ -227,11 +230,13 @@ export class OutputWriter {
   }
 
   /**
-   * Whether a publish met a 409 that a new write must answer (a multipart upload cannot be
-   * completed again): the caller aborts this writer and writes the output with a fresh one.
+   * Whether a publish that did not succeed left nothing this writer can publish again: a 409 on the
+   * completion (a multipart upload cannot be completed again), or a completed upload whose seal lost
+   * to another writer. The caller writes the output anew with a fresh writer (a new round). A
+   * single-part writer keeps its content and can always publish again under another condition.
    */
   get needsNewUpload(): boolean {
-    return this.conflicted;
+    return this.spent !== undefined;
   }
 
   /** Abandons a multipart upload in progress (no-op for single-part outputs). */

@@ -327,13 +327,20 @@ async function attempt(
   }
 
   // Side outputs first (src/worker/sideOutputs.ts): the main output is the commit point, and lists each.
-  const sideOutputs = await sides.publishAll(store, source);
-
-  const condition: WriteCondition = head ? { ifMatch: head.etag } : { ifNoneMatch: '*' };
-  // The store retries a single PutObject's 409; a multipart 409 (or one left over) is answered by
-  // starting over with a new writer, as a lost race is.
-  const published = await main.publish(condition, summary, sideOutputs.listed);
-  if (published.status !== WriteStatus.WRITTEN) {
+  // Whatever fails from here on, no multipart upload of this round is left open.
+  let sideOutputs: Awaited<ReturnType<SideOutputWriters['publishAll']>>;
+  let published: Awaited<ReturnType<OutputWriter['publish']>> | undefined;
+  try {
+    sideOutputs = await sides.publishAll(store, source);
+    const condition: WriteCondition = head ? { ifMatch: head.etag } : { ifNoneMatch: '*' };
+    // The store retries a single PutObject's 409; a multipart 409 (or one left over) is answered by
+    // starting over with a new writer, as a lost race is.
+    if (!sideOutputs.lost) published = await main.publish(condition, summary, sideOutputs.listed);
+  } catch (error) {
+    await Promise.allSettled([main.abort(), sides.abortAll()]);
+    throw error;
+  }
+  if (published?.status !== WriteStatus.WRITTEN) {
     await main.abort();
     return { lostRace: true, created: sideOutputs.created };
   }

@@ -71,7 +71,9 @@ export class SideOutputWriters {
 
   /**
    * Publishes every side output that has content. Returns name to ETag, for the main output to
-   * list, and the ones this call's writes created (only those can become its orphans).
+   * list, and the ones this call's writes created (only those can become its orphans). `lost`: a
+   * side output could not be published by this round's writers (another writer replaced or removed
+   * it between its completion and its seal, or a 409 ended its upload): the round starts over.
    */
   async publishAll(store: S3ObjectStore, source: SourceIdentity): Promise<PublishedSideOutputs> {
     const listed: Record<string, string> = {};
@@ -79,10 +81,11 @@ export class SideOutputWriters {
     for (const [name, { key, writer }] of this.writers) {
       if (writer.bytesWritten === 0) continue;
       const published = await publishSideOutput(this.worker, store, key, writer, source);
+      if (published === 'lost') return { listed, created, lost: true };
       listed[name] = published.etag;
       if (published.created) created[name] = published.etag;
     }
-    return { listed, created };
+    return { listed, created, lost: false };
   }
 }
 
@@ -92,6 +95,8 @@ export interface PublishedSideOutputs {
   readonly listed: Readonly<Record<string, string>>;
   /** The subset this call wrote itself; the rest were in place already (accepted, not written). */
   readonly created: Readonly<Record<string, string>>;
+  /** A side output's writer is spent: the round lost a race and starts over. */
+  readonly lost: boolean;
 }
 
 /** What the output in place at the end of a round says about its side outputs. */
@@ -134,11 +139,15 @@ async function publishSideOutput(
   key: string,
   writer: OutputWriter,
   source: SourceIdentity,
-): Promise<{ etag: string; created: boolean }> {
+): Promise<{ etag: string; created: boolean } | 'lost'> {
   let condition: WriteCondition = { ifNoneMatch: '*' };
   for (let round = 0; round < 3; round++) {
     const result = await writer.publish(condition, {});
     if (result.status === WriteStatus.WRITTEN) return { etag: result.etag, created: true };
+    if (writer.needsNewUpload) {
+      await writer.abort();
+      return 'lost';
+    }
     if (result.status === WriteStatus.CONFLICT) break;
     const existing = await store.head(worker.outputBucket, key);
     if (!existing) {

@@ -520,6 +520,30 @@ describe('processObject against the emulator', () => {
     expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({ status: 'skipped' });
   });
 
+  it('a multipart side output removed between its completion and its seal: the round starts over, no upload left open', async () => {
+    // Found by the simulation tier (npm run test:sim, "delete multi+side"): the input's delete
+    // propagated while this delivery was between the quarantine's CompleteMultipartUpload and its
+    // seal. The seal answered 404, the writer tried to complete the same upload again (NoSuchUpload),
+    // and the record failed with the main output's multipart upload left open.
+    const line = `${'f'.repeat(1023)}\n`;
+    const eTag = await putEtag('big.txt', `${line.repeat(6 * 1024)}${'!bad '.repeat(1024 * 1024 + 1)}\n`);
+    const racing = new S3ObjectStore(testClients().s3);
+    const seal = racing.sealInPlace.bind(racing);
+    let removed = 0;
+    racing.sealInPlace = async (bucket, key, options) => {
+      if (key.startsWith('quarantine/') && removed++ === 0) {
+        await clients.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key, IfMatch: `"${options.etag}"` }));
+      }
+      return seal(bucket, key, options);
+    };
+    const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
+    const outcome = await processObject(big, eventOf('big.txt', eTag), { store: racing });
+    expect(outcome).toMatchObject({ status: 'processed', publishRacesLost: 1 });
+    const uploads = await clients.s3.send(new ListMultipartUploadsCommand({ Bucket: output }));
+    expect(uploads.Uploads ?? []).toEqual([]);
+    expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({ status: 'skipped' });
+  });
+
   it('a transform that fails leaves nothing visible and no multipart upload behind', async () => {
     await put('a.txt', 'x\n'.repeat(4 * 1024 * 1024));
     const failing = upperWorker(output, {
