@@ -1,4 +1,4 @@
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { buildOutputMetadata, type SourceIdentity } from '../done/outputMetadata.js';
 import {
   S3_MIN_PART_BYTES,
@@ -7,6 +7,7 @@ import {
   type WriteResult,
   WriteStatus,
 } from '../s3/S3ObjectStore.js';
+import { SealDigests } from './sealDigests.js';
 
 /** S3's minimum size of every multipart part but the last. */
 export const MIN_PART_BYTES = S3_MIN_PART_BYTES;
@@ -48,10 +49,11 @@ export interface OutputWriterOptions {
  *
  * A multipart upload's metadata is fixed at CreateMultipartUpload, before the content, its counts
  * and its side outputs exist, so a completed upload says it is unsealed (src/done/integrity.ts),
- * which every done-check reads as "not done". {@link publish} then seals it: a CopyObject of the
- * object onto itself, on its ETag, that writes the same metadata a single PutObject carries (the
- * SHA-256 of the whole content, the counts, the side outputs). Every output, whatever its size, thus
- * records all of it; one that died between the two requests is rebuilt by the next delivery.
+ * which every done-check reads as "not done". {@link publish} then seals it: it copies the object
+ * onto itself as a new multipart upload that carries the same metadata a single PutObject carries
+ * (the SHA-256 of the whole content, the counts, the side outputs), on the completed upload's ETag
+ * (S3ObjectStore.sealInPlace). Every output, whatever its size, thus records all of it; one whose
+ * writer died between the completion and the seal is rebuilt by the next delivery.
  *
  * `publish` may be called again with another condition after a 412 (the content is kept), which
  * is how a writer replaces an invalid object it found after losing a create race.
@@ -78,11 +80,11 @@ export class OutputWriter {
   private filled = 0;
   private spare: Buffer | undefined;
   private single: { body: Buffer; sha256Base64: string } | undefined;
-  private sealed = false;
+  private finished = false;
   /** Why the content cannot be published again by this writer (a new one must write it), if so. */
   private spent: string | undefined;
-  /** Multipart: the SHA-256 of the whole content, fed part by part in order, and its digest once sealed. */
-  private wholeHash: Hash | undefined;
+  /** Multipart: the digests of the whole content and of the seal's copy ranges, fed part by part in order. */
+  private digests: SealDigests | undefined;
   private wholeDigest: string | undefined;
 
   constructor(private readonly options: OutputWriterOptions) {
@@ -91,10 +93,10 @@ export class OutputWriter {
 
   /**
    * The SHA-256 of the content's bytes (base64), for a single-part and a multipart output alike.
-   * Known once the content is sealed by {@link publish}.
+   * Known once {@link publish} has sent it (for a multipart output, once completed).
    */
   get contentChecksum(): string | undefined {
-    if (!this.sealed) return undefined;
+    if (!this.finished) return undefined;
     return this.single ? this.single.sha256Base64 : this.wholeDigest;
   }
 
@@ -105,7 +107,7 @@ export class OutputWriter {
 
   /** Appends content. Resolves once it is safe to write more (backpressure on part uploads). */
   async write(chunk: string | Uint8Array): Promise<void> {
-    if (this.sealed) throw new Error(`output s3://${this.options.bucket}/${this.options.key} is already published`);
+    if (this.finished) throw new Error(`output s3://${this.options.bucket}/${this.options.key} is already published`);
     if (chunk.length === 0) return;
     const fill = this.fill;
     if (fill !== undefined && typeof chunk === 'string') {
@@ -169,7 +171,7 @@ export class OutputWriter {
         this.chunks = [];
         this.single = { body, sha256Base64: createHash('sha256').update(body).digest('base64') };
       }
-      this.sealed = true;
+      this.finished = true;
       const metadata = buildOutputMetadata({
         source,
         codeVersion,
@@ -190,14 +192,12 @@ export class OutputWriter {
           'it cannot be completed again; abort it and write the output anew (a new upload, its parts re-uploaded)',
       );
     }
-    if (!this.sealed) {
+    if (!this.finished) {
       if (this.filled > 0) await this.flushPart(true);
       await this.inFlight;
-      this.sealed = true;
+      this.finished = true;
       this.fill = undefined;
       this.spare = undefined;
-      this.wholeDigest = this.wholeHash?.digest('base64');
-      this.wholeHash = undefined;
     }
     const completed = await store.completeMultipartUpload(bucket, key, {
       uploadId: this.uploadId,
@@ -211,22 +211,27 @@ export class OutputWriter {
     if (completed.status !== WriteStatus.WRITTEN) return completed;
     // Completed: the upload is gone, and a seal that loses leaves nothing to complete again.
     this.spent = 'was completed, and another writer replaced or removed it before its seal';
-    const composite = createHash('sha256');
-    for (const part of this.parts) composite.update(Buffer.from(part.sha256Base64, 'base64'));
+    const plan = (this.digests as SealDigests).finish();
+    this.wholeDigest = plan.sha256Base64;
     const metadata = buildOutputMetadata({
       source,
       codeVersion,
       integrity: {
         kind: 'sha256-parts',
-        sha256Base64: this.wholeDigest as string,
-        compositeBase64: composite.digest('base64'),
-        parts: this.parts.length,
+        sha256Base64: plan.sha256Base64,
+        compositeBase64: plan.compositeBase64,
+        parts: plan.ranges.length,
         bytes: this.total,
       },
       summary,
       ...(sideOutputs ? { sideOutputs } : {}),
     });
-    return store.sealInPlace(bucket, key, { etag: completed.etag, metadata, contentType: this.contentType });
+    return store.sealInPlace(bucket, key, {
+      etag: completed.etag,
+      metadata,
+      contentType: this.contentType,
+      ranges: plan.ranges,
+    });
   }
 
   /**
@@ -241,7 +246,7 @@ export class OutputWriter {
 
   /** Abandons a multipart upload in progress (no-op for single-part outputs). */
   async abort(): Promise<void> {
-    this.sealed = true;
+    this.finished = true;
     this.chunks = [];
     this.fill = undefined;
     this.spare = undefined;
@@ -275,12 +280,12 @@ export class OutputWriter {
         metadata: buildOutputMetadata({ source, codeVersion, integrity: { kind: 'unsealed' } }),
         contentType: this.contentType,
       });
-      this.wholeHash = createHash('sha256');
+      this.digests = new SealDigests(this.partBytes);
     }
     const uploadId = this.uploadId;
     const sha256Base64 = createHash('sha256').update(body).digest('base64');
-    // Parts are flushed one at a time and in order, so the whole content's digest follows them.
-    this.wholeHash?.update(body);
+    // Parts are flushed one at a time and in order, so the seal's digests follow them.
+    this.digests?.add(body);
     // The buffer of the part answered last is free again: fill it while this one uploads. (The
     // SDK holds a body only until its request is answered, retries included.)
     this.fill = last ? undefined : (this.spare ?? Buffer.allocUnsafeSlow(this.partBytes));

@@ -2,7 +2,6 @@ import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
-  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
@@ -10,6 +9,7 @@ import {
   PutObjectCommand,
   type S3Client,
   UploadPartCommand,
+  UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import type { OutputHead } from '../done/judgeOutput.js';
 import { stripQuotes } from '../intake/parseS3Event.js';
@@ -57,7 +57,7 @@ export const S3_MIN_PART_BYTES = 5 * 1024 * 1024;
 /** Options of {@link S3ObjectStore}. */
 export interface S3ObjectStoreOptions {
   /**
-   * The retry of a PutObject or a seal (CopyObject) that met 409 ConditionalRequestConflict.
+   * The retry of a PutObject that met 409 ConditionalRequestConflict.
    * @default 3 retries, full jitter over 50 ms doubling up to 1 s (src/s3/conflictRetry.ts)
    */
   readonly conflictRetry?: ConflictRetryPolicy;
@@ -259,48 +259,83 @@ export class S3ObjectStore {
   }
 
   /**
-   * Seals an object where it is: a CopyObject of the object onto itself that replaces its user
-   * metadata (`MetadataDirective: REPLACE`), only while it is still the version `etag` names. The
-   * multipart writer calls it right after CompleteMultipartUpload, because a multipart upload's
-   * metadata is fixed at CreateMultipartUpload, before the content, its counts or its side outputs
-   * exist (src/publish/OutputWriter.ts).
+   * Seals an object where it is: copies it onto itself as a new multipart upload that carries
+   * `metadata`, only while it is still the version `etag` names. The multipart writer calls it right
+   * after CompleteMultipartUpload, because a multipart upload's metadata is fixed at
+   * CreateMultipartUpload, before the content, its counts or its side outputs exist
+   * (src/publish/OutputWriter.ts).
    *
-   * Two conditions, both on `etag`: `x-amz-copy-source-if-match` (the bytes copied are the ones
-   * sealed) and `If-Match` on the destination (the copy replaces nothing written meanwhile; S3
-   * accepts If-Match and If-None-Match on CopyObject, and a bucket policy that requires conditional
-   * writes refuses a copy without one). A 412 (or a 404: the object is gone) means another writer
-   * replaced it: the caller lost the race. A 409 ConditionalRequestConflict is retried as for
-   * PutObject. The copy names SHA-256, so S3 stores a SHA-256 of the copy (src/done/integrity.ts
-   * accepts either value S3 may store).
+   * CreateMultipartUpload (with the metadata, SHA-256 part checksums and the content type), one
+   * UploadPartCopy per range with `x-amz-copy-source-if-match` on `etag` (the bytes copied are the
+   * ones sealed), then CompleteMultipartUpload with `If-Match` on `etag` (the seal replaces nothing
+   * written meanwhile). Not a CopyObject: a bucket policy that requires conditional writes makes
+   * every CopyObject into its prefixes fail, 403 without a condition header and 501 with one (S3
+   * User Guide, "Enforce conditional writes"), while it exempts CreateMultipartUpload and
+   * UploadPartCopy and lets a conditional completion through. Each range is at most 5 GiB (S3's
+   * largest part); S3 returns each copied part's SHA-256 (CopyPartResult, since the upload names
+   * SHA-256), which the completion lists, so S3 stores the composite the writer computed in advance.
+   *
+   * A 412 (or a 404: the object is gone) means another writer replaced or removed it: the caller
+   * lost the race, as on a completion; a 409 on the completion is returned as a conflict. Either
+   * way the seal's own upload is aborted.
    *
    * @example
    * const sealed = await store.sealInPlace('out', 'normalized/in/big.csv.ndjson', {
-   *   etag: completed.etag, metadata, contentType: 'application/x-ndjson' });
+   *   etag: completed.etag, metadata, contentType: 'application/x-ndjson', ranges: plan.ranges });
    */
   async sealInPlace(
     bucket: string,
     key: string,
-    options: { etag: string; metadata: Record<string, string>; contentType?: string },
+    options: {
+      etag: string;
+      metadata: Record<string, string>;
+      contentType?: string;
+      ranges: readonly { start: number; end: number; sha256Base64: string }[];
+    },
   ): Promise<WriteResult> {
-    const once = () =>
-      classifyWrite({ operation: 'CopyObject', bucket, key }, async () => {
-        const out = await this.client.send(
-          new CopyObjectCommand({
-            Bucket: bucket,
-            Key: key,
-            CopySource: `${bucket}/${encodeCopySourceKey(key)}`,
-            CopySourceIfMatch: `"${options.etag}"`,
-            IfMatch: `"${options.etag}"`,
-            MetadataDirective: 'REPLACE',
-            Metadata: options.metadata,
-            ChecksumAlgorithm: 'SHA256',
-            // REPLACE replaces the system metadata too: without it S3 falls back to binary/octet-stream.
-            ...(options.contentType ? { ContentType: options.contentType } : {}),
-          }),
-        );
-        return stripQuotes(out.CopyObjectResult?.ETag ?? '');
+    const uploadId = await this.createMultipartUpload(bucket, key, {
+      metadata: options.metadata,
+      ...(options.contentType ? { contentType: options.contentType } : {}),
+    });
+    try {
+      const parts: { partNumber: number; etag: string; sha256Base64: string }[] = [];
+      for (const [index, range] of options.ranges.entries()) {
+        const copied = await classifyWrite({ operation: 'UploadPartCopy', bucket, key }, async () => {
+          const out = await this.client.send(
+            new UploadPartCopyCommand({
+              Bucket: bucket,
+              Key: key,
+              UploadId: uploadId,
+              PartNumber: index + 1,
+              CopySource: `${bucket}/${encodeCopySourceKey(key)}`,
+              CopySourceIfMatch: `"${options.etag}"`,
+              CopySourceRange: `bytes=${range.start}-${range.end}`,
+            }),
+          );
+          // The part's SHA-256 as S3 computed it, where it returns one; else the one the writer computed.
+          parts.push({
+            partNumber: index + 1,
+            etag: out.CopyPartResult?.ETag ?? '',
+            sha256Base64: out.CopyPartResult?.ChecksumSHA256 ?? range.sha256Base64,
+          });
+          return stripQuotes(out.CopyPartResult?.ETag ?? '');
+        });
+        if (copied.status !== WriteStatus.WRITTEN) {
+          await this.abortMultipartUpload(bucket, key, uploadId);
+          return copied;
+        }
+      }
+      const sealed = await this.completeMultipartUpload(bucket, key, {
+        uploadId,
+        parts,
+        condition: { ifMatch: options.etag },
       });
-    return retryOnConflict(once, (r) => r.status === WriteStatus.CONFLICT, this.options.conflictRetry);
+      if (sealed.status !== WriteStatus.WRITTEN) await this.abortMultipartUpload(bucket, key, uploadId);
+      return sealed;
+    } catch (error) {
+      await this.abortMultipartUpload(bucket, key, uploadId).catch(() => {});
+      throw error;
+    }
   }
 
   /** AbortMultipartUpload; a missing upload is fine (already completed or aborted). */
