@@ -2,13 +2,15 @@
 /**
  * The `rerun` command line. Subcommands live in app/cli/commands/<name>.ts (see app/cli/command.ts).
  * bin/rerun.js starts it: compiled (dist/app/cli/rerun.js) under plain node when installed from the
- * package, these sources under tsx in a checkout (`npx rerun`, `npm run rerun --`).
+ * package, these sources under tsx in a checkout (`npx rerun`).
  * stdout carries only machine-readable lines (e.g. READY/SUMMARY); everything else goes to stderr.
  */
+import { registerCheckoutImports } from './checkoutImports.js';
 import type { CliIo } from './command.js';
 import { runCli } from './dispatch.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+registerCheckoutImports();
 
 const controller = new AbortController();
 let firstSignalAt = 0;

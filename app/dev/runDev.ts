@@ -157,9 +157,10 @@ export interface DevSummary {
   invocations: number;
   records: number;
   /**
-   * False when records reached the handler but none of their outcomes reached rerun dev (a
-   * self-contained bundle reports to its own copy of the library): processed, skipped and failed
-   * then count nothing, and `invocations` and `records` are what is known.
+   * False when records reached the handler but it reported no outcome (a handler not built with
+   * createSqsBatchHandler; every copy of rerun-pipeline in the process reports to rerun dev, see
+   * src/worker/outcomes.ts): processed, skipped and failed then count nothing, and `invocations`
+   * and `records` are what is known.
    */
   outcomesSeen: boolean;
   uploaded: number;

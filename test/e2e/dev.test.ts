@@ -35,9 +35,14 @@ function rerun(args: string[], env: Record<string, string | undefined>): CliRun 
   return spawnCli(process.execPath, ['--import', 'tsx', 'app/cli/rerun.ts', ...args], env);
 }
 
-/** Spawns `npm start -- ...args`: the README's own command, npm's banner and all. */
-function npmStart(args: string[], env: Record<string, string | undefined>): CliRun {
-  return spawnCli('npm', ['start', '--', ...args], env);
+/** Spawns `npm start [npmFlags] -- ...args`: the README's own command, npm's banner and all. */
+function npmStart(npmFlags: string[], args: string[], env: Record<string, string | undefined>): CliRun {
+  return spawnCli('npm', ['start', ...npmFlags, '--', ...args], env);
+}
+
+/** Spawns `npx ...args` in the checkout, as the README's commands are typed there. */
+function npx(args: string[], env: Record<string, string | undefined>): CliRun {
+  return spawnCli('npx', args, env);
 }
 
 function spawnCli(command: string, commandArgs: string[], env: Record<string, string | undefined>): CliRun {
@@ -177,28 +182,57 @@ describe('rerun dev (spawned)', () => {
     expect(await copied.Body?.transformToString()).toBe('{"x":1}\n');
   });
 
-  it('through npm start itself, stdout holds exactly READY and SUMMARY, and a second start prints no SDK noise', async () => {
+  it("through npm start --silent, stdout holds exactly READY and SUMMARY; plain npm start adds only npm's banner before them", async () => {
     const appName = uniqueName('npmstart');
     const args = ['--once', '--app-name', appName];
-    const first = npmStart(args, { AWS_ENDPOINT_URL: awsEndpoint() });
+    const first = npmStart(['--silent'], args, { AWS_ENDPOINT_URL: awsEndpoint() });
     expect(await first.exit).toBe(0);
-    const second = npmStart(args, { AWS_ENDPOINT_URL: awsEndpoint() });
+    const second = npmStart([], args, { AWS_ENDPOINT_URL: awsEndpoint() });
     expect(await second.exit).toBe(0);
-    for (const run of [first, second]) {
-      const lines = run.stdout.filter((l) => l !== '');
-      expect(lines, run.stderr()).toHaveLength(2);
-      expect(lines[0]).toMatch(/^READY \{/);
-      expect(lines[1]).toMatch(/^SUMMARY \{/);
-    }
-    // npm's banner went to stderr (.npmrc: json=true), not stdout.
-    expect(first.stderr()).toContain('> rerun-pipeline@');
-    expect(payload<DevSummary>(second.stdout.filter(Boolean)[1] ?? '', 'SUMMARY')).toMatchObject({
+    const lines = first.stdout.filter((l) => l !== '');
+    expect(lines, first.stderr()).toHaveLength(2);
+    expect(lines[0]).toMatch(/^READY \{/);
+    expect(lines[1]).toMatch(/^SUMMARY \{/);
+    // npm prints its script banner on stdout unless told --silent (README, "The rerun dev contract").
+    expect(second.stdout.filter((l) => l !== '')).toEqual([
+      '> rerun-pipeline@0.1.0 start',
+      `> tsx app/cli/rerun.ts dev --demo ${args.join(' ')}`,
+      expect.stringMatching(/^READY \{/),
+      expect.stringMatching(/^SUMMARY \{/),
+    ]);
+    expect(payload<DevSummary>(second.stdout.filter(Boolean).at(-1) ?? '', 'SUMMARY')).toMatchObject({
       uploaded: 0,
       failed: 0,
       deadLettered: 0,
     });
     // Every demo upload of the second start answers the expected 412, silently.
     expect(second.stderr()).not.toMatch(/non-retryable streaming request/);
+  });
+
+  it('npx rerun that fails leaves stdout to rerun: SUMMARY stays the last line, --json output stays one JSON document', async () => {
+    const appName = uniqueName('npx');
+    const endpoint = awsEndpoint();
+    const failing = npx(
+      ['rerun', 'dev', '--once', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST],
+      { AWS_ENDPOINT_URL: endpoint },
+    );
+    const ready = payload<DevReady>(await failing.line(/^READY /), 'READY');
+    expect(await failing.exit).toBe(0);
+    await put(ready.inputBucket, 'incoming/please-fail.csv', 'id\n');
+    const again = npx(
+      ['rerun', 'dev', '--once', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST],
+      { AWS_ENDPOINT_URL: endpoint },
+    );
+    expect(await again.exit).toBe(3);
+    expect(again.stdout.filter((l) => l !== '').map((l) => l.split(' ')[0])).toEqual(['READY', 'SUMMARY']);
+
+    const status = npx(['rerun', 'status', '--from', '2026-01-01', '--to', '2026-01-02', '--json'], {
+      AWS_ENDPOINT_URL: 'localhost:4566',
+    });
+    expect(await status.exit).toBe(1);
+    expect(JSON.parse(status.stdout.join('\n'))).toEqual({
+      error: { name: 'EndpointUnusableError', message: expect.stringMatching(/has no scheme/) },
+    });
   });
 
   it('--demo uploads a directory create-only: a second run uploads (and processes) nothing again', async () => {
@@ -304,7 +338,9 @@ describe('rerun dev (spawned)', () => {
     );
     expect(await run.exit).toBe(1);
     expect(run.stdout).toEqual([]);
-    expect(run.stderr()).toMatch(/HandlerModuleLoadError: .*fixture: OUTPUT_BUCKET is not configured/);
+    expect(run.stderr()).toMatch(
+      /^rerun dev: Importing the handler module .*throwsOnImport\.ts failed: fixture: OUTPUT_BUCKET is not configured$/m,
+    );
   });
 });
 
@@ -396,7 +432,7 @@ describe('rerun dev output (in process)', () => {
     );
     expect(formatOutcomeTable([])).toBe('No records reached the handler.\n');
     expect(formatOutcomeTable([], { recordsDelivered: 3 })).toMatch(
-      /^3 record\(s\) reached the handler, but no outcome reached rerun dev: .*--runtime lambda/,
+      /^3 record\(s\) reached the handler, but none reported an outcome to rerun dev: a handler not built with rerun-pipeline's createSqsBatchHandler/,
     );
   });
 

@@ -81,8 +81,9 @@ describe('rerun status / backfill / redrive: arguments, targets and errors', () 
       env: { AWS_ENDPOINT_URL: 'http://127.0.0.1:9' },
     });
     expect(unreachable.code).toBe(1);
+    // Checked before any AWS call (app/cli/checkedEndpoint.ts): the variable is named, with the fix.
     expect(unreachable.stderr).toMatch(
-      /Nothing answers at http:\/\/127\.0\.0\.1:9 \(looking for the output bucket "rerun-output"\)/,
+      /^rerun status: Nothing listens at AWS_ENDPOINT_URL=http:\/\/127\.0\.0\.1:9 \(connection refused\)\. Start that emulator/,
     );
   });
 
