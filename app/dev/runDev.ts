@@ -24,7 +24,7 @@ import { provisionSummaryStage } from '../partition/provisionSummaryStage.js';
 import { referenceInputRules } from '../partition/referenceInputRules.js';
 import { topology as defaultTopology, localResourceNames, type Topology, workerQueueNames } from '../topology.js';
 import { formatOutcomeLine, formatOutcomeTable } from './formatOutcomeTable.js';
-import { OutcomeTracker } from './OutcomeTracker.js';
+import { type DeliveryCounts, ObjectState, OutcomeTracker } from './OutcomeTracker.js';
 import { ProgressReporter } from './ProgressReporter.js';
 import { provisionLocalStack } from './provisionLocalStack.js';
 import { uploadDirectory } from './uploadDirectory.js';
@@ -143,10 +143,19 @@ export interface DevReady {
 
 /** The `SUMMARY` line's payload. */
 export interface DevSummary {
-  /** Objects whose latest outcome is processed / skipped / failed (one per object). */
+  /**
+   * Objects by their state at the end of the session, one each, ranked over their deliveries
+   * (app/dev/OutcomeTracker.ts): `processed` when an output was written for it in this session
+   * (a later duplicate skipped as done does not undo that), `failed` when its last delivery failed
+   * on the queue's last receive, `retrying` when its last delivery seen here failed with receives
+   * left (another consumer took the retry), `skipped` otherwise.
+   */
   processed: number;
   skipped: number;
   failed: number;
+  retrying: number;
+  /** Deliveries (record outcomes) by their own status: a duplicate counts here, not as an object. */
+  deliveries: DeliveryCounts;
   /** Messages in both DLQs (normalize, summarize) at the end (includes earlier sessions' messages). */
   deadLettered: number;
   /** Webhook notifications sent in this session (replays of already-sent ones are not counted). */
@@ -310,13 +319,22 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     };
     options.writeResult(`READY ${JSON.stringify(ready)}`);
 
-    const tracker = new OutcomeTracker();
+    // Which queue's maxReceiveCount applies to a message, noted by its runner as it receives it: a
+    // failure on the last receive is final, one with receives left is retried.
+    const receivesOf = new Map<string, number>();
+    const tracker = new OutcomeTracker({ maxReceiveCountOf: (id) => receivesOf.get(id) });
     const progress = new ProgressReporter({ write: human, tty: options.tty ?? false });
+    const onReceive = (maxReceiveCount: number) => (messageIds: readonly string[]) => {
+      for (const id of messageIds) receivesOf.set(id, maxReceiveCount);
+    };
     // The live view: each object's outcome on its own line as it happens, named by its object.
     unsubscribe = onRecordOutcome((o) => {
       tracker.add(o);
       const subject = o.source ? `s3://${o.source.bucket}/${o.source.key}` : `message ${o.messageId}`;
-      progress.note(formatOutcomeLine({ status: o.status, subject, reason: o.reason }, options.columns));
+      // Named as the table names it: a failure with receives left is retried, not failed.
+      progress.note(
+        formatOutcomeLine({ status: tracker.deliveryState(o), subject, reason: o.reason }, options.columns),
+      );
     });
 
     let uploaded = 0;
@@ -349,6 +367,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       memoryLimitInMB: w.memoryMiB,
       region,
       logger,
+      onReceive: onReceive(w.maxReceiveCount),
       onInvocation: (report) => progress.invocation(report),
     });
     // The second stage runs beside the first, fed by `rerun backfill` and the local daily schedule.
@@ -364,6 +383,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       memoryLimitInMB: s.memoryMiB,
       region,
       logger,
+      onReceive: onReceive(s.maxReceiveCount),
       onInvocation: (report) => progress.invocation(report),
     });
     const runners = [runner, summaryRunner];
@@ -400,13 +420,20 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     }
     progress.finish();
 
-    const outcomesSeen = tracker.rows().length > 0 || progress.totals.records === 0;
+    const rows = tracker.rows();
+    const outcomesSeen = rows.length > 0 || progress.totals.records === 0;
     human(
-      `\n${formatOutcomeTable(tracker.rows(), {
+      `\n${formatOutcomeTable(rows, {
         recordsDelivered: progress.totals.records,
         ...(options.columns ? { width: options.columns } : {}),
       })}`,
     );
+    if (rows.some((r) => r.status === ObjectState.RETRYING)) {
+      human(
+        'retrying: its last delivery here failed with receives left, so the message went back to the queue and ' +
+          'this session did not see it again (another consumer took it, or it returns after the visibility timeout).\n',
+      );
+    }
     let deadLettered = 0;
     for (const [dlqUrl, dlqName] of [
       [stack.dlqUrl, names.dlq],
@@ -422,6 +449,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     }
     const summary: DevSummary = {
       ...tracker.counts(),
+      deliveries: tracker.deliveries(),
       deadLettered,
       notified: tracker.effectsExecuted,
       sinkApplied: sink.deliveries().filter((d) => d.applied).length,
@@ -434,7 +462,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       ended,
       durationMs: Date.now() - started,
     };
-    human(lookAtOutputs(stack.outputBucket, t, ready.endpoint, moto !== undefined));
+    human(lookAtOutputs(stack.outputBucket, t, ready.endpoint, moto !== undefined, options.handlerPath !== undefined));
     options.writeResult(`SUMMARY ${JSON.stringify(summary)}`);
     return summary;
   } finally {
@@ -565,19 +593,26 @@ async function requireCredentials(clients: AwsClients, endpoint: string): Promis
  * The closing lines: how to look at the outputs and the quarantine, with `rerun ls` / `rerun cat`
  * for the endpoint in use. They are printed while the emulator is still up; an embedded one stops
  * when rerun dev exits, which the text says (keep rerun dev running, or use AWS_ENDPOINT_URL).
+ * A worker of the user's (`ownHandler`) writes under prefixes of its own: the whole bucket is listed.
+ *
+ * @example
+ * lookAtOutputs('rerun-output', topology, 'http://127.0.0.1:4000', true);
  */
 export function lookAtOutputs(
   outputBucket: string,
   t: Pick<Topology, 'outputPrefix' | 'quarantinePrefix'>,
   endpoint: string,
   embedded: boolean,
+  ownHandler = false,
 ): string {
   const env = `AWS_ENDPOINT_URL=${endpoint}`;
-  const lines = [
-    `Outputs:    ${env} npx rerun ls s3://${outputBucket}/${t.outputPrefix}`,
-    `Quarantine: ${env} npx rerun ls s3://${outputBucket}/${t.quarantinePrefix}`,
-    `One object: ${env} npx rerun cat s3://${outputBucket}/<key from ls>`,
-  ];
+  const lines = ownHandler
+    ? [`Outputs:    ${env} npx rerun ls s3://${outputBucket}/`]
+    : [
+        `Outputs:    ${env} npx rerun ls s3://${outputBucket}/${t.outputPrefix}`,
+        `Quarantine: ${env} npx rerun ls s3://${outputBucket}/${t.quarantinePrefix}`,
+      ];
+  lines.push(`One object: ${env} npx rerun cat s3://${outputBucket}/<key from ls>`);
   if (embedded) {
     lines.push('(the embedded emulator stops when rerun dev exits: run these while it runs, without --once)');
   }

@@ -93,6 +93,21 @@ function spawnCli(command: string, commandArgs: string[], env: Record<string, st
   };
 }
 
+/** Resolves once stderr matches (rejects when the process exits first). */
+function waitForText(run: CliRun, pattern: RegExp, timeoutMs = 20_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + timeoutMs;
+    const check = () => {
+      if (pattern.test(run.stderr())) return resolve();
+      if (run.child.exitCode !== null || Date.now() > deadline) {
+        return reject(new Error(`stderr never matched ${pattern}:\n${run.stderr()}`));
+      }
+      setTimeout(check, 100);
+    };
+    check();
+  });
+}
+
 function payload<T>(line: string, prefix: 'READY' | 'SUMMARY'): T {
   expect(line.startsWith(`${prefix} {`)).toBe(true);
   return JSON.parse(line.slice(prefix.length + 1)) as T;
@@ -180,6 +195,45 @@ describe('rerun dev (spawned)', () => {
       new GetObjectCommand({ Bucket: ready.outputBucket, Key: 'copied/incoming/sub dir/b é+c.ndjson' }),
     );
     expect(await copied.Body?.transformToString()).toBe('{"x":1}\n');
+  });
+
+  it('a session whose delivery failed with receives left, retried by another session, reports it retrying, not failed', async () => {
+    const appName = uniqueName('beside');
+    const endpoint = awsEndpoint();
+    const args = ['dev', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST];
+    // The first session yields the object (its side effect is in progress elsewhere), as a second
+    // rerun dev beside a first does on a ledger conflict; it stops before the retry comes back.
+    const first = rerun(args, { AWS_ENDPOINT_URL: endpoint, FIXTURE_YIELD: '1' });
+    const ready = payload<DevReady>(await first.line(/^READY /), 'READY');
+    await put(ready.inputBucket, 'incoming/yield.csv', 'id\n1\n');
+    // The live line names the delivery as the table names the object: retried, not failed.
+    await waitForText(
+      first,
+      /^retrying\s+s3:\/\/\S+\/incoming\/yield\.csv\s+fixture: side effect in progress elsewhere$/m,
+    );
+    first.child.kill('SIGINT');
+    expect(await first.exit).toBe(0);
+    // Another consumer takes the retry and writes the output.
+    const second = rerun(['dev', '--once', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST], {
+      AWS_ENDPOINT_URL: endpoint,
+    });
+    expect(await second.exit).toBe(0);
+    expect(payload<DevSummary>(second.stdout[1] ?? '', 'SUMMARY')).toMatchObject({ processed: 1, failed: 0 });
+
+    const summary = payload<DevSummary>(first.stdout[1] ?? '', 'SUMMARY');
+    expect(summary).toMatchObject({
+      processed: 0,
+      failed: 0,
+      retrying: 1,
+      deliveries: { processed: 0, skipped: 1, failed: 1 },
+      ended: 'interrupted',
+    });
+    const table = first.stderr();
+    expect(table).toMatch(
+      /retrying\s+1\s+s3:\/\/\S+\/incoming\/yield\.csv\s+-\s+fixture: side effect in progress elsewhere/,
+    );
+    expect(table).toMatch(/^retrying: its last delivery here failed with receives left, so the message went back/m);
+    expect(table).not.toMatch(/^failed\s/m);
   });
 
   it("through npm start --silent, stdout holds exactly READY and SUMMARY; plain npm start adds only npm's banner before them", async () => {
@@ -407,7 +461,7 @@ describe('rerun dev output (in process)', () => {
       },
       { subject: 'message m2', status: 'skipped', reason: 's3:TestEvent', attempts: 1 },
     ]);
-    expect(tracker.counts()).toEqual({ processed: 1, skipped: 1, failed: 0 });
+    expect(tracker.counts()).toEqual({ processed: 1, skipped: 1, failed: 0, retrying: 0 });
   });
 
   it('renders an aligned table with one line per object and shortened one-line reasons', () => {
