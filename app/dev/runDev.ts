@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { type MotoServer, startMotoServer } from '../../local/emulator/motoServer.js';
 import { LocalSetupError } from '../../local/errors.js';
+import { ProvisionAction } from '../../local/provision.js';
 import { RunnerDrainTimeoutError } from '../../local/runner/errors.js';
 import type { FunctionInvoker } from '../../local/runner/FunctionInvoker.js';
 import { LambdaRuntimePool } from '../../local/runner/LambdaRuntimePool.js';
@@ -244,14 +245,20 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
         { cause: error },
       );
     });
-    for (const { resource, action } of stack.actions) human(`  ${action.padEnd(9)} ${resource}\n`);
+    const provisioned = (actions: readonly { resource: string; action: ProvisionAction }[]) => {
+      for (const { resource, action } of actions) {
+        const why = action === ProvisionAction.SENT ? ' (not reported back by this endpoint: sent at every start)' : '';
+        human(`  ${action.padEnd(9)} ${resource}${why}\n`);
+      }
+    };
+    provisioned(stack.actions);
     const ledgerTable = `${t.appName}-${t.ledger.name}`;
     const ledger = await createLedgerTable({ client: clients.dynamodb, tableName: ledgerTable });
     human(`  ${(ledger.created ? 'created' : 'unchanged').padEnd(9)} table ${ledgerTable}\n`);
     // The summary stage: its FIFO queue and DLQ, as in the stack.
     const summaryNames = workerQueueNames(t.appName, t.summarize);
     const summaryStage = await provisionSummaryStage({ clients, names: summaryNames, topology: t });
-    for (const { resource, action } of summaryStage.actions) human(`  ${action.padEnd(9)} ${resource}\n`);
+    provisioned(summaryStage.actions);
     sink = await startWebhookSink();
 
     // The handler builds its clients at module scope from these, as in Lambda: set them first.
