@@ -1,3 +1,4 @@
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { explainAwsError, PipelineResourceError } from '../../app/status/pipelineResources.js';
 import { testClients, uniqueName } from '../support/aws.js';
@@ -104,6 +105,32 @@ describe('rerun status / backfill / redrive: arguments, targets and errors', () 
     expect((noCredentials as Error).message).toMatch(/No AWS credentials to reach the output bucket "b"/);
     const other = new Error('something else');
     expect(explainAwsError(other, resource)).toBe(other);
+  });
+
+  it('redrive tells a DLQ whose messages another reader holds from an empty one', async () => {
+    const p = await provisionTwoStagePipeline(clients);
+    for (const i of [1, 2, 3]) {
+      await clients.sqs.send(new SendMessageCommand({ QueueUrl: p.stack.dlqUrl, MessageBody: `{"poison":${i}}` }));
+    }
+    // Another reader (a second redrive, a console poll) holds all three invisible for a while.
+    let held = 0;
+    while (held < 3) {
+      const out = await clients.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: p.stack.dlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 120 }),
+      );
+      held += out.Messages?.length ?? 0;
+    }
+    const run = await rerunCli(['redrive', '--queue', 'normalize', '--dry-run', '--app-name', p.appName]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(
+      /^No visible message in the DLQ: about 3 are held invisible by another reader \(another rerun redrive, a console poll, a consumer of the DLQ\)\. They return when that reader's visibility timeout ends: run this again then\.$/m,
+    );
+    expect(run.stderr).not.toMatch(/^No message in the DLQ\./m);
+    expect(run.stdout).toEqual([expect.stringMatching(/^SUMMARY \{.*"inspected":0,.*"inFlight":3/)]);
+
+    // An empty DLQ is still called empty.
+    const empty = await rerunCli(['redrive', '--queue', 'summarize', '--dry-run', '--app-name', p.appName]);
+    expect(empty.stderr).toMatch(/^No message in the DLQ\.$/m);
   });
 
   it('find a deployed stack from RERUN_* variables alone, and a dry run prints the plan and sends nothing', async () => {
