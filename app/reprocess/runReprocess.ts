@@ -235,7 +235,10 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     if (removed.status === 'processed') pruned++;
     else {
       kept.count++;
-      if (kept.first.length < sampleSize) kept.first.push({ inputKey, reason: removed.reason });
+      // The outcome's reason is written for a delete event ("input deleted: nothing removed; kept
+      // main: ..."); here no input was deleted by this run, so the report keeps what was kept and why.
+      const reason = removed.reason.replace(/^input deleted: nothing removed; /, '');
+      if (kept.first.length < sampleSize) kept.first.push({ inputKey, reason });
     }
     progress(false);
   };

@@ -174,12 +174,12 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
     expect(text.stderr).toMatch(/^Kept 2 orphan\(s\) --prune does not remove, each for its reason:$/m);
     expect(text.stderr).toMatch(
       new RegExp(
-        `^ {2}incoming/gone\\.csv: input deleted: nothing removed; kept main: object does not name this input \\(${p.stack.inputBucket}/incoming%2Fa\\.csv\\)$`,
+        `^ {2}incoming/gone\\.csv: kept main: object does not name this input \\(${p.stack.inputBucket}/incoming%2Fa\\.csv\\)$`,
         'm',
       ),
     );
     expect(text.stderr).toMatch(
-      /^ {2}incoming\/ghost\.csv: input deleted: nothing removed; kept quarantine: object does not name this input \(no rerun metadata\)$/m,
+      /^ {2}incoming\/ghost\.csv: kept quarantine: object does not name this input \(no rerun metadata\)$/m,
     );
     const summary = JSON.parse(text.stdout.at(-1)?.replace(/^SUMMARY /, '') ?? '{}');
     expect(summary).toMatchObject({ pruned: 1, kept: { count: 2 } });
