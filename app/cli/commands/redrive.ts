@@ -186,7 +186,9 @@ function formatLetters(letters: readonly DeadLetter[], depth: number, inFlight: 
     l.wouldFailAgain ? `[WOULD FAIL AGAIN] ${l.reason ?? '-'}` : (l.reason ?? '-'),
   ]);
   const shown = depth > letters.length ? ` (${letters.length} of about ${depth} shown)` : '';
-  return `${alignColumns([header, ...rows])}\n${letters.length} message(s)${shown}.\n`;
+  const held =
+    inFlight > 0 ? ` About ${inFlight} more are held invisible by another reader: not shown, not moved.` : '';
+  return `${alignColumns([header, ...rows])}\n${letters.length} message(s)${shown}.${held}\n`;
 }
 
 function describeResult(result: RedriveResult): string {
