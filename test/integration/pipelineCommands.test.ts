@@ -127,6 +127,12 @@ describe('rerun status / backfill / redrive: arguments, targets and errors', () 
     );
     expect(run.stderr).not.toMatch(/^No message in the DLQ\./m);
     expect(run.stdout).toEqual([expect.stringMatching(/^SUMMARY \{.*"inspected":0,.*"inFlight":3/)]);
+    // One more arrives, visible: it is listed, and the held ones are counted beside it.
+    await clients.sqs.send(new SendMessageCommand({ QueueUrl: p.stack.dlqUrl, MessageBody: '{"poison":4}' }));
+    const some = await rerunCli(['redrive', '--queue', 'normalize', '--dry-run', '--app-name', p.appName]);
+    expect(some.stderr).toMatch(
+      /^1 message\(s\)\. About 3 more are held invisible by another reader: not shown, not moved\.$/m,
+    );
 
     // An empty DLQ is still called empty.
     const empty = await rerunCli(['redrive', '--queue', 'summarize', '--dry-run', '--app-name', p.appName]);
