@@ -245,10 +245,11 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
         { cause: error },
       );
     });
+    let sent = false;
     const provisioned = (actions: readonly { resource: string; action: ProvisionAction }[]) => {
       for (const { resource, action } of actions) {
-        const why = action === ProvisionAction.SENT ? ' (not reported back by this endpoint: sent at every start)' : '';
-        human(`  ${action.padEnd(9)} ${resource}${why}\n`);
+        sent ||= action === ProvisionAction.SENT;
+        human(`  ${action.padEnd(9)} ${resource}\n`);
       }
     };
     provisioned(stack.actions);
@@ -259,6 +260,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     const summaryNames = workerQueueNames(t.appName, t.summarize);
     const summaryStage = await provisionSummaryStage({ clients, names: summaryNames, topology: t });
     provisioned(summaryStage.actions);
+    if (sent) human('  (sent: this endpoint does not report it back, so it is sent at every start)\n');
     sink = await startWebhookSink();
 
     // The handler builds its clients at module scope from these, as in Lambda: set them first.
