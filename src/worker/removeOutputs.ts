@@ -105,7 +105,8 @@ export async function removeOutputs(
   const parts = [
     removed.length > 0 ? `input deleted: removed ${removed.join(', ')}` : 'input deleted: nothing removed',
     ...(keptNow.length > 0 ? [`kept ${keptNow.join(', ')} (replaced meanwhile by a rebuild)`] : []),
-    ...(decision.kept.length > 0 ? [`kept ${decision.kept.map((k) => k.name).join(', ')} (not this input's)`] : []),
+    // Each kept object with why: an operator pruning orphans must see what was left and for what reason.
+    ...decision.kept.map((k) => `kept ${k.name}: ${k.reason}`),
   ];
   return {
     status: removed.length > 0 ? 'processed' : 'skipped',

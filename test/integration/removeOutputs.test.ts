@@ -182,7 +182,7 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
     const outcome = await removeOutputs(worker, removed('a.txt'), { store });
     expect(outcome).toMatchObject({
       status: 'skipped',
-      reason: "input deleted: nothing removed; kept main (not this input's)",
+      reason: 'input deleted: nothing removed; kept main: object does not name this input (no rerun metadata)',
     });
     expect(deletes()).toEqual([]);
   });
