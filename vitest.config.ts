@@ -2,6 +2,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 /** `npm run test:lambda-runtime` (RERUN_TEST_RUNTIME=lambda): the seed tests on the deployed bundles. */
 const lambdaRuntime = process.env.RERUN_TEST_RUNTIME === 'lambda';
+/** `npm run test:sim` (RERUN_SIM=full): the simulation tier at full size (test/sim/simMode.ts). */
+const simFull = process.env.RERUN_SIM === 'full';
+const reportName = lambdaRuntime ? 'vitest-lambda-runtime' : simFull ? 'vitest-sim' : 'vitest';
 
 export default defineConfig({
   test: {
@@ -15,7 +18,7 @@ export default defineConfig({
     globalSetup: ['test/globalSetup.ts'],
     // CI also writes a JSON report per run, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI
-      ? ['default', ['json', { outputFile: `.ci-report/${lambdaRuntime ? 'vitest-lambda-runtime' : 'vitest'}.json` }]]
+      ? ['default', ['json', { outputFile: `.ci-report/${reportName}.json` }]]
       : ['default'],
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -1,0 +1,263 @@
+import { createHash } from 'node:crypto';
+import type { Footprint } from './model/S3Model.js';
+
+/**
+ * The simulation's scheduler: it owns every await point of the actors that matter, their requests
+ * to S3, SQS and DynamoDB (and the sleeps they take). An actor runs freely between requests (plain
+ * JavaScript, no I/O); each request it sends waits until the explorer picks it, then is applied to
+ * the in-memory model in one atomic step, and only then answered. So one execution is fully
+ * determined by the sequence of picks, and any execution can be replayed from that sequence.
+ *
+ * A crash is a pick too: the actor stops at a request boundary, before the request reaches the
+ * service or after the service applied it but before the actor read the answer. Its pending
+ * requests are never answered and nothing of its code runs again (no `finally`), as when Lambda's
+ * sandbox dies.
+ *
+ * Time is virtual: the clock moves only when no request can run (to the next sleep's end or the
+ * next message that becomes visible), so an execution never waits for real time.
+ */
+export class Scheduler {
+  /** Virtual time, epoch milliseconds. */
+  now: number;
+  private readonly actors: Actor[] = [];
+  private activity = 0;
+  /** Every step applied, in order: the trace a failing schedule prints. */
+  readonly trace: TraceEntry[] = [];
+
+  constructor(start = Date.UTC(2026, 0, 5, 12)) {
+    this.now = start;
+  }
+
+  /** Starts an actor. Its body runs at once until its first request. */
+  spawn(name: string, body: (actor: Actor) => Promise<void>, options: { crashable?: boolean } = {}): Actor {
+    const actor = new Actor(`${name}`, options.crashable ?? false);
+    this.actors.push(actor);
+    this.activity++;
+    void (async () => {
+      try {
+        await body(actor);
+      } catch (error) {
+        if (actor.status !== 'crashed') actor.error = error;
+      } finally {
+        if (actor.status !== 'crashed') actor.status = 'done';
+        this.activity++;
+      }
+    })();
+    return actor;
+  }
+
+  /** The live actors (not done, not crashed). */
+  live(): Actor[] {
+    return this.actors.filter((a) => a.status === 'live');
+  }
+
+  all(): readonly Actor[] {
+    return this.actors;
+  }
+
+  /**
+   * A request of `actor`: resolves with what `apply` returns (or rejects with what it throws) once
+   * the explorer picks it. `enabled` says when it may run (a receive waits for a visible message),
+   * `wakeAt` holds it until the clock reaches that time (a sleep).
+   */
+  request<T>(actor: Actor, spec: StepSpec<T>): Promise<T> {
+    if (actor.status !== 'live') return new Promise<T>(() => {});
+    this.activity++;
+    return new Promise<T>((resolve, reject) => {
+      const seq = actor.nextSeq++;
+      actor.pending.push({
+        ...spec,
+        actor,
+        seq,
+        key: `${actor.id}#${seq}`,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      } as PendingStep);
+    });
+  }
+
+  /** A sleep of `ms` virtual milliseconds. */
+  sleep(actor: Actor, ms: number): Promise<void> {
+    const wakeAt = this.now + Math.max(0, ms);
+    return this.request(actor, {
+      label: `sleep ${ms} ms`,
+      footprint: { reads: [], writes: [] },
+      wakeAt,
+      invisible: true,
+      apply: () => undefined,
+    });
+  }
+
+  /**
+   * Lets every actor run until each is blocked on a request or done. Actors do no I/O outside the
+   * scheduler, but Node.js streams hand chunks on through nextTick and the microtask queue, so this
+   * waits for a few macrotask turns in which nothing new happened.
+   */
+  async settle(): Promise<void> {
+    let quiet = 0;
+    let turns = 0;
+    while (quiet < 2) {
+      const before = this.activity;
+      await new Promise((resolve) => setImmediate(resolve));
+      quiet = this.activity === before ? quiet + 1 : 0;
+      if (++turns > 100_000)
+        throw new Error('simulation: actors kept running without a request (a loop outside the scheduler?)');
+    }
+  }
+
+  /** Requests that may run now (in a deterministic order: actor creation, then request order). */
+  enabled(): PendingStep[] {
+    const steps: PendingStep[] = [];
+    for (const actor of this.actors) {
+      if (actor.status !== 'live') continue;
+      for (const step of actor.pending) {
+        if (step.wakeAt !== undefined && step.wakeAt > this.now) continue;
+        if (step.enabled && !step.enabled()) continue;
+        steps.push(step);
+      }
+    }
+    return steps;
+  }
+
+  /** The earliest `wakeAt` still in the future, if any. */
+  nextWake(): number | undefined {
+    let next: number | undefined;
+    for (const actor of this.live()) {
+      for (const step of actor.pending) {
+        if (step.wakeAt !== undefined && step.wakeAt > this.now && (next === undefined || step.wakeAt < next)) {
+          next = step.wakeAt;
+        }
+      }
+    }
+    return next;
+  }
+
+  /** Applies a request and answers it (or, with `crashAfter`, applies it and stops its actor). */
+  run(step: PendingStep, options: { crashAfter?: boolean } = {}): void {
+    const actor = step.actor;
+    actor.pending.splice(actor.pending.indexOf(step), 1);
+    let outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
+    try {
+      outcome = { ok: true, value: step.apply() };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    this.trace.push({
+      at: this.now,
+      actor: actor.id,
+      label: step.label,
+      answer: outcome.ok ? 'ok' : describeError(outcome.error),
+      ...(options.crashAfter ? { crash: 'after' as const } : {}),
+    });
+    if (options.crashAfter) {
+      this.crash(actor, 'after');
+      return;
+    }
+    this.activity++;
+    // What the actor has seen so far, in order: with its code, it fixes where the actor is.
+    actor.seen = createHash('sha1')
+      .update(
+        `${actor.seen}|${step.label}|${outcome.ok ? digestValue(outcome.value) : `${describeError(outcome.error)} ${digestValue(outcome.error)}`}`,
+      )
+      .digest('base64');
+    if (outcome.ok) step.resolve(outcome.value);
+    else step.reject(outcome.error);
+  }
+
+  /** The scheduler's part of a state: the clock, and each actor's status and what it has seen. */
+  digest(): string {
+    return `${this.now}|${this.actors.map((a) => `${a.id}:${a.status}:${a.seen}`).join(',')}`;
+  }
+
+  /** Stops an actor for good: its pending requests are never answered. */
+  crash(actor: Actor, when: 'before' | 'after' = 'before'): void {
+    if (when === 'before')
+      this.trace.push({ at: this.now, actor: actor.id, label: 'crash', answer: '-', crash: 'before' });
+    actor.status = 'crashed';
+    actor.pending.length = 0;
+    this.activity++;
+    actor.onCrash?.();
+  }
+}
+
+/** What a request is, for the scheduler. */
+export interface StepSpec<T> {
+  /** For traces: `S3 PutObject out/a.txt If-None-Match`. */
+  readonly label: string;
+  /** What it reads and writes: requests whose footprints do not conflict commute. */
+  readonly footprint: Footprint;
+  /** Applies it to the model and returns the answer (throws the service's error). */
+  readonly apply: () => T;
+  readonly enabled?: () => boolean;
+  readonly wakeAt?: number;
+  /**
+   * Nothing any other actor does can see it or be seen by it (a part of one's own multipart upload,
+   * a sleep): it runs as soon as it may, with no choice point around it. A crash just before or
+   * just after it is the same as one at the request before or after it, which are choice points.
+   */
+  readonly invisible?: boolean;
+}
+
+export interface PendingStep extends StepSpec<unknown> {
+  readonly actor: Actor;
+  /** The actor's n-th request: with the actor's id, it names this request across replays. */
+  readonly seq: number;
+  readonly key: string;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** One concurrent participant: a Lambda sandbox, an uploader, an operator's command. */
+export class Actor {
+  status: 'live' | 'done' | 'crashed' = 'live';
+  readonly pending: PendingStep[] = [];
+  nextSeq = 0;
+  error: unknown;
+  /** A digest of every answer it was given, in order. */
+  seen = '';
+  /** When the work in flight must end (a Lambda invocation's timeout), if it has one. */
+  deadline: number | undefined;
+  /** Called once when it crashes (a poller's replacement starts here). */
+  onCrash?: () => void;
+  constructor(
+    readonly id: string,
+    readonly crashable: boolean,
+  ) {}
+}
+
+/** One applied step, for the printed trace. */
+export interface TraceEntry {
+  readonly at: number;
+  readonly actor: string;
+  readonly label: string;
+  readonly answer: string;
+  readonly crash?: 'before' | 'after';
+}
+
+/** A stable digest of an answer: bodies (streams, bytes) are named by the answer's ETag and length. */
+function digestValue(value: unknown): string {
+  return JSON.stringify(value ?? null, (_key, v) => {
+    if (v && typeof v === 'object' && typeof (v as { pipe?: unknown }).pipe === 'function') return '<body>';
+    if (v instanceof Uint8Array) return `<${v.byteLength} bytes>`;
+    return v;
+  });
+}
+
+function describeError(error: unknown): string {
+  const e = error as { $metadata?: { httpStatusCode?: number }; name?: string };
+  return e?.$metadata?.httpStatusCode ? `${e.$metadata.httpStatusCode} ${e.name}` : String(e?.name ?? error);
+}
+
+/** Whether two footprints conflict: one writes what the other reads or writes. */
+export function conflicts(a: Footprint, b: Footprint): boolean {
+  const overlaps = (xs: readonly string[], ys: readonly string[]) => xs.some((x) => ys.some((y) => matches(x, y)));
+  return overlaps(a.writes, b.writes) || overlaps(a.writes, b.reads) || overlaps(a.reads, b.writes);
+}
+
+/** `s3:bucket/*` matches every object of the bucket. */
+function matches(x: string, y: string): boolean {
+  if (x === y) return true;
+  if (x.endsWith('/*')) return y.startsWith(x.slice(0, -1));
+  if (y.endsWith('/*')) return x.startsWith(y.slice(0, -1));
+  return false;
+}

@@ -1,0 +1,247 @@
+import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import type { RecordOutcome } from '../../src/worker/outcomes.js';
+import { processObject } from '../../src/worker/processObject.js';
+import { Receiver, spawnPoller, spawnPruner, spawnUploader, type Tamper, tamper, type Upload } from './actors.js';
+import type { SimConfig } from './explore.js';
+import { checkPipeline } from './invariants.js';
+import type { Actor } from './Scheduler.js';
+import { INPUT_BUCKET, SimWorld } from './SimWorld.js';
+import { INPUT_PREFIX, simWorker } from './simWorker.js';
+
+/** Multipart parts in the simulation: 16 bytes, so an output of a few lines has several parts. */
+export const SIM_PART_BYTES = 16;
+
+/** The input key every configuration writes (a space, a `+`: S3's form encoding in events). */
+export const SIM_INPUT_KEY = `${INPUT_PREFIX}dt=2026-01-05/a b+c.csv`;
+
+/** What one pipeline configuration runs. */
+export interface PipelineSpec {
+  readonly name: string;
+  /**
+   * Content uploaded and processed before the concurrent part starts (one request at a time, no
+   * choice), so the race begins from a built output.
+   * @default nothing: the race begins from empty buckets
+   */
+  readonly before?: string;
+  /** Deliver the event of `before` once more during the race (a duplicate, or a stale event). */
+  readonly redeliverBefore?: boolean;
+  /**
+   * Changes made to the outputs of `before` behind the pipeline before the race (an operator's
+   * `aws s3 rm`, a buggy job), so that the race's deliveries must find and repair them.
+   * @default none
+   */
+  readonly tamperBefore?: readonly Tamper[];
+  /** Copies of the event of `before` delivered during the race. @default 1 with `redeliverBefore` */
+  readonly redeliverCopies?: number;
+  /** The uploader's operations on the input key during the race, in order. */
+  readonly uploads: readonly Upload[];
+  /** Copies S3 delivers of each event of the race (2: every event is delivered twice). @default 1 */
+  readonly eventCopies?: number;
+  /** Lambda sandboxes on the work queue at once. @default 2 */
+  readonly pollers?: number;
+  /** Crashes per execution, at most. */
+  readonly crashes: number;
+  /** The ledger-backed webhook after each output. @default false */
+  readonly notify?: boolean;
+  /** `rerun reprocess --prune` runs during the race. @default false */
+  readonly prune?: boolean;
+  /**
+   * The input's content never changes during the race and nothing is tampered with: then, without
+   * a crash, no delivery may rebuild a valid output (a duplicate finds it done, a lost race leaves
+   * the winner's in place). A rebuild there is wasted work and, worse, the sign of a window in which
+   * the output was missing a side output that someone removed.
+   * @default false
+   */
+  readonly stableContent?: boolean;
+  readonly maxDepth?: number;
+  /** Multipart part size (and the in-memory S3's smallest part). @default SIM_PART_BYTES */
+  readonly partBytes?: number;
+}
+
+/**
+ * A configuration of the pipeline: an uploader, S3's events, Lambda sandboxes running the real
+ * batch handler (processObject for creates, removeOutputs for deletes), and optionally the
+ * webhook through the real ledger and a concurrent `rerun reprocess --prune`.
+ */
+export function pipelineConfig(spec: PipelineSpec): SimConfig {
+  const partBytes = spec.partBytes ?? SIM_PART_BYTES;
+  const worker = simWorker({ partBytes });
+  let receiver: Receiver | undefined;
+  let uploader: Actor | undefined;
+  let outcomes: RecordOutcome[] = [];
+  return {
+    name: spec.name,
+    crashes: spec.crashes,
+    ...(spec.maxDepth !== undefined ? { maxDepth: spec.maxDepth } : {}),
+    // Only the uploader writes the input bucket: once it is done, reads of the input commute with everything.
+    frozen: (resource) => resource.startsWith(`s3:${INPUT_BUCKET}/`) && uploader?.status === 'done',
+    setUp(scheduler) {
+      uploader = undefined;
+      outcomes = [];
+      const world = new SimWorld(scheduler, { minPartBytes: partBytes, eventCopies: spec.eventCopies ?? 1 });
+      receiver = new Receiver(scheduler);
+      world.parts.push(receiver);
+      const setup = {
+        worker,
+        minPartBytes: partBytes,
+        notify: spec.notify ?? false,
+        receiver,
+        batchSize: 1,
+        outcomes,
+      };
+      for (let i = 1; i <= (spec.pollers ?? 2); i++) spawnPoller(world, setup, `lambda-${i}`);
+      const race = () => {
+        uploader = spawnUploader(world, SIM_INPUT_KEY, spec.uploads);
+        if (spec.prune) spawnPruner(world, worker);
+      };
+      if (spec.before === undefined) {
+        race();
+        return world;
+      }
+      const before = spec.before;
+      // The state before the race: the input uploaded and its output built, one request at a time.
+      scheduler.spawn('before', async (self) => {
+        world.notifications = false;
+        await world.request(self, 'S3', 'PutObject', { Bucket: INPUT_BUCKET, Key: SIM_INPUT_KEY, Body: before });
+        world.notifications = true;
+        const store = new S3ObjectStore(world.clientsFor(self).s3, { minPartBytes: partBytes });
+        const event = world.lastEvent();
+        await processObject(worker, event, { store });
+        if (spec.tamperBefore) await tamper(world, self, SIM_INPUT_KEY, spec.tamperBefore);
+        const copies = spec.redeliverCopies ?? (spec.redeliverBefore ? 1 : 0);
+        for (let copy = 0; copy < copies; copy++) await world.sendEvent(self, event);
+        race();
+      });
+      return world;
+    },
+    check(world) {
+      const violations = checkPipeline(world, {
+        inputKey: SIM_INPUT_KEY,
+        codeVersion: worker.codeVersion,
+        ...(receiver ? { receiver } : {}),
+        notify: spec.notify ?? false,
+      });
+      const crashed = world.scheduler.all().some((a) => a.status === 'crashed');
+      if (spec.stableContent && !crashed) {
+        for (const o of outcomes) {
+          // A duplicate that finds the other delivery between its completion and its seal rebuilds
+          // (the protocol's known cost, docs/EMULATORS.md); a valid output is never rebuilt.
+          if (/output replaced/.test(o.reason) && !/never sealed/.test(o.reason)) {
+            violations.push(`a delivery rebuilt a valid output: ${o.reason}`);
+          }
+        }
+      }
+      return violations;
+    },
+  };
+}
+
+/** Inputs: a single-part or a multipart output, with or without bad rows (a quarantine side output). */
+export const CONTENT = {
+  small: 'a\nb\n',
+  smallBad: 'a\n!x\n',
+  small2: 'c\nd\n',
+  smallBad2: 'c\n!y\n',
+  /** 36 bytes of output: 3 parts of 16 bytes. */
+  large: 'row one\nrow two\nrow three\nrow four\n',
+  large2: 'row 5\nrow six\nrow seven\nrow eight\n',
+  /** A multipart output and a single-part quarantine. */
+  largeBad: 'row one\n!x\nrow two\nrow three\n!y\nrow four\n',
+  largeBad2: 'row 5\n!x\nrow six\nrow seven\n!z\nrow eight\n',
+  /** A multipart output and a multipart quarantine (18 bytes). */
+  largeBadLarge: 'row one\n!bad one\nrow two\nrow three\n!bad two\nrow four\n',
+} as const;
+
+/** The contents of the grid: single-part or multipart output, with or without a side output. */
+const SHAPES = {
+  'single-part': [CONTENT.small, CONTENT.small2],
+  'single-part+side': [CONTENT.smallBad, CONTENT.smallBad2],
+  multipart: [CONTENT.large, CONTENT.large2],
+  'multipart+side': [CONTENT.largeBad, CONTENT.largeBad2],
+} as const;
+
+/**
+ * The bounded configurations the simulation tier explores exhaustively: each operation on the
+ * input, for each shape of output, with up to `crashes` crashes at any request boundary.
+ *
+ * - create: one upload, its event delivered twice, two sandboxes racing on it;
+ * - overwrite: content built, then new content uploaded while the old event is delivered again
+ *   (an old event after new content, an overwrite between an event and its requests, writers of
+ *   two contents racing);
+ * - delete: content built, then the input deleted while its event is delivered again (a delivery
+ *   that read the input before the delete, and the removal racing it);
+ * - recreate: content built, deleted and uploaded again with the same bytes (the same ETag) while
+ *   the deletion propagates;
+ * - tamper: content built, then its quarantine removed (or, without one, its main output
+ *   corrupted) behind the pipeline, and its event delivered twice more: the done-checks of both
+ *   deliveries must see it, and their repairs race;
+ * - notify: the webhook through the ledger, on two deliveries of one upload;
+ * - prune: `rerun reprocess --prune` running while a deletion propagates.
+ */
+export function boundedConfigs(crashes: number): SimConfig[] {
+  const configs: SimConfig[] = [];
+  for (const [shape, [first, second]] of Object.entries(SHAPES)) {
+    const multipartWithSide = shape === 'multipart+side';
+    configs.push(
+      pipelineConfig({
+        name: `create ${shape}, crashes ${crashes}`,
+        uploads: [{ put: first }],
+        eventCopies: 2,
+        stableContent: true,
+        crashes,
+      }),
+      pipelineConfig({
+        name: `overwrite ${shape}, crashes ${crashes}`,
+        before: first,
+        redeliverBefore: true,
+        uploads: [{ put: second }],
+        crashes,
+      }),
+      pipelineConfig({
+        name: `delete ${shape}, crashes ${crashes}`,
+        before: first,
+        redeliverBefore: true,
+        uploads: [{ delete: true }],
+        crashes,
+      }),
+      pipelineConfig({
+        name: `tamper ${shape}, crashes ${crashes}`,
+        before: first,
+        tamperBefore: shape.endsWith('+side') ? [{ remove: 'quarantine' }] : [{ corrupt: 'main' }],
+        redeliverCopies: 2,
+        uploads: [],
+        crashes,
+      }),
+    );
+    // The largest: with a crash, covered by the random exploration instead (test/sim/random.test.ts).
+    if (!(multipartWithSide && crashes > 0)) {
+      configs.push(
+        pipelineConfig({
+          name: `recreate ${shape}, crashes ${crashes}`,
+          before: first,
+          uploads: [{ delete: true }, { put: first }],
+          crashes,
+        }),
+      );
+    }
+  }
+  configs.push(
+    pipelineConfig({
+      name: `notify single-part+side, crashes ${crashes}`,
+      uploads: [{ put: CONTENT.smallBad }],
+      eventCopies: 2,
+      notify: true,
+      stableContent: true,
+      crashes,
+    }),
+    pipelineConfig({
+      name: `prune after delete single-part+side, crashes ${crashes}`,
+      before: CONTENT.smallBad,
+      redeliverBefore: true,
+      uploads: [{ delete: true }],
+      prune: true,
+      crashes,
+    }),
+  );
+  return configs;
+}

@@ -1,0 +1,375 @@
+import type { Footprint } from './model/S3Model.js';
+import { type Actor, type PendingStep, Scheduler, type TraceEntry } from './Scheduler.js';
+import type { SimWorld } from './SimWorld.js';
+
+/**
+ * One pick at a choice point: run a pending request, run it and then crash its actor (the service
+ * applied it, the actor never read the answer), crash an actor before its next request, or let
+ * time pass to the next timer (a message's visibility timeout, a sleep) while requests are still
+ * pending: work takes time, and a redelivery can arrive in the middle of another delivery's work.
+ */
+export interface Alternative {
+  /** Names this pick across replays: `run:poller-1#7`, `crash-after:poller-1#7`, `crash:poller-2`, `tick`. */
+  readonly key: string;
+  readonly kind: 'run' | 'crash-after' | 'crash' | 'tick';
+  readonly actor?: Actor;
+  readonly step?: PendingStep;
+  readonly footprint: Footprint;
+}
+
+/** A configuration to explore: what runs, how many crashes it may have, and what must hold after. */
+export interface SimConfig {
+  readonly name: string;
+  /** Crashes per execution, at most. */
+  readonly crashes: number;
+  /** Builds the world and starts the actors of one execution. */
+  setUp(scheduler: Scheduler): SimWorld;
+  /** What must hold once nothing can run any more: the violations found (none when all is well). */
+  check(world: SimWorld): string[];
+  /**
+   * Whether no actor can write this resource any more (e.g. the input key once the uploader is done):
+   * its reads then run at once, without a choice point.
+   * @default nothing is frozen
+   */
+  readonly frozen?: (resource: string) => boolean;
+  /** Choice points per execution, at most (a guard against a livelock). @default 2000 */
+  readonly maxDepth?: number;
+}
+
+/** Decides each choice point of one execution. */
+export interface Chooser {
+  /**
+   * The pick at depth `depth` among `alternatives`, or undefined to abandon the execution (its
+   * state, named by `stateKey()`, was explored before).
+   */
+  choose(depth: number, alternatives: readonly Alternative[], stateKey: () => string): Alternative | undefined;
+}
+
+/** How one execution ended. */
+export interface Execution {
+  readonly abandoned: boolean;
+  readonly violations: string[];
+  readonly choices: string[];
+  readonly trace: readonly TraceEntry[];
+  readonly depth: number;
+}
+
+/** Runs one execution of `config`, every choice made by `chooser`. */
+export async function execute(config: SimConfig, chooser: Chooser): Promise<Execution> {
+  const scheduler = new Scheduler();
+  const world = config.setUp(scheduler);
+  const choices: string[] = [];
+  let crashesLeft = config.crashes;
+  const maxDepth = config.maxDepth ?? 2000;
+  for (let depth = 0; ; ) {
+    await scheduler.settle();
+    const enabled = scheduler.enabled();
+    const invisible = enabled.find((step) => step.invisible || readsOnlyFrozen(step, config));
+    if (invisible) {
+      scheduler.run(invisible);
+      continue;
+    }
+    if (enabled.length === 0) {
+      const next = earliest(scheduler.nextWake(), world.sqs.nextVisibleAt(scheduler.now));
+      if (next === undefined) break;
+      scheduler.now = next;
+      continue;
+    }
+    if (depth >= maxDepth) {
+      return {
+        abandoned: false,
+        violations: [`no quiescence after ${maxDepth} choice points (livelock?)`],
+        choices,
+        trace: scheduler.trace,
+        depth,
+      };
+    }
+    const alternatives = alternativesOf(symmetric(enabled), scheduler, crashesLeft);
+    // Time may pass while requests are pending, up to the deadline of the invocations in flight
+    // (Lambda stops an invocation at its timeout; the visibility timeout is 6 times as long).
+    const timer = earliest(scheduler.nextWake(), world.sqs.nextVisibleAt(scheduler.now));
+    const deadline = scheduler.live().reduce<number | undefined>((d, a) => earliest(d, a.deadline), undefined);
+    if (timer !== undefined && (deadline === undefined || timer <= deadline)) {
+      alternatives.push({ key: 'tick', kind: 'tick', footprint: { reads: [], writes: [] } });
+    }
+    const pick = chooser.choose(depth, alternatives, () => `${crashesLeft}|${scheduler.digest()}|${world.digest()}`);
+    if (!pick) return { abandoned: true, violations: [], choices, trace: scheduler.trace, depth };
+    choices.push(pick.key);
+    depth++;
+    if (pick.kind === 'tick') {
+      scheduler.now = timer as number;
+      scheduler.trace.push({ at: scheduler.now, actor: '-', label: 'time passes to the next timer', answer: '-' });
+    } else if (pick.kind === 'crash') {
+      crashesLeft--;
+      scheduler.crash(pick.actor as Actor);
+    } else if (pick.kind === 'crash-after') {
+      crashesLeft--;
+      scheduler.run(pick.step as PendingStep, { crashAfter: true });
+    } else {
+      scheduler.run(pick.step as PendingStep);
+    }
+  }
+  const violations = [...config.check(world)];
+  for (const actor of scheduler.all()) {
+    if (actor.status === 'done' && actor.error) violations.push(`actor ${actor.id} threw: ${describe(actor.error)}`);
+    if (actor.status === 'live' && actor.pending.length === 0) {
+      violations.push(`actor ${actor.id} is blocked outside the scheduler (a real timer or I/O?)`);
+    }
+  }
+  return { abandoned: false, violations, choices, trace: scheduler.trace, depth: choices.length };
+}
+
+/**
+ * A read of resources nobody can write any more (the configuration says which: the input once the
+ * uploader is done) sees the same answer wherever it runs: no choice point around it.
+ */
+function readsOnlyFrozen(step: PendingStep, config: SimConfig): boolean {
+  const { reads, writes } = step.footprint;
+  return (
+    config.frozen !== undefined &&
+    writes.length === 0 &&
+    reads.length > 0 &&
+    reads.every((r) => config.frozen?.(r) === true)
+  );
+}
+
+/**
+ * Symmetry: two actors with the same name up to their number (`lambda-1`, `lambda-2`) run the same
+ * code; when both have seen nothing yet and wait for the same request, which one goes first makes
+ * no difference but their names. Only the first is offered.
+ */
+function symmetric(enabled: readonly PendingStep[]): PendingStep[] {
+  const seen = new Set<string>();
+  return enabled.filter((step) => {
+    if (step.actor.seen !== '' || step.actor.nextSeq !== 1) return true;
+    const kind = `${step.actor.id.replace(/-\d+$/, '')}|${step.label}`;
+    if (seen.has(kind)) return false;
+    seen.add(kind);
+    return true;
+  });
+}
+
+function alternativesOf(enabled: readonly PendingStep[], scheduler: Scheduler, crashesLeft: number): Alternative[] {
+  const crashable = (actor: Actor) => actor.crashable;
+  const out: Alternative[] = enabled.map((step) => ({
+    key: `run:${step.key}`,
+    kind: 'run' as const,
+    actor: step.actor,
+    step,
+    footprint: step.footprint,
+  }));
+  if (crashesLeft > 0) {
+    for (const step of enabled) {
+      if (!crashable(step.actor) || step.wakeAt !== undefined) continue;
+      out.push({
+        key: `crash-after:${step.key}`,
+        kind: 'crash-after',
+        actor: step.actor,
+        step,
+        footprint: step.footprint,
+      });
+    }
+    for (const actor of scheduler.live()) {
+      if (!crashable(actor) || actor.pending.length === 0) continue;
+      out.push({ key: `crash:${actor.id}`, kind: 'crash', actor, footprint: { reads: [], writes: [] } });
+    }
+  }
+  return out;
+}
+
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ''}` : String(error);
+}
+
+/** The result of exploring a configuration. */
+export interface Exploration {
+  readonly config: string;
+  /** Executions run to quiescence and checked: the distinct schedules of the configuration. */
+  readonly schedules: number;
+  /** Executions cut short at a state already explored (by another order of the same steps, mostly). */
+  readonly merged: number;
+  /** Distinct states reached (choice points expanded). */
+  readonly states: number;
+  /** True when every state was expanded within the budget. */
+  readonly exhaustive: boolean;
+  readonly failure?: Execution;
+  readonly ms: number;
+}
+
+/**
+ * Bounded-exhaustive exploration: a depth-first search over every choice point of the
+ * configuration, each alternative of each point explored, with state caching: an execution that
+ * reaches a state already expanded (the same objects, messages, ledger items and clock, and every
+ * actor having seen the same answers in the same order, hence in the same place of its code) stops
+ * there, since everything that can follow was explored from that state before. Orders of steps that
+ * commute reach the same state, so this prunes what partial-order reduction would, and also orders
+ * that do not commute but end alike. Each schedule is replayed from the start (the actors' state
+ * cannot be copied), following the recorded picks. Stops at the first violation, or after `budget`
+ * executions.
+ */
+export async function exploreExhaustively(config: SimConfig, budget = Number.POSITIVE_INFINITY): Promise<Exploration> {
+  const started = performance.now();
+  const frames: Frame[] = [];
+  const visited = new Set<string>();
+  let schedules = 0;
+  let merged = 0;
+  for (;;) {
+    const chooser: Chooser = {
+      choose(depth, alternatives, stateKey) {
+        let frame = frames[depth];
+        const keys = alternatives.map((a) => a.key).join(' ');
+        if (frame) {
+          if (keys !== frame.keys) {
+            throw new Error(
+              `simulation is not deterministic at depth ${depth}: ${keys} vs ${frame.keys} (${config.name})`,
+            );
+          }
+        } else {
+          const state = stateKey();
+          if (visited.has(state)) return undefined;
+          visited.add(state);
+          frame = { keys, explored: new Set(), current: (alternatives[0] as Alternative).key };
+          frames.push(frame);
+        }
+        return alternatives.find((a) => a.key === frame.current);
+      },
+    };
+    const run = await execute(config, chooser);
+    if (run.abandoned) merged++;
+    else schedules++;
+    if (run.violations.length > 0) {
+      return {
+        config: config.name,
+        schedules,
+        merged,
+        states: visited.size,
+        exhaustive: false,
+        failure: run,
+        ms: performance.now() - started,
+      };
+    }
+    if (schedules + merged >= budget) {
+      return {
+        config: config.name,
+        schedules,
+        merged,
+        states: visited.size,
+        exhaustive: false,
+        ms: performance.now() - started,
+      };
+    }
+    // Backtrack: the deepest choice point with an alternative not yet explored.
+    let resumed = false;
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1] as Frame;
+      frame.explored.add(frame.current);
+      const next = frame.keys.split(' ').find((k) => !frame.explored.has(k));
+      if (next) {
+        frame.current = next;
+        resumed = true;
+        break;
+      }
+      frames.pop();
+    }
+    if (!resumed) {
+      return {
+        config: config.name,
+        schedules,
+        merged,
+        states: visited.size,
+        exhaustive: true,
+        ms: performance.now() - started,
+      };
+    }
+  }
+}
+
+interface Frame {
+  /** The alternatives at this point, in order (checked on every replay: determinism). */
+  readonly keys: string;
+  readonly explored: Set<string>;
+  current: string;
+}
+
+/** A seeded PRNG (mulberry32): the same seed gives the same schedule. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * A random schedule: each pick uniform over the requests that may run, a crash with probability
+ * `crashRate` (while the configuration allows one). Replayable from its seed.
+ */
+export function randomChooser(seed: number, crashRate = 0.02): Chooser {
+  const random = prng(seed);
+  return {
+    choose(_depth, alternatives) {
+      const crashes = alternatives.filter((a) => a.kind === 'crash' || a.kind === 'crash-after');
+      if (crashes.length > 0 && random() < crashRate) return crashes[Math.floor(random() * crashes.length)];
+      const runs = alternatives.filter((a) => a.kind === 'run' || a.kind === 'tick');
+      return runs[Math.floor(random() * runs.length)];
+    },
+  };
+}
+
+/** Follows recorded picks (by key), then the first alternative at every later point. */
+export function replayChooser(choices: readonly string[]): Chooser {
+  return {
+    choose(depth, alternatives) {
+      const wanted = choices[depth];
+      return (
+        (wanted !== undefined ? alternatives.find((a) => a.key === wanted) : undefined) ??
+        alternatives.find((a) => a.kind === 'run')
+      );
+    },
+  };
+}
+
+/**
+ * Shrinks a failing schedule: drops its picks one at a time, from the last, keeping each removal
+ * after which the schedule (the remaining picks, then the first request at every later point)
+ * still fails. What is left is a short list of deviations from the plain order, and its trace.
+ */
+export async function shrink(config: SimConfig, failing: Execution, maxRuns = 400): Promise<Execution> {
+  let best = failing;
+  let choices = [...failing.choices];
+  let runs = 0;
+  for (let i = choices.length - 1; i >= 0 && runs < maxRuns; i--) {
+    const candidate = [...choices.slice(0, i), ...choices.slice(i + 1)];
+    runs++;
+    const run = await execute(config, replayChooser(candidate));
+    if (!run.abandoned && run.violations.length > 0) {
+      choices = candidate;
+      best = run;
+    }
+  }
+  return best;
+}
+
+/** A schedule as people read it: how it ended, the violations, the replay line and the steps. */
+export function formatFailure(config: SimConfig, run: Execution, origin: string): string {
+  const lines = [
+    `simulation: ${config.name} (${origin})`,
+    ...run.violations.map((v) => `  violation: ${v}`),
+    `  replay: npx tsx test/sim/replay.ts '${config.name}|${run.choices.join(',')}'`,
+    '  trace:',
+    ...run.trace.map(
+      (t, i) =>
+        `  ${String(i + 1).padStart(3)}. t=${t.at % 1_000_000} ${t.actor}: ${t.label} -> ${t.answer}${t.crash ? ` [crash ${t.crash}]` : ''}`,
+    ),
+  ];
+  return lines.join('\n');
+}

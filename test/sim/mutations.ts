@@ -1,0 +1,186 @@
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Exploration, SimConfig } from './explore.js';
+
+/**
+ * One mutation: a defect of one class, put back into a copy of the product by replacing exact
+ * pieces of code (one rule may be written in more than one place). Each `find` must occur exactly
+ * once in `file`, so a change of that code makes the suite fail loudly instead of testing nothing.
+ */
+export interface Mutation {
+  readonly name: string;
+  /** The class of defect, as people name it. */
+  readonly defect: string;
+  /** Relative to the repository root. */
+  readonly file: string;
+  readonly edits: readonly { readonly find: string; readonly replace: string }[];
+}
+
+/**
+ * The mutations the explorer must catch: each one of the defect classes the publish protocol and
+ * the ledger guard against.
+ */
+export const MUTATIONS: readonly Mutation[] = [
+  {
+    // The orphan rule has two halves: only a side object the call created, and only one the output
+    // in place does not list with that ETag. Taking accepted objects for orphans as well (the first
+    // half, the defect the issue met) cannot be seen any more once every output lists its side
+    // outputs: an accepted object has the bytes, hence the ETag, of the winner's own, which the
+    // winner's output lists, so the second half keeps it; and where no output lists it yet, the
+    // publisher's closing done-check repairs what the sweep removed. That mutant is equivalent;
+    // this one removes the second half, which nothing else covers for free.
+    name: 'orphan-rule',
+    defect: "the sweep takes a side object it created for an orphan even when the winner's output lists it",
+    file: 'src/worker/sideOutputs.ts',
+    edits: [
+      { find: '    if (orphanEtag !== undefined && listedEtag === orphanEtag) continue;\n', replace: '' },
+      { find: 'if (!existing || existing.etag === listedEtag) continue;', replace: 'if (!existing) continue;' },
+    ],
+  },
+  {
+    name: 'delete-without-if-match',
+    defect: 'a delete without If-Match',
+    file: 'src/s3/S3ObjectStore.ts',
+    edits: [
+      {
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal, to find
+        find: 'new DeleteObjectCommand({ Bucket: bucket, Key: key, IfMatch: `"${etag}"` })',
+        replace: 'new DeleteObjectCommand({ Bucket: bucket, Key: key })',
+      },
+    ],
+  },
+  {
+    name: 'multipart-side-check-skipped',
+    defect: "the done-check skips a multipart output's side outputs",
+    file: 'src/worker/processObject.ts',
+    edits: [
+      {
+        find: 'verdict.state === OutputState.BUILT && listed ? checkListedSideOutputs(worker, store, object, listed) : undefined,',
+        replace:
+          "verdict.state === OutputState.BUILT && listed && !head?.metadata['rerun-integrity']?.startsWith('sha256-parts') ? checkListedSideOutputs(worker, store, object, listed) : undefined,",
+      },
+    ],
+  },
+  {
+    name: 'source-etag-check-skipped',
+    defect: "the done-check does not compare the output's source ETag with the event's",
+    file: 'src/done/eventProvesCurrent.ts',
+    edits: [{ find: 'stripQuotes(event.eTag) === verdict.sourceEtag', replace: 'true' }],
+  },
+  {
+    name: 'put-without-condition',
+    defect: 'a PUT without its condition',
+    file: 'src/s3/S3ObjectStore.ts',
+    edits: [
+      {
+        find: `              ...(options.contentType ? { ContentType: options.contentType } : {}),
+              ...conditionHeaders(options.condition),`,
+        replace: `              ...(options.contentType ? { ContentType: options.contentType } : {}),`,
+      },
+    ],
+  },
+  {
+    name: 'no-closing-check',
+    defect: 'a call that changed side objects returns without the closing done-check',
+    file: 'src/worker/processObject.ts',
+    edits: [{ find: 'if (changedSideObjects === 0) return', replace: 'if (changedSideObjects >= 0) return' }],
+  },
+  {
+    name: 'remover-does-not-look-back',
+    defect: "the deletion path trusts the input's absence it saw before its deletes",
+    file: 'src/worker/removeOutputs.ts',
+    edits: [
+      {
+        find: 'if (removed.length > 0 && (await store.head(object.bucket, object.key)) !== undefined) {',
+        replace: 'if (false) {',
+      },
+    ],
+  },
+  {
+    name: 'seal-without-condition',
+    defect: "the seal's completion replaces whatever is at the key",
+    file: 'src/s3/S3ObjectStore.ts',
+    edits: [{ find: 'condition: { ifMatch: options.etag },', replace: "condition: { ifNoneMatch: '*' }," }],
+  },
+  {
+    name: 'lease-released-too-early',
+    defect: 'the ledger lease released too early (expired as it is taken)',
+    file: 'src/ledger/DynamoDBLedger.ts',
+    edits: [
+      {
+        find: "':leaseExpiresAt': { N: String(now + leaseMs) },",
+        replace: "':leaseExpiresAt': { N: String(now - 1) },",
+      },
+    ],
+  },
+];
+
+/** The directories a mutant copies: everything the simulation imports. */
+const COPIED = ['src', 'app', 'test/sim'];
+
+/**
+ * Builds the mutant's tree under `.rerun/mutants/<name>/` (inside the checkout, so that its imports
+ * of packages resolve from the checkout's node_modules) and returns the URL of its copy of `module`
+ * (a path under test/sim/). The copy is made anew each time.
+ */
+export function buildMutant(root: string, mutation: Mutation, module: string): string {
+  const dir = join(root, '.rerun', 'mutants', mutation.name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const sub of COPIED) cpSync(join(root, sub), join(dir, sub), { recursive: true });
+  const target = join(dir, mutation.file);
+  if (!existsSync(target)) throw new Error(`mutation ${mutation.name}: ${mutation.file} does not exist`);
+  let text = readFileSync(target, 'utf8');
+  for (const { find, replace } of mutation.edits) {
+    const at = text.indexOf(find);
+    if (at < 0 || text.indexOf(find, at + 1) >= 0) {
+      throw new Error(
+        `mutation ${mutation.name}: the code to replace must occur exactly once in ${mutation.file}; the product changed, update the mutation`,
+      );
+    }
+    text = text.slice(0, at) + replace + text.slice(at + find.length);
+  }
+  writeFileSync(target, text);
+  return pathToFileURL(join(dir, module)).href;
+}
+
+/** How a mutant fared: the configuration and schedule that caught it, and what it took. */
+export interface MutantResult {
+  readonly mutation: string;
+  readonly caught: boolean;
+  readonly config?: string;
+  /** Executions (across the configurations tried) until the first violation. */
+  readonly executions: number;
+  readonly ms: number;
+  readonly violation?: string;
+}
+
+/**
+ * Explores the mutant's configurations in order, each exhaustively (or within `budget`
+ * executions), until one finds a violation.
+ */
+export async function runMutant(
+  explore: (config: SimConfig, budget: number) => Promise<Exploration>,
+  configs: readonly SimConfig[],
+  mutation: Mutation,
+  budget: number,
+): Promise<MutantResult> {
+  const started = performance.now();
+  let executions = 0;
+  for (const config of configs) {
+    const result = await explore(config, budget);
+    executions += result.schedules + result.merged;
+    if (result.failure) {
+      return {
+        mutation: mutation.name,
+        caught: true,
+        config: config.name,
+        executions,
+        ms: performance.now() - started,
+        violation: result.failure.violations[0] ?? '',
+      };
+    }
+  }
+  return { mutation: mutation.name, caught: false, executions, ms: performance.now() - started };
+}
