@@ -299,7 +299,12 @@ async function attempt(
     etag: input.etag,
     ...(input.versionId ? { versionId: input.versionId } : {}),
   };
-  if (verdict.state !== OutputState.MISSING) logger.info('rebuilding output', { outputKey, ...describe(verdict) });
+  // Why the output in place is not done: its state, or (for one built from this content) a side object.
+  const was =
+    sideProblem && verdict.state === OutputState.BUILT && verdict.sourceEtag === input.etag
+      ? `a side object it lists was changed: ${sideProblem}`
+      : describe(verdict).was;
+  if (verdict.state !== OutputState.MISSING) logger.info('rebuilding output', { outputKey, was });
 
   const writerFor = (key: string) =>
     new OutputWriter({
@@ -350,7 +355,7 @@ async function attempt(
   await removeLegacyOutputs(worker, store, object, logger);
   const outcome: ObjectOutcome = {
     status: 'processed',
-    reason: `${verdict.state === OutputState.MISSING ? 'output created' : `output replaced (${describe(verdict).was})`}${describeSummary(summary)}`,
+    reason: `${verdict.state === OutputState.MISSING ? 'output created' : `output replaced (${was})`}${describeSummary(summary)}`,
     outputKey,
     source,
     summary,
