@@ -17,9 +17,7 @@ export default defineConfig({
       : [...configDefaults.exclude, 'test/deployed/**', 'test/lambda-runtime/**'],
     globalSetup: ['test/globalSetup.ts'],
     // CI also writes a JSON report per run, from which .ci/run prints the plain "N passed, N failed" line.
-    reporters: process.env.CI
-      ? ['default', ['json', { outputFile: `.ci-report/${reportName}.json` }]]
-      : ['default'],
+    reporters: process.env.CI ? ['default', ['json', { outputFile: `.ci-report/${reportName}.json` }]] : ['default'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     env: {

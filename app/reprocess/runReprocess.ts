@@ -230,7 +230,28 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     const removed = await removeOutputs(
       options.worker,
       { bucket: options.inputBucket, key: inputKey, eventName: 'ObjectRemoved:Delete' },
-      { store: options.store },
+      {
+        store: options.store,
+        // The input came back during the prune (its own event may have found the output done just
+        // before this prune removed it): the worker rebuilds it, as for a planned input.
+        rebuild: async (created) => {
+          const input = await options.store.head(created.bucket, created.key);
+          if (!input) return { status: 'skipped', reason: 'input gone again' };
+          const body = reprocessMessageBody({
+            bucket: created.bucket,
+            key: created.key,
+            etag: input.etag,
+            size: input.contentLength,
+          });
+          enqueued += await sendMessageBatch(
+            options.sqs,
+            options.queueUrl,
+            [{ body }],
+            'Run the same reprocess again.',
+          );
+          return { status: 'processed', reason: 'enqueued for the worker to rebuild' };
+        },
+      },
     );
     if (removed.status === 'processed') pruned++;
     else {

@@ -200,16 +200,21 @@ export function createSqsBatchHandler(
         for (let waits = 0; ; waits++) {
           try {
             // Deletion propagates: an ObjectRemoved event removes the input's outputs (conditional deletes).
+            const processOptions = {
+              store: options.store,
+              logger,
+              // A redelivery: an earlier attempt may have died between a side output and the main output.
+              sweepSideOutputs: base.receiveCount > 1,
+              ...(admission ? { admission } : {}),
+              ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
+            };
             const outcome = object.eventName.startsWith('ObjectRemoved:')
-              ? await removeOutputs(options.worker, object, { store: options.store, logger })
-              : await processObject(options.worker, object, {
+              ? await removeOutputs(options.worker, object, {
                   store: options.store,
                   logger,
-                  // A redelivery: an earlier attempt may have died between a side output and the main output.
-                  sweepSideOutputs: base.receiveCount > 1,
-                  ...(admission ? { admission } : {}),
-                  ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
-                });
+                  rebuild: (created) => processObject(options.worker, created, processOptions),
+                })
+              : await processObject(options.worker, object, processOptions);
             let effect: AfterOutputResult | undefined;
             if (options.afterOutput && outcome.output) {
               effect = await options.afterOutput(outcome.output, {

@@ -8,6 +8,7 @@ import { type Logger, silentLogger } from '../logging/logger.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type GetResult, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
+import { removeOutputs } from './removeOutputs.js';
 import {
   checkListedSideOutputs,
   type FinalOutput,
@@ -148,6 +149,9 @@ export async function processObject(
   // output done (a closing check that finds it done does not replace it).
   let judged = object;
   let settled: ObjectOutcome | undefined;
+  /** The input content this call last published an output of, if it did. */
+  let published: string | undefined;
+  const finish = (outcome: ObjectOutcome) => (racesLost > 0 ? { ...outcome, publishRacesLost: racesLost } : outcome);
   for (let round = 1; round <= maxRounds; round++) {
     // Memory reserved for this round's transform (options.admission), given back when the round ends.
     const held: HeldMemory = {};
@@ -164,6 +168,11 @@ export async function processObject(
       continue;
     }
     if (settled === undefined || result.outcome.status === 'processed') settled = result.outcome;
+    if (result.outcome.status === 'processed') published = result.final.sourceEtag;
+    else if (published !== undefined && result.inputGone) {
+      // Step 6, the input gone: deleted while this call built its output.
+      return finish(await removeAfterDelete(worker, object, options, logger));
+    }
     let changedSideObjects = result.changedSideObjects;
     if (orphans.size > 0 || sweepDebris) {
       changedSideObjects += await sweepSideOutputs(worker, options.store, object, result, {
@@ -174,16 +183,53 @@ export async function processObject(
       orphans.clear();
       sweepDebris = false;
     }
-    if (changedSideObjects === 0) return racesLost > 0 ? { ...settled, publishRacesLost: racesLost } : settled;
-    // Step 5: check the output once more. Judged by the content just published (or found), the
-    // check costs its HEADs alone when the output in place is still built from it.
-    judged = result.final.sourceEtag ? { ...object, eTag: result.final.sourceEtag } : object;
-    logger.debug('side objects changed: checking the output once more', { round });
+    // The closing checks run without the event's eTag: they ask S3 about the input as it is now.
+    judged = withoutETag(object);
+    if (changedSideObjects > 0) {
+      // Step 5: a full done-check once more (the output, the side objects it lists, the input).
+      logger.debug('side objects changed: checking the output once more', { round });
+      continue;
+    }
+    if (result.outcome.status !== 'processed' || published === undefined) return finish(settled);
+    // Step 6: has the input changed while this round built from it? One conditional GET (304 when
+    // not). It may have changed and changed back: an older delivery then found the output built
+    // from those bytes done, before this round replaced it with the content in between.
+    const now = await options.store.get(object.bucket, object.key, { ifNoneMatch: published });
+    if (now.status === 'not-modified') return finish(settled);
+    if (now.status === 'missing') return finish(await removeAfterDelete(worker, object, options, logger));
+    now.body.destroy();
+    logger.info('the input changed while its output was built: building it again', { round });
   }
   throw new PublishConflictError(
     `Output for s3://${object.bucket}/${object.key} kept changing under concurrent writers (${maxRounds} rounds); ` +
       'the message will be retried.',
   );
+}
+
+/** The event without its eTag: the done-check then asks S3 whether the input still is what the output was built from. */
+function withoutETag(object: S3ObjectEvent): S3ObjectEvent {
+  const { eTag: _eTag, ...rest } = object;
+  return rest;
+}
+
+/**
+ * The input was deleted while this call built its output: its ObjectRemoved event may already have
+ * been handled, and then nothing else would remove what this call published. Remove it now, as
+ * that event would (src/worker/removeOutputs.ts).
+ */
+async function removeAfterDelete(
+  worker: WorkerDefinition,
+  object: S3ObjectEvent,
+  options: ProcessObjectOptions,
+  logger: Logger,
+): Promise<ObjectOutcome> {
+  logger.info('the input was deleted while its output was built: removing the outputs');
+  const removal = await removeOutputs(
+    worker,
+    { bucket: object.bucket, key: object.key, eventName: 'ObjectRemoved:Delete' },
+    { store: options.store, logger, rebuild: (o) => processObject(worker, o, options) },
+  );
+  return { ...removal, reason: `input deleted while its output was built: ${removal.reason}` };
 }
 
 function skipReason(worker: WorkerDefinition, object: S3ObjectEvent): string | undefined {
@@ -197,7 +243,13 @@ function skipReason(worker: WorkerDefinition, object: S3ObjectEvent): string | u
  * objects (or outputs listing one) this round changed, or a lost race with the side objects it created.
  */
 type AttemptResult =
-  | { readonly outcome: ObjectOutcome; readonly final: FinalOutput; readonly changedSideObjects: number }
+  | {
+      readonly outcome: ObjectOutcome;
+      readonly final: FinalOutput;
+      readonly changedSideObjects: number;
+      /** The input did not exist when this round read it. */
+      readonly inputGone?: boolean;
+    }
   | { readonly lostRace: true; readonly created: Readonly<Record<string, string>> };
 
 async function attempt(
@@ -290,6 +342,7 @@ async function attempt(
       outcome: { status: 'skipped', reason: 'input no longer exists: nothing written', outputKey },
       final: inPlace,
       changedSideObjects: 0,
+      inputGone: true,
     };
   }
 

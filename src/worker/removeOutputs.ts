@@ -3,20 +3,19 @@ import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { DeleteStatus, type S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
-import { type ObjectOutcome, processObject } from './processObject.js';
+import type { ObjectOutcome } from './processObject.js';
 
-/** Brings the output of an input that exists again up to date (the done-check, then a rebuild if needed). */
+/**
+ * Brings the output of an input that exists again up to date, with `options.rebuild` (the done-check,
+ * then a rebuild if needed); without one, leaves it to the input's own event.
+ */
 async function rebuild(
-  worker: WorkerDefinition,
   object: Pick<S3ObjectEvent, 'bucket' | 'key'>,
   options: RemoveOutputsOptions,
   why: string,
 ): Promise<ObjectOutcome> {
-  const outcome = await processObject(
-    worker,
-    { bucket: object.bucket, key: object.key, eventName: 'ObjectCreated:Put' },
-    options,
-  );
+  if (!options.rebuild) return { status: 'skipped', reason: `${why}: outputs kept` };
+  const outcome = await options.rebuild({ bucket: object.bucket, key: object.key, eventName: 'ObjectCreated:Put' });
   return { ...outcome, reason: `${why}: ${outcome.reason}` };
 }
 
@@ -25,6 +24,14 @@ export interface RemoveOutputsOptions {
   readonly store: S3ObjectStore;
   /** @default silentLogger */
   readonly logger?: Logger;
+  /**
+   * Brings the output of an input that exists again up to date: `processObject` with the worker and
+   * store (the batch handler passes it; processObject passes itself). An input deleted and uploaded
+   * again with the same bytes keeps its ETag, so its own event may have found the output done just
+   * before this removal deleted it. Without `rebuild` such an input is left to its own event.
+   * @default none
+   */
+  readonly rebuild?: (object: S3ObjectEvent) => Promise<ObjectOutcome>;
 }
 
 /**
@@ -81,7 +88,7 @@ export async function removeOutputs(
   // Re-uploaded since the delete: its output must reflect it. Usually it does (the re-upload's own
   // event built it); but an earlier delivery of this event may have removed it and died before it
   // could bring it back (step 4), and then nothing else would.
-  if (inputExists) return rebuild(worker, object, options, decision.skipReason ?? 'input exists again');
+  if (inputExists) return rebuild(object, options, decision.skipReason ?? 'input exists again');
   if (decision.skipReason)
     return { status: 'skipped', reason: decision.skipReason, ...(mainKey ? { outputKey: mainKey } : {}) };
 
@@ -100,7 +107,7 @@ export async function removeOutputs(
     logger.warn('object at an output key was kept', { outputKey: k.key, reason: k.reason });
   if (removed.length > 0 && (await store.head(object.bucket, object.key)) !== undefined) {
     logger.info('input re-uploaded while its outputs were removed: rebuilding them', { outputKey: mainKey });
-    return rebuild(worker, object, options, `input re-uploaded while its outputs were removed (${removed.join(', ')})`);
+    return rebuild(object, options, `input re-uploaded while its outputs were removed (${removed.join(', ')})`);
   }
   const parts = [
     removed.length > 0 ? `input deleted: removed ${removed.join(', ')}` : 'input deleted: nothing removed',

@@ -63,8 +63,8 @@ describe('processObject against the emulator', () => {
     log.clear();
   });
 
-  it('first run: 3 S3 requests (HEAD output, GET input, conditional PUT) and the output is created', async () => {
-    await put('a.txt', 'x\ny\n');
+  it('first run: 4 S3 requests (HEAD output, GET input, conditional PUT, then a conditional GET of the input: 304) and the output is created', async () => {
+    const eTag = await putEtag('a.txt', 'x\ny\n');
     log.clear();
     const outcome = await processObject(worker, event('a.txt'), { store });
     expect(outcome).toMatchObject({
@@ -72,8 +72,10 @@ describe('processObject against the emulator', () => {
       reason: 'output created: lines 2, bad 0',
       summary: { lines: 2, bad: 0 },
     });
-    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject']);
+    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject', 'GetObject']);
     expect(log.requests.find((r) => r.operation === 'PutObject')?.input.IfNoneMatch).toBe('*');
+    // After publishing: has the input changed meanwhile? Answered 304, no body.
+    expect(log.requests.at(-1)?.input.IfNoneMatch).toBe(`"${eTag}"`);
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\nY\n');
   });
 
@@ -121,7 +123,7 @@ describe('processObject against the emulator', () => {
     log.clear();
     const outcome = await processObject(worker, eventOf('a.txt', v2), { store });
     expect(outcome).toMatchObject({ status: 'processed', source: { etag: v2 } });
-    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject']);
+    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject', 'GetObject']);
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
     // The late duplicate of v1's event now takes the GET path (304) and leaves v2's output alone.
     expect(await processObject(worker, eventOf('a.txt', v1), { store })).toMatchObject({ status: 'skipped' });
@@ -213,7 +215,7 @@ describe('processObject against the emulator', () => {
       status: 'processed',
       reason: expect.stringMatching(/invalid/),
     });
-    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject']);
+    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject', 'GetObject']);
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\n');
   });
 
@@ -293,7 +295,7 @@ describe('processObject against the emulator', () => {
     log.clear();
     expect(await processObject(worker, event('a.txt'), { store })).toMatchObject({ status: 'processed' });
     expect(log.count({ operation: 'DeleteObject' })).toBe(0);
-    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject']);
+    expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject', 'GetObject']);
   });
 
   it('overlapping workers on one object: one output, correct content, every call succeeds', async () => {
@@ -551,6 +553,54 @@ describe('processObject against the emulator', () => {
     const uploads = await clients.s3.send(new ListMultipartUploadsCommand({ Bucket: output }));
     expect(uploads.Uploads ?? []).toEqual([]);
     expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({ status: 'skipped' });
+  });
+
+  it('an input that changes back to the bytes an earlier event saw while a delivery builds the content in between: rebuilt', async () => {
+    // Found by the simulation tier ("revert single-part+side"): A built; B uploaded and its delivery
+    // reads B; A uploaded again (the same ETag), and A's delivery finds the output built from A:
+    // done. The delivery of B then publishes B over it, If-Match on the output it saw, which nothing
+    // had changed. Its check of the input after publishing (304 or not) sees A and rebuilds.
+    const a = 'a\n!bad a\n';
+    const eTagA = await putEtag('a.txt', a);
+    await processObject(worker, eventOf('a.txt', eTagA), { store });
+    const eTagB = await putEtag('a.txt', 'b\n');
+    let reverted = false;
+    const slow = upperWorker(output, {
+      async transform(inputArg, outputs) {
+        const result = await worker.transform(inputArg, outputs);
+        if (reverted) return result;
+        reverted = true;
+        await put('a.txt', a);
+        const inner = await processObject(worker, eventOf('a.txt', eTagA), {
+          store: new S3ObjectStore(testClients().s3),
+        });
+        expect(inner, inner.reason).toMatchObject({ status: 'skipped' });
+        return result;
+      },
+    });
+    const outcome = await processObject(slow, eventOf('a.txt', eTagB), { store });
+    expect(outcome).toMatchObject({ status: 'processed', reason: expect.stringMatching(/^output replaced/) });
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('A\n');
+    expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toBe('!bad a\n');
+  });
+
+  it('an input deleted while its output is built: the delivery removes what it published', async () => {
+    const eTag = await putEtag('a.txt', 'x\n!bad\n');
+    const slow = upperWorker(output, {
+      async transform(inputArg, outputs) {
+        const result = await worker.transform(inputArg, outputs);
+        await clients.s3.send(new DeleteObjectCommand({ Bucket: input, Key: 'a.txt' }));
+        return result;
+      },
+    });
+    const outcome = await processObject(slow, eventOf('a.txt', eTag), { store });
+    expect(outcome).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(
+        /^input deleted while its output was built: input deleted: removed main, quarantine/,
+      ),
+    });
+    expect(await listKeys(clients.s3, output)).toEqual([]);
   });
 
   it('a transform that fails leaves nothing visible and no multipart upload behind', async () => {

@@ -1,6 +1,7 @@
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { OutputHead } from '../../src/done/judgeOutput.js';
+import type { S3ObjectEvent } from '../../src/intake/parseS3Event.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { DeleteStatus, S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';
@@ -42,6 +43,8 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
     clients.s3.send(new PutObjectCommand({ Bucket: input, Key: key, Body: body }));
   const deleteInput = (key: string) => clients.s3.send(new DeleteObjectCommand({ Bucket: input, Key: key }));
   const deletes = () => log.requests.filter((r) => r.operation === 'DeleteObject');
+  // What the batch handler passes: an input that is back gets the done-check (processObject).
+  const rebuild = (object: S3ObjectEvent) => processObject(worker, object, { store });
 
   beforeEach(async () => {
     input = await createBucket(clients.s3, uniqueName('in'));
@@ -71,7 +74,7 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
     expect(await listKeys(clients.s3, output)).toEqual([`out/${input}/a.txt.txt`, `quarantine/${input}/a.txt.txt`]);
     await deleteInput('a.txt');
     log.clear();
-    const outcome = await removeOutputs(worker, removed('a.txt'), { store });
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store, rebuild });
     expect(outcome).toMatchObject({ status: 'processed', reason: 'input deleted: removed main, quarantine' });
     // HEAD both outputs, HEAD the input (404), then two conditional deletes (no blind delete), and
     // the input HEADed once more: a re-upload of the same bytes during the deletes is rebuilt.
@@ -93,7 +96,7 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
     await deleteInput('a.txt');
     await put('a.txt', 'y\n');
     log.clear();
-    const outcome = await removeOutputs(worker, removed('a.txt'), { store });
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store, rebuild });
     // The re-upload's own event has not run here: the removal path runs the done-check instead of
     // leaving an output of the old content.
     expect(outcome).toMatchObject({
@@ -117,7 +120,7 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
     await clients.s3.send(new DeleteObjectCommand({ Bucket: output, Key: `quarantine/${input}/a.txt.txt` }));
     log.clear();
     // The redelivered removal: no output to remove, the input exists: the output is rebuilt.
-    const outcome = await removeOutputs(worker, removed('a.txt'), { store });
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store, rebuild });
     expect(outcome).toMatchObject({
       status: 'processed',
       reason: expect.stringMatching(/input exists again.*output created/),
@@ -139,7 +142,7 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
         return result;
       }
     })(clients.s3);
-    const outcome = await removeOutputs(worker, removed('a.txt'), { store: racing });
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store: racing, rebuild });
     expect(outcome).toMatchObject({
       status: 'processed',
       reason: expect.stringMatching(/^input re-uploaded while its outputs were removed \(main\): output created/),
@@ -164,7 +167,7 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
       }
     })(clients.s3);
     log.clear();
-    const outcome = await removeOutputs(worker, removed('a.txt'), { store: racing });
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store: racing, rebuild });
     expect(outcome).toMatchObject({
       status: 'skipped',
       reason: 'input deleted: nothing removed; kept main, quarantine (replaced meanwhile by a rebuild)',
@@ -179,7 +182,7 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
   it('an object at an output key that does not name this input is kept', async () => {
     await clients.s3.send(new PutObjectCommand({ Bucket: output, Key: `out/${input}/a.txt.txt`, Body: 'foreign' }));
     log.clear();
-    const outcome = await removeOutputs(worker, removed('a.txt'), { store });
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store, rebuild });
     expect(outcome).toMatchObject({
       status: 'skipped',
       reason: 'input deleted: nothing removed; kept main: object does not name this input (no rerun metadata)',

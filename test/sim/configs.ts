@@ -172,6 +172,9 @@ const SHAPES = {
  *   that read the input before the delete, and the removal racing it);
  * - recreate: content built, deleted and uploaded again with the same bytes (the same ETag) while
  *   the deletion propagates;
+ * - revert: content built, then other content, then the first bytes again (the same ETag) while
+ *   the first overwrite is being built (a delivery of the older content must not win after the
+ *   revert's delivery found the output done);
  * - tamper: content built, then its quarantine removed (or, without one, its main output
  *   corrupted) behind the pipeline, and its event delivered twice more: the done-checks of both
  *   deliveries must see it, and their repairs race;
@@ -226,6 +229,12 @@ export function boundedConfigs(crashes: number): SimConfig[] {
     }
   }
   configs.push(
+    pipelineConfig({
+      name: `revert single-part+side, crashes ${crashes}`,
+      before: CONTENT.smallBad,
+      uploads: [{ put: CONTENT.small2 }, { put: CONTENT.smallBad }],
+      crashes,
+    }),
     pipelineConfig({
       name: `notify single-part+side, crashes ${crashes}`,
       uploads: [{ put: CONTENT.smallBad }],

@@ -23,10 +23,9 @@ export interface InvariantOptions {
  *    worker makes of that content, its counts in its metadata, and the side outputs it owns listed
  *    with their ETags, each there with that ETag and with exactly the quarantined rows. No row is
  *    lost: every line of the input is in the output or in the quarantine.
- * 2. An input that is gone has no outputs, or only the documented orphan: the outputs of an input
- *    deleted while a delivery was building them (removed by `rerun reprocess --prune`).
+ * 2. An input that is gone has no outputs.
  * 3. Nothing is dead-lettered (no input is poison) and every message was handled.
- * 4. No side object is left that no output lists, but an orphan of a deleted input (2).
+ * 4. No side object is left that no output lists.
  * 5. A multipart upload is left open only by a writer that crashed (the lifecycle rule aborts it).
  * 6. The side effect: two calls with one idempotency key never ran at once, and the current
  *    output's notification reached the receiver.
@@ -79,15 +78,14 @@ export function checkPipeline(world: SimWorld, options: InvariantOptions): strin
       }
     }
   } else {
-    for (const [name, object] of [
-      ['output', main],
-      ['quarantine', quarantine],
-    ] as const) {
-      if (!object) continue;
-      if (!namesInput(object, source)) violations.push(`${name} of a deleted input does not name it (foreign object?)`);
-      // The documented orphan: a delivery that read the input before its delete published after
-      // the ObjectRemoved event removed the outputs. It must name the input (prune finds it so).
-    }
+    // A delivery that read the input before its delete and published after the ObjectRemoved
+    // event removed the outputs sees the input gone when it checks it after publishing, and
+    // removes what it published: a deleted input leaves nothing.
+    if (main)
+      violations.push(
+        `the input is deleted but its output is left (${namesInput(main, source) ? 'names it' : 'foreign'})`,
+      );
+    if (quarantine) violations.push('the input is deleted but its quarantine is left');
   }
 
   const dead = world.sqs.peek(world.dlqUrl);

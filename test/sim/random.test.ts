@@ -20,6 +20,13 @@ const LARGER = [
     crashes: 1,
   }),
   pipelineConfig({
+    name: 'revert multipart+side (other content, then the first bytes again), each delivered twice, 1 crash',
+    before: CONTENT.largeBad,
+    uploads: [{ put: CONTENT.large }, { put: CONTENT.largeBad }],
+    eventCopies: 2,
+    crashes: 1,
+  }),
+  pipelineConfig({
     name: 'recreate multipart+side (delete, same bytes again), 1 crash',
     before: CONTENT.largeBad,
     uploads: [{ delete: true }, { put: CONTENT.largeBad }],
