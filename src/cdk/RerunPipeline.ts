@@ -2,7 +2,6 @@ import { Annotations, Duration, Stack } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Tracing } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -15,6 +14,7 @@ import { Construct } from 'constructs';
 import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../sizing/sizeWorker.js';
 import type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
+import { allowCloudWatchAlarms } from './alarmTopicAccess.js';
 import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
 import { DataBucket, type DataBucketProps } from './DataBucket.js';
 import { StackConfigurationInvalidError } from './errors.js';
@@ -140,6 +140,8 @@ export interface RerunPipelineProps {
   /**
    * An existing topic for the alarms' actions.
    * @default a new topic, encrypted with a KMS key of its own (rotated; CloudWatch may use it), TLS-only
+   *   and with a policy that lets this account's CloudWatch alarms publish (`aws:SourceAccount`,
+   *   `aws:SourceArn`). A topic of yours needs the same statements: see `allowCloudWatchAlarms`.
    */
   readonly existingAlarmTopicObj?: ITopic;
   /**
@@ -326,6 +328,16 @@ export class RerunPipeline extends Construct {
     this.ledgerTable = props.existingLedgerTableObj ?? (ledger as LedgerTable).table;
 
     this.alarmTopic = props.existingAlarmTopicObj ?? createAlarmTopic(this, props.alarmTopicProps);
+    if (props.existingAlarmTopicObj) {
+      // Its policy is the owner's: adding a statement could replace SNS's default policy of a topic
+      // that has none yet, and with it what other publishers rely on.
+      Annotations.of(this).addWarningV2(
+        'rerun:alarmTopicPolicyNotManaged',
+        'The alarm topic is not created here: its policy must allow cloudwatch.amazonaws.com to sns:Publish (and ' +
+          'its KMS key, if any, to kms:Decrypt and kms:GenerateDataKey*), or alarm notifications are dropped. ' +
+          'allowCloudWatchAlarms(topic, key) adds both statements.',
+      );
+    }
 
     const notifyUrl = props.webhook ? webhookUrl(this, props.webhook) : undefined;
     this.worker = new SqsWorker(this, 'Worker', {
@@ -486,17 +498,22 @@ function planPipeline(props: RerunPipelineProps) {
 function createAlarmTopic(scope: Construct, props: TopicProps | undefined): Topic {
   // CloudWatch can publish to an encrypted topic only with a customer managed key whose policy
   // lets it (the AWS managed aws/sns key does not): a key of its own, rotated yearly.
-  const key = new Key(scope, 'AlarmTopicKey', {
-    description: 'rerun: encrypts the alarm topic; CloudWatch alarms may use it',
-    enableKeyRotation: true,
-  });
-  key.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
-  return new Topic(scope, 'AlarmTopic', {
+  const key =
+    props?.masterKey ??
+    new Key(scope, 'AlarmTopicKey', {
+      description: 'rerun: encrypts the alarm topic; CloudWatch alarms of this account may use it',
+      enableKeyRotation: true,
+    });
+  const topic = new Topic(scope, 'AlarmTopic', {
     displayName: 'rerun alarms',
     masterKey: key,
     enforceSSL: true,
     ...props,
   });
+  // enforceSSL gives the topic a policy of its own, which replaces SNS's default: without this
+  // Allow, nothing may publish and every alarm notification is dropped.
+  allowCloudWatchAlarms(topic, key);
+  return topic;
 }
 
 function webhookUrl(scope: Construct, webhook: RerunWebhookSource): string {

@@ -12,6 +12,7 @@
  */
 
 export type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
+export { allowCloudWatchAlarms, cloudWatchAlarmConditions } from './alarmTopicAccess.js';
 export {
   denyBlindDeleteStatement,
   denyBlindOverwriteStatement,
