@@ -100,8 +100,11 @@ export interface RerunPipelineProps {
   readonly outputBucketProps?: DataBucketProps;
   /**
    * The prefixes the worker writes its outputs under (main and side outputs): it may read, write
-   * (conditionally only) and delete (If-Match only) there.
-   * @default ['normalized/', 'quarantine/'] (the reference normalizer's)
+   * (conditionally only) and delete (If-Match only) there, and nowhere else. Give the list your
+   * worker declares in `defineWorker({ outputPrefixes })`: a key outside the granted prefixes is
+   * an AccessDenied on every message. Required unless the worker source declares them
+   * (`referenceWorker('normalize')`: `normalized/` and `quarantine/`).
+   * @default the worker source's `outputPrefixes`
    */
   readonly outputPrefixes?: readonly string[];
   /**
@@ -206,14 +209,8 @@ export interface RerunPipelineProps {
   readonly deadLetterQueueProps?: QueueProps;
 }
 
-/**
- * The reference normalizer's prefixes (NORMALIZE_PREFIXES of src/normalize/normalizeWorker.ts,
- * repeated so that importing the construct does not load the normalizer; a test keeps them equal).
- */
-export const PIPELINE_DEFAULT_PREFIXES = {
-  inputPrefix: 'incoming/',
-  outputPrefixes: ['normalized/', 'quarantine/'],
-} as const;
+/** The input prefix unless `inputPrefix` says otherwise (the reference normalizer's). */
+export const PIPELINE_DEFAULT_PREFIXES = { inputPrefix: 'incoming/' } as const;
 
 /** The ledger settings the construct's LedgerTable uses unless told otherwise. */
 export const DEFAULT_LEDGER_TOPOLOGY: LedgerTopology = { name: 'ledger', partitionKey: 'pk', ttlAttribute: 'ttl' };
@@ -246,7 +243,7 @@ const DEFAULT_SETTINGS = {
  * @example
  * // worker.mjs: export const handler = createSqsBatchHandler({ worker, store, sqs,
  * //   maxInputBytes: Number(process.env.MAX_INPUT_BYTES) });
- * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });
+ * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'] });
  */
 export class RerunPipeline extends Construct {
   /** The bucket whose uploads feed the worker. */
@@ -409,9 +406,16 @@ function planPipeline(props: RerunPipelineProps) {
     );
   }
   const inputPrefix = props.inputPrefix ?? PIPELINE_DEFAULT_PREFIXES.inputPrefix;
-  const outputPrefixes = props.outputPrefixes ?? PIPELINE_DEFAULT_PREFIXES.outputPrefixes;
+  const declared = (props.worker as { outputPrefixes?: readonly string[] } | undefined)?.outputPrefixes;
+  const outputPrefixes = props.outputPrefixes ?? declared ?? [];
   const failurePrefix = props.failurePrefix ?? DEFAULT_FAILURE_PREFIX;
-  if (outputPrefixes.length === 0) v.push('outputPrefixes must name at least one prefix');
+  if (props.outputPrefixes === undefined && declared === undefined) {
+    v.push(
+      'outputPrefixes: name the prefixes your worker writes its outputs under, as its defineWorker({ outputPrefixes }) ' +
+        "declares them (e.g. outputPrefixes: ['upper/']): the worker's role may write there and nowhere else. " +
+        "rerun's own normalizer, referenceWorker('normalize'), declares its own.",
+    );
+  } else if (outputPrefixes.length === 0) v.push('outputPrefixes must name at least one prefix');
   const sameBucket =
     props.existingInputBucketObj !== undefined && props.existingInputBucketObj === props.existingOutputBucketObj;
   if (sameBucket) {

@@ -60,12 +60,21 @@ export type WorkerSource =
        * @default none: esbuild's own lookup next to the entry
        */
       readonly tsconfig?: string;
+      /** @see the `{ code }` form's `outputPrefixes`. @default not declared */
+      readonly outputPrefixes?: readonly string[];
     }
   | {
       /** Ready-made code (a prebuilt bundle: `Code.fromAsset('dist/worker')`). It must carry its own AWS SDK. */
       readonly code: Code;
       /** `file.export` of the handler inside `code` (`index.handler`). */
       readonly handler: string;
+      /**
+       * The key prefixes the worker writes its outputs under, when the source declares them
+       * (`referenceWorker('normalize')` does): RerunPipeline grants these unless its own
+       * `outputPrefixes` prop says otherwise.
+       * @default not declared
+       */
+      readonly outputPrefixes?: readonly string[];
     };
 
 /**

@@ -14,14 +14,17 @@ import { projectRoot } from '../../infra/paths.js';
 import { requireConditionalWrites } from '../../src/cdk/conditionalWritePolicy.js';
 import { StackConfigurationInvalidError } from '../../src/cdk/errors.js';
 import { PIPELINE_DEFAULT_PREFIXES, RerunPipeline, type RerunPipelineProps } from '../../src/cdk/RerunPipeline.js';
+import { NORMALIZE_OUTPUT_PREFIXES } from '../../src/cdk/referenceWorker.js';
 import { NORMALIZE_PREFIXES } from '../../src/normalize/normalizeWorker.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../../src/sizing/sizeWorker.js';
 
 const plainWorker = join(projectRoot, 'test', 'infra', 'fixtures', 'plainWorker.mjs');
-// Prebuilt code: no bundling, so the tests of single props stay quick.
+// Prebuilt code: no bundling, so the tests of single props stay quick. It declares where it writes,
+// as referenceWorker('normalize') does.
 const prebuilt = {
   code: Code.fromInline('exports.handler = async () => ({ batchItemFailures: [] });'),
   handler: 'index.handler',
+  outputPrefixes: ['normalized/', 'quarantine/'],
 };
 
 const outdirs: string[] = [];
@@ -56,7 +59,8 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
     outdirs.push(outdir);
     app = new App({ outdir });
     stack = new Stack(app, 'Consumer');
-    pipeline = new RerunPipeline(stack, 'Pipeline', { worker: { entry: plainWorker } });
+    // The README's call: the worker's entry and the prefixes it writes under.
+    pipeline = new RerunPipeline(stack, 'Pipeline', { worker: { entry: plainWorker }, outputPrefixes: ['upper/'] });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     app.synth();
     template = Template.fromStack(stack);
@@ -207,11 +211,23 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
 });
 
 describe('RerunPipeline props', () => {
-  it("defaults to the reference normalizer's prefixes", () => {
-    expect(PIPELINE_DEFAULT_PREFIXES).toEqual({
-      inputPrefix: NORMALIZE_PREFIXES.inputPrefix,
-      outputPrefixes: [NORMALIZE_PREFIXES.outputPrefix, NORMALIZE_PREFIXES.quarantinePrefix],
-    });
+  it("defaults to the reference normalizer's input prefix; referenceWorker('normalize') declares its output prefixes", () => {
+    expect(PIPELINE_DEFAULT_PREFIXES).toEqual({ inputPrefix: NORMALIZE_PREFIXES.inputPrefix });
+    expect(NORMALIZE_OUTPUT_PREFIXES).toEqual([NORMALIZE_PREFIXES.outputPrefix, NORMALIZE_PREFIXES.quarantinePrefix]);
+  });
+
+  it('grants the prefixes the worker source declares, or the outputPrefixes prop over them, and no other', () => {
+    const writes = (template: Template) =>
+      JSON.stringify(
+        Object.values(template.findResources('AWS::IAM::Policy')).map((p) => p.Properties.PolicyDocument.Statement),
+      );
+    const declared = writes(pipelineStack().template);
+    expect(declared).toContain('/normalized/*');
+    expect(declared).toContain('/quarantine/*');
+    const given = writes(pipelineStack({ outputPrefixes: ['upper/'] }).template);
+    expect(given).toContain('/upper/*');
+    expect(given).not.toContain('/normalized/*');
+    expect(given).not.toContain('/quarantine/*');
   });
 
   it('derives memory and timeout from maxInputBytes, and passes the declared limit', () => {
@@ -356,9 +372,18 @@ describe('RerunPipeline fails fast on contradictory props', () => {
     );
   });
 
+  it('a worker that does not say where it writes (the README pipeline that got a 403 on every message)', () => {
+    refused(
+      () => ({ worker: { entry: plainWorker } }),
+      /outputPrefixes: name the prefixes your worker writes its outputs under.*e\.g\. outputPrefixes: \['upper\/'\]/,
+    );
+    refused(() => ({ worker: { code: prebuilt.code, handler: 'index.handler' } }), /outputPrefixes: name the prefixes/);
+    refused(() => ({ outputPrefixes: [] }), /outputPrefixes must name at least one prefix/);
+  });
+
   it('a worker with both entry and code, or code without its handler', () => {
     refused(() => ({ worker: { ...prebuilt, entry: plainWorker } as never }), /either entry or code, not both/);
-    refused(() => ({ worker: { code: prebuilt.code } as never }), /code needs its handler/);
+    refused(() => ({ worker: { code: prebuilt.code } as never, outputPrefixes: ['out/'] }), /code needs its handler/);
   });
 
   it('a webhook with both sources, or a plain NOTIFY_URL', () => {
