@@ -18,7 +18,7 @@ import { allowCloudWatchAlarms } from './alarmTopicAccess.js';
 import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
 import { DataBucket, type DataBucketProps } from './DataBucket.js';
 import { StackConfigurationInvalidError } from './errors.js';
-import { LedgerTable, type LedgerTableProps } from './LedgerTable.js';
+import { grantLedgerAccess, LedgerTable, type LedgerTableProps } from './LedgerTable.js';
 import { acknowledgeBucketNotificationsHandler, acknowledgePrefixWildcards } from './nagAcknowledgements.js';
 import { grantPrefixAccess } from './prefixGrants.js';
 import { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
@@ -321,6 +321,7 @@ export class RerunPipeline extends Construct {
       : new LedgerTable(this, 'Ledger', {
           ledger: props.ledgerTableProps?.ledger ?? DEFAULT_LEDGER_TOPOLOGY,
           ...(props.ledgerTableProps?.removalPolicy ? { removalPolicy: props.ledgerTableProps.removalPolicy } : {}),
+          ...(props.ledgerTableProps?.encryptionKey ? { encryptionKey: props.ledgerTableProps.encryptionKey } : {}),
         });
     this.ledgerTable = props.existingLedgerTableObj ?? (ledger as LedgerTable).table;
 
@@ -368,7 +369,8 @@ export class RerunPipeline extends Construct {
     grantPrefixAccess(fn, this.inputBucket, [plan.inputPrefix], { read: true });
     grantPrefixAccess(fn, this.outputBucket, plan.outputPrefixes, { read: true, write: true, delete: true });
     grantPrefixAccess(fn, this.outputBucket, [plan.failurePrefix], { read: true, write: true, delete: true });
-    this.ledgerTable.grant(fn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem');
+    // With the table's customer managed key, when it has one.
+    grantLedgerAccess(this.ledgerTable, fn);
     acknowledgePrefixWildcards(this.worker, this.inputBucket, [plan.inputPrefix]);
     acknowledgePrefixWildcards(this.worker, this.outputBucket, written);
 

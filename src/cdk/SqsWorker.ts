@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, type IAlarmAction, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import {
   ApplicationLogLevel,
   Architecture,
@@ -202,13 +203,13 @@ export class SqsWorker extends Construct {
     const violations = sqsWorkerViolations(props);
     if (violations.length > 0) throw new StackConfigurationInvalidError(violations);
     const fp = props.functionProps ?? {};
-    const qp = props.queueProps ?? {};
-    const dlqp = props.deadLetterQueueProps ?? {};
     const t = effectiveTopology(props);
     const oldestMessageAlarmSeconds = props.oldestMessageAlarmSeconds ?? 2 * t.visibilityTimeoutSeconds;
     const dlqAlarmThreshold = props.dlqAlarmThreshold ?? 1;
     super(scope, id);
     this.topology = t;
+    const qp = withRotatedKey(this, 'QueueKey', props.queueProps ?? {});
+    const dlqp = withRotatedKey(this, 'DeadLetterQueueKey', props.deadLetterQueueProps ?? {});
 
     // A FIFO queue needs a FIFO DLQ. Content-based deduplication lets producers that send no
     // MessageDeduplicationId (an EventBridge target) use the queue; explicit ids still take precedence.
@@ -348,6 +349,19 @@ export class SqsWorker extends Construct {
       this.oldestMessageAgeAlarm.addAlarmAction(action);
     }
   }
+}
+
+/**
+ * `QueueEncryption.KMS` without a key makes CDK create one that is never rotated (AwsSolutions-KMS5):
+ * create it here instead, rotated yearly.
+ */
+function withRotatedKey(scope: Construct, id: string, props: QueueProps): QueueProps {
+  if (props.encryption !== QueueEncryption.KMS || props.encryptionMasterKey) return props;
+  const key = new Key(scope, id, {
+    description: `rerun: encrypts the ${id.replace(/Key$/, '')}`,
+    enableKeyRotation: true,
+  });
+  return { ...props, encryptionMasterKey: key };
 }
 
 /** The topology with `functionProps`' memory and timeout and `queueProps`' visibility timeout applied. */

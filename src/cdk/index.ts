@@ -25,7 +25,8 @@ export {
   StackConfigurationInvalidError,
   WorkerBundleUnusableError,
 } from './errors.js';
-export { LedgerTable, type LedgerTableProps } from './LedgerTable.js';
+export { grantKeyUseVia, KeyService } from './keyGrants.js';
+export { grantLedgerAccess, LedgerTable, type LedgerTableProps } from './LedgerTable.js';
 export { grantPrefixAccess, objectArnsUnder, type PrefixAccessOptions } from './prefixGrants.js';
 export { RerunPipeline, type RerunPipelineProps, type RerunWebhookSource } from './RerunPipeline.js';
 export { ReferenceWorker, type ReferenceWorkerName, referenceWorker } from './referenceWorker.js';

@@ -11,11 +11,21 @@
  * of a resource policy that names a service principal, and every Deny of a resource policy must
  * have decided at least one case here, so a new grant cannot go unexamined.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { Code } from 'aws-cdk-lib/aws-lambda';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RerunPipeline, type RerunPipelineProps } from '../../src/cdk/RerunPipeline.js';
 import { decideCases, type EdgeCase } from './support/edgeCases.js';
 import { type PolicyEngine, policyEngine } from './support/policyEngine.js';
 import { s3As } from './support/s3Requests.js';
-import { logicalIdsOfType, resourceOf, type SynthesizedRerun, synthRerun } from './support/synth.js';
+import { type CfnTemplate, logicalIdsOfType, resourceOf, type SynthesizedRerun, synthRerun } from './support/synth.js';
 import { ACCOUNT, OTHER_ACCOUNT, REGION, type TemplatePolicies, templatePolicies } from './support/templatePolicies.js';
 
 /** Every statement a test must have seen decide something (see the file comment). */
@@ -618,6 +628,581 @@ describe('the reference stack (infra/RerunStack.ts)', () => {
       ];
     }),
   );
+
+  it('every grant and every resource-policy statement of the template decided some case above', () => {
+    const missing = statementsToExercise(policies).filter((sid) => !engine.exercised.has(sid));
+    expect(missing.map((sid) => `${sid}: ${JSON.stringify(policies.statements.get(sid)?.statement)}`)).toEqual([]);
+  });
+});
+
+/** A user's app with one RerunPipeline (prebuilt inline code: the policies do not depend on the bundle). */
+function synthPipeline(props: (stack: Stack) => Partial<RerunPipelineProps>) {
+  const outdir = mkdtempSync(join(tmpdir(), 'rerun-policy-test-'));
+  const app = new App({ outdir });
+  const stack = new Stack(app, 'Uploads');
+  new RerunPipeline(stack, 'Pipeline', {
+    worker: {
+      code: Code.fromInline('exports.handler = async () => ({ batchItemFailures: [] });'),
+      handler: 'index.handler',
+    },
+    ...props(stack),
+  });
+  const json = Template.fromStack(stack).toJSON() as CfnTemplate;
+  rmSync(outdir, { recursive: true, force: true });
+  return json;
+}
+
+/** The logical ids of a RerunPipeline stack's resources. */
+function pipelineIds(json: CfnTemplate) {
+  const one = (type: string, prefix: string) => resourceOf(json, type, prefix).id;
+  return {
+    role: one('AWS::IAM::Role', 'PipelineWorkerRole'),
+    notificationsRole: one('AWS::IAM::Role', 'BucketNotificationsHandler'),
+    queue: one('AWS::SQS::Queue', 'PipelineWorkerQueue'),
+    dlq: one('AWS::SQS::Queue', 'PipelineWorkerDeadLetterQueue'),
+    topic: one('AWS::SNS::Topic', 'PipelineAlarmTopic'),
+    topicKey: one('AWS::KMS::Key', 'PipelineAlarmTopicKey'),
+    logGroup: one('AWS::Logs::LogGroup', 'PipelineWorkerLogGroup'),
+    table: one('AWS::DynamoDB::Table', 'PipelineLedger'),
+  };
+}
+
+/** A synthesized RerunPipeline stack, for the case builders below. */
+interface PipelineUnderTest {
+  readonly policies: TemplatePolicies;
+  readonly id: ReturnType<typeof pipelineIds>;
+  readonly input: string;
+  readonly output: string;
+  readonly logs: string;
+}
+
+/** Cases that need the input bucket's own policy and access logging (an existing bucket has neither here). */
+const CREATED_INPUT_ONLY = new Set([
+  'TLS 1.1',
+  'input over plain HTTP',
+  'logs of input',
+  'logs, another account',
+  'notifications handler',
+]);
+
+/** The worker reads uploads and writes (conditionally), seals and deletes (If-Match) under upper/ and failures/ only. */
+function workerS3Cases(p: PipelineUnderTest): EdgeCase[] {
+  const { id, input, output, logs } = p;
+  const s3 = s3As(id.role);
+  const out = 'upper/in/a.csv';
+  const etag = '"e1"';
+  const http = {
+    as: id.role,
+    action: 's3:GetObject',
+    resource: `arn:aws:s3:::${output}/${out}`,
+    secureTransport: false,
+  };
+  const oldTls = {
+    as: id.role,
+    action: 's3:GetObject',
+    resource: `arn:aws:s3:::${input}/incoming/a.csv`,
+    context: { 's3:TlsVersion': '1.1' },
+  };
+  return [
+    { name: 'get an upload', requests: s3.getObject(input, 'incoming/a.csv'), expect: 'Allow' },
+    { name: 'list the uploads', requests: s3.listObjects(input, 'incoming/'), expect: 'Allow' },
+    { name: 'done-check HEAD', requests: s3.getObject(output, out), expect: 'Allow' },
+    { name: 'create the output', requests: s3.putObject(output, out, { ifNoneMatch: '*' }), expect: 'Allow' },
+    { name: 'replace the output', requests: s3.putObject(output, out, { ifMatch: etag }), expect: 'Allow' },
+    { name: 'blind overwrite', requests: s3.putObject(output, out), expect: 'Deny' },
+    { name: 'multipart: start', requests: s3.createMultipartUpload(output, out), expect: 'Allow' },
+    { name: 'multipart: part', requests: s3.uploadPart(output, out), expect: 'Allow' },
+    {
+      name: 'multipart: complete',
+      requests: s3.completeMultipartUpload(output, out, { ifNoneMatch: '*' }),
+      expect: 'Allow',
+    },
+    { name: 'multipart: abort', requests: s3.abortMultipartUpload(output, out), expect: 'Allow' },
+    {
+      name: 'seal: CopyObject onto itself with If-Match',
+      requests: s3.copyObject(output, out, { bucket: output, key: out }, { ifMatch: etag }),
+      expect: 'Allow',
+    },
+    {
+      name: 'CopyObject without a condition',
+      requests: s3.copyObject(output, out, { bucket: output, key: out }),
+      expect: 'Deny',
+    },
+    { name: 'delete (If-Match)', requests: s3.deleteObject(output, out, { ifMatch: etag }), expect: 'Allow' },
+    { name: 'delete blind', requests: s3.deleteObject(output, out), expect: 'Deny' },
+    { name: 'list upper/', requests: s3.listObjects(output, 'upper/'), expect: 'Allow' },
+    {
+      name: 'record a failure',
+      requests: s3.putObject(output, 'failures/q/m.json', { ifNoneMatch: '*' }),
+      expect: 'Allow',
+    },
+    {
+      name: 'overwrite a failure record blind',
+      requests: s3.putObject(output, 'failures/q/m.json'),
+      expect: 'Deny',
+    },
+    { name: 'list failures', requests: s3.listObjects(output, 'failures/'), expect: 'Allow' },
+    {
+      name: "write the normalizer's prefix",
+      requests: s3.putObject(output, 'normalized/a', { ifNoneMatch: '*' }),
+      expect: 'ImplicitDeny',
+    },
+    {
+      name: 'write an input',
+      requests: s3.putObject(input, 'incoming/a', { ifNoneMatch: '*' }),
+      expect: 'ImplicitDeny',
+    },
+    { name: 'plain HTTP', requests: [http], expect: 'Deny' },
+    { name: 'TLS 1.1', requests: [oldTls], expect: 'Deny' },
+    {
+      name: 'output bucket below TLS 1.2',
+      requests: [{ ...oldTls, resource: `arn:aws:s3:::${output}/${out}` }],
+      expect: 'Deny',
+    },
+    {
+      name: 'input over plain HTTP',
+      requests: [{ ...http, resource: `arn:aws:s3:::${input}/incoming/a.csv` }],
+      expect: 'Deny',
+    },
+    {
+      name: 'access logs over plain HTTP',
+      requests: [{ ...http, resource: `arn:aws:s3:::${logs}/Input/x` }],
+      expect: 'Deny',
+    },
+    {
+      name: 'access logs below TLS 1.2',
+      requests: [{ ...oldTls, resource: `arn:aws:s3:::${logs}/Input/x` }],
+      expect: 'Deny',
+    },
+  ];
+}
+/** Its services: S3 events to the queue, access logs, CloudWatch alarms to the topic and its key; this account only. */
+function serviceCases(p: PipelineUnderTest): EdgeCase[] {
+  const { policies, id, input, output, logs } = p;
+  const mine = (source: string) => ({ 'aws:SourceArn': source, 'aws:SourceAccount': ACCOUNT });
+  const theirs = (source: string) => ({ 'aws:SourceArn': source, 'aws:SourceAccount': OTHER_ACCOUNT });
+  const queue = policies.arnOf(id.queue);
+  const topic = policies.arnOf(id.topic);
+  const key = policies.arnOf(id.topicKey);
+  const log = (prefix: string) => `arn:aws:s3:::${logs}/${prefix}x`;
+  return [
+    {
+      name: 'S3 -> queue',
+      requests: [
+        {
+          service: 's3.amazonaws.com',
+          action: 'sqs:SendMessage',
+          resource: queue,
+          context: mine(`arn:aws:s3:::${input}`),
+        },
+      ],
+      expect: 'Allow',
+    },
+    {
+      name: 'S3 -> queue, another account',
+      requests: [
+        {
+          service: 's3.amazonaws.com',
+          action: 'sqs:SendMessage',
+          resource: queue,
+          context: theirs(`arn:aws:s3:::${input}`),
+        },
+      ],
+      expect: 'refused',
+    },
+    {
+      name: 'logs of input',
+      requests: [
+        {
+          service: 'logging.s3.amazonaws.com',
+          action: 's3:PutObject',
+          resource: log('Input/'),
+          context: mine(`arn:aws:s3:::${input}`),
+        },
+      ],
+      expect: 'Allow',
+    },
+    {
+      name: 'logs of output',
+      requests: [
+        {
+          service: 'logging.s3.amazonaws.com',
+          action: 's3:PutObject',
+          resource: log('Output/'),
+          context: mine(`arn:aws:s3:::${output}`),
+        },
+      ],
+      expect: 'Allow',
+    },
+    {
+      name: 'logs, another account',
+      requests: [
+        {
+          service: 'logging.s3.amazonaws.com',
+          action: 's3:PutObject',
+          resource: log('Input/'),
+          context: theirs(`arn:aws:s3:::${input}`),
+        },
+      ],
+      expect: 'refused',
+    },
+    {
+      name: 'alarm -> topic',
+      requests: [
+        { service: 'cloudwatch.amazonaws.com', action: 'sns:Publish', resource: topic, context: mine(alarmArn()) },
+      ],
+      expect: 'Allow',
+    },
+    {
+      name: 'alarm -> key',
+      requests: [
+        {
+          service: 'cloudwatch.amazonaws.com',
+          action: 'kms:GenerateDataKey',
+          resource: key,
+          context: mine(alarmArn()),
+        },
+      ],
+      expect: 'Allow',
+    },
+    {
+      name: 'alarm of another account -> topic',
+      requests: [
+        {
+          service: 'cloudwatch.amazonaws.com',
+          action: 'sns:Publish',
+          resource: topic,
+          context: theirs(alarmArn(OTHER_ACCOUNT)),
+        },
+      ],
+      expect: 'refused',
+    },
+    {
+      name: 'alarm of another account -> key',
+      requests: [
+        {
+          service: 'cloudwatch.amazonaws.com',
+          action: 'kms:Decrypt',
+          resource: key,
+          context: theirs(alarmArn(OTHER_ACCOUNT)),
+        },
+      ],
+      expect: 'refused',
+    },
+    {
+      name: 'publish over plain HTTP',
+      requests: [{ as: id.role, action: 'sns:Publish', resource: topic, secureTransport: false }],
+      expect: 'Deny',
+    },
+  ];
+}
+/** The worker consumes its queue, uses the ledger, writes its logs and traces; no secret, parameter or key. */
+function workerOtherCases(p: PipelineUnderTest): EdgeCase[] {
+  const { policies, id, input } = p;
+  const r = (action: string, resource: string, secureTransport = true) => ({
+    name: `${action} ${resource}${secureTransport ? '' : ' over HTTP'}`,
+    requests: [{ as: id.role, action, resource, secureTransport }],
+  });
+  const queue = policies.arnOf(id.queue);
+  const table = policies.arnOf(id.table);
+  const stream = `${policies.arnOf(id.logGroup).replace(/:\*$/, '')}:log-stream:s`;
+  return [
+    ...[
+      'sqs:ReceiveMessage',
+      'sqs:DeleteMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+    ].map((a): EdgeCase => ({ ...r(a, queue), expect: 'Allow' })),
+    { ...r('sqs:SendMessage', queue), expect: 'ImplicitDeny' },
+    { ...r('sqs:ReceiveMessage', policies.arnOf(id.dlq)), expect: 'ImplicitDeny' },
+    { ...r('sqs:ReceiveMessage', queue, false), expect: 'Deny' },
+    { ...r('sqs:GetQueueAttributes', policies.arnOf(id.dlq), false), expect: 'Deny' },
+    ...['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'].map(
+      (a): EdgeCase => ({ ...r(a, table), expect: 'Allow' }),
+    ),
+    { ...r('dynamodb:Scan', table), expect: 'ImplicitDeny' },
+    { ...r('logs:CreateLogStream', stream), expect: 'Allow' },
+    { ...r('logs:PutLogEvents', stream), expect: 'Allow' },
+    { ...r('xray:PutTraceSegments', '*'), expect: 'Allow' },
+    { ...r('xray:PutTelemetryRecords', '*'), expect: 'Allow' },
+    {
+      ...r('secretsmanager:GetSecretValue', `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:hook-AbCdEf`),
+      expect: 'refused',
+    },
+    { ...r('ssm:GetParameter', `arn:aws:ssm:${REGION}:${ACCOUNT}:parameter/hook`), expect: 'ImplicitDeny' },
+    { ...r('kms:Decrypt', policies.arnOf(id.topicKey)), expect: 'refused' },
+    {
+      name: 'notifications handler',
+      requests: [{ as: id.notificationsRole, action: 's3:PutBucketNotification', resource: `arn:aws:s3:::${input}` }],
+      expect: 'Allow',
+    },
+  ];
+}
+
+describe("a RerunPipeline stack as the README deploys it (outputPrefixes: ['upper/'])", () => {
+  let p: PipelineUnderTest;
+  let engine: PolicyEngine;
+
+  beforeAll(async () => {
+    const json = synthPipeline(() => ({ outputPrefixes: ['upper/'] }));
+    const policies = templatePolicies(json);
+    engine = await policyEngine(policies);
+    p = {
+      policies,
+      id: pipelineIds(json),
+      input: policies.nameOf(resourceOf(json, 'AWS::S3::Bucket', 'PipelineInput').id),
+      output: policies.nameOf(resourceOf(json, 'AWS::S3::Bucket', 'PipelineOutput').id),
+      logs: policies.nameOf(resourceOf(json, 'AWS::S3::Bucket', 'PipelineAccessLogs').id),
+    };
+  }, 120_000);
+
+  const check = (cases: () => EdgeCase[]) => () => {
+    const { actual, expected } = decideCases(engine, cases());
+    expect(actual).toEqual(expected);
+  };
+
+  it(
+    'the worker reads uploads and writes (conditionally), seals and deletes (If-Match) under upper/ and failures/ only',
+    check(() => workerS3Cases(p)),
+  );
+
+  it(
+    'its services: S3 events to the queue, access logs, CloudWatch alarms to the topic and its key; this account only',
+    check(() => serviceCases(p)),
+  );
+
+  it(
+    'the worker consumes its queue, uses the ledger, writes its logs and traces; no secret, parameter or key',
+    check(() => workerOtherCases(p)),
+  );
+
+  it('every grant and every resource-policy statement of the template decided some case above', () => {
+    const missing = statementsToExercise(p.policies).filter((sid) => !engine.exercised.has(sid));
+    expect(missing.map((sid) => `${sid}: ${JSON.stringify(p.policies.statements.get(sid)?.statement)}`)).toEqual([]);
+  });
+});
+
+describe('a RerunPipeline stack with KMS everywhere: an existing SSE-KMS input bucket, an SSE-KMS output bucket, a KMS queue and ledger', () => {
+  let policies: TemplatePolicies;
+  let engine: PolicyEngine;
+  let id: ReturnType<typeof pipelineIds> & { inputKey: string; outputKey: string; queueKey: string; ledgerKey: string };
+  const input = 'existing-input-bucket';
+  let output: string;
+  let json: CfnTemplate;
+
+  beforeAll(async () => {
+    json = synthPipeline((stack) => {
+      const inputKey = new Key(stack, 'InputKey', { enableKeyRotation: true });
+      return {
+        existingInputBucketObj: Bucket.fromBucketAttributes(stack, 'ExistingInput', {
+          bucketName: input,
+          encryptionKey: inputKey,
+        }),
+        outputBucketProps: { encryptionKey: new Key(stack, 'OutputKey', { enableKeyRotation: true }) },
+        queueProps: { encryption: QueueEncryption.KMS },
+        ledgerTableProps: { encryptionKey: new Key(stack, 'LedgerKey', { enableKeyRotation: true }) },
+        outputPrefixes: ['upper/'],
+      };
+    });
+    policies = templatePolicies(json);
+    engine = await policyEngine(policies);
+    id = {
+      ...pipelineIds(json),
+      inputKey: resourceOf(json, 'AWS::KMS::Key', 'InputKey').id,
+      outputKey: resourceOf(json, 'AWS::KMS::Key', 'OutputKey').id,
+      queueKey: resourceOf(json, 'AWS::KMS::Key', 'PipelineWorkerQueueKey').id,
+      ledgerKey: resourceOf(json, 'AWS::KMS::Key', 'LedgerKey').id,
+    };
+    output = policies.nameOf(resourceOf(json, 'AWS::S3::Bucket', 'PipelineOutput').id);
+  }, 120_000);
+
+  const check = (cases: () => EdgeCase[]) => () => {
+    const { actual, expected } = decideCases(engine, cases());
+    expect(actual).toEqual(expected);
+  };
+  /** A KMS request S3, SQS or DynamoDB makes with the worker's credentials. */
+  const via = (service: string, action: string, key: string) => ({
+    as: id.role,
+    action,
+    resource: policies.arnOf(key),
+    context: { 'kms:ViaService': `${service}.${REGION}.amazonaws.com`, 'kms:CallerAccount': ACCOUNT },
+  });
+
+  it(
+    'the worker reads SSE-KMS uploads and writes SSE-KMS outputs (single, multipart, sealed by CopyObject) through S3 only',
+    check(() => {
+      const s3 = s3As(id.role);
+      const out = 'upper/a.csv';
+      const etag = '"e1"';
+      return [
+        {
+          name: 'GET an upload',
+          requests: [...s3.getObject(input, 'incoming/a.csv'), via('s3', 'kms:Decrypt', id.inputKey)],
+          expect: 'Allow',
+        },
+        {
+          name: 'PUT an output',
+          requests: [
+            ...s3.putObject(output, out, { ifNoneMatch: '*' }),
+            via('s3', 'kms:GenerateDataKey', id.outputKey),
+          ],
+          expect: 'Allow',
+        },
+        {
+          name: 'multipart output (parts under one data key, decrypted to complete)',
+          requests: [
+            ...s3.createMultipartUpload(output, out),
+            via('s3', 'kms:GenerateDataKey', id.outputKey),
+            ...s3.uploadPart(output, out),
+            via('s3', 'kms:Decrypt', id.outputKey),
+            ...s3.completeMultipartUpload(output, out, { ifNoneMatch: '*' }),
+          ],
+          expect: 'Allow',
+        },
+        {
+          name: 'seal by CopyObject onto itself',
+          requests: [
+            ...s3.copyObject(output, out, { bucket: output, key: out }, { ifMatch: etag }),
+            via('s3', 'kms:Decrypt', id.outputKey),
+            via('s3', 'kms:GenerateDataKey', id.outputKey),
+          ],
+          expect: 'Allow',
+        },
+        {
+          name: 'done-check GET of an output',
+          requests: [...s3.getObject(output, out), via('s3', 'kms:Decrypt', id.outputKey)],
+          expect: 'Allow',
+        },
+        {
+          name: 'encrypt under the input key (read only)',
+          requests: [via('s3', 'kms:GenerateDataKey', id.inputKey)],
+          expect: 'refused',
+        },
+        {
+          name: 'the input key outside S3',
+          requests: [{ as: id.role, action: 'kms:Decrypt', resource: policies.arnOf(id.inputKey) }],
+          expect: 'refused',
+        },
+        {
+          name: 'the input key through another service',
+          requests: [via('sqs', 'kms:Decrypt', id.inputKey)],
+          expect: 'refused',
+        },
+        {
+          name: 'the output key through DynamoDB',
+          requests: [via('dynamodb', 'kms:Decrypt', id.outputKey)],
+          expect: 'refused',
+        },
+      ];
+    }),
+  );
+
+  it(
+    "S3 may encrypt events into the KMS queue; the worker may decrypt them, and only its queue's key through SQS",
+    check(() => {
+      const queue = policies.arnOf(id.queue);
+      const key = policies.arnOf(id.queueKey);
+      const from = { 'aws:SourceArn': `arn:aws:s3:::${input}`, 'aws:SourceAccount': ACCOUNT };
+      const s3 = 's3.amazonaws.com';
+      return [
+        {
+          name: 'S3 sends an event',
+          requests: [
+            { service: s3, action: 'sqs:SendMessage', resource: queue, context: from },
+            { service: s3, action: 'kms:GenerateDataKey', resource: key, context: from },
+            { service: s3, action: 'kms:Decrypt', resource: key, context: from },
+          ],
+          expect: 'Allow',
+        },
+        {
+          name: 'another service uses the queue key',
+          requests: [{ service: 'sns.amazonaws.com', action: 'kms:GenerateDataKey', resource: key }],
+          expect: 'refused',
+        },
+        {
+          name: 'the worker receives',
+          requests: [
+            { as: id.role, action: 'sqs:ReceiveMessage', resource: queue },
+            via('sqs', 'kms:Decrypt', id.queueKey),
+          ],
+          expect: 'Allow',
+        },
+      ];
+    }),
+  );
+
+  it(
+    'the worker uses the CMK ledger through DynamoDB',
+    check(() => {
+      const table = policies.arnOf(id.table);
+      const item = (action: string) => ({ as: id.role, action, resource: table });
+      return [
+        {
+          name: 'claim (PutItem)',
+          requests: [
+            item('dynamodb:PutItem'),
+            via('dynamodb', 'kms:GenerateDataKey', id.ledgerKey),
+            via('dynamodb', 'kms:Encrypt', id.ledgerKey),
+          ],
+          expect: 'Allow',
+        },
+        {
+          name: 'read (GetItem)',
+          requests: [
+            item('dynamodb:GetItem'),
+            via('dynamodb', 'kms:Decrypt', id.ledgerKey),
+            via('dynamodb', 'kms:DescribeKey', id.ledgerKey),
+          ],
+          expect: 'Allow',
+        },
+        { name: 'the ledger key through S3', requests: [via('s3', 'kms:Decrypt', id.ledgerKey)], expect: 'refused' },
+      ];
+    }),
+  );
+
+  it(
+    "and everything the README stack may and may not do, except on the input bucket, which is not this app's",
+    check(() => {
+      const p: PipelineUnderTest = {
+        policies,
+        id,
+        input,
+        output,
+        logs: policies.nameOf(
+          logicalIdsOfType(json, 'AWS::S3::Bucket').find((b) => b.startsWith('PipelineAccessLogs')) as string,
+        ),
+      };
+      const common = [...workerS3Cases(p), ...serviceCases(p), ...workerOtherCases(p)];
+      const handler = resourceOf(json, 'AWS::IAM::Role', 'BucketNotificationsHandler').id;
+      return [
+        ...common.filter((c) => !CREATED_INPUT_ONLY.has(c.name)),
+        {
+          name: "the notifications handler reads and sets the existing bucket's notifications",
+          requests: ['s3:GetBucketNotification', 's3:PutBucketNotification'].map((action) => ({
+            as: handler,
+            action,
+            resource: `arn:aws:s3:::${input}`,
+          })),
+          expect: 'Allow',
+        },
+      ];
+    }),
+  );
+
+  it('every KMS grant of the worker names its key and the service that uses it (kms:ViaService)', () => {
+    const kms = [...policies.statements.values()]
+      .filter(({ attachedTo }) => attachedTo === policies.arnOf(id.role))
+      .map(({ statement }) => statement)
+      .filter((s) => JSON.stringify(s.Action).includes('kms:'));
+    expect(kms.length).toBeGreaterThanOrEqual(3);
+    for (const s of kms) {
+      expect(String(s.Resource)).toMatch(/^arn:aws:kms:/);
+      // CDK's grantConsumeMessages adds the queue key's Decrypt without a condition.
+      if (s.Resource !== policies.arnOf(id.queueKey))
+        expect(s.Condition?.StringEquals?.['kms:ViaService']).toBeDefined();
+    }
+  });
 
   it('every grant and every resource-policy statement of the template decided some case above', () => {
     const missing = statementsToExercise(policies).filter((sid) => !engine.exercised.has(sid));

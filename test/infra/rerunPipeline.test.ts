@@ -4,10 +4,12 @@ import { join } from 'node:path';
 import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { Code, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
+import { QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../infra/paths.js';
@@ -279,6 +281,51 @@ describe('RerunPipeline props', () => {
     expect(fnEnv(template).LEDGER_TABLE).toBe('my-ledger');
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
     expect(alarms.every((a) => JSON.stringify(a.Properties.AlarmActions).includes(':ops'))).toBe(true);
+  });
+
+  it('encrypts with the given KMS keys (buckets with an S3 Bucket Key, queue, ledger), cdk-nag clean and without warnings', () => {
+    const { template, app, stack } = pipelineStack({}, (s) => ({
+      inputBucketProps: { encryptionKey: new Key(s, 'InputKey', { enableKeyRotation: true }) },
+      outputBucketProps: { encryptionKey: new Key(s, 'OutputKey', { enableKeyRotation: true }) },
+      queueProps: { encryption: QueueEncryption.KMS },
+      ledgerTableProps: { encryptionKey: new Key(s, 'LedgerKey', { enableKeyRotation: true }) },
+    }));
+    const sse = Object.values(template.findResources('AWS::S3::Bucket')).map(
+      (b) => b.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0],
+    );
+    // Input and output under their keys; the access-log bucket stays SSE-S3 (log delivery needs it).
+    expect(
+      sse.filter((c) => c.ServerSideEncryptionByDefault.SSEAlgorithm === 'aws:kms' && c.BucketKeyEnabled),
+    ).toHaveLength(2);
+    expect(sse.filter((c) => c.ServerSideEncryptionByDefault.SSEAlgorithm === 'AES256')).toHaveLength(1);
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: Match.anyValue() },
+    });
+    // S3 may use the work queue's key to put events into it.
+    template.hasResourceProperties('AWS::KMS::Key', {
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Principal: { Service: 's3.amazonaws.com' },
+            Action: ['kms:GenerateDataKey', 'kms:Decrypt'],
+          }),
+        ]),
+      },
+    });
+    expect(new AwsSolutionsChecks(app).validateScope(app).violations).toEqual([]);
+    expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it("warns when the work queue's KMS key policy is not ours to extend", () => {
+    const { stack } = pipelineStack({
+      queueProps: {
+        encryption: QueueEncryption.KMS,
+        encryptionMasterKey: Key.fromKeyArn(new Stack(), 'K', 'arn:aws:kms:us-east-1:123456789012:key/abc'),
+      },
+    });
+    expect(
+      Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('s3.amazonaws.com kms:GenerateDataKey')),
+    ).toHaveLength(1);
   });
 
   it('warns when the output bucket policy is not ours to extend', () => {

@@ -160,6 +160,7 @@ const SURFACE = {
     entry: 'src/cdk/index.ts',
     values: [
       'DataBucket',
+      'KeyService',
       'LedgerTable',
       'ReferenceWorker',
       'ReferenceWorkerBundleMissingError',
@@ -172,6 +173,8 @@ const SURFACE = {
       'cloudWatchAlarmConditions',
       'denyBlindDeleteStatement',
       'denyBlindOverwriteStatement',
+      'grantKeyUseVia',
+      'grantLedgerAccess',
       'grantPrefixAccess',
       'objectArnsUnder',
       'referenceWorker',
