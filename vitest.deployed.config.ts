@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
-import { ensureMiniStackCertificate } from './local/emulator/ministackCertificate.js';
+import { ensureMiniStackCertificate } from './test/deployed/support/ministackCertificate.js';
 
 // MiniStack serves HTTPS with this certificate (IAM is enforced, and the stack's policies deny plain
 // HTTP). Node reads NODE_EXTRA_CA_CERTS only at launch, so it is set here, before vitest starts

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freeLoopbackPort } from '../runner/freeLoopbackPort.js';
-import type { MiniStackCertificate } from './ministackCertificate.js';
 import { ensurePythonTool, PythonTool } from './pythonEnvironment.js';
 
 /** How MiniStack starts when it enforces IAM (see `enforceIam`). */
@@ -49,7 +48,7 @@ export interface StartMiniStackOptions {
    * request context (docs/EMULATORS.md, "Its IAM evaluator").
    * @default IAM not enforced, plain HTTP
    */
-  readonly enforceIam?: { readonly certificate: MiniStackCertificate };
+  readonly enforceIam?: { readonly certificate: { readonly cert: string; readonly key: string } };
 }
 
 /**

@@ -6,9 +6,9 @@ import { IAMClient } from '@aws-sdk/client-iam';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { resolveStackResources, type StackResources } from '../../app/cli/stackTarget.js';
-import { ensureMiniStackCertificate } from '../../local/emulator/ministackCertificate.js';
 import { startMiniStack } from '../../local/emulator/ministackServer.js';
 import { cdkLocalDeploy } from './support/cdkLocalDeploy.js';
+import { ensureMiniStackCertificate } from './support/ministackCertificate.js';
 import { createOperator, type OperatorCredentials } from './support/operatorIdentity.js';
 import { writeReadmeApp } from './support/readmeApp.js';
 

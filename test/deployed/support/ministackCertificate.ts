@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { RerunError } from '../../src/errors.js';
+import { RerunError } from '../../../src/errors.js';
 
 /** A certificate and its key, PEM files. */
 export interface MiniStackCertificate {
