@@ -19,6 +19,7 @@ import { requireConditionalDeletes, requireConditionalWrites } from '../src/cdk/
 import { DataBucket } from '../src/cdk/DataBucket.js';
 import { LedgerTable } from '../src/cdk/LedgerTable.js';
 import { acknowledgePrefixWildcards } from '../src/cdk/nagAcknowledgements.js';
+import { PipelineDashboard } from '../src/cdk/PipelineDashboard.js';
 import { grantPrefixAccess } from '../src/cdk/prefixGrants.js';
 import { RerunPipeline, type RerunWebhookSource } from '../src/cdk/RerunPipeline.js';
 import { SqsWorker, type WorkerSource } from '../src/cdk/SqsWorker.js';
@@ -129,6 +130,8 @@ export class RerunStack extends Stack {
   readonly scheduleDlqAlarm: Alarm;
   /** The topic every alarm notifies. */
   readonly alarmTopic: ITopic;
+  /** Both stages on one CloudWatch dashboard. */
+  readonly dashboard: PipelineDashboard;
 
   constructor(scope: Construct, id: string, props: RerunStackProps = {}) {
     super(scope, id, {
@@ -191,6 +194,8 @@ export class RerunStack extends Stack {
       ...(props.webhook ? { webhook: this.webhookSource(props.webhook) } : {}),
       ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      // The stack's dashboard shows both stages (below).
+      dashboard: false,
     });
     this.normalize = this.pipeline.worker;
     this.alarmTopic = this.pipeline.alarmTopic;
@@ -265,6 +270,7 @@ export class RerunStack extends Stack {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     this.scheduleDlqAlarm.addAlarmAction(...alarmActions);
+    this.scheduleDlqAlarm.addOkAction(...alarmActions);
 
     // The daily schedule, one rule per weekday: an EventBridge target's MessageGroupId is a fixed
     // string, and one group per day keeps a failing day from holding back the next ones (see
@@ -300,6 +306,8 @@ export class RerunStack extends Stack {
           ],
         }),
     );
+
+    this.dashboard = new PipelineDashboard(this, 'Dashboard', { workers: [this.normalize, this.summarize] });
 
     const outputs: Record<StackOutput, [string, string]> = {
       [StackOutput.INPUT_BUCKET]: [this.input.bucket.bucketName, `Upload files under ${t.inputPrefix} here`],

@@ -14,6 +14,7 @@ import { optionalEnv, requireEnv } from '../../src/env.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { createLogger, type LogLevel } from '../../src/logging/logger.js';
+import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
 import { notifyAfterOutput } from '../../src/notify/notifyAfterOutput.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -41,6 +42,10 @@ export const handler = createSqsBatchHandler({
   sqs: clients.sqs,
   logger,
   ...(maxInputBytes ? { maxInputBytes: Number(maxInputBytes) } : {}),
+  // In Lambda (whose stdout is the function's log): outcome counts (processed, skipped, failed,
+  // quarantined, ...) as CloudWatch metrics, namespace rerun, dimension Worker, one embedded-metric-
+  // format line per invocation, no API call. Not under rerun dev, whose stdout is its own protocol.
+  ...(process.env.AWS_LAMBDA_FUNCTION_NAME ? { onOutcome: emfOutcomeMetrics() } : {}),
   // Why a message was given up on, at failures/<queue>/<messageId>.json, for `rerun redrive`.
   failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: outputBucket, logger }),
   // When this code version first ran, for `rerun reprocess` to find older code's outputs by listing

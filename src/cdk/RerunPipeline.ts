@@ -20,6 +20,7 @@ import { DataBucket, type DataBucketProps } from './DataBucket.js';
 import { StackConfigurationInvalidError } from './errors.js';
 import { grantLedgerAccess, LedgerTable, type LedgerTableProps } from './LedgerTable.js';
 import { acknowledgeBucketNotificationsHandler, acknowledgePrefixWildcards } from './nagAcknowledgements.js';
+import { PipelineDashboard } from './PipelineDashboard.js';
 import { grantPrefixAccess } from './prefixGrants.js';
 import { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
 import { SqsWorker, sqsWorkerViolations, type WorkerFunctionProps, type WorkerSource } from './SqsWorker.js';
@@ -183,6 +184,20 @@ export interface RerunPipelineProps {
    */
   readonly tracing?: Tracing;
   /**
+   * Concurrency reserved for the worker function, at least `workerSettings.maxConcurrency` (see
+   * SqsWorkerProps.reservedConcurrentExecutions).
+   * @default none: the account's unreserved concurrency
+   */
+  readonly reservedConcurrentExecutions?: number;
+  /**
+   * A CloudWatch dashboard of the pipeline (PipelineDashboard): queue depth and age, DLQ depth,
+   * record outcomes and quarantined entries (from the worker's `emfOutcomeMetrics`, whose `Worker`
+   * dimension is its defineWorker name: give that as `workerName`), duration, errors and throttles.
+   * A dashboard costs a monthly fee beyond the account's free ones.
+   * @default true
+   */
+  readonly dashboard?: boolean;
+  /**
    * Retention of the worker's log group.
    * @default RetentionDays.ONE_MONTH
    */
@@ -268,8 +283,10 @@ export class RerunPipeline extends Construct {
   readonly ledgerTable: ITable;
   /** The topic every alarm notifies. */
   readonly alarmTopic: ITopic;
-  /** The alarms: DLQ depth and the age of the oldest message. */
+  /** The alarms: DLQ depth, age of the oldest message, Lambda errors, throttles and duration near the timeout. */
   readonly alarms: readonly Alarm[];
+  /** The pipeline's dashboard (undefined with `dashboard: false`). */
+  readonly dashboard?: PipelineDashboard;
   /** The largest input the worker accepts, bytes (its MAX_INPUT_BYTES). */
   readonly maxInputBytes: number;
   /** The input prefix. */
@@ -351,6 +368,9 @@ export class RerunPipeline extends Construct {
       },
       alarmActions: [new SnsAction(this.alarmTopic)],
       ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
+      ...(props.reservedConcurrentExecutions !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+        : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
       ...(plan.functionProps ? { functionProps: plan.functionProps } : {}),
       ...(props.queueProps ? { queueProps: props.queueProps } : {}),
@@ -361,7 +381,8 @@ export class RerunPipeline extends Construct {
     this.workerFunction = this.worker.function;
     this.workerRole = this.worker.role;
     this.logGroup = this.worker.logGroup;
-    this.alarms = [this.worker.dlqDepthAlarm, this.worker.oldestMessageAgeAlarm];
+    this.alarms = this.worker.alarms;
+    if (props.dashboard ?? true) this.dashboard = new PipelineDashboard(this, 'Dashboard', { workers: [this.worker] });
 
     // Exactly what a rerun worker does: read uploads; read (done-check), write (conditional put,
     // multipart) and delete (If-Match: outputs of a deleted input) its outputs; record failures.
@@ -487,6 +508,9 @@ function planPipeline(props: RerunPipelineProps) {
     ...(props.queueProps ? { queueProps: props.queueProps } : {}),
     ...(props.deadLetterQueueProps ? { deadLetterQueueProps: props.deadLetterQueueProps } : {}),
     ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
+    ...(props.reservedConcurrentExecutions !== undefined
+      ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+      : {}),
   });
   if (worker.length > 0) throw new StackConfigurationInvalidError(worker);
   return {

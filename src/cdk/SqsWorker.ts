@@ -126,10 +126,32 @@ export interface SqsWorkerProps {
    */
   readonly oldestMessageAlarmSeconds?: number;
   /**
-   * Actions of both alarms (for example an SNS topic).
+   * Actions of every alarm (for example an SNS topic), on ALARM and, with `notifyOnOk`, on OK.
    * @default no actions: the alarms show in the CloudWatch console only
    */
   readonly alarmActions?: readonly IAlarmAction[];
+  /**
+   * Run the alarm actions when an alarm returns to OK too, so the people paged learn that the DLQ
+   * was drained or the errors stopped.
+   * @default true
+   */
+  readonly notifyOnOk?: boolean;
+  /**
+   * The duration alarm fires when an invocation's longest run reaches this fraction of the function
+   * timeout: the next larger batch or input will time out, and a timeout loses the batch's partial
+   * response.
+   * @default 0.8
+   */
+  readonly durationAlarmRatio?: number;
+  /**
+   * Concurrency reserved for the function (`ReservedConcurrentExecutions`): it is never starved by
+   * other functions of the account, and never runs wider. With the mapping's MaximumConcurrency, it
+   * must be at least as large, or the mapping's invocations are throttled (AWS Lambda Developer
+   * Guide, "Configuring maximum concurrency for Amazon SQS event sources"). The account keeps at
+   * least 100 unreserved (new accounts may have a limit too low to reserve anything).
+   * @default none: the function shares the account's unreserved concurrency
+   */
+  readonly reservedConcurrentExecutions?: number;
   /**
    * Overrides of the function's settings (see {@link WorkerFunctionProps}).
    * @default none
@@ -156,7 +178,8 @@ export interface SqsWorkerProps {
  * `ReportBatchItemFailures`, batch size, batching window and maximum concurrency, a Node.js ARM64
  * function (bundled locally as minified ESM with source maps and the AWS SDK inside, never the
  * runtime's, or given as code), JSON logs in a log group with retention, X-Ray tracing, an
- * execution role with no managed policy, and alarms on DLQ depth and on the age of the oldest message.
+ * execution role with no managed policy, and alarms on DLQ depth, on the age of the oldest message,
+ * on Lambda errors and throttles and on a duration near the timeout (actions on ALARM and OK).
  *
  * Generated queue names: a fixed name blocks every update that replaces the queue (CloudFormation
  * creates the replacement before it deletes the old one, and the name is taken). The price: the
@@ -195,6 +218,14 @@ export class SqsWorker extends Construct {
   readonly dlqDepthAlarm: Alarm;
   /** Fires when the work queue's oldest message is too old (stuck or repeatedly failing work). */
   readonly oldestMessageAgeAlarm: Alarm;
+  /** Fires when an invocation failed as a whole (a timeout, a crash, a full-batch failure). */
+  readonly errorsAlarm: Alarm;
+  /** Fires when Lambda throttled an invocation (reserved or account concurrency exhausted). */
+  readonly throttlesAlarm: Alarm;
+  /** Fires when an invocation ran close to the function timeout. */
+  readonly durationAlarm: Alarm;
+  /** Every alarm of the worker. */
+  readonly alarms: readonly Alarm[];
   /** The settings the worker was built with: the topology with `functionProps`' memory and timeout applied. */
   readonly topology: WorkerTopology;
 
@@ -271,6 +302,9 @@ export class SqsWorker extends Construct {
       memorySize: t.memoryMiB,
       timeout: Duration.seconds(t.functionTimeoutSeconds),
       tracing,
+      ...(props.reservedConcurrentExecutions !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+        : {}),
       // Stack traces point into the sources (the bundle ships its .map file).
       environment: {
         LOG_LEVEL: LOGGER_LEVEL[logLevel],
@@ -344,9 +378,49 @@ export class SqsWorker extends Construct {
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+    // Whole invocations: a timeout or a crash loses the batch's partial response and shows only here
+    // (and later as message age); throttles mean the concurrency is too small for the backlog.
+    const invocations = { period: Duration.minutes(5), statistic: Stats.SUM };
+    this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {
+      alarmDescription: `rerun ${t.name}: invocations failed as a whole (timeout, crash or full-batch failure). See the function's logs.`,
+      metric: this.function.metricErrors(invocations),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    this.throttlesAlarm = new Alarm(this, 'ThrottlesAlarm', {
+      alarmDescription: `rerun ${t.name}: Lambda throttled invocations (reserved or account concurrency exhausted).`,
+      metric: this.function.metricThrottles(invocations),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    const ratio = props.durationAlarmRatio ?? 0.8;
+    const durationThresholdMs = Math.round(ratio * t.functionTimeoutSeconds * 1000);
+    this.durationAlarm = new Alarm(this, 'DurationAlarm', {
+      alarmDescription:
+        `rerun ${t.name}: an invocation ran ${Math.round(ratio * 100)} % of the ${t.functionTimeoutSeconds} s timeout ` +
+        '(a timeout loses the whole batch): raise memory or timeout, or lower the batch size or maxInputBytes.',
+      metric: this.function.metricDuration({ period: Duration.minutes(5), statistic: Stats.MAXIMUM }),
+      threshold: durationThresholdMs,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    this.alarms = [
+      this.dlqDepthAlarm,
+      this.oldestMessageAgeAlarm,
+      this.errorsAlarm,
+      this.throttlesAlarm,
+      this.durationAlarm,
+    ];
     for (const action of props.alarmActions ?? []) {
-      this.dlqDepthAlarm.addAlarmAction(action);
-      this.oldestMessageAgeAlarm.addAlarmAction(action);
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(action);
+        if (props.notifyOnOk ?? true) alarm.addOkAction(action);
+      }
     }
   }
 }
@@ -402,6 +476,16 @@ export function sqsWorkerViolations(props: SqsWorkerProps): string[] {
   }
   const oldestMessageAlarmSeconds = props.oldestMessageAlarmSeconds ?? 2 * t.visibilityTimeoutSeconds;
   if ((props.dlqAlarmThreshold ?? 1) < 1) violations.push('dlqAlarmThreshold must be at least 1');
+  const ratio = props.durationAlarmRatio ?? 0.8;
+  if (!(ratio > 0 && ratio < 1))
+    violations.push('durationAlarmRatio must be between 0 and 1 (a fraction of the timeout)');
+  const reserved = props.reservedConcurrentExecutions;
+  if (reserved !== undefined && (!Number.isInteger(reserved) || reserved < t.maxConcurrency)) {
+    violations.push(
+      `reservedConcurrentExecutions (${reserved}) must be an integer of at least the mapping's maxConcurrency ` +
+        `(${t.maxConcurrency}): below it Lambda throttles the mapping's invocations`,
+    );
+  }
   if (oldestMessageAlarmSeconds < 60) violations.push('oldestMessageAlarmSeconds must be at least 60');
   return violations;
 }

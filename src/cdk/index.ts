@@ -27,6 +27,7 @@ export {
 } from './errors.js';
 export { grantKeyUseVia, KeyService } from './keyGrants.js';
 export { grantLedgerAccess, LedgerTable, type LedgerTableProps } from './LedgerTable.js';
+export { PipelineDashboard, type PipelineDashboardProps } from './PipelineDashboard.js';
 export { grantPrefixAccess, objectArnsUnder, type PrefixAccessOptions } from './prefixGrants.js';
 export { RerunPipeline, type RerunPipelineProps, type RerunWebhookSource } from './RerunPipeline.js';
 export { ReferenceWorker, type ReferenceWorkerName, referenceWorker } from './referenceWorker.js';

@@ -186,11 +186,15 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
       },
     });
     const alarms = template.findResources('AWS::CloudWatch::Alarm');
-    expect(Object.keys(alarms)).toHaveLength(2);
+    // DLQ depth, oldest message, Lambda errors, throttles, duration near the timeout.
+    expect(Object.keys(alarms)).toHaveLength(5);
     for (const alarm of Object.values(alarms)) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+      expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
     }
-    expect(pipeline.alarms).toHaveLength(2);
+    expect(pipeline.alarms).toHaveLength(5);
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    expect(pipeline.dashboard).toBeDefined();
   });
 
   it('exposes every resource as a public field', () => {
@@ -257,6 +261,17 @@ describe('RerunPipeline props', () => {
       Environment: { Variables: Match.objectLike({ MAX_INPUT_BYTES: String(limit) }) },
     });
     template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 1800 });
+  });
+
+  it('reserves concurrency when asked, no dashboard when asked', () => {
+    const { template, pipeline } = pipelineStack({ reservedConcurrentExecutions: 8, dashboard: false });
+    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 8 });
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    expect(pipeline.dashboard).toBeUndefined();
+    const unreserved = pipelineStack().template.findResources('AWS::Lambda::Function', {
+      Properties: { Handler: 'index.handler' },
+    });
+    expect(Object.values(unreserved)[0]?.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
   it('turns tracing off when asked (and then needs no X-Ray grant)', () => {
@@ -454,6 +469,13 @@ describe('RerunPipeline fails fast on contradictory props', () => {
       const bucket = new Bucket(s, 'One');
       return { existingInputBucketObj: bucket, existingOutputBucketObj: bucket, outputPrefixes: ['incoming/out/'] };
     }, /overlaps the input prefix incoming\//);
+  });
+
+  it("reserved concurrency below the mapping's maximum concurrency (Lambda would throttle it)", () => {
+    refused(
+      () => ({ reservedConcurrentExecutions: 2, workerSettings: { maxConcurrency: 4 } }),
+      /reservedConcurrentExecutions \(2\) must be an integer of at least the mapping's maxConcurrency \(4\)/,
+    );
   });
 
   it('queue settings the worker would refuse', () => {
