@@ -1,4 +1,4 @@
-import { Annotations, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -190,6 +190,14 @@ export interface RerunPipelineProps {
    */
   readonly reservedConcurrentExecutions?: number;
   /**
+   * Write the stack outputs `rerun --stack` reads, with their exact keys at the stack's top level:
+   * InputBucketName, OutputBucketName, QueueUrl, DeadLetterQueueUrl, and AlarmTopicArn. With them
+   * `rerun redrive --stack NAME` finds the pipeline, and `rerun reprocess --stack NAME` one that runs
+   * `referenceWorker('normalize')` (one such pipeline per stack: the keys are the stack's).
+   * @default false
+   */
+  readonly outputs?: boolean;
+  /**
    * A CloudWatch dashboard of the pipeline (PipelineDashboard): queue depth and age, DLQ depth,
    * record outcomes and quarantined entries (from the worker's `emfOutcomeMetrics`, whose `Worker`
    * dimension is its defineWorker name: give that as `workerName`), duration, errors and throttles.
@@ -227,6 +235,18 @@ export interface RerunPipelineProps {
 /** The input prefix unless `inputPrefix` says otherwise (the reference normalizer's). */
 export const PIPELINE_DEFAULT_PREFIXES = { inputPrefix: 'incoming/' } as const;
 
+/**
+ * The output keys `outputs: true` writes: those `rerun --stack` reads (StackOutput of
+ * app/stackOutputs.ts, repeated so the construct does not load the CLI; a test keeps them equal).
+ */
+export const PIPELINE_STACK_OUTPUTS = {
+  INPUT_BUCKET: 'InputBucketName',
+  OUTPUT_BUCKET: 'OutputBucketName',
+  QUEUE_URL: 'QueueUrl',
+  DLQ_URL: 'DeadLetterQueueUrl',
+  ALARM_TOPIC_ARN: 'AlarmTopicArn',
+} as const;
+
 /** The ledger settings the construct's LedgerTable uses unless told otherwise. */
 export const DEFAULT_LEDGER_TOPOLOGY: LedgerTopology = { name: 'ledger', partitionKey: 'pk', ttlAttribute: 'ttl' };
 
@@ -258,7 +278,7 @@ const DEFAULT_SETTINGS = {
  * @example
  * // worker.mjs: export const handler = createSqsBatchHandler({ worker, store, sqs,
  * //   maxInputBytes: Number(process.env.MAX_INPUT_BYTES) });
- * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'] });
+ * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true });
  */
 export class RerunPipeline extends Construct {
   /** The bucket whose uploads feed the worker. */
@@ -394,6 +414,30 @@ export class RerunPipeline extends Construct {
     grantLedgerAccess(this.ledgerTable, fn);
     acknowledgePrefixWildcards(this.worker, this.inputBucket, [plan.inputPrefix]);
     acknowledgePrefixWildcards(this.worker, this.outputBucket, written);
+
+    if (props.outputs) {
+      for (const [key, value, description] of [
+        [
+          PIPELINE_STACK_OUTPUTS.INPUT_BUCKET,
+          this.inputBucket.bucketName,
+          `Upload files under ${plan.inputPrefix} here`,
+        ],
+        [
+          PIPELINE_STACK_OUTPUTS.OUTPUT_BUCKET,
+          this.outputBucket.bucketName,
+          `Outputs under ${plan.outputPrefixes.join(', ')}`,
+        ],
+        [PIPELINE_STACK_OUTPUTS.QUEUE_URL, this.queue.queueUrl, 'Work queue of the worker'],
+        [PIPELINE_STACK_OUTPUTS.DLQ_URL, this.deadLetterQueue.queueUrl, 'Dead-letter queue of the worker'],
+        [
+          PIPELINE_STACK_OUTPUTS.ALARM_TOPIC_ARN,
+          this.alarmTopic.topicArn,
+          'Every alarm notifies this topic: subscribe to it',
+        ],
+      ] as const) {
+        new CfnOutput(Stack.of(this), key, { value, description });
+      }
+    }
 
     const destination = new SourceAccountSqsDestination(this.queue);
     for (const event of plan.inputEvents) {

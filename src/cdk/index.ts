@@ -6,7 +6,7 @@
  *
  * @example
  * import { RerunPipeline, referenceWorker, requireConditionalWrites } from 'rerun-pipeline/cdk';
- * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'] });
+ * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true });
  * new RerunPipeline(stack, 'Normalizer', { worker: referenceWorker('normalize') }); // prebuilt, no esbuild
  * requireConditionalWrites(myBucket, 'exports/');
  */

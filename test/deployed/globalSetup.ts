@@ -20,8 +20,10 @@ declare module 'vitest' {
     deployedStack: StackResources;
     /** The IAM user the operator commands run as (support/operatorIdentity.ts). */
     operator: OperatorCredentials;
-    /** The stack of the README's own worker and RerunPipeline call (support/readmeApp.ts). */
-    readmeStackName: string;
+    /** The stack of the README's own worker and RerunPipeline call (support/readmeApp.ts), from its outputs. */
+    readmeStack: StackResources;
+    /** The IAM user the operator commands on the README's stack run as. */
+    readmeOperator: OperatorCredentials;
   }
 }
 
@@ -80,14 +82,26 @@ export default async function setup(project: TestProject) {
       caBundle: certificate.cert,
     });
     say(`stack ${readme.stackName} (the README's pipeline) deployed (${Date.now() - started} ms since start)`);
-    const operator = await createOperator(
-      new IAMClient({ endpoint: ministack.endpoint, region: 'us-east-1', credentials: ROOT, requestHandler: trusting }),
-      stack,
-    );
+    const cloudformation = new CloudFormationClient({
+      endpoint: ministack.endpoint,
+      region: 'us-east-1',
+      credentials: ROOT,
+      requestHandler: trusting,
+    });
+    const readmeStack = await resolveStackResources(cloudformation, readme.stackName, ministack.endpoint);
+    const iam = new IAMClient({
+      endpoint: ministack.endpoint,
+      region: 'us-east-1',
+      credentials: ROOT,
+      requestHandler: trusting,
+    });
+    const operator = await createOperator(iam, stack);
+    const readmeOperator = await createOperator(iam, readmeStack);
     project.provide('ministackEndpoint', ministack.endpoint);
     project.provide('deployedStack', stack);
     project.provide('operator', operator);
-    project.provide('readmeStackName', readme.stackName);
+    project.provide('readmeStack', readmeStack);
+    project.provide('readmeOperator', readmeOperator);
   } catch (error) {
     keepLog();
     await ministack.stop();

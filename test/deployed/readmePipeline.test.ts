@@ -1,9 +1,8 @@
-import { CloudFormationClient, DescribeStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, inject, it } from 'vitest';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { readText } from '../support/s3.js';
-import { deployedClients, drained, ministackEndpoint, ROOT_KEY, waitFor } from './support/deployedStack.js';
+import { deployedClients, drained, rerunOnStack, waitFor } from './support/deployedStack.js';
 
 /**
  * The README's own pipeline: its "Usage" worker.mjs and its "In your CDK app" call, both taken
@@ -13,44 +12,41 @@ import { deployedClients, drained, ministackEndpoint, ROOT_KEY, waitFor } from '
  */
 describe("the README's worker and RerunPipeline call, deployed with IAM enforced", () => {
   const clients = deployedClients();
-
-  /** The physical names of the stack's resources by logical id prefix (RerunPipeline adds no outputs). */
-  async function resourcesOf(stackName: string): Promise<(prefix: string, type: string) => string> {
-    const cloudformation = new CloudFormationClient({
-      endpoint: ministackEndpoint(),
-      region: 'us-east-1',
-      credentials: ROOT_KEY,
-    });
-    const resources = (await cloudformation.send(new DescribeStackResourcesCommand({ StackName: stackName })))
-      .StackResources;
-    return (prefix, type) => {
-      const found = (resources ?? []).filter((r) => r.LogicalResourceId?.startsWith(prefix) && r.ResourceType === type);
-      if (found.length !== 1) throw new Error(`expected one ${type} ${prefix}* in ${stackName}, found ${found.length}`);
-      return found[0]?.PhysicalResourceId ?? '';
-    };
-  }
+  const stack = inject('readmeStack');
 
   it('processes an upload: the output is the upper-cased text at its deterministic key under upper/, with its summary', async () => {
-    const resource = await resourcesOf(inject('readmeStackName'));
-    const input = resource('PipelineInputBucket', 'AWS::S3::Bucket');
-    const output = resource('PipelineOutputBucket', 'AWS::S3::Bucket');
-    const queue = resource('PipelineWorkerQueue', 'AWS::SQS::Queue');
     const key = 'incoming/greeting.txt';
-    await clients.s3.send(new PutObjectCommand({ Bucket: input, Key: key, Body: 'hello, rerun é\n' }));
+    await clients.s3.send(new PutObjectCommand({ Bucket: stack.inputBucket, Key: key, Body: 'hello, rerun é\n' }));
 
-    const outputKey = deterministicKey({ prefix: 'upper/', source: { bucket: input, key }, stripPrefix: 'incoming/' });
+    const outputKey = deterministicKey({
+      prefix: 'upper/',
+      source: { bucket: stack.inputBucket, key },
+      stripPrefix: 'incoming/',
+    });
     await waitFor(`the README worker's output ${outputKey}`, async () => {
       try {
-        return await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outputKey }));
+        return await clients.s3.send(new HeadObjectCommand({ Bucket: stack.outputBucket, Key: outputKey }));
       } catch {
         return undefined;
       }
     });
-    expect(await readText(clients.s3, output, outputKey)).toBe('HELLO, RERUN É\n');
-    const object = await clients.s3.send(new GetObjectCommand({ Bucket: output, Key: outputKey }));
+    expect(await readText(clients.s3, stack.outputBucket, outputKey)).toBe('HELLO, RERUN É\n');
+    const object = await clients.s3.send(new GetObjectCommand({ Bucket: stack.outputBucket, Key: outputKey }));
     // The transform's summary, stored with the output (15 characters read).
     expect(object.Metadata?.['rerun-x-chars']).toBe('15');
     // Its message is consumed (a failure would leave it in flight for the queue's visibility timeout).
-    await drained(clients, queue);
+    await drained(clients, stack.queueUrl);
+  });
+
+  it('rerun redrive --stack finds the pipeline from the outputs the construct writes (outputs: true), no summary stage', async () => {
+    const run = await rerunOnStack(['redrive', '--dry-run', '--json'], {
+      stackName: stack.stackName,
+      operator: inject('readmeOperator'),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const result = run.json<{ dryRun: boolean; inspected: number; queues: { dlqUrl: string }[] }>();
+    expect(result).toMatchObject({ dryRun: true, inspected: 0 });
+    // Only the stage the stack has: its worker's DLQ, from the DeadLetterQueueUrl output.
+    expect(result.queues.map((q) => q.dlqUrl)).toEqual([stack.dlqUrl]);
   });
 });

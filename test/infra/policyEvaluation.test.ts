@@ -945,7 +945,7 @@ describe("a RerunPipeline stack as the README deploys it (outputPrefixes: ['uppe
   let engine: PolicyEngine;
 
   beforeAll(async () => {
-    const json = synthPipeline(() => ({ outputPrefixes: ['upper/'] }));
+    const json = synthPipeline(() => ({ outputPrefixes: ['upper/'], outputs: true }));
     const policies = templatePolicies(json);
     engine = await policyEngine(policies);
     p = {

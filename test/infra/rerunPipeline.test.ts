@@ -12,10 +12,16 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StackOutput } from '../../app/stackOutputs.js';
 import { projectRoot } from '../../infra/paths.js';
 import { requireConditionalWrites } from '../../src/cdk/conditionalWritePolicy.js';
 import { StackConfigurationInvalidError } from '../../src/cdk/errors.js';
-import { PIPELINE_DEFAULT_PREFIXES, RerunPipeline, type RerunPipelineProps } from '../../src/cdk/RerunPipeline.js';
+import {
+  PIPELINE_DEFAULT_PREFIXES,
+  PIPELINE_STACK_OUTPUTS,
+  RerunPipeline,
+  type RerunPipelineProps,
+} from '../../src/cdk/RerunPipeline.js';
 import { NORMALIZE_OUTPUT_PREFIXES } from '../../src/cdk/referenceWorker.js';
 import { NORMALIZE_PREFIXES } from '../../src/normalize/normalizeWorker.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../../src/sizing/sizeWorker.js';
@@ -62,7 +68,11 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
     app = new App({ outdir });
     stack = new Stack(app, 'Consumer');
     // The README's call: the worker's entry and the prefixes it writes under.
-    pipeline = new RerunPipeline(stack, 'Pipeline', { worker: { entry: plainWorker }, outputPrefixes: ['upper/'] });
+    pipeline = new RerunPipeline(stack, 'Pipeline', {
+      worker: { entry: plainWorker },
+      outputPrefixes: ['upper/'],
+      outputs: true,
+    });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     app.synth();
     template = Template.fromStack(stack);
@@ -261,6 +271,22 @@ describe('RerunPipeline props', () => {
       Environment: { Variables: Match.objectLike({ MAX_INPUT_BYTES: String(limit) }) },
     });
     template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 1800 });
+  });
+
+  it('writes the stack outputs rerun --stack reads when asked (outputs: true), with the keys the CLI reads', () => {
+    expect(PIPELINE_STACK_OUTPUTS).toEqual({
+      INPUT_BUCKET: StackOutput.INPUT_BUCKET,
+      OUTPUT_BUCKET: StackOutput.OUTPUT_BUCKET,
+      QUEUE_URL: StackOutput.QUEUE_URL,
+      DLQ_URL: StackOutput.DLQ_URL,
+      ALARM_TOPIC_ARN: StackOutput.ALARM_TOPIC_ARN,
+    });
+    const outputs = pipelineStack({ outputs: true }).template.toJSON().Outputs ?? {};
+    expect(Object.keys(outputs).sort()).toEqual(
+      ['AlarmTopicArn', 'DeadLetterQueueUrl', 'InputBucketName', 'OutputBucketName', 'QueueUrl'].sort(),
+    );
+    expect(outputs.QueueUrl.Value).toEqual({ Ref: expect.stringMatching(/^PipelineWorkerQueue/) });
+    expect(pipelineStack().template.toJSON().Outputs).toBeUndefined();
   });
 
   it('reserves concurrency when asked, no dashboard when asked', () => {

@@ -123,7 +123,12 @@ console.log(JSON.stringify({
 `;
 
 /** The minimal RerunPipeline: the user's worker.mjs, bundled by esbuild at synth. */
-const CDK_APP = cdkApp('RerunPipeline', "{ entry: 'worker.mjs' }, outputPrefixes: ['upper/']", 'cdk.out', 'Consumer');
+const CDK_APP = cdkApp(
+  'RerunPipeline',
+  "{ entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true",
+  'cdk.out',
+  'Consumer',
+);
 /** rerun's own normalizer, prebuilt in the package: no esbuild, no lockfile at synth. */
 const PREBUILT_CDK_APP = cdkApp(
   'RerunPipeline, referenceWorker',
@@ -218,7 +223,7 @@ describe('the README shows what this test runs', () => {
     const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
     expect(readme).toContain(`\`\`\`js\n${WORKER}\`\`\``);
     const call =
-      "new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'] });";
+      "new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true });";
     expect(readme).toContain(call);
     expect(CDK_APP).toContain(call);
     expect(readme).toContain("new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });");

@@ -4,6 +4,7 @@ import { alignColumns } from '../../alignColumns.js';
 import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
 import { referenceRecheck } from '../../redrive/recheckDeadLetter.js';
 import { type DeadLetter, type RedriveResult, redriveDeadLetters } from '../../redrive/redriveDeadLetters.js';
+import { StackOutput } from '../../stackOutputs.js';
 import { explainAwsError, requireQueueUrl } from '../../status/pipelineResources.js';
 import type { WorkerTopology } from '../../topology.js';
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
@@ -75,7 +76,7 @@ Examples:
     if (typeof target === 'number') return target;
     const queue = stringOption(values, 'queue');
     const workers = [target.topology.normalize, target.topology.summarize];
-    const chosen = queue ? workers.filter((w) => w.name === queue) : workers;
+    const chosen = queue ? workers.filter((w) => w.name === queue) : workers.filter((w) => stackHas(target, w));
     const dryRun = values['dry-run'] === true;
 
     try {
@@ -139,6 +140,16 @@ Examples:
     }
   },
 };
+
+/**
+ * Whether the `--stack` target has the worker's DLQ among its outputs (a RerunPipeline stack has no
+ * summary stage); without `--stack` every worker is looked for.
+ */
+function stackHas(target: PipelineTarget, worker: WorkerTopology): boolean {
+  if (!target.stack) return true;
+  const output = worker.name === target.topology.summarize.name ? StackOutput.SUMMARY_DLQ_URL : StackOutput.DLQ_URL;
+  return Boolean(target.stack.outputs[output]);
+}
 
 /** The DLQs to redrive: by worker (with its work queue as the source) or one given by name/URL. */
 async function resolveQueues(

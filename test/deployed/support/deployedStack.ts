@@ -4,6 +4,7 @@ import { inject } from 'vitest';
 import type { StackResources } from '../../../app/cli/stackTarget.js';
 import { type AwsClients, createAwsClients } from '../../../src/aws/clients.js';
 import { type CliResult, rerunCli } from '../../support/summaryPipeline.js';
+import type { OperatorCredentials } from './operatorIdentity.js';
 
 /** The stack test/deployed/globalSetup.ts deployed to MiniStack, from its CloudFormation outputs. */
 export function deployedStack(): StackResources {
@@ -63,15 +64,21 @@ export function operatorClients(): AwsClients {
  * AWS_ENDPOINT_URL would: every resource comes from the stack's outputs, and every request is made
  * with the operator's own IAM user (support/operatorIdentity.ts), so its policy judges them.
  */
-export async function rerunOnStack(args: string[]): Promise<CliResult> {
-  const operator = inject('operator');
+export async function rerunOnStack(
+  args: string[],
+  on: { readonly stackName: string; readonly operator: OperatorCredentials } = {
+    stackName: deployedStack().stackName,
+    operator: inject('operator'),
+  },
+): Promise<CliResult> {
+  const { operator } = on;
   // The CLI's clients take the SDK's default credential chain, as in a shell that exported the
   // operator's key; the tests' own clients carry the root key explicitly and are not affected.
   const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
   process.env.AWS_ACCESS_KEY_ID = operator.accessKeyId;
   process.env.AWS_SECRET_ACCESS_KEY = operator.secretAccessKey;
   try {
-    return await rerunCli([...args, '--stack', deployedStack().stackName], {
+    return await rerunCli([...args, '--stack', on.stackName], {
       env: {
         AWS_ENDPOINT_URL: inject('ministackEndpoint'),
         AWS_ACCESS_KEY_ID: operator.accessKeyId,

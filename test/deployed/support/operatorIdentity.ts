@@ -1,5 +1,6 @@
 import { CreateAccessKeyCommand, CreateUserCommand, type IAMClient, PutUserPolicyCommand } from '@aws-sdk/client-iam';
 import type { StackResources } from '../../../app/cli/stackTarget.js';
+import { StackOutput } from '../../../app/stackOutputs.js';
 
 /** MiniStack's account for the test credentials. */
 export const ACCOUNT = '000000000000';
@@ -28,8 +29,10 @@ export function queueArnOf(queueUrl: string): string {
  */
 export function operatorPolicy(stack: StackResources): { Version: string; Statement: unknown[] } {
   const bucket = (name: string) => `arn:aws:s3:::${name}`;
-  const workQueues = [stack.queueUrl, stack.summaryQueueUrl].map(queueArnOf);
-  const deadLetterQueues = [stack.dlqUrl, stack.summaryDlqUrl].map(queueArnOf);
+  // The queues the stack has outputs for (a RerunPipeline stack has no summary stage).
+  const urls = (...keys: string[]) => keys.map((k) => stack.outputs[k]).filter((u): u is string => Boolean(u));
+  const workQueues = urls(StackOutput.QUEUE_URL, StackOutput.SUMMARY_QUEUE_URL).map(queueArnOf);
+  const deadLetterQueues = urls(StackOutput.DLQ_URL, StackOutput.SUMMARY_DLQ_URL).map(queueArnOf);
   return {
     Version: '2012-10-17',
     Statement: [
