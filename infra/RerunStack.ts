@@ -15,6 +15,7 @@ import { stagingRoot } from '../app/partition/summaryLayout.js';
 import { SCHEDULE_WEEKDAYS, SUMMARIZE_TASK_TYPE, scheduleMessageGroup } from '../app/partition/summaryTask.js';
 import { StackOutput } from '../app/stackOutputs.js';
 import { topology as defaultTopology, INPUT_EVENTS, type Topology } from '../app/topology.js';
+import { acknowledgeCheckov, CheckovCheck } from '../src/cdk/checkovAcknowledgements.js';
 import { requireConditionalDeletes, requireConditionalWrites } from '../src/cdk/conditionalWritePolicy.js';
 import { DataBucket } from '../src/cdk/DataBucket.js';
 import { LedgerTable } from '../src/cdk/LedgerTable.js';
@@ -250,6 +251,11 @@ export class RerunStack extends Stack {
       enforceSSL: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    acknowledgeCheckov(
+      this.scheduleDeadLetterQueue,
+      CheckovCheck.SQS_KMS,
+      'Encrypted at rest with SSE-SQS (SqsManagedSseEnabled): EventBridge delivers to it without a key policy.',
+    );
     Validations.of(this.scheduleDeadLetterQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
       reason:

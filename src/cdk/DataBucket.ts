@@ -3,6 +3,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
+import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
 
 /** Props of {@link DataBucket}. */
 export interface DataBucketProps {
@@ -87,5 +88,19 @@ export class DataBucket extends Construct {
         },
       ],
     });
+    acknowledgeCheckov(
+      this.bucket,
+      CheckovCheck.S3_VERSIONING,
+      'Not versioned on purpose: every write and delete of what rerun owns is conditional (If-None-Match, If-Match), ' +
+        'outputs are rebuilt from their inputs, and versioning would keep every replaced output and turn deletes into ' +
+        'delete markers. Bring a versioned bucket of your own (existingInputBucketObj) to keep input history.',
+    );
+    if (!props.accessLogsBucket) {
+      acknowledgeCheckov(
+        this.bucket,
+        CheckovCheck.S3_ACCESS_LOGGING,
+        'The access-log bucket itself: logging it into itself would loop (the data buckets log here).',
+      );
+    }
   }
 }

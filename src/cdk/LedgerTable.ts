@@ -4,6 +4,7 @@ import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import type { LedgerTopology } from '../topology/WorkerTopology.js';
+import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
 import { grantKeyUseVia, KeyService } from './keyGrants.js';
 
 /** Props of {@link LedgerTable}. */
@@ -50,6 +51,14 @@ export class LedgerTable extends Construct {
         : { encryption: TableEncryption.AWS_MANAGED }),
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
     });
+    if (!props.encryptionKey) {
+      acknowledgeCheckov(
+        this.table,
+        CheckovCheck.DYNAMODB_CMK,
+        'Encrypted with the AWS managed aws/dynamodb key (use shows in CloudTrail, callers need no key grant); ' +
+          'encryptionKey switches to a customer managed key where policy requires one.',
+      );
+    }
   }
 
   /**

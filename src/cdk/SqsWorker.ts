@@ -18,6 +18,7 @@ import { Queue, QueueEncryption, type QueueProps, RedrivePermission } from 'aws-
 import { Construct } from 'constructs';
 import type { WorkerTopology } from '../topology/WorkerTopology.js';
 import { workerTopologyViolations } from '../topology/workerTopologyRules.js';
+import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
 import { StackConfigurationInvalidError } from './errors.js';
 import { WORKER_BUNDLING, WORKER_RUNTIME } from './workerBundling.js';
 
@@ -345,6 +346,8 @@ export class SqsWorker extends Construct {
       });
     }
 
+    acknowledgeWorkerChecks(this, props);
+
     this.eventSource = new SqsEventSource(this.queue, {
       batchSize: t.batchSize,
       ...(t.maxBatchingWindowSeconds > 0 ? { maxBatchingWindow: Duration.seconds(t.maxBatchingWindowSeconds) } : {}),
@@ -423,6 +426,54 @@ export class SqsWorker extends Construct {
       }
     }
   }
+}
+
+/** The checkov checks a worker meets otherwise, each with its reason (see checkovAcknowledgements.ts). */
+function acknowledgeWorkerChecks(worker: SqsWorker, props: SqsWorkerProps): void {
+  const fp = props.functionProps ?? {};
+  for (const queue of [worker.queue, worker.deadLetterQueue]) {
+    if (queue.encryptionMasterKey) continue;
+    acknowledgeCheckov(
+      queue,
+      CheckovCheck.SQS_KMS,
+      'Encrypted at rest with SSE-SQS (SqsManagedSseEnabled): no key policy to keep in step with S3 notifications; ' +
+        'queueProps.encryption KMS switches to a customer managed key.',
+    );
+  }
+  if (!fp.vpc) {
+    acknowledgeCheckov(
+      worker.function,
+      CheckovCheck.LAMBDA_VPC,
+      'Calls only AWS APIs (S3, SQS, DynamoDB) and an HTTPS webhook, nothing inside a VPC; functionProps.vpc places it in one.',
+    );
+  }
+  acknowledgeCheckov(
+    worker.function,
+    CheckovCheck.LAMBDA_DLQ,
+    "Invoked by an SQS event source mapping, never asynchronously: a function DLQ would never receive anything; the work queue's redrive policy moves failed messages to its DLQ.",
+  );
+  if (props.reservedConcurrentExecutions === undefined) {
+    acknowledgeCheckov(
+      worker.function,
+      CheckovCheck.LAMBDA_CONCURRENCY,
+      "The mapping's MaximumConcurrency caps it; reservedConcurrentExecutions reserves concurrency too, not set by " +
+        'default because an account with a low concurrency limit cannot reserve any.',
+    );
+  }
+  if (!fp.environmentEncryption) {
+    acknowledgeCheckov(
+      worker.function,
+      CheckovCheck.LAMBDA_ENV_CMK,
+      'Lambda encrypts environment variables at rest with its AWS managed key; they hold resource names, and a ' +
+        'webhook URL only from a dynamic reference (docs/DEPLOY.md); functionProps.environmentEncryption sets a key.',
+    );
+  }
+  acknowledgeCheckov(
+    worker.logGroup,
+    CheckovCheck.LOGS_KMS,
+    'CloudWatch Logs encrypts log data at rest; the logs hold object keys and reasons, no secrets, and a customer ' +
+      'managed key would need the logs service in its key policy.',
+  );
 }
 
 /**

@@ -14,6 +14,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StackOutput } from '../../app/stackOutputs.js';
 import { projectRoot } from '../../infra/paths.js';
+import { CheckovCheck } from '../../src/cdk/checkovAcknowledgements.js';
 import { requireConditionalWrites } from '../../src/cdk/conditionalWritePolicy.js';
 import { StackConfigurationInvalidError } from '../../src/cdk/errors.js';
 import {
@@ -287,6 +288,32 @@ describe('RerunPipeline props', () => {
     );
     expect(outputs.QueueUrl.Value).toEqual({ Ref: expect.stringMatching(/^PipelineWorkerQueue/) });
     expect(pipelineStack().template.toJSON().Outputs).toBeUndefined();
+  });
+
+  it('acknowledges the checkov checks it meets otherwise on each resource, with a reason, and only known ones', () => {
+    const { template } = pipelineStack();
+    const skips = Object.values(
+      template.toJSON().Resources as Record<
+        string,
+        { Metadata?: { checkov?: { skip: { id: string; comment: string }[] } } }
+      >,
+    ).flatMap((r) => r.Metadata?.checkov?.skip ?? []);
+    expect(skips.length).toBeGreaterThan(5);
+    const known = new Set<string>(Object.values(CheckovCheck));
+    for (const skip of skips) {
+      expect(known.has(skip.id), skip.id).toBe(true);
+      expect(skip.comment.length, skip.id).toBeGreaterThan(40);
+    }
+    // With the setting the check asks for, no skip: reserved concurrency given, none acknowledged.
+    const reserved = pipelineStack({ reservedConcurrentExecutions: 8 }).template.findResources(
+      'AWS::Lambda::Function',
+      {
+        Properties: { Handler: 'index.handler' },
+      },
+    );
+    const ids = (Object.values(reserved)[0]?.Metadata?.checkov?.skip ?? []).map((s: { id: string }) => s.id);
+    expect(ids).not.toContain(CheckovCheck.LAMBDA_CONCURRENCY);
+    expect(ids).toContain(CheckovCheck.LAMBDA_DLQ);
   });
 
   it('reserves concurrency when asked, no dashboard when asked', () => {
