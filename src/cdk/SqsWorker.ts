@@ -111,7 +111,9 @@ export interface SqsWorkerProps {
   /**
    * X-Ray tracing of the function. Active tracing samples invocations (the first request each
    * second and 5 % of the rest) and costs per trace recorded beyond X-Ray's free tier; the role
-   * gets `xray:PutTraceSegments` and `xray:PutTelemetryRecords`.
+   * gets `xray:PutTraceSegments` and `xray:PutTelemetryRecords`. With active or pass-through
+   * tracing the function gets RERUN_TRACE_AWS_SDK=true: the reference workers then record each AWS
+   * SDK call as a subsegment (`traceAwsClients`).
    * @default Tracing.ACTIVE (as aws-solutions-constructs' Lambda defaults)
    */
   readonly tracing?: Tracing;
@@ -310,6 +312,8 @@ export class SqsWorker extends Construct {
       environment: {
         LOG_LEVEL: LOGGER_LEVEL[logLevel],
         NODE_OPTIONS: '--enable-source-maps',
+        // The function traces: its AWS SDK calls should too (see src/aws/traceAwsClients.ts).
+        ...(tracing === Tracing.ACTIVE || tracing === Tracing.PASS_THROUGH ? { RERUN_TRACE_AWS_SDK: 'true' } : {}),
         ...props.environment,
         ...extraEnvironment,
       },

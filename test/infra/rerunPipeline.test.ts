@@ -331,6 +331,7 @@ describe('RerunPipeline props', () => {
     const { template, app } = pipelineStack({ tracing: Tracing.DISABLED });
     const fns = template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } });
     expect(Object.values(fns)[0]?.Properties.TracingConfig).toBeUndefined();
+    expect(Object.values(fns)[0]?.Properties.Environment.Variables.RERUN_TRACE_AWS_SDK).toBeUndefined();
     expect(JSON.stringify(template.toJSON())).not.toContain('xray:PutTraceSegments');
     expect(new AwsSolutionsChecks(app).validateScope(app).violations).toEqual([]);
   });

@@ -124,6 +124,8 @@ describe('the worker function', () => {
       ),
       LOG_LEVEL: 'info',
       NODE_OPTIONS: '--enable-source-maps',
+      // Active tracing: the worker records its AWS SDK calls too.
+      RERUN_TRACE_AWS_SDK: 'true',
     });
   });
 
@@ -167,6 +169,20 @@ describe('the worker function', () => {
       OUTPUT_BUCKET: 'probe-bucket',
       AWS_REGION: 'us-east-1',
       LOG_LEVEL: 'warn',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    expect(handlerTypeInIsolation(join(functionAssetDir(synth, ids.fn), 'index.mjs'), env)).toBe('function');
+  });
+
+  it('traces its AWS SDK calls as the function traces: RERUN_TRACE_AWS_SDK, and the X-Ray SDK inside the bundle', () => {
+    expect(dig(props(ids.fn), 'Environment', 'Variables', 'RERUN_TRACE_AWS_SDK')).toBe('true');
+    expect(dig(props(ids.fn), 'TracingConfig', 'Mode')).toBe('Active');
+    // The lazily imported X-Ray SDK resolves inside the bundle, with no node_modules in reach.
+    const env = {
+      OUTPUT_BUCKET: 'probe-bucket',
+      AWS_REGION: 'us-east-1',
+      LOG_LEVEL: 'warn',
+      RERUN_TRACE_AWS_SDK: 'true',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
     expect(handlerTypeInIsolation(join(functionAssetDir(synth, ids.fn), 'index.mjs'), env)).toBe('function');
