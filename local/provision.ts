@@ -26,7 +26,16 @@ import { LocalSetupError } from './errors.js';
  */
 
 /** What provisioning did to one resource. */
-export const ProvisionAction = { CREATED: 'created', UPDATED: 'updated', UNCHANGED: 'unchanged' } as const;
+export const ProvisionAction = {
+  CREATED: 'created',
+  UPDATED: 'updated',
+  UNCHANGED: 'unchanged',
+  /**
+   * Sent, though it may have been in place already: the endpoint does not report the attribute back
+   * (moto 5 and RedriveAllowPolicy), so neither "updated" nor "unchanged" can be told.
+   */
+  SENT: 'sent',
+} as const;
 export type ProvisionAction = (typeof ProvisionAction)[keyof typeof ProvisionAction];
 
 /**
@@ -169,13 +178,21 @@ export async function ensureQueueAttributes(
   const current =
     (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['All'] }))).Attributes ??
     {};
-  const differs = Object.entries(desired).some(
-    ([name, value]) => canonical(current[name as QueueAttributeName]) !== canonical(value),
-  );
-  if (!differs) return ProvisionAction.UNCHANGED;
+  const differing = Object.entries(desired)
+    .filter(([name, value]) => canonical(current[name as QueueAttributeName]) !== canonical(value))
+    .map(([name]) => name as QueueAttributeName);
+  if (differing.length === 0) return ProvisionAction.UNCHANGED;
   // Send every desired attribute in one request: moto clears a queue's Policy when a
   // SetQueueAttributes call omits it.
   await clients.sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: desired }));
+  // Only attributes the queue did not report differed: read them back once. Still unreported, the
+  // endpoint does not return them at all, so this run cannot say whether anything changed.
+  if (differing.every((name) => current[name] === undefined)) {
+    const after =
+      (await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['All'] }))).Attributes ??
+      {};
+    if (differing.every((name) => after[name] === undefined)) return ProvisionAction.SENT;
+  }
   return ProvisionAction.UPDATED;
 }
 

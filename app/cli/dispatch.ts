@@ -3,13 +3,15 @@ import { basename, extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, type CliOption, CliUsageError } from './command.js';
+import { reportFailure } from './reportFailure.js';
 
 const DEFAULT_COMMANDS_DIR = fileURLToPath(new URL('./commands/', import.meta.url));
 const COMMAND_FILE = /^[a-z][a-z0-9-]*\.(ts|js|mjs)$/;
 
 /**
  * Runs `rerun <command> [options]`: finds `app/cli/commands/<command>.ts`, rejects unknown options
- * loudly, answers `--help`, and returns the exit code (0 ok, 1 failed, 2 usage error).
+ * loudly, answers `--help`, reports a failure as every command does (app/cli/reportFailure.ts), and
+ * returns the exit code (0 ok, 1 failed, 2 usage error).
  *
  * @example
  * process.exitCode = await runCli(process.argv.slice(2), io);
@@ -52,7 +54,8 @@ export async function runCli(argv: readonly string[], io: CliIo, commandsDir = D
       io.stderr(`rerun ${name}: ${error.message}\nRun "rerun ${name} --help" for the options.\n`);
       return 2;
     }
-    throw error;
+    // One way to fail for every command: what happened, what was looked at, what to do.
+    return reportFailure(error, io, name, parsed.values.json === true);
   }
 }
 

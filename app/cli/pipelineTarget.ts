@@ -1,10 +1,11 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { type AwsClients, createAwsClients } from '../../src/aws/clients.js';
-import { RerunError } from '../../src/errors.js';
 import { daysInWindow, PartitionWindowInvalidError } from '../../src/keys/partition.js';
 import { requireBucket, requireQueueUrl } from '../status/pipelineResources.js';
 import { topology as defaultTopology, type Topology, type WorkerTopology, workerQueueNames } from '../topology.js';
+import { checkedEndpoint } from './checkedEndpoint.js';
 import { type CliIo, type CliOption, CliUsageError, type OptionValues } from './command.js';
+import { reportFailure } from './reportFailure.js';
 import { resolveStackResources, type StackResources } from './stackTarget.js';
 
 /**
@@ -115,6 +116,8 @@ export async function resolvePipelineTarget(
  */
 export async function targetOrExit(values: OptionValues, io: CliIo, command: string): Promise<PipelineTarget | 1> {
   try {
+    // A wrong AWS_ENDPOINT_URL fails here, in seconds, naming the cause (see checkedEndpoint).
+    await checkedEndpoint(io.env);
     return await resolvePipelineTarget(values, io.env);
   } catch (error) {
     return reportCommandError(error, io, command, values.json === true);
@@ -122,18 +125,14 @@ export async function targetOrExit(values: OptionValues, io: CliIo, command: str
 }
 
 /**
- * How every pipeline command ends on an error of rerun's own (a RerunError: what happened and what
- * to do): the message on stderr, a JSON `error` document on stdout with --json, exit code 1. Any
- * other error is a bug and is thrown on.
+ * How every pipeline command ends on an error (app/cli/reportFailure.ts): the message on stderr, a
+ * JSON `error` document on stdout with --json, exit code 1.
  *
  * @example
  * } catch (error) { return reportCommandError(error, io, 'status', json); }
  */
 export function reportCommandError(error: unknown, io: CliIo, command: string, json: boolean): 1 {
-  if (!(error instanceof RerunError)) throw error;
-  if (json) io.stdout(JSON.stringify({ error: { name: error.name, message: error.message } }));
-  io.stderr(`rerun ${command}: ${error.message}\n`);
-  return 1;
+  return reportFailure(error, io, command, json);
 }
 
 /** A worker's queue or DLQ URL from the stack's outputs, when the target came from `--stack`. */

@@ -2,13 +2,16 @@
 /**
  * The `rerun` command line. Subcommands live in app/cli/commands/<name>.ts (see app/cli/command.ts).
  * bin/rerun.js starts it: compiled (dist/app/cli/rerun.js) under plain node when installed from the
- * package, these sources under tsx in a checkout (`npx rerun`, `npm run rerun --`).
+ * package, these sources under tsx in a checkout (`npx rerun`).
  * stdout carries only machine-readable lines (e.g. READY/SUMMARY); everything else goes to stderr.
  */
+import { registerCheckoutImports } from './checkoutImports.js';
 import type { CliIo } from './command.js';
 import { runCli } from './dispatch.js';
+import { describeCliFailure } from './reportFailure.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+registerCheckoutImports();
 
 const controller = new AbortController();
 let firstSignalAt = 0;
@@ -47,8 +50,9 @@ let code: number;
 try {
   code = await runCli(process.argv.slice(2), io);
 } catch (error) {
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  process.stderr.write(`rerun: ${message}\n`);
+  // Outside a command (runCli reports a command's own failures): said the same way.
+  const where = process.env.AWS_ENDPOINT_URL || `AWS (${process.env.AWS_REGION || 'us-east-1'})`;
+  process.stderr.write(`rerun: ${describeCliFailure(error, where).message}\n`);
   if (process.env.RERUN_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);
   code = 1;
 }

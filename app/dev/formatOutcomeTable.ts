@@ -40,10 +40,9 @@ export function formatOutcomeTable(rows: readonly ObjectOutcomeRow[], options: F
     const delivered = options.recordsDelivered ?? 0;
     if (delivered === 0) return 'No records reached the handler.\n';
     return (
-      `${delivered} record(s) reached the handler, but no outcome reached rerun dev: a self-contained ` +
-      'bundle reports to its own copy of rerun-pipeline, so its per-object outcomes are not seen here ' +
-      '(the batch results above are). Run it with --runtime lambda, which reads them from its log ' +
-      "lines, or pass the handler's source module.\n"
+      `${delivered} record(s) reached the handler, but none reported an outcome to rerun dev: a handler ` +
+      "not built with rerun-pipeline's createSqsBatchHandler reports none, so the batch results above are " +
+      'what is known of them.\n'
     );
   }
   const max = options.maxReasonLength ?? 80;

@@ -48,7 +48,8 @@ export interface LocalStackResources {
  *
  * Existing resources are reused; an attribute that differs from the topology is set again, and a
  * second run with the same inputs sends no creating or modifying request (except where the
- * emulator cannot report a value: moto 5 does not return `RedriveAllowPolicy`, so it is set again).
+ * emulator cannot report a value: moto 5 does not return `RedriveAllowPolicy`, so it is sent again and
+ * reported as `sent`, never as `updated`).
  * Setting the notification makes S3 send an `s3:TestEvent` to the queue, which the worker acknowledges.
  *
  * @example

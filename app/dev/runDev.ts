@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { type MotoServer, startMotoServer } from '../../local/emulator/motoServer.js';
 import { LocalSetupError } from '../../local/errors.js';
+import { ProvisionAction } from '../../local/provision.js';
 import { RunnerDrainTimeoutError } from '../../local/runner/errors.js';
 import type { FunctionInvoker } from '../../local/runner/FunctionInvoker.js';
 import { LambdaRuntimePool } from '../../local/runner/LambdaRuntimePool.js';
@@ -24,7 +25,7 @@ import { provisionSummaryStage } from '../partition/provisionSummaryStage.js';
 import { referenceInputRules } from '../partition/referenceInputRules.js';
 import { topology as defaultTopology, localResourceNames, type Topology, workerQueueNames } from '../topology.js';
 import { formatOutcomeLine, formatOutcomeTable } from './formatOutcomeTable.js';
-import { OutcomeTracker } from './OutcomeTracker.js';
+import { type DeliveryCounts, ObjectState, OutcomeTracker } from './OutcomeTracker.js';
 import { ProgressReporter } from './ProgressReporter.js';
 import { provisionLocalStack } from './provisionLocalStack.js';
 import { uploadDirectory } from './uploadDirectory.js';
@@ -143,10 +144,19 @@ export interface DevReady {
 
 /** The `SUMMARY` line's payload. */
 export interface DevSummary {
-  /** Objects whose latest outcome is processed / skipped / failed (one per object). */
+  /**
+   * Objects by their state at the end of the session, one each, ranked over their deliveries
+   * (app/dev/OutcomeTracker.ts): `processed` when an output was written for it in this session
+   * (a later duplicate skipped as done does not undo that), `failed` when its last delivery failed
+   * on the queue's last receive, `retrying` when its last delivery seen here failed with receives
+   * left (another consumer took the retry), `skipped` otherwise.
+   */
   processed: number;
   skipped: number;
   failed: number;
+  retrying: number;
+  /** Deliveries (record outcomes) by their own status: a duplicate counts here, not as an object. */
+  deliveries: DeliveryCounts;
   /** Messages in both DLQs (normalize, summarize) at the end (includes earlier sessions' messages). */
   deadLettered: number;
   /** Webhook notifications sent in this session (replays of already-sent ones are not counted). */
@@ -157,9 +167,10 @@ export interface DevSummary {
   invocations: number;
   records: number;
   /**
-   * False when records reached the handler but none of their outcomes reached rerun dev (a
-   * self-contained bundle reports to its own copy of the library): processed, skipped and failed
-   * then count nothing, and `invocations` and `records` are what is known.
+   * False when records reached the handler but it reported no outcome (a handler not built with
+   * createSqsBatchHandler; every copy of rerun-pipeline in the process reports to rerun dev, see
+   * src/worker/outcomes.ts): processed, skipped and failed then count nothing, and `invocations`
+   * and `records` are what is known.
    */
   outcomesSeen: boolean;
   uploaded: number;
@@ -234,14 +245,22 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
         { cause: error },
       );
     });
-    for (const { resource, action } of stack.actions) human(`  ${action.padEnd(9)} ${resource}\n`);
+    let sent = false;
+    const provisioned = (actions: readonly { resource: string; action: ProvisionAction }[]) => {
+      for (const { resource, action } of actions) {
+        sent ||= action === ProvisionAction.SENT;
+        human(`  ${action.padEnd(9)} ${resource}\n`);
+      }
+    };
+    provisioned(stack.actions);
     const ledgerTable = `${t.appName}-${t.ledger.name}`;
     const ledger = await createLedgerTable({ client: clients.dynamodb, tableName: ledgerTable });
     human(`  ${(ledger.created ? 'created' : 'unchanged').padEnd(9)} table ${ledgerTable}\n`);
     // The summary stage: its FIFO queue and DLQ, as in the stack.
     const summaryNames = workerQueueNames(t.appName, t.summarize);
     const summaryStage = await provisionSummaryStage({ clients, names: summaryNames, topology: t });
-    for (const { resource, action } of summaryStage.actions) human(`  ${action.padEnd(9)} ${resource}\n`);
+    provisioned(summaryStage.actions);
+    if (sent) human('  (sent: this endpoint does not report it back, so it is sent at every start)\n');
     sink = await startWebhookSink();
 
     // The handler builds its clients at module scope from these, as in Lambda: set them first.
@@ -309,13 +328,22 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     };
     options.writeResult(`READY ${JSON.stringify(ready)}`);
 
-    const tracker = new OutcomeTracker();
+    // Which queue's maxReceiveCount applies to a message, noted by its runner as it receives it: a
+    // failure on the last receive is final, one with receives left is retried.
+    const receivesOf = new Map<string, number>();
+    const tracker = new OutcomeTracker({ maxReceiveCountOf: (id) => receivesOf.get(id) });
     const progress = new ProgressReporter({ write: human, tty: options.tty ?? false });
+    const onReceive = (maxReceiveCount: number) => (messageIds: readonly string[]) => {
+      for (const id of messageIds) receivesOf.set(id, maxReceiveCount);
+    };
     // The live view: each object's outcome on its own line as it happens, named by its object.
     unsubscribe = onRecordOutcome((o) => {
       tracker.add(o);
       const subject = o.source ? `s3://${o.source.bucket}/${o.source.key}` : `message ${o.messageId}`;
-      progress.note(formatOutcomeLine({ status: o.status, subject, reason: o.reason }, options.columns));
+      // Named as the table names it: a failure with receives left is retried, not failed.
+      progress.note(
+        formatOutcomeLine({ status: tracker.deliveryState(o), subject, reason: o.reason }, options.columns),
+      );
     });
 
     let uploaded = 0;
@@ -348,6 +376,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       memoryLimitInMB: w.memoryMiB,
       region,
       logger,
+      onReceive: onReceive(w.maxReceiveCount),
       onInvocation: (report) => progress.invocation(report),
     });
     // The second stage runs beside the first, fed by `rerun backfill` and the local daily schedule.
@@ -363,6 +392,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       memoryLimitInMB: s.memoryMiB,
       region,
       logger,
+      onReceive: onReceive(s.maxReceiveCount),
       onInvocation: (report) => progress.invocation(report),
     });
     const runners = [runner, summaryRunner];
@@ -399,13 +429,20 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     }
     progress.finish();
 
-    const outcomesSeen = tracker.rows().length > 0 || progress.totals.records === 0;
+    const rows = tracker.rows();
+    const outcomesSeen = rows.length > 0 || progress.totals.records === 0;
     human(
-      `\n${formatOutcomeTable(tracker.rows(), {
+      `\n${formatOutcomeTable(rows, {
         recordsDelivered: progress.totals.records,
         ...(options.columns ? { width: options.columns } : {}),
       })}`,
     );
+    if (rows.some((r) => r.status === ObjectState.RETRYING)) {
+      human(
+        'retrying: its last delivery here failed with receives left, so the message went back to the queue and ' +
+          'this session did not see it again (another consumer took it, or it returns after the visibility timeout).\n',
+      );
+    }
     let deadLettered = 0;
     for (const [dlqUrl, dlqName] of [
       [stack.dlqUrl, names.dlq],
@@ -421,6 +458,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     }
     const summary: DevSummary = {
       ...tracker.counts(),
+      deliveries: tracker.deliveries(),
       deadLettered,
       notified: tracker.effectsExecuted,
       sinkApplied: sink.deliveries().filter((d) => d.applied).length,
@@ -433,7 +471,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       ended,
       durationMs: Date.now() - started,
     };
-    human(lookAtOutputs(stack.outputBucket, t, ready.endpoint, moto !== undefined));
+    human(lookAtOutputs(stack.outputBucket, t, ready.endpoint, moto !== undefined, options.handlerPath !== undefined));
     options.writeResult(`SUMMARY ${JSON.stringify(summary)}`);
     return summary;
   } finally {
@@ -564,19 +602,26 @@ async function requireCredentials(clients: AwsClients, endpoint: string): Promis
  * The closing lines: how to look at the outputs and the quarantine, with `rerun ls` / `rerun cat`
  * for the endpoint in use. They are printed while the emulator is still up; an embedded one stops
  * when rerun dev exits, which the text says (keep rerun dev running, or use AWS_ENDPOINT_URL).
+ * A worker of the user's (`ownHandler`) writes under prefixes of its own: the whole bucket is listed.
+ *
+ * @example
+ * lookAtOutputs('rerun-output', topology, 'http://127.0.0.1:4000', true);
  */
 export function lookAtOutputs(
   outputBucket: string,
   t: Pick<Topology, 'outputPrefix' | 'quarantinePrefix'>,
   endpoint: string,
   embedded: boolean,
+  ownHandler = false,
 ): string {
   const env = `AWS_ENDPOINT_URL=${endpoint}`;
-  const lines = [
-    `Outputs:    ${env} npx rerun ls s3://${outputBucket}/${t.outputPrefix}`,
-    `Quarantine: ${env} npx rerun ls s3://${outputBucket}/${t.quarantinePrefix}`,
-    `One object: ${env} npx rerun cat s3://${outputBucket}/<key from ls>`,
-  ];
+  const lines = ownHandler
+    ? [`Outputs:    ${env} npx rerun ls s3://${outputBucket}/`]
+    : [
+        `Outputs:    ${env} npx rerun ls s3://${outputBucket}/${t.outputPrefix}`,
+        `Quarantine: ${env} npx rerun ls s3://${outputBucket}/${t.quarantinePrefix}`,
+      ];
+  lines.push(`One object: ${env} npx rerun cat s3://${outputBucket}/<key from ls>`);
   if (embedded) {
     lines.push('(the embedded emulator stops when rerun dev exits: run these while it runs, without --once)');
   }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { type FailureIndexEntry, inputKeyHash } from '../../src/failures/failureIndex.js';
-import { GiveUpReason } from '../../src/failures/failureRecord.js';
 import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 
 /** How the inputs of a day map to what the pipeline should have made of them: a worker's pure key rules. */
@@ -66,10 +65,13 @@ export const InputClass = {
   SKIPPED: 'skipped',
   /** Only a quarantine object (the whole file quarantined). */
   QUARANTINED: 'quarantined',
-  /** A failure record of its last receive: dead-lettered. */
+  /**
+   * The worker gave up on it: a failure record says why (a non-retryable failure, or its last
+   * receive). Its message is in the DLQ, or on its way there after the queue's receives left: the
+   * worker never deletes a given-up message, and a listing cannot tell the two apart, so one name
+   * serves both, in `rerun status`, the summary's manifest and `rerun redrive`.
+   */
   DEAD_LETTERED: 'dead-lettered',
-  /** A failure record of a non-retryable failure, not (yet) dead-lettered. */
-  FAILING: 'failing',
   /** An output older than the input: changed since, its new output is not there yet. */
   OUTDATED: 'outdated',
   /** No output and no failure record: not processed yet, or still being retried. */
@@ -108,7 +110,7 @@ export function judgeInputCoverage(listing: CoverageListing, rules: InputRules):
     covered: keysOf(InputClass.COVERED).length,
     skipped: keysOf(InputClass.SKIPPED).length,
     quarantined: keysOf(InputClass.QUARANTINED).length,
-    deadLettered: group(keysOf(InputClass.DEAD_LETTERED, InputClass.FAILING)),
+    deadLettered: group(keysOf(InputClass.DEAD_LETTERED)),
     pending: group(keysOf(InputClass.PENDING)),
     outdated: group(keysOf(InputClass.OUTDATED)),
     digest: coverageDigest(classified),
@@ -124,24 +126,19 @@ export function judgeInputCoverage(listing: CoverageListing, rules: InputRules):
  * classifyInputs(listing, rules); // [{ key: 'incoming/dt=2026-01-05/a.csv', class: 'covered' }, ...]
  */
 export function classifyInputs(listing: CoverageListing, rules: InputRules): ClassifiedInput[] {
-  const failures = new Map<string, boolean>(); // input hash -> dead-lettered (else failing)
-  for (const f of listing.failures) {
-    failures.set(f.inputHash, failures.get(f.inputHash) === true || f.givenUp === GiveUpReason.LAST_RECEIVE);
-  }
+  const failures = new Set<string>(); // hashes of the inputs with a failure record
+  for (const f of listing.failures) failures.add(f.inputHash);
   const inputs = [...listing.inputs].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return inputs.map((input) => {
     const source = { bucket: rules.bucket, key: input.key };
     const written = listing.outputs.get(rules.outputKey(source));
-    const failure = failures.get(inputKeyHash(input.key));
     const kind: InputClass =
       written !== undefined && written >= input.lastModified
         ? InputClass.COVERED
         : rules.skipReason?.(source) !== undefined
           ? InputClass.SKIPPED
-          : failure !== undefined
-            ? failure
-              ? InputClass.DEAD_LETTERED
-              : InputClass.FAILING
+          : failures.has(inputKeyHash(input.key))
+            ? InputClass.DEAD_LETTERED
             : written !== undefined
               ? InputClass.OUTDATED
               : rules.quarantineKey && listing.outputs.has(rules.quarantineKey(source))

@@ -111,7 +111,7 @@ export function judgePartition(listing: PartitionListing, codeVersion: string): 
     return verdict(PartitionStatus.STALE, `inputs changed since publish (${described} now)`, marker);
   }
   // A summary records which inputs of the day it covers (its marker names that record's digest): with
-  // the inputs listed, a new, removed, failing or dead-lettered input makes that record untrue.
+  // the inputs listed, a new, removed or dead-lettered input makes that record untrue.
   if (listing.coverage && marker.coverageDigest !== listing.coverage.digest) {
     return verdict(
       PartitionStatus.STALE,

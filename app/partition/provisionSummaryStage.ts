@@ -29,7 +29,7 @@ export interface SummaryStageResources {
  * with `topology.summarize`): a FIFO work queue with content-based deduplication, the topology's
  * visibility timeout and retention, a redrive policy to a FIFO DLQ, and the DLQ's `byQueue` redrive
  * allow policy. A second run sends no creating or modifying request (moto does not report
- * RedriveAllowPolicy, so that one is set again there).
+ * RedriveAllowPolicy, so that one is sent again there, reported as `sent`).
  *
  * @example
  * const stage = await provisionSummaryStage({ clients, names: workerQueueNames('rerun', topology.summarize) });

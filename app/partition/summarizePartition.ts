@@ -37,7 +37,7 @@ export interface SummarizePartitionOptions {
   readonly logger?: Logger;
   /**
    * The day's inputs (input bucket, prefix, failure index, the worker's key rules): the summary then
-   * records which inputs it covers and which it does not (pending, failing, dead-lettered, outdated,
+   * records which inputs it covers and which it does not (pending, dead-lettered, outdated,
    * skipped), and its lineage hash includes that coverage, as `rerun status` and the backfill planner
    * judge it. Two more listings per task, no request per input.
    * @default undefined: the outputs' lineage only, no coverage record

@@ -31,9 +31,10 @@ export interface SummaryCoverage {
   notCovered: {
     /** No output and no failure record: not processed yet, or still being retried. */
     pending: CoverageGroup;
-    /** A non-retryable failure is recorded, not (yet) dead-lettered. */
-    failing: CoverageGroup;
-    /** Dead-lettered, with a failure record. */
+    /**
+     * The worker gave up on them, each with a failure record: dead-lettered, or on the way to the DLQ
+     * (InputClass.DEAD_LETTERED; `rerun status` says the same).
+     */
     deadLettered: CoverageGroup;
     /** Changed since their output was written; the summary holds the output of an older content. */
     outdated: CoverageGroup;
@@ -45,6 +46,10 @@ export interface SummaryCoverage {
   /** {@link coverageDigest} of every input and its class (part of the summary's lineage hash). */
   digest: string;
 }
+
+/** The groups of {@link SummaryCoverage.covered} and {@link SummaryCoverage.notCovered}, as written. */
+const COVERED_GROUPS = ['withOutput', 'quarantined'] as const;
+const NOT_COVERED_GROUPS = ['pending', 'deadLettered', 'outdated', 'skipped'] as const;
 
 /**
  * The coverage record of a day's classified inputs. Pure.
@@ -66,7 +71,6 @@ export function summaryCoverageOf(
     covered: { withOutput: group(InputClass.COVERED), quarantined: group(InputClass.QUARANTINED) },
     notCovered: {
       pending: group(InputClass.PENDING),
-      failing: group(InputClass.FAILING),
       deadLettered: group(InputClass.DEAD_LETTERED),
       outdated: group(InputClass.OUTDATED),
       skipped: group(InputClass.SKIPPED),
@@ -89,11 +93,21 @@ export function coverageProblem(value: unknown): string | undefined {
   if (!isCount(c.inputs) || !isCount(c.keysLimit) || typeof c.digest !== 'string') {
     return 'coverage lacks inputs, keysLimit or digest';
   }
-  const groups = [
-    ...Object.values((c.covered ?? {}) as Record<string, unknown>),
-    ...Object.values((c.notCovered ?? {}) as Record<string, unknown>),
+  const covered = (c.covered ?? {}) as Record<string, unknown>;
+  const notCovered = (c.notCovered ?? {}) as Record<string, unknown>;
+  const missing = [
+    ...COVERED_GROUPS.filter((g) => !(g in covered)),
+    ...NOT_COVERED_GROUPS.filter((g) => !(g in notCovered)),
   ];
-  if (groups.length !== 7) return 'coverage does not have its 7 groups';
+  if (missing.length > 0) return `coverage lacks its group(s) ${missing.join(', ')}`;
+  // Summaries written before one class served every given-up input also hold `notCovered.failing`:
+  // still sound (it is counted), and their coverage digest makes such a day stale until rebuilt.
+  const extra = [
+    ...Object.keys(covered).filter((g) => !(COVERED_GROUPS as readonly string[]).includes(g)),
+    ...Object.keys(notCovered).filter((g) => !(NOT_COVERED_GROUPS as readonly string[]).includes(g) && g !== 'failing'),
+  ];
+  if (extra.length > 0) return `coverage has unknown group(s) ${extra.join(', ')}`;
+  const groups = [...Object.values(covered), ...Object.values(notCovered)];
   let total = 0;
   for (const g of groups as Partial<CoverageGroup>[]) {
     if (!g || !isCount(g.count) || !Array.isArray(g.keys)) return 'a coverage group is not a count with keys';

@@ -109,8 +109,11 @@ export interface RedriveOptions {
   readonly pollIntervalMs?: number;
   /** Stops moving (a move task is cancelled: moved messages stay moved). */
   readonly signal?: AbortSignal;
-  /** Called once the messages are inspected, before anything moves. */
-  readonly onInspected?: (messages: readonly DeadLetter[], depth: number) => void;
+  /**
+   * Called once the messages are inspected, before anything moves, with the DLQ's counts at the
+   * start: visible messages (`depth`) and messages held invisible by a reader (`inFlight`).
+   */
+  readonly onInspected?: (messages: readonly DeadLetter[], depth: number, inFlight: number) => void;
   /** Called as messages move. */
   readonly onProgress?: (moved: number, total: number) => void;
 }
@@ -121,6 +124,11 @@ export interface RedriveResult {
   readonly sourceQueueUrl?: string;
   /** Messages in the DLQ before (ApproximateNumberOfMessages). */
   readonly depth: number;
+  /**
+   * Messages of the DLQ held invisible by a reader at the start (ApproximateNumberOfMessagesNotVisible):
+   * another redrive, a console poll, a consumer. They cannot be inspected or moved until they return.
+   */
+  readonly inFlight: number;
   readonly inspected: readonly DeadLetter[];
   readonly dryRun: boolean;
   readonly method: RedriveMethod;
@@ -166,8 +174,14 @@ export async function redriveDeadLetters(options: RedriveOptions): Promise<Redri
   const letters = await Promise.all(
     messages.map((m) => describeLetter(m, sourceName, options.failures, options.recheck)),
   );
-  options.onInspected?.(letters, dlq.depth);
-  const base = { dlqUrl, ...(sourceQueueUrl ? { sourceQueueUrl } : {}), depth: dlq.depth, inspected: letters };
+  options.onInspected?.(letters, dlq.depth, dlq.inFlight);
+  const base = {
+    dlqUrl,
+    ...(sourceQueueUrl ? { sourceQueueUrl } : {}),
+    depth: dlq.depth,
+    inFlight: dlq.inFlight,
+    inspected: letters,
+  };
 
   if (options.dryRun || messages.length === 0) {
     await release(sqs, dlqUrl, messages);
@@ -224,13 +238,23 @@ export async function redriveDeadLetters(options: RedriveOptions): Promise<Redri
   return { ...base, dryRun: false, method: RedriveMethod.RESEND, ...resent, keptBack, notes };
 }
 
-async function queueInfo(sqs: Pick<SQSClient, 'send'>, url: string): Promise<{ arn: string; depth: number }> {
+async function queueInfo(
+  sqs: Pick<SQSClient, 'send'>,
+  url: string,
+): Promise<{ arn: string; depth: number; inFlight: number }> {
   const out = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages'] }),
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['QueueArn', 'ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
   );
   const arn = out.Attributes?.QueueArn;
   if (!arn) throw new RedriveError(`The queue ${url} did not report its QueueArn.`);
-  return { arn, depth: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) };
+  return {
+    arn,
+    depth: Number(out.Attributes?.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+  };
 }
 
 async function soleSourceQueue(sqs: Pick<SQSClient, 'send'>, dlqUrl: string): Promise<string | undefined> {

@@ -148,6 +148,16 @@ export interface ReprocessResult {
   readonly enqueued: number;
   /** Orphan outputs removed (main outputs; their side outputs too). */
   readonly pruned: number;
+  /** Whether orphans were to be removed (`prune`), so a report can tell "kept" from "not asked". */
+  readonly prune: boolean;
+  /**
+   * With `prune`: orphans left in place, each with the reason (the object names another input, has
+   * no rerun metadata, or its input exists again): the first `sampleSize`, and how many in all.
+   */
+  readonly kept: {
+    readonly count: number;
+    readonly first: readonly { readonly inputKey: string; readonly reason: string }[];
+  };
   /** With `prune`: side objects of gone inputs whose main output is gone too (found by `sideMappings`). */
   readonly sideOrphans: number;
   /** Whether it stopped early (signal): run it again to resume. */
@@ -209,6 +219,7 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
   let selected = 0;
   let enqueued = 0;
   let pruned = 0;
+  const kept = { count: 0, first: [] as { inputKey: string; reason: string }[] };
   let interrupted = false;
   let batch: BatchMessage[] = [];
   const progress = (planComplete: boolean) =>
@@ -222,6 +233,13 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
       { store: options.store },
     );
     if (removed.status === 'processed') pruned++;
+    else {
+      kept.count++;
+      // The outcome's reason is written for a delete event ("input deleted: nothing removed; kept
+      // main: ..."); here no input was deleted by this run, so the report keeps what was kept and why.
+      const reason = removed.reason.replace(/^input deleted: nothing removed; /, '');
+      if (kept.first.length < sampleSize) kept.first.push({ inputKey, reason });
+    }
     progress(false);
   };
   const flush = async () => {
@@ -292,6 +310,8 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     planned: selected,
     enqueued,
     pruned,
+    prune: options.prune === true,
+    kept,
     sideOrphans,
     interrupted,
     counts,
@@ -405,6 +425,10 @@ function verdictStream(
     codeVersion: worker.codeVersion,
     head: (key) => options.store.head(worker.outputBucket, key),
     ...(worker.validate ? { validate: (head) => worker.validate?.(head) } : {}),
+    sideOutputKeys: (key) =>
+      Object.fromEntries(
+        Object.entries(worker.sideOutputs ?? {}).map(([name, keyOf]) => [name, keyOf({ bucket: inputBucket, key })]),
+      ),
     ...(options.verifyConcurrency ? { concurrency: options.verifyConcurrency } : {}),
     onHead: () => {
       heads.count++;

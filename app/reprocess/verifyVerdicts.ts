@@ -1,4 +1,5 @@
 import { judgeOutput, type OutputHead, OutputState } from '../../src/done/judgeOutput.js';
+import { publishedSideOutputs } from '../../src/done/outputMetadata.js';
 import { ReprocessState, type ReprocessVerdict } from './planReprocess.js';
 
 /** Options of {@link verifyVerdicts}. */
@@ -11,6 +12,13 @@ export interface VerifyOptions {
   head(outputKey: string): Promise<OutputHead | undefined>;
   /** The worker's own extra validation, as in its done-check. @default none */
   readonly validate?: (head: OutputHead) => string | undefined;
+  /**
+   * The keys of the worker's side outputs of an input (`worker.sideOutputs`), so that an output is
+   * current only while every side object it lists is there with the ETag it lists, as in the
+   * worker's done-check (one more HEAD per listed side object).
+   * @default none: side outputs are not checked
+   */
+  readonly sideOutputKeys?: (inputKey: string) => Readonly<Record<string, string>>;
   /** HEADs in flight at once. @default 16 */
   readonly concurrency?: number;
   /** Called once per HEAD sent (the cost of --verify). */
@@ -27,7 +35,8 @@ export interface VerifyOptions {
  * each, with bounded concurrency and in order (a window of `concurrency` verdicts in memory).
  * The HEAD tells what a listing cannot: the output is intact (S3's stored SHA-256 equals the
  * digest recorded), names this input, was built by this code version, and from which input ETag;
- * the input's ETag comes from its listing, so no GET of the input is needed.
+ * the input's ETag comes from its listing, so no GET of the input is needed. With `sideOutputKeys`,
+ * each side object the output lists gets a HEAD too: one missing or replaced makes it invalid.
  *
  * @example
  * for await (const v of verifyVerdicts(planReprocess(plan), { inputBucket: 'in', codeVersion: 'normalize@1',
@@ -71,6 +80,34 @@ async function verifyOne(verdict: ReprocessVerdict, options: VerifyOptions): Pro
           reason: `built from input ETag ${judged.sourceEtag}, the input is ${verdict.input.etag}`,
         };
       }
-      return { ...verdict, reason: 'output is valid and current (verified)' };
+      return (
+        (await sideOutputProblem({ ...verdict, inputKey: verdict.inputKey }, head as OutputHead, options)) ?? {
+          ...verdict,
+          reason: 'output is valid and current (verified)',
+        }
+      );
   }
+}
+
+/** The first side object the output lists that is missing or has another ETag, as an invalid verdict. */
+async function sideOutputProblem(
+  verdict: ReprocessVerdict & { readonly inputKey: string },
+  head: OutputHead,
+  options: VerifyOptions,
+): Promise<ReprocessVerdict | undefined> {
+  const keys = options.sideOutputKeys?.(verdict.inputKey);
+  const listed = keys ? publishedSideOutputs(head.metadata) : undefined;
+  if (!keys || !listed) return undefined;
+  for (const [name, etag] of listed) {
+    const key = keys[name];
+    if (key === undefined || etag === '') continue;
+    options.onHead?.();
+    const side = await options.head(key);
+    if (side?.etag === etag) continue;
+    const reason = side
+      ? `side output ${name} has ETag ${side.etag}, the output lists ${etag}`
+      : `side output ${name} is missing`;
+    return { ...verdict, state: ReprocessState.INVALID, reason };
+  }
+  return undefined;
 }

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { LocalSetupError } from '../errors.js';
 import { freeLoopbackPort } from '../runner/freeLoopbackPort.js';
 import { ensurePythonTool, PythonTool } from './pythonEnvironment.js';
 
@@ -47,7 +48,12 @@ const INSTALL_HINT =
  * await moto.stop();
  */
 export async function startMotoServer(options: StartMotoServerOptions = {}): Promise<MotoServer> {
-  const python = options.python ?? process.env.RERUN_PYTHON ?? (await ensurePythonTool(PythonTool.MOTO));
+  const fromEnv = options.python === undefined ? process.env.RERUN_PYTHON || undefined : undefined;
+  const python = options.python ?? fromEnv ?? (await ensurePythonTool(PythonTool.MOTO));
+  // What to tell when it cannot start: an interpreter given by the user is theirs to fix; the one
+  // rerun installed can be installed again.
+  const given =
+    options.python !== undefined ? `the interpreter ${python}` : fromEnv ? `RERUN_PYTHON=${python}` : undefined;
   const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
   const port = await freeLoopbackPort();
   const endpoint = `http://127.0.0.1:${port}`;
@@ -68,9 +74,13 @@ export async function startMotoServer(options: StartMotoServerOptions = {}): Pro
     // Keep only the tail: moto logs every request to stderr.
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
+  let spawnError: NodeJS.ErrnoException | undefined;
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => resolve(code));
-    child.once('error', () => resolve(-1));
+    child.once('error', (error) => {
+      spawnError = error;
+      resolve(-1);
+    });
   });
   // Never leave an emulator behind, even when the process exits without calling stop().
   const killOnExit = () => child.kill('SIGKILL');
@@ -80,15 +90,52 @@ export async function startMotoServer(options: StartMotoServerOptions = {}): Pro
   const deadline = Date.now() + readyTimeoutMs;
   while (Date.now() < deadline) {
     const early = await Promise.race([exited, sleep(150).then(() => undefined)]);
-    if (early !== undefined) {
-      throw new Error(
-        `The local AWS emulator (moto server) could not start with "${python} ${program.join(' ')}" (exit ${early}). ${INSTALL_HINT}\n${stderr}`,
-      );
-    }
+    if (early !== undefined) throw startFailure({ python, given, program, early, spawnError, stderr });
     if (await answers(endpoint)) return { endpoint, stop: () => stopChild(child, exited) };
   }
   await stopChild(child, exited);
-  throw new Error(`The local AWS emulator did not answer on ${endpoint} within ${readyTimeoutMs} ms. ${INSTALL_HINT}`);
+  throw new LocalSetupError(
+    `The local AWS emulator did not answer on ${endpoint} within ${readyTimeoutMs} ms. ${given ? GIVEN_HINT : INSTALL_HINT}`,
+  );
+}
+
+/** What to do with an interpreter the user chose (RERUN_PYTHON, or the `python` option). */
+const GIVEN_HINT =
+  'Point RERUN_PYTHON at a Python 3 that has the packages of requirements/moto.txt (python -m pip install -r ' +
+  'requirements/moto.txt), or unset it so that rerun installs moto into its own virtual environment.';
+
+/** Why the emulator's process ended before it answered, and what to do about it. */
+function startFailure(input: {
+  python: string;
+  given: string | undefined;
+  program: readonly string[];
+  early: number | null;
+  spawnError: NodeJS.ErrnoException | undefined;
+  stderr: string;
+}): LocalSetupError {
+  const { python, given, spawnError } = input;
+  const command = `"${python} ${input.program.join(' ')}"`;
+  if (spawnError && (spawnError.code === 'ENOENT' || spawnError.code === 'EACCES')) {
+    const what = spawnError.code === 'ENOENT' ? 'does not exist' : 'cannot be executed (EACCES)';
+    return new LocalSetupError(
+      given
+        ? `${given}: that interpreter ${what}, so the local AWS emulator (moto) cannot start. ${GIVEN_HINT}`
+        : `The Python of the emulator's virtual environment (${python}) ${what}. ${INSTALL_HINT}`,
+      { cause: spawnError },
+    );
+  }
+  const missing = /No module named '?([\w.]+)'?/.exec(input.stderr)?.[1];
+  if (given && missing) {
+    return new LocalSetupError(
+      `${given} runs, but has no module "${missing}", so the local AWS emulator (moto) cannot start. ${GIVEN_HINT}`,
+    );
+  }
+  const tail = input.stderr.trim().split('\n').slice(-5).join('\n');
+  return new LocalSetupError(
+    `The local AWS emulator (moto server) could not start with ${command} (exit ${input.early}${spawnError ? `, ${spawnError.message}` : ''}). ` +
+      `${given ? GIVEN_HINT : INSTALL_HINT}${tail ? `\nIts last output:\n${tail}` : ''}`,
+    ...(spawnError ? [{ cause: spawnError }] : []),
+  );
 }
 
 async function answers(endpoint: string): Promise<boolean> {

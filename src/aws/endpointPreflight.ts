@@ -1,3 +1,5 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { RerunError } from '../errors.js';
 
 /** `AWS_ENDPOINT_URL` (or another endpoint) cannot be used: the message names the cause and the fix. */
@@ -53,15 +55,14 @@ export async function checkEndpoint(endpoint: string, options: CheckEndpointOpti
     throw new EndpointUnusableError(endpoint, `${shown} is not a valid URL.`, { cause: error });
   }
 
-  let response: Response;
+  let response: PreflightResponse;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
+    response = await getRoot(url, timeoutMs);
   } catch (error) {
     throw new EndpointUnusableError(endpoint, unreachableMessage(shown, error, timeoutMs), { cause: error });
   }
-  const body = (await response.text().catch(() => '')).slice(0, 4096);
-  if (!speaksAws(response.headers, body)) {
-    const type = response.headers.get('content-type') ?? 'no content type';
+  if (!speaksAws(response.headers, response.body)) {
+    const type = response.headers['content-type'] ?? 'no content type';
     throw new EndpointUnusableError(
       endpoint,
       `The server at ${shown} is not an AWS API: it answered HTTP ${response.status} (${type}) without any AWS ` +
@@ -70,8 +71,47 @@ export async function checkEndpoint(endpoint: string, options: CheckEndpointOpti
   }
 }
 
-function speaksAws(headers: Headers, body: string): boolean {
-  if (headers.has('x-amz-request-id') || headers.has('x-amzn-requestid') || headers.has('x-amz-id-2')) return true;
+interface PreflightResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/**
+ * One GET of the endpoint's root with node:http, as the SDK's own handler talks (fetch would refuse
+ * the ports the Fetch standard calls bad, 6000 among them, which the SDK reaches). The whole exchange,
+ * from connecting to the last byte of the first 4 KiB, must finish within `timeoutMs`.
+ */
+function getRoot(url: URL, timeoutMs: number): Promise<PreflightResponse> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(url, { method: 'GET', timeout: timeoutMs, headers: { accept: '*/*' } }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        body += chunk;
+        if (body.length >= 4096) response.destroy();
+      });
+      const done = () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: body.slice(0, 4096) });
+      response.once('end', done);
+      response.once('close', done);
+      response.once('error', () => done());
+    });
+    const timer = setTimeout(() => request.destroy(timeoutError(timeoutMs)), timeoutMs);
+    request.once('timeout', () => request.destroy(timeoutError(timeoutMs)));
+    request.once('error', reject);
+    request.once('close', () => clearTimeout(timer));
+    request.end();
+  });
+}
+
+function timeoutError(timeoutMs: number): Error {
+  return Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' });
+}
+
+function speaksAws(headers: IncomingHttpHeaders, body: string): boolean {
+  if (headers['x-amz-request-id'] || headers['x-amzn-requestid'] || headers['x-amz-id-2']) return true;
   return /<(ListAllMyBucketsResult|Error)[\s>]/.test(body) && body.includes('<');
 }
 

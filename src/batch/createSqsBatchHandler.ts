@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { FullBatchFailureError, RerunError } from '../errors.js';
@@ -96,6 +96,12 @@ export interface SqsBatchHandlerOptions {
    */
   readonly now?: () => number;
   /**
+   * Waits `ms` milliseconds: how the handler waits, within an invocation, for a side effect in
+   * progress elsewhere (a ledger lease held by another delivery).
+   * @default setTimeout (node:timers/promises)
+   */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /**
    * Record, once per instance and before the first record, that this code version has run: an
    * empty object at `{prefix}{worker name}/{codeVersion}` in `bucket`, created once
    * (src/worker/codeVersionMarker.ts). `rerun reprocess` reads its LastModified to find the
@@ -160,6 +166,7 @@ export function createSqsBatchHandler(
   const forInvocation = createInvocationLogger(baseLogger);
   const queueUrls = new Map<string, Promise<string>>();
   const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? ((ms: number) => delay(ms));
 
   const processRecord = async (
     record: SQSRecord,

@@ -50,13 +50,10 @@ export interface OutputExpectation {
 /**
  * The done-check's decision, from the HEAD alone (no body read, so its cost does not depend on the
  * output's size). A complete output has rerun's metadata, names this input, and its content is
- * verified by S3's stored checksum:
- * - single-part outputs: S3 computed the SHA-256 of the bytes it stored and it must equal the
- *   digest recorded in metadata, and the length must match; a truncated, partial or overwritten
- *   object fails this.
- * - multipart outputs: the metadata is written before the content exists (CreateMultipartUpload),
- *   so it cannot carry the digest; S3 verified every part's SHA-256 and publishes the object
- *   atomically at CompleteMultipartUpload, so a stored composite SHA-256 must be present.
+ * verified by S3's stored checksum: S3 computed the SHA-256 of the bytes it stored (for a multipart
+ * output, of its parts) and it must be the digest recorded in metadata, and the length must match;
+ * a truncated, partial or overwritten object fails this, and so does a multipart output that was
+ * completed but never sealed with its digest, counts and side outputs (src/done/integrity.ts).
  *
  * Whether the output is *current* (built from the input's current content) is the caller's next
  * question: compare `sourceEtag` with the input (a conditional GET, see processObject.ts).
@@ -80,7 +77,7 @@ export function judgeOutput(head: OutputHead | undefined, expected: OutputExpect
   if (source !== encodeSource(expected.source)) {
     return invalid(`object was built from another input (${source})`);
   }
-  const contentProblem = integrityProblem(integrity, head, { multipart: true });
+  const contentProblem = integrityProblem(integrity, head);
   if (contentProblem) return invalid(contentProblem);
   if (codeVersion !== expected.codeVersion) {
     return {

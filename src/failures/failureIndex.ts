@@ -15,8 +15,9 @@ import { type GiveUpReason, GiveUpReason as Reasons } from './failureRecord.js';
  * - the input's day comes first, so one listing per day (or one per window) finds every entry;
  * - the key's SHA-256 keeps the entry short whatever the input key's length (S3 keys stop at 1,024
  *   bytes), and the status computes the same hash for each input it lists;
- * - `givenUp` is in the key, so the listing tells a failing input (a non-retryable failure, not yet
- *   dead-lettered) from a dead-lettered one (its last receive) without reading the record.
+ * - `givenUp` is in the key (a non-retryable failure, or the last receive), so a listing tells why the
+ *   worker gave up without reading the record; status and summaries call both dead-lettered (the
+ *   worker never deletes a given-up message: the queue's redrive policy moves it to the DLQ).
  */
 
 /** The folder of the index under the failure prefix. */

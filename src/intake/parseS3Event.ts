@@ -122,7 +122,8 @@ const CREATED_REASONS: Readonly<Record<string, string>> = {
 /**
  * Maps an S3 event delivered through EventBridge onto the same object reference as a notification
  * (S3 User Guide, "EventBridge event message structure"): `detail.bucket.name`, `detail.object.key`
- * (URL-encoded as in notifications, decoded the same way), `etag`, `size`, `version-id`,
+ * (decoded as a notification key; AWS does not document its encoding, Powertools for AWS Lambda
+ * (Python) decodes it so: unverified, see test/unit/parseS3Event.test.ts), `etag`, `size`, `version-id`,
  * `sequencer`. The event name follows the notification's names, so the worker's rules apply
  * unchanged: `Object Created` with reason `PutObject` / `POST Object` / `CopyObject` /
  * `CompleteMultipartUpload` is `ObjectCreated:Put` / `:Post` / `:Copy` / `:CompleteMultipartUpload`;

@@ -1,9 +1,16 @@
 import { createHash } from 'node:crypto';
 import { buildOutputMetadata, type SourceIdentity } from '../done/outputMetadata.js';
-import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
+import {
+  S3_MIN_PART_BYTES,
+  type S3ObjectStore,
+  type WriteCondition,
+  type WriteResult,
+  WriteStatus,
+} from '../s3/S3ObjectStore.js';
+import { SealDigests } from './sealDigests.js';
 
 /** S3's minimum size of every multipart part but the last. */
-export const MIN_PART_BYTES = 5 * 1024 * 1024;
+export const MIN_PART_BYTES = S3_MIN_PART_BYTES;
 /** S3's largest part number: an output holds at most this many parts. */
 export const MAX_PARTS = 10_000;
 /**
@@ -25,7 +32,7 @@ export interface OutputWriterOptions {
    * streamed as a multipart upload in parts of exactly this size (the last one shorter), so memory
    * stays at two part buffers whatever the output's size, and an output holds at most
    * `10,000 x partBytes` bytes (S3's part limit).
-   * @default 5 MiB (S3's minimum, which is also the smallest allowed)
+   * @default 5 MiB (S3's minimum; the store's `minPartBytes` is the smallest allowed)
    */
   readonly partBytes?: number;
   /** @default 'application/x-ndjson' */
@@ -39,6 +46,14 @@ export interface OutputWriterOptions {
  * PutObject; a large one is uploaded as parts and becomes visible atomically at a conditional
  * CompleteMultipartUpload. A crash at any point leaves either the previous object or the new one,
  * never a torn one (an abandoned multipart upload is invisible; the stack's lifecycle rule aborts it).
+ *
+ * A multipart upload's metadata is fixed at CreateMultipartUpload, before the content, its counts
+ * and its side outputs exist, so a completed upload says it is unsealed (src/done/integrity.ts),
+ * which every done-check reads as "not done". {@link publish} then seals it: it copies the object
+ * onto itself as a new multipart upload that carries the same metadata a single PutObject carries
+ * (the SHA-256 of the whole content, the counts, the side outputs), on the completed upload's ETag
+ * (S3ObjectStore.sealInPlace). Every output, whatever its size, thus records all of it; one whose
+ * writer died between the completion and the seal is rebuilt by the next delivery.
  *
  * `publish` may be called again with another condition after a 412 (the content is kept), which
  * is how a writer replaces an invalid object it found after losing a create race.
@@ -65,29 +80,24 @@ export class OutputWriter {
   private filled = 0;
   private spare: Buffer | undefined;
   private single: { body: Buffer; sha256Base64: string } | undefined;
-  private sealed = false;
-  private conflicted = false;
+  private finished = false;
+  /** Why the content cannot be published again by this writer (a new one must write it), if so. */
+  private spent: string | undefined;
+  /** Multipart: the digests of the whole content and of the seal's copy ranges, fed part by part in order. */
+  private digests: SealDigests | undefined;
+  private wholeDigest: string | undefined;
 
   constructor(private readonly options: OutputWriterOptions) {
-    this.partBytes = Math.max(options.partBytes ?? DEFAULT_PART_BYTES, MIN_PART_BYTES);
+    this.partBytes = Math.max(options.partBytes ?? DEFAULT_PART_BYTES, options.store.minPartBytes);
   }
 
   /**
-   * The SHA-256 S3 stores for this content, without the `-N` part-count suffix: the digest of the
-   * bytes for a single-part output, the digest of the part digests for a multipart one. Known once
-   * the content is sealed by {@link publish}; a deterministic function of the bytes and part size.
+   * The SHA-256 of the content's bytes (base64), for a single-part and a multipart output alike.
+   * Known once {@link publish} has sent it (for a multipart output, once completed).
    */
   get contentChecksum(): string | undefined {
-    if (!this.sealed) return undefined;
-    if (this.single) return this.single.sha256Base64;
-    const composite = createHash('sha256');
-    for (const part of this.parts) composite.update(Buffer.from(part.sha256Base64, 'base64'));
-    return composite.digest('base64');
-  }
-
-  /** Whether the summary passed to {@link publish} is stored in metadata (single-part outputs only). */
-  get storesSummary(): boolean {
-    return this.uploadId === undefined;
+    if (!this.finished) return undefined;
+    return this.single ? this.single.sha256Base64 : this.wholeDigest;
   }
 
   /** Bytes written so far. */
@@ -97,7 +107,7 @@ export class OutputWriter {
 
   /** Appends content. Resolves once it is safe to write more (backpressure on part uploads). */
   async write(chunk: string | Uint8Array): Promise<void> {
-    if (this.sealed) throw new Error(`output s3://${this.options.bucket}/${this.options.key} is already published`);
+    if (this.finished) throw new Error(`output s3://${this.options.bucket}/${this.options.key} is already published`);
     if (chunk.length === 0) return;
     const fill = this.fill;
     if (fill !== undefined && typeof chunk === 'string') {
@@ -145,8 +155,9 @@ export class OutputWriter {
 
   /**
    * Publishes the output under `condition`. `summary` (the transform's counts) and the side
-   * outputs published with it (name to ETag) go into the metadata of single-part outputs;
-   * multipart metadata is fixed when the upload starts.
+   * outputs published with it (name to ETag) go into its metadata: with the PutObject of a
+   * single-part output, with the seal of a multipart one. A 412 on the seal means another writer
+   * replaced the completed upload before it was sealed: the race is lost, as on the completion.
    */
   async publish(
     condition: WriteCondition,
@@ -160,7 +171,7 @@ export class OutputWriter {
         this.chunks = [];
         this.single = { body, sha256Base64: createHash('sha256').update(body).digest('base64') };
       }
-      this.sealed = true;
+      this.finished = true;
       const metadata = buildOutputMetadata({
         source,
         codeVersion,
@@ -175,42 +186,67 @@ export class OutputWriter {
         contentType: this.contentType,
       });
     }
-    if (this.conflicted) {
+    if (this.spent) {
       throw new Error(
-        `multipart upload ${this.uploadId} of s3://${bucket}/${key} met a 409 ConditionalRequestConflict: ` +
+        `multipart upload ${this.uploadId} of s3://${bucket}/${key} ${this.spent}: ` +
           'it cannot be completed again; abort it and write the output anew (a new upload, its parts re-uploaded)',
       );
     }
-    if (!this.sealed) {
+    if (!this.finished) {
       if (this.filled > 0) await this.flushPart(true);
       await this.inFlight;
-      this.sealed = true;
+      this.finished = true;
       this.fill = undefined;
       this.spare = undefined;
     }
-    const result = await store.completeMultipartUpload(bucket, key, {
+    const completed = await store.completeMultipartUpload(bucket, key, {
       uploadId: this.uploadId,
       parts: this.parts,
       condition,
     });
-    // AWS-SEMANTICS (S3 conditional writes): a 409 on CompleteMultipartUpload means "start a new
-    // multipart upload and re-upload the parts", not "complete the same UploadId again". The parts
-    // streamed past (memory stays near two parts), so the caller writes the output anew.
-    if (result.status === WriteStatus.CONFLICT) this.conflicted = true;
-    return result;
+    // S3 conditional writes: a 409 on CompleteMultipartUpload means "start a new multipart upload
+    // and re-upload the parts", not "complete the same UploadId again". The parts streamed past
+    // (memory stays near two parts), so the caller writes the output anew.
+    if (completed.status === WriteStatus.CONFLICT) this.spent = 'met a 409 ConditionalRequestConflict';
+    if (completed.status !== WriteStatus.WRITTEN) return completed;
+    // Completed: the upload is gone, and a seal that loses leaves nothing to complete again.
+    this.spent = 'was completed, and another writer replaced or removed it before its seal';
+    const plan = (this.digests as SealDigests).finish();
+    this.wholeDigest = plan.sha256Base64;
+    const metadata = buildOutputMetadata({
+      source,
+      codeVersion,
+      integrity: {
+        kind: 'sha256-parts',
+        sha256Base64: plan.sha256Base64,
+        compositeBase64: plan.compositeBase64,
+        parts: plan.ranges.length,
+        bytes: this.total,
+      },
+      summary,
+      ...(sideOutputs ? { sideOutputs } : {}),
+    });
+    return store.sealInPlace(bucket, key, {
+      etag: completed.etag,
+      metadata,
+      contentType: this.contentType,
+      ranges: plan.ranges,
+    });
   }
 
   /**
-   * Whether a publish met a 409 that a new write must answer (a multipart upload cannot be
-   * completed again): the caller aborts this writer and writes the output with a fresh one.
+   * Whether a publish that did not succeed left nothing this writer can publish again: a 409 on the
+   * completion (a multipart upload cannot be completed again), or a completed upload whose seal lost
+   * to another writer. The caller writes the output anew with a fresh writer (a new round). A
+   * single-part writer keeps its content and can always publish again under another condition.
    */
   get needsNewUpload(): boolean {
-    return this.conflicted;
+    return this.spent !== undefined;
   }
 
   /** Abandons a multipart upload in progress (no-op for single-part outputs). */
   async abort(): Promise<void> {
-    this.sealed = true;
+    this.finished = true;
     this.chunks = [];
     this.fill = undefined;
     this.spare = undefined;
@@ -240,12 +276,16 @@ export class OutputWriter {
     }
     if (this.uploadId === undefined) {
       this.uploadId = await store.createMultipartUpload(bucket, key, {
-        metadata: buildOutputMetadata({ source, codeVersion, integrity: { kind: 'sha256-composite' } }),
+        // Until the seal replaces it: "unsealed", which no done-check calls done.
+        metadata: buildOutputMetadata({ source, codeVersion, integrity: { kind: 'unsealed' } }),
         contentType: this.contentType,
       });
+      this.digests = new SealDigests(this.partBytes);
     }
     const uploadId = this.uploadId;
     const sha256Base64 = createHash('sha256').update(body).digest('base64');
+    // Parts are flushed one at a time and in order, so the seal's digests follow them.
+    this.digests?.add(body);
     // The buffer of the part answered last is free again: fill it while this one uploads. (The
     // SDK holds a body only until its request is answered, retries included.)
     this.fill = last ? undefined : (this.spare ?? Buffer.allocUnsafeSlow(this.partBytes));

@@ -9,6 +9,7 @@ import {
   PutObjectCommand,
   type S3Client,
   UploadPartCommand,
+  UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import type { OutputHead } from '../done/judgeOutput.js';
 import { stripQuotes } from '../intake/parseS3Event.js';
@@ -50,6 +51,9 @@ export type GetResult =
       readonly contentLength: number;
     };
 
+/** S3's smallest multipart part (every part but the last): CompleteMultipartUpload refuses smaller ones. */
+export const S3_MIN_PART_BYTES = 5 * 1024 * 1024;
+
 /** Options of {@link S3ObjectStore}. */
 export interface S3ObjectStoreOptions {
   /**
@@ -57,6 +61,13 @@ export interface S3ObjectStoreOptions {
    * @default 3 retries, full jitter over 50 ms doubling up to 1 s (src/s3/conflictRetry.ts)
    */
   readonly conflictRetry?: ConflictRetryPolicy;
+  /**
+   * The smallest part the store accepts in a multipart upload, for every part but the last. Output
+   * writers never make a part smaller. Change it only for a store with another limit (the
+   * simulation tier's in-memory S3 takes small parts, so that multipart outputs cost microseconds).
+   * @default 5 MiB (S3's limit, {@link S3_MIN_PART_BYTES})
+   */
+  readonly minPartBytes?: number;
 }
 
 /**
@@ -71,10 +82,15 @@ export interface S3ObjectStoreOptions {
  * const head = await store.head('out-bucket', 'normalized/in/a.csv.ndjson');
  */
 export class S3ObjectStore {
+  /** The smallest multipart part this store accepts (every part but the last). */
+  readonly minPartBytes: number;
+
   constructor(
     readonly client: S3Client,
     private readonly options: S3ObjectStoreOptions = {},
-  ) {}
+  ) {
+    this.minPartBytes = options.minPartBytes ?? S3_MIN_PART_BYTES;
+  }
 
   /** HeadObject with `ChecksumMode: 'ENABLED'` (returns the stored checksum); undefined on 404. */
   async head(bucket: string, key: string): Promise<OutputHead | undefined> {
@@ -242,6 +258,86 @@ export class S3ObjectStore {
     });
   }
 
+  /**
+   * Seals an object where it is: copies it onto itself as a new multipart upload that carries
+   * `metadata`, only while it is still the version `etag` names. The multipart writer calls it right
+   * after CompleteMultipartUpload, because a multipart upload's metadata is fixed at
+   * CreateMultipartUpload, before the content, its counts or its side outputs exist
+   * (src/publish/OutputWriter.ts).
+   *
+   * CreateMultipartUpload (with the metadata, SHA-256 part checksums and the content type), one
+   * UploadPartCopy per range with `x-amz-copy-source-if-match` on `etag` (the bytes copied are the
+   * ones sealed), then CompleteMultipartUpload with `If-Match` on `etag` (the seal replaces nothing
+   * written meanwhile). Not a CopyObject: a bucket policy that requires conditional writes makes
+   * every CopyObject into its prefixes fail, 403 without a condition header and 501 with one (S3
+   * User Guide, "Enforce conditional writes"), while it exempts CreateMultipartUpload and
+   * UploadPartCopy and lets a conditional completion through. Each range is at most 5 GiB (S3's
+   * largest part); S3 returns each copied part's SHA-256 (CopyPartResult, since the upload names
+   * SHA-256), which the completion lists, so S3 stores the composite the writer computed in advance.
+   *
+   * A 412 (or a 404: the object is gone) means another writer replaced or removed it: the caller
+   * lost the race, as on a completion; a 409 on the completion is returned as a conflict. Either
+   * way the seal's own upload is aborted.
+   *
+   * @example
+   * const sealed = await store.sealInPlace('out', 'normalized/in/big.csv.ndjson', {
+   *   etag: completed.etag, metadata, contentType: 'application/x-ndjson', ranges: plan.ranges });
+   */
+  async sealInPlace(
+    bucket: string,
+    key: string,
+    options: {
+      etag: string;
+      metadata: Record<string, string>;
+      contentType?: string;
+      ranges: readonly { start: number; end: number; sha256Base64: string }[];
+    },
+  ): Promise<WriteResult> {
+    const uploadId = await this.createMultipartUpload(bucket, key, {
+      metadata: options.metadata,
+      ...(options.contentType ? { contentType: options.contentType } : {}),
+    });
+    try {
+      const parts: { partNumber: number; etag: string; sha256Base64: string }[] = [];
+      for (const [index, range] of options.ranges.entries()) {
+        const copied = await classifyWrite({ operation: 'UploadPartCopy', bucket, key }, async () => {
+          const out = await this.client.send(
+            new UploadPartCopyCommand({
+              Bucket: bucket,
+              Key: key,
+              UploadId: uploadId,
+              PartNumber: index + 1,
+              CopySource: `${bucket}/${encodeCopySourceKey(key)}`,
+              CopySourceIfMatch: `"${options.etag}"`,
+              CopySourceRange: `bytes=${range.start}-${range.end}`,
+            }),
+          );
+          // The part's SHA-256 as S3 computed it, where it returns one; else the one the writer computed.
+          parts.push({
+            partNumber: index + 1,
+            etag: out.CopyPartResult?.ETag ?? '',
+            sha256Base64: out.CopyPartResult?.ChecksumSHA256 ?? range.sha256Base64,
+          });
+          return stripQuotes(out.CopyPartResult?.ETag ?? '');
+        });
+        if (copied.status !== WriteStatus.WRITTEN) {
+          await this.abortMultipartUpload(bucket, key, uploadId);
+          return copied;
+        }
+      }
+      const sealed = await this.completeMultipartUpload(bucket, key, {
+        uploadId,
+        parts,
+        condition: { ifMatch: options.etag },
+      });
+      if (sealed.status !== WriteStatus.WRITTEN) await this.abortMultipartUpload(bucket, key, uploadId);
+      return sealed;
+    } catch (error) {
+      await this.abortMultipartUpload(bucket, key, uploadId).catch(() => {});
+      throw error;
+    }
+  }
+
   /** AbortMultipartUpload; a missing upload is fine (already completed or aborted). */
   async abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
     try {
@@ -317,6 +413,14 @@ function withPayloadSha256<C extends PutObjectCommand | UploadPartCommand>(comma
     { step: 'build', name: 'rerunPayloadSha256' },
   );
   return command;
+}
+
+/**
+ * A key as `x-amz-copy-source` carries it: URL-encoded, with `/` kept (CopyObject API reference:
+ * "The value must be URL-encoded").
+ */
+function encodeCopySourceKey(key: string): string {
+  return key.split('/').map(encodeURIComponent).join('/');
 }
 
 function conditionHeaders(condition: WriteCondition): { IfNoneMatch?: string; IfMatch?: string } {

@@ -8,6 +8,7 @@ export type S3Operation =
   | 'CreateMultipartUpload'
   | 'UploadPart'
   | 'CompleteMultipartUpload'
+  | 'UploadPartCopy'
   | 'AbortMultipartUpload'
   | 'DeleteObject'
   | 'ListObjectsV2';
@@ -134,6 +135,9 @@ function missingPermissionOf(operation: S3Operation): string {
     case 'UploadPart':
     case 'CompleteMultipartUpload':
       return 's3:PutObject on the key (or the bucket policy refused a write without If-None-Match / If-Match)';
+    case 'UploadPartCopy':
+      // The seal copies the object onto itself: a read of the source and a write of the destination.
+      return 's3:GetObject and s3:PutObject on the key, or kms:Decrypt and kms:GenerateDataKey for an object encrypted with a KMS key';
     case 'AbortMultipartUpload':
       return 's3:AbortMultipartUpload on the key';
     case 'DeleteObject':

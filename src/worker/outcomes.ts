@@ -41,15 +41,32 @@ export interface RecordOutcome {
   readonly deferredSeconds?: number;
 }
 
-const emitter = new EventEmitter();
-emitter.setMaxListeners(100);
+/**
+ * The key of the process-wide outcome channel. `Symbol.for` is one registry per process, so every
+ * copy of rerun-pipeline loaded into it (the sources `rerun dev` runs from in a checkout, the
+ * package's dist/ a worker imports, a bundle with the library inside) reports to the same listeners:
+ * `rerun dev` sees the outcomes of any in-process handler built with rerun, whichever copy it uses.
+ */
+const CHANNEL = Symbol.for('rerun-pipeline.recordOutcomes');
+
+function channel(): EventEmitter {
+  const holder = globalThis as { [CHANNEL]?: EventEmitter };
+  let emitter = holder[CHANNEL];
+  if (!emitter) {
+    emitter = new EventEmitter();
+    emitter.setMaxListeners(100);
+    holder[CHANNEL] = emitter;
+  }
+  return emitter;
+}
 
 /**
  * Publishes a record outcome to in-process listeners (the batch handler calls it for every record).
- * Listeners are how `rerun dev` and the tests observe a handler they load as a module.
+ * Listeners are how `rerun dev` and the tests observe a handler they load as a module; they hear
+ * the handlers of every copy of the library in the process (see CHANNEL).
  */
 export function emitRecordOutcome(outcome: RecordOutcome): void {
-  emitter.emit('outcome', outcome);
+  channel().emit('outcome', outcome);
 }
 
 /**
@@ -61,6 +78,7 @@ export function emitRecordOutcome(outcome: RecordOutcome): void {
  * stop();
  */
 export function onRecordOutcome(listener: (outcome: RecordOutcome) => void): () => void {
+  const emitter = channel();
   emitter.on('outcome', listener);
   return () => emitter.off('outcome', listener);
 }

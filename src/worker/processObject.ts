@@ -1,6 +1,7 @@
 import { eventProvesCurrent } from '../done/eventProvesCurrent.js';
+import { recordedSha256 } from '../done/integrity.js';
 import { type Judgement, judgeOutput, OutputState } from '../done/judgeOutput.js';
-import { publishedSideOutputs, readSummary, type SourceIdentity } from '../done/outputMetadata.js';
+import { MetadataKey, publishedSideOutputs, readSummary, type SourceIdentity } from '../done/outputMetadata.js';
 import { InputTooLargeError, PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
@@ -24,9 +25,9 @@ export interface OutputDescription {
   readonly bucket: string;
   readonly key: string;
   readonly etag: string;
-  /** S3's stored SHA-256 of the content (base64, without a `-N` part-count suffix). */
+  /** The SHA-256 of the content's bytes (base64), as its metadata records it and S3's checksum confirms. */
   readonly sha256: string;
-  /** The transform's summary as stored in metadata (empty for multipart outputs). */
+  /** The transform's summary as stored in metadata. */
   readonly summary: Readonly<Record<string, string>>;
   /** ETag of the input content the output was built from. */
   readonly sourceEtag: string;
@@ -117,6 +118,9 @@ const NOT_MODIFIED: GetResult = { status: 'not-modified' };
  * 4. 412 means another writer got there first (as does a 409 the store's retries did not absorb,
  *    or any 409 on a multipart completion): start over from step 1, which then finds the other
  *    writer's output and either accepts it as done or replaces it with the current content.
+ * 5. A call that replaced or removed a side object, or published an output that lists one, runs
+ *    the done-check once more before it returns, and rebuilds if a listed side object is gone or
+ *    changed (the side-output protocol's step 5, src/worker/sideOutputs.ts, says why).
  *
  * @example
  * const outcome = await processObject(worker, { bucket: 'in', key: 'incoming/a.csv', eventName: 'ObjectCreated:Put' },
@@ -136,32 +140,45 @@ export async function processObject(
     bucket: object.bucket,
     key: object.key,
   });
-  // Side objects this call wrote in rounds that then lost the publish race: nothing lists them.
+  // Side objects this call created in rounds that then lost the publish race: nothing lists them.
   const orphans = new Map<string, string>();
   let racesLost = 0;
+  let sweepDebris = options.sweepSideOutputs === true;
+  // The event the next round judges by, and the outcome of the round that published or found the
+  // output done (a closing check that finds it done does not replace it).
+  let judged = object;
+  let settled: ObjectOutcome | undefined;
   for (let round = 1; round <= maxRounds; round++) {
     // Memory reserved for this round's transform (options.admission), given back when the round ends.
     const held: HeldMemory = {};
     let result: AttemptResult;
     try {
-      result = await attempt(worker, object, options.store, logger, options.admission, held, options.maxInputBytes);
+      result = await attempt(worker, judged, options.store, logger, options.admission, held, options.maxInputBytes);
     } finally {
       held.release?.();
     }
     if ('lostRace' in result) {
-      for (const [name, etag] of Object.entries(result.sideOutputs)) orphans.set(name, etag);
+      for (const [name, etag] of Object.entries(result.created)) orphans.set(name, etag);
       logger.info('publish lost a race to another writer; re-running the done-check', { round });
       racesLost++;
       continue;
     }
-    if (orphans.size > 0 || options.sweepSideOutputs) {
-      await sweepSideOutputs(worker, options.store, object, result, {
+    if (settled === undefined || result.outcome.status === 'processed') settled = result.outcome;
+    let changedSideObjects = result.changedSideObjects;
+    if (orphans.size > 0 || sweepDebris) {
+      changedSideObjects += await sweepSideOutputs(worker, options.store, object, result, {
         orphans,
-        debris: options.sweepSideOutputs === true,
+        debris: sweepDebris,
         logger,
       });
+      orphans.clear();
+      sweepDebris = false;
     }
-    return racesLost > 0 ? { ...result.outcome, publishRacesLost: racesLost } : result.outcome;
+    if (changedSideObjects === 0) return racesLost > 0 ? { ...settled, publishRacesLost: racesLost } : settled;
+    // Step 5: check the output once more. Judged by the content just published (or found), the
+    // check costs its HEADs alone when the output in place is still built from it.
+    judged = result.final.sourceEtag ? { ...object, eTag: result.final.sourceEtag } : object;
+    logger.debug('side objects changed: checking the output once more', { round });
   }
   throw new PublishConflictError(
     `Output for s3://${object.bucket}/${object.key} kept changing under concurrent writers (${maxRounds} rounds); ` +
@@ -175,10 +192,13 @@ function skipReason(worker: WorkerDefinition, object: S3ObjectEvent): string | u
   return worker.skipReason?.(object);
 }
 
-/** How one round ended: an outcome with the side outputs the final output lists, or a lost race. */
+/**
+ * How one round ended: an outcome with the side outputs the final output lists and how many side
+ * objects (or outputs listing one) this round changed, or a lost race with the side objects it created.
+ */
 type AttemptResult =
-  | { readonly outcome: ObjectOutcome; readonly final: FinalOutput }
-  | { readonly lostRace: true; readonly sideOutputs: Readonly<Record<string, string>> };
+  | { readonly outcome: ObjectOutcome; readonly final: FinalOutput; readonly changedSideObjects: number }
+  | { readonly lostRace: true; readonly created: Readonly<Record<string, string>> };
 
 async function attempt(
   worker: WorkerDefinition,
@@ -193,11 +213,13 @@ async function attempt(
   const head = await store.head(worker.outputBucket, outputKey);
   const verdict = judgeOutput(head, { source: object, codeVersion: worker.codeVersion, validate: worker.validate });
   const listed = head ? publishedSideOutputs(head.metadata) : undefined;
-  /** The output in place, when this round writes nothing. */
+  /** The output in place, when this round writes nothing (no output at all lists nothing). */
   const inPlace: FinalOutput =
     verdict.state === OutputState.BUILT
       ? { sourceEtag: verdict.sourceEtag, ...(listed ? { sideOutputs: listed } : {}) }
-      : {};
+      : verdict.state === OutputState.MISSING
+        ? { sideOutputs: new Map() }
+        : {};
 
   // A duplicate costs one request: when the event names the content the output was built from,
   // the HEAD alone decides (eventProvesCurrent.ts: every later write of the key causes its own
@@ -255,18 +277,19 @@ async function attempt(
         bucket: worker.outputBucket,
         key: outputKey,
         etag: verdict.etag,
-        sha256: (head?.checksumSHA256 ?? '').replace(/-\d+$/, ''),
+        sha256: recordedSha256(head?.metadata[MetadataKey.INTEGRITY]) ?? '',
         summary: readSummary(head?.metadata ?? {}),
         sourceEtag: verdict.sourceEtag,
       },
     };
-    return { outcome, final: inPlace };
+    return { outcome, final: inPlace, changedSideObjects: 0 };
   }
   if (input.status !== 'ok') {
     // The event is older than a delete: acknowledge it and write nothing.
     return {
       outcome: { status: 'skipped', reason: 'input no longer exists: nothing written', outputKey },
       final: inPlace,
+      changedSideObjects: 0,
     };
   }
 
@@ -304,18 +327,26 @@ async function attempt(
   }
 
   // Side outputs first (src/worker/sideOutputs.ts): the main output is the commit point, and lists each.
-  const sideOutputsWritten = await sides.publishAll(store, source);
-
-  const condition: WriteCondition = head ? { ifMatch: head.etag } : { ifNoneMatch: '*' };
-  // The store retries a single PutObject's 409; a multipart 409 (or one left over) is answered by
-  // starting over with a new writer, as a lost race is.
-  const published = await main.publish(condition, summary, sideOutputsWritten);
-  if (published.status !== WriteStatus.WRITTEN) {
+  // Whatever fails from here on, no multipart upload of this round is left open.
+  let sideOutputs: Awaited<ReturnType<SideOutputWriters['publishAll']>>;
+  let published: Awaited<ReturnType<OutputWriter['publish']>> | undefined;
+  try {
+    sideOutputs = await sides.publishAll(store, source);
+    const condition: WriteCondition = head ? { ifMatch: head.etag } : { ifNoneMatch: '*' };
+    // The store retries a single PutObject's 409; a multipart 409 (or one left over) is answered by
+    // starting over with a new writer, as a lost race is.
+    if (!sideOutputs.lost) published = await main.publish(condition, summary, sideOutputs.listed);
+  } catch (error) {
+    await Promise.allSettled([main.abort(), sides.abortAll()]);
+    throw error;
+  }
+  if (published?.status !== WriteStatus.WRITTEN) {
     await main.abort();
-    return { lostRace: true, sideOutputs: sideOutputsWritten };
+    return { lostRace: true, created: sideOutputs.created };
   }
 
-  if (head) await removeStaleSideOutputs(worker, store, object, Object.keys(sideOutputsWritten), listed, logger);
+  const listedNow = Object.keys(sideOutputs.listed);
+  const staleRemoved = head ? await removeStaleSideOutputs(worker, store, object, listedNow, listed, logger) : 0;
   await removeLegacyOutputs(worker, store, object, logger);
   const outcome: ObjectOutcome = {
     status: 'processed',
@@ -329,16 +360,14 @@ async function attempt(
       key: outputKey,
       etag: published.etag,
       sha256: main.contentChecksum ?? '',
-      summary: main.storesSummary ? Object.fromEntries(Object.entries(summary).map(([k, v]) => [k, String(v)])) : {},
+      summary: Object.fromEntries(Object.entries(summary).map(([k, v]) => [k, String(v)])),
       sourceEtag: source.etag,
     },
   };
   return {
     outcome,
-    final: {
-      sourceEtag: source.etag,
-      ...(main.storesSummary ? { sideOutputs: new Map(Object.entries(sideOutputsWritten)) } : {}),
-    },
+    final: { sourceEtag: source.etag, sideOutputs: new Map(Object.entries(sideOutputs.listed)) },
+    changedSideObjects: listedNow.length + staleRemoved,
   };
 }
 

@@ -3,7 +3,22 @@ import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { DeleteStatus, type S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
-import type { ObjectOutcome } from './processObject.js';
+import { type ObjectOutcome, processObject } from './processObject.js';
+
+/** Brings the output of an input that exists again up to date (the done-check, then a rebuild if needed). */
+async function rebuild(
+  worker: WorkerDefinition,
+  object: Pick<S3ObjectEvent, 'bucket' | 'key'>,
+  options: RemoveOutputsOptions,
+  why: string,
+): Promise<ObjectOutcome> {
+  const outcome = await processObject(
+    worker,
+    { bucket: object.bucket, key: object.key, eventName: 'ObjectCreated:Put' },
+    options,
+  );
+  return { ...outcome, reason: `${why}: ${outcome.reason}` };
+}
 
 /** Options of {@link removeOutputs}. */
 export interface RemoveOutputsOptions {
@@ -18,10 +33,16 @@ export interface RemoveOutputsOptions {
  * and by `rerun reprocess --prune`.
  *
  * 1. HEAD every output of the input (main and each declared side output): their ETags.
- * 2. HEAD the input: if it exists (re-uploaded since the delete), keep everything.
+ * 2. HEAD the input: if it exists (re-uploaded since the delete), keep everything and bring the
+ *    output up to date as for a create event (the done-check; usually it is done already).
  * 3. Delete each output that names this input with `If-Match` on the ETag of step 1
  *    (AWS-SEMANTICS "Conditional deletes"): a version published by a concurrent rebuild after step
  *    1 has another ETag, answers 412 and is kept. See removalDecision.ts for why the order matters.
+ *
+ * 4. When something was removed, HEAD the input again: if it exists now (re-uploaded after step 2),
+ *    bring its output back at once (processObject). An output rebuilt from the same bytes has the
+ *    same ETag, so step 3's If-Match cannot tell it from the one seen in step 1, and the re-upload's
+ *    own event may already have found that output done and gone: whoever deletes checks after.
  *
  * The main output goes first: it is the commit point, so once it is gone nothing counts the side
  * objects, and a retry (the message comes back on a failure) finds and removes what is left.
@@ -57,6 +78,10 @@ export async function removeOutputs(
   const inputExists = (await store.head(object.bucket, object.key)) !== undefined;
   const decision = decideRemoval({ source, inputExists, outputs });
   const mainKey = targets[0]?.key;
+  // Re-uploaded since the delete: its output must reflect it. Usually it does (the re-upload's own
+  // event built it); but an earlier delivery of this event may have removed it and died before it
+  // could bring it back (step 4), and then nothing else would.
+  if (inputExists) return rebuild(worker, object, options, decision.skipReason ?? 'input exists again');
   if (decision.skipReason)
     return { status: 'skipped', reason: decision.skipReason, ...(mainKey ? { outputKey: mainKey } : {}) };
 
@@ -73,10 +98,15 @@ export async function removeOutputs(
   }
   for (const k of decision.kept)
     logger.warn('object at an output key was kept', { outputKey: k.key, reason: k.reason });
+  if (removed.length > 0 && (await store.head(object.bucket, object.key)) !== undefined) {
+    logger.info('input re-uploaded while its outputs were removed: rebuilding them', { outputKey: mainKey });
+    return rebuild(worker, object, options, `input re-uploaded while its outputs were removed (${removed.join(', ')})`);
+  }
   const parts = [
     removed.length > 0 ? `input deleted: removed ${removed.join(', ')}` : 'input deleted: nothing removed',
     ...(keptNow.length > 0 ? [`kept ${keptNow.join(', ')} (replaced meanwhile by a rebuild)`] : []),
-    ...(decision.kept.length > 0 ? [`kept ${decision.kept.map((k) => k.name).join(', ')} (not this input's)`] : []),
+    // Each kept object with why: an operator pruning orphans must see what was left and for what reason.
+    ...decision.kept.map((k) => `kept ${k.name}: ${k.reason}`),
   ];
   return {
     status: removed.length > 0 ? 'processed' : 'skipped',

@@ -13,15 +13,25 @@ import type { OutputStream, WorkerDefinition } from './defineWorker.js';
  *
  * 1. Written while the transform streams, through `side(name)` ({@link SideOutputWriters}).
  * 2. Published before the main output, which is the commit point: once the main output is valid,
- *    its side outputs exist. A crashed earlier attempt may have written one already: a 412 on create
- *    is accepted when that object was built from the same input content by the same code.
- * 3. The main output lists each side output with its ETag (single-part metadata), so the done-check
- *    calls an output done only while the side objects it lists are the ones it lists
+ *    its side outputs exist. A crashed earlier attempt, or a concurrent writer of the same content,
+ *    may have written one already: a 412 on create is accepted when that object was built from the
+ *    same input content by the same code (its bytes are then the ones this call would write).
+ * 3. Every main output, single-part or multipart, lists each side output with its ETag, so the
+ *    done-check calls an output done only while the side objects it lists are the ones it lists
  *    ({@link checkListedSideOutputs}).
- * 4. Replacing an output removes the side objects of older content the new one has not
- *    ({@link removeStaleSideOutputs}); once a call settles, side objects nothing lists (written in a
- *    round that lost the publish race, or by an attempt that died before its main output) are swept
- *    ({@link sweepSideOutputs}).
+ * 4. Replacing an output removes the side objects the replaced one listed and the new one has not
+ *    ({@link removeStaleSideOutputs}); once a call settles, the side objects it created in rounds
+ *    that lost the publish race, and on a redelivery those left by an attempt that died before its
+ *    main output, are swept when the output in place does not list them ({@link sweepSideOutputs}).
+ *    Only a side object this call created can be its orphan: one it found and accepted is another
+ *    writer's, which that writer's output may list.
+ * 5. Whoever changes or removes a side object checks the output in place afterwards. An ETag names
+ *    bytes, not a write: two writers of the same content write the same ETag, so a conditional
+ *    delete cannot tell whose object it removes, and no check made before a delete can see a
+ *    writer that publishes an output listing the object after it. So every call that removed or
+ *    replaced a side object, or published an output that lists one, ends with one more done-check
+ *    round (processObject.ts); one that finds a listed side object missing rebuilds. Whichever of
+ *    the two comes last, the remover's check or the publisher's, sees the other's effect.
  */
 
 /**
@@ -59,22 +69,41 @@ export class SideOutputWriters {
     await Promise.allSettled([...this.writers.values()].map((s) => s.writer.abort()));
   }
 
-  /** Publishes every side output that has content; returns name to ETag, for the main output to list. */
-  async publishAll(store: S3ObjectStore, source: SourceIdentity): Promise<Record<string, string>> {
-    const written: Record<string, string> = {};
+  /**
+   * Publishes every side output that has content. Returns name to ETag, for the main output to
+   * list, and the ones this call's writes created (only those can become its orphans). `lost`: a
+   * side output could not be published by this round's writers (another writer replaced or removed
+   * it between its completion and its seal, or a 409 ended its upload): the round starts over.
+   */
+  async publishAll(store: S3ObjectStore, source: SourceIdentity): Promise<PublishedSideOutputs> {
+    const listed: Record<string, string> = {};
+    const created: Record<string, string> = {};
     for (const [name, { key, writer }] of this.writers) {
       if (writer.bytesWritten === 0) continue;
-      written[name] = await publishSideOutput(this.worker, store, key, writer, source);
+      const published = await publishSideOutput(this.worker, store, key, writer, source);
+      if (published === 'lost') return { listed, created, lost: true };
+      listed[name] = published.etag;
+      if (published.created) created[name] = published.etag;
     }
-    return written;
+    return { listed, created, lost: false };
   }
+}
+
+/** What {@link SideOutputWriters.publishAll} published. */
+export interface PublishedSideOutputs {
+  /** Name to ETag of every side output of this content, for the main output to list. */
+  readonly listed: Readonly<Record<string, string>>;
+  /** The subset this call wrote itself; the rest were in place already (accepted, not written). */
+  readonly created: Readonly<Record<string, string>>;
+  /** A side output's writer is spent: the round lost a race and starts over. */
+  readonly lost: boolean;
 }
 
 /** What the output in place at the end of a round says about its side outputs. */
 export interface FinalOutput {
   /** Source ETag it was built from (undefined when nothing was written: the input is gone). */
   readonly sourceEtag?: string;
-  /** Side outputs it lists, name to ETag; undefined when it does not say (multipart). */
+  /** Side outputs it lists, name to ETag; undefined when it does not say (written by an earlier release). */
   readonly sideOutputs?: ReadonlyMap<string, string>;
 }
 
@@ -99,9 +128,10 @@ export async function checkListedSideOutputs(
 }
 
 /**
- * Publishes a side output whose deterministic content a crashed earlier attempt may already have
- * written: a 412 on create is accepted when the object there was built from the same input
- * content by the same code, and replaced (If-Match) otherwise.
+ * Publishes a side output whose deterministic content a crashed earlier attempt or a concurrent
+ * writer of the same content may already have written: a 412 on create is accepted when the object
+ * there was built from the same input content by the same code (not created by this call), and
+ * replaced (If-Match) otherwise.
  */
 async function publishSideOutput(
   worker: WorkerDefinition,
@@ -109,11 +139,15 @@ async function publishSideOutput(
   key: string,
   writer: OutputWriter,
   source: SourceIdentity,
-): Promise<string> {
+): Promise<{ etag: string; created: boolean } | 'lost'> {
   let condition: WriteCondition = { ifNoneMatch: '*' };
   for (let round = 0; round < 3; round++) {
     const result = await writer.publish(condition, {});
-    if (result.status === WriteStatus.WRITTEN) return result.etag;
+    if (result.status === WriteStatus.WRITTEN) return { etag: result.etag, created: true };
+    if (writer.needsNewUpload) {
+      await writer.abort();
+      return 'lost';
+    }
     if (result.status === WriteStatus.CONFLICT) break;
     const existing = await store.head(worker.outputBucket, key);
     if (!existing) {
@@ -123,7 +157,7 @@ async function publishSideOutput(
     const verdict = judgeOutput(existing, { source, codeVersion: worker.codeVersion });
     if (verdict.state === OutputState.BUILT && verdict.sourceEtag === source.etag) {
       await writer.abort();
-      return existing.etag;
+      return { etag: existing.etag, created: false };
     }
     condition = { ifMatch: existing.etag };
   }
@@ -136,8 +170,10 @@ async function publishSideOutput(
 /**
  * When an output is replaced and this run produced no content for a side output (e.g. the new
  * input has no bad rows), the side object of the older content would mislead: remove it. Only
- * those the replaced output's metadata lists are removed; when it lists none (a multipart output),
- * any may exist.
+ * those the replaced output's metadata lists are removed, on the ETag it lists; when it lists none
+ * (an unsealed output, or one of an earlier release), any may exist, and one a HEAD sees goes.
+ * A 412 means the object changed since it was listed: another writer's, which it answers for.
+ * Returns how many it removed (each is a change the caller checks the output after).
  */
 export async function removeStaleSideOutputs(
   worker: WorkerDefinition,
@@ -146,39 +182,37 @@ export async function removeStaleSideOutputs(
   writtenNow: readonly string[],
   publishedBefore: ReadonlyMap<string, string> | undefined,
   logger: Logger,
-): Promise<void> {
+): Promise<number> {
+  let removed = 0;
   for (const [name, keyOf] of Object.entries(worker.sideOutputs ?? {})) {
     if (writtenNow.includes(name)) continue;
     if (publishedBefore && !publishedBefore.has(name)) continue;
     const key = keyOf(object);
     // No blind delete: If-Match on the ETag the replaced output listed (or a HEAD's, when it did not
-    // list one). A 412 means the object changed since it was listed: it is still older content's
-    // (this run wrote none), so it goes too, on the ETag a HEAD sees now.
+    // list one).
     const listedEtag = publishedBefore?.get(name) || (await store.head(worker.outputBucket, key))?.etag;
-    if (
-      listedEtag &&
-      (await store.deleteIfMatch(worker.outputBucket, key, listedEtag)) === DeleteStatus.PRECONDITION_FAILED
-    ) {
-      const now = await store.head(worker.outputBucket, key);
-      if (now) await store.deleteIfMatch(worker.outputBucket, key, now.etag);
-    }
+    if (!listedEtag) continue;
+    if ((await store.deleteIfMatch(worker.outputBucket, key, listedEtag)) !== DeleteStatus.DELETED) continue;
+    removed++;
     logger.debug('removed side output of older content', { sideOutput: name, key });
   }
+  return removed;
 }
 
 /**
  * Removes side objects that the output in place does not list, once a call has settled:
  *
- * - `orphans`: written by this call in a round that then lost the publish race. Removed when the
- *   object is still the one this call wrote (same ETag) and the final output does not list it
- *   with that ETag: the winner's content had no such side output, or other rows.
+ * - `orphans`: created by this call in a round that then lost the publish race. Removed when the
+ *   object still has the ETag this call wrote and the final output does not list it with that
+ *   ETag: the winner's content had no such side output, or other rows. When the final output does
+ *   not say what it lists (an earlier release wrote it), nothing is removed.
  * - `debris`: on a redelivery, any declared side object built from other input content than the
  *   final output's and not listed by it: left by an earlier attempt that died between the side and
- *   the main output. (Only when the final output lists its side outputs; a multipart one does not.)
+ *   the main output.
  *
- * A writer of newer content may still be between its side output and its main output: its side
- * object was built from other content than ours and is not an orphan of ours; for debris the
- * window remains, and the done-check (a listed side object with another ETag) repairs it.
+ * A writer may still be between its side output and its main output, and its object may carry the
+ * ETag of ours (same bytes): the caller's closing done-check (the protocol's step 5, above) and
+ * that writer's own repair what a removal breaks. Returns how many objects it removed.
  */
 export async function sweepSideOutputs(
   worker: WorkerDefinition,
@@ -186,11 +220,12 @@ export async function sweepSideOutputs(
   object: S3ObjectEvent,
   result: { readonly final: FinalOutput },
   options: { orphans: ReadonlyMap<string, string>; debris: boolean; logger: Logger },
-): Promise<void> {
+): Promise<number> {
   const { final } = result;
+  let removed = 0;
   for (const [name, keyOf] of Object.entries(worker.sideOutputs ?? {})) {
     const listedEtag = final.sideOutputs?.get(name);
-    const orphanEtag = options.orphans.get(name);
+    const orphanEtag = final.sideOutputs === undefined ? undefined : options.orphans.get(name);
     const isDebrisCandidate = options.debris && final.sideOutputs !== undefined && listedEtag === undefined;
     if (orphanEtag === undefined && !isDebrisCandidate) continue;
     if (orphanEtag !== undefined && listedEtag === orphanEtag) continue;
@@ -204,7 +239,9 @@ export async function sweepSideOutputs(
       (builtFrom.state !== OutputState.BUILT ||
         (final.sourceEtag !== undefined && builtFrom.sourceEtag !== final.sourceEtag));
     if (!mine && !debris) continue;
-    await store.deleteIfMatch(worker.outputBucket, key, existing.etag);
+    if ((await store.deleteIfMatch(worker.outputBucket, key, existing.etag)) !== DeleteStatus.DELETED) continue;
+    removed++;
     options.logger.info('removed a side object the output does not list', { sideOutput: name, key, mine });
   }
+  return removed;
 }

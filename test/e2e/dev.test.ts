@@ -35,9 +35,14 @@ function rerun(args: string[], env: Record<string, string | undefined>): CliRun 
   return spawnCli(process.execPath, ['--import', 'tsx', 'app/cli/rerun.ts', ...args], env);
 }
 
-/** Spawns `npm start -- ...args`: the README's own command, npm's banner and all. */
-function npmStart(args: string[], env: Record<string, string | undefined>): CliRun {
-  return spawnCli('npm', ['start', '--', ...args], env);
+/** Spawns `npm start [npmFlags] -- ...args`: the README's own command, npm's banner and all. */
+function npmStart(npmFlags: string[], args: string[], env: Record<string, string | undefined>): CliRun {
+  return spawnCli('npm', ['start', ...npmFlags, '--', ...args], env);
+}
+
+/** Spawns `npx ...args` in the checkout, as the README's commands are typed there. */
+function npx(args: string[], env: Record<string, string | undefined>): CliRun {
+  return spawnCli('npx', args, env);
 }
 
 function spawnCli(command: string, commandArgs: string[], env: Record<string, string | undefined>): CliRun {
@@ -86,6 +91,21 @@ function spawnCli(command: string, commandArgs: string[], env: Record<string, st
     exit,
     line: (pattern) => waitFor(() => stdout.find((l) => pattern.test(l)), `a stdout line ${pattern}`),
   };
+}
+
+/** Resolves once stderr matches (rejects when the process exits first). */
+function waitForText(run: CliRun, pattern: RegExp, timeoutMs = 20_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + timeoutMs;
+    const check = () => {
+      if (pattern.test(run.stderr())) return resolve();
+      if (run.child.exitCode !== null || Date.now() > deadline) {
+        return reject(new Error(`stderr never matched ${pattern}:\n${run.stderr()}`));
+      }
+      setTimeout(check, 100);
+    };
+    check();
+  });
 }
 
 function payload<T>(line: string, prefix: 'READY' | 'SUMMARY'): T {
@@ -162,6 +182,11 @@ describe('rerun dev (spawned)', () => {
 
     const table = run.stderr();
     expect(table).toMatch(/reused|unchanged/);
+    // Nothing changed on this second start, and nothing is said to have (moto cannot report the
+    // DLQ's redrive-allow policy back: it is sent again, and the line says so).
+    expect(table).not.toMatch(/^ {2}(updated|created) /m);
+    expect(table).toMatch(/^ {2}sent {6}queue \S+-normalize-dlq redrive-allow policy$/m);
+    expect(table).toMatch(/^ {2}\(sent: this endpoint does not report it back, so it is sent at every start\)$/m);
     expect(table).toMatch(/STATUS\s+TRIES\s+OBJECT\s+OUTPUT\s+REASON/);
     expect(table).toMatch(
       new RegExp(`processed\\s+1\\s+s3://${appName}-input/incoming/a\\.csv\\s+copied/incoming/a\\.csv`),
@@ -177,28 +202,96 @@ describe('rerun dev (spawned)', () => {
     expect(await copied.Body?.transformToString()).toBe('{"x":1}\n');
   });
 
-  it('through npm start itself, stdout holds exactly READY and SUMMARY, and a second start prints no SDK noise', async () => {
+  it('a session whose delivery failed with receives left, retried by another session, reports it retrying, not failed', async () => {
+    const appName = uniqueName('beside');
+    const endpoint = awsEndpoint();
+    const args = ['dev', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST];
+    // The first session yields the object (its side effect is in progress elsewhere), as a second
+    // rerun dev beside a first does on a ledger conflict; it stops before the retry comes back.
+    const first = rerun(args, { AWS_ENDPOINT_URL: endpoint, FIXTURE_YIELD: '1' });
+    const ready = payload<DevReady>(await first.line(/^READY /), 'READY');
+    await put(ready.inputBucket, 'incoming/yield.csv', 'id\n1\n');
+    // The live line names the delivery as the table names the object: retried, not failed.
+    await waitForText(
+      first,
+      /^retrying\s+s3:\/\/\S+\/incoming\/yield\.csv\s+fixture: side effect in progress elsewhere$/m,
+    );
+    first.child.kill('SIGINT');
+    expect(await first.exit).toBe(0);
+    // Another consumer takes the retry and writes the output.
+    const second = rerun(['dev', '--once', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST], {
+      AWS_ENDPOINT_URL: endpoint,
+    });
+    expect(await second.exit).toBe(0);
+    expect(payload<DevSummary>(second.stdout[1] ?? '', 'SUMMARY')).toMatchObject({ processed: 1, failed: 0 });
+
+    const summary = payload<DevSummary>(first.stdout[1] ?? '', 'SUMMARY');
+    expect(summary).toMatchObject({
+      processed: 0,
+      failed: 0,
+      retrying: 1,
+      deliveries: { processed: 0, skipped: 1, failed: 1 },
+      ended: 'interrupted',
+    });
+    const table = first.stderr();
+    expect(table).toMatch(
+      /retrying\s+1\s+s3:\/\/\S+\/incoming\/yield\.csv\s+-\s+fixture: side effect in progress elsewhere/,
+    );
+    expect(table).toMatch(/^retrying: its last delivery here failed with receives left, so the message went back/m);
+    expect(table).not.toMatch(/^failed\s/m);
+  });
+
+  it("through npm start --silent, stdout holds exactly READY and SUMMARY; plain npm start adds only npm's banner before them", async () => {
     const appName = uniqueName('npmstart');
     const args = ['--once', '--app-name', appName];
-    const first = npmStart(args, { AWS_ENDPOINT_URL: awsEndpoint() });
+    const first = npmStart(['--silent'], args, { AWS_ENDPOINT_URL: awsEndpoint() });
     expect(await first.exit).toBe(0);
-    const second = npmStart(args, { AWS_ENDPOINT_URL: awsEndpoint() });
+    const second = npmStart([], args, { AWS_ENDPOINT_URL: awsEndpoint() });
     expect(await second.exit).toBe(0);
-    for (const run of [first, second]) {
-      const lines = run.stdout.filter((l) => l !== '');
-      expect(lines, run.stderr()).toHaveLength(2);
-      expect(lines[0]).toMatch(/^READY \{/);
-      expect(lines[1]).toMatch(/^SUMMARY \{/);
-    }
-    // npm's banner went to stderr (.npmrc: json=true), not stdout.
-    expect(first.stderr()).toContain('> rerun-pipeline@');
-    expect(payload<DevSummary>(second.stdout.filter(Boolean)[1] ?? '', 'SUMMARY')).toMatchObject({
+    const lines = first.stdout.filter((l) => l !== '');
+    expect(lines, first.stderr()).toHaveLength(2);
+    expect(lines[0]).toMatch(/^READY \{/);
+    expect(lines[1]).toMatch(/^SUMMARY \{/);
+    // npm prints its script banner on stdout unless told --silent (README, "The rerun dev contract").
+    expect(second.stdout.filter((l) => l !== '')).toEqual([
+      '> rerun-pipeline@0.1.0 start',
+      `> tsx app/cli/rerun.ts dev --demo ${args.join(' ')}`,
+      expect.stringMatching(/^READY \{/),
+      expect.stringMatching(/^SUMMARY \{/),
+    ]);
+    expect(payload<DevSummary>(second.stdout.filter(Boolean).at(-1) ?? '', 'SUMMARY')).toMatchObject({
       uploaded: 0,
       failed: 0,
       deadLettered: 0,
     });
     // Every demo upload of the second start answers the expected 412, silently.
     expect(second.stderr()).not.toMatch(/non-retryable streaming request/);
+  });
+
+  it('npx rerun that fails leaves stdout to rerun: SUMMARY stays the last line, --json output stays one JSON document', async () => {
+    const appName = uniqueName('npx');
+    const endpoint = awsEndpoint();
+    const failing = npx(
+      ['rerun', 'dev', '--once', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST],
+      { AWS_ENDPOINT_URL: endpoint },
+    );
+    const ready = payload<DevReady>(await failing.line(/^READY /), 'READY');
+    expect(await failing.exit).toBe(0);
+    await put(ready.inputBucket, 'incoming/please-fail.csv', 'id\n');
+    const again = npx(
+      ['rerun', 'dev', '--once', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName, ...FAST],
+      { AWS_ENDPOINT_URL: endpoint },
+    );
+    expect(await again.exit).toBe(3);
+    expect(again.stdout.filter((l) => l !== '').map((l) => l.split(' ')[0])).toEqual(['READY', 'SUMMARY']);
+
+    const status = npx(['rerun', 'status', '--from', '2026-01-01', '--to', '2026-01-02', '--json'], {
+      AWS_ENDPOINT_URL: 'localhost:4566',
+    });
+    expect(await status.exit).toBe(1);
+    expect(JSON.parse(status.stdout.join('\n'))).toEqual({
+      error: { name: 'EndpointUnusableError', message: expect.stringMatching(/has no scheme/) },
+    });
   });
 
   it('--demo uploads a directory create-only: a second run uploads (and processes) nothing again', async () => {
@@ -304,7 +397,9 @@ describe('rerun dev (spawned)', () => {
     );
     expect(await run.exit).toBe(1);
     expect(run.stdout).toEqual([]);
-    expect(run.stderr()).toMatch(/HandlerModuleLoadError: .*fixture: OUTPUT_BUCKET is not configured/);
+    expect(run.stderr()).toMatch(
+      /^rerun dev: Importing the handler module .*throwsOnImport\.ts failed: fixture: OUTPUT_BUCKET is not configured$/m,
+    );
   });
 });
 
@@ -371,7 +466,7 @@ describe('rerun dev output (in process)', () => {
       },
       { subject: 'message m2', status: 'skipped', reason: 's3:TestEvent', attempts: 1 },
     ]);
-    expect(tracker.counts()).toEqual({ processed: 1, skipped: 1, failed: 0 });
+    expect(tracker.counts()).toEqual({ processed: 1, skipped: 1, failed: 0, retrying: 0 });
   });
 
   it('renders an aligned table with one line per object and shortened one-line reasons', () => {
@@ -396,7 +491,7 @@ describe('rerun dev output (in process)', () => {
     );
     expect(formatOutcomeTable([])).toBe('No records reached the handler.\n');
     expect(formatOutcomeTable([], { recordsDelivered: 3 })).toMatch(
-      /^3 record\(s\) reached the handler, but no outcome reached rerun dev: .*--runtime lambda/,
+      /^3 record\(s\) reached the handler, but none reported an outcome to rerun dev: a handler not built with rerun-pipeline's createSqsBatchHandler/,
     );
   });
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
-import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { S3ListingReader } from '../../app/reprocess/S3ListingReader.js';
@@ -145,6 +145,52 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
     expect(await readText(clients.s3, p.stack.outputBucket, outputKey(p, keys[5] as string))).toContain('k5-new-3');
     await expectClean(p);
   }, 180_000);
+
+  it('--prune says what it removed, and names each orphan it keeps with the reason; never "remove them with --prune"', async () => {
+    const p = await provisionTwoStagePipeline(clients);
+    await upload(clients, p.stack.inputBucket, 'incoming/a.csv', ordersCsv('a', 2));
+    await upload(clients, p.stack.inputBucket, 'incoming/b.csv', ordersCsv('b', 2));
+    await normalizeStageRunner(clients, p).runUntilDrained({ timeoutMs: 60_000 });
+    // An orphan to remove: b.csv deleted while its event was lost.
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: p.stack.inputBucket, Key: 'incoming/b.csv' }));
+    // An orphan that names another input: a.csv's output copied (metadata and all) to gone.csv's key.
+    await clients.s3.send(
+      new CopyObjectCommand({
+        Bucket: p.stack.outputBucket,
+        Key: outputKey(p, 'incoming/gone.csv'),
+        CopySource: `${p.stack.outputBucket}/${encodeURIComponent(outputKey(p, 'incoming/a.csv'))}`,
+      }),
+    );
+    // A quarantine object rerun did not write, of no input and without a main output.
+    await clients.s3.send(
+      new PutObjectCommand({ Bucket: p.stack.outputBucket, Key: quarantineKey(p, 'incoming/ghost.csv'), Body: 'x' }),
+    );
+    await purge(p);
+
+    const text = await rerunCli(['reprocess', '--prune', '--app-name', p.appName]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stderr).toMatch(/^Pruned 1 orphan output\(s\) \(conditional deletes\)\.$/m);
+    expect(text.stderr).not.toMatch(/remove them with --prune/);
+    expect(text.stderr).toMatch(/^Kept 2 orphan\(s\) --prune does not remove, each for its reason:$/m);
+    expect(text.stderr).toMatch(
+      new RegExp(
+        `^ {2}incoming/gone\\.csv: kept main: object does not name this input \\(${p.stack.inputBucket}/incoming%2Fa\\.csv\\)$`,
+        'm',
+      ),
+    );
+    expect(text.stderr).toMatch(
+      /^ {2}incoming\/ghost\.csv: kept quarantine: object does not name this input \(no rerun metadata\)$/m,
+    );
+    const summary = JSON.parse(text.stdout.at(-1)?.replace(/^SUMMARY /, '') ?? '{}');
+    expect(summary).toMatchObject({ pruned: 1, kept: { count: 2 } });
+    expect(await listKeys(clients.s3, p.stack.outputBucket, 'normalized/')).toEqual(
+      [outputKey(p, 'incoming/a.csv'), outputKey(p, 'incoming/gone.csv')].sort(),
+    );
+
+    // Without --prune, the orphans are reported with the option that removes them.
+    const dry = await rerunCli(['reprocess', '--app-name', p.appName]);
+    expect(dry.stderr).toMatch(/^1 orphan output\(s\) kept: remove them with --prune\.$/m);
+  }, 120_000);
 
   it("a codeVersion bump is seen from listings: outputs older than the new version's marker are old-code, no HEAD each", async () => {
     const p = await provisionTwoStagePipeline(clients);

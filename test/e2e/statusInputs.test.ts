@@ -99,7 +99,9 @@ describe('status and backfill judge a day by its inputs as well as its outputs',
 
     // The worker gives up on c.csv and records why: a classified outcome. The summary's record is
     // untrue again (stale) until a backfill rebuilds it; then the day is published, and its summary
-    // says which input it does not cover.
+    // says which input it does not cover. A non-retryable failure, on its first receive: rerun status
+    // and the summary's manifest call it by one name, dead-lettered (its message goes to the DLQ
+    // after the queue's receives; the worker never deletes it).
     const queueArn = `arn:aws:sqs:us-east-1:123456789012:${p.appName}-normalize-queue`;
     await new S3FailureRecorder({
       store: new S3ObjectStore(clients.s3),
@@ -109,9 +111,9 @@ describe('status and backfill judge a day by its inputs as well as its outputs',
     }).record({
       queueArn,
       messageId: 'm-c',
-      receiveCount: 2,
+      receiveCount: 1,
       subject: `s3://${p.stack.inputBucket}/incoming/dt=${DAY}/c.csv`,
-      outcome: { messageId: 'm-c', status: 'failed', retryable: true, reason: 'Error: worker down' },
+      outcome: { messageId: 'm-c', status: 'failed', retryable: false, reason: 'EventParseError: not an S3 event' },
     });
     const deadLettered = await rerunCli(['status', '--from', DAY, '--to', DAY, '--no-validate', ...app]);
     expect(deadLettered.json<StatusJson>().partitions[0]).toMatchObject({ status: 'stale' });
@@ -131,5 +133,6 @@ describe('status and backfill judge a day by its inputs as well as its outputs',
         skipped: { count: 1, keys: [`incoming/dt=${DAY}/notes.txt`] },
       },
     });
+    expect(recorded.notCovered).not.toHaveProperty('failing');
   }, 180_000);
 });

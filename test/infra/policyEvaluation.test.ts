@@ -354,6 +354,16 @@ describe('the reference stack (infra/RerunStack.ts)', () => {
           expect: 'Deny',
         },
         {
+          name: 'seal an output: UploadPartCopy of itself, completed with If-Match',
+          requests: s3.sealByPartCopy(output, out, { ifMatch: etag }),
+          expect: 'Allow',
+        },
+        {
+          name: 'a part-copy seal completed without a condition',
+          requests: s3.sealByPartCopy(output, out, {}),
+          expect: 'Deny',
+        },
+        {
           name: 'write a quarantine side output',
           requests: s3.putObject(output, q, { ifNoneMatch: '*' }),
           expect: 'Allow',
@@ -727,6 +737,11 @@ function workerS3Cases(p: PipelineUnderTest): EdgeCase[] {
       name: 'CopyObject without a condition',
       requests: s3.copyObject(output, out, { bucket: output, key: out }),
       expect: 'Deny',
+    },
+    {
+      name: 'seal: UploadPartCopy of itself, completed with If-Match',
+      requests: s3.sealByPartCopy(output, out, { ifMatch: etag }),
+      expect: 'Allow',
     },
     { name: 'delete (If-Match)', requests: s3.deleteObject(output, out, { ifMatch: etag }), expect: 'Allow' },
     { name: 'delete blind', requests: s3.deleteObject(output, out), expect: 'Deny' },

@@ -1,3 +1,4 @@
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { explainAwsError, PipelineResourceError } from '../../app/status/pipelineResources.js';
 import { testClients, uniqueName } from '../support/aws.js';
@@ -81,8 +82,9 @@ describe('rerun status / backfill / redrive: arguments, targets and errors', () 
       env: { AWS_ENDPOINT_URL: 'http://127.0.0.1:9' },
     });
     expect(unreachable.code).toBe(1);
+    // Checked before any AWS call (app/cli/checkedEndpoint.ts): the variable is named, with the fix.
     expect(unreachable.stderr).toMatch(
-      /Nothing answers at http:\/\/127\.0\.0\.1:9 \(looking for the output bucket "rerun-output"\)/,
+      /^rerun status: Nothing listens at AWS_ENDPOINT_URL=http:\/\/127\.0\.0\.1:9 \(connection refused\)\. Start that emulator/,
     );
   });
 
@@ -103,6 +105,38 @@ describe('rerun status / backfill / redrive: arguments, targets and errors', () 
     expect((noCredentials as Error).message).toMatch(/No AWS credentials to reach the output bucket "b"/);
     const other = new Error('something else');
     expect(explainAwsError(other, resource)).toBe(other);
+  });
+
+  it('redrive tells a DLQ whose messages another reader holds from an empty one', async () => {
+    const p = await provisionTwoStagePipeline(clients);
+    for (const i of [1, 2, 3]) {
+      await clients.sqs.send(new SendMessageCommand({ QueueUrl: p.stack.dlqUrl, MessageBody: `{"poison":${i}}` }));
+    }
+    // Another reader (a second redrive, a console poll) holds all three invisible for a while.
+    let held = 0;
+    while (held < 3) {
+      const out = await clients.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: p.stack.dlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 120 }),
+      );
+      held += out.Messages?.length ?? 0;
+    }
+    const run = await rerunCli(['redrive', '--queue', 'normalize', '--dry-run', '--app-name', p.appName]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(
+      /^No visible message in the DLQ: about 3 are held invisible by another reader \(another rerun redrive, a console poll, a consumer of the DLQ\)\. They return when that reader's visibility timeout ends: run this again then\.$/m,
+    );
+    expect(run.stderr).not.toMatch(/^No message in the DLQ\./m);
+    expect(run.stdout).toEqual([expect.stringMatching(/^SUMMARY \{.*"inspected":0,.*"inFlight":3/)]);
+    // One more arrives, visible: it is listed, and the held ones are counted beside it.
+    await clients.sqs.send(new SendMessageCommand({ QueueUrl: p.stack.dlqUrl, MessageBody: '{"poison":4}' }));
+    const some = await rerunCli(['redrive', '--queue', 'normalize', '--dry-run', '--app-name', p.appName]);
+    expect(some.stderr).toMatch(
+      /^1 message\(s\)\. About 3 more are held invisible by another reader: not shown, not moved\.$/m,
+    );
+
+    // An empty DLQ is still called empty.
+    const empty = await rerunCli(['redrive', '--queue', 'summarize', '--dry-run', '--app-name', p.appName]);
+    expect(empty.stderr).toMatch(/^No message in the DLQ\.$/m);
   });
 
   it('find a deployed stack from RERUN_* variables alone, and a dry run prints the plan and sends nothing', async () => {

@@ -413,6 +413,146 @@ describe('processObject against the emulator', () => {
     expect(await processObject(big, event('big.txt'), { store })).toMatchObject({ status: 'skipped' });
   });
 
+  it('a multipart output records its counts, its side outputs and the digest of its bytes, like a single-part one', async () => {
+    const line = `${'a'.repeat(1023)}\n`;
+    await put('big.txt', `${line.repeat(6 * 1024)}!bad one\n${line.repeat(6 * 1024)}!bad two\n`); // 12 MiB
+    const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
+    log.clear();
+    const outcome = await processObject(big, event('big.txt'), { store });
+    expect(outcome).toMatchObject({ status: 'processed', summary: { lines: 12 * 1024, bad: 2 } });
+    // Completed, then sealed: copied onto itself as a new upload with the metadata, on the
+    // completed upload's ETag (copy-source-if-match on the part copy, If-Match on the completion).
+    const completions = log.requests.filter((r) => r.operation === 'CompleteMultipartUpload');
+    expect(log.operations('S3').filter((o) => o.includes('Multipart') || o.includes('UploadPartCopy'))).toEqual([
+      'CreateMultipartUpload',
+      'CompleteMultipartUpload',
+      'CreateMultipartUpload',
+      'UploadPartCopy',
+      'CompleteMultipartUpload',
+    ]);
+    const copy = log.requests.find((r) => r.operation === 'UploadPartCopy');
+    expect(copy?.input.CopySourceIfMatch).toMatch(/^".+"$/);
+    expect(completions[1]?.input.IfMatch).toBe(copy?.input.CopySourceIfMatch);
+    const head = await clients.s3.send(
+      new HeadObjectCommand({ Bucket: output, Key: outKey('big.txt'), ChecksumMode: 'ENABLED' }),
+    );
+    const quarantine = await clients.s3.send(
+      new HeadObjectCommand({ Bucket: output, Key: `quarantine/${input}/big.txt.txt` }),
+    );
+    expect(head.Metadata).toMatchObject({
+      'rerun-x-lines': String(12 * 1024),
+      'rerun-x-bad': '2',
+      'rerun-side-outputs': `quarantine=${quarantine.ETag?.replace(/"/g, '')}`,
+      'rerun-integrity': expect.stringMatching(/^sha256-parts:[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+-1:\d+$/),
+    });
+    expect(head.ContentType).toBe('application/x-ndjson');
+    expect(outcome.output?.summary).toEqual({ lines: String(12 * 1024), bad: '2' });
+  });
+
+  it('racing deliveries of one event with a multipart output keep the quarantine (the loser removes only what it created)', async () => {
+    const line = `${'b'.repeat(1023)}\n`;
+    const eTag = await putEtag('big.txt', `!bad one\n${line.repeat(6 * 1024)}!bad two\n`); // 6 MiB
+    // Delivery A reads the input and transforms; delivery B of the same event runs from start to
+    // end in between. A's quarantine create then meets B's (412: accepted, same content) and A's
+    // CompleteMultipartUpload loses to B's output (412). Before the fix A took B's quarantine for
+    // its orphan, and the sweep deleted it, since a multipart output listed no side outputs.
+    const plain = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
+    const a = upperWorker(output, {
+      partBytes: 5 * 1024 * 1024,
+      async transform(inputArg, outputs) {
+        const result = await plain.transform(inputArg, outputs);
+        const b = await processObject(plain, eventOf('big.txt', eTag), { store: new S3ObjectStore(testClients().s3) });
+        expect(b.status).toBe('processed');
+        return result;
+      },
+    });
+    log.clear();
+    const outcome = await processObject(a, eventOf('big.txt', eTag), { store });
+    expect(outcome).toMatchObject({ status: 'skipped', publishRacesLost: 1 });
+    expect(log.count({ operation: 'DeleteObject' })).toBe(0);
+    expect(await readText(clients.s3, output, `quarantine/${input}/big.txt.txt`)).toBe('!bad one\n!bad two\n');
+    // Every tool's done-check agrees: the duplicate HEADs the output and the quarantine it lists.
+    log.clear();
+    expect(await processObject(plain, eventOf('big.txt', eTag), { store })).toMatchObject({ status: 'skipped' });
+    expect(log.operations('S3')).toEqual(['HeadObject', 'HeadObject']);
+  });
+
+  it('many concurrent deliveries of one multipart input with bad rows end with one output that lists its intact quarantine', async () => {
+    const line = `${'c'.repeat(1023)}\n`;
+    const eTag = await putEtag('big.txt', `${line.repeat(3 * 1024)}!bad one\n${line.repeat(3 * 1024)}!bad two\n`);
+    const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
+    const outcomes = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        processObject(big, eventOf('big.txt', eTag), { store: new S3ObjectStore(testClients().s3) }),
+      ),
+    );
+    expect(outcomes.filter((o) => o.status === 'processed').length).toBeGreaterThanOrEqual(1);
+    expect(await readText(clients.s3, output, `quarantine/${input}/big.txt.txt`)).toBe('!bad one\n!bad two\n');
+    log.clear();
+    expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({ status: 'skipped' });
+    expect(log.operations('S3')).toEqual(['HeadObject', 'HeadObject']);
+  });
+
+  it('a side output deleted behind a multipart output is found by the next duplicate and rebuilt', async () => {
+    const line = `${'d'.repeat(1023)}\n`;
+    const eTag = await putEtag('big.txt', `${line.repeat(6 * 1024)}!bad\n`);
+    const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
+    await processObject(big, eventOf('big.txt', eTag), { store });
+    const quarantineKey = `quarantine/${input}/big.txt.txt`;
+    const listed = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: quarantineKey }));
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: output, Key: quarantineKey, IfMatch: listed.ETag }));
+    expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/^output replaced/),
+    });
+    expect(await readText(clients.s3, output, quarantineKey)).toBe('!bad\n');
+  });
+
+  it('a multipart upload completed but never sealed is not done: the next delivery rebuilds and seals it', async () => {
+    const line = `${'e'.repeat(1023)}\n`;
+    const eTag = await putEtag('big.txt', line.repeat(6 * 1024));
+    // A store whose seal never reaches S3: the writer "dies" between CompleteMultipartUpload and the seal.
+    const dying = new S3ObjectStore(testClients().s3);
+    dying.sealInPlace = async () => {
+      throw new Error('killed before the seal');
+    };
+    const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
+    await expect(processObject(big, eventOf('big.txt', eTag), { store: dying })).rejects.toThrow(
+      'killed before the seal',
+    );
+    const unsealed = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('big.txt') }));
+    expect(unsealed.Metadata?.['rerun-integrity']).toBe('sha256-composite');
+    expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/never sealed/),
+    });
+    expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({ status: 'skipped' });
+  });
+
+  it('a multipart side output removed between its completion and its seal: the round starts over, no upload left open', async () => {
+    // Found by the simulation tier (npm run test:sim, "delete multi+side"): the input's delete
+    // propagated while this delivery was between the quarantine's CompleteMultipartUpload and its
+    // seal. The seal answered 404, the writer tried to complete the same upload again (NoSuchUpload),
+    // and the record failed with the main output's multipart upload left open.
+    const line = `${'f'.repeat(1023)}\n`;
+    const eTag = await putEtag('big.txt', `${line.repeat(6 * 1024)}${'!bad '.repeat(1024 * 1024 + 1)}\n`);
+    const racing = new S3ObjectStore(testClients().s3);
+    const seal = racing.sealInPlace.bind(racing);
+    let removed = 0;
+    racing.sealInPlace = async (bucket, key, options) => {
+      if (key.startsWith('quarantine/') && removed++ === 0) {
+        await clients.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key, IfMatch: `"${options.etag}"` }));
+      }
+      return seal(bucket, key, options);
+    };
+    const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
+    const outcome = await processObject(big, eventOf('big.txt', eTag), { store: racing });
+    expect(outcome).toMatchObject({ status: 'processed', publishRacesLost: 1 });
+    const uploads = await clients.s3.send(new ListMultipartUploadsCommand({ Bucket: output }));
+    expect(uploads.Uploads ?? []).toEqual([]);
+    expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({ status: 'skipped' });
+  });
+
   it('a transform that fails leaves nothing visible and no multipart upload behind', async () => {
     await put('a.txt', 'x\n'.repeat(4 * 1024 * 1024));
     const failing = upperWorker(output, {

@@ -73,22 +73,78 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
     log.clear();
     const outcome = await removeOutputs(worker, removed('a.txt'), { store });
     expect(outcome).toMatchObject({ status: 'processed', reason: 'input deleted: removed main, quarantine' });
-    // HEAD both outputs, HEAD the input (404), then two conditional deletes: no blind delete.
-    expect(log.operations('S3')).toEqual(['HeadObject', 'HeadObject', 'HeadObject', 'DeleteObject', 'DeleteObject']);
+    // HEAD both outputs, HEAD the input (404), then two conditional deletes (no blind delete), and
+    // the input HEADed once more: a re-upload of the same bytes during the deletes is rebuilt.
+    expect(log.operations('S3')).toEqual([
+      'HeadObject',
+      'HeadObject',
+      'HeadObject',
+      'DeleteObject',
+      'DeleteObject',
+      'HeadObject',
+    ]);
     expect(deletes().every((d) => typeof d.input.IfMatch === 'string' && d.input.IfMatch !== '')).toBe(true);
     expect(await listKeys(clients.s3, output)).toEqual([]);
   });
 
-  it('an input re-uploaded after its delete event was sent: outputs kept, nothing deleted', async () => {
+  it('an input re-uploaded after its delete event was sent: nothing deleted, and the output brought up to date', async () => {
     await put('a.txt', 'x\n');
     await processObject(worker, created('a.txt'), { store });
     await deleteInput('a.txt');
     await put('a.txt', 'y\n');
     log.clear();
     const outcome = await removeOutputs(worker, removed('a.txt'), { store });
-    expect(outcome).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/input exists again/) });
+    // The re-upload's own event has not run here: the removal path runs the done-check instead of
+    // leaving an output of the old content.
+    expect(outcome).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(
+        /^input exists again \(re-uploaded after the delete\): outputs kept: output replaced/,
+      ),
+    });
     expect(deletes()).toEqual([]);
     expect(await listKeys(clients.s3, output)).toEqual([`out/${input}/a.txt.txt`]);
+    expect(await readText(clients.s3, output, `out/${input}/a.txt.txt`)).toBe('Y\n');
+  });
+
+  it('a removal that deleted the outputs of a re-uploaded identical input, then died, is repaired by its redelivery', async () => {
+    // Found by the simulation tier ("recreate single-part, crashes 1"): the re-upload has the same
+    // bytes, hence the same ETag, so its own event found the output done; the removal then deleted
+    // that output (If-Match on the same ETag), saw the input back, and died before rebuilding.
+    await put('a.txt', 'x\n!bad\n');
+    await processObject(worker, created('a.txt'), { store });
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: output, Key: `out/${input}/a.txt.txt` }));
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: output, Key: `quarantine/${input}/a.txt.txt` }));
+    log.clear();
+    // The redelivered removal: no output to remove, the input exists: the output is rebuilt.
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store });
+    expect(outcome).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/input exists again.*output created/),
+    });
+    expect(await readText(clients.s3, output, `out/${input}/a.txt.txt`)).toBe('X\n');
+    expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toBe('!bad\n');
+  });
+
+  it('a removal that sees the input back after its deletes rebuilds the output at once', async () => {
+    await put('a.txt', 'same\n');
+    await processObject(worker, created('a.txt'), { store });
+    await deleteInput('a.txt');
+    // Right after the remover's deletes, the same bytes are uploaded again (same ETag), and that
+    // upload's event finds... nothing to find yet: the remover's own check after deleting sees it.
+    const racing = new (class extends S3ObjectStore {
+      override async deleteIfMatch(bucket: string, key: string, etag: string) {
+        const result = await super.deleteIfMatch(bucket, key, etag);
+        if (key.startsWith('out/')) await put('a.txt', 'same\n');
+        return result;
+      }
+    })(clients.s3);
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store: racing });
+    expect(outcome).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/^input re-uploaded while its outputs were removed \(main\): output created/),
+    });
+    expect(await readText(clients.s3, output, `out/${input}/a.txt.txt`)).toBe('SAME\n');
   });
 
   it('a delete racing a re-upload: the output rebuilt between the HEADs and the delete is kept (412)', async () => {
@@ -126,7 +182,7 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
     const outcome = await removeOutputs(worker, removed('a.txt'), { store });
     expect(outcome).toMatchObject({
       status: 'skipped',
-      reason: "input deleted: nothing removed; kept main (not this input's)",
+      reason: 'input deleted: nothing removed; kept main: object does not name this input (no rerun metadata)',
     });
     expect(deletes()).toEqual([]);
   });

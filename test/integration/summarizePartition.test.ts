@@ -315,8 +315,8 @@ describe('summarizePartition against the emulator', () => {
         covered: { withOutput: group([input('events.ndjson'), input('orders.csv')]), quarantined: group([]) },
         notCovered: {
           pending: group([input('late.csv')]),
-          failing: group([input('bad.csv')]),
-          deadLettered: group([input('poison.csv')]),
+          // A non-retryable failure and a last receive: one class, named as rerun status names it.
+          deadLettered: group([input('bad.csv'), input('poison.csv')]),
           outdated: group([]),
           skipped: group([]),
         },
@@ -353,7 +353,7 @@ describe('summarizePartition against the emulator', () => {
       expect(second.etag).not.toBe(first.etag);
       const { notCovered } = (await readSummary()).manifest.coverage;
       expect(notCovered.pending).toEqual(group([]));
-      expect(notCovered.deadLettered).toEqual(group([input('late.csv'), input('poison.csv')]));
+      expect(notCovered.deadLettered).toEqual(group([input('bad.csv'), input('late.csv'), input('poison.csv')]));
       // Every input now has an output or a classified outcome: published, for the summary's own hash.
       expect(await statusOfDay()).toMatchObject({ status: 'published', lineageHash: second.lineageHash });
     });

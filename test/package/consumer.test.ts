@@ -173,7 +173,7 @@ beforeAll(() => {
   const started = Date.now();
   run('npm', ['run', 'build'], ROOT);
   packDir = mkdtempSync(join(tmpdir(), 'rerun-pack-'));
-  // The repository's .npmrc sets json=true: npm pack answers with its report as JSON.
+  // --json: npm pack answers with its report as JSON (--ignore-scripts: no script banner before it).
   const packed = JSON.parse(
     run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], ROOT),
   ) as {
@@ -445,22 +445,22 @@ describe('the packed package in a new project', () => {
     expect(result.status, result.stderr).toBe(0);
     const summaryLine = result.stdout.split('\n').find((l) => l.startsWith('SUMMARY ')) ?? 'SUMMARY {}';
     const summary = JSON.parse(summaryLine.slice('SUMMARY '.length)) as DevSummary;
-    // The bundle carries its own copy of the library, so rerun dev's per-record table (fed by the
-    // CLI's copy) stays empty; what the bundle did shows in the batch and at the webhook sink: all
-    // ten records of the demo deleted, none failed, and one notification per normalized output
+    // The bundle carries its own copy of the library; every copy reports to the same process-wide
+    // channel (src/worker/outcomes.ts), so rerun dev's table and SUMMARY count its objects as for
+    // the sources: the demo's 8 normalized files and 2 skips, and one notification per output
     // (NOTIFY_URL through the ledger, sent only after the output is published).
     expect(summary).toMatchObject({
       records: 10,
-      outcomesSeen: false,
-      processed: 0,
+      outcomesSeen: true,
+      processed: 8,
+      skipped: 2,
       failed: 0,
       deadLettered: 0,
       sinkApplied: 8,
       ended: 'drained',
     });
     expect(result.stderr).toMatch(/10 record\(s\), 10 deleted, 0 retained/);
-    // The table says that the outcomes were not seen, not that nothing reached the handler.
-    expect(result.stderr).toContain('10 record(s) reached the handler, but no outcome reached rerun dev');
+    expect(result.stderr).toMatch(/processed\s+s3:\/\/rerun-input\/incoming\/orders\.csv/);
     expect(result.stderr).not.toContain('No records reached the handler.');
   }, 120_000);
 });

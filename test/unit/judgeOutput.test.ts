@@ -59,12 +59,32 @@ describe('judgeOutput: the done-check decision', () => {
     expect(judgeOutput(goodHead(), { ...expected, codeVersion: 'v2' })).toMatchObject({ state: OutputState.OLD_CODE });
   });
 
-  it('a multipart output needs a stored SHA-256 checksum', () => {
-    const metadata = buildOutputMetadata({ source, codeVersion: 'v1', integrity: { kind: 'sha256-composite' } });
-    expect(judgeOutput(goodHead({ metadata, contentLength: 99, checksumSHA256: 'abc=-3' }), expected).state).toBe(
-      OutputState.BUILT,
-    );
-    expect(judgeOutput(goodHead({ metadata, checksumSHA256: undefined }), expected).state).toBe(OutputState.INVALID);
+  it('a multipart output is done only once sealed, and its stored checksum must be one of the digests it records', () => {
+    const sealed = buildOutputMetadata({
+      source,
+      codeVersion: 'v1',
+      integrity: { kind: 'sha256-parts', sha256Base64: 'whole=', compositeBase64: 'parts=', parts: 3, bytes: 99 },
+    });
+    // The copy that seals it keeps the composite value (with its part count, or without it as moto
+    // returns it), or stores a new full-object SHA-256: all three describe exactly these bytes.
+    for (const checksumSHA256 of ['parts=-3', 'parts=', 'whole=']) {
+      expect(judgeOutput(goodHead({ metadata: sealed, contentLength: 99, checksumSHA256 }), expected).state).toBe(
+        OutputState.BUILT,
+      );
+    }
+    expect(
+      judgeOutput(goodHead({ metadata: sealed, contentLength: 99, checksumSHA256: 'other=-3' }), expected),
+    ).toMatchObject({ state: OutputState.INVALID, reason: expect.stringMatching(/content was replaced/) });
+    expect(
+      judgeOutput(goodHead({ metadata: sealed, contentLength: 98, checksumSHA256: 'parts=-3' }), expected).state,
+    ).toBe(OutputState.INVALID);
+    const unsealed = buildOutputMetadata({ source, codeVersion: 'v1', integrity: { kind: 'unsealed' } });
+    expect(
+      judgeOutput(goodHead({ metadata: unsealed, contentLength: 99, checksumSHA256: 'parts=-3' }), expected),
+    ).toMatchObject({
+      state: OutputState.INVALID,
+      reason: expect.stringMatching(/never sealed/),
+    });
   });
 
   it("runs the worker's own validation last", () => {

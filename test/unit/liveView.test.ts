@@ -65,6 +65,18 @@ describe('the live view fits the terminal', () => {
     expect(text).toContain('AWS_ENDPOINT_URL=http://127.0.0.1:4000 npx rerun ls s3://rerun-output/quarantine/');
     expect(text).toContain('npx rerun cat s3://rerun-output/');
     expect(text).toMatch(/embedded emulator stops when rerun dev exits/);
+    // A worker of the user's writes under its own prefixes: the whole bucket is listed, no quarantine line.
+    const own = lookAtOutputs(
+      'out',
+      { outputPrefix: 'normalized/', quarantinePrefix: 'quarantine/' },
+      'http://h',
+      false,
+      true,
+    );
+    expect(own.split('\n').filter(Boolean)).toEqual([
+      'Outputs:    AWS_ENDPOINT_URL=http://h npx rerun ls s3://out/',
+      'One object: AWS_ENDPOINT_URL=http://h npx rerun cat s3://out/<key from ls>',
+    ]);
   });
 
   it('reads s3:// URIs', () => {

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { UNSEALED_INTEGRITY } from '../../src/done/integrity.js';
+import { MetadataKey } from '../../src/done/outputMetadata.js';
 import { MIN_PART_BYTES, OutputWriter } from '../../src/publish/OutputWriter.js';
+import { SealDigests } from '../../src/publish/sealDigests.js';
 import type { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 
 const MIB = 1024 * 1024;
@@ -17,8 +20,19 @@ interface UploadedPart {
 /** A multipart-only store whose UploadPart reads its body after a delay, as a slow network would. */
 function slowMultipartStore(delayMs = 2) {
   const parts: UploadedPart[] = [];
+  const created: Record<string, string>[] = [];
+  const seals: {
+    etag: string;
+    metadata: Record<string, string>;
+    contentType?: string;
+    ranges?: readonly { start: number; end: number; sha256Base64: string }[];
+  }[] = [];
   const store = {
-    createMultipartUpload: async () => 'upload-1',
+    minPartBytes: MIN_PART_BYTES,
+    createMultipartUpload: async (_bucket: string, _key: string, options: { metadata: Record<string, string> }) => {
+      created.push(options.metadata);
+      return 'upload-1';
+    },
     uploadPart: async (
       _bucket: string,
       _key: string,
@@ -34,10 +48,14 @@ function slowMultipartStore(delayMs = 2) {
       return { partNumber: part.partNumber, etag: `"etag-${part.partNumber}"`, sha256Base64: part.sha256Base64 };
     },
     completeMultipartUpload: async () => ({ status: 'written' as const, etag: 'final-3' }),
+    sealInPlace: async (_bucket: string, _key: string, seal: (typeof seals)[number]) => {
+      seals.push(seal);
+      return { status: 'written' as const, etag: 'sealed' };
+    },
     abortMultipartUpload: async () => {},
     put: async () => ({ status: 'written' as const, etag: 'single' }),
   };
-  return { store: store as unknown as S3ObjectStore, parts };
+  return { store: store as unknown as S3ObjectStore, parts, created, seals };
 }
 
 function writer(store: S3ObjectStore, partBytes = MIN_PART_BYTES): OutputWriter {
@@ -108,5 +126,76 @@ describe('OutputWriter: multipart parts from two reused buffers', () => {
     const expected = Buffer.from(chunks.join(''), 'utf8');
     expect(parts.slice(0, -1).every((p) => p.bytes.byteLength === MIN_PART_BYTES)).toBe(true);
     expect(Buffer.concat(parts.map((p) => p.bytes)).equals(expected)).toBe(true);
+  });
+
+  it('seals a completed upload with the digest of the whole content, the counts and the side outputs', async () => {
+    const { store, parts, created, seals } = slowMultipartStore(0);
+    const out = writer(store);
+    const content = Buffer.alloc(11 * MIB, 120);
+    await out.write(content);
+    const result = await out.publish({ ifNoneMatch: '*' }, { records: 7, quarantined: 2 }, { quarantine: 'q1' });
+    // Until the seal, the upload says it is not done.
+    expect(created[0]?.[MetadataKey.INTEGRITY]).toBe(UNSEALED_INTEGRITY);
+    expect(result).toEqual({ status: 'written', etag: 'sealed' });
+    expect(seals).toHaveLength(1);
+    const seal = seals[0] as (typeof seals)[number];
+    expect(seal.etag).toBe('final-3');
+    expect(seal.contentType).toBe('application/x-ndjson');
+    expect(parts).toHaveLength(3);
+    const whole = createHash('sha256').update(content);
+    const wholeBase64 = whole.copy().digest('base64');
+    // Up to 5 GiB the seal copies the whole object as one part: S3 then stores the SHA-256 of that
+    // part's SHA-256, with the count 1.
+    expect(seal.ranges).toEqual([{ start: 0, end: content.byteLength - 1, sha256Base64: wholeBase64 }]);
+    const composite = createHash('sha256').update(whole.digest()).digest('base64');
+    expect(seal.metadata[MetadataKey.INTEGRITY]).toBe(
+      `sha256-parts:${wholeBase64}:${composite}-1:${content.byteLength}`,
+    );
+    expect(seal.metadata[MetadataKey.SIDE_OUTPUTS]).toBe('quarantine=q1');
+    expect(seal.metadata['rerun-x-records']).toBe('7');
+    expect(seal.metadata['rerun-x-quarantined']).toBe('2');
+    expect(out.contentChecksum).toBe(wholeBase64);
+  });
+
+  it('reports a seal that lost to another writer as a lost race, and completes nothing twice', async () => {
+    const { store, seals } = slowMultipartStore(0);
+    (store as unknown as { sealInPlace: () => Promise<unknown> }).sealInPlace = async () => {
+      seals.push({ etag: 'x', metadata: {} });
+      return { status: 'precondition-failed' };
+    };
+    const out = writer(store);
+    await out.write(Buffer.alloc(6 * MIB, 1));
+    expect(await out.publish({ ifNoneMatch: '*' })).toEqual({ status: 'precondition-failed' });
+    expect(seals).toHaveLength(1);
+  });
+
+  it('cuts the seal into copy ranges of whole parts, at most 5 GiB each, and digests each', () => {
+    // 5 GiB holds 1,024 parts of S3's minimum.
+    expect(new SealDigests(MIN_PART_BYTES).rangeBytes).toBe(1024 * MIN_PART_BYTES);
+    expect(new SealDigests(7 * MIB).rangeBytes).toBe(731 * 7 * MIB);
+    // The same rule with ranges of at most 10 parts, over 22 parts and a short last one.
+    const partBytes = 64;
+    const digests = new SealDigests(partBytes, 10.5 * partBytes);
+    const part = Buffer.alloc(partBytes, 7);
+    const last = Buffer.alloc(5, 9);
+    for (let i = 0; i < 22; i++) digests.add(part);
+    digests.add(last);
+    const plan = digests.finish();
+    expect(plan.ranges.map((r) => [r.start, r.end])).toEqual([
+      [0, 10 * partBytes - 1],
+      [10 * partBytes, 20 * partBytes - 1],
+      [20 * partBytes, 22 * partBytes + 5 - 1],
+    ]);
+    const digestOf = (n: number, tail?: Buffer) => {
+      const h = createHash('sha256');
+      for (let i = 0; i < n; i++) h.update(part);
+      if (tail) h.update(tail);
+      return h.digest('base64');
+    };
+    expect(plan.ranges.map((r) => r.sha256Base64)).toEqual([digestOf(10), digestOf(10), digestOf(2, last)]);
+    expect(plan.sha256Base64).toBe(digestOf(22, last));
+    const composite = createHash('sha256');
+    for (const r of plan.ranges) composite.update(Buffer.from(r.sha256Base64, 'base64'));
+    expect(plan.compositeBase64).toBe(composite.digest('base64'));
   });
 });

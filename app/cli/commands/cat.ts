@@ -3,6 +3,7 @@ import { createAwsClients } from '../../../src/aws/clients.js';
 import { httpStatus } from '../../../src/s3/errors.js';
 import { parseS3Uri } from '../../../src/s3/s3Uri.js';
 import { explainAwsError } from '../../status/pipelineResources.js';
+import { checkedEndpoint } from '../checkedEndpoint.js';
 import { type CliCommand, CliUsageError } from '../command.js';
 
 /** `rerun cat s3://bucket/key`: an object's bytes on stdout, at the endpoint in use. */
@@ -21,7 +22,7 @@ Examples:
   async run({ positionals }, io) {
     const target = positionals.length === 1 ? parseS3Uri(positionals[0] ?? '') : undefined;
     if (!target?.key) throw new CliUsageError('rerun cat takes one s3://bucket/key.');
-    const endpoint = io.env.AWS_ENDPOINT_URL || undefined;
+    const endpoint = await checkedEndpoint(io.env);
     const { s3 } = createAwsClients({ endpoint, region: io.env.AWS_REGION || 'us-east-1' });
     try {
       const out = await s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: target.key }));

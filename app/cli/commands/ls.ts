@@ -2,6 +2,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { createAwsClients } from '../../../src/aws/clients.js';
 import { parseS3Uri } from '../../../src/s3/s3Uri.js';
 import { explainAwsError } from '../../status/pipelineResources.js';
+import { checkedEndpoint } from '../checkedEndpoint.js';
 import { type CliCommand, CliUsageError } from '../command.js';
 
 /** `rerun ls s3://bucket/prefix`: the keys under a prefix, at the endpoint in use. */
@@ -20,7 +21,7 @@ Examples:
   async run({ values, positionals }, io) {
     const target = positionals.length === 1 ? parseS3Uri(positionals[0] ?? '') : undefined;
     if (!target) throw new CliUsageError('rerun ls takes one s3://bucket/prefix.');
-    const endpoint = io.env.AWS_ENDPOINT_URL || undefined;
+    const endpoint = await checkedEndpoint(io.env);
     const { s3 } = createAwsClients({ endpoint, region: io.env.AWS_REGION || 'us-east-1' });
     let token: string | undefined;
     let count = 0;

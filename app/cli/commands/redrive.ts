@@ -103,7 +103,7 @@ Examples:
           dryRun,
           includeDoomed: values['include-doomed'] === true,
           signal: io.signal,
-          onInspected: (letters, depth) => human(formatLetters(letters, depth)),
+          onInspected: (letters, depth, inFlight) => human(formatLetters(letters, depth, inFlight)),
           onProgress: (moved, total) => {
             if (!io.isTTY) {
               if (isProgressStep(moved, total)) human(`moved ${moved}/${total}\n`);
@@ -130,9 +130,11 @@ Examples:
       const failed = results.reduce((n, r) => n + r.failed.length, 0);
       const inspected = results.reduce((n, r) => n + r.inspected.length, 0);
       const keptBack = results.reduce((n, r) => n + r.keptBack.length, 0);
-      if (json) io.stdout(JSON.stringify({ dryRun, inspected, moved, keptBack, failed, queues: results }));
+      const inFlight = results.reduce((n, r) => n + r.inFlight, 0);
+      if (json) io.stdout(JSON.stringify({ dryRun, inspected, moved, keptBack, failed, inFlight, queues: results }));
       else {
-        io.stdout(`SUMMARY ${JSON.stringify({ dryRun, inspected, moved, keptBack, failed, queues: results.length })}`);
+        const summary = { dryRun, inspected, moved, keptBack, failed, inFlight, queues: results.length };
+        io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
       }
       return failed > 0 ? 1 : 0;
     } catch (error) {
@@ -187,7 +189,15 @@ async function resolveQueues(
   return queues;
 }
 
-function formatLetters(letters: readonly DeadLetter[], depth: number): string {
+function formatLetters(letters: readonly DeadLetter[], depth: number, inFlight: number): string {
+  if (letters.length === 0 && inFlight > 0) {
+    // Received by someone else and not yet returned: the DLQ is not empty, only unreadable now.
+    return (
+      `No visible message in the DLQ: about ${inFlight} are held invisible by another reader (another rerun ` +
+      "redrive, a console poll, a consumer of the DLQ). They return when that reader's visibility timeout ends: " +
+      'run this again then.\n'
+    );
+  }
   if (letters.length === 0) return 'No message in the DLQ.\n';
   const header = ['MESSAGE', 'RECEIVES', 'SUBJECT', 'REASON'];
   const rows = letters.map((l) => [
@@ -198,7 +208,9 @@ function formatLetters(letters: readonly DeadLetter[], depth: number): string {
     l.wouldFailAgain ? `[WOULD FAIL AGAIN] ${l.reason ?? '-'}` : (l.reason ?? '-'),
   ]);
   const shown = depth > letters.length ? ` (${letters.length} of about ${depth} shown)` : '';
-  return `${alignColumns([header, ...rows])}\n${letters.length} message(s)${shown}.\n`;
+  const held =
+    inFlight > 0 ? ` About ${inFlight} more are held invisible by another reader: not shown, not moved.` : '';
+  return `${alignColumns([header, ...rows])}\n${letters.length} message(s)${shown}.${held}\n`;
 }
 
 function describeResult(result: RedriveResult): string {
@@ -207,7 +219,11 @@ function describeResult(result: RedriveResult): string {
     const kept = doomed > 0 ? ` (${doomed} marked [WOULD FAIL AGAIN] would stay, unless --include-doomed)` : '';
     return `Dry run: ${result.inspected.length} message(s) would be moved back${kept}; nothing was moved.\n`;
   }
-  if (result.inspected.length === 0) return 'Nothing to move.\n';
+  if (result.inspected.length === 0) {
+    return result.inFlight > 0
+      ? 'Nothing moved: the messages held elsewhere are not readable now.\n'
+      : 'Nothing to move.\n';
+  }
   const failed = result.failed.map((f) => `  ${f.messageId}: ${f.error}\n`).join('');
   const kept = result.keptBack.length > 0 ? `Kept in the DLQ (would fail again): ${result.keptBack.join(', ')}\n` : '';
   return (

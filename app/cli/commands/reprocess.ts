@@ -244,6 +244,7 @@ Examples:
         planned: result.planned,
         enqueued: result.enqueued,
         pruned: result.pruned,
+        kept: result.kept,
         sideOrphans: result.sideOrphans,
         interrupted: result.interrupted,
         counts: result.counts,
@@ -363,7 +364,12 @@ function describeResult(result: ReprocessResult, target: PipelineTarget): string
   else lines.push(`${planned}: enqueued ${result.enqueued}.`);
   if (result.sideOrphans > 0) lines.push(`  ${result.sideOrphans} side object(s) of gone inputs had no main output.`);
   if (result.pruned > 0) lines.push(`Pruned ${result.pruned} orphan output(s) (conditional deletes).`);
-  else if (c.orphan > 0) lines.push(`${c.orphan} orphan output(s) kept: remove them with --prune.`);
+  if (!result.prune && c.orphan > 0) lines.push(`${c.orphan} orphan output(s) kept: remove them with --prune.`);
+  if (result.kept.count > 0) {
+    lines.push(`Kept ${result.kept.count} orphan(s) --prune does not remove, each for its reason:`);
+    for (const k of result.kept.first.slice(0, 10)) lines.push(`  ${k.inputKey}: ${k.reason}`);
+    if (result.kept.count > 10) lines.push('  ... (--json lists the first 20)');
+  }
   const w = result.wait;
   if (w) {
     const s = Math.round(w.elapsedMs / 1000);

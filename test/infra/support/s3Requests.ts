@@ -4,7 +4,7 @@
  * "Enforce conditional deletes"; API reference of CopyObject: it needs s3:GetObject on the source
  * and s3:PutObject on the destination). `s3:ObjectCreationOperation` is true only for the requests
  * that create the object (PutObject, CopyObject, CompleteMultipartUpload); CreateMultipartUpload
- * and UploadPart are s3:PutObject requests without it.
+ * and UploadPart (UploadPartCopy too) are s3:PutObject requests without it.
  */
 import type { CallerRequest } from './policyEngine.js';
 
@@ -56,6 +56,17 @@ export function s3As(as: string) {
     copyObject: (bucket: string, key: string, source: { bucket: string; key: string }, p?: Preconditions) => [
       ...s3As(as).putObject(bucket, key, p),
       { as, action: 's3:GetObject', resource: objectArn(source.bucket, source.key) },
+    ],
+    /**
+     * The seal of a large output (S3ObjectStore.sealInPlace): a multipart upload onto the same key
+     * whose parts are UploadPartCopy of the object itself (s3:PutObject on the destination without
+     * creating it, s3:GetObject on the source), completed with If-Match on the object's ETag.
+     */
+    sealByPartCopy: (bucket: string, key: string, p: Preconditions): CallerRequest[] => [
+      ...s3As(as).createMultipartUpload(bucket, key),
+      { as, action: 's3:PutObject', resource: objectArn(bucket, key) },
+      { as, action: 's3:GetObject', resource: objectArn(bucket, key) },
+      ...s3As(as).completeMultipartUpload(bucket, key, p),
     ],
     deleteObject: (bucket: string, key: string, p?: Preconditions): CallerRequest[] => [
       { as, action: 's3:DeleteObject', resource: objectArn(bucket, key), context: preconditionKeys(p) },
