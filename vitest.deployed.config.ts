@@ -1,4 +1,11 @@
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { ensureMiniStackCertificate } from './test/deployed/support/ministackCertificate.js';
+
+// MiniStack serves HTTPS with this certificate (IAM is enforced, and the stack's policies deny plain
+// HTTP). Node reads NODE_EXTRA_CA_CERTS only at launch, so it is set here, before vitest starts
+// the test workers, which inherit it; test/deployed/globalSetup.ts finds the same files.
+process.env.NODE_EXTRA_CA_CERTS = ensureMiniStackCertificate(join(process.cwd(), '.rerun', 'ministack-tls')).cert;
 
 /**
  * The deployed tier (`npm run test:deployed`): the real CDK app deployed to MiniStack, exercised

@@ -15,10 +15,12 @@ import { stagingRoot } from '../app/partition/summaryLayout.js';
 import { SCHEDULE_WEEKDAYS, SUMMARIZE_TASK_TYPE, scheduleMessageGroup } from '../app/partition/summaryTask.js';
 import { StackOutput } from '../app/stackOutputs.js';
 import { topology as defaultTopology, INPUT_EVENTS, type Topology } from '../app/topology.js';
+import { acknowledgeCheckov, CheckovCheck } from '../src/cdk/checkovAcknowledgements.js';
 import { requireConditionalDeletes, requireConditionalWrites } from '../src/cdk/conditionalWritePolicy.js';
 import { DataBucket } from '../src/cdk/DataBucket.js';
 import { LedgerTable } from '../src/cdk/LedgerTable.js';
 import { acknowledgePrefixWildcards } from '../src/cdk/nagAcknowledgements.js';
+import { PipelineDashboard } from '../src/cdk/PipelineDashboard.js';
 import { grantPrefixAccess } from '../src/cdk/prefixGrants.js';
 import { RerunPipeline, type RerunWebhookSource } from '../src/cdk/RerunPipeline.js';
 import { SqsWorker, type WorkerSource } from '../src/cdk/SqsWorker.js';
@@ -129,6 +131,8 @@ export class RerunStack extends Stack {
   readonly scheduleDlqAlarm: Alarm;
   /** The topic every alarm notifies. */
   readonly alarmTopic: ITopic;
+  /** Both stages on one CloudWatch dashboard. */
+  readonly dashboard: PipelineDashboard;
 
   constructor(scope: Construct, id: string, props: RerunStackProps = {}) {
     super(scope, id, {
@@ -191,6 +195,8 @@ export class RerunStack extends Stack {
       ...(props.webhook ? { webhook: this.webhookSource(props.webhook) } : {}),
       ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      // The stack's dashboard shows both stages (below).
+      dashboard: false,
     });
     this.normalize = this.pipeline.worker;
     this.alarmTopic = this.pipeline.alarmTopic;
@@ -245,6 +251,11 @@ export class RerunStack extends Stack {
       enforceSSL: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    acknowledgeCheckov(
+      this.scheduleDeadLetterQueue,
+      CheckovCheck.SQS_KMS,
+      'Encrypted at rest with SSE-SQS (SqsManagedSseEnabled): EventBridge delivers to it without a key policy.',
+    );
     Validations.of(this.scheduleDeadLetterQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
       reason:
@@ -265,6 +276,7 @@ export class RerunStack extends Stack {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     this.scheduleDlqAlarm.addAlarmAction(...alarmActions);
+    this.scheduleDlqAlarm.addOkAction(...alarmActions);
 
     // The daily schedule, one rule per weekday: an EventBridge target's MessageGroupId is a fixed
     // string, and one group per day keeps a failing day from holding back the next ones (see
@@ -300,6 +312,8 @@ export class RerunStack extends Stack {
           ],
         }),
     );
+
+    this.dashboard = new PipelineDashboard(this, 'Dashboard', { workers: [this.normalize, this.summarize] });
 
     const outputs: Record<StackOutput, [string, string]> = {
       [StackOutput.INPUT_BUCKET]: [this.input.bucket.bucketName, `Upload files under ${t.inputPrefix} here`],

@@ -35,6 +35,29 @@ export class WorkerConfigurationError extends RerunError {
   }
 }
 
+/**
+ * A worker's key function returned a key outside the prefixes the worker declared (`outputPrefixes`
+ * of defineWorker), which are the only ones its role may write: refused before any request, not
+ * retryable, instead of an AccessDenied from S3.
+ *
+ * @example
+ * throw new OutputKeyOutsidePrefixesError('outputKey', 'out/a.csv', ['upper/']);
+ */
+export class OutputKeyOutsidePrefixesError extends RerunError {
+  /** The key that was returned. */
+  readonly key: string;
+  constructor(keyFunction: string, key: string, prefixes: readonly string[]) {
+    super(
+      `${keyFunction} returned "${key}", which is outside the worker's outputPrefixes (${prefixes.join(', ')}): ` +
+        'its role may write only there. Fix the key function, or add the prefix to outputPrefixes in defineWorker ' +
+        "and in the RerunPipeline call that grants the worker's prefixes, then redeploy and rerun redrive.",
+      { retryable: false },
+    );
+    this.name = 'OutputKeyOutsidePrefixesError';
+    this.key = key;
+  }
+}
+
 /** A record's transform could not start before the function's deadline came near. Retryable. */
 export class DeadlineNearError extends RerunError {
   constructor(message: string, options: { cause?: unknown } = {}) {

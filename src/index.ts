@@ -34,6 +34,7 @@ export {
   EventParseError,
   FullBatchFailureError,
   InputTooLargeError,
+  OutputKeyOutsidePrefixesError,
   PublishConflictError,
   RerunError,
   WorkerConfigurationError,

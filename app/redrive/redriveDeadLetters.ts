@@ -95,6 +95,14 @@ export interface RedriveOptions {
    * @default false
    */
   readonly dryRun?: boolean;
+  /**
+   * Move the messages `recheck` marked as failing again for the same reason too. Without it they
+   * stay in the DLQ (made visible again): moving one back only spends its receives until it is
+   * dead-lettered again. A move task moves a whole DLQ, so with such a message held back the others
+   * are moved one by one.
+   * @default false
+   */
+  readonly includeDoomed?: boolean;
   /** Long-poll wait of each inspecting receive (0-20 s). @default 1 */
   readonly receiveWaitSeconds?: number;
   /** Interval between move-task progress checks. @default 1000 */
@@ -125,6 +133,8 @@ export interface RedriveResult {
   readonly dryRun: boolean;
   readonly method: RedriveMethod;
   readonly moved: number;
+  /** Messages left in the DLQ because they would fail again (see `includeDoomed`). */
+  readonly keptBack: readonly string[];
   /** Messages that could not be moved (they stay in the DLQ), or were sent but not deleted. */
   readonly failed: readonly { readonly messageId: string; readonly error: string }[];
   /** Why the fallback was used, or what to know about the result. */
@@ -175,27 +185,57 @@ export async function redriveDeadLetters(options: RedriveOptions): Promise<Redri
 
   if (options.dryRun || messages.length === 0) {
     await release(sqs, dlqUrl, messages);
-    return { ...base, dryRun: options.dryRun === true, method: RedriveMethod.NONE, moved: 0, failed: [], notes };
+    const keptBack: string[] = [];
+    return {
+      ...base,
+      dryRun: options.dryRun === true,
+      method: RedriveMethod.NONE,
+      moved: 0,
+      keptBack,
+      failed: [],
+      notes,
+    };
   }
 
-  if (dlq.depth <= max) {
+  // Messages that would fail again for the same reason stay where they are, unless asked.
+  const doomed = new Set(
+    options.includeDoomed ? [] : letters.filter((l) => l.wouldFailAgain !== undefined).map((l) => l.messageId),
+  );
+  const keptBack = [...doomed];
+  if (doomed.size > 0) {
+    await release(
+      sqs,
+      dlqUrl,
+      messages.filter((m) => doomed.has(m.MessageId as string)),
+    );
+    notes.push(
+      `${doomed.size} message(s) marked [WOULD FAIL AGAIN] stay in the DLQ (--include-doomed moves them too): ` +
+        'fix or delete them. The others are moved one by one (a move task would move the whole DLQ)',
+    );
+  }
+  const movable = messages.filter((m) => !doomed.has(m.MessageId as string));
+  if (movable.length === 0) {
+    return { ...base, dryRun: false, method: RedriveMethod.NONE, moved: 0, keptBack, failed: [], notes };
+  }
+
+  if (dlq.depth <= max && doomed.size === 0) {
     const task = await tryMoveTask(sqs, dlq.arn, messages, options, notes);
-    if (task) return { ...base, dryRun: false, method: RedriveMethod.MOVE_TASK, ...task, notes };
-  } else {
+    if (task) return { ...base, dryRun: false, method: RedriveMethod.MOVE_TASK, ...task, keptBack, notes };
+  } else if (dlq.depth > max) {
     notes.push(
       `--max ${max} is below the DLQ's ${dlq.depth} messages: moving exactly the ${messages.length} shown, one by one`,
     );
   }
 
-  if (!sourceQueueUrl && messages.some((m) => !m.Attributes?.DeadLetterQueueSourceArn)) {
-    await release(sqs, dlqUrl, messages);
+  if (!sourceQueueUrl && movable.some((m) => !m.Attributes?.DeadLetterQueueSourceArn)) {
+    await release(sqs, dlqUrl, movable);
     throw new RedriveError(
       `Cannot tell which queue the messages of ${dlqUrl} came from (ListDeadLetterSourceQueues names none or ` +
         'several): pass the source queue explicitly (--source-queue-url).',
     );
   }
-  const resent = await resend(sqs, dlqUrl, messages, sourceQueueUrl, resendRate, options);
-  return { ...base, dryRun: false, method: RedriveMethod.RESEND, ...resent, notes };
+  const resent = await resend(sqs, dlqUrl, movable, sourceQueueUrl, resendRate, options);
+  return { ...base, dryRun: false, method: RedriveMethod.RESEND, ...resent, keptBack, notes };
 }
 
 async function queueInfo(

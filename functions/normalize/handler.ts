@@ -6,14 +6,16 @@
  * LEDGER_TABLE and NOTIFY_URL (together: notify a webhook once per output content); CODE_VERSION_PREFIX
  * (record when this code version first ran, see src/worker/codeVersionMarker.ts); MAX_INPUT_BYTES
  * (the largest input one invocation finishes; the stack sets it); LOG_LEVEL;
- * AWS_ENDPOINT_URL (emulators).
+ * RERUN_TRACE_AWS_SDK (trace the AWS SDK calls with X-Ray); AWS_ENDPOINT_URL (emulators).
  */
 import { createAwsClients } from '../../src/aws/clients.js';
+import { traceAwsClients } from '../../src/aws/traceAwsClients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { optionalEnv, requireEnv } from '../../src/env.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { createLogger, type LogLevel } from '../../src/logging/logger.js';
+import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
 import { notifyAfterOutput } from '../../src/notify/notifyAfterOutput.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -24,6 +26,8 @@ const logger = createLogger({
 });
 // The SDK's own warnings go through the same logger (the SDK would otherwise write to the console).
 const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL, logger });
+// With X-Ray tracing on (SqsWorker sets RERUN_TRACE_AWS_SDK), each AWS call is a subsegment of the trace.
+if (process.env.RERUN_TRACE_AWS_SDK === 'true') await traceAwsClients(clients);
 const notifyUrl = optionalEnv('NOTIFY_URL', '');
 // A webhook without its ledger would be sent on every rerun: refuse to start rather than do that.
 const ledgerTable = notifyUrl ? requireEnv('LEDGER_TABLE', process.env, 'NOTIFY_URL needs the dedupe ledger.') : '';
@@ -41,6 +45,10 @@ export const handler = createSqsBatchHandler({
   sqs: clients.sqs,
   logger,
   ...(maxInputBytes ? { maxInputBytes: Number(maxInputBytes) } : {}),
+  // In Lambda (whose stdout is the function's log): outcome counts (processed, skipped, failed,
+  // quarantined, ...) as CloudWatch metrics, namespace rerun, dimension Worker, one embedded-metric-
+  // format line per invocation, no API call. Not under rerun dev, whose stdout is its own protocol.
+  ...(process.env.AWS_LAMBDA_FUNCTION_NAME ? { onOutcome: emfOutcomeMetrics() } : {}),
   // Why a message was given up on, at failures/<queue>/<messageId>.json, for `rerun redrive`.
   failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: outputBucket, logger }),
   // When this code version first ran, for `rerun reprocess` to find older code's outputs by listing

@@ -4,13 +4,14 @@
  *
  * Environment: OUTPUT_BUCKET (required: lineage, summaries, failures/ records); INPUT_BUCKET
  * (required: the input bucket whose normalized outputs are summarized, and whose inputs each
- * summary's coverage record is listed from); LOG_LEVEL; AWS_ENDPOINT_URL
- * (emulators).
+ * summary's coverage record is listed from); LOG_LEVEL; RERUN_TRACE_AWS_SDK (trace the AWS SDK
+ * calls with X-Ray); AWS_ENDPOINT_URL (emulators).
  */
 
 import { createSummarizeHandler } from '../../app/partition/createSummarizeHandler.js';
 import { referenceInputRules } from '../../app/partition/referenceInputRules.js';
 import { createAwsClients } from '../../src/aws/clients.js';
+import { traceAwsClients } from '../../src/aws/traceAwsClients.js';
 import { optionalEnv, requireEnv } from '../../src/env.js';
 import { createLogger, type LogLevel } from '../../src/logging/logger.js';
 
@@ -20,6 +21,8 @@ const logger = createLogger({
 });
 // The SDK's own warnings go through the same logger (the SDK would otherwise write to the console).
 const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL, logger });
+// With X-Ray tracing on (SqsWorker sets RERUN_TRACE_AWS_SDK), each AWS call is a subsegment of the trace.
+if (process.env.RERUN_TRACE_AWS_SDK === 'true') await traceAwsClients(clients);
 
 const outputBucket = requireEnv('OUTPUT_BUCKET');
 const inputBucket = requireEnv('INPUT_BUCKET');

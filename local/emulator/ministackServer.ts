@@ -1,9 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { get as httpGet, type IncomingMessage } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { freeLoopbackPort } from '../runner/freeLoopbackPort.js';
 import { ensurePythonTool, PythonTool } from './pythonEnvironment.js';
+
+/** How MiniStack starts when it enforces IAM (see `enforceIam`). */
+const IAM_MODE_WRAPPER = fileURLToPath(new URL('./ministackWithIam.py', import.meta.url));
 
 /** A running MiniStack, started by {@link startMiniStack}. */
 export interface MiniStackServer {
@@ -33,6 +39,16 @@ export interface StartMiniStackOptions {
    * @default none
    */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Enforce IAM (MiniStack's `AUTH=true`): identity policies, resource policies and conditions judge
+   * every request but the account root's, and each function calls AWS with an assumed-role session
+   * of its own execution role. MiniStack then serves HTTPS with this certificate (`USE_SSL=1`), as
+   * the stack's policies deny plain HTTP, and runs behind local/emulator/ministackWithIam.py,
+   * which adds the S3 condition keys of conditional requests that MiniStack 1.5.33 leaves out of its
+   * request context (docs/EMULATORS.md, "Its IAM evaluator").
+   * @default IAM not enforced, plain HTTP
+   */
+  readonly enforceIam?: { readonly certificate: { readonly cert: string; readonly key: string } };
 }
 
 /**
@@ -60,10 +76,15 @@ const PASSED_THROUGH = ['PATH', 'LANG', 'LC_ALL'] as const;
  * await ministack.stop();
  */
 export async function startMiniStack(options: StartMiniStackOptions = {}): Promise<MiniStackServer> {
-  const executable = options.executable ?? join(dirname(await ensurePythonTool(PythonTool.MINISTACK)), 'ministack');
+  const python = options.executable ? undefined : await ensurePythonTool(PythonTool.MINISTACK);
+  const iam = options.enforceIam;
+  const [executable, args] =
+    iam && python
+      ? [python, [IAM_MODE_WRAPPER]]
+      : [options.executable ?? join(dirname(python as string), 'ministack'), []];
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const port = await freeLoopbackPort();
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `${iam ? 'https' : 'http'}://127.0.0.1:${port}`;
   // Its pid file, TLS cache and function code go to a directory of its own, removed on stop.
   const home = mkdtempSync(join(tmpdir(), 'rerun-ministack-'));
   const env: Record<string, string> = {};
@@ -80,10 +101,19 @@ export async function startMiniStack(options: StartMiniStackOptions = {}): Promi
     IOT_MTLS_ENABLED: '0',
     SFTP_ENABLED: '0',
     PYTHONUNBUFFERED: '1',
+    ...(iam
+      ? {
+          AUTH: 'true',
+          USE_SSL: '1',
+          // Absolute: MiniStack runs in a directory of its own.
+          MINISTACK_SSL_CERT: resolve(iam.certificate.cert),
+          MINISTACK_SSL_KEY: resolve(iam.certificate.key),
+        }
+      : {}),
     ...options.env,
   });
 
-  const child = spawn(executable, [], {
+  const child = spawn(executable, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env,
     cwd: home,
@@ -118,7 +148,7 @@ export async function startMiniStack(options: StartMiniStackOptions = {}): Promi
           `\`npx tsx scripts/install-python-tools.ts ministack\` (requirements/ministack.txt).\n${log.slice(-4000)}`,
       );
     }
-    if (await healthy(endpoint)) return { endpoint, logTail: () => log.slice(-8000), stop };
+    if (await healthy(endpoint, iam?.certificate.cert)) return { endpoint, logTail: () => log.slice(-8000), stop };
   }
   await stop();
   throw new Error(
@@ -126,13 +156,20 @@ export async function startMiniStack(options: StartMiniStackOptions = {}): Promi
   );
 }
 
-async function healthy(endpoint: string): Promise<boolean> {
-  try {
-    const response = await fetch(`${endpoint}/_ministack/health`, { signal: AbortSignal.timeout(1000) });
-    return response.ok;
-  } catch {
-    return false;
-  }
+/** Whether `/_ministack/health` answers 200; over HTTPS trusting `ca` (this process may not trust it otherwise). */
+function healthy(endpoint: string, ca?: string): Promise<boolean> {
+  const url = `${endpoint}/_ministack/health`;
+  return new Promise((resolve) => {
+    const done = (response: IncomingMessage) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    };
+    const request = ca
+      ? httpsGet(url, { ca: readFileSync(ca), timeout: 1000 }, done)
+      : httpGet(url, { timeout: 1000 }, done);
+    request.once('error', () => resolve(false));
+    request.once('timeout', () => request.destroy());
+  });
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -15,6 +15,8 @@ export const PythonTool = {
   CFN_LINT: 'cfn-lint',
   /** MiniStack: the emulator of the deployed tier (`npm run test:deployed`). */
   MINISTACK: 'ministack',
+  /** checkov: scans the synthesized templates (scripts/checkov.sh). */
+  CHECKOV: 'checkov',
 } as const;
 export type PythonTool = (typeof PythonTool)[keyof typeof PythonTool];
 

@@ -41,6 +41,11 @@ export interface AwsClientOptions {
    */
   requestTimeoutMs?: number;
   /**
+   * Credentials of every client.
+   * @default the SDK's default credential chain (environment, profile, container or instance role)
+   */
+  credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string };
+  /**
    * Receives the SDK's own warnings (see sdkLogger). Without a logger the SDK writes some warnings
    * straight to the console, around any logger of ours.
    * @default JSON lines at level warn on stderr
@@ -94,6 +99,7 @@ export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
       socketTimeout: options.requestTimeoutMs ?? 30_000,
     },
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.credentials ? { credentials: options.credentials } : {}),
   };
   return {
     s3: new S3Client({

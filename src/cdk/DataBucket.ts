@@ -1,7 +1,9 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
+import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
 
 /** Props of {@link DataBucket}. */
 export interface DataBucketProps {
@@ -33,16 +35,23 @@ export interface DataBucketProps {
    * @default objects never expire
    */
   readonly expireObjectsAfterDays?: number;
+  /**
+   * Encrypt with this KMS key (SSE-KMS, with an S3 Bucket Key to cut KMS requests) instead of
+   * SSE-S3. `grantPrefixAccess` then grants the key's use through S3 with every object grant. Not
+   * for an access-log bucket: S3 server access logging delivers to SSE-S3 buckets only.
+   * @default SSE-S3
+   */
+  readonly encryptionKey?: IKey;
 }
 
 /**
- * An S3 bucket with the project's safe defaults always on: SSE-S3 encryption at rest, all public
+ * An S3 bucket with the project's safe defaults always on: SSE-S3 (or SSE-KMS) encryption at rest, all public
  * access blocked, ACLs disabled (bucket owner enforced), a bucket policy that denies any request not
  * made over TLS 1.2 or later, retained on stack delete, incomplete multipart uploads aborted.
  *
- * SSE-S3 rather than SSE-KMS: nothing in the pipeline needs key-level access control, the
+ * SSE-S3 by default rather than SSE-KMS: nothing in the pipeline needs key-level access control, the
  * notification to an SSE-SQS queue and the access-log delivery both work without key policies, and
- * it costs no KMS request per object.
+ * it costs no KMS request per object. `encryptionKey` switches to SSE-KMS where policy requires it.
  *
  * @example
  * const logs = new DataBucket(this, 'AccessLogs', { expireObjectsAfterDays: 90 });
@@ -60,7 +69,9 @@ export class DataBucket extends Construct {
     // without it would grant the log delivery group an ACL that BUCKET_OWNER_ENFORCED refuses.
     this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     this.bucket = new Bucket(this, 'Bucket', {
-      encryption: BucketEncryption.S3_MANAGED,
+      ...(props.encryptionKey
+        ? { encryption: BucketEncryption.KMS, encryptionKey: props.encryptionKey, bucketKeyEnabled: true }
+        : { encryption: BucketEncryption.S3_MANAGED }),
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       enforceSSL: true,
@@ -77,5 +88,19 @@ export class DataBucket extends Construct {
         },
       ],
     });
+    acknowledgeCheckov(
+      this.bucket,
+      CheckovCheck.S3_VERSIONING,
+      'Not versioned on purpose: every write and delete of what rerun owns is conditional (If-None-Match, If-Match), ' +
+        'outputs are rebuilt from their inputs, and versioning would keep every replaced output and turn deletes into ' +
+        'delete markers. Bring a versioned bucket of your own (existingInputBucketObj) to keep input history.',
+    );
+    if (!props.accessLogsBucket) {
+      acknowledgeCheckov(
+        this.bucket,
+        CheckovCheck.S3_ACCESS_LOGGING,
+        'The access-log bucket itself: logging it into itself would loop (the data buckets log here).',
+      );
+    }
   }
 }

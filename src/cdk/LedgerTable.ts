@@ -1,8 +1,11 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, type ITable, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import type { LedgerTopology } from '../topology/WorkerTopology.js';
+import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
+import { grantKeyUseVia, KeyService } from './keyGrants.js';
 
 /** Props of {@link LedgerTable}. */
 export interface LedgerTableProps {
@@ -14,6 +17,12 @@ export interface LedgerTableProps {
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Encrypt with this customer managed KMS key instead of the AWS managed `aws/dynamodb` key. The
+   * ledger's users then need the key through DynamoDB: `grantLedgerAccess` grants it.
+   * @default the AWS managed key (callers need no KMS permission)
+   */
+  readonly encryptionKey?: IKey;
 }
 
 /**
@@ -37,9 +46,19 @@ export class LedgerTable extends Construct {
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: props.ledger.ttlAttribute,
-      encryption: TableEncryption.AWS_MANAGED,
+      ...(props.encryptionKey
+        ? { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: props.encryptionKey }
+        : { encryption: TableEncryption.AWS_MANAGED }),
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
     });
+    if (!props.encryptionKey) {
+      acknowledgeCheckov(
+        this.table,
+        CheckovCheck.DYNAMODB_CMK,
+        'Encrypted with the AWS managed aws/dynamodb key (use shows in CloudTrail, callers need no key grant); ' +
+          'encryptionKey switches to a customer managed key where policy requires one.',
+      );
+    }
   }
 
   /**
@@ -50,6 +69,19 @@ export class LedgerTable extends Construct {
    * ledger.grantLedgerAccess(worker.function);
    */
   grantLedgerAccess(grantee: IGrantable): void {
-    this.table.grant(grantee, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem');
+    grantLedgerAccess(this.table, grantee);
   }
+}
+
+/**
+ * Grants `grantee` what the ledger adapter does on `table`: GetItem, PutItem, UpdateItem and
+ * DeleteItem, and the table's customer managed key through DynamoDB when it has one (CDK's
+ * `Table.grant` leaves key grants to the caller).
+ *
+ * @example
+ * grantLedgerAccess(Table.fromTableAttributes(this, 'Ledger', { tableName, encryptionKey }), worker.function);
+ */
+export function grantLedgerAccess(table: ITable, grantee: IGrantable): void {
+  table.grant(grantee, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem');
+  if (table.encryptionKey) grantKeyUseVia(grantee, table.encryptionKey, KeyService.DYNAMODB, { write: true });
 }

@@ -1,8 +1,7 @@
-import { Annotations, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Tracing } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -15,11 +14,13 @@ import { Construct } from 'constructs';
 import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../sizing/sizeWorker.js';
 import type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
+import { allowCloudWatchAlarms } from './alarmTopicAccess.js';
 import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
 import { DataBucket, type DataBucketProps } from './DataBucket.js';
 import { StackConfigurationInvalidError } from './errors.js';
-import { LedgerTable, type LedgerTableProps } from './LedgerTable.js';
+import { grantLedgerAccess, LedgerTable, type LedgerTableProps } from './LedgerTable.js';
 import { acknowledgeBucketNotificationsHandler, acknowledgePrefixWildcards } from './nagAcknowledgements.js';
+import { PipelineDashboard } from './PipelineDashboard.js';
 import { grantPrefixAccess } from './prefixGrants.js';
 import { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
 import { SqsWorker, sqsWorkerViolations, type WorkerFunctionProps, type WorkerSource } from './SqsWorker.js';
@@ -100,8 +101,11 @@ export interface RerunPipelineProps {
   readonly outputBucketProps?: DataBucketProps;
   /**
    * The prefixes the worker writes its outputs under (main and side outputs): it may read, write
-   * (conditionally only) and delete (If-Match only) there.
-   * @default ['normalized/', 'quarantine/'] (the reference normalizer's)
+   * (conditionally only) and delete (If-Match only) there, and nowhere else. Give the list your
+   * worker declares in `defineWorker({ outputPrefixes })`: a key outside the granted prefixes is
+   * an AccessDenied on every message. Required unless the worker source declares them
+   * (`referenceWorker('normalize')`: `normalized/` and `quarantine/`).
+   * @default the worker source's `outputPrefixes`
    */
   readonly outputPrefixes?: readonly string[];
   /**
@@ -140,6 +144,8 @@ export interface RerunPipelineProps {
   /**
    * An existing topic for the alarms' actions.
    * @default a new topic, encrypted with a KMS key of its own (rotated; CloudWatch may use it), TLS-only
+   *   and with a policy that lets this account's CloudWatch alarms publish (`aws:SourceAccount`,
+   *   `aws:SourceArn`). A topic of yours needs the same statements: see `allowCloudWatchAlarms`.
    */
   readonly existingAlarmTopicObj?: ITopic;
   /**
@@ -178,6 +184,28 @@ export interface RerunPipelineProps {
    */
   readonly tracing?: Tracing;
   /**
+   * Concurrency reserved for the worker function, at least `workerSettings.maxConcurrency` (see
+   * SqsWorkerProps.reservedConcurrentExecutions).
+   * @default none: the account's unreserved concurrency
+   */
+  readonly reservedConcurrentExecutions?: number;
+  /**
+   * Write the stack outputs `rerun --stack` reads, with their exact keys at the stack's top level:
+   * InputBucketName, OutputBucketName, QueueUrl, DeadLetterQueueUrl, and AlarmTopicArn. With them
+   * `rerun redrive --stack NAME` finds the pipeline, and `rerun reprocess --stack NAME` one that runs
+   * `referenceWorker('normalize')` (one such pipeline per stack: the keys are the stack's).
+   * @default false
+   */
+  readonly outputs?: boolean;
+  /**
+   * A CloudWatch dashboard of the pipeline (PipelineDashboard): queue depth and age, DLQ depth,
+   * record outcomes and quarantined entries (from the worker's `emfOutcomeMetrics`, whose `Worker`
+   * dimension is its defineWorker name: give that as `workerName`), duration, errors and throttles.
+   * A dashboard costs a monthly fee beyond the account's free ones.
+   * @default true
+   */
+  readonly dashboard?: boolean;
+  /**
    * Retention of the worker's log group.
    * @default RetentionDays.ONE_MONTH
    */
@@ -204,13 +232,19 @@ export interface RerunPipelineProps {
   readonly deadLetterQueueProps?: QueueProps;
 }
 
+/** The input prefix unless `inputPrefix` says otherwise (the reference normalizer's). */
+export const PIPELINE_DEFAULT_PREFIXES = { inputPrefix: 'incoming/' } as const;
+
 /**
- * The reference normalizer's prefixes (NORMALIZE_PREFIXES of src/normalize/normalizeWorker.ts,
- * repeated so that importing the construct does not load the normalizer; a test keeps them equal).
+ * The output keys `outputs: true` writes: those `rerun --stack` reads (StackOutput of
+ * app/stackOutputs.ts, repeated so the construct does not load the CLI; a test keeps them equal).
  */
-export const PIPELINE_DEFAULT_PREFIXES = {
-  inputPrefix: 'incoming/',
-  outputPrefixes: ['normalized/', 'quarantine/'],
+export const PIPELINE_STACK_OUTPUTS = {
+  INPUT_BUCKET: 'InputBucketName',
+  OUTPUT_BUCKET: 'OutputBucketName',
+  QUEUE_URL: 'QueueUrl',
+  DLQ_URL: 'DeadLetterQueueUrl',
+  ALARM_TOPIC_ARN: 'AlarmTopicArn',
 } as const;
 
 /** The ledger settings the construct's LedgerTable uses unless told otherwise. */
@@ -244,7 +278,7 @@ const DEFAULT_SETTINGS = {
  * @example
  * // worker.mjs: export const handler = createSqsBatchHandler({ worker, store, sqs,
  * //   maxInputBytes: Number(process.env.MAX_INPUT_BYTES) });
- * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });
+ * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true });
  */
 export class RerunPipeline extends Construct {
   /** The bucket whose uploads feed the worker. */
@@ -269,8 +303,10 @@ export class RerunPipeline extends Construct {
   readonly ledgerTable: ITable;
   /** The topic every alarm notifies. */
   readonly alarmTopic: ITopic;
-  /** The alarms: DLQ depth and the age of the oldest message. */
+  /** The alarms: DLQ depth, age of the oldest message, Lambda errors, throttles and duration near the timeout. */
   readonly alarms: readonly Alarm[];
+  /** The pipeline's dashboard (undefined with `dashboard: false`). */
+  readonly dashboard?: PipelineDashboard;
   /** The largest input the worker accepts, bytes (its MAX_INPUT_BYTES). */
   readonly maxInputBytes: number;
   /** The input prefix. */
@@ -322,10 +358,21 @@ export class RerunPipeline extends Construct {
       : new LedgerTable(this, 'Ledger', {
           ledger: props.ledgerTableProps?.ledger ?? DEFAULT_LEDGER_TOPOLOGY,
           ...(props.ledgerTableProps?.removalPolicy ? { removalPolicy: props.ledgerTableProps.removalPolicy } : {}),
+          ...(props.ledgerTableProps?.encryptionKey ? { encryptionKey: props.ledgerTableProps.encryptionKey } : {}),
         });
     this.ledgerTable = props.existingLedgerTableObj ?? (ledger as LedgerTable).table;
 
     this.alarmTopic = props.existingAlarmTopicObj ?? createAlarmTopic(this, props.alarmTopicProps);
+    if (props.existingAlarmTopicObj) {
+      // Its policy is the owner's: adding a statement could replace SNS's default policy of a topic
+      // that has none yet, and with it what other publishers rely on.
+      Annotations.of(this).addWarningV2(
+        'rerun:alarmTopicPolicyNotManaged',
+        'The alarm topic is not created here: its policy must allow cloudwatch.amazonaws.com to sns:Publish (and ' +
+          'its KMS key, if any, to kms:Decrypt and kms:GenerateDataKey*), or alarm notifications are dropped. ' +
+          'allowCloudWatchAlarms(topic, key) adds both statements.',
+      );
+    }
 
     const notifyUrl = props.webhook ? webhookUrl(this, props.webhook) : undefined;
     this.worker = new SqsWorker(this, 'Worker', {
@@ -341,6 +388,9 @@ export class RerunPipeline extends Construct {
       },
       alarmActions: [new SnsAction(this.alarmTopic)],
       ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
+      ...(props.reservedConcurrentExecutions !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+        : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
       ...(plan.functionProps ? { functionProps: plan.functionProps } : {}),
       ...(props.queueProps ? { queueProps: props.queueProps } : {}),
@@ -351,7 +401,8 @@ export class RerunPipeline extends Construct {
     this.workerFunction = this.worker.function;
     this.workerRole = this.worker.role;
     this.logGroup = this.worker.logGroup;
-    this.alarms = [this.worker.dlqDepthAlarm, this.worker.oldestMessageAgeAlarm];
+    this.alarms = this.worker.alarms;
+    if (props.dashboard ?? true) this.dashboard = new PipelineDashboard(this, 'Dashboard', { workers: [this.worker] });
 
     // Exactly what a rerun worker does: read uploads; read (done-check), write (conditional put,
     // multipart) and delete (If-Match: outputs of a deleted input) its outputs; record failures.
@@ -359,9 +410,34 @@ export class RerunPipeline extends Construct {
     grantPrefixAccess(fn, this.inputBucket, [plan.inputPrefix], { read: true });
     grantPrefixAccess(fn, this.outputBucket, plan.outputPrefixes, { read: true, write: true, delete: true });
     grantPrefixAccess(fn, this.outputBucket, [plan.failurePrefix], { read: true, write: true, delete: true });
-    this.ledgerTable.grant(fn, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem');
+    // With the table's customer managed key, when it has one.
+    grantLedgerAccess(this.ledgerTable, fn);
     acknowledgePrefixWildcards(this.worker, this.inputBucket, [plan.inputPrefix]);
     acknowledgePrefixWildcards(this.worker, this.outputBucket, written);
+
+    if (props.outputs) {
+      for (const [key, value, description] of [
+        [
+          PIPELINE_STACK_OUTPUTS.INPUT_BUCKET,
+          this.inputBucket.bucketName,
+          `Upload files under ${plan.inputPrefix} here`,
+        ],
+        [
+          PIPELINE_STACK_OUTPUTS.OUTPUT_BUCKET,
+          this.outputBucket.bucketName,
+          `Outputs under ${plan.outputPrefixes.join(', ')}`,
+        ],
+        [PIPELINE_STACK_OUTPUTS.QUEUE_URL, this.queue.queueUrl, 'Work queue of the worker'],
+        [PIPELINE_STACK_OUTPUTS.DLQ_URL, this.deadLetterQueue.queueUrl, 'Dead-letter queue of the worker'],
+        [
+          PIPELINE_STACK_OUTPUTS.ALARM_TOPIC_ARN,
+          this.alarmTopic.topicArn,
+          'Every alarm notifies this topic: subscribe to it',
+        ],
+      ] as const) {
+        new CfnOutput(Stack.of(this), key, { value, description });
+      }
+    }
 
     const destination = new SourceAccountSqsDestination(this.queue);
     for (const event of plan.inputEvents) {
@@ -397,9 +473,16 @@ function planPipeline(props: RerunPipelineProps) {
     );
   }
   const inputPrefix = props.inputPrefix ?? PIPELINE_DEFAULT_PREFIXES.inputPrefix;
-  const outputPrefixes = props.outputPrefixes ?? PIPELINE_DEFAULT_PREFIXES.outputPrefixes;
+  const declared = (props.worker as { outputPrefixes?: readonly string[] } | undefined)?.outputPrefixes;
+  const outputPrefixes = props.outputPrefixes ?? declared ?? [];
   const failurePrefix = props.failurePrefix ?? DEFAULT_FAILURE_PREFIX;
-  if (outputPrefixes.length === 0) v.push('outputPrefixes must name at least one prefix');
+  if (props.outputPrefixes === undefined && declared === undefined) {
+    v.push(
+      'outputPrefixes: name the prefixes your worker writes its outputs under, as its defineWorker({ outputPrefixes }) ' +
+        "declares them (e.g. outputPrefixes: ['upper/']): the worker's role may write there and nowhere else. " +
+        "rerun's own normalizer, referenceWorker('normalize'), declares its own.",
+    );
+  } else if (outputPrefixes.length === 0) v.push('outputPrefixes must name at least one prefix');
   const sameBucket =
     props.existingInputBucketObj !== undefined && props.existingInputBucketObj === props.existingOutputBucketObj;
   if (sameBucket) {
@@ -469,6 +552,9 @@ function planPipeline(props: RerunPipelineProps) {
     ...(props.queueProps ? { queueProps: props.queueProps } : {}),
     ...(props.deadLetterQueueProps ? { deadLetterQueueProps: props.deadLetterQueueProps } : {}),
     ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
+    ...(props.reservedConcurrentExecutions !== undefined
+      ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+      : {}),
   });
   if (worker.length > 0) throw new StackConfigurationInvalidError(worker);
   return {
@@ -486,17 +572,22 @@ function planPipeline(props: RerunPipelineProps) {
 function createAlarmTopic(scope: Construct, props: TopicProps | undefined): Topic {
   // CloudWatch can publish to an encrypted topic only with a customer managed key whose policy
   // lets it (the AWS managed aws/sns key does not): a key of its own, rotated yearly.
-  const key = new Key(scope, 'AlarmTopicKey', {
-    description: 'rerun: encrypts the alarm topic; CloudWatch alarms may use it',
-    enableKeyRotation: true,
-  });
-  key.grant(new ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
-  return new Topic(scope, 'AlarmTopic', {
+  const key =
+    props?.masterKey ??
+    new Key(scope, 'AlarmTopicKey', {
+      description: 'rerun: encrypts the alarm topic; CloudWatch alarms of this account may use it',
+      enableKeyRotation: true,
+    });
+  const topic = new Topic(scope, 'AlarmTopic', {
     displayName: 'rerun alarms',
     masterKey: key,
     enforceSSL: true,
     ...props,
   });
+  // enforceSSL gives the topic a policy of its own, which replaces SNS's default: without this
+  // Allow, nothing may publish and every alarm notification is dropped.
+  allowCloudWatchAlarms(topic, key);
+  return topic;
 }
 
 function webhookUrl(scope: Construct, webhook: RerunWebhookSource): string {

@@ -1,4 +1,4 @@
-import { Stack } from 'aws-cdk-lib';
+import { Annotations, Stack } from 'aws-cdk-lib';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
   type BucketNotificationDestinationConfig,
@@ -17,8 +17,11 @@ import type { Construct } from 'constructs';
  * Source: Amazon S3 User Guide, "Granting permissions to publish event notification messages to a
  * destination" (both `aws:SourceArn` and `aws:SourceAccount`).
  *
- * For queues encrypted with SSE-SQS (no KMS key policy to extend); a queue with a customer
- * managed key needs S3 on its key policy as well.
+ * A queue encrypted with a KMS key (`queue.encryptionMasterKey`) also needs S3 on the key's policy
+ * (`kms:GenerateDataKey` and `kms:Decrypt`), or S3 cannot put the event into the queue and refuses
+ * the notification configuration (Amazon S3 User Guide, "Walkthrough: Configuring a bucket for
+ * notifications (SNS topic or SQS queue)", "AWS KMS key policy"), as CDK's own `SqsDestination`
+ * adds. A key imported from elsewhere has no policy this app can change: `bind` then warns.
  *
  * @example
  * bucket.addEventNotification(EventType.OBJECT_CREATED, new SourceAccountSqsDestination(queue), { prefix: 'incoming/' });
@@ -38,7 +41,28 @@ export class SourceAccountSqsDestination implements IBucketNotificationDestinati
         },
       }),
     );
-    // The queue (and so its policy) exists before S3 validates the notification configuration.
+    const key = this.queue.encryptionMasterKey;
+    if (key) {
+      // S3 puts the event into the queue with its own service identity: the key's policy, not an
+      // identity policy, must let it. The queue policy above already limits who may send.
+      const added = key.addToResourcePolicy(
+        new PolicyStatement({
+          principals: [new ServicePrincipal('s3.amazonaws.com')],
+          actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+          resources: ['*'],
+        }),
+        true,
+      );
+      if (!added.statementAdded) {
+        Annotations.of(bucket).addWarningV2(
+          'rerun:queueKeyPolicyNotManaged',
+          `The work queue's KMS key is not managed by this app: its key policy must allow s3.amazonaws.com ` +
+            'kms:GenerateDataKey and kms:Decrypt, or S3 cannot deliver the events (and refuses the notification).',
+        );
+      }
+    }
+    // The queue (and so its policy, and its key with the key policy) exists before S3 validates the
+    // notification configuration.
     return { arn: this.queue.queueArn, type: BucketNotificationDestinationType.QUEUE, dependencies: [this.queue] };
   }
 }

@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, type IAlarmAction, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import {
   ApplicationLogLevel,
   Architecture,
@@ -17,6 +18,7 @@ import { Queue, QueueEncryption, type QueueProps, RedrivePermission } from 'aws-
 import { Construct } from 'constructs';
 import type { WorkerTopology } from '../topology/WorkerTopology.js';
 import { workerTopologyViolations } from '../topology/workerTopologyRules.js';
+import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
 import { StackConfigurationInvalidError } from './errors.js';
 import { WORKER_BUNDLING, WORKER_RUNTIME } from './workerBundling.js';
 
@@ -60,12 +62,21 @@ export type WorkerSource =
        * @default none: esbuild's own lookup next to the entry
        */
       readonly tsconfig?: string;
+      /** @see the `{ code }` form's `outputPrefixes`. @default not declared */
+      readonly outputPrefixes?: readonly string[];
     }
   | {
       /** Ready-made code (a prebuilt bundle: `Code.fromAsset('dist/worker')`). It must carry its own AWS SDK. */
       readonly code: Code;
       /** `file.export` of the handler inside `code` (`index.handler`). */
       readonly handler: string;
+      /**
+       * The key prefixes the worker writes its outputs under, when the source declares them
+       * (`referenceWorker('normalize')` does): RerunPipeline grants these unless its own
+       * `outputPrefixes` prop says otherwise.
+       * @default not declared
+       */
+      readonly outputPrefixes?: readonly string[];
     };
 
 /**
@@ -100,7 +111,9 @@ export interface SqsWorkerProps {
   /**
    * X-Ray tracing of the function. Active tracing samples invocations (the first request each
    * second and 5 % of the rest) and costs per trace recorded beyond X-Ray's free tier; the role
-   * gets `xray:PutTraceSegments` and `xray:PutTelemetryRecords`.
+   * gets `xray:PutTraceSegments` and `xray:PutTelemetryRecords`. With active or pass-through
+   * tracing the function gets RERUN_TRACE_AWS_SDK=true: the reference workers then record each AWS
+   * SDK call as a subsegment (`traceAwsClients`).
    * @default Tracing.ACTIVE (as aws-solutions-constructs' Lambda defaults)
    */
   readonly tracing?: Tracing;
@@ -116,10 +129,32 @@ export interface SqsWorkerProps {
    */
   readonly oldestMessageAlarmSeconds?: number;
   /**
-   * Actions of both alarms (for example an SNS topic).
+   * Actions of every alarm (for example an SNS topic), on ALARM and, with `notifyOnOk`, on OK.
    * @default no actions: the alarms show in the CloudWatch console only
    */
   readonly alarmActions?: readonly IAlarmAction[];
+  /**
+   * Run the alarm actions when an alarm returns to OK too, so the people paged learn that the DLQ
+   * was drained or the errors stopped.
+   * @default true
+   */
+  readonly notifyOnOk?: boolean;
+  /**
+   * The duration alarm fires when an invocation's longest run reaches this fraction of the function
+   * timeout: the next larger batch or input will time out, and a timeout loses the batch's partial
+   * response.
+   * @default 0.8
+   */
+  readonly durationAlarmRatio?: number;
+  /**
+   * Concurrency reserved for the function (`ReservedConcurrentExecutions`): it is never starved by
+   * other functions of the account, and never runs wider. With the mapping's MaximumConcurrency, it
+   * must be at least as large, or the mapping's invocations are throttled (AWS Lambda Developer
+   * Guide, "Configuring maximum concurrency for Amazon SQS event sources"). The account keeps at
+   * least 100 unreserved (new accounts may have a limit too low to reserve anything).
+   * @default none: the function shares the account's unreserved concurrency
+   */
+  readonly reservedConcurrentExecutions?: number;
   /**
    * Overrides of the function's settings (see {@link WorkerFunctionProps}).
    * @default none
@@ -146,7 +181,8 @@ export interface SqsWorkerProps {
  * `ReportBatchItemFailures`, batch size, batching window and maximum concurrency, a Node.js ARM64
  * function (bundled locally as minified ESM with source maps and the AWS SDK inside, never the
  * runtime's, or given as code), JSON logs in a log group with retention, X-Ray tracing, an
- * execution role with no managed policy, and alarms on DLQ depth and on the age of the oldest message.
+ * execution role with no managed policy, and alarms on DLQ depth, on the age of the oldest message,
+ * on Lambda errors and throttles and on a duration near the timeout (actions on ALARM and OK).
  *
  * Generated queue names: a fixed name blocks every update that replaces the queue (CloudFormation
  * creates the replacement before it deletes the old one, and the name is taken). The price: the
@@ -185,6 +221,14 @@ export class SqsWorker extends Construct {
   readonly dlqDepthAlarm: Alarm;
   /** Fires when the work queue's oldest message is too old (stuck or repeatedly failing work). */
   readonly oldestMessageAgeAlarm: Alarm;
+  /** Fires when an invocation failed as a whole (a timeout, a crash, a full-batch failure). */
+  readonly errorsAlarm: Alarm;
+  /** Fires when Lambda throttled an invocation (reserved or account concurrency exhausted). */
+  readonly throttlesAlarm: Alarm;
+  /** Fires when an invocation ran close to the function timeout. */
+  readonly durationAlarm: Alarm;
+  /** Every alarm of the worker. */
+  readonly alarms: readonly Alarm[];
   /** The settings the worker was built with: the topology with `functionProps`' memory and timeout applied. */
   readonly topology: WorkerTopology;
 
@@ -193,13 +237,13 @@ export class SqsWorker extends Construct {
     const violations = sqsWorkerViolations(props);
     if (violations.length > 0) throw new StackConfigurationInvalidError(violations);
     const fp = props.functionProps ?? {};
-    const qp = props.queueProps ?? {};
-    const dlqp = props.deadLetterQueueProps ?? {};
     const t = effectiveTopology(props);
     const oldestMessageAlarmSeconds = props.oldestMessageAlarmSeconds ?? 2 * t.visibilityTimeoutSeconds;
     const dlqAlarmThreshold = props.dlqAlarmThreshold ?? 1;
     super(scope, id);
     this.topology = t;
+    const qp = withRotatedKey(this, 'QueueKey', props.queueProps ?? {});
+    const dlqp = withRotatedKey(this, 'DeadLetterQueueKey', props.deadLetterQueueProps ?? {});
 
     // A FIFO queue needs a FIFO DLQ. Content-based deduplication lets producers that send no
     // MessageDeduplicationId (an EventBridge target) use the queue; explicit ids still take precedence.
@@ -261,10 +305,15 @@ export class SqsWorker extends Construct {
       memorySize: t.memoryMiB,
       timeout: Duration.seconds(t.functionTimeoutSeconds),
       tracing,
+      ...(props.reservedConcurrentExecutions !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+        : {}),
       // Stack traces point into the sources (the bundle ships its .map file).
       environment: {
         LOG_LEVEL: LOGGER_LEVEL[logLevel],
         NODE_OPTIONS: '--enable-source-maps',
+        // The function traces: its AWS SDK calls should too (see src/aws/traceAwsClients.ts).
+        ...(tracing === Tracing.ACTIVE || tracing === Tracing.PASS_THROUGH ? { RERUN_TRACE_AWS_SDK: 'true' } : {}),
         ...props.environment,
         ...extraEnvironment,
       },
@@ -301,6 +350,8 @@ export class SqsWorker extends Construct {
       });
     }
 
+    acknowledgeWorkerChecks(this, props);
+
     this.eventSource = new SqsEventSource(this.queue, {
       batchSize: t.batchSize,
       ...(t.maxBatchingWindowSeconds > 0 ? { maxBatchingWindow: Duration.seconds(t.maxBatchingWindowSeconds) } : {}),
@@ -334,11 +385,112 @@ export class SqsWorker extends Construct {
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+    // Whole invocations: a timeout or a crash loses the batch's partial response and shows only here
+    // (and later as message age); throttles mean the concurrency is too small for the backlog.
+    const invocations = { period: Duration.minutes(5), statistic: Stats.SUM };
+    this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {
+      alarmDescription: `rerun ${t.name}: invocations failed as a whole (timeout, crash or full-batch failure). See the function's logs.`,
+      metric: this.function.metricErrors(invocations),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    this.throttlesAlarm = new Alarm(this, 'ThrottlesAlarm', {
+      alarmDescription: `rerun ${t.name}: Lambda throttled invocations (reserved or account concurrency exhausted).`,
+      metric: this.function.metricThrottles(invocations),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    const ratio = props.durationAlarmRatio ?? 0.8;
+    const durationThresholdMs = Math.round(ratio * t.functionTimeoutSeconds * 1000);
+    this.durationAlarm = new Alarm(this, 'DurationAlarm', {
+      alarmDescription:
+        `rerun ${t.name}: an invocation ran ${Math.round(ratio * 100)} % of the ${t.functionTimeoutSeconds} s timeout ` +
+        '(a timeout loses the whole batch): raise memory or timeout, or lower the batch size or maxInputBytes.',
+      metric: this.function.metricDuration({ period: Duration.minutes(5), statistic: Stats.MAXIMUM }),
+      threshold: durationThresholdMs,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    this.alarms = [
+      this.dlqDepthAlarm,
+      this.oldestMessageAgeAlarm,
+      this.errorsAlarm,
+      this.throttlesAlarm,
+      this.durationAlarm,
+    ];
     for (const action of props.alarmActions ?? []) {
-      this.dlqDepthAlarm.addAlarmAction(action);
-      this.oldestMessageAgeAlarm.addAlarmAction(action);
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(action);
+        if (props.notifyOnOk ?? true) alarm.addOkAction(action);
+      }
     }
   }
+}
+
+/** The checkov checks a worker meets otherwise, each with its reason (see checkovAcknowledgements.ts). */
+function acknowledgeWorkerChecks(worker: SqsWorker, props: SqsWorkerProps): void {
+  const fp = props.functionProps ?? {};
+  for (const queue of [worker.queue, worker.deadLetterQueue]) {
+    if (queue.encryptionMasterKey) continue;
+    acknowledgeCheckov(
+      queue,
+      CheckovCheck.SQS_KMS,
+      'Encrypted at rest with SSE-SQS (SqsManagedSseEnabled): no key policy to keep in step with S3 notifications; ' +
+        'queueProps.encryption KMS switches to a customer managed key.',
+    );
+  }
+  if (!fp.vpc) {
+    acknowledgeCheckov(
+      worker.function,
+      CheckovCheck.LAMBDA_VPC,
+      'Calls only AWS APIs (S3, SQS, DynamoDB) and an HTTPS webhook, nothing inside a VPC; functionProps.vpc places it in one.',
+    );
+  }
+  acknowledgeCheckov(
+    worker.function,
+    CheckovCheck.LAMBDA_DLQ,
+    "Invoked by an SQS event source mapping, never asynchronously: a function DLQ would never receive anything; the work queue's redrive policy moves failed messages to its DLQ.",
+  );
+  if (props.reservedConcurrentExecutions === undefined) {
+    acknowledgeCheckov(
+      worker.function,
+      CheckovCheck.LAMBDA_CONCURRENCY,
+      "The mapping's MaximumConcurrency caps it; reservedConcurrentExecutions reserves concurrency too, not set by " +
+        'default because an account with a low concurrency limit cannot reserve any.',
+    );
+  }
+  if (!fp.environmentEncryption) {
+    acknowledgeCheckov(
+      worker.function,
+      CheckovCheck.LAMBDA_ENV_CMK,
+      'Lambda encrypts environment variables at rest with its AWS managed key; they hold resource names, and a ' +
+        'webhook URL only from a dynamic reference (docs/DEPLOY.md); functionProps.environmentEncryption sets a key.',
+    );
+  }
+  acknowledgeCheckov(
+    worker.logGroup,
+    CheckovCheck.LOGS_KMS,
+    'CloudWatch Logs encrypts log data at rest; the logs hold object keys and reasons, no secrets, and a customer ' +
+      'managed key would need the logs service in its key policy.',
+  );
+}
+
+/**
+ * `QueueEncryption.KMS` without a key makes CDK create one that is never rotated (AwsSolutions-KMS5):
+ * create it here instead, rotated yearly.
+ */
+function withRotatedKey(scope: Construct, id: string, props: QueueProps): QueueProps {
+  if (props.encryption !== QueueEncryption.KMS || props.encryptionMasterKey) return props;
+  const key = new Key(scope, id, {
+    description: `rerun: encrypts the ${id.replace(/Key$/, '')}`,
+    enableKeyRotation: true,
+  });
+  return { ...props, encryptionMasterKey: key };
 }
 
 /** The topology with `functionProps`' memory and timeout and `queueProps`' visibility timeout applied. */
@@ -379,6 +531,16 @@ export function sqsWorkerViolations(props: SqsWorkerProps): string[] {
   }
   const oldestMessageAlarmSeconds = props.oldestMessageAlarmSeconds ?? 2 * t.visibilityTimeoutSeconds;
   if ((props.dlqAlarmThreshold ?? 1) < 1) violations.push('dlqAlarmThreshold must be at least 1');
+  const ratio = props.durationAlarmRatio ?? 0.8;
+  if (!(ratio > 0 && ratio < 1))
+    violations.push('durationAlarmRatio must be between 0 and 1 (a fraction of the timeout)');
+  const reserved = props.reservedConcurrentExecutions;
+  if (reserved !== undefined && (!Number.isInteger(reserved) || reserved < t.maxConcurrency)) {
+    violations.push(
+      `reservedConcurrentExecutions (${reserved}) must be an integer of at least the mapping's maxConcurrency ` +
+        `(${t.maxConcurrency}): below it Lambda throttles the mapping's invocations`,
+    );
+  }
   if (oldestMessageAlarmSeconds < 60) violations.push('oldestMessageAlarmSeconds must be at least 60');
   return violations;
 }

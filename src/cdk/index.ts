@@ -6,12 +6,13 @@
  *
  * @example
  * import { RerunPipeline, referenceWorker, requireConditionalWrites } from 'rerun-pipeline/cdk';
- * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });
+ * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true });
  * new RerunPipeline(stack, 'Normalizer', { worker: referenceWorker('normalize') }); // prebuilt, no esbuild
  * requireConditionalWrites(myBucket, 'exports/');
  */
 
 export type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
+export { allowCloudWatchAlarms, cloudWatchAlarmConditions } from './alarmTopicAccess.js';
 export {
   denyBlindDeleteStatement,
   denyBlindOverwriteStatement,
@@ -24,7 +25,9 @@ export {
   StackConfigurationInvalidError,
   WorkerBundleUnusableError,
 } from './errors.js';
-export { LedgerTable, type LedgerTableProps } from './LedgerTable.js';
+export { grantKeyUseVia, KeyService } from './keyGrants.js';
+export { grantLedgerAccess, LedgerTable, type LedgerTableProps } from './LedgerTable.js';
+export { PipelineDashboard, type PipelineDashboardProps } from './PipelineDashboard.js';
 export { grantPrefixAccess, objectArnsUnder, type PrefixAccessOptions } from './prefixGrants.js';
 export { RerunPipeline, type RerunPipelineProps, type RerunWebhookSource } from './RerunPipeline.js';
 export { ReferenceWorker, type ReferenceWorkerName, referenceWorker } from './referenceWorker.js';

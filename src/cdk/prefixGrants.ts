@@ -1,6 +1,7 @@
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { StackConfigurationInvalidError } from './errors.js';
+import { grantKeyUseVia, KeyService } from './keyGrants.js';
 
 /**
  * Least-privilege S3 grants scoped to key prefixes, with every action named (CDK's
@@ -51,7 +52,9 @@ export interface PrefixAccessOptions {
 }
 
 /**
- * Grants `grantee` exactly the named S3 actions on `bucket` under `prefixes`.
+ * Grants `grantee` exactly the named S3 actions on `bucket` under `prefixes`, and, when the bucket
+ * is encrypted with a KMS key (`bucket.encryptionKey`), the use of that key through S3
+ * ({@link grantKeyUseVia}).
  *
  * @example
  * grantPrefixAccess(worker.function, input.bucket, ['incoming/'], { read: true });
@@ -71,6 +74,11 @@ export function grantPrefixAccess(
   ];
   if (actions.length > 0) {
     grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions, resources: objects }));
+  }
+  // SSE-KMS: S3 uses the bucket's key with the caller's permissions, so without a grant on the key
+  // every GET and PUT is an AccessDenied (a listing or a HEAD needs none).
+  if (bucket.encryptionKey && (options.read || options.write)) {
+    grantKeyUseVia(grantee, bucket.encryptionKey, KeyService.S3, { write: options.write === true });
   }
   if (options.list ?? options.read === true) {
     grantee.grantPrincipal.addToPrincipalPolicy(

@@ -26,6 +26,12 @@ export const ReferenceWorker = {
 export type ReferenceWorkerName = (typeof ReferenceWorker)[keyof typeof ReferenceWorker];
 
 /**
+ * Where the reference normalizer writes (NORMALIZE_PREFIXES of src/normalize/normalizeWorker.ts,
+ * repeated so that importing the construct does not load the normalizer; a test keeps them equal).
+ */
+export const NORMALIZE_OUTPUT_PREFIXES: readonly string[] = ['normalized/', 'quarantine/'];
+
+/**
  * Where the prebuilt bundles are: `dist/workers` of the package. From the compiled module
  * (`dist/src/cdk/referenceWorker.js`) that is `../../workers`; from the sources in a checkout
  * (`src/cdk/referenceWorker.ts`, under tsx or vitest) `../../dist/workers`, what `npm run build` wrote.
@@ -58,5 +64,9 @@ export function referenceWorkerIn(workersDir: string, name: ReferenceWorkerName)
   const directory = join(workersDir, name);
   const bundle = join(directory, 'index.mjs');
   if (!existsSync(bundle)) throw new ReferenceWorkerBundleMissingError(name, bundle);
-  return { code: Code.fromAsset(directory), handler: 'index.handler' };
+  return {
+    code: Code.fromAsset(directory),
+    handler: 'index.handler',
+    ...(name === ReferenceWorker.NORMALIZE ? { outputPrefixes: NORMALIZE_OUTPUT_PREFIXES } : {}),
+  };
 }

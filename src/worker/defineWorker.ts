@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { OutputHead } from '../done/judgeOutput.js';
 import type { SourceIdentity } from '../done/outputMetadata.js';
-import { WorkerConfigurationError } from '../errors.js';
+import { OutputKeyOutsidePrefixesError, WorkerConfigurationError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 
 /** Where a transform writes; `write` resolves when it is safe to write more (backpressure). */
@@ -50,6 +50,14 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
   readonly outputBucket: string;
   /** The deterministic output key of an input: a pure function of bucket + key (see deterministicKey). */
   outputKey(source: { readonly bucket: string; readonly key: string }): string;
+  /**
+   * The key prefixes the worker writes under, main and side outputs (`['upper/']`): the list to give
+   * RerunPipeline's `outputPrefixes`, which grants the function's role these and no other. With it,
+   * a key function that returns a key elsewhere fails the record at once, not retryable
+   * ({@link OutputKeyOutsidePrefixesError}), instead of meeting an AccessDenied from S3.
+   * @default not declared: keys are not checked
+   */
+  readonly outputPrefixes?: readonly string[];
   /**
    * Deterministic keys of side outputs by name, e.g. `{ quarantine: (s) => ... }`.
    * @default {}
@@ -122,6 +130,7 @@ export function defineWorker<Summary extends Record<string, string | number>>(
     'codeVersion',
     'outputBucket',
     'outputKey',
+    'outputPrefixes',
     'sideOutputs',
     'legacyOutputKeys',
     'skipReason',
@@ -132,5 +141,35 @@ export function defineWorker<Summary extends Record<string, string | number>>(
   ]);
   const unknown = Object.keys(definition).filter((k) => !known.has(k));
   if (unknown.length > 0) throw new WorkerConfigurationError(`defineWorker: unknown option(s) ${unknown.join(', ')}`);
-  return Object.freeze({ ...definition });
+  const prefixes = definition.outputPrefixes;
+  if (prefixes === undefined) return Object.freeze({ ...definition });
+  if (
+    !Array.isArray(prefixes) ||
+    prefixes.length === 0 ||
+    prefixes.some((p) => typeof p !== 'string' || !p.endsWith('/'))
+  ) {
+    throw new WorkerConfigurationError('defineWorker: "outputPrefixes" must list key prefixes, each ending with "/"');
+  }
+  return Object.freeze({ ...definition, ...keysWithin(definition, prefixes) });
+}
+
+/** The definition's key functions, each refusing a key outside `prefixes`. */
+function keysWithin(
+  definition: WorkerDefinition<Record<string, string | number>>,
+  prefixes: readonly string[],
+): Pick<WorkerDefinition, 'outputKey' | 'sideOutputs'> {
+  const checked =
+    (name: string, keyOf: (source: { readonly bucket: string; readonly key: string }) => string) =>
+    (source: { readonly bucket: string; readonly key: string }) => {
+      const key = keyOf.call(definition, source);
+      if (!prefixes.some((p) => key.startsWith(p))) throw new OutputKeyOutsidePrefixesError(name, key, prefixes);
+      return key;
+    };
+  const sides = definition.sideOutputs;
+  return {
+    outputKey: checked('outputKey', definition.outputKey),
+    ...(sides
+      ? { sideOutputs: Object.fromEntries(Object.entries(sides).map(([n, f]) => [n, checked(`sideOutputs.${n}`, f)])) }
+      : {}),
+  };
 }

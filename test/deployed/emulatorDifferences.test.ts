@@ -11,19 +11,24 @@ import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { topology } from '../../app/topology.js';
 import { uniqueName } from '../support/aws.js';
-import { deployedClients, deployedStack, waitFor } from './support/deployedStack.js';
+import { createUser, deployedClients, deployedStack, ministackEndpoint, waitFor } from './support/deployedStack.js';
+import { queueArnOf } from './support/operatorIdentity.js';
 
 /**
  * What MiniStack 1.5.33 does where AWS's behaviour matters to rerun, observed, so that an emulator
  * upgrade that changes any of it fails here and docs/EMULATORS.md is updated with it. Each test
  * names the difference; the rule itself is covered elsewhere (listed in docs/EMULATORS.md).
- * Only the event-key probe makes resources of its own (a probe bucket and queue, not the stack's):
- * the stack's queue is consumed by its function before a test could read a message.
+ * The probes make resources of their own where the stack's would not do (the event-key probe's
+ * bucket and queue: the stack's queue is consumed by its function before a test could read a
+ * message; IAM users with a policy of their own, whose every request MiniStack judges).
  */
 describe('MiniStack 1.5.33 as seen by the deployed tier (docs/EMULATORS.md)', () => {
   const clients = deployedClients();
@@ -55,6 +60,26 @@ describe('MiniStack 1.5.33 as seen by the deployed tier (docs/EMULATORS.md)', ()
     const arn = await clients.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
     );
+    // With IAM enforced, S3 delivers only what the queue's policy allows, as on AWS.
+    await clients.sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        Attributes: {
+          Policy: JSON.stringify({
+            Version: '2012-10-17',
+            Statement: [
+              {
+                Effect: 'Allow',
+                Principal: { Service: 's3.amazonaws.com' },
+                Action: 'sqs:SendMessage',
+                Resource: arn.Attributes?.QueueArn,
+                Condition: { ArnLike: { 'aws:SourceArn': `arn:aws:s3:::${name}` } },
+              },
+            ],
+          }),
+        },
+      }),
+    );
     await clients.s3.send(
       new PutBucketNotificationConfigurationCommand({
         Bucket: name,
@@ -79,13 +104,67 @@ describe('MiniStack 1.5.33 as seen by the deployed tier (docs/EMULATORS.md)', ()
     expect(object.sequencer).not.toBe('0');
   });
 
-  it('stores the output bucket’s conditional-write policy but does not enforce it: a blind PutObject succeeds (AWS: 403)', async () => {
+  it("lets the account root's key past every policy: its blind PutObject under failures/ succeeds (AWS: a bucket policy's Deny binds the root user too)", async () => {
     const policy = await clients.s3.send(new GetBucketPolicyCommand({ Bucket: stack.outputBucket }));
     expect(policy.Policy).toContain('DenyPutWithoutIfNoneMatchOrIfMatch');
     const key = `${topology.failurePrefix}${uniqueName('probe-blind-put')}.txt`;
     const put = await clients.s3.send(new PutObjectCommand({ Bucket: stack.outputBucket, Key: key, Body: 'x' }));
     expect(put.$metadata.httpStatusCode).toBe(200);
     await clients.s3.send(new DeleteObjectCommand({ Bucket: stack.outputBucket, Key: key }));
+  });
+
+  it('enforces the conditional-write and -delete statements on an IAM principal (with the S3 condition keys local/emulator/ministackWithIam.py adds)', async () => {
+    // A principal allowed to write and delete anywhere in the bucket: only the bucket policy stands between.
+    const writer = await createUser(uniqueName('probe-writer'), {
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Action: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'],
+          Resource: `arn:aws:s3:::${stack.outputBucket}/*`,
+        },
+      ],
+    });
+    const s3 = writer.s3;
+    const key = `${topology.outputPrefix}${uniqueName('probe-enforced')}.txt`;
+    const denied = { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } };
+    await expect(
+      s3.send(new PutObjectCommand({ Bucket: stack.outputBucket, Key: key, Body: 'x' })),
+    ).rejects.toMatchObject(denied);
+    const created = await s3.send(
+      new PutObjectCommand({ Bucket: stack.outputBucket, Key: key, Body: 'x', IfNoneMatch: '*' }),
+    );
+    const replaced = await s3.send(
+      new PutObjectCommand({ Bucket: stack.outputBucket, Key: key, Body: 'y', IfMatch: created.ETag }),
+    );
+    await expect(s3.send(new DeleteObjectCommand({ Bucket: stack.outputBucket, Key: key }))).rejects.toMatchObject(
+      denied,
+    );
+    await expect(
+      s3.send(new DeleteObjectCommand({ Bucket: stack.outputBucket, Key: key, IfMatch: created.ETag })),
+    ).rejects.toMatchObject({ $metadata: { httpStatusCode: 412 } });
+    const deleted = await s3.send(
+      new DeleteObjectCommand({ Bucket: stack.outputBucket, Key: key, IfMatch: replaced.ETag }),
+    );
+    expect(deleted.$metadata.httpStatusCode).toBe(204);
+    // The same principal over plain HTTP would meet the TLS-only Deny: MiniStack serves HTTPS only here.
+    expect(ministackEndpoint()).toMatch(/^https:/);
+  });
+
+  it("authorizes an SQS batch call as an action of its own (sqs:SendMessageBatch), where AWS takes the single action's permission", async () => {
+    const name = uniqueName('probe-batch');
+    const queueUrl = (await clients.sqs.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl ?? '';
+    const sender = await createUser(uniqueName('probe-sender'), {
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Allow', Action: 'sqs:SendMessage', Resource: queueArnOf(queueUrl) }],
+    });
+    const single = await sender.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'probe' }));
+    expect(single.MessageId).toBeDefined();
+    await expect(
+      sender.sqs.send(
+        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: [{ Id: '1', MessageBody: 'probe' }] }),
+      ),
+    ).rejects.toMatchObject({ message: expect.stringMatching(/not authorized to perform: sqs:SendMessageBatch/) });
   });
 
   it('has no StartMessageMoveTask (InvalidAction): rerun redrive falls back to receive, send, delete', async () => {

@@ -1,10 +1,11 @@
-import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient, DescribeStackResourceCommand } from '@aws-sdk/client-cloudformation';
+import { IAMClient, ListAttachedRolePoliciesCommand, ListRolePoliciesCommand } from '@aws-sdk/client-iam';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
 import { uniqueName } from '../support/aws.js';
 import { readText } from '../support/s3.js';
-import { deployedClients, ministackEndpoint, queueCounts, waitFor } from './support/deployedStack.js';
+import { deployedClients, ministackEndpoint, queueCounts, ROOT_KEY, waitFor } from './support/deployedStack.js';
 import { createProbeStack, PROBE_SLEEP_MS, type ProbeInvocation, type ProbeStack } from './support/probeStack.js';
 
 /**
@@ -16,6 +17,7 @@ import { createProbeStack, PROBE_SLEEP_MS, type ProbeInvocation, type ProbeStack
 describe('MiniStack 1.5.33: the Lambda runtime and SQS mappings, seen by a probe function (docs/EMULATORS.md)', () => {
   const clients = deployedClients();
   let probe: ProbeStack;
+  let cloudformation: CloudFormationClient;
   const send = (queueUrl: string, body: string) =>
     clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
   /** The probe's invocation records whose bodies include `marker`. */
@@ -29,7 +31,11 @@ describe('MiniStack 1.5.33: the Lambda runtime and SQS mappings, seen by a probe
   };
 
   beforeAll(async () => {
-    const cloudformation = new CloudFormationClient({ endpoint: ministackEndpoint(), region: 'us-east-1' });
+    cloudformation = new CloudFormationClient({
+      endpoint: ministackEndpoint(),
+      region: 'us-east-1',
+      credentials: ROOT_KEY,
+    });
     probe = await createProbeStack(cloudformation, uniqueName('rerun-probe'));
   });
 
@@ -70,6 +76,21 @@ describe('MiniStack 1.5.33: the Lambda runtime and SQS mappings, seen by a probe
       return found.length > 0 ? found : undefined;
     });
     expect((seen?.start ?? 0) - sentAt).toBeLessThan(4000);
+  });
+
+  it("polls with no regard to the execution role's permissions: the probe's role has no policy at all (AWS: the mapping needs sqs:ReceiveMessage, DeleteMessage and GetQueueAttributes)", async () => {
+    const iam = new IAMClient({ endpoint: ministackEndpoint(), region: 'us-east-1', credentials: ROOT_KEY });
+    const described = await cloudformation.send(
+      new DescribeStackResourceCommand({ StackName: probe.stackName, LogicalResourceId: 'ProbeRole' }),
+    );
+    const roleName = described.StackResourceDetail?.PhysicalResourceId;
+    expect(roleName).toBeDefined();
+    const inline = await iam.send(new ListRolePoliciesCommand({ RoleName: roleName }));
+    const attached = await iam.send(new ListAttachedRolePoliciesCommand({ RoleName: roleName }));
+    expect([...(inline.PolicyNames ?? []), ...(attached.AttachedPolicies ?? [])]).toEqual([]);
+    // Yet its mappings received, invoked and deleted (the first test's six messages are gone).
+    expect((await invocations('concurrency-')).length).toBeGreaterThanOrEqual(6);
+    expect(await queueCounts(clients, probe.concurrencyQueueUrl)).toEqual({ visible: 0, inFlight: 0 });
   });
 
   it('ignores a batchItemFailures id that is not in the batch: the message is deleted (AWS fails the whole batch)', async () => {

@@ -16,11 +16,13 @@ import {
   deployedStack,
   drained,
   ministackEndpoint,
+  ROOT_KEY,
   rerunOnStack,
   waitFor,
 } from './support/deployedStack.js';
 
-const DAY = 'incoming/dt=2026-04-01/';
+// A day of its own: the redrive test summarizes 2026-04-01 of the same stack.
+const DAY = 'incoming/dt=2026-05-01/';
 const INPUTS = ['deleted.csv', 'corrupt.csv', 'old-code.csv', 'intact.csv', 'removed.csv', 'orphaned.csv'].map(
   (name) => `${DAY}${name}`,
 );
@@ -138,7 +140,7 @@ describe('deployed stack: rerun reprocess repairs outputs and prunes orphans', (
 
   /** Pauses or resumes the normalize function's event source mapping (a temporary change, undone in `finally`). */
   async function setMappingEnabled(enabled: boolean): Promise<void> {
-    const lambda = new LambdaClient({ endpoint: ministackEndpoint(), region: 'us-east-1' });
+    const lambda = new LambdaClient({ endpoint: ministackEndpoint(), region: 'us-east-1', credentials: ROOT_KEY });
     const functionName = stack.outputs[StackOutput.FUNCTION_NAME];
     const mappings = await lambda.send(new ListEventSourceMappingsCommand({ FunctionName: functionName }));
     for (const m of mappings.EventSourceMappings ?? []) {

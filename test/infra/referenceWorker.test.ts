@@ -77,13 +77,14 @@ describe('RerunPipeline with the prebuilt normalize worker', () => {
   it("gets from the construct's defaults every variable the normalize handler requires", () => {
     const vars = fn.Properties.Environment.Variables;
     // functions/normalize/handler.ts: OUTPUT_BUCKET required, MAX_INPUT_BYTES the size limit,
-    // LEDGER_TABLE for NOTIFY_URL (which only a webhook sets).
+    // LEDGER_TABLE for NOTIFY_URL (which only a webhook sets), RERUN_TRACE_AWS_SDK with tracing on.
     expect(Object.keys(vars).sort()).toEqual([
       'LEDGER_TABLE',
       'LOG_LEVEL',
       'MAX_INPUT_BYTES',
       'NODE_OPTIONS',
       'OUTPUT_BUCKET',
+      'RERUN_TRACE_AWS_SDK',
     ]);
   });
 

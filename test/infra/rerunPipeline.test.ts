@@ -4,24 +4,36 @@ import { join } from 'node:path';
 import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { Code, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
+import { QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StackOutput } from '../../app/stackOutputs.js';
 import { projectRoot } from '../../infra/paths.js';
+import { CheckovCheck } from '../../src/cdk/checkovAcknowledgements.js';
 import { requireConditionalWrites } from '../../src/cdk/conditionalWritePolicy.js';
 import { StackConfigurationInvalidError } from '../../src/cdk/errors.js';
-import { PIPELINE_DEFAULT_PREFIXES, RerunPipeline, type RerunPipelineProps } from '../../src/cdk/RerunPipeline.js';
+import {
+  PIPELINE_DEFAULT_PREFIXES,
+  PIPELINE_STACK_OUTPUTS,
+  RerunPipeline,
+  type RerunPipelineProps,
+} from '../../src/cdk/RerunPipeline.js';
+import { NORMALIZE_OUTPUT_PREFIXES } from '../../src/cdk/referenceWorker.js';
 import { NORMALIZE_PREFIXES } from '../../src/normalize/normalizeWorker.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../../src/sizing/sizeWorker.js';
 
 const plainWorker = join(projectRoot, 'test', 'infra', 'fixtures', 'plainWorker.mjs');
-// Prebuilt code: no bundling, so the tests of single props stay quick.
+// Prebuilt code: no bundling, so the tests of single props stay quick. It declares where it writes,
+// as referenceWorker('normalize') does.
 const prebuilt = {
   code: Code.fromInline('exports.handler = async () => ({ batchItemFailures: [] });'),
   handler: 'index.handler',
+  outputPrefixes: ['normalized/', 'quarantine/'],
 };
 
 const outdirs: string[] = [];
@@ -56,7 +68,12 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
     outdirs.push(outdir);
     app = new App({ outdir });
     stack = new Stack(app, 'Consumer');
-    pipeline = new RerunPipeline(stack, 'Pipeline', { worker: { entry: plainWorker } });
+    // The README's call: the worker's entry and the prefixes it writes under.
+    pipeline = new RerunPipeline(stack, 'Pipeline', {
+      worker: { entry: plainWorker },
+      outputPrefixes: ['upper/'],
+      outputs: true,
+    });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     app.synth();
     template = Template.fromStack(stack);
@@ -180,11 +197,15 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
       },
     });
     const alarms = template.findResources('AWS::CloudWatch::Alarm');
-    expect(Object.keys(alarms)).toHaveLength(2);
+    // DLQ depth, oldest message, Lambda errors, throttles, duration near the timeout.
+    expect(Object.keys(alarms)).toHaveLength(5);
     for (const alarm of Object.values(alarms)) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+      expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
     }
-    expect(pipeline.alarms).toHaveLength(2);
+    expect(pipeline.alarms).toHaveLength(5);
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    expect(pipeline.dashboard).toBeDefined();
   });
 
   it('exposes every resource as a public field', () => {
@@ -207,11 +228,23 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
 });
 
 describe('RerunPipeline props', () => {
-  it("defaults to the reference normalizer's prefixes", () => {
-    expect(PIPELINE_DEFAULT_PREFIXES).toEqual({
-      inputPrefix: NORMALIZE_PREFIXES.inputPrefix,
-      outputPrefixes: [NORMALIZE_PREFIXES.outputPrefix, NORMALIZE_PREFIXES.quarantinePrefix],
-    });
+  it("defaults to the reference normalizer's input prefix; referenceWorker('normalize') declares its output prefixes", () => {
+    expect(PIPELINE_DEFAULT_PREFIXES).toEqual({ inputPrefix: NORMALIZE_PREFIXES.inputPrefix });
+    expect(NORMALIZE_OUTPUT_PREFIXES).toEqual([NORMALIZE_PREFIXES.outputPrefix, NORMALIZE_PREFIXES.quarantinePrefix]);
+  });
+
+  it('grants the prefixes the worker source declares, or the outputPrefixes prop over them, and no other', () => {
+    const writes = (template: Template) =>
+      JSON.stringify(
+        Object.values(template.findResources('AWS::IAM::Policy')).map((p) => p.Properties.PolicyDocument.Statement),
+      );
+    const declared = writes(pipelineStack().template);
+    expect(declared).toContain('/normalized/*');
+    expect(declared).toContain('/quarantine/*');
+    const given = writes(pipelineStack({ outputPrefixes: ['upper/'] }).template);
+    expect(given).toContain('/upper/*');
+    expect(given).not.toContain('/normalized/*');
+    expect(given).not.toContain('/quarantine/*');
   });
 
   it('derives memory and timeout from maxInputBytes, and passes the declared limit', () => {
@@ -241,10 +274,64 @@ describe('RerunPipeline props', () => {
     template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 1800 });
   });
 
+  it('writes the stack outputs rerun --stack reads when asked (outputs: true), with the keys the CLI reads', () => {
+    expect(PIPELINE_STACK_OUTPUTS).toEqual({
+      INPUT_BUCKET: StackOutput.INPUT_BUCKET,
+      OUTPUT_BUCKET: StackOutput.OUTPUT_BUCKET,
+      QUEUE_URL: StackOutput.QUEUE_URL,
+      DLQ_URL: StackOutput.DLQ_URL,
+      ALARM_TOPIC_ARN: StackOutput.ALARM_TOPIC_ARN,
+    });
+    const outputs = pipelineStack({ outputs: true }).template.toJSON().Outputs ?? {};
+    expect(Object.keys(outputs).sort()).toEqual(
+      ['AlarmTopicArn', 'DeadLetterQueueUrl', 'InputBucketName', 'OutputBucketName', 'QueueUrl'].sort(),
+    );
+    expect(outputs.QueueUrl.Value).toEqual({ Ref: expect.stringMatching(/^PipelineWorkerQueue/) });
+    expect(pipelineStack().template.toJSON().Outputs).toBeUndefined();
+  });
+
+  it('acknowledges the checkov checks it meets otherwise on each resource, with a reason, and only known ones', () => {
+    const { template } = pipelineStack();
+    const skips = Object.values(
+      template.toJSON().Resources as Record<
+        string,
+        { Metadata?: { checkov?: { skip: { id: string; comment: string }[] } } }
+      >,
+    ).flatMap((r) => r.Metadata?.checkov?.skip ?? []);
+    expect(skips.length).toBeGreaterThan(5);
+    const known = new Set<string>(Object.values(CheckovCheck));
+    for (const skip of skips) {
+      expect(known.has(skip.id), skip.id).toBe(true);
+      expect(skip.comment.length, skip.id).toBeGreaterThan(40);
+    }
+    // With the setting the check asks for, no skip: reserved concurrency given, none acknowledged.
+    const reserved = pipelineStack({ reservedConcurrentExecutions: 8 }).template.findResources(
+      'AWS::Lambda::Function',
+      {
+        Properties: { Handler: 'index.handler' },
+      },
+    );
+    const ids = (Object.values(reserved)[0]?.Metadata?.checkov?.skip ?? []).map((s: { id: string }) => s.id);
+    expect(ids).not.toContain(CheckovCheck.LAMBDA_CONCURRENCY);
+    expect(ids).toContain(CheckovCheck.LAMBDA_DLQ);
+  });
+
+  it('reserves concurrency when asked, no dashboard when asked', () => {
+    const { template, pipeline } = pipelineStack({ reservedConcurrentExecutions: 8, dashboard: false });
+    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 8 });
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    expect(pipeline.dashboard).toBeUndefined();
+    const unreserved = pipelineStack().template.findResources('AWS::Lambda::Function', {
+      Properties: { Handler: 'index.handler' },
+    });
+    expect(Object.values(unreserved)[0]?.Properties.ReservedConcurrentExecutions).toBeUndefined();
+  });
+
   it('turns tracing off when asked (and then needs no X-Ray grant)', () => {
     const { template, app } = pipelineStack({ tracing: Tracing.DISABLED });
     const fns = template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } });
     expect(Object.values(fns)[0]?.Properties.TracingConfig).toBeUndefined();
+    expect(Object.values(fns)[0]?.Properties.Environment.Variables.RERUN_TRACE_AWS_SDK).toBeUndefined();
     expect(JSON.stringify(template.toJSON())).not.toContain('xray:PutTraceSegments');
     expect(new AwsSolutionsChecks(app).validateScope(app).violations).toEqual([]);
   });
@@ -263,6 +350,51 @@ describe('RerunPipeline props', () => {
     expect(fnEnv(template).LEDGER_TABLE).toBe('my-ledger');
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
     expect(alarms.every((a) => JSON.stringify(a.Properties.AlarmActions).includes(':ops'))).toBe(true);
+  });
+
+  it('encrypts with the given KMS keys (buckets with an S3 Bucket Key, queue, ledger), cdk-nag clean and without warnings', () => {
+    const { template, app, stack } = pipelineStack({}, (s) => ({
+      inputBucketProps: { encryptionKey: new Key(s, 'InputKey', { enableKeyRotation: true }) },
+      outputBucketProps: { encryptionKey: new Key(s, 'OutputKey', { enableKeyRotation: true }) },
+      queueProps: { encryption: QueueEncryption.KMS },
+      ledgerTableProps: { encryptionKey: new Key(s, 'LedgerKey', { enableKeyRotation: true }) },
+    }));
+    const sse = Object.values(template.findResources('AWS::S3::Bucket')).map(
+      (b) => b.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0],
+    );
+    // Input and output under their keys; the access-log bucket stays SSE-S3 (log delivery needs it).
+    expect(
+      sse.filter((c) => c.ServerSideEncryptionByDefault.SSEAlgorithm === 'aws:kms' && c.BucketKeyEnabled),
+    ).toHaveLength(2);
+    expect(sse.filter((c) => c.ServerSideEncryptionByDefault.SSEAlgorithm === 'AES256')).toHaveLength(1);
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      SSESpecification: { SSEEnabled: true, SSEType: 'KMS', KMSMasterKeyId: Match.anyValue() },
+    });
+    // S3 may use the work queue's key to put events into it.
+    template.hasResourceProperties('AWS::KMS::Key', {
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Principal: { Service: 's3.amazonaws.com' },
+            Action: ['kms:GenerateDataKey', 'kms:Decrypt'],
+          }),
+        ]),
+      },
+    });
+    expect(new AwsSolutionsChecks(app).validateScope(app).violations).toEqual([]);
+    expect(Annotations.fromStack(stack).findWarning('*', Match.anyValue())).toEqual([]);
+  });
+
+  it("warns when the work queue's KMS key policy is not ours to extend", () => {
+    const { stack } = pipelineStack({
+      queueProps: {
+        encryption: QueueEncryption.KMS,
+        encryptionMasterKey: Key.fromKeyArn(new Stack(), 'K', 'arn:aws:kms:us-east-1:123456789012:key/abc'),
+      },
+    });
+    expect(
+      Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('s3.amazonaws.com kms:GenerateDataKey')),
+    ).toHaveLength(1);
   });
 
   it('warns when the output bucket policy is not ours to extend', () => {
@@ -356,9 +488,18 @@ describe('RerunPipeline fails fast on contradictory props', () => {
     );
   });
 
+  it('a worker that does not say where it writes (the README pipeline that got a 403 on every message)', () => {
+    refused(
+      () => ({ worker: { entry: plainWorker } }),
+      /outputPrefixes: name the prefixes your worker writes its outputs under.*e\.g\. outputPrefixes: \['upper\/'\]/,
+    );
+    refused(() => ({ worker: { code: prebuilt.code, handler: 'index.handler' } }), /outputPrefixes: name the prefixes/);
+    refused(() => ({ outputPrefixes: [] }), /outputPrefixes must name at least one prefix/);
+  });
+
   it('a worker with both entry and code, or code without its handler', () => {
     refused(() => ({ worker: { ...prebuilt, entry: plainWorker } as never }), /either entry or code, not both/);
-    refused(() => ({ worker: { code: prebuilt.code } as never }), /code needs its handler/);
+    refused(() => ({ worker: { code: prebuilt.code } as never, outputPrefixes: ['out/'] }), /code needs its handler/);
   });
 
   it('a webhook with both sources, or a plain NOTIFY_URL', () => {
@@ -382,6 +523,13 @@ describe('RerunPipeline fails fast on contradictory props', () => {
       const bucket = new Bucket(s, 'One');
       return { existingInputBucketObj: bucket, existingOutputBucketObj: bucket, outputPrefixes: ['incoming/out/'] };
     }, /overlaps the input prefix incoming\//);
+  });
+
+  it("reserved concurrency below the mapping's maximum concurrency (Lambda would throttle it)", () => {
+    refused(
+      () => ({ reservedConcurrentExecutions: 2, workerSettings: { maxConcurrency: 4 } }),
+      /reservedConcurrentExecutions \(2\) must be an integer of at least the mapping's maxConcurrency \(4\)/,
+    );
   });
 
   it('queue settings the worker would refuse', () => {

@@ -110,7 +110,8 @@ describe('SqsWorker', () => {
       expect(queues.map((q) => q.Properties?.QueueName)).toEqual([undefined, undefined, undefined, undefined]);
       expect(ofType('AWS::Lambda::Function')).toHaveLength(2);
       expect(ofType('AWS::IAM::Role')).toHaveLength(2);
-      expect(ofType('AWS::CloudWatch::Alarm')).toHaveLength(4);
+      // Per worker: DLQ depth, oldest message, errors, throttles, duration near the timeout.
+      expect(ofType('AWS::CloudWatch::Alarm')).toHaveLength(10);
       const mappings = ofType('AWS::Lambda::EventSourceMapping').map((m) => m.Properties);
       expect(mappings).toContainEqual(
         expect.objectContaining({ BatchSize: 1, ScalingConfig: { MaximumConcurrency: 2 } }),
@@ -140,8 +141,10 @@ describe('SqsWorker', () => {
       const summaryMapping = ofType('AWS::Lambda::EventSourceMapping').find((m) => m.Properties?.BatchSize === 1);
       expect(summaryMapping?.Properties?.MaximumBatchingWindowInSeconds).toBeUndefined();
       const withActions = ofType('AWS::CloudWatch::Alarm').filter((a) => a.Properties?.AlarmActions !== undefined);
-      expect(withActions).toHaveLength(2);
+      expect(withActions).toHaveLength(5);
       expect(withActions.every((a) => JSON.stringify(a.Properties?.AlarmActions).includes(':ops'))).toBe(true);
+      // The same actions when the alarm returns to OK.
+      expect(withActions.every((a) => JSON.stringify(a.Properties?.OKActions).includes(':ops'))).toBe(true);
     });
 
     it('is clean under cdk-nag AwsSolutions on its own, with no acknowledgement but its own (X-Ray)', () => {

@@ -124,6 +124,8 @@ describe('the worker function', () => {
       ),
       LOG_LEVEL: 'info',
       NODE_OPTIONS: '--enable-source-maps',
+      // Active tracing: the worker records its AWS SDK calls too.
+      RERUN_TRACE_AWS_SDK: 'true',
     });
   });
 
@@ -133,6 +135,12 @@ describe('the worker function', () => {
     );
     // 512 MB (0.29 vCPU) for 60 s at 35 MiB/s per core, twice over with 10 s of overhead: about 253 MiB.
     expect(Math.round(limit / 1024 ** 2)).toBe(253);
+  });
+
+  it('writes its outcome metrics in CloudWatch embedded metric format (namespace rerun)', () => {
+    const bundle = readFileSync(join(functionAssetDir(synth, ids.fn), 'index.mjs'), 'utf8');
+    expect(bundle).toContain('CloudWatchMetrics');
+    expect(bundle).toContain('RecordsProcessed');
   });
 
   it('is bundled locally as minified ESM with a source map and the AWS SDK inside', () => {
@@ -161,6 +169,20 @@ describe('the worker function', () => {
       OUTPUT_BUCKET: 'probe-bucket',
       AWS_REGION: 'us-east-1',
       LOG_LEVEL: 'warn',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    expect(handlerTypeInIsolation(join(functionAssetDir(synth, ids.fn), 'index.mjs'), env)).toBe('function');
+  });
+
+  it('traces its AWS SDK calls as the function traces: RERUN_TRACE_AWS_SDK, and the X-Ray SDK inside the bundle', () => {
+    expect(dig(props(ids.fn), 'Environment', 'Variables', 'RERUN_TRACE_AWS_SDK')).toBe('true');
+    expect(dig(props(ids.fn), 'TracingConfig', 'Mode')).toBe('Active');
+    // The lazily imported X-Ray SDK resolves inside the bundle, with no node_modules in reach.
+    const env = {
+      OUTPUT_BUCKET: 'probe-bucket',
+      AWS_REGION: 'us-east-1',
+      LOG_LEVEL: 'warn',
+      RERUN_TRACE_AWS_SDK: 'true',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
     expect(handlerTypeInIsolation(join(functionAssetDir(synth, ids.fn), 'index.mjs'), env)).toBe('function');
@@ -581,10 +603,61 @@ describe('the alarms', () => {
     });
   });
 
-  it('notify the alarm topic, every one of them (normalize, summarize, schedule)', () => {
+  it('fire on Lambda errors, throttles and a duration near the timeout, for each worker', () => {
+    for (const [fn, worker] of [
+      [ids.fn, topology.normalize],
+      [resourceOf(json, 'AWS::Lambda::Function', 'summarizeFunction').id, topology.summarize],
+    ] as const) {
+      const dimensions = [{ Name: 'FunctionName', Value: { Ref: fn } }];
+      for (const metric of ['Errors', 'Throttles']) {
+        synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+          Namespace: 'AWS/Lambda',
+          MetricName: metric,
+          Dimensions: dimensions,
+          Statistic: 'Sum',
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          TreatMissingData: 'notBreaching',
+        });
+      }
+      synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Duration',
+        Dimensions: dimensions,
+        Statistic: 'Maximum',
+        Threshold: 0.8 * worker.functionTimeoutSeconds * 1000,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+    }
+  });
+
+  it('notify the alarm topic on ALARM and on OK, every one of them (normalize, summarize, schedule)', () => {
     const alarms = logicalIdsOfType(json, 'AWS::CloudWatch::Alarm');
-    expect(alarms).toHaveLength(5);
-    for (const alarm of alarms) expect(props(alarm).AlarmActions, alarm).toEqual([{ Ref: ids.topic }]);
+    expect(alarms).toHaveLength(11);
+    for (const alarm of alarms) {
+      expect(props(alarm).AlarmActions, alarm).toEqual([{ Ref: ids.topic }]);
+      expect(props(alarm).OKActions, alarm).toEqual([{ Ref: ids.topic }]);
+    }
+  });
+
+  it('sit on one dashboard with both stages: queues, DLQs, outcomes, quarantine, duration, errors', () => {
+    const [dashboard] = logicalIdsOfType(json, 'AWS::CloudWatch::Dashboard');
+    expect(dashboard).toBeDefined();
+    const body = JSON.stringify(props(dashboard as string).DashboardBody);
+    for (const text of [
+      'ApproximateNumberOfMessagesVisible',
+      'ApproximateAgeOfOldestMessage',
+      'RecordsProcessed',
+      'RecordsFailed',
+      'EntriesQuarantined',
+      'Duration (ms)',
+      'Errors',
+      'Throttles',
+      'rerun normalize',
+      'rerun summarize',
+    ]) {
+      expect(body, text).toContain(text);
+    }
   });
 
   it('go to an encrypted, TLS-only topic whose key CloudWatch may use', () => {

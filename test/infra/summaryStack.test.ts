@@ -98,6 +98,7 @@ describe('the summarize worker in the stack', () => {
       INPUT_BUCKET: { Ref: ids.input },
       LOG_LEVEL: 'info',
       NODE_OPTIONS: '--enable-source-maps',
+      RERUN_TRACE_AWS_SDK: 'true',
     });
   });
 

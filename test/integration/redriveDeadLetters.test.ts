@@ -261,6 +261,58 @@ describe('redriveDeadLetters', () => {
     expect(marked[0]?.wouldFailAgain).toMatch(/^would fail again: not an S3 event: /);
     expect(result.inspected.filter((l) => !l.wouldFailAgain)).toHaveLength(1);
   });
+
+  const doomedRecord = (messageId: string, retryable: boolean): FailureRecord => ({
+    schema: 'rerun.failure/1',
+    queueName: 'q',
+    queueArn: 'arn:aws:sqs:us-east-1:123456789012:q',
+    messageId,
+    receiveCount: 5,
+    givenUp: retryable ? 'last-receive' : 'non-retryable',
+    retryable,
+    reason: retryable ? 'TimeoutError: took too long' : 'not an S3 event: no Records',
+    failedAt: '2026-01-06T01:15:00.000Z',
+  });
+
+  it('keeps them in the DLQ and moves the others one by one (a move task would take the whole DLQ)', async () => {
+    const { queueUrl, dlqUrl } = await deadLetters(3);
+    let n = 0;
+    const result = await redriveDeadLetters({
+      sqs: clients.sqs,
+      dlqUrl,
+      sourceQueueUrl: queueUrl,
+      receiveWaitSeconds: 0,
+      // The first record read is non-retryable (marked), the others retryable.
+      failures: { read: async (_queue, id) => doomedRecord(id, n++ > 0) },
+      recheck: referenceRecheck('normalize'),
+    });
+    const marked = result.inspected.filter((l) => l.wouldFailAgain).map((l) => l.messageId);
+    expect(marked).toHaveLength(1);
+    expect(result).toMatchObject({ method: RedriveMethod.RESEND, moved: 2, keptBack: marked, failed: [] });
+    expect(result.notes.join('\n')).toMatch(
+      /1 message\(s\) marked \[WOULD FAIL AGAIN\] stay in the DLQ \(--include-doomed/,
+    );
+    expect(await queueDepth(clients, queueUrl)).toBe(2);
+    // Released at once, not held for the redrive's hold time.
+    expect(await queueDepth(clients, dlqUrl)).toBe(1);
+  });
+
+  it('moves them too with includeDoomed', async () => {
+    const { queueUrl, dlqUrl } = await deadLetters(2);
+    const result = await redriveDeadLetters({
+      sqs: clients.sqs,
+      dlqUrl,
+      sourceQueueUrl: queueUrl,
+      receiveWaitSeconds: 0,
+      failures: { read: async (_queue, id) => doomedRecord(id, false) },
+      recheck: referenceRecheck('normalize'),
+      includeDoomed: true,
+    });
+    expect(result.inspected.every((l) => l.wouldFailAgain)).toBe(true);
+    expect(result).toMatchObject({ moved: 2, keptBack: [] });
+    expect(await queueDepth(clients, queueUrl)).toBe(2);
+    expect(await queueDepth(clients, dlqUrl)).toBe(0);
+  });
 });
 
 describe('referenceRecheck', () => {

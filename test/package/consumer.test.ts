@@ -41,19 +41,27 @@ const CONSUMER_DEPENDENCIES = [
 /** A user's worker in plain JavaScript, written against the package name only. */
 const WORKER = `import {
   createAwsClients,
+  createLogger,
   createSqsBatchHandler,
   defineWorker,
   deterministicKey,
+  optionalEnv,
   requireEnv,
+  S3FailureRecorder,
   S3ObjectStore,
 } from 'rerun-pipeline';
 
 const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
+const store = new S3ObjectStore(clients.s3);
+const outputBucket = requireEnv('OUTPUT_BUCKET');
+const logger = createLogger();
 
 export const upper = defineWorker({
   name: 'upper',
   codeVersion: 'upper@1',
-  outputBucket: requireEnv('OUTPUT_BUCKET'),
+  outputBucket,
+  // Where it writes: the same list goes to RerunPipeline, which grants these prefixes and no other.
+  outputPrefixes: ['upper/'],
   outputKey: (source) => deterministicKey({ prefix: 'upper/', source, stripPrefix: 'incoming/' }),
   async transform({ text }, { output }) {
     let chars = 0;
@@ -65,7 +73,16 @@ export const upper = defineWorker({
   },
 });
 
-export const handler = createSqsBatchHandler({ worker: upper, store: new S3ObjectStore(clients.s3), sqs: clients.sqs });
+export const handler = createSqsBatchHandler({
+  worker: upper,
+  store,
+  sqs: clients.sqs,
+  // JSON lines on stdout, and why a message was given up on under failures/ (rerun redrive shows it).
+  logger,
+  failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: outputBucket, logger }),
+  // The largest input one invocation finishes: RerunPipeline sets it from its sizing (none under rerun dev).
+  maxInputBytes: Number(optionalEnv('MAX_INPUT_BYTES', 'Infinity')),
+});
 `;
 
 /**
@@ -106,7 +123,12 @@ console.log(JSON.stringify({
 `;
 
 /** The minimal RerunPipeline: the user's worker.mjs, bundled by esbuild at synth. */
-const CDK_APP = cdkApp('RerunPipeline', "{ entry: 'worker.mjs' }", 'cdk.out', 'Consumer');
+const CDK_APP = cdkApp(
+  'RerunPipeline',
+  "{ entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true",
+  'cdk.out',
+  'Consumer',
+);
 /** rerun's own normalizer, prebuilt in the package: no esbuild, no lockfile at synth. */
 const PREBUILT_CDK_APP = cdkApp(
   'RerunPipeline, referenceWorker',
@@ -200,8 +222,10 @@ describe('the README shows what this test runs', () => {
   it("its worker.mjs is this test's worker, and its CDK apps this test's RerunPipeline calls", () => {
     const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
     expect(readme).toContain(`\`\`\`js\n${WORKER}\`\`\``);
-    expect(readme).toContain("new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });");
-    expect(CDK_APP).toContain("new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' } });");
+    const call =
+      "new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true });";
+    expect(readme).toContain(call);
+    expect(CDK_APP).toContain(call);
     expect(readme).toContain("new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });");
     expect(PREBUILT_CDK_APP).toContain(
       "new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });",

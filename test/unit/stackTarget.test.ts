@@ -63,12 +63,48 @@ describe('--stack NAME: a deployed stack resolved from its CloudFormation output
     await expect(failure).rejects.toThrow(/stack "rerun-staging" does not exist at AWS \(eu-west-1\).*AWS_REGION/);
   });
 
-  it('names the missing outputs of a stack that is not (or not yet) a complete rerun stack', async () => {
-    const { [StackOutput.SUMMARY_DLQ_URL]: _gone, ...partial } = OUTPUTS;
+  it('names the missing bucket outputs of a stack that is not (or not yet) a rerun stack', async () => {
+    const { [StackOutput.OUTPUT_BUCKET]: _gone, ...partial } = OUTPUTS;
     const cfn = fakeCloudFormation(() => described(partial, 'CREATE_IN_PROGRESS'));
     await expect(resolveStackResources(cfn.client, 'rerun', 'here')).rejects.toThrow(
-      /status CREATE_IN_PROGRESS\) has no output SummaryDeadLetterQueueUrl/,
+      /status CREATE_IN_PROGRESS\) has no output OutputBucketName/,
     );
+  });
+
+  it('asks only for what a command uses: a RerunPipeline stack (buckets and its queue pair, no summary stage) resolves', async () => {
+    const pipelineOnly = {
+      [StackOutput.INPUT_BUCKET]: 'uploads-input',
+      [StackOutput.OUTPUT_BUCKET]: 'uploads-output',
+      [StackOutput.QUEUE_URL]: OUTPUTS[StackOutput.QUEUE_URL] as string,
+      [StackOutput.DLQ_URL]: OUTPUTS[StackOutput.DLQ_URL] as string,
+    };
+    const stack = await resolveStackResources(
+      fakeCloudFormation(() => described(pipelineOnly)).client,
+      'Uploads',
+      'here',
+    );
+    expect(stack).toMatchObject({ inputBucket: 'uploads-input', queueUrl: pipelineOnly[StackOutput.QUEUE_URL] });
+    // A command that reads the summary queue is told which output is missing and what to do.
+    expect(() => stack.summaryQueueUrl).toThrow(PipelineResourceError);
+    expect(() => stack.summaryDlqUrl).toThrow(
+      /The stack "Uploads" at here has no output SummaryDeadLetterQueueUrl, so the summary worker's dead-letter queue cannot be found from it\. A RerunPipeline stack .*outputs: true/,
+    );
+    // A copy or JSON of the resources leaves the missing ones out instead of throwing.
+    expect(Object.keys(JSON.parse(JSON.stringify(stack))).sort()).toEqual([
+      'dlqUrl',
+      'inputBucket',
+      'outputBucket',
+      'outputs',
+      'queueUrl',
+      'stackName',
+    ]);
+  });
+
+  it('a stack with buckets only resolves too (status reads no queue)', async () => {
+    const bucketsOnly = { [StackOutput.INPUT_BUCKET]: 'in', [StackOutput.OUTPUT_BUCKET]: 'out' };
+    const stack = await resolveStackResources(fakeCloudFormation(() => described(bucketsOnly)).client, 'b', 'here');
+    expect(stack.outputBucket).toBe('out');
+    expect(() => stack.queueUrl).toThrow(/has no output QueueUrl/);
   });
 
   it('explains an access denial as the missing cloudformation:DescribeStacks permission', async () => {

@@ -4,6 +4,7 @@ import { alignColumns } from '../../alignColumns.js';
 import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
 import { referenceRecheck } from '../../redrive/recheckDeadLetter.js';
 import { type DeadLetter, type RedriveResult, redriveDeadLetters } from '../../redrive/redriveDeadLetters.js';
+import { StackOutput } from '../../stackOutputs.js';
 import { explainAwsError, requireQueueUrl } from '../../status/pipelineResources.js';
 import type { WorkerTopology } from '../../topology.js';
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
@@ -35,6 +36,10 @@ export const command: CliCommand = {
     },
     rate: { type: 'string', valueName: 'N', description: 'Move at most N messages per second (move task: up to 500)' },
     'dry-run': { type: 'boolean', description: 'Show the messages and reasons only; move nothing' },
+    'include-doomed': {
+      type: 'boolean',
+      description: 'Move the messages marked [WOULD FAIL AGAIN] too (default: they stay in the DLQ)',
+    },
     'source-queue-url': {
       type: 'string',
       valueName: 'URL',
@@ -45,6 +50,9 @@ export const command: CliCommand = {
   details: `Each message is shown with the reason its worker gave up on it, read from the failure record the
 worker wrote at failures/<queue>/<messageId>.json in the output bucket (a message without a record failed
 by timeout or crash: see the function's logs). Fix the cause first, then run without --dry-run.
+
+A message marked [WOULD FAIL AGAIN] (its failure is deterministic, e.g. a body that is not an S3 event)
+stays in the DLQ unless --include-doomed is given: moved back, it would only spend its receives and return.
 
 Moving uses SQS StartMessageMoveTask where the endpoint supports it (detected by trying), else receives,
 sends to the source queue and deletes from the DLQ only after the send succeeded, rate-limited. With
@@ -68,7 +76,7 @@ Examples:
     if (typeof target === 'number') return target;
     const queue = stringOption(values, 'queue');
     const workers = [target.topology.normalize, target.topology.summarize];
-    const chosen = queue ? workers.filter((w) => w.name === queue) : workers;
+    const chosen = queue ? workers.filter((w) => w.name === queue) : workers.filter((w) => stackHas(target, w));
     const dryRun = values['dry-run'] === true;
 
     try {
@@ -93,6 +101,7 @@ Examples:
           ...(max !== undefined ? { max } : {}),
           ...(rate !== undefined ? { ratePerSecond: rate } : {}),
           dryRun,
+          includeDoomed: values['include-doomed'] === true,
           signal: io.signal,
           onInspected: (letters, depth, inFlight) => human(formatLetters(letters, depth, inFlight)),
           onProgress: (moved, total) => {
@@ -120,16 +129,29 @@ Examples:
       const moved = results.reduce((n, r) => n + r.moved, 0);
       const failed = results.reduce((n, r) => n + r.failed.length, 0);
       const inspected = results.reduce((n, r) => n + r.inspected.length, 0);
+      const keptBack = results.reduce((n, r) => n + r.keptBack.length, 0);
       const inFlight = results.reduce((n, r) => n + r.inFlight, 0);
-      if (json) io.stdout(JSON.stringify({ dryRun, inspected, moved, failed, inFlight, queues: results }));
-      else
-        io.stdout(`SUMMARY ${JSON.stringify({ dryRun, inspected, moved, failed, inFlight, queues: results.length })}`);
+      if (json) io.stdout(JSON.stringify({ dryRun, inspected, moved, keptBack, failed, inFlight, queues: results }));
+      else {
+        const summary = { dryRun, inspected, moved, keptBack, failed, inFlight, queues: results.length };
+        io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
+      }
       return failed > 0 ? 1 : 0;
     } catch (error) {
       return reportCommandError(error, io, 'redrive', json);
     }
   },
 };
+
+/**
+ * Whether the `--stack` target has the worker's DLQ among its outputs (a RerunPipeline stack has no
+ * summary stage); without `--stack` every worker is looked for.
+ */
+function stackHas(target: PipelineTarget, worker: WorkerTopology): boolean {
+  if (!target.stack) return true;
+  const output = worker.name === target.topology.summarize.name ? StackOutput.SUMMARY_DLQ_URL : StackOutput.DLQ_URL;
+  return Boolean(target.stack.outputs[output]);
+}
 
 /** The DLQs to redrive: by worker (with its work queue as the source) or one given by name/URL. */
 async function resolveQueues(
@@ -192,15 +214,21 @@ function formatLetters(letters: readonly DeadLetter[], depth: number, inFlight: 
 }
 
 function describeResult(result: RedriveResult): string {
-  if (result.dryRun) return `Dry run: ${result.inspected.length} message(s) would be moved back; nothing was moved.\n`;
+  if (result.dryRun) {
+    const doomed = result.inspected.filter((l) => l.wouldFailAgain !== undefined).length;
+    const kept = doomed > 0 ? ` (${doomed} marked [WOULD FAIL AGAIN] would stay, unless --include-doomed)` : '';
+    return `Dry run: ${result.inspected.length} message(s) would be moved back${kept}; nothing was moved.\n`;
+  }
   if (result.inspected.length === 0) {
     return result.inFlight > 0
       ? 'Nothing moved: the messages held elsewhere are not readable now.\n'
       : 'Nothing to move.\n';
   }
   const failed = result.failed.map((f) => `  ${f.messageId}: ${f.error}\n`).join('');
+  const kept = result.keptBack.length > 0 ? `Kept in the DLQ (would fail again): ${result.keptBack.join(', ')}\n` : '';
   return (
     `Moved ${result.moved} message(s) back to ${result.sourceQueueUrl ?? 'their source queue'} (${result.method}).\n` +
+    kept +
     (failed ? `Not moved:\n${failed}` : '')
   );
 }

@@ -5,8 +5,18 @@ import { join } from 'node:path';
 export interface CdkLocalDeployOptions {
   /** The emulator's endpoint, e.g. `http://127.0.0.1:40123`. */
   readonly endpoint: string;
-  /** The project root (where cdk.json is). */
+  /** Where the CDK toolkit runs: the project root (where cdk.json is), or the folder of `app`. */
   readonly cwd: string;
+  /**
+   * The checkout whose `node_modules/.bin/cdklocal` runs, and whose `.rerun/` holds the cloud assembly.
+   * @default cwd
+   */
+  readonly projectRoot?: string;
+  /**
+   * Bootstrap the environment first (once per emulator run is enough).
+   * @default true
+   */
+  readonly bootstrap?: boolean;
   /** Stack name (the `rerun:stackName` context). */
   readonly stackName: string;
   /**
@@ -17,6 +27,18 @@ export interface CdkLocalDeployOptions {
   readonly stepTimeoutMs?: number;
   /** Where each step's output goes (progress for people). @default discarded */
   readonly log?: (text: string) => void;
+  /**
+   * The certificate to trust for an HTTPS endpoint (MiniStack with IAM enforced). The CDK toolkit
+   * takes it from AWS_CA_BUNDLE (or REQUESTS_CA_BUNDLE, which it reads first), in place of the
+   * system's roots; Node from NODE_EXTRA_CA_CERTS.
+   * @default the system's roots
+   */
+  readonly caBundle?: string;
+  /**
+   * The app to deploy (`cdk --app`).
+   * @default cdk.json's app (the reference stack)
+   */
+  readonly app?: string;
 }
 
 /**
@@ -32,7 +54,8 @@ export interface CdkLocalDeployOptions {
  * await cdkLocalDeploy({ endpoint: ministack.endpoint, cwd: process.cwd(), stackName: 'rerun' });
  */
 export async function cdkLocalDeploy(options: CdkLocalDeployOptions): Promise<void> {
-  const cdklocal = join(options.cwd, 'node_modules', '.bin', 'cdklocal');
+  const projectRoot = options.projectRoot ?? options.cwd;
+  const cdklocal = join(projectRoot, 'node_modules', '.bin', 'cdklocal');
   const env: NodeJS.ProcessEnv = {
     ...withoutAwsVariables(process.env),
     AWS_ENDPOINT_URL: options.endpoint,
@@ -43,13 +66,28 @@ export async function cdkLocalDeploy(options: CdkLocalDeployOptions): Promise<vo
     AWS_REGION: 'us-east-1',
     AWS_DEFAULT_REGION: 'us-east-1',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...(options.caBundle
+      ? {
+          NODE_EXTRA_CA_CERTS: options.caBundle,
+          AWS_CA_BUNDLE: options.caBundle,
+          REQUESTS_CA_BUNDLE: options.caBundle,
+        }
+      : {}),
   };
   // The deployed tier's own cloud assembly, so it never races `cdk synth` or the stack tests for cdk.out.
-  const common = ['--ci', '--no-notices', '--output', join('.rerun', 'cdk.out.deployed')];
+  const common = [
+    '--ci',
+    '--no-notices',
+    '--output',
+    join(projectRoot, '.rerun', `cdk.out.deployed${options.app ? `-${options.stackName}` : ''}`),
+    ...(options.app ? ['--app', options.app] : []),
+  ];
   const context = ['-c', `rerun:stackName=${options.stackName}`];
   // The environment named explicitly: the toolkit then bootstraps it without synthesizing (and
   // bundling) the app a second time. MiniStack's account for the fake credentials is 000000000000.
-  await run(cdklocal, ['bootstrap', 'aws://000000000000/us-east-1', ...common, ...context], env, options);
+  if (options.bootstrap ?? true) {
+    await run(cdklocal, ['bootstrap', 'aws://000000000000/us-east-1', ...common, ...context], env, options);
+  }
   await run(
     cdklocal,
     ['deploy', options.stackName, ...common, ...context, '--require-approval', 'never', '--progress', 'events'],
@@ -60,7 +98,10 @@ export async function cdkLocalDeploy(options: CdkLocalDeployOptions): Promise<vo
 
 function withoutAwsVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   // A developer's AWS_PROFILE or session token must never steer a deploy meant for the emulator.
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('AWS_')));
+  // REQUESTS_CA_BUNDLE too: the toolkit would trust those roots only (it reads it before AWS_CA_BUNDLE).
+  return Object.fromEntries(
+    Object.entries(env).filter(([name]) => !name.startsWith('AWS_') && name !== 'REQUESTS_CA_BUNDLE'),
+  );
 }
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv, options: CdkLocalDeployOptions): Promise<void> {

@@ -26,6 +26,7 @@ export interface ProbeInvocation {
 
 /** The probe's resources, from its outputs. */
 export interface ProbeStack {
+  readonly stackName: string;
   readonly bucket: string;
   /** BatchSize 1, MaximumConcurrency 2, no batching window. */
   readonly concurrencyQueueUrl: string;
@@ -36,8 +37,9 @@ export interface ProbeStack {
 /** How long the probe function sleeps per invocation. */
 export const PROBE_SLEEP_MS = 1500;
 
-// CommonJS, inline (CloudFormation's Code.ZipFile): no SDK needed. MiniStack's S3 takes an unsigned
-// PUT by default (AUTH=false), and the function finds MiniStack through the AWS_ENDPOINT_URL it sets.
+// CommonJS, inline (CloudFormation's Code.ZipFile): no SDK needed. The PUT is unsigned (anonymous),
+// which the probe bucket's own policy allows (below), and the function finds MiniStack through the
+// AWS_ENDPOINT_URL it sets (https, with NODE_EXTRA_CA_CERTS naming its certificate).
 const PROBE_SOURCE = `
 exports.handler = async (event, context) => {
   const start = Date.now();
@@ -76,7 +78,36 @@ const mapping = (queue: string, extra: Record<string, unknown>) => ({
 /** A small stack of its own (not the product's) that observes MiniStack's Lambda runtime and mappings. */
 const TEMPLATE = {
   Resources: {
-    ProbeBucket: { Type: 'AWS::S3::Bucket' },
+    // The probe reports by unsigned PUTs: a bucket that takes anonymous writes, of this throwaway
+    // stack only (with IAM enforced, MiniStack refuses anonymous requests a policy does not allow).
+    ProbeBucket: {
+      Type: 'AWS::S3::Bucket',
+      Properties: {
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: false,
+          BlockPublicPolicy: false,
+          IgnorePublicAcls: false,
+          RestrictPublicBuckets: false,
+        },
+      },
+    },
+    ProbeBucketPolicy: {
+      Type: 'AWS::S3::BucketPolicy',
+      Properties: {
+        Bucket: { Ref: 'ProbeBucket' },
+        PolicyDocument: {
+          Version: '2012-10-17',
+          Statement: [
+            {
+              Effect: 'Allow',
+              Principal: '*',
+              Action: 's3:PutObject',
+              Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': ['ProbeBucket', 'Arn'] }, '/*']] },
+            },
+          ],
+        },
+      },
+    },
     ConcurrencyQueue: { Type: 'AWS::SQS::Queue', Properties: { VisibilityTimeout: 60 } },
     WindowQueue: { Type: 'AWS::SQS::Queue', Properties: { VisibilityTimeout: 60 } },
     ProbeRole: {
@@ -129,6 +160,7 @@ export async function createProbeStack(cloudformation: CloudFormationClient, sta
     if (stack?.StackStatus === 'CREATE_COMPLETE') {
       const value = (key: string) => (stack.Outputs ?? []).find((o: Output) => o.OutputKey === key)?.OutputValue ?? '';
       return {
+        stackName,
         bucket: value('Bucket'),
         concurrencyQueueUrl: value('ConcurrencyQueueUrl'),
         windowQueueUrl: value('WindowQueueUrl'),

@@ -1,0 +1,105 @@
+import { CreateAccessKeyCommand, CreateUserCommand, type IAMClient, PutUserPolicyCommand } from '@aws-sdk/client-iam';
+import type { StackResources } from '../../../app/cli/stackTarget.js';
+import { StackOutput } from '../../../app/stackOutputs.js';
+
+/** MiniStack's account for the test credentials. */
+export const ACCOUNT = '000000000000';
+const REGION = 'us-east-1';
+
+/** An IAM user's access key. */
+export interface OperatorCredentials {
+  readonly userArn: string;
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+}
+
+/** `arn:aws:sqs:...` of a queue URL (`https://host/<account>/<name>`). */
+export function queueArnOf(queueUrl: string): string {
+  const name = queueUrl.split('/').at(-1) ?? '';
+  return `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}`;
+}
+
+/**
+ * What an operator needs to run `rerun status`, `backfill`, `reprocess --verify --prune` and
+ * `redrive` with `--stack` on the deployed stack, and nothing else (docs/DEPLOY.md, "Using the
+ * deployed stack", lists the same): DescribeStacks of the stack; listings of both buckets; reads of
+ * uploads and of everything rerun writes; deletes (If-Match, as the bucket policy requires) of
+ * outputs for `--prune`; sending to the work queues; reading, deleting and moving dead letters.
+ * No write to a bucket, no queue administration. The `...Batch` names are there for MiniStack only.
+ */
+export function operatorPolicy(stack: StackResources): { Version: string; Statement: unknown[] } {
+  const bucket = (name: string) => `arn:aws:s3:::${name}`;
+  // The queues the stack has outputs for (a RerunPipeline stack has no summary stage).
+  const urls = (...keys: string[]) => keys.map((k) => stack.outputs[k]).filter((u): u is string => Boolean(u));
+  const workQueues = urls(StackOutput.QUEUE_URL, StackOutput.SUMMARY_QUEUE_URL).map(queueArnOf);
+  const deadLetterQueues = urls(StackOutput.DLQ_URL, StackOutput.SUMMARY_DLQ_URL).map(queueArnOf);
+  return {
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Effect: 'Allow',
+        Action: 'cloudformation:DescribeStacks',
+        Resource: `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/${stack.stackName}/*`,
+      },
+      { Effect: 'Allow', Action: 's3:ListBucket', Resource: [bucket(stack.inputBucket), bucket(stack.outputBucket)] },
+      {
+        Effect: 'Allow',
+        Action: 's3:GetObject',
+        Resource: [`${bucket(stack.inputBucket)}/incoming/*`, `${bucket(stack.outputBucket)}/*`],
+      },
+      {
+        Effect: 'Allow',
+        Action: 's3:DeleteObject',
+        Resource: [`${bucket(stack.outputBucket)}/normalized/*`, `${bucket(stack.outputBucket)}/quarantine/*`],
+      },
+      {
+        Effect: 'Allow',
+        // sqs:SendMessageBatch is no IAM action on AWS (sqs:SendMessage grants the batch call), but
+        // MiniStack 1.5.33 authorizes each batch call as its own action (docs/EMULATORS.md).
+        Action: ['sqs:SendMessage', 'sqs:SendMessageBatch', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+        Resource: workQueues,
+      },
+      {
+        Effect: 'Allow',
+        Action: [
+          'sqs:ReceiveMessage',
+          'sqs:DeleteMessage',
+          'sqs:DeleteMessageBatch',
+          'sqs:ChangeMessageVisibility',
+          'sqs:ChangeMessageVisibilityBatch',
+          'sqs:GetQueueAttributes',
+          'sqs:GetQueueUrl',
+          'sqs:StartMessageMoveTask',
+          'sqs:ListMessageMoveTasks',
+        ],
+        Resource: deadLetterQueues,
+      },
+    ],
+  };
+}
+
+/**
+ * Creates the IAM user the deployed tier runs the operator commands as, with {@link operatorPolicy}
+ * inline and an access key: with IAM enforced, every request of `rerun --stack ...` is then judged
+ * by MiniStack's evaluator (the account root's test key would skip every policy).
+ *
+ * @example
+ * const operator = await createOperator(iam, stack);
+ */
+export async function createOperator(iam: IAMClient, stack: StackResources): Promise<OperatorCredentials> {
+  const userName = `${stack.stackName}-operator`;
+  const user = await iam.send(new CreateUserCommand({ UserName: userName }));
+  await iam.send(
+    new PutUserPolicyCommand({
+      UserName: userName,
+      PolicyName: 'rerun-operator',
+      PolicyDocument: JSON.stringify(operatorPolicy(stack)),
+    }),
+  );
+  const key = await iam.send(new CreateAccessKeyCommand({ UserName: userName }));
+  return {
+    userArn: user.User?.Arn ?? '',
+    accessKeyId: key.AccessKey?.AccessKeyId ?? '',
+    secretAccessKey: key.AccessKey?.SecretAccessKey ?? '',
+  };
+}

@@ -1,0 +1,56 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The README's own pipeline, as files a user would have. */
+export interface ReadmeApp {
+  /** The folder holding `worker.mjs` and `app.mjs` (the CDK app runs here, as a user's would). */
+  readonly dir: string;
+  /** The stack the README's CDK app defines. */
+  readonly stackName: string;
+}
+
+/** Every ```js block of a markdown text. */
+function javascriptBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? '');
+}
+
+/**
+ * Writes the README's "Usage" worker (`worker.mjs`) and its "In your CDK app" app (`app.mjs`), both
+ * taken verbatim from README.md, into `<root>/.rerun/readme-app/`. A `tsconfig.json` there maps
+ * the package name `rerun-pipeline` to this checkout's sources, so tsx (the app) and esbuild (the
+ * worker's bundle, through RerunPipeline's NodejsFunction) resolve the imports as an installed
+ * package would, without a build. Nothing else differs from a user's folder.
+ *
+ * @example
+ * const app = writeReadmeApp(process.cwd()); // then: cdklocal deploy --app 'tsx app.mjs' in app.dir
+ */
+export function writeReadmeApp(root: string): ReadmeApp {
+  const blocks = javascriptBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
+  const worker = blocks.find((b) => b.includes('defineWorker({') && b.includes('export const handler'));
+  const app = blocks.find((b) => b.includes("new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }"));
+  const stackName = /new Stack\(app, '([^']+)'\)/.exec(app ?? '')?.[1];
+  if (!worker || !app || !stackName) {
+    throw new Error(
+      'README.md has no worker.mjs block or no `new RerunPipeline(...)` CDK app block: the deployed tier deploys both',
+    );
+  }
+  const dir = join(root, '.rerun', 'readme-app');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'worker.mjs'), worker);
+  writeFileSync(join(dir, 'app.mjs'), app);
+  const sources = (path: string) => join(root, path);
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    `${JSON.stringify(
+      {
+        compilerOptions: {
+          paths: { 'rerun-pipeline': [sources('src/index.ts')], 'rerun-pipeline/cdk': [sources('src/cdk/index.ts')] },
+        },
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  return { dir, stackName };
+}
