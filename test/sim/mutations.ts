@@ -15,6 +15,12 @@ export interface Mutation {
   /** Relative to the repository root. */
   readonly file: string;
   readonly edits: readonly { readonly find: string; readonly replace: string }[];
+  /**
+   * The configuration whose exploration caught it in the last full run (`npm run test:sim`, which
+   * tries every configuration in order). Inside `npm test` it is explored first and to the end,
+   * and the others within the bounded budget.
+   */
+  readonly caughtBy: string;
 }
 
 /**
@@ -31,6 +37,7 @@ export const MUTATIONS: readonly Mutation[] = [
     // publisher's closing done-check repairs what the sweep removed. That mutant is equivalent;
     // this one removes the second half, which nothing else covers for free.
     name: 'orphan-rule',
+    caughtBy: 'create single-part+side, crashes 0',
     defect: "the sweep takes a side object it created for an orphan even when the winner's output lists it",
     file: 'src/worker/sideOutputs.ts',
     edits: [
@@ -40,6 +47,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'delete-without-if-match',
+    caughtBy: 'delete single-part, crashes 0',
     defect: 'a delete without If-Match',
     file: 'src/s3/S3ObjectStore.ts',
     edits: [
@@ -52,6 +60,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'multipart-side-check-skipped',
+    caughtBy: 'tamper multipart+side, crashes 0',
     defect: "the done-check skips a multipart output's side outputs",
     file: 'src/worker/processObject.ts',
     edits: [
@@ -64,12 +73,14 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'source-etag-check-skipped',
+    caughtBy: 'overwrite single-part, crashes 0',
     defect: "the done-check does not compare the output's source ETag with the event's",
     file: 'src/done/eventProvesCurrent.ts',
     edits: [{ find: 'stripQuotes(event.eTag) === verdict.sourceEtag', replace: 'true' }],
   },
   {
     name: 'put-without-condition',
+    caughtBy: 'create single-part, crashes 0',
     defect: 'a PUT without its condition',
     file: 'src/s3/S3ObjectStore.ts',
     edits: [
@@ -82,12 +93,27 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'no-closing-check',
+    caughtBy: 'revert single-part+side, crashes 1',
     defect: 'a call that changed side objects returns without the closing done-check',
     file: 'src/worker/processObject.ts',
-    edits: [{ find: 'if (changedSideObjects === 0) return', replace: 'if (changedSideObjects >= 0) return' }],
+    edits: [{ find: '    if (changedSideObjects > 0) {', replace: '    if (false) {' }],
+  },
+  {
+    name: 'no-input-check-after-publish',
+    caughtBy: 'revert single-part+side, crashes 1',
+    defect: 'a delivery trusts the content it read to still be the input once it has published',
+    file: 'src/worker/processObject.ts',
+    edits: [
+      {
+        find: "    const now = await options.store.get(object.bucket, object.key, { ifNoneMatch: published });\n    if (now.status === 'not-modified') return finish(settled);",
+        replace:
+          '    return finish(settled);\n    const now = await options.store.get(object.bucket, object.key, { ifNoneMatch: published });',
+      },
+    ],
   },
   {
     name: 'remover-does-not-look-back',
+    caughtBy: 'recreate single-part, crashes 0',
     defect: "the deletion path trusts the input's absence it saw before its deletes",
     file: 'src/worker/removeOutputs.ts',
     edits: [
@@ -99,12 +125,14 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'seal-without-condition',
+    caughtBy: 'create multipart, crashes 0',
     defect: "the seal's completion replaces whatever is at the key",
     file: 'src/s3/S3ObjectStore.ts',
     edits: [{ find: 'condition: { ifMatch: options.etag },', replace: "condition: { ifNoneMatch: '*' }," }],
   },
   {
     name: 'lease-released-too-early',
+    caughtBy: 'notify single-part+side, crashes 0',
     defect: 'the ledger lease released too early (expired as it is taken)',
     file: 'src/ledger/DynamoDBLedger.ts',
     edits: [
@@ -165,11 +193,13 @@ export async function runMutant(
   configs: readonly SimConfig[],
   mutation: Mutation,
   budget: number,
+  /** A configuration explored to the end, whatever the budget. */
+  unbounded?: string,
 ): Promise<MutantResult> {
   const started = performance.now();
   let executions = 0;
   for (const config of configs) {
-    const result = await explore(config, budget);
+    const result = await explore(config, config.name === unbounded ? Number.POSITIVE_INFINITY : budget);
     executions += result.schedules + result.merged;
     if (result.failure) {
       return {
