@@ -370,10 +370,10 @@ export class S3ObjectStore {
       await this.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key, IfMatch: `"${etag}"` }));
       return DeleteStatus.DELETED;
     } catch (error) {
-      const status = httpStatus(error);
-      if (status === 412) return DeleteStatus.PRECONDITION_FAILED;
-      if (status === 404) return DeleteStatus.MISSING;
-      throw error;
+      if (httpStatus(error) === 412) return DeleteStatus.PRECONDITION_FAILED;
+      if (isMissingKey(error)) return DeleteStatus.MISSING;
+      // A 403 (the role or the bucket policy refuses it) is a configuration failure, not retryable.
+      throw classifyS3Error(error, { operation: 'DeleteObject', bucket, key }) ?? error;
     }
   }
 }

@@ -453,7 +453,7 @@ async function removeLegacyOutputs(
 /** Throws InputTooLargeError for an input above the limit (its size from the event or the GET). */
 function refuseTooLarge(object: S3ObjectEvent, size: number | undefined, maxInputBytes: number | undefined): void {
   if (size === undefined || maxInputBytes === undefined || size <= maxInputBytes) return;
-  const mib = (n: number) => `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  const mib = (n: number) => (n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);
   throw new InputTooLargeError(
     `s3://${object.bucket}/${object.key} is ${mib(size)} (${size} bytes), above the worker's limit of ${mib(maxInputBytes)} ` +
       `(MAX_INPUT_BYTES ${maxInputBytes}, the largest input one invocation finishes at the function's memory and timeout): ` +

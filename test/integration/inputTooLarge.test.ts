@@ -41,7 +41,7 @@ describe('an input too large for one invocation is refused up front, never retri
     const refusal = processObject(worker(), event, { store, maxInputBytes: 1024 });
     await expect(refusal).rejects.toThrow(InputTooLargeError);
     await expect(processObject(worker(), event, { store, maxInputBytes: 1024 })).rejects.toThrow(
-      /is 0\.0 MiB \(2048 bytes\), above the worker's limit .*MAX_INPUT_BYTES 1024.*raise the function memory and timeout/,
+      /is 2\.0 KiB \(2048 bytes\), above the worker.s limit of 1\.0 KiB .*MAX_INPUT_BYTES 1024.*raise the function memory and timeout/,
     );
     expect(log.operations('S3')).toEqual(['HeadObject', 'HeadObject']);
     expect(await listKeys(clients.s3, output)).toEqual([]);

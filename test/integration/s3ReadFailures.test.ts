@@ -127,6 +127,19 @@ describe('S3 read failures, classified', () => {
     expect(failureRecord?.reason).toContain('s3:GetObject');
   });
 
+  it('a 403 on a conditional delete is a non-retryable failure naming s3:DeleteObject, not a retry', async () => {
+    await clients.s3.send(new PutObjectCommand({ Bucket: output, Key: 'out/gone.csv', Body: 'x' }));
+    rule = ({ method, bucket }) =>
+      method === 'DELETE' && bucket === output ? { status: 403, code: 'AccessDenied' } : undefined;
+    const proxied = createAwsClients({ endpoint: proxy?.url as string, region: 'us-east-1', maxAttempts: 1 });
+    const denied = new S3ObjectStore(proxied.s3).deleteIfMatch(output, 'out/gone.csv', 'any-etag');
+    await expect(denied).rejects.toThrow(S3AccessDeniedError);
+    await expect(denied).rejects.toMatchObject({
+      retryable: false,
+      missingPermission: expect.stringContaining('s3:DeleteObject'),
+    });
+  });
+
   it('an event for a bucket that does not exist is a non-retryable failure, not "input no longer exists"', async () => {
     const { outcome, failureRecord } = await run(uniqueName('rf-gone'), 'incoming/c.csv');
     expect(outcome).toMatchObject({ status: 'failed', retryable: false });
