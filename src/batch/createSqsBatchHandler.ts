@@ -18,6 +18,7 @@ import {
 } from '../worker/processObject.js';
 import { removeOutputs } from '../worker/removeOutputs.js';
 import { admitWithinDeadline } from './admitWithinDeadline.js';
+import { isFreshDelivery } from './isFreshDelivery.js';
 import { MemoryBudget } from './MemoryBudget.js';
 import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from './runBatch.js';
 
@@ -173,6 +174,7 @@ export function createSqsBatchHandler(
     context: Context,
     invocationLogger: Logger,
     invocationStart: number,
+    timeLimitMs: number,
     reserveMs: number,
     admission?: TransformAdmission,
   ): Promise<RecordOutcome> => {
@@ -203,8 +205,8 @@ export function createSqsBatchHandler(
             const processOptions = {
               store: options.store,
               logger,
-              // A redelivery: an earlier attempt may have died between a side output and the main output.
-              sweepSideOutputs: base.receiveCount > 1,
+              // Not fresh: an earlier attempt of this event may have died part-way (isFreshDelivery.ts).
+              freshDelivery: isFreshDelivery({ ...base, eventTime: object.eventTime }, now(), timeLimitMs),
               ...(admission ? { admission } : {}),
               ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
             };
@@ -329,6 +331,8 @@ export function createSqsBatchHandler(
 
   return async (event, context) => {
     const invocationStart = now();
+    // At most the function's timeout: what tells a first delivery from a repeated one.
+    const timeLimitMs = context.getRemainingTimeInMillis();
     const logger = forInvocation(context);
     // A thrown error fails the whole batch (AWS-SEMANTICS): it comes back, and no output of this
     // code version is written before its marker exists.
@@ -340,7 +344,8 @@ export function createSqsBatchHandler(
       : undefined;
     // What an in-process wait must leave: the deadline margin, and as much again to finish the record.
     const reserveMs = 2 * margin;
-    const run = (record: SQSRecord) => processRecord(record, context, logger, invocationStart, reserveMs, admission);
+    const run = (record: SQSRecord) =>
+      processRecord(record, context, logger, invocationStart, timeLimitMs, reserveMs, admission);
     const response = await runBatch(event, context, run, {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),

@@ -15,6 +15,8 @@ export interface S3ObjectEvent {
   readonly versionId?: string;
   /** Orders events for the same key only (PUT and DELETE). Absent in moto's events. */
   readonly sequencer?: string;
+  /** When the change happened (ISO 8601, the notification's `eventTime` or EventBridge's `time`). */
+  readonly eventTime?: string;
 }
 
 /** What one message body turned out to be. */
@@ -108,6 +110,7 @@ function parseRecord(record: unknown): S3ObjectEvent | string {
     ...(typeof object.size === 'number' ? { size: object.size } : {}),
     ...(typeof object.versionId === 'string' && object.versionId !== '' ? { versionId: object.versionId } : {}),
     ...(typeof object.sequencer === 'string' && object.sequencer !== '' ? { sequencer: object.sequencer } : {}),
+    ...(typeof record.eventTime === 'string' && record.eventTime !== '' ? { eventTime: record.eventTime } : {}),
   };
 }
 
@@ -178,6 +181,7 @@ export function parseEventBridgeS3Event(event: Record<string, unknown>): IntakeR
           ? { versionId: object['version-id'] }
           : {}),
         ...(typeof object.sequencer === 'string' && object.sequencer !== '' ? { sequencer: object.sequencer } : {}),
+        ...(typeof event.time === 'string' && event.time !== '' ? { eventTime: event.time } : {}),
       },
     ],
   };

@@ -63,12 +63,15 @@ export interface ProcessObjectOptions {
    */
   readonly maxRounds?: number;
   /**
-   * An earlier attempt of this message may have died between publishing a side output and the main
-   * output (it is a redelivery): at the end, remove side objects the final output does not list.
-   * The batch handler sets it when the message's receive count is above 1.
-   * @default false
+   * This call is provably the first delivery of its event (the batch handler decides it with
+   * isFreshDelivery: the message's first receive, and younger than one invocation's time limit).
+   * Only then may the event's eTag alone prove the output current (src/done/eventProvesCurrent.ts).
+   * Otherwise an earlier attempt may have died anywhere: after its publish and before its closing
+   * check (so the done-check asks S3 about the input, as that check would have), or between a side
+   * output and the main output (so side objects the final output does not list are removed).
+   * @default false: the full done-check, for a caller that cannot tell
    */
-  readonly sweepSideOutputs?: boolean;
+  readonly freshDelivery?: boolean;
   /**
    * Admits the transform of an input by its size (see src/batch/MemoryBudget.ts), so that the
    * done-checks of a batch can all run at once while transforms share the function's memory. The
@@ -107,12 +110,13 @@ const NOT_MODIFIED: GetResult = { status: 'not-modified' };
  * it once; running it concurrently with itself is safe.
  *
  * 1. Done-check: HEAD the output (with the stored checksum) and judge it (judgeOutput.ts).
- * 2. A valid output whose source ETag is the event's eTag is done: a duplicate costs the HEAD
- *    alone (eventProvesCurrent.ts says why that is safe). Otherwise the output is current if the
- *    input still has the ETag it was built from: a conditional GET (`If-None-Match: <that ETag>`)
- *    answers 304 with no body, so such a rerun costs two requests and reads nothing. Otherwise the
- *    same GET returns the current content: the output always reflects the input as it is now, so a
- *    late or replayed event for older content cannot regress it.
+ * 2. On a fresh delivery (options.freshDelivery), a valid output whose source ETag is the event's
+ *    eTag is done: a duplicate costs the HEAD alone (eventProvesCurrent.ts says why that is safe,
+ *    and why only on a fresh delivery). Otherwise the output is current if the input still has the
+ *    ETag it was built from: a conditional GET (`If-None-Match: <that ETag>`) answers 304 with no
+ *    body, so such a rerun costs two requests and reads nothing. Otherwise the same GET returns the
+ *    current content: the output always reflects the input as it is now, so a late or replayed
+ *    event for older content cannot regress it.
  * 3. Transform while streaming to the outputs; publish side outputs (their protocol:
  *    src/worker/sideOutputs.ts), then the main output (the commit point) with `If-None-Match: *`
  *    (create) or `If-Match: <etag seen in step 1>` (replace).
@@ -122,6 +126,9 @@ const NOT_MODIFIED: GetResult = { status: 'not-modified' };
  * 5. A call that replaced or removed a side object, or published an output that lists one, runs
  *    the done-check once more before it returns, and rebuilds if a listed side object is gone or
  *    changed (the side-output protocol's step 5, src/worker/sideOutputs.ts, says why).
+ * 6. A call that published asks S3 once more whether the input still has the ETag it built from
+ *    (a conditional GET, 304 when it does): a revert to older bytes may have found the older output
+ *    done before this call replaced it. Changed: build again; deleted: remove the outputs.
  *
  * @example
  * const outcome = await processObject(worker, { bucket: 'in', key: 'incoming/a.csv', eventName: 'ObjectCreated:Put' },
@@ -144,10 +151,13 @@ export async function processObject(
   // Side objects this call created in rounds that then lost the publish race: nothing lists them.
   const orphans = new Map<string, string>();
   let racesLost = 0;
-  let sweepDebris = options.sweepSideOutputs === true;
+  const fresh = options.freshDelivery === true;
+  let sweepDebris = !fresh;
   // The event the next round judges by, and the outcome of the round that published or found the
-  // output done (a closing check that finds it done does not replace it).
-  let judged = object;
+  // output done (a closing check that finds it done does not replace it). A delivery that may
+  // repeat a crashed writer's does not judge by the event's eTag: that writer's closing check
+  // (step 6) may never have run.
+  let judged = fresh ? object : withoutETag(object);
   let settled: ObjectOutcome | undefined;
   /** The input content this call last published an output of, if it did. */
   let published: string | undefined;

@@ -66,7 +66,7 @@ describe('processObject against the emulator', () => {
   it('first run: 4 S3 requests (HEAD output, GET input, conditional PUT, then a conditional GET of the input: 304) and the output is created', async () => {
     const eTag = await putEtag('a.txt', 'x\ny\n');
     log.clear();
-    const outcome = await processObject(worker, event('a.txt'), { store });
+    const outcome = await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     expect(outcome).toMatchObject({
       status: 'processed',
       reason: 'output created: lines 2, bad 0',
@@ -81,9 +81,9 @@ describe('processObject against the emulator', () => {
 
   it('rerun of an event without an eTag: skipped with 2 requests, no write and no body read (conditional GET answers 304)', async () => {
     await put('a.txt', 'x\n');
-    await processObject(worker, event('a.txt'), { store });
+    await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     log.clear();
-    const outcome = await processObject(worker, event('a.txt'), { store });
+    const outcome = await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     expect(outcome).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/already done/) });
     expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject']);
     expect(log.requests[1]?.input.IfNoneMatch).toMatch(/^".+"$/);
@@ -91,9 +91,9 @@ describe('processObject against the emulator', () => {
 
   it('a duplicate whose eTag is the one the output was built from costs exactly 1 S3 request: the HEAD', async () => {
     const etag = await putEtag('a.txt', 'x\n');
-    await processObject(worker, eventOf('a.txt', etag), { store });
+    await processObject(worker, eventOf('a.txt', etag), { store, freshDelivery: true });
     log.clear();
-    const outcome = await processObject(worker, eventOf('a.txt', etag), { store });
+    const outcome = await processObject(worker, eventOf('a.txt', etag), { store, freshDelivery: true });
     expect(outcome).toMatchObject({
       status: 'skipped',
       reason: expect.stringMatching(/already done: .*the event's content/),
@@ -107,9 +107,9 @@ describe('processObject against the emulator', () => {
   it('an old event after new content (output built from the new ETag): conditional GET answers 304, no regression', async () => {
     const v1 = await putEtag('a.txt', 'v1\n');
     const v2 = await putEtag('a.txt', 'v2\n');
-    await processObject(worker, eventOf('a.txt', v2), { store });
+    await processObject(worker, eventOf('a.txt', v2), { store, freshDelivery: true });
     log.clear();
-    const outcome = await processObject(worker, eventOf('a.txt', v1), { store });
+    const outcome = await processObject(worker, eventOf('a.txt', v1), { store, freshDelivery: true });
     expect(outcome).toMatchObject({ status: 'skipped', source: { etag: v2 } });
     expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject']);
     expect(log.requests[1]?.input.IfNoneMatch).toBe(`"${v2}"`);
@@ -118,37 +118,41 @@ describe('processObject against the emulator', () => {
 
   it('a new event while the output is still built from old content: the GET returns the new content, rebuilt with If-Match', async () => {
     const v1 = await putEtag('a.txt', 'v1\n');
-    await processObject(worker, eventOf('a.txt', v1), { store });
+    await processObject(worker, eventOf('a.txt', v1), { store, freshDelivery: true });
     const v2 = await putEtag('a.txt', 'v2\n');
     log.clear();
-    const outcome = await processObject(worker, eventOf('a.txt', v2), { store });
+    const outcome = await processObject(worker, eventOf('a.txt', v2), { store, freshDelivery: true });
     expect(outcome).toMatchObject({ status: 'processed', source: { etag: v2 } });
     expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject', 'GetObject']);
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
     // The late duplicate of v1's event now takes the GET path (304) and leaves v2's output alone.
-    expect(await processObject(worker, eventOf('a.txt', v1), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(worker, eventOf('a.txt', v1), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
   });
 
   it("an overwrite between an event and its HEAD: the event is done, the newer content's own event rebuilds", async () => {
     const v1 = await putEtag('a.txt', 'v1\n');
-    await processObject(worker, eventOf('a.txt', v1), { store });
+    await processObject(worker, eventOf('a.txt', v1), { store, freshDelivery: true });
     // v2 lands after v1's duplicate was sent and before it is processed.
     const v2 = await putEtag('a.txt', 'v2\n');
     log.clear();
-    expect(await processObject(worker, eventOf('a.txt', v1), { store })).toMatchObject({
+    expect(await processObject(worker, eventOf('a.txt', v1), { store, freshDelivery: true })).toMatchObject({
       status: 'skipped',
       source: { etag: v1 },
     });
     expect(log.operations('S3')).toEqual(['HeadObject']);
     // S3 sends an event for v2 too (every write causes its own): it finds v1's output and rebuilds.
-    expect(await processObject(worker, eventOf('a.txt', v2), { store })).toMatchObject({
+    expect(await processObject(worker, eventOf('a.txt', v2), { store, freshDelivery: true })).toMatchObject({
       status: 'processed',
       source: { etag: v2 },
     });
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
     log.clear();
-    expect(await processObject(worker, eventOf('a.txt', v2), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(worker, eventOf('a.txt', v2), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
     expect(log.operations('S3')).toEqual(['HeadObject']);
   });
 
@@ -156,19 +160,21 @@ describe('processObject against the emulator', () => {
     const v1 = await putEtag('a.txt', 'v1\n');
     const v2 = await putEtag('a.txt', 'v2\n');
     // v1's event, processed after v2 landed: no output yet, so the GET reads v2.
-    expect(await processObject(worker, eventOf('a.txt', v1), { store })).toMatchObject({
+    expect(await processObject(worker, eventOf('a.txt', v1), { store, freshDelivery: true })).toMatchObject({
       status: 'processed',
       source: { etag: v2 },
     });
     log.clear();
-    expect(await processObject(worker, eventOf('a.txt', v2), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(worker, eventOf('a.txt', v2), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
     expect(log.operations('S3')).toEqual(['HeadObject']);
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
   });
 
   it('a copy of identical content onto the key keeps the ETag: its event is done with 1 request, and that is correct', async () => {
     const etag = await putEtag('a.txt', 'same\n');
-    await processObject(worker, eventOf('a.txt', etag), { store });
+    await processObject(worker, eventOf('a.txt', etag), { store, freshDelivery: true });
     await put('staging.txt', 'same\n');
     const copied = await clients.s3.send(
       new CopyObjectCommand({ Bucket: input, Key: 'a.txt', CopySource: `${input}/staging.txt` }),
@@ -179,7 +185,7 @@ describe('processObject against the emulator', () => {
     const outcome = await processObject(
       worker,
       { ...eventOf('a.txt', copiedEtag), eventName: 'ObjectCreated:Copy' },
-      { store },
+      { store, freshDelivery: true },
     );
     expect(outcome).toMatchObject({ status: 'skipped', source: { etag } });
     expect(log.operations('S3')).toEqual(['HeadObject']);
@@ -188,9 +194,11 @@ describe('processObject against the emulator', () => {
 
   it('a duplicate with a matching eTag still HEADs the side objects its output lists (no GET), and repairs a changed one', async () => {
     const etag = await putEtag('a.txt', 'ok\n!bad\n');
-    await processObject(worker, eventOf('a.txt', etag), { store });
+    await processObject(worker, eventOf('a.txt', etag), { store, freshDelivery: true });
     log.clear();
-    expect(await processObject(worker, eventOf('a.txt', etag), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(worker, eventOf('a.txt', etag), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
     expect(log.operations('S3')).toEqual(['HeadObject', 'HeadObject']);
     expect(log.requests[1]?.input.Key).toBe(`quarantine/${input}/a.txt.txt`);
 
@@ -198,20 +206,22 @@ describe('processObject against the emulator', () => {
     await clients.s3.send(
       new PutObjectCommand({ Bucket: output, Key: `quarantine/${input}/a.txt.txt`, Body: '!other content\n' }),
     );
-    expect(await processObject(worker, eventOf('a.txt', etag), { store })).toMatchObject({ status: 'processed' });
+    expect(await processObject(worker, eventOf('a.txt', etag), { store, freshDelivery: true })).toMatchObject({
+      status: 'processed',
+    });
     expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toBe('!bad\n');
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('OK\n');
   });
 
   it('a matching eTag never saves an invalid output: a corrupted output is rebuilt', async () => {
     const etag = await putEtag('a.txt', 'x\n');
-    await processObject(worker, eventOf('a.txt', etag), { store });
+    await processObject(worker, eventOf('a.txt', etag), { store, freshDelivery: true });
     const head = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
     await clients.s3.send(
       new PutObjectCommand({ Bucket: output, Key: outKey('a.txt'), Body: 'X', Metadata: head.Metadata }),
     );
     log.clear();
-    expect(await processObject(worker, eventOf('a.txt', etag), { store })).toMatchObject({
+    expect(await processObject(worker, eventOf('a.txt', etag), { store, freshDelivery: true })).toMatchObject({
       status: 'processed',
       reason: expect.stringMatching(/invalid/),
     });
@@ -221,11 +231,11 @@ describe('processObject against the emulator', () => {
 
   it('input overwritten after its event: the output reflects the current content, replaced with If-Match', async () => {
     await put('a.txt', 'old\n');
-    await processObject(worker, event('a.txt'), { store });
+    await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     const before = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
     await put('a.txt', 'new\n');
     log.clear();
-    const outcome = await processObject(worker, event('a.txt'), { store });
+    const outcome = await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     expect(outcome).toMatchObject({ status: 'processed', reason: expect.stringMatching(/replaced \(stale/) });
     expect(log.requests.find((r) => r.operation === 'PutObject')?.input.IfMatch).toBe(before.ETag);
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('NEW\n');
@@ -234,9 +244,13 @@ describe('processObject against the emulator', () => {
   it('a late or replayed event for older content does not regress the output', async () => {
     await put('a.txt', 'v1\n');
     await put('a.txt', 'v2\n');
-    await processObject(worker, event('a.txt'), { store });
+    await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     // The v1 event arrives late (or is redelivered): the output already reflects v2.
-    const outcome = await processObject(worker, { ...event('a.txt'), eTag: 'etag-of-v1' }, { store });
+    const outcome = await processObject(
+      worker,
+      { ...event('a.txt'), eTag: 'etag-of-v1' },
+      { store, freshDelivery: true },
+    );
     expect(outcome.status).toBe('skipped');
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
   });
@@ -245,7 +259,7 @@ describe('processObject against the emulator', () => {
     await put('gone.txt', 'x\n');
     await clients.s3.send(new DeleteObjectCommand({ Bucket: input, Key: 'gone.txt' }));
     log.clear();
-    const outcome = await processObject(worker, event('gone.txt'), { store });
+    const outcome = await processObject(worker, event('gone.txt'), { store, freshDelivery: true });
     expect(outcome).toMatchObject({ status: 'skipped', reason: 'input no longer exists: nothing written' });
     expect(log.count({ operation: 'PutObject' })).toBe(0);
     expect(await listKeys(clients.s3, output)).toEqual([]);
@@ -253,13 +267,13 @@ describe('processObject against the emulator', () => {
 
   it('an output corrupted or truncated behind our back is detected and replaced', async () => {
     await put('a.txt', 'x\n');
-    const first = await processObject(worker, event('a.txt'), { store });
+    const first = await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     const head = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
     // Same metadata, different bytes: only the checksum comparison can catch this.
     await clients.s3.send(
       new PutObjectCommand({ Bucket: output, Key: outKey('a.txt'), Body: 'X', Metadata: head.Metadata }),
     );
-    const outcome = await processObject(worker, event('a.txt'), { store });
+    const outcome = await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     expect(first.status).toBe('processed');
     expect(outcome).toMatchObject({ status: 'processed', reason: expect.stringMatching(/invalid/) });
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\n');
@@ -267,33 +281,37 @@ describe('processObject against the emulator', () => {
 
   it('an output of an older code version is rebuilt', async () => {
     await put('a.txt', 'x\n');
-    await processObject(worker, event('a.txt'), { store });
+    await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     const v2 = upperWorker(output, { codeVersion: 'upper@2' });
-    expect(await processObject(v2, event('a.txt'), { store })).toMatchObject({
+    expect(await processObject(v2, event('a.txt'), { store, freshDelivery: true })).toMatchObject({
       status: 'processed',
       reason: expect.stringMatching(/old-code/),
     });
-    expect(await processObject(v2, event('a.txt'), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(v2, event('a.txt'), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
   });
 
   it('side outputs are published before the main output and removed when newer content has none', async () => {
     await put('a.txt', 'ok\n!bad\n');
     log.clear();
-    await processObject(worker, event('a.txt'), { store });
+    await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     const puts = log.requests.filter((r) => r.operation === 'PutObject').map((r) => r.input.Key);
     expect(puts).toEqual([`quarantine/${input}/a.txt.txt`, outKey('a.txt')]);
     expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toBe('!bad\n');
     await put('a.txt', 'ok\n');
-    await processObject(worker, event('a.txt'), { store });
+    await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
   });
 
   it('replacing an output that had no side output deletes nothing (its metadata lists none)', async () => {
     await put('a.txt', 'x\n');
-    await processObject(worker, event('a.txt'), { store });
+    await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     await put('a.txt', 'y\n');
     log.clear();
-    expect(await processObject(worker, event('a.txt'), { store })).toMatchObject({ status: 'processed' });
+    expect(await processObject(worker, event('a.txt'), { store, freshDelivery: true })).toMatchObject({
+      status: 'processed',
+    });
     expect(log.count({ operation: 'DeleteObject' })).toBe(0);
     expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject', 'GetObject']);
   });
@@ -302,7 +320,7 @@ describe('processObject against the emulator', () => {
     await put('a.txt', 'same\n');
     const outcomes = await Promise.all(
       Array.from({ length: 6 }, () =>
-        processObject(worker, event('a.txt'), { store: new S3ObjectStore(testClients().s3) }),
+        processObject(worker, event('a.txt'), { store: new S3ObjectStore(testClients().s3), freshDelivery: true }),
       ),
     );
     expect(outcomes.every((o) => o.status === 'processed' || o.status === 'skipped')).toBe(true);
@@ -317,11 +335,14 @@ describe('processObject against the emulator', () => {
       async transform(inputArg, outputs) {
         const result = await worker.transform(inputArg, outputs);
         await put('a.txt', 'v2\n');
-        await processObject(worker, event('a.txt'), { store: new S3ObjectStore(testClients().s3) });
+        await processObject(worker, event('a.txt'), {
+          store: new S3ObjectStore(testClients().s3),
+          freshDelivery: true,
+        });
         return result;
       },
     });
-    const outcome = await processObject(slowWorker, event('a.txt'), { store });
+    const outcome = await processObject(slowWorker, event('a.txt'), { store, freshDelivery: true });
     expect(outcome.status).toBe('skipped');
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
   });
@@ -333,12 +354,15 @@ describe('processObject against the emulator', () => {
       async transform(inputArg, outputs) {
         const result = await worker.transform(inputArg, outputs);
         await put('a.txt', 'ok\n');
-        await processObject(worker, event('a.txt'), { store: new S3ObjectStore(testClients().s3) });
+        await processObject(worker, event('a.txt'), {
+          store: new S3ObjectStore(testClients().s3),
+          freshDelivery: true,
+        });
         return result;
       },
     });
     log.clear();
-    const outcome = await processObject(slowWorker, event('a.txt'), { store });
+    const outcome = await processObject(slowWorker, event('a.txt'), { store, freshDelivery: true });
     expect(outcome.status).toBe('skipped');
     // A published its quarantine, lost the main output's race, found B's output current, and removed it.
     expect(log.requests.filter((r) => r.operation === 'DeleteObject').map((r) => r.input.Key)).toEqual([
@@ -355,11 +379,14 @@ describe('processObject against the emulator', () => {
       async transform(inputArg, outputs) {
         const result = await worker.transform(inputArg, outputs);
         await put('a.txt', 'new\n!bad-new\n');
-        await processObject(worker, event('a.txt'), { store: new S3ObjectStore(testClients().s3) });
+        await processObject(worker, event('a.txt'), {
+          store: new S3ObjectStore(testClients().s3),
+          freshDelivery: true,
+        });
         return result;
       },
     });
-    const outcome = await processObject(slowWorker, event('a.txt'), { store });
+    const outcome = await processObject(slowWorker, event('a.txt'), { store, freshDelivery: true });
     // A's side output replaced B's (other content), then A lost the main output's race. The
     // done-check of its next round finds the side object B's output lists changed, and rebuilds.
     expect(outcome).toMatchObject({ status: 'processed', reason: expect.stringMatching(/^output replaced/) });
@@ -369,18 +396,24 @@ describe('processObject against the emulator', () => {
 
   it('the done-check includes the side outputs an output lists: a changed one is rebuilt', async () => {
     await put('a.txt', 'ok\n!bad\n');
-    await processObject(worker, event('a.txt'), { store });
+    await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     log.clear();
-    expect(await processObject(worker, event('a.txt'), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(worker, event('a.txt'), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
     // Rerun of an output with a side output: HEAD output, HEAD side output, conditional GET (304).
     expect(log.operations('S3').sort()).toEqual(['GetObject', 'HeadObject', 'HeadObject']);
 
     await clients.s3.send(
       new PutObjectCommand({ Bucket: output, Key: `quarantine/${input}/a.txt.txt`, Body: '!something else\n' }),
     );
-    expect(await processObject(worker, event('a.txt'), { store })).toMatchObject({ status: 'processed' });
+    expect(await processObject(worker, event('a.txt'), { store, freshDelivery: true })).toMatchObject({
+      status: 'processed',
+    });
     expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toBe('!bad\n');
-    expect(await processObject(worker, event('a.txt'), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(worker, event('a.txt'), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
   });
 
   it('a redelivery removes side output debris of other content that the new output does not list', async () => {
@@ -388,17 +421,17 @@ describe('processObject against the emulator', () => {
     await put('a.txt', 'ok\n!bad\n');
     await processObject(worker, event('a.txt'), { store });
     await clients.s3.send(new DeleteObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
-    // Clean content lands; a first delivery (no sweep) leaves the debris, a redelivery removes it.
+    // Clean content lands; a fresh delivery (no sweep) leaves the debris, a redelivery removes it.
     await put('a.txt', 'ok\n');
-    await processObject(worker, event('a.txt'), { store });
+    await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt'), `quarantine/${input}/a.txt.txt`]);
-    expect(await processObject(worker, event('a.txt'), { store, sweepSideOutputs: true })).toMatchObject({
+    expect(await processObject(worker, event('a.txt'), { store })).toMatchObject({
       status: 'skipped',
     });
     expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
     // A redelivery of a done item: the rerun's 2 requests + 1 HEAD of the unlisted side output.
     log.clear();
-    await processObject(worker, event('a.txt'), { store, sweepSideOutputs: true });
+    await processObject(worker, event('a.txt'), { store });
     expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'HeadObject']);
   });
 
@@ -407,12 +440,14 @@ describe('processObject against the emulator', () => {
     await put('big.txt', line.repeat(12 * 1024)); // 12 MiB
     const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
     log.clear();
-    const outcome = await processObject(big, event('big.txt'), { store });
+    const outcome = await processObject(big, event('big.txt'), { store, freshDelivery: true });
     expect(outcome.status).toBe('processed');
     expect(log.count({ operation: 'UploadPart' })).toBe(3);
     const complete = log.requests.find((r) => r.operation === 'CompleteMultipartUpload');
     expect(complete?.input.IfNoneMatch).toBe('*');
-    expect(await processObject(big, event('big.txt'), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(big, event('big.txt'), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
   });
 
   it('a multipart output records its counts, its side outputs and the digest of its bytes, like a single-part one', async () => {
@@ -420,7 +455,7 @@ describe('processObject against the emulator', () => {
     await put('big.txt', `${line.repeat(6 * 1024)}!bad one\n${line.repeat(6 * 1024)}!bad two\n`); // 12 MiB
     const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
     log.clear();
-    const outcome = await processObject(big, event('big.txt'), { store });
+    const outcome = await processObject(big, event('big.txt'), { store, freshDelivery: true });
     expect(outcome).toMatchObject({ status: 'processed', summary: { lines: 12 * 1024, bad: 2 } });
     // Completed, then sealed: copied onto itself as a new upload with the metadata, on the
     // completed upload's ETag (copy-source-if-match on the part copy, If-Match on the completion).
@@ -463,19 +498,24 @@ describe('processObject against the emulator', () => {
       partBytes: 5 * 1024 * 1024,
       async transform(inputArg, outputs) {
         const result = await plain.transform(inputArg, outputs);
-        const b = await processObject(plain, eventOf('big.txt', eTag), { store: new S3ObjectStore(testClients().s3) });
+        const b = await processObject(plain, eventOf('big.txt', eTag), {
+          store: new S3ObjectStore(testClients().s3),
+          freshDelivery: true,
+        });
         expect(b.status).toBe('processed');
         return result;
       },
     });
     log.clear();
-    const outcome = await processObject(a, eventOf('big.txt', eTag), { store });
+    const outcome = await processObject(a, eventOf('big.txt', eTag), { store, freshDelivery: true });
     expect(outcome).toMatchObject({ status: 'skipped', publishRacesLost: 1 });
     expect(log.count({ operation: 'DeleteObject' })).toBe(0);
     expect(await readText(clients.s3, output, `quarantine/${input}/big.txt.txt`)).toBe('!bad one\n!bad two\n');
     // Every tool's done-check agrees: the duplicate HEADs the output and the quarantine it lists.
     log.clear();
-    expect(await processObject(plain, eventOf('big.txt', eTag), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(plain, eventOf('big.txt', eTag), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
     expect(log.operations('S3')).toEqual(['HeadObject', 'HeadObject']);
   });
 
@@ -485,13 +525,18 @@ describe('processObject against the emulator', () => {
     const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
     const outcomes = await Promise.all(
       Array.from({ length: 4 }, () =>
-        processObject(big, eventOf('big.txt', eTag), { store: new S3ObjectStore(testClients().s3) }),
+        processObject(big, eventOf('big.txt', eTag), {
+          store: new S3ObjectStore(testClients().s3),
+          freshDelivery: true,
+        }),
       ),
     );
     expect(outcomes.filter((o) => o.status === 'processed').length).toBeGreaterThanOrEqual(1);
     expect(await readText(clients.s3, output, `quarantine/${input}/big.txt.txt`)).toBe('!bad one\n!bad two\n');
     log.clear();
-    expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(big, eventOf('big.txt', eTag), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
     expect(log.operations('S3')).toEqual(['HeadObject', 'HeadObject']);
   });
 
@@ -499,11 +544,11 @@ describe('processObject against the emulator', () => {
     const line = `${'d'.repeat(1023)}\n`;
     const eTag = await putEtag('big.txt', `${line.repeat(6 * 1024)}!bad\n`);
     const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
-    await processObject(big, eventOf('big.txt', eTag), { store });
+    await processObject(big, eventOf('big.txt', eTag), { store, freshDelivery: true });
     const quarantineKey = `quarantine/${input}/big.txt.txt`;
     const listed = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: quarantineKey }));
     await clients.s3.send(new DeleteObjectCommand({ Bucket: output, Key: quarantineKey, IfMatch: listed.ETag }));
-    expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({
+    expect(await processObject(big, eventOf('big.txt', eTag), { store, freshDelivery: true })).toMatchObject({
       status: 'processed',
       reason: expect.stringMatching(/^output replaced/),
     });
@@ -519,16 +564,18 @@ describe('processObject against the emulator', () => {
       throw new Error('killed before the seal');
     };
     const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
-    await expect(processObject(big, eventOf('big.txt', eTag), { store: dying })).rejects.toThrow(
+    await expect(processObject(big, eventOf('big.txt', eTag), { store: dying, freshDelivery: true })).rejects.toThrow(
       'killed before the seal',
     );
     const unsealed = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('big.txt') }));
     expect(unsealed.Metadata?.['rerun-integrity']).toBe('sha256-composite');
-    expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({
+    expect(await processObject(big, eventOf('big.txt', eTag), { store, freshDelivery: true })).toMatchObject({
       status: 'processed',
       reason: expect.stringMatching(/never sealed/),
     });
-    expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(big, eventOf('big.txt', eTag), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
   });
 
   it('a multipart side output removed between its completion and its seal: the round starts over, no upload left open', async () => {
@@ -548,11 +595,13 @@ describe('processObject against the emulator', () => {
       return seal(bucket, key, options);
     };
     const big = upperWorker(output, { partBytes: 5 * 1024 * 1024 });
-    const outcome = await processObject(big, eventOf('big.txt', eTag), { store: racing });
+    const outcome = await processObject(big, eventOf('big.txt', eTag), { store: racing, freshDelivery: true });
     expect(outcome).toMatchObject({ status: 'processed', publishRacesLost: 1 });
     const uploads = await clients.s3.send(new ListMultipartUploadsCommand({ Bucket: output }));
     expect(uploads.Uploads ?? []).toEqual([]);
-    expect(await processObject(big, eventOf('big.txt', eTag), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(big, eventOf('big.txt', eTag), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
   });
 
   it('an input that changes back to the bytes an earlier event saw while a delivery builds the content in between: rebuilt', async () => {
@@ -562,7 +611,7 @@ describe('processObject against the emulator', () => {
     // had changed. Its check of the input after publishing (304 or not) sees A and rebuilds.
     const a = 'a\n!bad a\n';
     const eTagA = await putEtag('a.txt', a);
-    await processObject(worker, eventOf('a.txt', eTagA), { store });
+    await processObject(worker, eventOf('a.txt', eTagA), { store, freshDelivery: true });
     const eTagB = await putEtag('a.txt', 'b\n');
     let reverted = false;
     const slow = upperWorker(output, {
@@ -573,15 +622,60 @@ describe('processObject against the emulator', () => {
         await put('a.txt', a);
         const inner = await processObject(worker, eventOf('a.txt', eTagA), {
           store: new S3ObjectStore(testClients().s3),
+          freshDelivery: true,
         });
         expect(inner, inner.reason).toMatchObject({ status: 'skipped' });
         return result;
       },
     });
-    const outcome = await processObject(slow, eventOf('a.txt', eTagB), { store });
+    const outcome = await processObject(slow, eventOf('a.txt', eTagB), { store, freshDelivery: true });
     expect(outcome).toMatchObject({ status: 'processed', reason: expect.stringMatching(/^output replaced/) });
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('A\n');
     expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toBe('!bad a\n');
+  });
+
+  it('the same revert, with the writer of the content in between killed before its check of the input: its redelivery rebuilds', async () => {
+    // Found by the simulation tier ("revert single-part+side, crashes 1"): the redelivery carries the
+    // eTag of the content its killed attempt published, so the event's eTag matches the output. Only
+    // a fresh delivery may trust that; a repeated one asks S3 about the input, as the killed
+    // attempt's closing check would have.
+    const a = 'a\n';
+    const eTagA = await putEtag('a.txt', a);
+    await processObject(worker, eventOf('a.txt', eTagA), { store, freshDelivery: true });
+    const eTagB = await putEtag('a.txt', 'b\n');
+    let reverted = false;
+    const slow = upperWorker(output, {
+      async transform(inputArg, outputs) {
+        const result = await worker.transform(inputArg, outputs);
+        if (reverted) return result;
+        reverted = true;
+        await put('a.txt', a);
+        const inner = await processObject(worker, eventOf('a.txt', eTagA), {
+          store: new S3ObjectStore(testClients().s3),
+          freshDelivery: true,
+        });
+        expect(inner, inner.reason).toMatchObject({ status: 'skipped' });
+        return result;
+      },
+    });
+    // Killed after its publish: the conditional GET of the input (its closing check) never returns.
+    const dying = new S3ObjectStore(testClients().s3);
+    const get = dying.get.bind(dying);
+    dying.get = async (bucket, key, options) => {
+      if (options?.ifNoneMatch === eTagB) throw new Error('killed before the closing check');
+      return get(bucket, key, options);
+    };
+    await expect(processObject(slow, eventOf('a.txt', eTagB), { store: dying, freshDelivery: true })).rejects.toThrow(
+      'killed before the closing check',
+    );
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('B\n');
+    // The redelivery of B's message: not fresh (isFreshDelivery), so the done-check's conditional GET
+    // finds A and rebuilds.
+    log.clear();
+    const redelivery = await processObject(slow, eventOf('a.txt', eTagB), { store });
+    expect(redelivery).toMatchObject({ status: 'processed', reason: expect.stringMatching(/^output replaced/) });
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('A\n');
+    expect(log.operations('S3').slice(0, 2)).toEqual(['HeadObject', 'GetObject']);
   });
 
   it('an input deleted while its output is built: the delivery removes what it published', async () => {
@@ -593,7 +687,7 @@ describe('processObject against the emulator', () => {
         return result;
       },
     });
-    const outcome = await processObject(slow, eventOf('a.txt', eTag), { store });
+    const outcome = await processObject(slow, eventOf('a.txt', eTag), { store, freshDelivery: true });
     expect(outcome).toMatchObject({
       status: 'processed',
       reason: expect.stringMatching(
@@ -612,7 +706,9 @@ describe('processObject against the emulator', () => {
         throw new Error('transform exploded');
       },
     });
-    await expect(processObject(failing, event('a.txt'), { store })).rejects.toThrow('transform exploded');
+    await expect(processObject(failing, event('a.txt'), { store, freshDelivery: true })).rejects.toThrow(
+      'transform exploded',
+    );
     expect(await listKeys(clients.s3, output)).toEqual([]);
     const uploads = await clients.s3.send(new ListMultipartUploadsCommand({ Bucket: output }));
     expect(uploads.Uploads ?? []).toEqual([]);
@@ -621,11 +717,17 @@ describe('processObject against the emulator', () => {
   it('skips non-create events and folder markers without a request', async () => {
     log.clear();
     expect(
-      await processObject(worker, { ...event('a.txt'), eventName: 'ObjectRemoved:Delete' }, { store }),
+      await processObject(
+        worker,
+        { ...event('a.txt'), eventName: 'ObjectRemoved:Delete' },
+        { store, freshDelivery: true },
+      ),
     ).toMatchObject({
       status: 'skipped',
     });
-    expect(await processObject(worker, event('folder/'), { store })).toMatchObject({ status: 'skipped' });
+    expect(await processObject(worker, event('folder/'), { store, freshDelivery: true })).toMatchObject({
+      status: 'skipped',
+    });
     expect(log.requests).toEqual([]);
   });
 });

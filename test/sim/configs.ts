@@ -174,7 +174,7 @@ const SHAPES = {
  *   the deletion propagates;
  * - revert: content built, then other content, then the first bytes again (the same ETag) while
  *   the first overwrite is being built (a delivery of the older content must not win after the
- *   revert's delivery found the output done);
+ *   revert's delivery found the output done), with and without a side output;
  * - tamper: content built, then its quarantine removed (or, without one, its main output
  *   corrupted) behind the pipeline, and its event delivered twice more: the done-checks of both
  *   deliveries must see it, and their repairs race;
@@ -229,6 +229,15 @@ export function boundedConfigs(crashes: number): SimConfig[] {
     }
   }
   configs.push(
+    // Without side outputs nothing but the check of the input after the publish (processObject's
+    // step 6) sees the revert; with them, the closing done-check after the quarantine's removal
+    // sees it as well, and a crash between the publish and that check leaves it to the redelivery.
+    pipelineConfig({
+      name: `revert single-part, crashes ${crashes}`,
+      before: CONTENT.small,
+      uploads: [{ put: CONTENT.small2 }, { put: CONTENT.small }],
+      crashes,
+    }),
     pipelineConfig({
       name: `revert single-part+side, crashes ${crashes}`,
       before: CONTENT.smallBad,

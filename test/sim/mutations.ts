@@ -100,7 +100,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'no-input-check-after-publish',
-    caughtBy: 'revert single-part+side, crashes 1',
+    caughtBy: 'revert single-part, crashes 0',
     defect: 'a delivery trusts the content it read to still be the input once it has published',
     file: 'src/worker/processObject.ts',
     edits: [
@@ -108,6 +108,18 @@ export const MUTATIONS: readonly Mutation[] = [
         find: "    const now = await options.store.get(object.bucket, object.key, { ifNoneMatch: published });\n    if (now.status === 'not-modified') return finish(settled);",
         replace:
           '    return finish(settled);\n    const now = await options.store.get(object.bucket, object.key, { ifNoneMatch: published });',
+      },
+    ],
+  },
+  {
+    name: 'repeat-trusts-event',
+    caughtBy: 'revert single-part+side, crashes 1',
+    defect: "a repeated delivery lets the event's eTag prove the output current",
+    file: 'src/batch/createSqsBatchHandler.ts',
+    edits: [
+      {
+        find: 'freshDelivery: isFreshDelivery({ ...base, eventTime: object.eventTime }, now(), timeLimitMs),',
+        replace: 'freshDelivery: true,',
       },
     ],
   },

@@ -5,6 +5,7 @@ const s3Record = (key: string, extra: Record<string, unknown> = {}) => ({
   eventVersion: '2.1',
   eventSource: 'aws:s3',
   awsRegion: 'us-east-1',
+  eventTime: '2026-12-02T10:00:00.000Z',
   eventName: 'ObjectCreated:Put',
   s3: {
     bucket: { name: 'in' },
@@ -38,6 +39,7 @@ describe('parseS3EventBody', () => {
           eTag: 'quoted',
           size: 12,
           sequencer: '0055AED6DCD90281E5',
+          eventTime: '2026-12-02T10:00:00.000Z',
         },
       ],
     });
@@ -127,6 +129,7 @@ describe('parseS3EventBody: S3 events delivered through EventBridge', () => {
           size: 5,
           versionId: 'IYV3p45BT0ac8hjHg1houSdS1a.Mro8e',
           sequencer: '617f08299329d189',
+          eventTime: '2021-11-12T00:00:00Z',
         },
       ],
     });
@@ -170,7 +173,15 @@ describe('parseS3EventBody: S3 events delivered through EventBridge', () => {
       });
       expect(parseS3EventBody(body)).toEqual({
         kind: IntakeKind.OBJECTS,
-        objects: [{ bucket: 'in', key: 'incoming/a.csv', eventName, sequencer: '617f0837b476e463' }],
+        objects: [
+          {
+            bucket: 'in',
+            key: 'incoming/a.csv',
+            eventName,
+            sequencer: '617f0837b476e463',
+            eventTime: '2021-11-12T00:00:00Z',
+          },
+        ],
       });
     },
   );
