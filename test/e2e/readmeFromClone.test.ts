@@ -60,6 +60,34 @@ const children: ChildProcess[] = [];
  * `npm ci` installs from the lockfile; installing again needs the network and minutes) and
  * .venv/moto (what the first `npm start` installs, covered by test/integration/pythonEnvironment.test.ts).
  */
+/**
+ * The tracked files as a clone has them, as a tar: HEAD, or the working tree's tracked changes on top
+ * of it. Where git cannot answer (no repository, a checkout owned by another user, no identity for
+ * `stash create`), the tree itself minus what `.gitignore` names: on a clean clone that is the same set.
+ */
+function trackedFiles(): Buffer {
+  const identity = { GIT_AUTHOR_NAME: 'rerun test', GIT_AUTHOR_EMAIL: 'test@example.invalid' };
+  const env = {
+    ...process.env,
+    ...identity,
+    GIT_COMMITTER_NAME: identity.GIT_AUTHOR_NAME,
+    GIT_COMMITTER_EMAIL: identity.GIT_AUTHOR_EMAIL,
+  };
+  const git = (args: string[]) =>
+    execFileSync('git', ['-c', 'safe.directory=*', ...args], { cwd: ROOT, env, maxBuffer: 1 << 30 });
+  try {
+    const revision = git(['stash', 'create']).toString().trim() || 'HEAD';
+    return git(['archive', '--format=tar', revision]);
+  } catch {
+    const ignored = readFileSync(join(ROOT, '.gitignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim().replace(/\/$/, ''))
+      .filter((l) => l !== '' && !l.startsWith('#'));
+    const excludes = ['.git', ...ignored].map((p) => `--exclude=${p}`);
+    return execFileSync('tar', ['-c', ...excludes, '.'], { cwd: ROOT, maxBuffer: 1 << 30 });
+  }
+}
+
 describe('the README, run as written in a fresh clone', () => {
   let clone = '';
   const run = (command: string, args: string[], env: NodeJS.ProcessEnv = {}): Run => {
@@ -119,10 +147,7 @@ describe('the README, run as written in a fresh clone', () => {
   beforeAll(async () => {
     await ensurePythonTool(PythonTool.MOTO, { progress: () => {} });
     clone = mkdtempSync(join(tmpdir(), 'rerun-clone-'));
-    // The tracked files as a clone has them: HEAD, or the working tree's tracked changes on top of it.
-    const revision = execFileSync('git', ['stash', 'create'], { cwd: ROOT, encoding: 'utf8' }).trim() || 'HEAD';
-    const tar = execFileSync('git', ['archive', '--format=tar', revision], { cwd: ROOT, maxBuffer: 1 << 30 });
-    execFileSync('tar', ['-x', '-C', clone], { input: tar });
+    execFileSync('tar', ['-x', '-C', clone], { input: trackedFiles(), maxBuffer: 1 << 30 });
     symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'));
     mkdirSync(join(clone, '.venv'));
     symlinkSync(join(ROOT, '.venv', 'moto'), join(clone, '.venv', 'moto'));
