@@ -94,6 +94,7 @@ describe('the pipeline end to end: S3 upload -> SQS -> local runner -> normalize
   it('a double full run: the second performs zero output writes and one HEAD per item (requests counted, not assumed)', async () => {
     const keys = Array.from({ length: 10 }, (_, i) => `incoming/day ${i}.csv`);
     const etags = new Map<string, string>();
+    const uploadedAt = new Date().toISOString();
     for (const key of keys)
       etags.set(key, await upload(clients, stack.inputBucket, key, ORDERS.replace('Ada', `Ada ${key}`)));
     log.clear();
@@ -105,9 +106,14 @@ describe('the pipeline end to end: S3 upload -> SQS -> local runner -> normalize
     );
 
     log.clear();
-    // Every event again, as S3 sends them (with the eTag of the content that caused each).
+    // Every event again, as S3 sends them (with the eTag of the content that caused each, and the time of
+    // its upload): a duplicate of the event, received for the first time within the function's time limit
+    // of its eventTime, so a fresh delivery (src/batch/isFreshDelivery.ts).
     for (const key of keys)
-      await sendS3Event(clients, stack.queueUrl, stack.inputBucket, key, { eTag: etags.get(key) });
+      await sendS3Event(clients, stack.queueUrl, stack.inputBucket, key, {
+        eTag: etags.get(key),
+        eventTime: uploadedAt,
+      });
     await drain();
     const writes = log.requests.filter(
       (r) =>
@@ -119,6 +125,18 @@ describe('the pipeline end to end: S3 upload -> SQS -> local runner -> normalize
     expect(writes).toEqual([]);
     // Second run: the HEAD of the output alone per item (its source ETag is the event's eTag).
     expect(log.operations('S3')).toEqual(keys.map(() => 'HeadObject'));
+
+    log.clear();
+    // The same events re-sent without an eventTime, as rerun's own tools send them: not fresh, so each
+    // is judged without its eTag: HEAD output, conditional GET of the input (304), and a HEAD of the
+    // declared quarantine output that the output does not list (debris of a killed attempt would go).
+    for (const key of keys)
+      await sendS3Event(clients, stack.queueUrl, stack.inputBucket, key, { eTag: etags.get(key) });
+    await drain();
+    expect(
+      log.requests.filter((r) => r.service === 'S3' && !['HeadObject', 'GetObject'].includes(r.operation)),
+    ).toEqual([]);
+    expect(log.operations('S3').sort()).toEqual(keys.flatMap(() => ['GetObject', 'HeadObject', 'HeadObject']).sort());
   }, 90_000);
 
   it('duplicate, replayed and out-of-order deliveries converge on the latest content', async () => {

@@ -175,6 +175,9 @@ const SHAPES = {
  * - revert: content built, then other content, then the first bytes again (the same ETag) while
  *   the first overwrite is being built (a delivery of the older content must not win after the
  *   revert's delivery found the output done), with and without a side output;
+ * - revert while building: from empty buckets, content, other content and the first again, so that a
+ *   delivery of the first content that lost its create removes the quarantine it made while the
+ *   revert's delivery publishes an output listing those same bytes (no crash only);
  * - tamper: content built, then its quarantine removed (or, without one, its main output
  *   corrupted) behind the pipeline, and its event delivered twice more: the done-checks of both
  *   deliveries must see it, and their repairs race;
@@ -244,6 +247,20 @@ export function boundedConfigs(crashes: number): SimConfig[] {
       uploads: [{ put: CONTENT.small2 }, { put: CONTENT.smallBad }],
       crashes,
     }),
+    // From empty buckets: a delivery of the first content loses its create to the second content's
+    // and, settling on that output, removes the quarantine it created, while the revert's delivery
+    // accepts that same object (the same bytes, the same ETag) and publishes an output listing it.
+    // Neither sees the other's change but by the closing done-check (processObject's step 5). Without
+    // a crash only: it has 300,000 states, and with a crash it is left to the random exploration.
+    ...(crashes === 0
+      ? [
+          pipelineConfig({
+            name: 'revert while building single-part+side, crashes 0',
+            uploads: [{ put: CONTENT.smallBad }, { put: CONTENT.small2 }, { put: CONTENT.smallBad }],
+            crashes,
+          }),
+        ]
+      : []),
     pipelineConfig({
       name: `notify single-part+side, crashes ${crashes}`,
       uploads: [{ put: CONTENT.smallBad }],

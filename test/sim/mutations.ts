@@ -93,7 +93,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'no-closing-check',
-    caughtBy: 'revert single-part+side, crashes 1',
+    caughtBy: 'revert while building single-part+side, crashes 0',
     defect: 'a call that changed side objects returns without the closing done-check',
     file: 'src/worker/processObject.ts',
     edits: [{ find: '    if (changedSideObjects > 0) {', replace: '    if (false) {' }],

@@ -27,6 +27,11 @@ const LARGER = [
     crashes: 1,
   }),
   pipelineConfig({
+    name: 'revert while building single-part+side (from empty: bad rows, clean, the bad rows again), 1 crash',
+    uploads: [{ put: CONTENT.smallBad }, { put: CONTENT.small2 }, { put: CONTENT.smallBad }],
+    crashes: 1,
+  }),
+  pipelineConfig({
     name: 'recreate multipart+side (delete, same bytes again), 1 crash',
     before: CONTENT.largeBad,
     uploads: [{ delete: true }, { put: CONTENT.largeBad }],

@@ -155,7 +155,7 @@ export async function sendS3Event(
   queueUrl: string,
   bucket: string,
   key: string,
-  extra: { eTag?: string } = {},
+  extra: { eTag?: string; eventTime?: string } = {},
 ): Promise<void> {
   const encoded = encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');
   const body = {
@@ -164,6 +164,7 @@ export async function sendS3Event(
         eventVersion: '2.1',
         eventSource: 'aws:s3',
         eventName: 'ObjectCreated:Put',
+        ...(extra.eventTime ? { eventTime: extra.eventTime } : {}),
         s3: { bucket: { name: bucket }, object: { key: encoded, ...(extra.eTag ? { eTag: extra.eTag } : {}) } },
       },
     ],
