@@ -14,12 +14,12 @@ export interface ReadDeadline {
   /** The clock (epoch ms) that measures how long the read has run. */
   now(): number;
   /**
-   * Transforms reading in this invocation right now, shared by every read of the invocation (each
-   * guard counts itself in and out). A read that shared the CPU with another is slower than alone,
-   * so its pace does not prove the input too large for the function.
+   * The reads of this invocation, shared by all of them (each guard counts itself in and out):
+   * `active` reading now, `started` ever. A read that shared the CPU with another, before, during
+   * or after its own start, is slower than alone, so its pace does not prove the input too large.
    * @default none: every read is taken as alone
    */
-  readonly reads?: { active: number };
+  readonly reads?: { active: number; started: number };
 }
 
 /** Options of {@link ReadGuard}. */
@@ -58,12 +58,17 @@ export class ReadGuard {
   private crowded = false;
   private readonly startedAt: number | undefined;
   private counted = false;
+  /** `reads.started` once this read started: a higher count later means another read began meanwhile. */
+  private readonly serial: number = 0;
 
   constructor(private readonly options: ReadGuardOptions) {
     const reads = options.deadline?.reads;
     if (reads) {
       reads.active++;
+      reads.started++;
+      this.serial = reads.started;
       this.counted = true;
+      if (reads.active > 1) this.crowded = true;
     }
     this.startedAt = options.deadline?.now();
   }
@@ -107,7 +112,8 @@ export class ReadGuard {
   private checkTime(): void {
     const deadline = this.options.deadline;
     if (!deadline || this.startedAt === undefined) return;
-    if ((deadline.reads?.active ?? 1) > 1) this.crowded = true;
+    const reads = deadline.reads;
+    if (reads && (reads.active > 1 || reads.started > this.serial)) this.crowded = true;
     const remaining = deadline.remainingTimeMs();
     if (remaining >= deadline.marginMs) return;
     const { bucket, key } = this.options.object;

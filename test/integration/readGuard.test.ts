@@ -31,7 +31,7 @@ class ReadClock {
   ) {
     this.t = start;
   }
-  deadline(reads?: { active: number }): ReadDeadline {
+  deadline(reads?: { active: number; started: number }): ReadDeadline {
     return {
       remainingTimeMs: () => this.timeLimitMs - this.t,
       marginMs: this.marginMs,
@@ -149,7 +149,7 @@ describe('the read guard: decoded size and the time left, judged while the input
       const clock = new ReadClock(10_000, 2_000);
       const run = processObject(slowWorker(clock, 20_000 / size), event(), {
         store,
-        deadline: clock.deadline({ active: 0 }),
+        deadline: clock.deadline({ active: 0, started: 0 }),
       });
       await expect(run).rejects.toThrow(InputTooLargeError);
       await run.catch((error: Error) => {
@@ -172,7 +172,7 @@ describe('the read guard: decoded size and the time left, judged while the input
     it('a read slowed by another read in flight is never called too large: a crowded batch is not the input’s fault', async () => {
       const clock = new ReadClock(10_000, 2_000);
       // Another transform is reading at the same time (the invocation's shared count says so).
-      const reads = { active: 1 };
+      const reads = { active: 1, started: 1 };
       const run = processObject(slowWorker(clock, 20_000 / size), event(), { store, deadline: clock.deadline(reads) });
       await expect(run).rejects.toThrow(DeadlineNearError);
       expect(reads.active).toBe(1);
