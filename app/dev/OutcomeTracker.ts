@@ -14,7 +14,8 @@ export const ObjectState = {
   /**
    * Its last delivery seen here failed with receives left: the message went back to the queue, and
    * this session did not see it again (another consumer took it, or it returns after the visibility
-   * timeout). Not a failure of the object: its final state is that consumer's, or the DLQ's.
+   * timeout), or the deadline came near and its records were requeued as a new message. Not a
+   * failure of the object: its final state is that consumer's, or the DLQ's.
    */
   RETRYING: 'retrying',
 } as const;
@@ -72,7 +73,7 @@ interface ObjectHistory {
  *   object's current content did not make it);
  * - else, any delivery in the session wrote an output: `processed` (a duplicate delivery skipped as
  *   done, or a retry that went to another consumer, never hides an output written here);
- * - else the last delivery failed with receives left: `retrying`;
+ * - else the last delivery failed with receives left, or was requeued: `retrying`;
  * - else `skipped`.
  *
  * Deliveries are counted apart ({@link deliveries}): two outputs written and a duplicate skipped are
@@ -88,7 +89,12 @@ export class OutcomeTracker {
   private readonly bySubject = new Map<string, ObjectHistory>();
   /** The object each message named, once an outcome of it said: later outcomes of the message without one join that row. */
   private readonly subjectOfMessage = new Map<string, string>();
-  private readonly byStatus: Record<RecordStatus, number> = { processed: 0, skipped: 0, failed: 0 };
+  private readonly byStatus: Record<RecordStatus, number> = {
+    processed: 0,
+    skipped: 0,
+    failed: 0,
+    requeued: 0,
+  };
   private readonly maxReceiveCountOf: (messageId: string) => number | undefined;
   private executed = 0;
 
@@ -143,6 +149,7 @@ export class OutcomeTracker {
    * tracker.deliveryState({ messageId, status: 'failed', reason, receiveCount: 1 }); // 'retrying' (of 5)
    */
   deliveryState(outcome: RecordOutcome): ObjectState {
+    if (outcome.status === 'requeued') return ObjectState.RETRYING;
     return outcome.status === 'failed' && !this.isFinal(outcome) ? ObjectState.RETRYING : outcome.status;
   }
 
@@ -161,7 +168,7 @@ export class OutcomeTracker {
     });
     if (h.last.status === 'failed' && this.isFinal(h.last)) return decided(ObjectState.FAILED, h.last);
     if (h.processed) return decided(ObjectState.PROCESSED, h.processed);
-    if (h.last.status === 'failed') return decided(ObjectState.RETRYING, h.last);
+    if (h.last.status === 'failed' || h.last.status === 'requeued') return decided(ObjectState.RETRYING, h.last);
     return decided(h.last.status === 'processed' ? ObjectState.PROCESSED : ObjectState.SKIPPED, h.last);
   }
 

@@ -440,7 +440,8 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     if (rows.some((r) => r.status === ObjectState.RETRYING)) {
       human(
         'retrying: its last delivery here failed with receives left, so the message went back to the queue and ' +
-          'this session did not see it again (another consumer took it, or it returns after the visibility timeout).\n',
+          'this session did not see it again (another consumer took it, or it returns after the visibility timeout); ' +
+          "or the function's time ran short and its remaining S3 records were requeued as a new message.\n",
       );
     }
     let deadLettered = 0;

@@ -5,6 +5,7 @@ import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import type { Day } from '../../src/keys/partition.js';
 import { type Logger, silentLogger } from '../../src/logging/logger.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import type { OutcomeHook } from '../../src/worker/outcomes.js';
 import { topology as defaultTopology, type Topology } from '../topology.js';
 import { SUMMARIZE_CODE_VERSION } from './codeVersion.js';
 import { createTaskBatchHandler } from './createTaskBatchHandler.js';
@@ -36,8 +37,28 @@ export interface SummarizeHandlerOptions {
    * @default undefined: no coverage record
    */
   readonly inputs?: InputRules;
-  /** @default 5000 */
+  /**
+   * Stop starting tasks, and stop a task that is reading its day, when less than this much of the
+   * function's time is left (see summarizePartition's `deadline`).
+   * @default a tenth of the invocation's time, from 250 ms to 5 s (defaultDeadlineMarginMs)
+   */
   readonly deadlineMarginMs?: number;
+  /**
+   * Bounds of one day's summary (see summarizePartition's `maxInputs` and `maxSummaryBytes`).
+   * @default DEFAULT_MAX_SUMMARY_INPUTS and DEFAULT_MAX_SUMMARY_BYTES
+   */
+  readonly limits?: { readonly maxInputs?: number; readonly maxSummaryBytes?: number };
+  /**
+   * Called with every task's outcome, then flushed once per invocation: e.g. `emfOutcomeMetrics()`
+   * (src/metrics/), as the normalize worker does.
+   * @default none
+   */
+  readonly onOutcome?: OutcomeHook;
+  /**
+   * The clock (epoch ms) that measures how long a task has read its day.
+   * @default Date.now
+   */
+  readonly now?: () => number;
   /** @default silentLogger */
   readonly logger?: Logger;
 }
@@ -60,11 +81,13 @@ export function createSummarizeHandler(
   const reader = new S3PartitionStore(options.clients.s3);
   const logger = options.logger ?? silentLogger;
   const codeVersion = options.codeVersion ?? SUMMARIZE_CODE_VERSION;
+  const now = options.now ?? Date.now;
   return createTaskBatchHandler<{ day: Day; origin: string }>({
     name: t.summarize.name,
     logger,
     concurrency: 1,
     ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
+    ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
     failureRecorder:
       options.failureRecorder ??
       new S3FailureRecorder({
@@ -95,6 +118,8 @@ export function createSummarizeHandler(
         codeVersion,
         logger: context.logger,
         ...(options.inputs ? { inputs: options.inputs } : {}),
+        ...options.limits,
+        deadline: { ...context.deadline, now },
       });
       const origin = task.origin === 'partition' ? '' : ` [${task.origin}]`;
       return { status: outcome.status, reason: `${outcome.reason}${origin}`, outputKey: outcome.summaryKey };

@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { receiveCountOf, runBatch } from '../../src/batch/runBatch.js';
+import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from '../../src/batch/runBatch.js';
 import { RerunError } from '../../src/errors.js';
 import type { FailureRecorder } from '../../src/failures/FailureRecorder.js';
 import { createInvocationLogger } from '../../src/logging/lambdaContext.js';
@@ -23,6 +23,23 @@ export interface TaskResult {
   readonly outputKey?: string;
 }
 
+/** What a task is told when it runs. */
+export interface TaskContext {
+  readonly logger: Logger;
+  /** The time left when the task started, ms. */
+  readonly remainingTimeMs: number;
+  /**
+   * The invocation's time, for a task that checks it as it goes: stop when less than `marginMs`
+   * is left (the handler's deadline margin), before the timeout.
+   */
+  readonly deadline: {
+    remainingTimeMs(): number;
+    readonly marginMs: number;
+    /** The time left when the invocation started. */
+    readonly timeLimitMs: number;
+  };
+}
+
 /** Options of {@link createTaskBatchHandler}. */
 export interface TaskBatchHandlerOptions<T> {
   /** Name used in logs. */
@@ -30,7 +47,7 @@ export interface TaskBatchHandlerOptions<T> {
   /** Reads a record's body (and attributes, e.g. SentTimestamp) into a task. Pure. */
   parse(record: SQSRecord): ParsedTask<T>;
   /** Runs one task idempotently. */
-  run(task: T, context: { readonly logger: Logger; readonly remainingTimeMs: number }): Promise<TaskResult>;
+  run(task: T, context: TaskContext): Promise<TaskResult>;
   /**
    * Tasks run at once within one invocation (FIFO batches always run one at a time, in order).
    * @default 4
@@ -83,6 +100,7 @@ export function createTaskBatchHandler<T>(
     record: SQSRecord,
     context: Context,
     invocationLogger: Logger,
+    deadline: TaskContext['deadline'],
   ): Promise<RecordOutcome> => {
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const parsed = options.parse(record);
@@ -91,7 +109,11 @@ export function createTaskBatchHandler<T>(
     }
     const logger = invocationLogger.child({ messageId: record.messageId });
     try {
-      const result = await options.run(parsed.task, { logger, remainingTimeMs: context.getRemainingTimeInMillis() });
+      const result = await options.run(parsed.task, {
+        logger,
+        remainingTimeMs: context.getRemainingTimeInMillis(),
+        deadline,
+      });
       return {
         ...base,
         status: result.status === 'processed' ? RecordStatus.PROCESSED : RecordStatus.SKIPPED,
@@ -113,7 +135,13 @@ export function createTaskBatchHandler<T>(
 
   return (event, context) => {
     const logger = forInvocation(context);
-    return runBatch(event, context, (record) => processRecord(record, context, logger), {
+    const timeLimitMs = context.getRemainingTimeInMillis();
+    const deadline = {
+      remainingTimeMs: () => context.getRemainingTimeInMillis(),
+      marginMs: options.deadlineMarginMs ?? defaultDeadlineMarginMs(timeLimitMs),
+      timeLimitMs,
+    };
+    return runBatch(event, context, (record) => processRecord(record, context, logger, deadline), {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
       subjectOf: (record) => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { PublishConflictError, RerunError } from '../../src/errors.js';
+import { DeadlineNearError, PublishConflictError, RerunError } from '../../src/errors.js';
 import type { Day } from '../../src/keys/partition.js';
 import { type Logger, silentLogger } from '../../src/logging/logger.js';
 import { type S3ObjectStore, type WriteCondition, WriteStatus } from '../../src/s3/S3ObjectStore.js';
@@ -49,6 +49,56 @@ export interface SummarizePartitionOptions {
    * @default 4
    */
   readonly maxRounds?: number;
+  /**
+   * The most lineage entries (normalized outputs and quarantine objects) one day's summary takes:
+   * its manifest lists each one, and one invocation reads them all. A larger day fails at once,
+   * not retryable, with a {@link SummaryTooLargeError} naming the count and the bound.
+   * @default DEFAULT_MAX_SUMMARY_INPUTS (20,000)
+   */
+  readonly maxInputs?: number;
+  /**
+   * The largest serialized summary (with its manifest), bytes: it is built in memory and written
+   * with one PutObject. Above it: a non-retryable {@link SummaryTooLargeError}.
+   * @default DEFAULT_MAX_SUMMARY_BYTES (64 MiB)
+   */
+  readonly maxSummaryBytes?: number;
+  /**
+   * The invocation's time. Checked before each input and every {@link LINES_PER_TIME_CHECK} lines:
+   * when less than `marginMs` is left the task stops before the timeout, with a retryable
+   * DeadlineNearError when it only started late, or a non-retryable SummaryTooLargeError when its
+   * pace cannot read the day within a whole invocation (`timeLimitMs`).
+   * @default none: no time guard
+   */
+  readonly deadline?: SummaryDeadline;
+}
+
+/** What {@link SummarizePartitionOptions.deadline} needs. */
+export interface SummaryDeadline {
+  remainingTimeMs(): number;
+  readonly marginMs: number;
+  /** The invocation's whole time when it started (at most the function's timeout). */
+  readonly timeLimitMs: number;
+  /** The clock (epoch ms) that measures how long the task has read. */
+  now(): number;
+}
+
+/** Lineage entries one summary takes by default: its manifest lists each (about 200 bytes apiece). */
+export const DEFAULT_MAX_SUMMARY_INPUTS = 20_000;
+/** The largest serialized summary by default, bytes. */
+export const DEFAULT_MAX_SUMMARY_BYTES = 64 * 1024 ** 2;
+/** Lines read between two checks of the time left. */
+export const LINES_PER_TIME_CHECK = 1000;
+
+/**
+ * A day too large for the summary stage: more inputs or a larger summary than one summary takes, or
+ * more than one invocation can read. Retrying cannot help: split the day's summary or raise the
+ * bound (and the function's memory and timeout). Not retryable.
+ */
+export class SummaryTooLargeError extends RerunError {
+  constructor(message: string) {
+    super(message, { retryable: false });
+    this.name = 'SummaryTooLargeError';
+  }
 }
 
 /** How a partition task ended (failures are thrown). */
@@ -129,6 +179,14 @@ async function attempt(
   const { store, reader, bucket, layout, codeVersion } = options;
   const listed = await listSummaryInputs(reader, bucket, layout, day, options.inputs);
   const lineage = sortLineage(listed.lineage);
+  const maxInputs = options.maxInputs ?? DEFAULT_MAX_SUMMARY_INPUTS;
+  if (lineage.length > maxInputs) {
+    throw new SummaryTooLargeError(
+      `dt=${day} has ${lineage.length} lineage entries (normalized outputs and quarantine objects), above the ` +
+        `summary's bound of ${maxInputs} (maxInputs): nothing was read or written; raise maxInputs with the ` +
+        "summarize function's memory and timeout, then redrive this task",
+    );
+  }
   const { coverage } = listed;
   const hash = lineageHash({ day, codeVersion, entries: lineage });
   const coverageDigest = coverage?.digest;
@@ -159,13 +217,19 @@ async function attempt(
 
   // 3. Compute from exactly the listed versions.
   const accumulator = new SummaryAccumulator();
-  for (const entry of lineage) {
+  const clock = timeGuard(day, lineage.length, options.deadline);
+  for (const [done, entry] of lineage.entries()) {
+    clock(done);
     const read = await reader.getExact(bucket, `${lineageRoot(layout, entry.kind)}${entry.path}`, entry.etag);
     if (read.status !== 'ok') return 'inputs changed while being read';
     accumulator.startFile(entry, read.contentLength);
     const lines = createInterface({ input: read.body, crlfDelay: Number.POSITIVE_INFINITY });
     try {
-      for await (const line of lines) accumulator.addLine(line);
+      let count = 0;
+      for await (const line of lines) {
+        accumulator.addLine(line);
+        if (++count % LINES_PER_TIME_CHECK === 0) clock(done);
+      }
     } catch (error) {
       // A connection dropped mid-body: the lines read so far are already counted, so start the
       // round over with a fresh accumulator rather than failing the task. A corrupt input is not
@@ -185,6 +249,14 @@ async function attempt(
     ...(coverage ? { coverage } : {}),
   });
   const bytes = serializeSummary(summary);
+  const maxBytes = options.maxSummaryBytes ?? DEFAULT_MAX_SUMMARY_BYTES;
+  if (bytes.byteLength > maxBytes) {
+    throw new SummaryTooLargeError(
+      `the summary of dt=${day} is ${bytes.byteLength} bytes (${lineage.length} lineage entries), above the bound of ` +
+        `${maxBytes} bytes (maxSummaryBytes): nothing was written; raise maxSummaryBytes with the summarize ` +
+        "function's memory, then redrive this task",
+    );
+  }
   const sha256Base64 = createHash('sha256').update(bytes).digest('base64');
   const metadata = buildSummaryMetadata({
     day,
@@ -290,4 +362,34 @@ async function ensureMarker(options: SummarizePartitionOptions, day: Day, marker
 async function removeIfPresent(store: S3ObjectStore, bucket: string, key: string): Promise<void> {
   const head = await store.head(bucket, key);
   if (head) await store.deleteIfMatch(bucket, key, head.etag);
+}
+
+/**
+ * Checks the time left while a day is read (`done` inputs of `total` so far): throws before the
+ * timeout, which would return the task with no outcome until the DLQ says "crashed or timed out".
+ * A task whose pace cannot read the day within a whole invocation is too large; one that only
+ * started late is retried (a summary is computed whole, so an invocation that started fresh is the
+ * only measure).
+ */
+function timeGuard(day: Day, total: number, deadline: SummaryDeadline | undefined): (done: number) => void {
+  if (!deadline) return () => {};
+  const startedAt = deadline.now();
+  return (done) => {
+    if (deadline.remainingTimeMs() >= deadline.marginMs) return;
+    const elapsedMs = Math.max(0, deadline.now() - startedAt);
+    const budgetMs = deadline.timeLimitMs - deadline.marginMs;
+    const read = `read ${done} of ${total} inputs in ${(elapsedMs / 1000).toFixed(1)} s`;
+    if (done > 0 && (elapsedMs * total) / done > budgetMs) {
+      throw new SummaryTooLargeError(
+        `dt=${day} cannot be summarized within the function's time: it ${read}, which projects ` +
+          `${((elapsedMs * total) / done / 1000).toFixed(0)} s for the day, above the ${(budgetMs / 1000).toFixed(0)} s an ` +
+          "invocation has; stopped before the timeout, nothing was written; raise the summarize function's timeout " +
+          'and memory, then redrive this task',
+      );
+    }
+    throw new DeadlineNearError(
+      `stopped: the function deadline came near (less than ${deadline.marginMs} ms left) after it ${read}; ` +
+        'the day fits a fresh invocation, so the task will be retried',
+    );
+  };
 }

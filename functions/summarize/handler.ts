@@ -14,6 +14,7 @@ import { createAwsClients } from '../../src/aws/clients.js';
 import { traceAwsClients } from '../../src/aws/traceAwsClients.js';
 import { optionalEnv, requireEnv } from '../../src/env.js';
 import { createLogger, type LogLevel } from '../../src/logging/logger.js';
+import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 
 const logger = createLogger({
   level: optionalEnv('LOG_LEVEL', 'info') as LogLevel,
@@ -34,4 +35,7 @@ export const handler = createSummarizeHandler({
   // Each summary records which inputs of its day it covers and which it does not.
   inputs: referenceInputRules({ inputBucket }),
   logger,
+  // In Lambda: task outcome counts (processed, skipped, failed) as CloudWatch metrics, namespace
+  // rerun, dimension Worker, one embedded-metric-format line per invocation (as normalize writes).
+  ...(process.env.AWS_LAMBDA_FUNCTION_NAME ? { onOutcome: emfOutcomeMetrics() } : {}),
 });

@@ -1,9 +1,15 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityCommand,
+  GetQueueUrlCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { FullBatchFailureError, RerunError } from '../errors.js';
+import { DeadlineNearError, FullBatchFailureError, RerunError } from '../errors.js';
 import type { FailureRecorder } from '../failures/FailureRecorder.js';
 import { IntakeKind, parseS3EventBody } from '../intake/parseS3Event.js';
+import { s3EventBodyFrom } from '../intake/splitS3EventBody.js';
 import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../logging/logger.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
@@ -16,6 +22,7 @@ import {
   processObject,
   type TransformAdmission,
 } from '../worker/processObject.js';
+import type { ReadDeadline } from '../worker/readGuard.js';
 import { removeOutputs } from '../worker/removeOutputs.js';
 import { admitWithinDeadline } from './admitWithinDeadline.js';
 import { isFreshDelivery } from './isFreshDelivery.js';
@@ -68,6 +75,9 @@ export interface SqsBatchHandlerOptions {
   /**
    * Stop starting new records when less than this much of the function's time is left; the
    * unstarted ones are reported as batch item failures and come back after the visibility timeout.
+   * The same margin stops a read in progress (src/worker/readGuard.ts) and the S3 records of one
+   * message between them: the records left are requeued on the worker's own queue as one new
+   * message (status `requeued`), which needs `sqs:SendMessage` on it (SqsWorker grants it).
    * @default a tenth of the invocation's time, from 250 ms to 5 s (defaultDeadlineMarginMs)
    */
   readonly deadlineMarginMs?: number;
@@ -134,6 +144,33 @@ export interface SqsBatchHandlerOptions {
   readonly throwOnFullBatchFailure?: boolean;
 }
 
+/** What every record of one invocation shares. */
+interface Invocation {
+  /** When it started (the handler's clock). */
+  readonly start: number;
+  /** The time left when it started: at most the function's timeout. */
+  readonly timeLimitMs: number;
+  /** What an in-process wait must leave. */
+  readonly reserveMs: number;
+  readonly admission?: TransformAdmission;
+  readonly deadline: ReadDeadline;
+}
+
+/** The id of the message whose remaining records a requeued message carries. */
+export const REQUEUED_FROM_ATTRIBUTE = 'rerun-requeued-from';
+/** How many requeues in a row did no record (reset when one did). */
+export const REQUEUES_ATTRIBUTE = 'rerun-requeues';
+/** Requeues in a row without a record done, after which the message fails and meets the redrive policy. */
+const MAX_REQUEUES_WITHOUT_PROGRESS = 5;
+
+/** The requeue count of a message this handler sent back to its queue, or undefined for any other. */
+function requeuesOf(record: SQSRecord): number | undefined {
+  const attributes = record.messageAttributes as Record<string, { stringValue?: string } | undefined> | undefined;
+  if (!attributes?.[REQUEUED_FROM_ATTRIBUTE]) return undefined;
+  const n = Number(attributes[REQUEUES_ATTRIBUTE]?.stringValue ?? '0');
+  return Number.isFinite(n) && n >= 0 ? n : 0;
+}
+
 /** An error that asks for its message to come back after a delay (e.g. a side effect in progress elsewhere). */
 interface DeferrableError {
   readonly retryAfterSeconds: number;
@@ -150,7 +187,11 @@ interface DeferrableError {
  *
  * - Bounded concurrency (no unbounded Promise.all).
  * - Deadline-aware: when `context.getRemainingTimeInMillis()` drops below `deadlineMarginMs`, no
- *   new record starts; unstarted records are reported as failures, never lost.
+ *   new record starts; unstarted records are reported as failures, never lost. A read in progress
+ *   stops before the timeout too, and so does a message of many S3 records between two of them:
+ *   what is done stays done, the records left go back to the queue as a new message (`requeued`).
+ * - An input larger than `maxInputBytes`, stored or decoded, or too slow for a whole invocation,
+ *   fails at once, not retryable, with a reason that says which (src/worker/readGuard.ts).
  * - FIFO queues: records run in order and, after the first failure, the rest are reported failed
  *   too, so SQS redelivers them in order.
  *
@@ -173,11 +214,9 @@ export function createSqsBatchHandler(
     record: SQSRecord,
     context: Context,
     invocationLogger: Logger,
-    invocationStart: number,
-    timeLimitMs: number,
-    reserveMs: number,
-    admission?: TransformAdmission,
+    invocation: Invocation,
   ): Promise<RecordOutcome> => {
+    const { start: invocationStart, timeLimitMs, reserveMs, admission, deadline } = invocation;
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const logger = invocationLogger.child({ messageId: record.messageId });
     const intake = parseS3EventBody(record.body);
@@ -191,12 +230,28 @@ export function createSqsBatchHandler(
     if (intake.kind === IntakeKind.INVALID) {
       return { ...base, status: RecordStatus.FAILED, retryable: false, reason: `not an S3 event: ${intake.reason}` };
     }
+    // A message this handler sent back to its queue (requeueRest) is never judged fresh. Records that
+    // never started could not have published, so the event's eTag would be safe for them either way;
+    // but the record the deadline stopped may have published in an earlier round of processObject
+    // (before a closing check rebuilt it), and that round's own closing check never ran.
+    const requeued = requeuesOf(record) !== undefined;
     const outcomes: ObjectOutcome[] = [];
     const notes: string[] = [];
     let effectsExecuted = 0;
     let current: { bucket: string; key: string } | undefined;
+    let index = 0;
+    /** Where the deadline stopped this message, when it did: the records from `index` on are not done. */
+    let stopped: { index: number; why: string; error?: unknown } | undefined;
     try {
-      for (const object of intake.objects) {
+      for (; index < intake.objects.length; index++) {
+        const object = intake.objects[index] as (typeof intake.objects)[number];
+        // Between the records of one message: one S3 event may carry hundreds of records. Without
+        // this check the message runs into the timeout, which returns the whole batch and, after
+        // maxReceiveCount, dead-letters it as "crashed or timed out" with no outcome logged.
+        if (index > 0 && context.getRemainingTimeInMillis() < deadline.marginMs) {
+          stopped = { index, why: `the function deadline came near (less than ${deadline.marginMs} ms left)` };
+          break;
+        }
         current = { bucket: object.bucket, key: object.key };
         const source = current;
         for (let waits = 0; ; waits++) {
@@ -206,9 +261,10 @@ export function createSqsBatchHandler(
               store: options.store,
               logger,
               // Not fresh: an earlier attempt of this event may have died part-way (isFreshDelivery.ts).
-              freshDelivery: isFreshDelivery({ ...base, eventTime: object.eventTime }, now(), timeLimitMs),
+              freshDelivery: !requeued && isFreshDelivery({ ...base, eventTime: object.eventTime }, now(), timeLimitMs),
               ...(admission ? { admission } : {}),
               ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
+              deadline,
             };
             const outcome = object.eventName.startsWith('ObjectRemoved:')
               ? await removeOutputs(options.worker, object, {
@@ -242,18 +298,24 @@ export function createSqsBatchHandler(
         }
       }
     } catch (error) {
-      const retryable = error instanceof RerunError ? error.retryable : true;
-      const deferred = await deferIfAsked(record, error, logger, invocationStart);
-      return {
-        ...base,
-        status: RecordStatus.FAILED,
-        retryable,
-        reason: `${errorMessage(error)}${deferred ? ` (deferred ${deferred} s)` : ''}`,
-        ...(deferred ? { deferredSeconds: deferred } : {}),
-        ...(current ? { source: current } : {}),
-        ...(error instanceof Error ? { error: describeError(error) } : {}),
-      };
+      // The deadline stopped this record (not started for memory, or its read ran short of time):
+      // it fits a fresh invocation, so it is not a failure of the input (readGuard.ts).
+      if (error instanceof DeadlineNearError) stopped = { index, why: errorMessage(error), error };
+      else {
+        const retryable = error instanceof RerunError ? error.retryable : true;
+        const deferred = await deferIfAsked(record, error, logger, invocationStart);
+        return {
+          ...base,
+          status: RecordStatus.FAILED,
+          retryable,
+          reason: `${errorMessage(error)}${deferred ? ` (deferred ${deferred} s)` : ''}`,
+          ...(deferred ? { deferredSeconds: deferred } : {}),
+          ...(current ? { source: current } : {}),
+          ...(error instanceof Error ? { error: describeError(error) } : {}),
+        };
+      }
     }
+    if (stopped) return requeueRest(record, intake.objects, outcomes, stopped, base, logger);
     const processed = outcomes.find((o) => o.status === 'processed');
     const first = processed ?? outcomes[0];
     const quarantined = sumOf(outcomes, (o) => o.summary?.quarantined);
@@ -268,6 +330,72 @@ export function createSqsBatchHandler(
       ...(current ? { source: current } : {}),
       ...(first?.outputKey ? { outputKey: first.outputKey } : {}),
     };
+  };
+
+  /**
+   * The deadline came near with records of this message not done: send those back to the worker's
+   * own queue as one new message (the same body with only the remaining records, so each keeps its
+   * eventTime, eTag and sequencer) and acknowledge this one. The new message starts at receive
+   * count 1: a crowded batch or a long message does not spend the receives that would move a
+   * healthy input to the DLQ. When that cannot be done (a FIFO queue, whose order a new message
+   * would break; a body that cannot be split; too many requeues without progress; a failed send),
+   * the message fails retryably and comes back whole, which is safe: its done records are found
+   * done (idempotent), at the cost of a receive.
+   */
+  const requeueRest = async (
+    record: SQSRecord,
+    objects: readonly { readonly bucket: string; readonly key: string }[],
+    outcomes: readonly ObjectOutcome[],
+    stopped: { readonly index: number; readonly why: string; readonly error?: unknown },
+    base: { readonly messageId: string; readonly receiveCount: number },
+    logger: Logger,
+  ): Promise<RecordOutcome> => {
+    const total = objects.length;
+    const left = total - stopped.index;
+    const next = objects[stopped.index];
+    const done = outcomes.length;
+    const tally = `${done} of ${total} S3 record${total === 1 ? '' : 's'} done (${outcomes.filter((o) => o.status === 'processed').length} processed)`;
+    // Consecutive requeues that did no record: bounded, so a message that can never progress here
+    // meets the queue's redrive policy (and its reason is recorded) instead of circling forever.
+    const requeues = done > 0 ? 0 : (requeuesOf(record) ?? 0) + 1;
+    const failed = (why: string): RecordOutcome => ({
+      ...base,
+      status: RecordStatus.FAILED,
+      retryable: true,
+      reason: `${stopped.why}; ${tally}; ${why}: the message comes back whole, and its done records are found done`,
+      ...(next ? { source: { bucket: next.bucket, key: next.key } } : {}),
+      ...(stopped.error instanceof Error ? { error: describeError(stopped.error) } : {}),
+    });
+    if (record.eventSourceARN?.endsWith('.fifo')) return failed('not requeued (a FIFO queue keeps its order)');
+    if (requeues > MAX_REQUEUES_WITHOUT_PROGRESS) {
+      return failed(`not requeued again (${MAX_REQUEUES_WITHOUT_PROGRESS} requeues in a row did no record)`);
+    }
+    const body = s3EventBodyFrom(record.body, stopped.index);
+    if (body === undefined) return failed('not requeued (the body cannot be split)');
+    try {
+      const sent = await options.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: await queueUrlOf(record.eventSourceARN),
+          MessageBody: body,
+          MessageAttributes: {
+            [REQUEUED_FROM_ATTRIBUTE]: { DataType: 'String', StringValue: record.messageId },
+            [REQUEUES_ATTRIBUTE]: { DataType: 'Number', StringValue: String(requeues) },
+          },
+        }),
+      );
+      const requeuedAs = sent.MessageId ?? '';
+      return {
+        ...base,
+        status: RecordStatus.REQUEUED,
+        reason: `${stopped.why}; ${tally}; the other ${left} requeued as message ${requeuedAs}`,
+        requeuedRecords: left,
+        requeuedAs,
+        ...(next ? { source: { bucket: next.bucket, key: next.key } } : {}),
+      };
+    } catch (sendError) {
+      logger.warn('could not requeue the records left; the message returns whole', { error: errorMessage(sendError) });
+      return failed(`requeueing the ${left} left failed (${errorMessage(sendError)})`);
+    }
   };
 
   const deferIfAsked = async (
@@ -344,8 +472,22 @@ export function createSqsBatchHandler(
       : undefined;
     // What an in-process wait must leave: the deadline margin, and as much again to finish the record.
     const reserveMs = 2 * margin;
-    const run = (record: SQSRecord) =>
-      processRecord(record, context, logger, invocationStart, timeLimitMs, reserveMs, admission);
+    // Every read of this invocation judges the time left by the same margin (src/worker/readGuard.ts).
+    const deadline: ReadDeadline = {
+      remainingTimeMs: () => context.getRemainingTimeInMillis(),
+      marginMs: margin,
+      timeLimitMs,
+      now,
+      reads: { active: 0, started: 0 },
+    };
+    const invocation: Invocation = {
+      start: invocationStart,
+      timeLimitMs,
+      reserveMs,
+      deadline,
+      ...(admission ? { admission } : {}),
+    };
+    const run = (record: SQSRecord) => processRecord(record, context, logger, invocation);
     const response = await runBatch(event, context, run, {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),

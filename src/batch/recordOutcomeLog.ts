@@ -5,7 +5,7 @@ const PREFIX = 'record ';
 
 /**
  * The message of the log line the batch handler writes for every record outcome (`record processed`,
- * `record skipped`, `record failed`); the outcome's fields follow in the same JSON line.
+ * `record skipped`, `record failed`, `record requeued`); the outcome's fields follow in the same JSON line.
  *
  * @example
  * recordOutcomeLogMessage('skipped'); // 'record skipped'
@@ -57,5 +57,7 @@ const OUTCOME_KEY_SET = {
   retryable: true,
   error: true,
   deferredSeconds: true,
+  requeuedRecords: true,
+  requeuedAs: true,
 } satisfies Record<keyof RecordOutcome, true>;
 const OUTCOME_KEYS = Object.keys(OUTCOME_KEY_SET);

@@ -20,6 +20,7 @@ import type { WorkerTopology } from '../topology/WorkerTopology.js';
 import { workerTopologyViolations } from '../topology/workerTopologyRules.js';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
 import { StackConfigurationInvalidError } from './errors.js';
+import { grantKeyUseVia, KeyService } from './keyGrants.js';
 import { WORKER_BUNDLING, WORKER_RUNTIME } from './workerBundling.js';
 
 /** The project logger's level (src/logging/logger.ts) for each Lambda application log level. */
@@ -362,6 +363,19 @@ export class SqsWorker extends Construct {
     // Also grants the role ReceiveMessage, DeleteMessage, GetQueueAttributes, ChangeMessageVisibility
     // (the worker defers a message whose side effect is in progress elsewhere) and GetQueueUrl.
     this.function.addEventSource(this.eventSource);
+    // When the deadline comes near with S3 records of a message not done, the batch handler sends
+    // them back to this queue as one new message (createSqsBatchHandler's requeue). Its own queue
+    // only, and a standard one only: on a FIFO queue a new message would break the order, so the
+    // handler fails the message instead and needs no send.
+    // Not grantSendMessages: on a KMS queue it adds kms:Encrypt and ReEncrypt* on the key, which a
+    // send does not use; SQS needs GenerateDataKey and Decrypt of a producer (keyGrants.ts).
+    if (!t.fifo) {
+      this.function.addToRolePolicy(
+        new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }),
+      );
+      const key = this.queue.encryptionMasterKey;
+      if (key) grantKeyUseVia(this.function, key, KeyService.SQS, { write: true });
+    }
 
     this.dlqDepthAlarm = new Alarm(this, 'DlqDepthAlarm', {
       alarmDescription: `rerun ${t.name}: messages in the dead-letter queue. Inspect them, fix the cause, then redrive.`,

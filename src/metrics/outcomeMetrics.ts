@@ -8,6 +8,12 @@ export const OutcomeMetric = {
   SKIPPED: 'RecordsSkipped',
   /** Records reported as batch item failures (they come back, then go to the DLQ). */
   FAILED: 'RecordsFailed',
+  /**
+   * Records whose message carried more S3 records than the invocation's time allowed: the rest
+   * went back to the queue as a new message (not failures; a steady count says the batch or the
+   * function's time is too small for the messages).
+   */
+  REQUEUED: 'RecordsRequeued',
   /** Entries the transforms quarantined (their summaries' `quarantined`). */
   QUARANTINED: 'EntriesQuarantined',
   /** Publish races (412) lost to another writer; each one reran the done-check. */
@@ -43,6 +49,7 @@ export function zeroOutcomeCounts(): OutcomeCounts {
 export function addOutcome(counts: OutcomeCounts, outcome: RecordOutcome): OutcomeCounts {
   if (outcome.status === RecordStatus.PROCESSED) counts[OutcomeMetric.PROCESSED]++;
   else if (outcome.status === RecordStatus.SKIPPED) counts[OutcomeMetric.SKIPPED]++;
+  else if (outcome.status === RecordStatus.REQUEUED) counts[OutcomeMetric.REQUEUED]++;
   else counts[OutcomeMetric.FAILED]++;
   counts[OutcomeMetric.QUARANTINED] += countOf(outcome.quarantined);
   counts[OutcomeMetric.PUBLISH_RACES_LOST] += countOf(outcome.publishRacesLost);

@@ -31,6 +31,13 @@ export interface DecodeLimits {
    * `maxInflatedBytes` applies.
    */
   readonly storedBytes?: number;
+  /**
+   * Told the size of every decompressed chunk of a gzip input before it is decoded: the worker's
+   * guard on decoded size and time (TransformInput.countDecoded). An error it throws ends decoding
+   * and is thrown unchanged (unlike the bomb guard, which ends the text with `report.rejected`).
+   * @default none
+   */
+  readonly onInflated?: (bytes: number) => void;
 }
 
 /** What decoding found out about the input; filled in while the text is read. */
@@ -205,8 +212,15 @@ async function* inflate(
   })();
 
   let produced = 0;
+  let guardError: { error: unknown } | undefined;
   try {
     for await (const out of gunzip as AsyncIterable<Buffer>) {
+      try {
+        limits.onInflated?.(out.length);
+      } catch (error) {
+        guardError = { error };
+        throw error;
+      }
       if (produced + out.length > bound) {
         const room = bound - produced;
         if (room > 0) yield out.subarray(0, room);
@@ -217,6 +231,7 @@ async function* inflate(
       yield out;
     }
   } catch (error) {
+    if (guardError) throw guardError.error;
     if (sourceError) throw sourceError.error;
     if (abort.signal.aborted) return;
     const code = (error as { code?: string }).code;

@@ -67,7 +67,7 @@ export function createNormalizeWorker(options: NormalizeWorkerOptions): WorkerDe
     outputBucket: options.outputBucket,
     ...normalizeKeyRules(options.prefixes),
     ...(options.partBytes ? { partBytes: options.partBytes } : {}),
-    async transform({ source, body, contentLength }, { output, side }) {
+    async transform({ source, body, contentLength, countDecoded }, { output, side }) {
       const format = formatOfKey(source.key);
       if (!format) throw new Error(`unsupported file type: ${source.key}`); // skipReason filtered it already
       const out = new LineBatcher(output);
@@ -76,7 +76,8 @@ export function createNormalizeWorker(options: NormalizeWorkerOptions): WorkerDe
         body,
         format,
         { output: out, quarantine },
-        { decode: { storedBytes: contentLength } },
+        // Decompressed bytes are judged by the worker's limit too: a small .gz may hold far more.
+        { decode: { storedBytes: contentLength, onInflated: countDecoded } },
       );
       await out.flush();
       await quarantine.flush();

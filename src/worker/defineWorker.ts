@@ -24,6 +24,15 @@ export interface TransformInput {
   text(): AsyncIterable<string>;
   /** The content's lines (LF, CRLF or CR; terminators removed), decoded as `text()` does. Reads `body`. */
   lines(): AsyncIterable<string>;
+  /**
+   * Tells rerun how many decoded bytes the transform has produced from `body` so far, by increments:
+   * a transform that decompresses its input calls it with each decompressed chunk's size. Past the
+   * worker's limit (maxInputBytes) it throws a non-retryable InputTooLargeError ("decompresses past
+   * the limit"); near the function's deadline it throws too (see src/worker/readGuard.ts). Let the
+   * error end the transform. A transform that reads `body` as it is needs not call it: the stored
+   * size is judged before the read.
+   */
+  countDecoded(bytes: number): void;
 }
 
 /** Where a transform writes. */

@@ -9,6 +9,12 @@ export const RecordStatus = {
   SKIPPED: 'skipped',
   /** Reported as a batch item failure: the message comes back, and after maxReceiveCount goes to the DLQ. */
   FAILED: 'failed',
+  /**
+   * The deadline came near before all of the message's S3 records were done: the ones done are done,
+   * the rest were sent back to the worker's queue as a new message (`requeuedAs`), and this message
+   * was acknowledged. Not a failure: the new message starts with a receive count of 1.
+   */
+  REQUEUED: 'requeued',
 } as const;
 export type RecordStatus = (typeof RecordStatus)[keyof typeof RecordStatus];
 
@@ -39,6 +45,10 @@ export interface RecordOutcome {
    * coming back after the queue's visibility timeout. A deferral still spends a receive.
    */
   readonly deferredSeconds?: number;
+  /** For requeued records: how many of the message's S3 records went back to the queue. */
+  readonly requeuedRecords?: number;
+  /** For requeued records: the message id of the new message that carries them. */
+  readonly requeuedAs?: string;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { eventProvesCurrent } from '../done/eventProvesCurrent.js';
 import { recordedSha256 } from '../done/integrity.js';
 import { type Judgement, judgeOutput, OutputState } from '../done/judgeOutput.js';
@@ -8,6 +9,7 @@ import { type Logger, silentLogger } from '../logging/logger.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type GetResult, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
+import { formatSize, type ReadDeadline, ReadGuard } from './readGuard.js';
 import { removeOutputs } from './removeOutputs.js';
 import {
   checkListedSideOutputs,
@@ -88,6 +90,15 @@ export interface ProcessObjectOptions {
    * @default no limit
    */
   readonly maxInputBytes?: number;
+  /**
+   * The invocation's time: while the transform reads, a read that would run into the function's
+   * timeout stops before it with a classified outcome (src/worker/readGuard.ts): non-retryable
+   * InputTooLargeError when the input cannot finish even in a fresh invocation, else a retryable
+   * DeadlineNearError. With maxInputBytes, the decoded bytes a transform reports
+   * (`countDecoded`) are judged by the same limit as the stored size.
+   * @default none: no time guard
+   */
+  readonly deadline?: ReadDeadline;
 }
 
 /** What {@link ProcessObjectOptions.admission} needs: a memory budget keyed by input size. */
@@ -167,7 +178,7 @@ export async function processObject(
     const held: HeldMemory = {};
     let result: AttemptResult;
     try {
-      result = await attempt(worker, judged, options.store, logger, options.admission, held, options.maxInputBytes);
+      result = await attempt(worker, judged, options.store, logger, options.admission, held, options);
     } finally {
       held.release?.();
     }
@@ -269,8 +280,9 @@ async function attempt(
   logger: Logger,
   admission: TransformAdmission | undefined,
   held: HeldMemory,
-  maxInputBytes?: number,
+  limits: Pick<ProcessObjectOptions, 'maxInputBytes' | 'deadline'>,
 ): Promise<AttemptResult> {
+  const { maxInputBytes } = limits;
   const outputKey = worker.outputKey(object);
   const head = await store.head(worker.outputBucket, outputKey);
   const verdict = judgeOutput(head, { source: object, codeVersion: worker.codeVersion, validate: worker.validate });
@@ -383,15 +395,28 @@ async function attempt(
   const sides = new SideOutputWriters(worker, object, writerFor);
 
   let summary: Record<string, string | number>;
+  const guard = new ReadGuard({
+    object,
+    storedBytes: input.contentLength,
+    ...(maxInputBytes !== undefined ? { maxInputBytes } : {}),
+    ...(limits.deadline ? { deadline: limits.deadline } : {}),
+  });
   try {
     summary = await worker.transform(
-      createTransformInput({ source, body: input.body, contentLength: input.contentLength }),
+      createTransformInput({
+        source,
+        body: guard.active ? guardedBody(input.body, guard) : input.body,
+        contentLength: input.contentLength,
+        countDecoded: (bytes) => guard.countDecoded(bytes),
+      }),
       { output: main, side: sides.side },
     );
   } catch (error) {
     input.body.destroy();
     await Promise.allSettled([main.abort(), sides.abortAll()]);
     throw error;
+  } finally {
+    guard.end();
   }
 
   // Side outputs first (src/worker/sideOutputs.ts): the main output is the commit point, and lists each.
@@ -460,10 +485,25 @@ async function removeLegacyOutputs(
   }
 }
 
+/**
+ * The body as the transform reads it: the same bytes, each chunk counted by the guard first, so that
+ * a read running into the deadline stops with the guard's error (the stream fails with it).
+ */
+function guardedBody(body: Readable, guard: ReadGuard): Readable {
+  async function* counted(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of body as AsyncIterable<Uint8Array | string>) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      guard.countRaw(bytes.length);
+      yield bytes;
+    }
+  }
+  return Readable.from(counted(), { objectMode: false });
+}
+
 /** Throws InputTooLargeError for an input above the limit (its size from the event or the GET). */
 function refuseTooLarge(object: S3ObjectEvent, size: number | undefined, maxInputBytes: number | undefined): void {
   if (size === undefined || maxInputBytes === undefined || size <= maxInputBytes) return;
-  const mib = (n: number) => (n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`);
+  const mib = formatSize;
   throw new InputTooLargeError(
     `s3://${object.bucket}/${object.key} is ${mib(size)} (${size} bytes), above the worker's limit of ${mib(maxInputBytes)} ` +
       `(MAX_INPUT_BYTES ${maxInputBytes}, the largest input one invocation finishes at the function's memory and timeout): ` +

@@ -15,6 +15,8 @@ export function createTransformInput(input: {
   readonly source: SourceIdentity;
   readonly body: Readable;
   readonly contentLength: number;
+  /** Receives the transform's decoded byte counts (processObject passes its ReadGuard's). @default ignores them */
+  readonly countDecoded?: (bytes: number) => void;
 }): TransformInput {
   const { source, body, contentLength } = input;
   return {
@@ -23,5 +25,6 @@ export function createTransformInput(input: {
     contentLength,
     text: () => decodeText(body),
     lines: () => splitLines(decodeText(body)),
+    countDecoded: input.countDecoded ?? (() => {}),
   };
 }

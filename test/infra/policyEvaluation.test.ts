@@ -531,7 +531,7 @@ describe('the reference stack (infra/RerunStack.ts)', () => {
   );
 
   it(
-    'each worker consumes and defers messages of its own queue only, and cannot send, purge or read another queue',
+    'each worker consumes and defers messages of its own queue only; normalize may requeue to it, none may purge or read another queue',
     check(() => {
       const sqs = (as: string, action: string, queue: string, secureTransport = true) => ({
         name: `${as} ${action} ${queue}${secureTransport ? '' : ' over plain HTTP'}`,
@@ -549,7 +549,10 @@ describe('the reference stack (infra/RerunStack.ts)', () => {
       return [
         ...consume.map((a): EdgeCase => ({ ...sqs(n, a, id.queue as string), expect: 'Allow' })),
         ...consume.map((a): EdgeCase => ({ ...sqs(s, a, id.summaryQueue as string), expect: 'Allow' })),
-        { ...sqs(n, 'sqs:SendMessage', id.queue as string), expect: 'ImplicitDeny' },
+        // The records a deadline leaves go back to its own queue as a new message (requeue).
+        { ...sqs(n, 'sqs:SendMessage', id.queue as string), expect: 'Allow' },
+        { ...sqs(n, 'sqs:SendMessage', id.summaryQueue as string), expect: 'ImplicitDeny' },
+        { ...sqs(n, 'sqs:SendMessage', id.dlq as string), expect: 'ImplicitDeny' },
         { ...sqs(n, 'sqs:PurgeQueue', id.queue as string), expect: 'ImplicitDeny' },
         { ...sqs(n, 'sqs:ReceiveMessage', id.summaryQueue as string), expect: 'ImplicitDeny' },
         { ...sqs(n, 'sqs:ReceiveMessage', id.dlq as string), expect: 'ImplicitDeny' },
@@ -929,7 +932,9 @@ function workerOtherCases(p: PipelineUnderTest): EdgeCase[] {
       'sqs:GetQueueAttributes',
       'sqs:GetQueueUrl',
     ].map((a): EdgeCase => ({ ...r(a, queue), expect: 'Allow' })),
-    { ...r('sqs:SendMessage', queue), expect: 'ImplicitDeny' },
+    // Requeue: the records a deadline leaves go back to its own queue, never to the DLQ.
+    { ...r('sqs:SendMessage', queue), expect: 'Allow' },
+    { ...r('sqs:SendMessage', policies.arnOf(id.dlq)), expect: 'ImplicitDeny' },
     { ...r('sqs:ReceiveMessage', policies.arnOf(id.dlq)), expect: 'ImplicitDeny' },
     { ...r('sqs:ReceiveMessage', queue, false), expect: 'Deny' },
     { ...r('sqs:GetQueueAttributes', policies.arnOf(id.dlq), false), expect: 'Deny' },
@@ -1142,6 +1147,21 @@ describe('a RerunPipeline stack with KMS everywhere: an existing SSE-KMS input b
             via('sqs', 'kms:Decrypt', id.queueKey),
           ],
           expect: 'Allow',
+        },
+        {
+          // The records a deadline leaves go back to its own queue: a send encrypts a new data key.
+          name: 'the worker requeues to its own queue',
+          requests: [
+            { as: id.role, action: 'sqs:SendMessage', resource: queue },
+            via('sqs', 'kms:GenerateDataKey', id.queueKey),
+            via('sqs', 'kms:Decrypt', id.queueKey),
+          ],
+          expect: 'Allow',
+        },
+        {
+          name: 'the queue key through S3',
+          requests: [via('s3', 'kms:GenerateDataKey', id.queueKey)],
+          expect: 'refused',
         },
       ];
     }),

@@ -553,7 +553,7 @@ describe('the worker role (least privilege)', () => {
     }
   });
 
-  it('consumes and defers messages of its own queue only, and cannot send or purge', () => {
+  it('consumes, defers and requeues to its own queue only, and cannot purge or send to the DLQ', () => {
     const queueArn = `arn:${ids.queue}`;
     for (const action of [
       'sqs:ReceiveMessage',
@@ -564,7 +564,9 @@ describe('the worker role (least privilege)', () => {
     ]) {
       expect(can(action, queueArn), action).toBe(true);
     }
-    expect(can('sqs:SendMessage', queueArn)).toBe(false);
+    // The records a deadline leaves go back to its own queue as a new message.
+    expect(can('sqs:SendMessage', queueArn)).toBe(true);
+    expect(can('sqs:SendMessage', `arn:${ids.dlq}`)).toBe(false);
     expect(can('sqs:PurgeQueue', queueArn)).toBe(false);
     expect(can('sqs:ReceiveMessage', `arn:${ids.dlq}`)).toBe(false);
   });

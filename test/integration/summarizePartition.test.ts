@@ -7,8 +7,13 @@ import type { InputRules } from '../../app/partition/inputCoverage.js';
 import { judgePartition } from '../../app/partition/judgePartition.js';
 import { listPartitions } from '../../app/partition/listPartitions.js';
 import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
-import { type SummarizePartitionOptions, summarizePartition } from '../../app/partition/summarizePartition.js';
+import {
+  type SummarizePartitionOptions,
+  SummaryTooLargeError,
+  summarizePartition,
+} from '../../app/partition/summarizePartition.js';
 import { markerPrefix, stagingKey, summaryKey, summaryLayout } from '../../app/partition/summaryLayout.js';
+import { DeadlineNearError } from '../../src/errors.js';
 import { failureIndexKey } from '../../src/failures/failureIndex.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
@@ -232,6 +237,72 @@ describe('summarizePartition against the emulator', () => {
     expect(JSON.parse(text).fields.amount.sum).toBe(99);
     // The published summary is current for what is there now.
     expect((await summarizePartition(DAY, options)).status).toBe('skipped');
+  });
+
+  describe('size and time guards', () => {
+    it('a day with more lineage entries than the bound fails without retry, naming the count and the bound, writing nothing', async () => {
+      const run = summarizePartition(DAY, { ...options, maxInputs: 2 });
+      await expect(run).rejects.toThrow(SummaryTooLargeError);
+      await run.catch((error: SummaryTooLargeError) => {
+        expect(error.retryable).toBe(false);
+        expect(error.message).toMatch(
+          /dt=2026-01-05 has 3 lineage entries .*above the summary's bound of 2 \(maxInputs\)/,
+        );
+      });
+      expect(writes()).toBe(0);
+      expect(await summarizePartition(DAY, { ...options, maxInputs: 3 })).toMatchObject({ status: 'processed' });
+    });
+
+    it('a summary larger than maxSummaryBytes fails without retry before it is staged', async () => {
+      await expect(summarizePartition(DAY, { ...options, maxSummaryBytes: 100 })).rejects.toThrow(
+        /the summary of dt=2026-01-05 is \d+ bytes \(3 lineage entries\), above the bound of 100 bytes/,
+      );
+      expect(writes()).toBe(0);
+    });
+
+    /** A reader whose every input read takes `msPerInput` of an injected clock. */
+    const slowReader = (clock: { t: number }, msPerInput: number) => {
+      const reader = new S3PartitionStore(clients.s3);
+      const getExact = reader.getExact.bind(reader);
+      reader.getExact = async (...args: Parameters<typeof getExact>) => {
+        clock.t += msPerInput;
+        return getExact(...args);
+      };
+      return reader;
+    };
+    const deadlineOf = (clock: { t: number }) => ({
+      remainingTimeMs: () => 10_000 - clock.t,
+      marginMs: 2_500,
+      timeLimitMs: 10_000,
+      now: () => clock.t,
+    });
+
+    it('a day whose pace cannot be read in a whole invocation stops before the timeout: too large, not retried', async () => {
+      const clock = { t: 0 };
+      const run = summarizePartition(DAY, {
+        ...options,
+        reader: slowReader(clock, 4_000),
+        deadline: deadlineOf(clock),
+      });
+      await expect(run).rejects.toThrow(SummaryTooLargeError);
+      await run.catch((error: Error) =>
+        expect(error.message).toMatch(/cannot be summarized within the function's time: it read 2 of 3 inputs/),
+      );
+      expect(clock.t).toBeLessThan(10_000);
+      expect(writes()).toBe(0);
+    });
+
+    it('a task that only started late stops before the timeout, retryably', async () => {
+      const clock = { t: 6_000 };
+      const run = summarizePartition(DAY, {
+        ...options,
+        reader: slowReader(clock, 1_000),
+        deadline: deadlineOf(clock),
+      });
+      await expect(run).rejects.toThrow(DeadlineNearError);
+      expect(clock.t).toBeLessThan(10_000);
+      expect(writes()).toBe(0);
+    });
   });
 
   it('two concurrent runs of one partition publish once and leave exactly one marker', async () => {

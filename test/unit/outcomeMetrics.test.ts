@@ -68,10 +68,13 @@ describe('addOutcome', () => {
     addOutcome(counts, processed);
     addOutcome(counts, { messageId: 's', status: 'skipped', reason: 'already done' });
     addOutcome(counts, { messageId: 'f', status: 'failed', reason: 'Error: x', publishRacesLost: 4 });
+    // A requeued message is its own count, never a failure: its records went back as a new message.
+    addOutcome(counts, { messageId: 'r', status: 'requeued', reason: '3 records requeued', requeuedRecords: 3 });
     expect(counts).toEqual({
       [OutcomeMetric.PROCESSED]: 1,
       [OutcomeMetric.SKIPPED]: 1,
       [OutcomeMetric.FAILED]: 1,
+      [OutcomeMetric.REQUEUED]: 1,
       [OutcomeMetric.QUARANTINED]: 3,
       [OutcomeMetric.PUBLISH_RACES_LOST]: 5,
       [OutcomeMetric.EFFECTS_EXECUTED]: 1,
@@ -162,13 +165,14 @@ describe('powertoolsOutcomeMetrics', () => {
         Metrics: expect.arrayContaining(Object.values(OutcomeMetric).map((Name) => ({ Name, Unit: 'Count' }))),
       },
     ]);
-    expect(doc._aws.CloudWatchMetrics[0].Metrics).toHaveLength(6);
+    expect(doc._aws.CloudWatchMetrics[0].Metrics).toHaveLength(Object.values(OutcomeMetric).length);
     expect(doc).toMatchObject({
       service: 'normalize',
       Worker: 'copy',
       RecordsProcessed: 1,
       RecordsSkipped: 1,
       RecordsFailed: 1,
+      RecordsRequeued: 0,
       EntriesQuarantined: 3,
       PublishRacesLost: 1,
       EffectsExecuted: 1,

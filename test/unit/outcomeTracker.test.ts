@@ -11,6 +11,14 @@ const outcome = (o: Partial<RecordOutcome>): RecordOutcome => ({
 });
 
 describe('OutcomeTracker', () => {
+  it('shows a requeued delivery as retrying, never as failed, even with no receives known', () => {
+    const tracker = new OutcomeTracker();
+    tracker.add(outcome({ status: 'requeued', reason: '761 of 764 records requeued', source, requeuedRecords: 761 }));
+    expect(tracker.rows()).toMatchObject([{ subject: 's3://in/incoming/a.csv', status: 'retrying' }]);
+    expect(tracker.deliveryState(outcome({ status: 'requeued', source }))).toBe('retrying');
+    expect(tracker.deliveries()).toEqual({ processed: 0, skipped: 0, failed: 0, requeued: 1 });
+  });
+
   it('counts an object by its final outcome: a failed attempt then a processed retry is one processed object', () => {
     const tracker = new OutcomeTracker();
     tracker.add(outcome({ status: 'failed', reason: 'not started: function deadline is near', source }));
@@ -44,7 +52,7 @@ describe('OutcomeTracker', () => {
     tracker.add(outcome({ messageId: 'm-4', status: 'skipped', reason: 'already done: output current', source: b }));
     // Two outputs written: two processed objects, whatever came after; the deliveries are counted apart.
     expect(tracker.counts()).toEqual({ processed: 2, skipped: 0, failed: 0, retrying: 0 });
-    expect(tracker.deliveries()).toEqual({ processed: 2, skipped: 2, failed: 0 });
+    expect(tracker.deliveries()).toEqual({ processed: 2, skipped: 2, failed: 0, requeued: 0 });
     expect(tracker.rows()).toEqual([
       {
         subject: 's3://in/incoming/a.csv',
@@ -99,7 +107,7 @@ describe('OutcomeTracker', () => {
       ['s3://in/incoming/d.csv', 'failed', 'boom'],
     ]);
     expect(tracker.counts()).toEqual({ processed: 1, skipped: 0, failed: 2, retrying: 1 });
-    expect(tracker.deliveries()).toEqual({ processed: 2, skipped: 0, failed: 4 });
+    expect(tracker.deliveries()).toEqual({ processed: 2, skipped: 0, failed: 4, requeued: 0 });
   });
 
   it('names a later outcome without an object by the object its message named before', () => {

@@ -402,7 +402,7 @@ describe('the hook and worker types have their documented shapes', () => {
   it('onRecordOutcome: a listener of RecordOutcome, returning its unsubscribe', () => {
     expectTypeOf(root.onRecordOutcome).parameter(0).toEqualTypeOf<(outcome: RecordOutcome) => void>();
     expectTypeOf(root.onRecordOutcome).returns.toEqualTypeOf<() => void>();
-    expectTypeOf<RecordOutcome['status']>().toEqualTypeOf<'processed' | 'skipped' | 'failed'>();
+    expectTypeOf<RecordOutcome['status']>().toEqualTypeOf<'processed' | 'skipped' | 'failed' | 'requeued'>();
     expectTypeOf<RecordOutcome>().toHaveProperty('messageId').toEqualTypeOf<string>();
     expectTypeOf<RecordOutcome>().toHaveProperty('reason').toEqualTypeOf<string>();
   });
