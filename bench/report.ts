@@ -6,6 +6,7 @@ import type { CsvReaderComparison } from './csvReaders.js';
 import type { NormalizerThroughput } from './normalizerThroughput.js';
 import type { PeakRssResult } from './peakRss.js';
 import type { ReprocessPlanningResult } from './reprocessPlanning.js';
+import type { ShardedPlanningResult } from './shardedPlanning.js';
 import type { SideBySideResult } from './sideBySide.js';
 import { MODELLED_AWS_LATENCY_MS } from './workerThroughput.js';
 
@@ -21,6 +22,8 @@ export interface BenchReport {
   readonly sideBySide?: SideBySideResult;
   readonly backfillPlanning?: BackfillPlanningResult;
   readonly reprocessPlanning?: ReprocessPlanningResult;
+  /** Planning's listing, sequential against sharded, under a modelled LIST latency (in memory). */
+  readonly shardedPlanning?: ShardedPlanningResult;
   readonly bundles?: readonly BundleFigures[];
   /** The worker process over each large input of the rss section (generatedRows.ts). */
   readonly peakRss?: readonly PeakRssResult[];
@@ -516,6 +519,39 @@ export function formatBenchReport(report: BenchReport): string {
             `+ ${n(rp.at100M.verifyHeads)} HEAD`,
             `${rp.at100M.verifyHours} h`,
             '',
+          ],
+        ],
+      ),
+      '',
+    );
+  }
+  const sp = report.shardedPlanning;
+  if (sp) {
+    const n = (x: number) => x.toLocaleString('en-US');
+    const row = (label: string, r: ShardedPlanningResult['sequential']) => [
+      label,
+      `${n(r.requests)} (${n(r.probes)} probes, ${ms(r.probeMs)})`,
+      String(r.maxInFlight),
+      ms(r.ms),
+    ];
+    out.push(
+      `Sharded planning: listing ${n(sp.keys)} keys at a modelled ${sp.listLatencyMs} ms per LIST (in memory; same order: ${sp.sameOrder ? 'yes' : 'NO'}), ${sp.speedup} x faster`,
+      table(
+        ['', 'LIST requests', 'in flight', 'time'],
+        [
+          row('sequential (one page after the other)', sp.sequential),
+          row(`${sp.sharded.shards} shards`, sp.sharded),
+          [
+            'scaled to 1,000,000 keys (pages linear, probing fixed)',
+            '',
+            '',
+            `${sp.extrapolated.at1M.sequentialMinutes} min vs ${sp.extrapolated.at1M.shardedMinutes} min`,
+          ],
+          [
+            'scaled to 100,000,000 keys (pages linear, probing fixed)',
+            '',
+            '',
+            `${sp.extrapolated.at100M.sequentialHours} h vs ${sp.extrapolated.at100M.shardedHours} h`,
           ],
         ],
       ),

@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: rerun side by side with a Powertools baseline, and the project's other figures.
  *
- *   tsx bench/run.ts [--json] [--only side,planning,reprocess,bundles,rss,normalizer,csv] [--items N] [--repeats N]
- *                    [--planning-items N] [--reprocess-items N] [--rss-bytes N] [--normalizer-bytes N]
+ *   tsx bench/run.ts [--json] [--only side,planning,reprocess,sharding,bundles,rss,normalizer,csv] [--items N] [--repeats N]
+ *                    [--planning-items N] [--reprocess-items N] [--sharding-keys N] [--rss-bytes N] [--normalizer-bytes N]
  *                    [--cpu-prof DIR]
  *
  * Starts its own emulator (moto with atomic conditional writes, as the tests and `rerun dev` use;
@@ -25,10 +25,11 @@ import { measureNormalizerThroughput } from './normalizerThroughput.js';
 import { measurePeakRss } from './peakRss.js';
 import { type BenchReport, checkTargets, formatBenchReport } from './report.js';
 import { measureReprocessPlanning } from './reprocessPlanning.js';
+import { measureShardedPlanning } from './shardedPlanning.js';
 import { runSideBySide } from './sideBySide.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const SECTIONS = ['side', 'planning', 'reprocess', 'bundles', 'rss', 'normalizer', 'csv'] as const;
+const SECTIONS = ['side', 'planning', 'reprocess', 'sharding', 'bundles', 'rss', 'normalizer', 'csv'] as const;
 const { values } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
@@ -37,6 +38,8 @@ const { values } = parseArgs({
     repeats: { type: 'string', default: '3' },
     'planning-items': { type: 'string', default: '10000' },
     'reprocess-items': { type: 'string', default: '100000' },
+    // 100,000 keys: about 11 s in all. --sharding-keys 1000000 is the issue's size (about 70 s).
+    'sharding-keys': { type: 'string', default: '100000' },
     'rss-bytes': { type: 'string', default: String(1024 ** 3) },
     'normalizer-bytes': { type: 'string', default: String(64 * 1024 ** 2) },
     'cpu-prof': { type: 'string' },
@@ -57,13 +60,14 @@ const items = positive('items', values.items);
 const repeats = positive('repeats', values.repeats);
 const planningItems = positive('planning-items', values['planning-items']);
 const reprocessItems = positive('reprocess-items', values['reprocess-items']);
+const shardingKeys = positive('sharding-keys', values['sharding-keys']);
 const rssBytes = positive('rss-bytes', values['rss-bytes']);
 const normalizerBytes = positive('normalizer-bytes', values['normalizer-bytes']);
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const started = Date.now();
-// The normalizer and csv sections need no emulator.
-const needsEmulator = [...only].some((name) => name !== 'normalizer' && name !== 'csv');
+// The normalizer, csv and sharding sections need no emulator.
+const needsEmulator = [...only].some((name) => name !== 'normalizer' && name !== 'csv' && name !== 'sharding');
 const moto = process.env.AWS_ENDPOINT_URL || !needsEmulator ? undefined : await startMotoServer();
 const endpoint = moto?.endpoint ?? process.env.AWS_ENDPOINT_URL ?? 'http://127.0.0.1:1';
 process.env.AWS_ACCESS_KEY_ID ||= 'test';
@@ -75,6 +79,7 @@ const sections: {
     | 'sideBySide'
     | 'backfillPlanning'
     | 'reprocessPlanning'
+    | 'shardedPlanning'
     | 'bundles'
     | 'peakRss'
     | 'normalizer'
@@ -100,6 +105,9 @@ try {
   });
   await section('reprocess', async () => {
     sections.reprocessPlanning = await measureReprocessPlanning({ clients, endpoint, items: reprocessItems, log });
+  });
+  await section('sharding', async () => {
+    sections.shardedPlanning = await measureShardedPlanning({ keys: shardingKeys, shards: 16, log });
   });
   await section('bundles', async () => {
     log('bundles: the stack worker assets (cdk synth, SDK inside) and cold imports...');

@@ -7,6 +7,14 @@
  * import { LocalRunner, startMotoServer } from 'rerun-pipeline/local';
  */
 
+export {
+  type BatchOperationsFunction,
+  type LocalBatchOperationsJobOptions,
+  type LocalBatchOperationsJobResult,
+  type LocalTaskOutcome,
+  parseManifestCsv,
+  runLocalBatchOperationsJob,
+} from './batchOperations/LocalBatchOperationsJob.js';
 export { type MotoServer, type StartMotoServerOptions, startMotoServer } from './emulator/motoServer.js';
 export {
   type EnsurePythonToolOptions,

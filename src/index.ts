@@ -10,6 +10,13 @@
 export { type AwsClientOptions, type AwsClients, createAwsClients } from './aws/clients.js';
 export { type CheckEndpointOptions, checkEndpoint, EndpointUnusableError } from './aws/endpointPreflight.js';
 export {
+  BatchOperationsEventError,
+  type BatchOperationsHandlerOptions,
+  batchOperationsFailureSource,
+  createBatchOperationsHandler,
+  taskResult,
+} from './batch/createBatchOperationsHandler.js';
+export {
   type AfterOutputHook,
   type AfterOutputResult,
   createSqsBatchHandler,
@@ -41,6 +48,18 @@ export {
 } from './errors.js';
 export type { FailedDelivery, FailureRecorder, StartedDelivery, StartedRecord } from './failures/FailureRecorder.js';
 export { S3FailureRecorder, type S3FailureRecorderOptions } from './failures/S3FailureRecorder.js';
+export {
+  type BatchOperationsEvent,
+  type BatchOperationsResponse,
+  BatchOperationsResultCode,
+  BatchOperationsSchema,
+  type BatchOperationsTask,
+  type BatchOperationsTaskResult,
+  encodeManifestKey,
+  type ParsedBatchOperationsEvent,
+  type ParsedBatchOperationsTask,
+  parseBatchOperationsEvent,
+} from './intake/parseBatchOperationsEvent.js';
 export { decodeS3EventKey, IntakeKind, parseS3EventBody, type S3ObjectEvent } from './intake/parseS3Event.js';
 export { type DeterministicKeyOptions, deterministicKey } from './keys/deterministicKey.js';
 export { PartitionWindowInvalidError } from './keys/partition.js';

@@ -247,6 +247,9 @@ export class S3FailureRecorder implements FailureRecorder {
 
   private maxReceiveCountOf(queueArn: string): Promise<number | undefined> {
     if (this.options.maxReceiveCount !== undefined) return Promise.resolve(this.options.maxReceiveCount);
+    // Not a queue (a Batch Operations job's tasks, batchOperationsFailureSource): no receive count
+    // to read, and only non-retryable failures are handed over.
+    if (queueArn.split(':')[2] !== 'sqs') return Promise.resolve(undefined);
     let pending = this.maxReceiveCounts.get(queueArn);
     if (!pending) {
       pending = this.readMaxReceiveCount(queueArn);

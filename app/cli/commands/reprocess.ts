@@ -58,6 +58,11 @@ export const command: CliCommand = {
     // Hidden (no description): tuning for tests and slow links.
     'poll-interval': { type: 'string', valueName: 'MS' },
     'verify-concurrency': { type: 'string', valueName: 'N' },
+    shards: {
+      type: 'string',
+      valueName: 'N',
+      description: 'List N key ranges at once while planning (default: 1)',
+    },
     'code-overlap': {
       type: 'string',
       valueName: 'SECONDS',
@@ -123,6 +128,7 @@ Examples:
     const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
     const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
     const verifyConcurrency = integerOption(values, 'verify-concurrency', { min: 1, max: 256 });
+    const listShards = integerOption(values, 'shards', { min: 1, max: 64 });
     const overlapSeconds =
       integerOption(values, 'code-overlap', { min: 0, max: 86_400 }) ?? topology.normalize.functionTimeoutSeconds + 60;
     const json = values.json === true;
@@ -191,6 +197,7 @@ Examples:
         mode,
         verify: values.verify === true,
         ...(verifyConcurrency !== undefined ? { verifyConcurrency } : {}),
+        ...(listShards !== undefined ? { listShards } : {}),
         dryRun,
         prune: values.prune === true,
         queueUrl,
