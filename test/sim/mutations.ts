@@ -118,7 +118,7 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'src/batch/createSqsBatchHandler.ts',
     edits: [
       {
-        find: 'freshDelivery: isFreshDelivery({ ...base, eventTime: object.eventTime }, now(), timeLimitMs),',
+        find: 'freshDelivery: !requeued && isFreshDelivery({ ...base, eventTime: object.eventTime }, now(), timeLimitMs),',
         replace: 'freshDelivery: true,',
       },
     ],
