@@ -496,7 +496,10 @@ async function inventoryListings(
  * The stack outputs naming the Batch Operations function and job role (RerunPipeline with
  * `batchOperations: true` and `outputs: true` writes them).
  */
-const BATCH_OUTPUTS = { FUNCTION_ARN: 'BatchOperationsFunctionArn', ROLE_ARN: 'BatchOperationsRoleArn' } as const;
+export const BATCH_OUTPUTS = {
+  FUNCTION_ARN: 'BatchOperationsFunctionArn',
+  ROLE_ARN: 'BatchOperationsRoleArn',
+} as const;
 
 /**
  * Where the job runs, said on stderr. Against an emulator endpoint (AWS_ENDPOINT_URL: `rerun dev`
