@@ -59,7 +59,7 @@ const NORMALIZE_SUFFIX = '.ndjson';
 export const command: CliCommand = {
   name: 'reprocess',
   summary: 'Rerun the main stage over a prefix: enqueue what is missing or stale',
-  usage: 'rerun reprocess [--prefix P] [--mode MODE] [--engine E] [--verify] [--prune] [--wait] [options]',
+  usage: 'rerun reprocess [--prefix P] [--mode MODE] [--engine E] [options]',
   options: {
     prefix: {
       type: 'string',
@@ -96,22 +96,22 @@ export const command: CliCommand = {
     engine: {
       type: 'string',
       valueName: 'E',
-      description: 'sqs (default) | batch-operations | auto (by plan size)',
+      description: 'sqs (default) | batch-operations | auto',
     },
     job: {
       type: 'string',
       valueName: 'ID',
-      description: 'Attach to a Batch Operations job (with --wait: follow it)',
+      description: 'Attach to the Batch Operations job ID',
     },
     'role-arn': {
       type: 'string',
       valueName: 'ARN',
-      description: 'Job role (default: stack output BatchOperationsRoleArn)',
+      description: "A job's role (default: a --stack output)",
     },
     'function-arn': {
       type: 'string',
       valueName: 'ARN',
-      description: 'Function a job invokes (default: stack output)',
+      description: 'Function a job invokes (default: a --stack output)',
     },
     manifest: {
       type: 'string',
