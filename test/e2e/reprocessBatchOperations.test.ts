@@ -45,6 +45,13 @@ describe('rerun reprocess --engine batch-operations against the emulator (the lo
     // The events are dropped: only the job builds the outputs.
     await clients.sqs.send(new PurgeQueueCommand({ QueueUrl: p.stack.queueUrl }));
 
+    // A dry run plans and writes nothing.
+    const dry = await run(p, '--dry-run', '--json');
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.json<BatchJson>()).toMatchObject({ engine: 'batch-operations', planned: 3, enqueued: 0 });
+    expect(dry.json<BatchJson>().job).toBeUndefined();
+    expect(await listKeys(clients.s3, p.stack.outputBucket, 'batch-operations/')).toEqual([]);
+
     const first = await run(p, '--wait');
     expect(first.code, first.stderr).toBe(0);
     // The choice is said, with its reason, and so is the job.
@@ -118,5 +125,21 @@ describe('rerun reprocess --engine batch-operations against the emulator (the lo
       { key: 'incoming/100%.csv', resultCode: 'PermanentFailure', reason: expect.stringMatching(/not URL-encoded/) },
     ]);
     expect(result.stderr).toContain('ended Complete: 1 succeeded, 1 failed');
+  }, 120_000);
+});
+
+describe('rerun reprocess --engine auto', () => {
+  const clients = testClients();
+
+  it('chooses SQS messages for a plan below the threshold, and says so', async () => {
+    const p = await provisionTwoStagePipeline(clients);
+    await upload(clients, p.stack.inputBucket, 'incoming/one.csv', ordersCsv('one', 1));
+    await clients.sqs.send(new PurgeQueueCommand({ QueueUrl: p.stack.queueUrl }));
+    const result = await rerunCli(['reprocess', '--engine', 'auto', '--app-name', p.appName]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('engine: auto chose sqs for 1 planned input(s) (batch-operations from 1,000,000)');
+    const summary = JSON.parse((result.stdout[0] ?? '').replace(/^SUMMARY /, '')) as BatchJson;
+    expect(summary).toMatchObject({ engine: 'sqs', planned: 1, enqueued: 1 });
+    expect(await listKeys(clients.s3, p.stack.outputBucket, 'batch-operations/')).toEqual([]);
   }, 120_000);
 });

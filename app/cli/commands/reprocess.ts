@@ -342,7 +342,9 @@ Examples:
       }
 
       if (engine === ReprocessEngine.BATCH_OPERATIONS) {
-        const runner = await jobRunner(target, values, human);
+        // A dry run writes no manifest and creates no job: it needs no function or role.
+        const runner = dryRun ? undefined : await jobRunner(target, values, human);
+        if (!runner) human('engine: batch-operations (dry run: no manifest, no job)\n');
         const builder = new ManifestBuilder();
         const result = await runReprocess({
           ...common,
@@ -351,7 +353,7 @@ Examples:
         const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
         let job: SubmittedJob | undefined;
         let outcome: JobOutcome | undefined;
-        if (!dryRun && !result.interrupted && result.planned > 0) {
+        if (runner && !result.interrupted && result.planned > 0) {
           const manifest = await putManifest(
             target.clients.s3,
             target.outputBucket,
@@ -374,12 +376,12 @@ Examples:
         const summary = {
           ...planSummary(result, prefix, mode, dryRun, cutoff),
           engine,
-          runner: runner.kind,
+          ...(runner ? { runner: runner.kind } : {}),
           ...(job ? { job: jobSummary(job.jobId, job, outcome, target) } : {}),
           ...(outcome && values.wait === true ? waitSummary(outcome) : {}),
         };
         human(describeResult(result, target, 'put in the manifest'));
-        if (job) human(describeJob(job.jobId, outcome, runner, values.wait === true));
+        if (job && runner) human(describeJob(job.jobId, outcome, runner, values.wait === true));
         if (json) io.stdout(JSON.stringify({ ...summary, plan: result.plan, sample: result.sample.map(brief) }));
         else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
         return exitCode(result.interrupted, outcome && values.wait === true ? outcome.ended : undefined);
