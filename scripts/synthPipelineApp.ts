@@ -1,8 +1,8 @@
 /**
  * Synthesizes a user's app with the README's RerunPipeline call (`outputPrefixes: ['upper/'],
- * outputs: true`) into the folder given as the first argument, for the template scanners
- * (scripts/checkov.sh). The worker is inline code instead of `{ entry: 'worker.mjs' }`: the
- * resources and policies are the same, and no bundling is needed.
+ * outputs: true`) and the opt-in `batchOperations` into the folder given as the first argument,
+ * for the template scanners (scripts/checkov.sh). The handlers are inline code instead of
+ * `{ entry: 'worker.mjs' }`: the resources and policies are the same, and no bundling is needed.
  *
  * Usage: npx tsx scripts/synthPipelineApp.ts OUTDIR
  */
@@ -24,5 +24,9 @@ new RerunPipeline(stack, 'Pipeline', {
   },
   outputPrefixes: ['upper/'],
   outputs: true,
+  // The opt-in Batch Operations handler and job role, so the scanners see them too.
+  batchOperations: {
+    handler: { code: Code.fromInline('exports.handler = async () => ({ results: [] });'), handler: 'index.handler' },
+  },
 });
 app.synth();

@@ -72,8 +72,15 @@ export interface RunReprocessOptions {
   readonly dryRun?: boolean;
   /** Remove orphan outputs (conditional deletes, as for a deleted input). @default false */
   readonly prune?: boolean;
-  /** The worker's work queue. */
+  /** The worker's work queue (unused with `sink`). */
   readonly queueUrl: string;
+  /**
+   * Where each planned input goes instead of a message on the work queue: the Batch Operations
+   * engine writes them to a manifest (app/reprocess/batchOperationsEngine.ts). `enqueued` then counts
+   * the inputs the sink took, and `wait` is refused: the engine follows its job itself.
+   * @default a message on `queueUrl` per input
+   */
+  readonly sink?: (input: { readonly key: string; readonly etag: string; readonly size: number }) => Promise<void>;
   /** Its DLQ, watched while waiting. @default not watched */
   readonly dlqUrl?: string;
   /** Messages (and prune deletes) per second. @default no limit */
@@ -301,6 +308,11 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
       else tracked = false;
     }
     if (dryRun) continue;
+    if (options.sink) {
+      await options.sink({ key: verdict.inputKey, etag: verdict.input.etag, size: verdict.input.size });
+      enqueued++;
+      continue;
+    }
     batch.push({
       body: reprocessMessageBody({
         bucket: options.inputBucket,
@@ -503,6 +515,9 @@ async function* filterVerdicts(
 
 function checkConfiguration(options: RunReprocessOptions): void {
   const { mapping, worker, prefix, inputBucket } = options;
+  if (options.sink && options.wait) {
+    throw new ReprocessConfigurationError('wait and sink exclude each other: the engine that owns the sink waits.');
+  }
   if (!prefix.startsWith(mapping.inputPrefix)) {
     throw new ReprocessConfigurationError(
       `--prefix ${JSON.stringify(prefix)} is outside the worker's input prefix ${JSON.stringify(mapping.inputPrefix)}: ` +

@@ -11,10 +11,12 @@ import { type ITopic, Topic, type TopicProps } from 'aws-cdk-lib/aws-sns';
 import type { Queue, QueueProps } from 'aws-cdk-lib/aws-sqs';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
+import { batchOperationsManifestPrefix } from '../batch/batchOperationsLayout.js';
 import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../sizing/sizeWorker.js';
 import type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
 import { allowCloudWatchAlarms } from './alarmTopicAccess.js';
+import { BatchOperationsHandler } from './BatchOperationsHandler.js';
 import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
 import { DataBucket, type DataBucketProps } from './DataBucket.js';
 import { StackConfigurationInvalidError } from './errors.js';
@@ -206,6 +208,16 @@ export interface RerunPipelineProps {
    */
   readonly dashboard?: boolean;
   /**
+   * Adds an S3 Batch Operations handler function and a least-privilege job role
+   * (BatchOperationsHandler), so `rerun reprocess --engine batch-operations` can run a reprocess as
+   * one job. `handler` is your module built with `createBatchOperationsHandler` over the same worker
+   * (bundled like the worker), or ready-made code. It gets the worker's memory, timeout and
+   * MAX_INPUT_BYTES; with `outputs: true` the stack also writes BatchOperationsFunctionArn and
+   * BatchOperationsRoleArn, which `rerun reprocess --stack NAME` reads.
+   * @default none
+   */
+  readonly batchOperations?: { readonly handler: WorkerSource };
+  /**
    * Retention of the worker's log group.
    * @default RetentionDays.ONE_MONTH
    */
@@ -245,6 +257,15 @@ export const PIPELINE_STACK_OUTPUTS = {
   QUEUE_URL: 'QueueUrl',
   DLQ_URL: 'DeadLetterQueueUrl',
   ALARM_TOPIC_ARN: 'AlarmTopicArn',
+} as const;
+
+/**
+ * The output keys `outputs: true` adds with `batchOperations` (read by `rerun reprocess --engine
+ * batch-operations --stack NAME`; a test keeps them equal to the CLI's).
+ */
+export const BATCH_OPERATIONS_STACK_OUTPUTS = {
+  FUNCTION_ARN: 'BatchOperationsFunctionArn',
+  ROLE_ARN: 'BatchOperationsRoleArn',
 } as const;
 
 /** The ledger settings the construct's LedgerTable uses unless told otherwise. */
@@ -315,6 +336,8 @@ export class RerunPipeline extends Construct {
   readonly outputPrefixes: readonly string[];
   /** The failure-record prefix. */
   readonly failurePrefix: string;
+  /** The Batch Operations handler and job role (with the `batchOperations` prop). */
+  readonly batchOperations?: BatchOperationsHandler;
 
   constructor(scope: Construct, id: string, props: RerunPipelineProps) {
     const plan = planPipeline(props);
@@ -337,7 +360,9 @@ export class RerunPipeline extends Construct {
     this.outputBucket = props.existingOutputBucketObj ?? (createdOutput as IBucket);
 
     // No blind overwrite, no blind delete of what the worker owns (and of its failure records).
-    const written = [...plan.outputPrefixes, plan.failurePrefix];
+    // A manifest rerun writes is content-addressed and written create-only: never blindly replaced.
+    const workerWritten = [...plan.outputPrefixes, plan.failurePrefix];
+    const written = [...workerWritten, ...(props.batchOperations ? [batchOperationsManifestPrefix()] : [])];
     requireConditionalWrites(this.outputBucket, ...written);
     requireConditionalDeletes(this.outputBucket, ...plan.outputPrefixes);
     if ((this.outputBucket as { policy?: unknown }).policy === undefined) {
@@ -413,9 +438,34 @@ export class RerunPipeline extends Construct {
     // With the table's customer managed key, when it has one.
     grantLedgerAccess(this.ledgerTable, fn);
     acknowledgePrefixWildcards(this.worker, this.inputBucket, [plan.inputPrefix]);
-    acknowledgePrefixWildcards(this.worker, this.outputBucket, written);
+    acknowledgePrefixWildcards(this.worker, this.outputBucket, workerWritten);
+
+    if (props.batchOperations) {
+      this.batchOperations = new BatchOperationsHandler(this, 'BatchOperations', {
+        source: props.batchOperations.handler,
+        inputBucket: this.inputBucket,
+        inputPrefix: plan.inputPrefix,
+        outputBucket: this.outputBucket,
+        outputPrefixes: plan.outputPrefixes,
+        failurePrefix: plan.failurePrefix,
+        memoryMiB: plan.topology.memoryMiB,
+        timeoutSeconds: plan.topology.functionTimeoutSeconds,
+        environment: { MAX_INPUT_BYTES: String(plan.maxInputBytes), ...props.environment },
+        ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      });
+    }
 
     if (props.outputs) {
+      if (this.batchOperations) {
+        new CfnOutput(Stack.of(this), BATCH_OPERATIONS_STACK_OUTPUTS.FUNCTION_ARN, {
+          value: this.batchOperations.function.functionArn,
+          description: 'The function rerun reprocess --engine batch-operations invokes',
+        });
+        new CfnOutput(Stack.of(this), BATCH_OPERATIONS_STACK_OUTPUTS.ROLE_ARN, {
+          value: this.batchOperations.jobRole.roleArn,
+          description: 'The role its Batch Operations jobs run with',
+        });
+      }
       for (const [key, value, description] of [
         [
           PIPELINE_STACK_OUTPUTS.INPUT_BUCKET,

@@ -13,6 +13,7 @@
 
 export type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
 export { allowCloudWatchAlarms, cloudWatchAlarmConditions } from './alarmTopicAccess.js';
+export { BatchOperationsHandler, type BatchOperationsHandlerProps } from './BatchOperationsHandler.js';
 export {
   denyBlindDeleteStatement,
   denyBlindOverwriteStatement,
@@ -29,7 +30,12 @@ export { grantKeyUseVia, KeyService } from './keyGrants.js';
 export { grantLedgerAccess, LedgerTable, type LedgerTableProps } from './LedgerTable.js';
 export { PipelineDashboard, type PipelineDashboardProps } from './PipelineDashboard.js';
 export { grantPrefixAccess, objectArnsUnder, type PrefixAccessOptions } from './prefixGrants.js';
-export { RerunPipeline, type RerunPipelineProps, type RerunWebhookSource } from './RerunPipeline.js';
+export {
+  BATCH_OPERATIONS_STACK_OUTPUTS,
+  RerunPipeline,
+  type RerunPipelineProps,
+  type RerunWebhookSource,
+} from './RerunPipeline.js';
 export { ReferenceWorker, type ReferenceWorkerName, referenceWorker } from './referenceWorker.js';
 export { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
 export { SqsWorker, type SqsWorkerProps, type WorkerFunctionProps, type WorkerSource } from './SqsWorker.js';

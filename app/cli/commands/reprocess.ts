@@ -1,9 +1,29 @@
 import type { Readable } from 'node:stream';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { batchOperationsManifestKey, batchOperationsReportPrefix } from '../../../src/batch/batchOperationsLayout.js';
+import { createBatchOperationsHandler } from '../../../src/batch/createBatchOperationsHandler.js';
 import { RerunError } from '../../../src/errors.js';
+import { S3FailureRecorder } from '../../../src/failures/S3FailureRecorder.js';
 import { createNormalizeWorker } from '../../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
+import {
+  existingManifest,
+  followJob,
+  type JobOutcome,
+  type JobRunner,
+  putManifest,
+  type SubmittedJob,
+  submitJob,
+} from '../../reprocess/batchOperationsEngine.js';
+import {
+  AUTO_BATCH_OPERATIONS_THRESHOLD,
+  accountIdOfArn,
+  autoEngine,
+  ManifestBuilder,
+  manifestFormatOf,
+  ReprocessEngine,
+} from '../../reprocess/batchOperationsJob.js';
 import { codeVersionCutoff } from '../../reprocess/codeVersionCutoff.js';
 import { InventoryManifestError, inventoryListing, parseInventoryManifest } from '../../reprocess/inventoryListing.js';
 import { deterministicKeyMapping } from '../../reprocess/outputKeyMapping.js';
@@ -13,7 +33,12 @@ import {
   ReprocessMode,
   type ReprocessVerdict,
 } from '../../reprocess/planReprocess.js';
-import { type ReprocessResult, ReprocessWaitEnd, runReprocess } from '../../reprocess/runReprocess.js';
+import {
+  type ReprocessResult,
+  ReprocessWaitEnd,
+  type RunReprocessOptions,
+  runReprocess,
+} from '../../reprocess/runReprocess.js';
 import { S3ListingReader } from '../../reprocess/S3ListingReader.js';
 import { explainAwsError, requireBucket } from '../../status/pipelineResources.js';
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
@@ -34,7 +59,7 @@ const NORMALIZE_SUFFIX = '.ndjson';
 export const command: CliCommand = {
   name: 'reprocess',
   summary: 'Rerun the main stage over a prefix: enqueue what is missing or stale',
-  usage: 'rerun reprocess [--prefix P] [--mode MODE] [--verify] [--prune] [--wait] [options]',
+  usage: 'rerun reprocess [--prefix P] [--mode MODE] [--engine E] [options]',
   options: {
     prefix: {
       type: 'string',
@@ -67,6 +92,26 @@ export const command: CliCommand = {
       type: 'string',
       valueName: 'SECONDS',
       description: 'Code rollout window (default: fn timeout + 60)',
+    },
+    engine: {
+      type: 'string',
+      valueName: 'E',
+      description: 'sqs (default) | batch-operations | auto',
+    },
+    job: {
+      type: 'string',
+      valueName: 'ID',
+      description: 'Attach to the Batch Operations job ID',
+    },
+    'role-arn': {
+      type: 'string',
+      valueName: 'ARN',
+      description: "A job's role (default: a --stack output)",
+    },
+    'function-arn': {
+      type: 'string',
+      valueName: 'ARN',
+      description: 'Function a job invokes (default: a --stack output)',
     },
     manifest: {
       type: 'string',
@@ -104,13 +149,30 @@ per batch); the worker's done-check absorbs repeats. An interrupted reprocess,
 run again, plans only what is still to do; once it completed, the same
 reprocess plans nothing (except --mode all).
 
+--engine batch-operations runs the plan as one S3 Batch Operations job instead:
+rerun writes the planned inputs as a CSV manifest to the output bucket
+(batch-operations/manifests/<sha256>.csv), then calls CreateJob (LambdaInvoke
+on the stack's Batch Operations function, schema 2.0, a report of failed tasks
+only under batch-operations/reports/). The request token is a hash of the
+request, so the same plan twice is one job. With --manifest S3URL the job runs
+over that manifest as it is (an S3 Inventory manifest.json, or a bucket,key
+CSV): nothing is planned. --wait follows the job (DescribeJob) and prints the
+SQS engine's summary, read from the completion report; --job ID attaches to a
+job. --engine auto plans first, then uses batch-operations from 1,000,000
+planned inputs, sqs below. Against an emulator (AWS_ENDPOINT_URL, as under
+rerun dev) a local stand-in runs the job in this process: no emulator has S3
+Control. The job's function and role come from --function-arn and --role-arn,
+or the outputs of --stack.
+
 Exit: 0 done (or planned, without --wait); 1 when --wait ends with inputs not
 done (see rerun redrive) or times out; 130 when interrupted.
 
 Examples:
   rerun reprocess --prefix incoming/dt=2026-11- --dry-run
   rerun reprocess --mode stale --verify --rate 50 --wait
-  rerun reprocess --prune --dry-run`,
+  rerun reprocess --prune --dry-run
+  rerun reprocess --stack rerun --engine batch-operations --wait
+  rerun reprocess --engine batch-operations --job 0b7c... --wait`,
   async run({ values }, io) {
     const target = await targetOrExit(values, io, 'reprocess');
     if (typeof target === 'number') return target;
@@ -137,18 +199,68 @@ Examples:
       if (!json) io.stderr(text);
     };
 
+    const engineText = stringOption(values, 'engine') ?? ReprocessEngine.SQS;
+    const requested = Object.values(ReprocessEngine).find((e) => e === engineText);
+    if (!requested) {
+      throw new CliUsageError(`--engine must be sqs, batch-operations or auto (got "${engineText}").`);
+    }
+    const attachTo = stringOption(values, 'job');
+    if (attachTo && stringOption(values, 'engine') && requested !== ReprocessEngine.BATCH_OPERATIONS) {
+      throw new CliUsageError('--job attaches to a Batch Operations job: it goes with --engine batch-operations only.');
+    }
+    const jobManifestUrl =
+      requested === ReprocessEngine.BATCH_OPERATIONS ? stringOption(values, 'manifest') : undefined;
+
     try {
       await requireInputBucket(target);
       await requireOutputBucket(target);
+      if (attachTo || jobManifestUrl) {
+        // No planning: a job that exists, or one over a manifest the operator already has.
+        const runner = await jobRunner(target, values, human);
+        const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
+        let job: SubmittedJob | undefined;
+        if (!attachTo) {
+          const { bucket, key } = parseS3Url(jobManifestUrl as string, 'manifest');
+          const manifest = await existingManifest(target.clients.s3, bucket, key, manifestFormatOf(key));
+          job = await submitJob({
+            s3: target.clients.s3,
+            runner,
+            manifest,
+            report,
+            description: `rerun reprocess --manifest ${jobManifestUrl}`.slice(0, 256),
+          });
+          human(`${jobLine(job, runner)}\n`);
+        }
+        const jobId = attachTo ?? (job as SubmittedJob).jobId;
+        const outcome =
+          values.wait === true || runner.kind === 'local'
+            ? await follow(target, runner, jobId, report, job?.totalTasks, values, io, human)
+            : undefined;
+        const summary = {
+          engine: ReprocessEngine.BATCH_OPERATIONS,
+          runner: runner.kind,
+          job: jobSummary(jobId, job, outcome, target),
+          ...(outcome && values.wait === true ? waitSummary(outcome) : {}),
+        };
+        human(describeJob(jobId, outcome, runner, values.wait === true));
+        io.stdout(json ? JSON.stringify(summary) : `SUMMARY ${JSON.stringify(summary)}`);
+        return exitCode(false, outcome && values.wait === true ? outcome.ended : undefined);
+      }
+
       const normalize = topology.normalize;
-      const queueUrl = await workerQueueUrl(target, normalize, 'queue', stringOption(values, 'queue-url'), io.env);
-      const dlqUrl = values.wait
-        ? await workerQueueUrl(target, normalize, 'dlq', stringOption(values, 'dlq-url'), io.env)
-        : undefined;
+      // The batch-operations engine sends no message (only --prune's rebuild of an input that came back does).
+      const needsQueue = requested !== ReprocessEngine.BATCH_OPERATIONS || values.prune === true;
+      const queueUrl = needsQueue
+        ? await workerQueueUrl(target, normalize, 'queue', stringOption(values, 'queue-url'), io.env)
+        : '';
+      const dlqUrl =
+        values.wait && requested !== ReprocessEngine.BATCH_OPERATIONS
+          ? await workerQueueUrl(target, normalize, 'dlq', stringOption(values, 'dlq-url'), io.env)
+          : undefined;
       // Planning streams (the plan's total is known only when the listings end): say what runs first.
       human(
         `Planning ${prefix} of ${target.inputBucket} (mode ${mode}${values.verify ? ', verify' : ''})` +
-          `${dryRun ? ': dry run, nothing is sent' : ', enqueueing as it goes'}...\n`,
+          `${dryRun ? ': dry run, nothing is sent' : requested === ReprocessEngine.SQS ? ', enqueueing as it goes' : ''}...\n`,
       );
       let lineOpen = false;
       let lastLogged = -1;
@@ -170,7 +282,7 @@ Examples:
           : `note: ${cutoff.reason}.\n`,
       );
       const listings = await inventoryListings(target, values, prefix, human);
-      const result = await runReprocess({
+      const common: RunReprocessOptions = {
         reader,
         ...(listings ? { listings } : {}),
         ...(cutoff.state === 'known' ? { codeCutoff: cutoff } : {}),
@@ -201,12 +313,87 @@ Examples:
         dryRun,
         prune: values.prune === true,
         queueUrl,
-        ...(dlqUrl ? { dlqUrl } : {}),
         ...(rate !== undefined ? { ratePerSecond: rate } : {}),
+        signal: io.signal,
+      };
+      const explain = (error: unknown): never => {
+        if (error instanceof RerunError) throw error;
+        throw explainAwsError(error, {
+          role: 'input bucket, output bucket or normalize queue',
+          name: `${target.inputBucket} / ${target.outputBucket} / ${queueUrl || '(no queue)'}`,
+          where: target.where,
+          hint: 'Check the names and your permissions (ListBucket on both buckets, SendMessage on the queue).',
+        });
+      };
+
+      let engine: typeof ReprocessEngine.SQS | typeof ReprocessEngine.BATCH_OPERATIONS =
+        requested === ReprocessEngine.AUTO ? ReprocessEngine.SQS : requested;
+      if (requested === ReprocessEngine.AUTO) {
+        // The plan's size is known only once it is listed: one dry-run pass first (a LIST per 1,000 keys).
+        const sized = await runReprocess({ ...common, dryRun: true, prune: false }).catch(explain);
+        engine = autoEngine(sized.planned);
+        human(
+          `engine: auto chose ${engine} for ${sized.planned} planned input(s) ` +
+            `(batch-operations from ${AUTO_BATCH_OPERATIONS_THRESHOLD.toLocaleString('en-US')}).\n`,
+        );
+        if (engine === ReprocessEngine.BATCH_OPERATIONS && values.prune === true && !queueUrl) {
+          throw new CliUsageError('--prune needs the work queue; pass --queue-url.');
+        }
+      }
+
+      if (engine === ReprocessEngine.BATCH_OPERATIONS) {
+        // A dry run writes no manifest and creates no job: it needs no function or role.
+        const runner = dryRun ? undefined : await jobRunner(target, values, human);
+        if (!runner) human('engine: batch-operations (dry run: no manifest, no job)\n');
+        const builder = new ManifestBuilder();
+        const result = await runReprocess({
+          ...common,
+          sink: async (input) => builder.add(target.inputBucket, input.key),
+        }).catch(explain);
+        const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
+        let job: SubmittedJob | undefined;
+        let outcome: JobOutcome | undefined;
+        if (runner && !result.interrupted && result.planned > 0) {
+          const manifest = await putManifest(
+            target.clients.s3,
+            target.outputBucket,
+            batchOperationsManifestKey(builder.digest()),
+            builder.text(),
+          );
+          human(`Manifest: s3://${manifest.bucket}/${manifest.key} (${builder.rows} input(s)).\n`);
+          job = await submitJob({
+            s3: target.clients.s3,
+            runner,
+            manifest,
+            report,
+            description: `rerun reprocess ${prefix} mode ${mode}`,
+          });
+          human(`${jobLine(job, runner)}\n`);
+          if (values.wait === true || runner.kind === 'local') {
+            outcome = await follow(target, runner, job.jobId, report, job.totalTasks, values, io, human);
+          }
+        }
+        const summary = {
+          ...planSummary(result, prefix, mode, dryRun, cutoff),
+          engine,
+          ...(runner ? { runner: runner.kind } : {}),
+          ...(job ? { job: jobSummary(job.jobId, job, outcome, target) } : {}),
+          ...(outcome && values.wait === true ? waitSummary(outcome) : {}),
+        };
+        human(describeResult(result, target, 'put in the manifest'));
+        if (job && runner) human(describeJob(job.jobId, outcome, runner, values.wait === true));
+        if (json) io.stdout(JSON.stringify({ ...summary, plan: result.plan, sample: result.sample.map(brief) }));
+        else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
+        return exitCode(result.interrupted, outcome && values.wait === true ? outcome.ended : undefined);
+      }
+
+      if (requested !== ReprocessEngine.SQS) human('engine: sqs (one message per input on the work queue).\n');
+      const result = await runReprocess({
+        ...common,
+        ...(dlqUrl ? { dlqUrl } : {}),
         wait: values.wait === true,
         ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
         ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
-        signal: io.signal,
         onProgress: (p) => {
           if (dryRun) return;
           // The total is known once the listings end: until then, the bar is against what is planned so far.
@@ -232,34 +419,12 @@ Examples:
             human(`${line}\n`);
           }
         },
-      }).catch((error: unknown) => {
-        if (error instanceof RerunError) throw error;
-        throw explainAwsError(error, {
-          role: 'input bucket, output bucket or normalize queue',
-          name: `${target.inputBucket} / ${target.outputBucket} / ${queueUrl}`,
-          where: target.where,
-          hint: 'Check the names and your permissions (ListBucket on both buckets, SendMessage on the queue).',
-        });
-      });
+      }).catch(explain);
       if (lineOpen) human('\n');
 
       const summary = {
-        prefix,
-        mode,
-        verify: result.verify,
-        dryRun,
-        planned: result.planned,
-        enqueued: result.enqueued,
-        pruned: result.pruned,
-        kept: result.kept,
-        sideOrphans: result.sideOrphans,
-        interrupted: result.interrupted,
-        counts: result.counts,
-        requests: result.requests,
-        codeVersion:
-          cutoff.state === 'known'
-            ? { version: cutoff.codeVersion, firstRan: new Date(cutoff.since).toISOString() }
-            : { version: cutoff.codeVersion, unknown: cutoff.reason },
+        ...planSummary(result, prefix, mode, dryRun, cutoff),
+        ...(requested !== ReprocessEngine.SQS ? { engine } : {}),
         ...(result.wait
           ? {
               waited: result.wait.ended,
@@ -274,9 +439,7 @@ Examples:
       human(describeResult(result, target));
       if (json) io.stdout(JSON.stringify({ ...summary, plan: result.plan, sample: result.sample.map(brief) }));
       else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
-      const ended = result.wait?.ended;
-      if (result.interrupted || ended === ReprocessWaitEnd.INTERRUPTED) return 130;
-      return ended === ReprocessWaitEnd.INCOMPLETE || ended === ReprocessWaitEnd.TIMEOUT ? 1 : 0;
+      return exitCode(result.interrupted, result.wait?.ended);
     } catch (error) {
       return reportCommandError(error, io, 'reprocess', json);
     }
@@ -331,6 +494,224 @@ async function inventoryListings(
   return { ...(inputs ? { inputs } : {}), ...(outputs ? { outputs } : {}) };
 }
 
+/**
+ * The stack outputs naming the Batch Operations function and job role (RerunPipeline with
+ * `batchOperations: true` and `outputs: true` writes them).
+ */
+export const BATCH_OUTPUTS = {
+  FUNCTION_ARN: 'BatchOperationsFunctionArn',
+  ROLE_ARN: 'BatchOperationsRoleArn',
+} as const;
+
+/**
+ * Where the job runs, said on stderr. Against an emulator endpoint (AWS_ENDPOINT_URL: `rerun dev`
+ * and the local stack tell commands where they run by it), the local stand-in runs it, since neither
+ * moto nor MiniStack implements S3 Control jobs (docs/EMULATORS.md); against AWS, CreateJob.
+ */
+async function jobRunner(
+  target: PipelineTarget,
+  values: Record<string, unknown>,
+  human: (text: string) => void,
+): Promise<JobRunner> {
+  const option = (name: string) => stringOption(values as Parameters<typeof stringOption>[0], name);
+  if (target.endpoint) {
+    human(
+      `engine: batch-operations (local stand-in: AWS_ENDPOINT_URL=${target.endpoint} is an emulator, ` +
+        'which has no S3 Control jobs; the job runs in this process, same manifest and report)\n',
+    );
+    const store = new S3ObjectStore(target.clients.s3);
+    return {
+      kind: 'local',
+      handler: createBatchOperationsHandler({
+        worker: createNormalizeWorker({ outputBucket: target.outputBucket, prefixes: target.topology }),
+        store,
+        failureRecorder: new S3FailureRecorder({ store, sqs: target.clients.sqs, bucket: target.outputBucket }),
+      }),
+    };
+  }
+  const outputs = target.stack?.outputs ?? {};
+  const functionArn = option('function-arn') ?? outputs[BATCH_OUTPUTS.FUNCTION_ARN];
+  const roleArn = option('role-arn') ?? outputs[BATCH_OUTPUTS.ROLE_ARN];
+  if (!functionArn || !roleArn) {
+    throw new CliUsageError(
+      `--engine batch-operations needs ${functionArn ? '' : 'the function the job invokes (--function-arn)'}` +
+        `${!functionArn && !roleArn ? ' and ' : ''}${roleArn ? '' : "the job's role (--role-arn)"}, or --stack NAME ` +
+        `of a stack with the outputs ${BATCH_OUTPUTS.FUNCTION_ARN} and ${BATCH_OUTPUTS.ROLE_ARN} ` +
+        '(RerunPipeline with batchOperations: true and outputs: true).',
+    );
+  }
+  accountIdOfArn(roleArn);
+  let adapter: typeof import('../../reprocess/s3ControlJobs.js');
+  try {
+    adapter = await import('../../reprocess/s3ControlJobs.js');
+  } catch (error) {
+    throw new CliUsageError(
+      '--engine batch-operations against AWS needs @aws-sdk/client-s3-control (an optional peer dependency): ' +
+        `npm install @aws-sdk/client-s3-control (${error instanceof Error ? error.message : String(error)}).`,
+    );
+  }
+  human(`engine: batch-operations (S3 Batch Operations in ${target.region}, role ${roleArn})\n`);
+  return {
+    kind: 'aws',
+    jobs: adapter.s3ControlJobs(adapter.createS3ControlClient(target.region)),
+    functionArn,
+    roleArn,
+  };
+}
+
+/** Follows a job with a progress line (rewritten on a terminal, one per poll otherwise). */
+async function follow(
+  target: PipelineTarget,
+  runner: JobRunner,
+  jobId: string,
+  report: { bucket: string; prefix: string },
+  totalTasks: number | undefined,
+  values: Record<string, unknown>,
+  io: Parameters<CliCommand['run']>[1],
+  human: (text: string) => void,
+): Promise<JobOutcome> {
+  const v = values as Parameters<typeof integerOption>[0];
+  const timeoutSeconds = integerOption(v, 'timeout', { min: 1, max: 7 * 86_400 });
+  const pollIntervalMs = integerOption(v, 'poll-interval', { min: 50, max: 600_000 });
+  let lineOpen = false;
+  const outcome = await followJob({
+    s3: target.clients.s3,
+    runner,
+    jobId,
+    ...(runner.kind === 'aws' ? { accountId: accountIdOfArn(runner.roleArn) } : {}),
+    report,
+    ...(totalTasks !== undefined ? { totalTasks } : {}),
+    ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+    ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+    signal: io.signal,
+    onProgress: (view, elapsedMs) => {
+      const line =
+        `job ${view.status.padEnd(10)} ${renderProgressBar(view.succeeded + view.failed, view.total, 20)} ` +
+        `| failed ${view.failed} | ${Math.round(elapsedMs / 1000)} s`;
+      if (io.isTTY) {
+        human(`\r\x1b[2K${line}`);
+        lineOpen = true;
+      } else human(`${line}\n`);
+    },
+  });
+  if (lineOpen) human('\n');
+  return outcome;
+}
+
+function parseS3Url(url: string, option: string): { bucket: string; key: string } {
+  const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(url);
+  if (!match) throw new CliUsageError(`--${option} must be an s3://bucket/key URL (got "${url}").`);
+  return { bucket: match[1] as string, key: match[2] as string };
+}
+
+function jobLine(job: SubmittedJob, runner: JobRunner): string {
+  if (runner.kind === 'aws') {
+    return `Job ${job.jobId} (CreateJob, token ${job.request.ClientRequestToken.slice(0, 12)}...; the same plan is the same job).`;
+  }
+  return job.ranBefore
+    ? `Job ${job.jobId} (local stand-in) ran before for this very plan: its report is read, nothing runs again.`
+    : `Job ${job.jobId} (local stand-in) ran ${job.totalTasks ?? 0} task(s).`;
+}
+
+function jobSummary(
+  jobId: string,
+  job: SubmittedJob | undefined,
+  outcome: JobOutcome | undefined,
+  target: PipelineTarget,
+) {
+  return {
+    id: jobId,
+    ...(job
+      ? {
+          token: job.request.ClientRequestToken,
+          manifest: job.request.Manifest.Location.ObjectArn.replace(/^arn:aws:s3:::/, 's3://'),
+          ...(job.ranBefore ? { ranBefore: true } : {}),
+        }
+      : {}),
+    ...(outcome
+      ? {
+          status: outcome.status,
+          tasks: outcome.total,
+          succeeded: outcome.succeeded,
+          failed: outcome.failed,
+          ...(outcome.reportKey ? { report: `s3://${target.outputBucket}/${outcome.reportKey}` } : {}),
+          failures: outcome.failures.map((f) => ({ key: f.key, resultCode: f.resultCode, reason: f.resultString })),
+          ...(outcome.reasons.length > 0 ? { reasons: outcome.reasons } : {}),
+        }
+      : {}),
+  };
+}
+
+/** The SQS engine's wait fields, from a job: done = succeeded tasks, remaining = the rest. */
+function waitSummary(outcome: JobOutcome) {
+  return {
+    waited: outcome.ended,
+    done: outcome.succeeded,
+    remaining: Math.max(0, outcome.total - outcome.succeeded),
+    gone: 0,
+    deadLettered: 0,
+    seconds: Math.round(outcome.elapsedMs / 1000),
+  };
+}
+
+function planSummary(
+  result: ReprocessResult,
+  prefix: string,
+  mode: string,
+  dryRun: boolean,
+  cutoff: ReturnType<typeof codeVersionCutoff>,
+) {
+  return {
+    prefix,
+    mode,
+    verify: result.verify,
+    dryRun,
+    planned: result.planned,
+    enqueued: result.enqueued,
+    pruned: result.pruned,
+    kept: result.kept,
+    sideOrphans: result.sideOrphans,
+    interrupted: result.interrupted,
+    counts: result.counts,
+    requests: result.requests,
+    codeVersion:
+      cutoff.state === 'known'
+        ? { version: cutoff.codeVersion, firstRan: new Date(cutoff.since).toISOString() }
+        : { version: cutoff.codeVersion, unknown: cutoff.reason },
+  };
+}
+
+function describeJob(jobId: string, outcome: JobOutcome | undefined, runner: JobRunner, waited: boolean): string {
+  if (!outcome) {
+    return `Job ${jobId} created. Follow it: rerun reprocess --engine batch-operations --job ${jobId} --wait\n`;
+  }
+  const s = Math.round(outcome.elapsedMs / 1000);
+  const lines: string[] = [];
+  if (outcome.ended === ReprocessWaitEnd.COMPLETE) {
+    lines.push(
+      `All ${outcome.succeeded} task(s) of job ${jobId} succeeded${runner.kind === 'aws' ? ` in ${s} s` : ''}.`,
+    );
+  } else if (outcome.ended === ReprocessWaitEnd.INCOMPLETE) {
+    lines.push(
+      `Job ${jobId} ended ${outcome.status}: ${outcome.succeeded} succeeded, ${outcome.failed} failed ` +
+        '(its completion report lists them; a permanent failure also has a record under failures/s3-batch-job-<id>/).',
+    );
+    for (const f of outcome.failures.slice(0, 10))
+      lines.push(`  ${f.resultCode.padEnd(16)} ${f.key}: ${f.resultString}`);
+    if (outcome.failed > 10) lines.push('  ... (--json lists the first 20)');
+    for (const r of outcome.reasons) lines.push(`  job: ${r}`);
+  } else if (outcome.ended === ReprocessWaitEnd.TIMEOUT) {
+    lines.push(`Timed out with job ${jobId} ${outcome.status}; it keeps running (attach again with --job ${jobId}).`);
+  } else lines.push(`Stopped following job ${jobId} (${outcome.status}); it keeps running.`);
+  if (!waited && runner.kind === 'local') lines.push('(the local stand-in runs a job to its end at once.)');
+  return `${lines.join('\n')}\n`;
+}
+
+function exitCode(interrupted: boolean, ended: ReprocessWaitEnd | undefined): number {
+  if (interrupted || ended === ReprocessWaitEnd.INTERRUPTED) return 130;
+  return ended === ReprocessWaitEnd.INCOMPLETE || ended === ReprocessWaitEnd.TIMEOUT ? 1 : 0;
+}
+
 async function requireInputBucket(target: PipelineTarget): Promise<void> {
   await requireBucket(target.clients.s3, {
     role: 'input bucket',
@@ -346,7 +727,7 @@ function brief(v: ReprocessVerdict) {
   return { state: v.state, inputKey: v.inputKey, outputKey: v.outputKey, reason: v.reason };
 }
 
-function describeResult(result: ReprocessResult, target: PipelineTarget): string {
+function describeResult(result: ReprocessResult, target: PipelineTarget, sent = 'enqueue'): string {
   const c = result.counts;
   const lines = [
     `Prefix ${result.prefix} of ${target.inputBucket}: ${result.plan.inputs} input(s), ${result.plan.outputs} output(s).`,
@@ -358,7 +739,7 @@ function describeResult(result: ReprocessResult, target: PipelineTarget): string
   const shown = result.sample.slice(0, 10);
   for (const v of shown) lines.push(`  ${v.state.padEnd(8)} ${v.inputKey ?? v.outputKey}: ${v.reason}`);
   if (result.planned + c.orphan > shown.length) lines.push('  ... (--json lists the first 20)');
-  const planned = `Mode ${result.mode}: ${result.planned} input(s) to enqueue`;
+  const planned = `Mode ${result.mode}: ${result.planned} input(s) to ${sent}`;
   if (result.dryRun) {
     lines.push(`${planned} (dry run: nothing is sent${c.orphan > 0 ? ', nothing is pruned' : ''}).`);
     return `${lines.join('\n')}\n`;
@@ -368,7 +749,8 @@ function describeResult(result: ReprocessResult, target: PipelineTarget): string
     return `${lines.join('\n')}\n`;
   }
   if (result.planned === 0) lines.push('Nothing to do: every input under the prefix is up to date for this mode.');
-  else lines.push(`${planned}: enqueued ${result.enqueued}.`);
+  else if (sent === 'enqueue') lines.push(`${planned}: enqueued ${result.enqueued}.`);
+  else lines.push(`${planned}: ${result.enqueued} in it.`);
   if (result.sideOrphans > 0) lines.push(`  ${result.sideOrphans} side object(s) of gone inputs had no main output.`);
   if (result.pruned > 0) lines.push(`Pruned ${result.pruned} orphan output(s) (conditional deletes).`);
   if (!result.prune && c.orphan > 0) lines.push(`${c.orphan} orphan output(s) kept: remove them with --prune.`);
