@@ -89,11 +89,12 @@ export class PipelineDashboard extends Construct {
           width: 8,
         }),
         new GraphWidget({
-          title: 'Records: processed, skipped, failed; entries quarantined',
+          title: 'Records: processed, skipped, failed, requeued; entries quarantined',
           left: [
             outcome(OutcomeMetric.PROCESSED, 'processed'),
             outcome(OutcomeMetric.SKIPPED, 'skipped'),
             outcome(OutcomeMetric.FAILED, 'failed'),
+            outcome(OutcomeMetric.REQUEUED, 'requeued'),
           ],
           right: [outcome(OutcomeMetric.QUARANTINED, 'quarantined')],
           width: 8,

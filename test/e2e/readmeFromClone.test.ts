@@ -38,6 +38,16 @@ const NOT_RUN_HERE: Record<string, string> = {
   'npx rerun dev --once --demo --runtime lambda': 'test/lambda-runtime/devLambdaExample.test.ts',
   'npm run test:lambda-runtime': 'its own tier, run by .ci/run',
   'npx cdk bootstrap': 'needs an AWS account; the deployed tier deploys the same app to MiniStack',
+  ...Object.fromEntries(
+    [
+      'rerun reprocess --stack my-pipeline --engine batch-operations --mode stale --wait',
+      'rerun reprocess --stack my-pipeline --engine batch-operations --job 3f6e2a1c-... --wait',
+      'rerun reprocess --stack my-pipeline --engine batch-operations --manifest s3://inventory/manifest.json --wait',
+    ].map((command) => [
+      command,
+      'needs AWS: no emulator here implements S3 Control jobs; test/e2e/reprocessBatchOperations.test.ts runs the engine under rerun dev with the local stand-in, test/integration/batchOperationsEngine.test.ts the AWS path with S3 Control scripted',
+    ]),
+  ),
   'npx cdk deploy -c rerun:webhookSecret=rerun/webhook': 'needs an AWS account (as above)',
 };
 

@@ -651,6 +651,7 @@ describe('the alarms', () => {
       'ApproximateAgeOfOldestMessage',
       'RecordsProcessed',
       'RecordsFailed',
+      'RecordsRequeued',
       'EntriesQuarantined',
       'Duration (ms)',
       'Errors',

@@ -174,6 +174,8 @@ const SURFACE = {
   './cdk': {
     entry: 'src/cdk/index.ts',
     values: [
+      'BATCH_OPERATIONS_STACK_OUTPUTS',
+      'BatchOperationsHandler',
       'DataBucket',
       'KeyService',
       'LedgerTable',
@@ -198,6 +200,7 @@ const SURFACE = {
       'requireConditionalWrites',
     ],
     types: [
+      'BatchOperationsHandlerProps',
       'DataBucketProps',
       'LedgerTableProps',
       'LedgerTopology',
