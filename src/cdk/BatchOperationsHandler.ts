@@ -21,7 +21,7 @@ import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
 import { acknowledgePrefixWildcards } from './nagAcknowledgements.js';
 import { grantPrefixAccess } from './prefixGrants.js';
 import type { WorkerSource } from './SqsWorker.js';
-import { WORKER_BUNDLING, WORKER_RUNTIME } from './workerBundling.js';
+import { entryFunctionProps, WORKER_RUNTIME } from './workerBundling.js';
 
 /** Props of {@link BatchOperationsHandler}. */
 export interface BatchOperationsHandlerProps {
@@ -119,19 +119,7 @@ export class BatchOperationsHandler extends Construct {
     this.function =
       'code' in source
         ? new LambdaFunction(this, 'Function', { ...common, code: source.code, handler: source.handler })
-        : new NodejsFunction(this, 'Function', {
-            ...common,
-            entry: source.entry,
-            handler: source.handler ?? 'handler',
-            ...(source.projectRoot ? { projectRoot: source.projectRoot } : {}),
-            ...(source.depsLockFilePath ? { depsLockFilePath: source.depsLockFilePath } : {}),
-            bundling: {
-              ...WORKER_BUNDLING,
-              mainFields: [...WORKER_BUNDLING.mainFields],
-              ...(source.tsconfig ? { tsconfig: source.tsconfig } : {}),
-              forceDockerBundling: false,
-            },
-          });
+        : new NodejsFunction(this, 'Function', { ...common, ...entryFunctionProps(source) });
     grantPrefixAccess(this.function, props.inputBucket, [props.inputPrefix], { read: true });
     grantPrefixAccess(this.function, props.outputBucket, props.outputPrefixes, {
       read: true,

@@ -21,7 +21,7 @@ import { workerTopologyViolations } from '../topology/workerTopologyRules.js';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
 import { StackConfigurationInvalidError } from './errors.js';
 import { grantKeyUseVia, KeyService } from './keyGrants.js';
-import { WORKER_BUNDLING, WORKER_RUNTIME } from './workerBundling.js';
+import { entryFunctionProps, WORKER_RUNTIME } from './workerBundling.js';
 
 /** The project logger's level (src/logging/logger.ts) for each Lambda application log level. */
 const LOGGER_LEVEL: Record<ApplicationLogLevel, string> = {
@@ -323,24 +323,7 @@ export class SqsWorker extends Construct {
     if ('code' in source) {
       this.function = new LambdaFunction(this, 'Function', { ...common, code: source.code, handler: source.handler });
     } else {
-      this.function = new NodejsFunction(this, 'Function', {
-        ...common,
-        entry: source.entry,
-        handler: source.handler ?? 'handler',
-        // Nothing of rerun's own repository: the consumer's lockfile (found from the working
-        // directory) unless the caller names one.
-        ...(source.projectRoot ? { projectRoot: source.projectRoot } : {}),
-        ...(source.depsLockFilePath ? { depsLockFilePath: source.depsLockFilePath } : {}),
-        bundling: {
-          // The same settings as the prebuilt reference workers (src/cdk/workerBundling.ts).
-          ...WORKER_BUNDLING,
-          mainFields: [...WORKER_BUNDLING.mainFields],
-          ...(source.tsconfig ? { tsconfig: source.tsconfig } : {}),
-          // Synth must never need Docker: esbuild runs locally (a dependency of the consumer's app).
-          forceDockerBundling: false,
-          ...extraBundling,
-        },
-      });
+      this.function = new NodejsFunction(this, 'Function', { ...common, ...entryFunctionProps(source, extraBundling) });
     }
     if (tracing === Tracing.ACTIVE || tracing === Tracing.PASS_THROUGH) {
       Validations.of(this.role).acknowledge({

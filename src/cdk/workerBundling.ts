@@ -1,5 +1,10 @@
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
-import { type BundlingOptions, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import {
+  type BundlingOptions,
+  type NodejsFunctionProps,
+  OutputFormat,
+  SourceMapMode,
+} from 'aws-cdk-lib/aws-lambda-nodejs';
 
 /** The Node.js runtime of every rerun worker function (the bundles target it). */
 export const WORKER_RUNTIME: Runtime = Runtime.NODEJS_24_X;
@@ -33,3 +38,42 @@ export const WORKER_BUNDLING = {
     "import { createRequire as __rerunCreateRequire } from 'node:module';const require = __rerunCreateRequire(import.meta.url);",
   bundleAwsSDK: true,
 } as const satisfies BundlingOptions;
+
+/** What {@link entryFunctionProps} reads of a `{ entry }` worker source (SqsWorker's WorkerSource). */
+export interface EntrySource {
+  readonly entry: string;
+  readonly handler?: string;
+  readonly depsLockFilePath?: string;
+  readonly projectRoot?: string;
+  readonly tsconfig?: string;
+}
+
+/**
+ * The `NodejsFunction` props of a function built from a worker's entry, with the settings of the
+ * prebuilt reference workers ({@link WORKER_BUNDLING}): the SqsWorker's and the Batch Operations
+ * handler's functions are bundled the same way.
+ *
+ * @example
+ * new NodejsFunction(scope, 'Function', { ...common, ...entryFunctionProps({ entry: 'worker.ts' }) });
+ */
+export function entryFunctionProps(
+  source: EntrySource,
+  extraBundling: BundlingOptions = {},
+): Pick<NodejsFunctionProps, 'entry' | 'handler' | 'projectRoot' | 'depsLockFilePath' | 'bundling'> {
+  return {
+    entry: source.entry,
+    handler: source.handler ?? 'handler',
+    // Nothing of rerun's own repository: the consumer's lockfile (found from the working
+    // directory) unless the caller names one.
+    ...(source.projectRoot ? { projectRoot: source.projectRoot } : {}),
+    ...(source.depsLockFilePath ? { depsLockFilePath: source.depsLockFilePath } : {}),
+    bundling: {
+      ...WORKER_BUNDLING,
+      mainFields: [...WORKER_BUNDLING.mainFields],
+      ...(source.tsconfig ? { tsconfig: source.tsconfig } : {}),
+      // Synth must never need Docker: esbuild runs locally (a dependency of the consumer's app).
+      forceDockerBundling: false,
+      ...extraBundling,
+    },
+  };
+}
