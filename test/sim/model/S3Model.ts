@@ -144,7 +144,8 @@ export class S3Model {
       case 'AbortMultipartUpload':
         return { reads: [], writes: [object, `s3upload:${String(input.UploadId)}`] };
       case 'ListObjectsV2':
-        return { reads: [`s3:${bucket}/*`], writes: [] };
+        // A listing reads the keys under its prefix only: writes elsewhere in the bucket commute with it.
+        return { reads: [`s3:${bucket}/${String(input.Prefix ?? '')}*`], writes: [] };
       default:
         return { reads: [], writes: [`s3:${bucket}/*`] };
     }
