@@ -254,10 +254,11 @@ export function conflicts(a: Footprint, b: Footprint): boolean {
   return overlaps(a.writes, b.writes) || overlaps(a.writes, b.reads) || overlaps(a.reads, b.writes);
 }
 
-/** `s3:bucket/*` matches every object of the bucket. */
+/** `s3:bucket/*` matches every object of the bucket, `s3:bucket/prefix*` every object under the prefix. */
 function matches(x: string, y: string): boolean {
   if (x === y) return true;
-  if (x.endsWith('/*')) return y.startsWith(x.slice(0, -1));
-  if (y.endsWith('/*')) return x.startsWith(y.slice(0, -1));
+  if (x.endsWith('*') && y.endsWith('*')) return x.startsWith(y.slice(0, -1)) || y.startsWith(x.slice(0, -1));
+  if (x.endsWith('*')) return y.startsWith(x.slice(0, -1));
+  if (y.endsWith('*')) return x.startsWith(y.slice(0, -1));
   return false;
 }

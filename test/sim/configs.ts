@@ -3,16 +3,20 @@ import type { RecordOutcome } from '../../src/worker/outcomes.js';
 import { processObject } from '../../src/worker/processObject.js';
 import { Receiver, spawnPoller, spawnPruner, spawnUploader, type Tamper, tamper, type Upload } from './actors.js';
 import type { SimConfig } from './explore.js';
-import { checkPipeline } from './invariants.js';
+import { checkPipeline, checkSummary } from './invariants.js';
 import type { Actor } from './Scheduler.js';
-import { INPUT_BUCKET, SimWorld } from './SimWorld.js';
+import { INPUT_BUCKET, OUTPUT_BUCKET, OUTPUT_PREFIXES, SimWorld } from './SimWorld.js';
 import { INPUT_PREFIX, simWorker } from './simWorker.js';
+import { SIM_SUMMARY_CODE_VERSION, SIM_SUMMARY_LAYOUT, type SummarySetup, spawnSummaryTask } from './summaryActor.js';
 
 /** Multipart parts in the simulation: 16 bytes, so an output of a few lines has several parts. */
 export const SIM_PART_BYTES = 16;
 
 /** The input key every configuration writes (a space, a `+`: S3's form encoding in events). */
 export const SIM_INPUT_KEY = `${INPUT_PREFIX}dt=2026-01-05/a b+c.csv`;
+
+/** The day of {@link SIM_INPUT_KEY}: the partition the summary stage summarizes. */
+export const SIM_DAY = '2026-01-05';
 
 /** What one pipeline configuration runs. */
 export interface PipelineSpec {
@@ -53,6 +57,12 @@ export interface PipelineSpec {
    * @default false
    */
   readonly stableContent?: boolean;
+  /**
+   * Deliveries of a summary task for the day of the input (the summary stage, app/partition/),
+   * started with the race and racing each other; checked by checkSummary after quiescence.
+   * @default 0: no summary stage
+   */
+  readonly summaryDeliveries?: number;
   readonly maxDepth?: number;
   /** Multipart part size (and the in-memory S3's smallest part). @default SIM_PART_BYTES */
   readonly partBytes?: number;
@@ -69,15 +79,29 @@ export function pipelineConfig(spec: PipelineSpec): SimConfig {
   let receiver: Receiver | undefined;
   let uploader: Actor | undefined;
   let outcomes: RecordOutcome[] = [];
+  let summary: SummarySetup = { day: SIM_DAY, outcomes: [], failures: [] };
+  const summaryDeliveries = spec.summaryDeliveries ?? 0;
+  const lineageFrozen =
+    summaryDeliveries > 0 &&
+    spec.uploads.length === 0 &&
+    !spec.redeliverBefore &&
+    (spec.redeliverCopies ?? 0) === 0 &&
+    !spec.prune &&
+    !spec.tamperBefore;
   return {
     name: spec.name,
     crashes: spec.crashes,
     ...(spec.maxDepth !== undefined ? { maxDepth: spec.maxDepth } : {}),
-    // Only the uploader writes the input bucket: once it is done, reads of the input commute with everything.
-    frozen: (resource) => resource.startsWith(`s3:${INPUT_BUCKET}/`) && uploader?.status === 'done',
+    // Only the uploader writes the input bucket: once it is done, reads of the input commute with
+    // everything. Without uploads, redeliveries or prune, nothing writes the day's normalized outputs
+    // after the start either: the summary stage's listings and reads of its lineage commute too.
+    frozen: (resource) =>
+      (resource.startsWith(`s3:${INPUT_BUCKET}/`) && uploader?.status === 'done') ||
+      (lineageFrozen && OUTPUT_PREFIXES.some((prefix) => resource.startsWith(`s3:${OUTPUT_BUCKET}/${prefix}`))),
     setUp(scheduler) {
       uploader = undefined;
       outcomes = [];
+      summary = { day: SIM_DAY, outcomes: [], failures: [] };
       const world = new SimWorld(scheduler, { minPartBytes: partBytes, eventCopies: spec.eventCopies ?? 1 });
       receiver = new Receiver(scheduler);
       world.parts.push(receiver);
@@ -93,6 +117,7 @@ export function pipelineConfig(spec: PipelineSpec): SimConfig {
       const race = () => {
         uploader = spawnUploader(world, SIM_INPUT_KEY, spec.uploads);
         if (spec.prune) spawnPruner(world, worker);
+        for (let i = 1; i <= summaryDeliveries; i++) spawnSummaryTask(world, summary, `summary-${i}`);
       };
       if (spec.before === undefined) {
         race();
@@ -120,7 +145,20 @@ export function pipelineConfig(spec: PipelineSpec): SimConfig {
         codeVersion: worker.codeVersion,
         ...(receiver ? { receiver } : {}),
         notify: spec.notify ?? false,
+        ...(summaryDeliveries > 0 ? { summaryPrefix: SIM_SUMMARY_LAYOUT.summaryPrefix } : {}),
       });
+      if (summaryDeliveries > 0) {
+        violations.push(
+          ...checkSummary(world, {
+            inputKey: SIM_INPUT_KEY,
+            day: SIM_DAY,
+            layout: SIM_SUMMARY_LAYOUT,
+            codeVersion: SIM_SUMMARY_CODE_VERSION,
+            setup: summary,
+            stableLineage: lineageFrozen,
+          }),
+        );
+      }
       const crashed = world.scheduler.all().some((a) => a.status === 'crashed');
       if (spec.stableContent && !crashed) {
         for (const o of outcomes) {
@@ -150,6 +188,11 @@ export const CONTENT = {
   largeBad2: 'row 5\n!x\nrow six\nrow seven\n!z\nrow eight\n',
   /** A multipart output and a multipart quarantine (18 bytes). */
   largeBadLarge: 'row one\n!bad one\nrow two\nrow three\n!bad two\nrow four\n',
+  /**
+   * Rows the summary stage reads: its normalized inputs must be JSON objects (upper-cased, these
+   * stay JSON), its quarantine lines may be anything. One record, one quarantined row.
+   */
+  summarizable: '{"n":1}\n!x\n',
 } as const;
 
 /** The contents of the grid: single-part or multipart output, with or without a side output. */
@@ -182,7 +225,9 @@ const SHAPES = {
  *   corrupted) behind the pipeline, and its event delivered twice more: the done-checks of both
  *   deliveries must see it, and their repairs race;
  * - notify: the webhook through the ledger, on two deliveries of one upload;
- * - prune: `rerun reprocess --prune` running while a deletion propagates.
+ * - prune: `rerun reprocess --prune` running while a deletion propagates;
+ * - summary: two deliveries of the day's summary task racing (app/partition/summarizePartition.ts),
+ *   over a day already built, and (no crash only) while the day's one upload is processed.
  */
 export function boundedConfigs(crashes: number): SimConfig[] {
   const configs: SimConfig[] = [];
@@ -269,6 +314,27 @@ export function boundedConfigs(crashes: number): SimConfig[] {
       stableContent: true,
       crashes,
     }),
+    // The summary stage: two deliveries of the day's task racing (the schedule's message group and
+    // a backfill's), over a day already built (its lineage never changes: each must end current,
+    // published once) and over a day whose one upload is processed while they run.
+    pipelineConfig({
+      name: `summary of a built day single-part+side, crashes ${crashes}`,
+      before: CONTENT.summarizable,
+      uploads: [],
+      summaryDeliveries: 2,
+      crashes,
+    }),
+    // With a crash it is left to the random exploration (test/sim/random.test.ts).
+    ...(crashes === 0
+      ? [
+          pipelineConfig({
+            name: 'summary after create single-part+side, crashes 0',
+            uploads: [{ put: CONTENT.summarizable }],
+            summaryDeliveries: 2,
+            crashes,
+          }),
+        ]
+      : []),
     pipelineConfig({
       name: `prune after delete single-part+side, crashes ${crashes}`,
       before: CONTENT.smallBad,

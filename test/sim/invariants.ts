@@ -1,9 +1,26 @@
+import { parseSummary } from '../../app/partition/dailySummary.js';
+import { judgePartition, type PartitionListing, PartitionStatus } from '../../app/partition/judgePartition.js';
+import { judgeSummaryHead, SummaryState } from '../../app/partition/judgeSummaryHead.js';
+import { type LineageEntry, lineageHash } from '../../app/partition/lineage.js';
+import {
+  classifySummaryKey,
+  LineageKind,
+  lineagePrefix,
+  lineageRoot,
+  type MarkerInfo,
+  type SummaryLayout,
+  stagingRoot,
+  summaryKey,
+} from '../../app/partition/summaryLayout.js';
+import { SummaryMetadataKey } from '../../app/partition/summaryMetadata.js';
 import { judgeOutput, OutputState } from '../../src/done/judgeOutput.js';
 import { MetadataKey, publishedSideOutputs, readSummary } from '../../src/done/outputMetadata.js';
+import type { Day } from '../../src/keys/partition.js';
 import type { Receiver } from './actors.js';
 import type { StoredObject } from './model/S3Model.js';
 import { INPUT_BUCKET, OUTPUT_BUCKET, type SimWorld } from './SimWorld.js';
 import { expectedOutputs, outputKeyOf, quarantineKeyOf } from './simWorker.js';
+import type { SummarySetup } from './summaryActor.js';
 
 /** What the checks need to know of one configuration. */
 export interface InvariantOptions {
@@ -12,6 +29,11 @@ export interface InvariantOptions {
   readonly receiver?: Receiver;
   /** Whether the side effect ran (then the current output must have been notified). */
   readonly notify: boolean;
+  /**
+   * Keys under this prefix of the output bucket are the summary stage's (checked by checkSummary).
+   * @default undefined: no summary stage, every other key is unexpected
+   */
+  readonly summaryPrefix?: string;
 }
 
 /**
@@ -108,7 +130,14 @@ export function checkPipeline(world: SimWorld, options: InvariantOptions): strin
       );
   }
 
-  const foreign = world.s3.keys(OUTPUT_BUCKET).filter((k) => k !== mainKey && k !== quarantineKey);
+  const foreign = world.s3
+    .keys(OUTPUT_BUCKET)
+    .filter(
+      (k) =>
+        k !== mainKey &&
+        k !== quarantineKey &&
+        !(options.summaryPrefix !== undefined && k.startsWith(options.summaryPrefix)),
+    );
   if (foreign.length > 0) violations.push(`unexpected objects in the output bucket: ${foreign.join(', ')}`);
 
   if (options.receiver) {
@@ -132,4 +161,133 @@ export function headOf(object: StoredObject) {
 
 function namesInput(object: StoredObject, source: { bucket: string; key: string }): boolean {
   return object.metadata[MetadataKey.SOURCE] === `${source.bucket}/${encodeURIComponent(source.key)}`;
+}
+
+/** What the summary checks need to know of one configuration. */
+export interface SummaryInvariantOptions {
+  /** The input whose outputs are the day's lineage (the only input of the configuration). */
+  readonly inputKey: string;
+  readonly day: Day;
+  readonly layout: SummaryLayout;
+  readonly codeVersion: string;
+  readonly setup: SummarySetup;
+  /**
+   * The day's lineage does not change while the summary tasks run: then each must end with the
+   * summary current, and without a crash at most one of them publishes (the others find it done).
+   */
+  readonly stableLineage: boolean;
+}
+
+/**
+ * The summary stage's invariants once every delivery has settled:
+ *
+ * 1. No task failed for good or was dead-lettered.
+ * 2. A published summary is valid by the product's own judges: its HEAD's integrity holds
+ *    (judgeSummaryHead against the lineage hash it records), its bytes parse (parseSummary) with
+ *    that hash and code version, and that hash is the hash of the lineage its manifest lists.
+ * 3. Its lineage is the day's current one, with counts equal to the current outputs' rows; or it is
+ *    outdated, and then the planner's list-only check (judgePartition) does not call it current.
+ *    summarizePartition's contract is a summary of the lineage it read, published atomically; a
+ *    task never learns of an output written after its listing (normalize does not enqueue a
+ *    summary task), so a later task (the schedule, a backfill planned from that check) rebuilds it.
+ *    With a stable lineage the summary must be current, and (no crash) published once.
+ * 4. The planner calls the day current whenever the summary is current and no writer crashed
+ *    between its publish and its marker, unless writers of two lineages raced on the markers (then
+ *    the planner's verdict names the markers, and the next run repairs them); with a stable
+ *    lineage, no crash, its markers are exactly the summary's.
+ * 5. No staging copy is left except by a writer that crashed.
+ */
+export function checkSummary(world: SimWorld, options: SummaryInvariantOptions): string[] {
+  const { day, layout, codeVersion, setup } = options;
+  const violations = [...setup.failures.map((f) => `summary task ${f}`)];
+  const crashed = world.scheduler.all().some((a) => a.status === 'crashed' && a.id.startsWith('summary'));
+  const keys = world.s3.keys(OUTPUT_BUCKET);
+
+  const lineage: LineageEntry[] = [];
+  for (const kind of [LineageKind.NORMALIZED, LineageKind.QUARANTINE]) {
+    const prefix = lineagePrefix(layout, kind, day);
+    const root = lineageRoot(layout, kind);
+    for (const key of keys.filter((k) => k.startsWith(prefix))) {
+      lineage.push({ kind, path: key.slice(root.length), etag: unquote(world.s3.peek(OUTPUT_BUCKET, key)?.etag) });
+    }
+  }
+  const currentHash = lineageHash({ day, codeVersion, entries: lineage });
+  const listing: PartitionListing = { day, lineage, markers: [] };
+  const summaryObject = world.s3.peek(OUTPUT_BUCKET, summaryKey(layout, day));
+  const markers: MarkerInfo[] = [];
+  for (const key of keys) {
+    const found = classifySummaryKey(layout, key);
+    if (found.kind === 'marker' && found.day === day) markers.push(found.marker);
+  }
+  const planned = judgePartition(
+    { ...listing, markers, ...(summaryObject ? { summary: { etag: unquote(summaryObject.etag) } } : {}) },
+    codeVersion,
+  );
+
+  let current = false;
+  if (!summaryObject) {
+    if (options.stableLineage) violations.push('no summary is published for a day whose lineage never changed');
+  } else {
+    const recordedHash = summaryObject.metadata[SummaryMetadataKey.LINEAGE_HASH] ?? '';
+    const verdict = judgeSummaryHead(headOf(summaryObject), { day, lineageHash: recordedHash, codeVersion });
+    const parsed = parseSummary(summaryObject.body, { day, lineageHash: recordedHash, codeVersion });
+    if (verdict.state !== SummaryState.CURRENT) {
+      violations.push(`published summary is ${verdict.state}: ${'reason' in verdict ? verdict.reason : ''}`);
+    } else if (!parsed.ok) {
+      violations.push(`published summary does not parse: ${parsed.reason}`);
+    } else {
+      const manifest = parsed.summary.manifest;
+      if (lineageHash({ day, codeVersion, entries: manifest.lineage }) !== recordedHash)
+        violations.push("published summary's lineage hash is not the hash of the lineage it lists");
+      current = recordedHash === currentHash;
+      if (current) {
+        const input = world.s3.peek(INPUT_BUCKET, options.inputKey);
+        const expected = input ? expectedOutputs(input.body.toString('utf8')) : { rows: 0, quarantined: 0 };
+        const files = lineage.filter((e) => e.kind === LineageKind.NORMALIZED).length;
+        const s = parsed.summary;
+        if (
+          s.records !== (files > 0 ? expected.rows : 0) ||
+          s.quarantined !== expected.quarantined ||
+          s.files !== files
+        )
+          violations.push(
+            `summary counts ${s.files} files, ${s.records} records, ${s.quarantined} quarantined; the outputs have ` +
+              `${files}, ${expected.rows} and ${expected.quarantined}`,
+          );
+      } else if (options.stableLineage) {
+        violations.push("published summary is outdated though the day's lineage never changed");
+      }
+    }
+  }
+  if (!current && planned.status === PartitionStatus.PUBLISHED)
+    violations.push(`the planner calls the day current, the summary is not: ${planned.reason}`);
+  // Two writers that both published (an older lineage's, then the current one's) race on the
+  // markers: ensureMarker lists, creates its own and deletes the others, so the superseded writer
+  // may leave its marker beside the winner's (the planner: stale, "raced") or delete the winner's
+  // and leave only its own, which names an ETag no longer published (the planner: invalid). The
+  // next run's done-check finds the summary current and rewrites only the markers. Any verdict on a
+  // current summary other than published that its markers do not explain is wrong.
+  const summaryEtag = summaryObject ? unquote(summaryObject.etag) : '';
+  const markersWrong = markers.length !== 1 || markers[0]?.summaryEtag !== summaryEtag;
+  if (current && !crashed && planned.status !== PartitionStatus.PUBLISHED && !markersWrong)
+    violations.push(`the summary is current but the planner says ${planned.status}: ${planned.reason}`);
+  if (current && !crashed && markersWrong && options.stableLineage)
+    violations.push(`the summary of a lineage that never changed has wrong markers: ${planned.reason}`);
+
+  const staging = keys.filter((k) => k.startsWith(stagingRoot(layout)));
+  if (staging.length > 0 && !crashed)
+    violations.push(`staging copies left though no summary writer crashed: ${staging.join(', ')}`);
+
+  if (options.stableLineage && !crashed) {
+    const published = setup.outcomes.filter((o) => o.status === 'processed');
+    if (published.length > 1)
+      violations.push(
+        `${published.length} deliveries published the summary of one lineage: ${published.map((o) => `${o.actor}: ${o.reason}`).join('; ')}`,
+      );
+  }
+  return violations;
+}
+
+function unquote(etag: string | undefined): string {
+  return (etag ?? '').replace(/^"|"$/g, '');
 }

@@ -154,6 +154,39 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
   },
+  {
+    // The summary's publish is a compare-and-swap on what its done-check saw. Comparing instead with
+    // a fresh HEAD taken just before the put makes it a blind overwrite of whatever is there (still
+    // conditional, so the bucket policy lets it through): a delivery that lost the race to publish
+    // the same lineage publishes it again instead of starting over and finding it current.
+    name: 'summary-publish-without-its-condition',
+    caughtBy: 'summary of a built day single-part+side, crashes 0',
+    defect: "the summary's publish overwrites whatever is there instead of what its done-check saw",
+    file: 'app/partition/summarizePartition.ts',
+    edits: [
+      {
+        find: "  const published = await put(key, head ? { ifMatch: head.etag } : { ifNoneMatch: '*' });",
+        replace:
+          "  const there = await store.head(bucket, key);\n  const published = await put(key, there ? { ifMatch: there.etag } : { ifNoneMatch: '*' });",
+      },
+    ],
+  },
+  {
+    // A delivery that loses the publish starts over with the lineage it lists next, under that
+    // lineage's own staging key: the copy it staged is nobody's to remove any more.
+    name: 'summary-staging-left-on-lost-publish',
+    caughtBy: 'summary after create single-part+side, crashes 0',
+    defect: 'a summary writer that lost the publish leaves its staging copy behind',
+    file: 'app/partition/summarizePartition.ts',
+    edits: [
+      {
+        find: `    // The next round stages under its own lineage hash: do not leave this copy behind.
+    await store.deleteIfMatch(bucket, staged, stagedWrite.etag);
+`,
+        replace: '',
+      },
+    ],
+  },
 ];
 
 /** The directories a mutant copies: everything the simulation imports. */

@@ -6,6 +6,12 @@ import { SIM_FULL, SIM_TIMEOUT_MS } from './simMode.js';
 /** Configurations larger than the bounded ones: more deliveries, more versions, more crashes. */
 const LARGER = [
   pipelineConfig({
+    name: 'summary after create single-part+side, two summary deliveries, 1 crash',
+    uploads: [{ put: CONTENT.summarizable }],
+    summaryDeliveries: 2,
+    crashes: 1,
+  }),
+  pipelineConfig({
     name: 'create multipart+side, 3 deliveries, 3 sandboxes, 2 crashes',
     uploads: [{ put: CONTENT.largeBadLarge }],
     eventCopies: 3,

@@ -144,7 +144,8 @@ export class S3Model {
       case 'AbortMultipartUpload':
         return { reads: [], writes: [object, `s3upload:${String(input.UploadId)}`] };
       case 'ListObjectsV2':
-        return { reads: [`s3:${bucket}/*`], writes: [] };
+        // A listing reads the keys under its prefix only: writes elsewhere in the bucket commute with it.
+        return { reads: [`s3:${bucket}/${String(input.Prefix ?? '')}*`], writes: [] };
       default:
         return { reads: [], writes: [`s3:${bucket}/*`] };
     }
@@ -186,7 +187,7 @@ export class S3Model {
     if (ifNoneMatch !== undefined && unquote(ifNoneMatch) === object.etag) {
       throw new SimServiceError(304, 'NotModified', 'Not Modified');
     }
-    return { ...describe(object, input.ChecksumMode === 'ENABLED'), Body: Readable.from([object.body]) };
+    return { ...describe(object, input.ChecksumMode === 'ENABLED'), Body: sdkBody(object.body) };
   }
 
   private putObject(input: Record<string, unknown>, now: number): Record<string, unknown> {
@@ -530,4 +531,16 @@ function quote(etag: string): string {
 
 function unquote(etag: string): string {
   return etag.replace(/^"|"$/g, '');
+}
+
+/**
+ * A GetObject body as the SDK answers it: a Node Readable with the SDK's stream mixin
+ * (`transformToByteArray`, `transformToString`), which readers of small objects use.
+ */
+function sdkBody(bytes: Buffer): Readable {
+  const body = Readable.from([bytes]);
+  return Object.assign(body, {
+    transformToByteArray: async () => new Uint8Array(bytes),
+    transformToString: async (encoding: BufferEncoding = 'utf8') => bytes.toString(encoding),
+  });
 }
