@@ -25,7 +25,7 @@ describe('the mutation suite: the explorer catches each class of defect', () => 
         const { exploreExhaustively: explore } = (await import(exploreUrl)) as {
           exploreExhaustively: typeof exploreExhaustively;
         };
-        const all = [...configsOf(0), ...configsOf(1)];
+        const all = [...configsOf(0), ...configsOf(1)].filter((c) => mutation.runsIn?.test(c.name) ?? true);
         // Full: every configuration in order, the honest time to catch. Bounded: the one that caught
         // it last time first, explored to the end, then the others within the budget.
         const first = all.find((c) => c.name === mutation.caughtBy);

@@ -21,6 +21,13 @@ export interface Mutation {
    * and the others within the bounded budget.
    */
   readonly caughtBy: string;
+  /**
+   * The configurations that run the mutated code, when only some do: the summary stage's code runs
+   * only where a summary task is delivered, so the full run explores those alone for it (the others
+   * cannot reach the mutated lines, and would only add minutes to its time to catch).
+   * @default every configuration
+   */
+  readonly runsIn?: RegExp;
 }
 
 /**
@@ -160,6 +167,7 @@ export const MUTATIONS: readonly Mutation[] = [
     // conditional, so the bucket policy lets it through): a delivery that lost the race to publish
     // the same lineage publishes it again instead of starting over and finding it current.
     name: 'summary-publish-without-its-condition',
+    runsIn: /^summary /,
     caughtBy: 'summary of a built day single-part+side, crashes 0',
     defect: "the summary's publish overwrites whatever is there instead of what its done-check saw",
     file: 'app/partition/summarizePartition.ts',
@@ -175,7 +183,8 @@ export const MUTATIONS: readonly Mutation[] = [
     // A delivery that loses the publish starts over with the lineage it lists next, under that
     // lineage's own staging key: the copy it staged is nobody's to remove any more.
     name: 'summary-staging-left-on-lost-publish',
-    caughtBy: 'summary after create single-part+side, crashes 0',
+    runsIn: /^summary /,
+    caughtBy: 'summary of a built day single-part+side, crashes 0',
     defect: 'a summary writer that lost the publish leaves its staging copy behind',
     file: 'app/partition/summarizePartition.ts',
     edits: [
