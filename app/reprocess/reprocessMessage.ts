@@ -1,7 +1,7 @@
 /**
  * Encodes an object key as S3 writes it into event notifications: URL-encoded as in an HTML form
  * (space as `+`, `+` as `%2B`, non-ASCII as %XX UTF-8), `/` kept. The worker's intake decodes it
- * with `decodeS3EventKey` (AWS-SEMANTICS, "S3 event notifications").
+ * with `decodeS3EventKey` (docs/AWS-BEHAVIOUR.md, "Event keys and sequencers").
  *
  * @example
  * encodeS3EventKey('incoming/a b+c.csv'); // 'incoming/a+b%2Bc.csv'

@@ -5,8 +5,8 @@ import type { MemoryBudget } from './MemoryBudget.js';
 /**
  * A {@link MemoryBudget}'s admission for one invocation: a transform that waited for memory until
  * less than `marginMs` of the function's time is left does not start (it would run into the
- * timeout, and a timeout returns the whole batch: AWS-SEMANTICS, "On a function timeout the whole
- * batch returns"); it fails retryably, gives its reservation back, and its message comes back.
+ * timeout, and a timeout returns the whole batch: docs/AWS-BEHAVIOUR.md, "A thrown error or a
+ * timeout fails the whole batch"); it fails retryably, gives its reservation back, and its message comes back.
  *
  * @example
  * const admission = admitWithinDeadline(budget, () => context.getRemainingTimeInMillis(), 5000);

@@ -182,7 +182,7 @@ interface DeferrableError {
  * Every record gets a classified outcome (processed / skipped / failed, with a reason), logged as
  * one JSON line and emitted to {@link onRecordOutcome} listeners. Only failed records are listed in
  * `batchItemFailures`; the handler never throws for a record, because a throw would make AWS retry
- * the whole batch (AWS-SEMANTICS: "A thrown error ... fails the whole batch"). Only a batch whose
+ * the whole batch (docs/AWS-BEHAVIOUR.md, "A thrown error or a timeout fails the whole batch"). Only a batch whose
  * every record failed may throw, when `throwOnFullBatchFailure` asks for it.
  *
  * - Bounded concurrency (no unbounded Promise.all).
@@ -406,7 +406,7 @@ export function createSqsBatchHandler(
   ): Promise<number | undefined> => {
     const seconds = (error as Partial<DeferrableError> | undefined)?.retryAfterSeconds;
     if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) return undefined;
-    // AWS-SEMANTICS (SQS): ChangeMessageVisibility delays the next delivery: wait for the other
+    // docs/AWS-BEHAVIOUR.md, "ChangeMessageVisibility": it delays the next delivery: wait for the other
     // holder instead of burning receives. Its limit is 12 hours counted from this receive, not from
     // the call; SQS refuses anything beyond. The receive happened before the invocation started,
     // at most a batching window (300 s) earlier, so that and the time run so far are left out.
@@ -462,7 +462,7 @@ export function createSqsBatchHandler(
     // At most the function's timeout: what tells a first delivery from a repeated one.
     const timeLimitMs = context.getRemainingTimeInMillis();
     const logger = forInvocation(context);
-    // A thrown error fails the whole batch (AWS-SEMANTICS): it comes back, and no output of this
+    // A thrown error fails the whole batch (docs/AWS-BEHAVIOUR.md): it comes back, and no output of this
     // code version is written before its marker exists.
     await markCodeVersion();
     if (options.memoryBudget !== false) budget ??= MemoryBudget.forFunction(context.memoryLimitInMB);

@@ -60,7 +60,7 @@ export function requireConditionalWrites(
  * never remove an output that a concurrent worker has just rebuilt (412 instead).
  * Source: Amazon S3 User Guide, "Enforce conditional deletes" (condition key `s3:if-match`;
  * https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html); see
- * AWS-SEMANTICS "Conditional deletes". A delete with an ETag also needs s3:GetObject, which the
+ * docs/AWS-BEHAVIOUR.md, "Conditional deletes". A delete with an ETag also needs s3:GetObject, which the
  * functions that delete hold on the same prefixes.
  *
  * @example

@@ -19,8 +19,8 @@ export const WORKER_RUNTIME: Runtime = Runtime.NODEJS_24_X;
  * `module` before `main` (the SDK's ES builds); a `require` in scope for CommonJS dependencies.
  * The AWS SDK is bundled at the versions of the lockfile, never taken from the runtime: AWS no
  * longer documents which SDK a Node runtime ships, and an older SDK silently drops input members
- * it does not know, such as PutObject's IfNoneMatch (AWS-SEMANTICS, "SDK versions in the
- * runtime"): the conditional writes would then vanish from the wire.
+ * it does not know, such as PutObject's IfNoneMatch (docs/AWS-BEHAVIOUR.md, "SDK versions in
+ * the runtime"): the conditional writes would then vanish from the wire.
  *
  * @example
  * new NodejsFunction(scope, 'Fn', { entry, runtime: WORKER_RUNTIME, bundling: { ...WORKER_BUNDLING } });

@@ -5,7 +5,7 @@ import { type Judgement, OutputState } from './judgeOutput.js';
  * done-check needs no conditional GET of the input: the output is valid, of the current code
  * (`judgeOutput` answered BUILT) and was built from exactly the content version the event names.
  *
- * Why this is safe (AWS-SEMANTICS.md, "The event's eTag"; S3 User Guide, "Amazon S3 event
+ * Why this is safe (docs/AWS-BEHAVIOUR.md, "The event's eTag"; S3 User Guide, "Amazon S3 event
  * notifications": an event's `eTag` and `size` describe the version that caused it): every later
  * write of the key causes its own event. If the input was overwritten after this event (before or
  * after the HEAD), the newer content's own event will find an output built from another ETag than

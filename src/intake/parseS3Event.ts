@@ -1,6 +1,6 @@
 /**
  * S3 event intake: turns the body of one SQS message into the S3 objects it names.
- * Pure: no SDK, no clock. See ../shared AWS-SEMANTICS.md, "S3 event notifications (to SQS)".
+ * Pure: no SDK, no clock. See docs/AWS-BEHAVIOUR.md, "Event keys and sequencers".
  */
 
 /** One object named by an S3 event record. `key` is already URL-decoded. */

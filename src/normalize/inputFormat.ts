@@ -22,7 +22,7 @@ export const GZIP_EXTENSION = '.gz';
  * `.gz`. Returns `undefined` for anything else: a folder marker (`dir/`), a dotfile with no name
  * (`.csv`), `.txt`, `.zip`, a bare `.gz`... The worker then skips the object with a reason; an
  * unsupported file is not an error and must not be retried. Pass the DECODED key (S3 events
- * URL-encode keys; see AWS-SEMANTICS.md).
+ * URL-encode keys; see docs/AWS-BEHAVIOUR.md, "Event keys and sequencers").
  *
  * @example
  * formatOfKey('incoming/2026 sales+returns/café münchen.CSV'); // 'csv'

@@ -358,7 +358,7 @@ export class S3ObjectStore {
   /**
    * DeleteObject with `If-Match: <etag>`: removes the object only while it is still the version
    * the caller looked at, so a delete never removes what a concurrent writer has just published.
-   * AWS-SEMANTICS "Conditional deletes": a mismatch answers 412 (S3 User Guide, "Conditional
+   * docs/AWS-BEHAVIOUR.md, "Conditional deletes": a mismatch answers 412 (S3 User Guide, "Conditional
    * deletes"); a missing key answers 404 with If-Match, and both are results here.
    *
    * @example
@@ -431,7 +431,7 @@ async function classifyWrite(target: S3Target, write: () => Promise<string>): Pr
   try {
     return { status: WriteStatus.WRITTEN, etag: await write() };
   } catch (error) {
-    // AWS-SEMANTICS: 412 PreconditionFailed = another writer won; 409 ConditionalRequestConflict =
+    // docs/AWS-BEHAVIOUR.md, "Conditional writes": 412 PreconditionFailed = another writer won; 409 ConditionalRequestConflict =
     // a concurrent write in flight, retry; 404 NoSuchKey on If-Match = the object is gone.
     const status = httpStatus(error);
     if (status === 412) return { status: WriteStatus.PRECONDITION_FAILED };

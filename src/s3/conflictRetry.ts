@@ -1,6 +1,6 @@
 /**
  * How {@link S3ObjectStore} retries a conditional write that met 409 ConditionalRequestConflict (a
- * concurrent conflicting write in flight; AWS-SEMANTICS: "retry the request"). Delays are AWS's
+ * concurrent conflicting write in flight; docs/AWS-BEHAVIOUR.md, "Conditional writes"). Delays are AWS's
  * "full jitter": before retry n (0-based), sleep `random() * min(capMs, baseMs * 2^n)`, so writers
  * that conflicted together do not retry together.
  */

@@ -297,7 +297,7 @@ async function attempt(
 
   // A duplicate costs one request: when the event names the content the output was built from,
   // the HEAD alone decides (eventProvesCurrent.ts: every later write of the key causes its own
-  // event, AWS-SEMANTICS "The event's eTag"), and no conditional GET is sent. Otherwise the
+  // event, docs/AWS-BEHAVIOUR.md, "The event's eTag"), and no conditional GET is sent. Otherwise the
   // conditional GET asks S3 whether the input still has that ETag.
   // A built output is done only with the side objects it lists (checked beside the conditional GET,
   // only when it lists any), also when the event's eTag matches: a concurrent writer of other

@@ -43,7 +43,7 @@ export interface RemoveOutputsOptions {
  * 2. HEAD the input: if it exists (re-uploaded since the delete), keep everything and bring the
  *    output up to date as for a create event (the done-check; usually it is done already).
  * 3. Delete each output that names this input with `If-Match` on the ETag of step 1
- *    (AWS-SEMANTICS "Conditional deletes"): a version published by a concurrent rebuild after step
+ *    (docs/AWS-BEHAVIOUR.md, "Conditional deletes"): a version published by a concurrent rebuild after step
  *    1 has another ETag, answers 412 and is kept. See removalDecision.ts for why the order matters.
  *
  * 4. When something was removed, HEAD the input again: if it exists now (re-uploaded after step 2),

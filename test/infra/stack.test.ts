@@ -149,7 +149,7 @@ describe('the worker function', () => {
     // ESM: an `export` of the handler and `import` statements, no CommonJS wrapper.
     expect(bundle).toMatch(/export\s*\{[^}]*\bhandler\b[^}]*\}/);
     expect(bundle).not.toMatch(/\bmodule\.exports\b/);
-    // The SDK is inside the bundle (AWS-SEMANTICS, "SDK versions in the runtime"): its PutObject
+    // The SDK is inside the bundle (docs/AWS-BEHAVIOUR.md, "SDK versions in the runtime"): its PutObject
     // serializer, which writes the If-None-Match header, is part of the asset.
     expect(bundle).toContain('If-None-Match');
     expect(statSync(join(dir, 'index.mjs')).size).toBeLessThan(1024 * 1024);
@@ -505,7 +505,7 @@ describe('the worker role (least privilege)', () => {
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`, { 's3:prefix': '' })).toBe(false);
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`, { 's3:prefix': 'private/' })).toBe(false);
     // The implicit ListBucket check behind "404, not 403, for a missing key" carries no s3:prefix
-    // (a HEAD has none): it must pass, or every first done-check fails (AWS-SEMANTICS, 2026-12-01).
+    // (a HEAD has none): it must pass, or every first done-check fails (docs/AWS-BEHAVIOUR.md, "404 or 403 for a missing key").
     expect(can('s3:ListBucket', `arn:aws:s3:::${ids.input}`)).toBe(true);
   });
 

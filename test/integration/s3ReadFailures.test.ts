@@ -48,7 +48,7 @@ const copyWorker = (outputBucket: string): WorkerDefinition =>
   });
 
 /**
- * How the worker tells the read failures apart (AWS-SEMANTICS, "404 or 403 for a missing key"):
+ * How the worker tells the read failures apart (docs/AWS-BEHAVIOUR.md, "404 or 403 for a missing key"):
  * only a missing key is "gone"; a refused or impossible bucket is a non-retryable failure whose
  * failure record names the cause. NoSuchBucket and NoSuchKey come from moto itself; 403 and
  * InvalidBucketName from S3DenyProxy in S3's wire format (moto enforces no IAM and answers

@@ -4,7 +4,7 @@ import { OutputState } from '../../src/done/judgeOutput.js';
 
 const built = { state: OutputState.BUILT, etag: 'out1', sourceEtag: 'e1' } as const;
 
-describe('eventProvesCurrent: when the HEAD alone decides "done" (AWS-SEMANTICS "The event\'s eTag")', () => {
+describe('eventProvesCurrent: when the HEAD alone decides "done" (docs/AWS-BEHAVIOUR.md, "The event\'s eTag")', () => {
   it('a built output whose source ETag is the event eTag is done without reading the input', () => {
     expect(eventProvesCurrent(built, { eTag: 'e1' })).toBe(true);
   });

@@ -13,7 +13,7 @@ const s3Record = (key: string, extra: Record<string, unknown> = {}) => ({
   },
 });
 
-describe('decodeS3EventKey (AWS-SEMANTICS: keys are form-URL-encoded)', () => {
+describe('decodeS3EventKey (docs/AWS-BEHAVIOUR.md: keys are form-URL-encoded)', () => {
   it('turns + into a space, %2B into a plus and %XX into UTF-8', () => {
     expect(decodeS3EventKey('incoming/2026+sales%2Breturns/caf%C3%A9+m%C3%BCnchen.csv')).toBe(
       'incoming/2026 sales+returns/café münchen.csv',
@@ -79,7 +79,7 @@ describe('parseS3EventBody', () => {
   });
 });
 
-describe('compareSequencers (AWS-SEMANTICS: left-pad, then compare)', () => {
+describe('compareSequencers (docs/AWS-BEHAVIOUR.md: left-pad, then compare)', () => {
   it('orders sequencers of different lengths by padding the shorter with zeros', () => {
     expect(compareSequencers('FF', '0100')).toBeLessThan(0);
     expect(compareSequencers('0055AED6DCD9028200', '0055AED6DCD90281E5')).toBeGreaterThan(0);
