@@ -15,6 +15,7 @@ import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { testClients, uniqueName } from '../support/aws.js';
+import { copyWorker } from '../support/copyWorker.js';
 import { createBucket, readText } from '../support/s3.js';
 
 const context = (remainingMs = 60_000): Context =>
@@ -50,17 +51,7 @@ describe('createSqsBatchHandler', () => {
   let output: string;
   let seen: RecordOutcome[];
   const worker = (outputBucket: string, transform?: () => Promise<void>) =>
-    defineWorker({
-      name: 'copy',
-      codeVersion: '1',
-      outputBucket,
-      outputKey: (s) => deterministicKey({ prefix: 'out/', source: s }),
-      async transform({ body }, { output: out }) {
-        if (transform) await transform();
-        for await (const chunk of body) await out.write(chunk as Uint8Array);
-        return {};
-      },
-    });
+    copyWorker(outputBucket, transform ? { before: transform } : {});
 
   beforeEach(async () => {
     input = await createBucket(clients.s3, uniqueName('in'));

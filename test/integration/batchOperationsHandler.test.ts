@@ -9,10 +9,9 @@ import {
 } from '../../src/batch/createBatchOperationsHandler.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { encodeManifestKey } from '../../src/intake/parseBatchOperationsEvent.js';
-import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { defineWorker } from '../../src/worker/defineWorker.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { copyWorker } from '../support/copyWorker.js';
 import { createBucket, listKeys, readText } from '../support/s3.js';
 
 const context = (remainingMs = 60_000): Context =>
@@ -51,18 +50,19 @@ describe('createBatchOperationsHandler', () => {
   const clients = testClients(log);
   let input: string;
   let output: string;
-  const worker = (options: { fail?: () => Error } = {}) =>
-    defineWorker({
-      name: 'copy',
-      codeVersion: '1',
-      outputBucket: output,
-      outputKey: (s) => deterministicKey({ prefix: 'out/', source: s }),
-      async transform({ body }, { output: out }) {
-        if (options.fail) throw options.fail();
-        for await (const chunk of body) await out.write(chunk as Uint8Array);
-        return {};
-      },
-    });
+  const worker = (options: { fail?: () => Error } = {}) => {
+    const { fail } = options;
+    return copyWorker(
+      output,
+      fail
+        ? {
+            before: () => {
+              throw fail();
+            },
+          }
+        : {},
+    );
+  };
   const put = (key: string, body: string) =>
     clients.s3.send(new PutObjectCommand({ Bucket: input, Key: key, Body: body }));
 

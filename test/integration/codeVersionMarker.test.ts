@@ -6,6 +6,7 @@ import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { copyWorker } from '../support/copyWorker.js';
 import { createBucket, listKeys } from '../support/s3.js';
 
 const context = { awsRequestId: 'r', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
@@ -38,16 +39,7 @@ describe('the code-version marker (a codeVersion bump made visible to listings)'
     const output = await createBucket(clients.s3, uniqueName('out'));
     await clients.s3.send(new PutObjectCommand({ Bucket: input, Key: 'a.txt', Body: 'x' }));
     await clients.s3.send(new PutObjectCommand({ Bucket: input, Key: 'b.txt', Body: 'y' }));
-    const worker = defineWorker({
-      name: 'copy',
-      codeVersion: 'copy@2',
-      outputBucket: output,
-      outputKey: (s) => deterministicKey({ prefix: 'out/', source: s }),
-      async transform({ body }, { output: out }) {
-        for await (const chunk of body) await out.write(chunk as Uint8Array);
-        return {};
-      },
-    });
+    const worker = copyWorker(output, { codeVersion: 'copy@2' });
     const instance = () =>
       createSqsBatchHandler({
         worker,

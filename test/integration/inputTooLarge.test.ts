@@ -3,12 +3,11 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { InputTooLargeError } from '../../src/errors.js';
-import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { defineWorker } from '../../src/worker/defineWorker.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { processObject } from '../../src/worker/processObject.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { copyWorker } from '../support/copyWorker.js';
 import { createBucket, listKeys } from '../support/s3.js';
 
 describe('an input too large for one invocation is refused up front, never retried into a timeout loop', () => {
@@ -17,17 +16,7 @@ describe('an input too large for one invocation is refused up front, never retri
   const store = new S3ObjectStore(clients.s3);
   let input: string;
   let output: string;
-  const worker = () =>
-    defineWorker({
-      name: 'copy',
-      codeVersion: '1',
-      outputBucket: output,
-      outputKey: (s) => deterministicKey({ prefix: 'out/', source: s }),
-      async transform({ body }, { output: out }) {
-        for await (const chunk of body) await out.write(chunk as Uint8Array);
-        return {};
-      },
-    });
+  const worker = () => copyWorker(output);
 
   beforeEach(async () => {
     input = await createBucket(clients.s3, uniqueName('in'));

@@ -8,6 +8,7 @@ import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { copyWorker } from '../support/copyWorker.js';
 import { createBucket } from '../support/s3.js';
 
 const MIB = 1024 * 1024;
@@ -153,15 +154,10 @@ describe('concurrency by memory: done-checks all at once, transforms admitted by
     // for its memory (the order of the answers is the emulator's, not the test's).
     await upload(['big.txt', 'late.txt']);
     let remaining = 60_000;
-    const slow = defineWorker({
+    const slow = copyWorker(output, {
       name: 'slow',
-      codeVersion: '1',
-      outputBucket: output,
-      outputKey: (s) => deterministicKey({ prefix: 'out/', source: s }),
-      async transform({ body }, { output: out }) {
-        for await (const chunk of body) await out.write(chunk as Uint8Array);
+      after: () => {
         remaining = 1_000; // the big transform used up the function's time
-        return {};
       },
     });
     const handler = createSqsBatchHandler({ worker: slow, store: new S3ObjectStore(clients.s3), sqs: clients.sqs });

@@ -15,6 +15,7 @@ import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { testClients, uniqueName } from '../support/aws.js';
+import { copyWorker } from '../support/copyWorker.js';
 import { createBucket, listKeys } from '../support/s3.js';
 
 /** The invocation's clock: transforms advance it, the context and the handler read it. */
@@ -65,15 +66,9 @@ describe('the deadline between the records of one message: finish what fits, req
 
   /** Copies its input, advancing the clock by `msPerRecord` as a slow transform would. */
   const worker = (clock: Clock, msPerRecord: number) =>
-    defineWorker({
-      name: 'copy',
-      codeVersion: '1',
-      outputBucket: output,
-      outputKey: (s) => deterministicKey({ prefix: 'out/', source: s }),
-      async transform({ body }, { output: out }) {
-        for await (const chunk of body) await out.write(chunk as Uint8Array);
+    copyWorker(output, {
+      after: () => {
         clock.t += msPerRecord;
-        return {};
       },
     });
 

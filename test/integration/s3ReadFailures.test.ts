@@ -5,13 +5,12 @@ import { ensureQueue } from '../../local/provision.js';
 import { createAwsClients } from '../../src/aws/clients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
-import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3AccessDeniedError, S3BucketMissingError, S3BucketNameInvalidError } from '../../src/s3/errors.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { processObject } from '../../src/worker/processObject.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
+import { copyWorker } from '../support/copyWorker.js';
 import { createBucket, listKeys } from '../support/s3.js';
 import { type RefusalRule, S3DenyProxy } from '../support/s3DenyProxy.js';
 
@@ -34,18 +33,6 @@ const s3Record = (messageId: string, bucket: string, key: string, queueArn: stri
     eventSourceARN: queueArn,
     awsRegion: 'us-east-1',
   }) as unknown as SQSRecord;
-
-const copyWorker = (outputBucket: string): WorkerDefinition =>
-  defineWorker({
-    name: 'copy',
-    codeVersion: '1',
-    outputBucket,
-    outputKey: (s) => deterministicKey({ prefix: 'out/', source: s }),
-    async transform({ body }, { output }) {
-      for await (const chunk of body) await output.write(chunk as Uint8Array);
-      return {};
-    },
-  });
 
 /**
  * How the worker tells the read failures apart (docs/AWS-BEHAVIOUR.md, "404 or 403 for a missing key"):
