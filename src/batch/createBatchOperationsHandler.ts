@@ -12,12 +12,12 @@ import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../logging/logger.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
-import { emitRecordOutcome, type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { processObject } from '../worker/processObject.js';
 import { admitWithinDeadline } from './admitWithinDeadline.js';
 import { MemoryBudget } from './MemoryBudget.js';
 import { mapWithConcurrency } from './mapWithConcurrency.js';
-import { recordOutcomeLogMessage } from './recordOutcomeLog.js';
+import { reportOutcomes } from './reportOutcomes.js';
 import { defaultDeadlineMarginMs } from './runBatch.js';
 
 /** Options for {@link createBatchOperationsHandler}. */
@@ -184,25 +184,7 @@ export function createBatchOperationsHandler(
           }),
       );
     }
-    for (const outcome of outcomes) {
-      const log = outcome.status === RecordStatus.FAILED ? logger.warn : logger.info;
-      log(recordOutcomeLogMessage(outcome.status), { ...outcome });
-      emitRecordOutcome(outcome);
-      if (options.onOutcome) {
-        try {
-          options.onOutcome(outcome, { worker: options.worker.name });
-        } catch (error) {
-          logger.warn('the onOutcome hook failed; the task result stands', { taskId: outcome.messageId, error });
-        }
-      }
-    }
-    if (options.onOutcome?.flush) {
-      try {
-        await options.onOutcome.flush();
-      } catch (error) {
-        logger.warn('the onOutcome hook could not flush; the task results stand', { error });
-      }
-    }
+    await reportOutcomes(outcomes, { logger, name: options.worker.name, onOutcome: options.onOutcome }, 'task');
     return {
       invocationSchemaVersion: parsed.schema,
       treatMissingKeysAs: BatchOperationsResultCode.PERMANENT_FAILURE,

@@ -1,9 +1,9 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { FailureRecorder, StartedRecord } from '../failures/FailureRecorder.js';
 import type { Logger } from '../logging/logger.js';
-import { emitRecordOutcome, type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { mapWithConcurrency } from './mapWithConcurrency.js';
-import { recordOutcomeLogMessage } from './recordOutcomeLog.js';
+import { reportOutcomes } from './reportOutcomes.js';
 
 /** The batch rules every rerun handler shares. */
 export interface BatchRules {
@@ -87,28 +87,7 @@ export async function runBatch(
   if (rules.failureRecorder) {
     await recordEnds(rules.failureRecorder, records, outcomes, started, rules.concurrency);
   }
-  for (const outcome of outcomes) {
-    const log = outcome.status === RecordStatus.FAILED ? rules.logger.warn : rules.logger.info;
-    log(recordOutcomeLogMessage(outcome.status), { ...outcome });
-    emitRecordOutcome(outcome);
-    if (rules.onOutcome) {
-      try {
-        rules.onOutcome(outcome, { worker: rules.name });
-      } catch (error) {
-        rules.logger.warn('the onOutcome hook failed; the batch result stands', {
-          messageId: outcome.messageId,
-          error,
-        });
-      }
-    }
-  }
-  if (rules.onOutcome?.flush) {
-    try {
-      await rules.onOutcome.flush();
-    } catch (error) {
-      rules.logger.warn('the onOutcome hook could not flush; the batch result stands', { error });
-    }
-  }
+  await reportOutcomes(outcomes, rules, 'batch');
   return {
     batchItemFailures: outcomes
       .filter((o) => o.status === RecordStatus.FAILED)
