@@ -14,11 +14,10 @@ import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { processObject } from '../worker/processObject.js';
-import { admitWithinDeadline } from './admitWithinDeadline.js';
+import { invocationLimits } from './invocationLimits.js';
 import { MemoryBudget } from './MemoryBudget.js';
 import { mapWithConcurrency } from './mapWithConcurrency.js';
 import { reportOutcomes } from './reportOutcomes.js';
-import { defaultDeadlineMarginMs } from './runBatch.js';
 
 /** Options for {@link createBatchOperationsHandler}. */
 export interface BatchOperationsHandlerOptions {
@@ -106,16 +105,21 @@ export function createBatchOperationsHandler(
   const forInvocation = createInvocationLogger(baseLogger);
 
   return async (event, context) => {
+    // At most the function's timeout: a read whose pace projects past it is too large for the function.
+    const timeLimitMs = context.getRemainingTimeInMillis();
     const parsed = parseBatchOperationsEvent(event);
     if (!parsed.ok) {
       throw new BatchOperationsEventError(`not an S3 Batch Operations invocation: ${parsed.reason}`);
     }
     const logger = forInvocation(context).child({ jobId: parsed.jobId, invocationId: parsed.invocationId });
     if (options.memoryBudget !== false) budget ??= MemoryBudget.forFunction(context.memoryLimitInMB);
-    const margin = options.deadlineMarginMs ?? defaultDeadlineMarginMs(context.getRemainingTimeInMillis());
-    const admission = budget
-      ? admitWithinDeadline(budget, () => context.getRemainingTimeInMillis(), margin)
-      : undefined;
+    // The SQS handler's limits: a read that runs short of time stops before the timeout
+    // (TemporaryFailure), one that no invocation could finish is too large (PermanentFailure).
+    const {
+      marginMs: margin,
+      admission,
+      deadline,
+    } = invocationLimits(context, { deadlineMarginMs: options.deadlineMarginMs, budget, timeLimitMs, now: Date.now });
     const source = batchOperationsFailureSource(parsed.jobId);
 
     const run = async (task: ParsedBatchOperationsTask): Promise<RecordOutcome> => {
@@ -143,6 +147,7 @@ export function createBatchOperationsHandler(
             freshDelivery: false,
             ...(admission ? { admission } : {}),
             ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
+            deadline,
           },
         );
         return {

@@ -24,10 +24,10 @@ import {
 } from '../worker/processObject.js';
 import type { ReadDeadline } from '../worker/readGuard.js';
 import { removeOutputs } from '../worker/removeOutputs.js';
-import { admitWithinDeadline } from './admitWithinDeadline.js';
+import { invocationLimits } from './invocationLimits.js';
 import { isFreshDelivery } from './isFreshDelivery.js';
 import { MemoryBudget } from './MemoryBudget.js';
-import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from './runBatch.js';
+import { receiveCountOf, runBatch } from './runBatch.js';
 
 /** Called after an object's output is known to be valid and current (written now or found done). */
 export type AfterOutputHook = (
@@ -466,20 +466,14 @@ export function createSqsBatchHandler(
     // code version is written before its marker exists.
     await markCodeVersion();
     if (options.memoryBudget !== false) budget ??= MemoryBudget.forFunction(context.memoryLimitInMB);
-    const margin = options.deadlineMarginMs ?? defaultDeadlineMarginMs(context.getRemainingTimeInMillis());
-    const admission = budget
-      ? admitWithinDeadline(budget, () => context.getRemainingTimeInMillis(), margin)
-      : undefined;
+    // Every read of this invocation judges the time left by the same margin (src/worker/readGuard.ts).
+    const {
+      marginMs: margin,
+      admission,
+      deadline,
+    } = invocationLimits(context, { deadlineMarginMs: options.deadlineMarginMs, budget, timeLimitMs, now });
     // What an in-process wait must leave: the deadline margin, and as much again to finish the record.
     const reserveMs = 2 * margin;
-    // Every read of this invocation judges the time left by the same margin (src/worker/readGuard.ts).
-    const deadline: ReadDeadline = {
-      remainingTimeMs: () => context.getRemainingTimeInMillis(),
-      marginMs: margin,
-      timeLimitMs,
-      now,
-      reads: { active: 0, started: 0 },
-    };
     const invocation: Invocation = {
       start: invocationStart,
       timeLimitMs,

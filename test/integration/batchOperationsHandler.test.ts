@@ -9,7 +9,9 @@ import {
 } from '../../src/batch/createBatchOperationsHandler.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { encodeManifestKey } from '../../src/intake/parseBatchOperationsEvent.js';
+import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { defineWorker } from '../../src/worker/defineWorker.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
 import { copyWorker } from '../support/copyWorker.js';
 import { createBucket, listKeys, readText } from '../support/s3.js';
@@ -150,6 +152,39 @@ describe('createBatchOperationsHandler', () => {
       resultString: 'not started: function deadline is near (less than 5000 ms left)',
     });
     expect(log.count({ service: 'S3' })).toBe(0);
+  });
+
+  it('a read that runs short of time stops before the timeout: a TemporaryFailure, nothing written', async () => {
+    await put('long.csv', 'x'.repeat(1024 * 1024));
+    let remaining = 60_000;
+    // The first chunk uses up the function's time: the read guard stops at the next one.
+    const slow = defineWorker({
+      name: 'slow',
+      codeVersion: '1',
+      outputBucket: output,
+      outputKey: (s) => deterministicKey({ prefix: 'out/', source: s }),
+      async transform({ body }, { output: out }) {
+        for await (const chunk of body) {
+          await out.write(chunk as Uint8Array);
+          remaining = 1_000;
+        }
+        return {};
+      },
+    });
+    const handler = createBatchOperationsHandler({
+      worker: slow,
+      store: new S3ObjectStore(clients.s3),
+      deadlineMarginMs: 5000,
+    });
+    const ctx = { ...context(), getRemainingTimeInMillis: () => remaining } as Context;
+    const response = await handler(eventV1(input, ['long.csv']), ctx);
+    expect(response.results[0]).toMatchObject({
+      resultCode: 'TemporaryFailure',
+      resultString: expect.stringMatching(
+        /^DeadlineNearError: stopped: the function deadline came near \(less than 5000 ms left\)/,
+      ),
+    });
+    expect(await listKeys(clients.s3, output, 'out/')).toEqual([]);
   });
 
   it('a permanent failure is a PermanentFailure with a failure record filed under the job and the task', async () => {
