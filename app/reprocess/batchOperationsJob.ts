@@ -5,9 +5,9 @@
  * S3 and S3 Control.
  */
 import { createHash } from 'node:crypto';
-import { splitCsvLine } from '../../local/batchOperations/LocalBatchOperationsJob.js';
 import { RerunError } from '../../src/errors.js';
 import { encodeManifestKey } from '../../src/intake/parseBatchOperationsEvent.js';
+import { splitCsvLine } from '../../src/intake/splitCsvLine.js';
 
 /** How `rerun reprocess` runs the planned inputs. */
 export const ReprocessEngine = {

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { RerunError } from '../../src/errors.js';
 import { decodeS3EventKey } from '../../src/intake/parseS3Event.js';
+import { splitCsvLine } from '../../src/intake/splitCsvLine.js';
 import type { ListedObject } from './planReprocess.js';
 import { compareS3Keys } from './s3KeyOrder.js';
 
@@ -90,7 +91,7 @@ export function parseInventoryManifest(text: string): InventoryManifest {
  * // { key: 'incoming/a b.csv', size: 12, lastModified: 1767607200000, etag: '9b2c' }
  */
 export function inventoryRow(line: string, columns: readonly string[]): ListedObject | undefined {
-  const fields = parseCsvLine(line);
+  const fields = splitCsvLine(line);
   const field = (name: string) => fields[columns.indexOf(name)] ?? '';
   if (field('IsDeleteMarker') === 'true' || field('IsLatest') === 'false') return undefined;
   return {
@@ -192,40 +193,4 @@ async function nextRow(reader: AsyncIterator<string>): Promise<ListedObject | un
     if (step.done) return undefined;
     if (step.value !== '') return JSON.parse(step.value) as ListedObject;
   }
-}
-
-/** Splits one CSV line whose fields are quoted (doubled quotes inside), as S3 Inventory writes them. */
-function parseCsvLine(line: string): string[] {
-  const fields: string[] = [];
-  let i = 0;
-  while (i <= line.length) {
-    if (line[i] === '"') {
-      let value = '';
-      i++;
-      for (;;) {
-        const at = line.indexOf('"', i);
-        if (at < 0) {
-          value += line.slice(i);
-          i = line.length;
-          break;
-        }
-        value += line.slice(i, at);
-        if (line[at + 1] === '"') {
-          value += '"';
-          i = at + 2;
-        } else {
-          i = at + 1;
-          break;
-        }
-      }
-      fields.push(value);
-      i++; // the comma
-    } else {
-      const at = line.indexOf(',', i);
-      const end = at < 0 ? line.length : at;
-      fields.push(line.slice(i, end));
-      i = end + 1;
-    }
-  }
-  return fields;
 }

@@ -7,6 +7,7 @@ import type {
   BatchOperationsResultCode,
   BatchOperationsSchema,
 } from '../../src/intake/parseBatchOperationsEvent.js';
+import { splitCsvLine } from '../../src/intake/splitCsvLine.js';
 import { LocalSetupError } from '../errors.js';
 import { createLambdaContext } from '../runner/lambdaContext.js';
 
@@ -266,27 +267,4 @@ async function readText(s3: S3Client, bucket: string, key: string): Promise<stri
 
 function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
-}
-
-/** Splits one CSV line (RFC 4180 quoting). */
-export function splitCsvLine(line: string): string[] {
-  const fields: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (quoted) {
-      if (c === '"' && line[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      fields.push(field);
-      field = '';
-    } else field += c;
-  }
-  fields.push(field);
-  return fields;
 }

@@ -1,13 +1,10 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  parseManifestCsv,
-  runLocalBatchOperationsJob,
-  splitCsvLine,
-} from '../../local/batchOperations/LocalBatchOperationsJob.js';
+import { parseManifestCsv, runLocalBatchOperationsJob } from '../../local/batchOperations/LocalBatchOperationsJob.js';
 import { createBatchOperationsHandler } from '../../src/batch/createBatchOperationsHandler.js';
 import { PublishConflictError } from '../../src/errors.js';
 import { encodeManifestKey } from '../../src/intake/parseBatchOperationsEvent.js';
+import { splitCsvLine } from '../../src/intake/splitCsvLine.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
