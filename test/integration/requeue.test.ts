@@ -164,12 +164,22 @@ describe('the deadline between the records of one message: finish what fits, req
     const clock = new Clock(10_000);
     // Each input alone takes 4 s of the 10 s: it fits a fresh invocation, but ten together do not.
     const msPerByte = 4_000 / size;
+    // The ten share the function by construction, not by the emulator's timing: no transform reads a
+    // byte before all ten have started (moto may answer the GETs one by one, and each read then ran
+    // alone, stopped as "started late": the burst this test is about never happened).
+    let transformsStarted = 0;
+    let allStarted: () => void = () => {};
+    const allTen = new Promise<void>((resolve) => {
+      allStarted = resolve;
+    });
     const slow = defineWorker({
       name: 'slow',
       codeVersion: '1',
       outputBucket: output,
       outputKey: (s) => deterministicKey({ prefix: 'out/', source: s }),
       async transform({ body }, { output: out }) {
+        if (++transformsStarted === keys.length) allStarted();
+        await allTen;
         for await (const chunk of body) {
           clock.t += (chunk as Uint8Array).length * msPerByte;
           await out.write(chunk as Uint8Array);
