@@ -79,6 +79,58 @@ describe('processObject against the emulator', () => {
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\nY\n');
   });
 
+  describe("S3's own first delivery (createFirst): the create is the done-check", () => {
+    const first = { store, freshDelivery: true, createFirst: true };
+
+    it('a new object costs 3 S3 requests: GET input, PUT with If-None-Match: *, the closing conditional GET (304); no HEAD', async () => {
+      const eTag = await putEtag('a.txt', 'x\ny\n');
+      log.clear();
+      const outcome = await processObject(worker, eventOf('a.txt', eTag), first);
+      expect(outcome).toMatchObject({ status: 'processed', reason: 'output created: lines 2, bad 0' });
+      expect(log.operations('S3')).toEqual(['GetObject', 'PutObject', 'GetObject']);
+      expect(log.requests[1]?.input.IfNoneMatch).toBe('*');
+      expect(log.requests[2]?.input.IfNoneMatch).toBe(`"${eTag}"`);
+      expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\nY\n');
+    });
+
+    it("a duplicate of S3's delivery loses its create (412), then the HEAD finds the output done: nothing is replaced", async () => {
+      const eTag = await putEtag('a.txt', 'x\n');
+      await processObject(worker, eventOf('a.txt', eTag), first);
+      const before = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
+      log.clear();
+      const outcome = await processObject(worker, eventOf('a.txt', eTag), first);
+      expect(outcome).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/already done/) });
+      expect(log.operations('S3')).toEqual(['GetObject', 'PutObject', 'HeadObject']);
+      const after = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
+      expect(after.ETag).toBe(before.ETag);
+    });
+
+    it('an overwrite loses its create (412) and replaces the older output with If-Match, keeping no orphan quarantine', async () => {
+      const v1 = await putEtag('a.txt', 'x\n!bad\n');
+      await processObject(worker, eventOf('a.txt', v1), first);
+      const v2 = await putEtag('a.txt', 'y\n');
+      const outcome = await processObject(worker, eventOf('a.txt', v2), first);
+      expect(outcome).toMatchObject({ status: 'processed', publishRacesLost: 1, source: { etag: v2 } });
+      expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('Y\n');
+      // The older content's quarantine is removed: the new output has none.
+      expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
+    });
+
+    it("the worker's firstRun: 'check' runs the done-check first", async () => {
+      const eTag = await putEtag('a.txt', 'x\n');
+      log.clear();
+      await processObject(upperWorker(output, { firstRun: 'check' }), eventOf('a.txt', eTag), first);
+      expect(log.operations('S3')[0]).toBe('HeadObject');
+    });
+
+    it('a delivery that may repeat an earlier attempt never skips the done-check, whatever createFirst says', async () => {
+      const eTag = await putEtag('a.txt', 'x\n');
+      log.clear();
+      await processObject(worker, eventOf('a.txt', eTag), { store, createFirst: true });
+      expect(log.operations('S3')[0]).toBe('HeadObject');
+    });
+  });
+
   it('rerun of an event without an eTag: skipped with 2 requests, no write and no body read (conditional GET answers 304)', async () => {
     await put('a.txt', 'x\n');
     await processObject(worker, event('a.txt'), { store, freshDelivery: true });
