@@ -139,6 +139,9 @@ const NOT_MODIFIED: GetResult = { status: 'not-modified' };
  * Brings one input's output up to date, idempotently. Running it twice has the effect of running
  * it once; running it concurrently with itself is safe.
  *
+ * 0. S3's own first delivery of an event (options.createFirst) skips step 1 in its first round: it
+ *    reads and transforms the input and creates the output with `If-None-Match: *` (step 3), so a
+ *    new object costs a GET and a PUT. A 412 is a lost race (step 4): the next round runs step 1.
  * 1. Done-check: HEAD the output (with the stored checksum) and judge it (judgeOutput.ts).
  * 2. On a fresh delivery (options.freshDelivery), a valid output whose source ETag is the event's
  *    eTag is done: a duplicate costs the HEAD alone (eventProvesCurrent.ts says why that is safe,
@@ -158,7 +161,9 @@ const NOT_MODIFIED: GetResult = { status: 'not-modified' };
  *    changed (the side-output protocol's step 5, src/worker/sideOutputs.ts, says why).
  * 6. A call that published asks S3 once more whether the input still has the ETag it built from
  *    (a conditional GET, 304 when it does): a revert to older bytes may have found the older output
- *    done before this call replaced it. Changed: build again; deleted: remove the outputs.
+ *    done before this call replaced it. Changed: build again; deleted: remove the outputs. After a
+ *    create this is skipped where removals look again (options.removalsLookAgain): no output existed
+ *    for a revert to have found done, so only a delete can have gone unseen.
  *
  * @example
  * const outcome = await processObject(worker, { bucket: 'in', key: 'incoming/a.csv', eventName: 'ObjectCreated:Put' },
