@@ -106,9 +106,10 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
   /** @default 'application/x-ndjson' */
   readonly contentType?: string;
   /**
-   * How S3's own first delivery of an event starts. `'create'`: it reads the input and creates the
-   * output with `If-None-Match: *` at once, and runs the done-check only when that create answers 412
-   * (a new object costs a GET and a PUT; an overwritten one pays for the failed create first).
+   * How S3's own first delivery of an event starts. `'create'`: for an input of at most 8 MiB, it
+   * reads the input and creates the output with `If-None-Match: *` at once, and runs the done-check
+   * only when that create answers 412 (a new object costs a GET and a PUT; an overwritten one pays for
+   * the failed create first); a larger input runs the done-check first.
    * `'check'`: the done-check (a HEAD) comes first, for inputs that are mostly overwritten in place.
    * Every other delivery (a retry, a redrive, rerun's own messages) runs the done-check first anyway.
    * @default 'create'
