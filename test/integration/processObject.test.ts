@@ -120,6 +120,34 @@ describe('processObject against the emulator', () => {
       expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
     });
 
+    it('an old event after newer content was built: its create answers 412, the done-check finds the newer output current (304), nothing regresses', async () => {
+      const v1 = await uploaded('a.txt', 'x\n');
+      const v2 = await uploaded('a.txt', 'y\n');
+      await processObject(worker, v2, first);
+      log.clear();
+      const outcome = await processObject(worker, v1, first);
+      expect(outcome).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/already done.*current/) });
+      expect(log.operations('S3')).toEqual(['GetObject', 'PutObject', 'HeadObject', 'GetObject']);
+      expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('Y\n');
+    });
+
+    it('a copy of identical bytes onto the key (same ETag): its create answers 412 and the HEAD alone finds the output done', async () => {
+      const created = await uploaded('a.txt', 'x\n');
+      await processObject(worker, created, first);
+      await clients.s3.send(
+        new CopyObjectCommand({
+          Bucket: input,
+          Key: 'a.txt',
+          CopySource: `${input}/a.txt`,
+          MetadataDirective: 'REPLACE',
+        }),
+      );
+      log.clear();
+      const outcome = await processObject(worker, created, first);
+      expect(outcome).toMatchObject({ status: 'skipped', source: { etag: created.eTag } });
+      expect(log.operations('S3')).toEqual(['GetObject', 'PutObject', 'HeadObject']);
+    });
+
     it("the worker's firstRun: 'check' runs the done-check first", async () => {
       const created = await uploaded('a.txt', 'x\n');
       log.clear();
