@@ -3,7 +3,7 @@ import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { DeleteStatus, type S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
-import type { ObjectOutcome } from './processObject.js';
+import type { ObjectOutcome } from './ObjectOutcome.js';
 
 /**
  * Brings the output of an input that exists again up to date, with `options.rebuild` (the done-check,
