@@ -3,7 +3,7 @@
  *
  *   tsx bench/run.ts [--json] [--only side,planning,reprocess,sharding,bundles,cold-start,rss,normalizer,csv] [--items N] [--repeats N]
  *                    [--planning-items N] [--reprocess-items N] [--sharding-keys N] [--rss-bytes N] [--normalizer-bytes N]
- *                    [--cold-start-runs N] [--cpu-prof DIR]
+ *                    [--cold-start-runs N] [--rss-formats csv,csv-wide,ndjson] [--cpu-prof DIR]
  *
  * Starts its own emulator (moto with atomic conditional writes, as the tests and `rerun dev` use;
  * AWS_ENDPOINT_URL overrides it). Prints a table (or, with --json, one JSON document on stdout) and
@@ -55,6 +55,7 @@ const { values } = parseArgs({
     'rss-bytes': { type: 'string', default: String(1024 ** 3) },
     'normalizer-bytes': { type: 'string', default: String(64 * 1024 ** 2) },
     'cold-start-runs': { type: 'string', default: '5' },
+    'rss-formats': { type: 'string', default: 'csv,csv-wide,ndjson' },
     'cpu-prof': { type: 'string' },
   },
 });
@@ -77,6 +78,12 @@ const shardingKeys = positive('sharding-keys', values['sharding-keys']);
 const rssBytes = positive('rss-bytes', values['rss-bytes']);
 const normalizerBytes = positive('normalizer-bytes', values['normalizer-bytes']);
 const coldStartRuns = positive('cold-start-runs', values['cold-start-runs']);
+const RSS_FORMATS = ['csv', 'csv-wide', 'ndjson'] as const;
+const rssFormats = (values['rss-formats'] ?? '').split(',').map((format) => {
+  const known = RSS_FORMATS.find((f) => f === format);
+  if (!known) throw new Error(`--rss-formats: unknown format ${format} (formats: ${RSS_FORMATS.join(', ')})`);
+  return known;
+});
 
 const started = Date.now();
 const log = (line: string) => process.stderr.write(`[${Math.round((Date.now() - started) / 1000)} s] ${line}\n`);
@@ -149,7 +156,7 @@ try {
   await section('rss', async () => {
     // Each target is judged on the hardest of these (report.ts).
     const results = [];
-    for (const format of ['csv', 'csv-wide', 'ndjson'] as const) {
+    for (const format of rssFormats) {
       results.push(
         await measurePeakRss({
           endpoint,
