@@ -14,7 +14,7 @@
  *   64 KB chunk of a payload is one request; the bench's messages are under 1 KB). The SQS requests
  *   of an event source mapping's pollers are billed to the account like any other.
  *
- * - Lambda (https://aws.amazon.com/lambda/pricing/), Arm (the stack's functions are ARM64):
+ * - Lambda (https://aws.amazon.com/lambda/pricing/, checked 2026-12-04), Arm (the stack's functions are ARM64):
  *   $0.0000133334 per GB-second of duration (the first tier, up to 7.5 billion GB-seconds a month),
  *   billed per invocation rounded up to the millisecond, and $0.20 per million requests (one per
  *   invocation: an SQS event source mapping invokes once per batch).

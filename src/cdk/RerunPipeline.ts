@@ -174,7 +174,7 @@ export interface RerunPipelineProps {
   /**
    * The input formats the reference normalizer reads here (`'csv'`, `'ndjson'`). The sizing then
    * plans with the slowest declared format's measured figure (NORMALIZE_MIB_PER_CPU_SECOND_BY_FORMAT:
-   * csv 35, ndjson 55 MiB per CPU second) instead of the slowest of all, so an NDJSON-only pipeline
+   * csv 35, ndjson 38 MiB per CPU second) instead of the slowest of all, so an NDJSON-only pipeline
    * accepts larger inputs (MAX_INPUT_BYTES) at the same memory and timeout. For a worker of your own,
    * give `mibPerCpuSecond` instead (not both).
    * @default every format (csv's 35)

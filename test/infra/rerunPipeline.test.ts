@@ -288,7 +288,7 @@ describe('RerunPipeline props', () => {
       mibPerCpuSecond: planningMibPerCpuSecond(['ndjson']),
     });
     const csv = maxInputBytesFor({ memoryMiB: 512, timeoutSeconds: 60, mibPerCpuSecond: NORMALIZE_MIB_PER_CPU_SECOND });
-    expect(ndjson).toBeGreaterThan(csv * 1.5);
+    expect(ndjson).toBeGreaterThan(csv);
     template.hasResourceProperties('AWS::Lambda::Function', {
       MemorySize: 512,
       Timeout: 60,

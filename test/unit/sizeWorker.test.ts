@@ -44,10 +44,10 @@ describe('planningMibPerCpuSecond: the figure for the formats a worker declares'
     expect(planningMibPerCpuSecond([])).toBe(planningMibPerCpuSecond());
   });
 
-  it("an NDJSON-only worker at the reference stack's 512 MB and 60 s accepts 55/35 of the CSV limit", () => {
+  it("an NDJSON-only worker at the reference stack's 512 MB and 60 s accepts 38/35 of the CSV limit", () => {
     const at = (mibPerCpuSecond: number) => maxInputBytesFor({ memoryMiB: 512, timeoutSeconds: 60, mibPerCpuSecond });
     const ratio = at(planningMibPerCpuSecond(['ndjson'])) / at(planningMibPerCpuSecond(['csv']));
-    expect(ratio).toBeCloseTo(55 / 35, 3);
-    expect(Math.round(at(planningMibPerCpuSecond(['ndjson'])) / 1024 ** 2)).toBe(398);
+    expect(ratio).toBeCloseTo(38 / 35, 3);
+    expect(Math.round(at(planningMibPerCpuSecond(['ndjson'])) / 1024 ** 2)).toBe(275);
   });
 });
