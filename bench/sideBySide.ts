@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { type LocalStackResources, provisionLocalStack } from '../app/dev/provisionLocalStack.js';
+import { encodeS3EventKey, reprocessMessageBody } from '../app/reprocess/reprocessMessage.js';
 import { type Topology, topology } from '../app/topology.js';
 import { type AwsClients, createAwsClients } from '../src/aws/clients.js';
 import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
@@ -23,14 +24,16 @@ export type System = (typeof System)[keyof typeof System];
 /**
  * The phases of the side-by-side run, in order:
  * - `first`: every input new (S3's own ObjectCreated events, fresh);
- * - `rerun`: every event delivered again at once, as S3's at-least-once delivery does (fresh
- *   duplicates: first receive, within the function's timeout of the event);
+ * - `duplicate`: every event delivered again at once, as S3's at-least-once delivery does (fresh
+ *   duplicates of S3's own: first receive, within the function's timeout of the event);
+ * - `rerun`: every object sent again as `rerun reprocess` sends it (its send time as the event's
+ *   time, the listed ETag): a rerun of a slice that is done;
  * - `repair`: outputs deleted or corrupted behind the workers' backs, then every event re-sent
  *   without an event time (an operator's rerun, never fresh);
  * - `overwrite`: every input overwritten with new content (one more row), S3's events;
  * - `replay`: the first run's events (the old eTags) re-sent after the overwrite.
  */
-export const PHASES = ['first', 'rerun', 'repair', 'overwrite', 'replay'] as const;
+export const PHASES = ['first', 'duplicate', 'rerun', 'repair', 'overwrite', 'replay'] as const;
 export type Phase = (typeof PHASES)[number];
 
 /** Figures of one phase of one system. */
@@ -113,7 +116,7 @@ interface SystemUnderTest {
   readonly stack: LocalStackResources;
   readonly proxy: FaultProxy;
   readonly env: Record<string, string>;
-  readonly inputs: { key: string; etag: string }[];
+  readonly inputs: UploadedInput[];
 }
 
 interface SideBySideOptions {
@@ -196,13 +199,17 @@ async function runPhases(
     const reference = outputs.get(System.RERUN) ?? own;
     const first = { ...firstRaw, correctOutputs: await countCorrect(clients, sut, reference) };
 
-    log(`${system}: every event delivered again (fresh duplicates)...`);
-    await redeliver(clients, sut, sut.inputs, { fresh: true });
+    log(`${system}: every event delivered again (S3's fresh duplicates)...`);
+    await redeliver(clients, sut, sut.inputs, Resend.S3_DUPLICATE);
+    const duplicate = await runPhase(sut, inputs.length, reference);
+
+    log(`${system}: every object sent again as rerun reprocess sends it...`);
+    await redeliver(clients, sut, sut.inputs, Resend.REPROCESS);
     const rerun = await runPhase(sut, inputs.length, reference);
 
     log(`${system}: repair run after deleting and corrupting outputs (events re-sent, not fresh)...`);
     const damage = await damageOutputs(clients, sut, reference);
-    await redeliver(clients, sut, sut.inputs, { fresh: false });
+    await redeliver(clients, sut, sut.inputs, Resend.STALE);
     const repairPhase = await runPhase(sut, inputs.length, reference);
     const repaired = await countCorrect(clients, sut, reference, damage.keys);
 
@@ -216,10 +223,11 @@ async function runPhases(
     const overwrite = await runPhase(sut, inputs.length, expected);
 
     log(`${system}: the first run's events (old eTags) re-sent after the overwrite...`);
-    await redeliver(clients, sut, oldInputs, { fresh: false });
+    await redeliver(clients, sut, oldInputs, Resend.STALE);
     const replay = await runPhase(sut, inputs.length, expected);
     return {
       first,
+      duplicate,
       rerun,
       repair: { ...repairPhase, deleted: damage.deleted, corrupted: damage.corrupted, repaired },
       overwrite,
@@ -332,7 +340,7 @@ async function setUp(
     const out = await clients.s3.send(
       new PutObjectCommand({ Bucket: stack.inputBucket, Key: input.key, Body: Buffer.from(input.body) }),
     );
-    return { key: input.key, etag: (out.ETag ?? '').replace(/"/g, '') };
+    return { key: input.key, etag: (out.ETag ?? '').replace(/"/g, ''), size: Buffer.byteLength(input.body) };
   });
   return { system, clients, stack, proxy, env, inputs: uploaded };
 }
@@ -414,29 +422,26 @@ function figures(
  * a duplicate of a recent event (first receive, within the function's timeout); otherwise without
  * one, as an operator's rerun or a backfill of the window sends them (never fresh).
  */
-async function redeliver(
-  clients: AwsClients,
-  sut: SystemUnderTest,
-  inputs: readonly { key: string; etag: string }[],
-  { fresh }: { readonly fresh: boolean },
-) {
-  const eventTime = new Date().toISOString();
-  const bodies = inputs.map(({ key, etag }) =>
-    JSON.stringify({
-      Records: [
-        {
-          eventVersion: '2.1',
-          eventSource: 'aws:s3',
-          awsRegion: 'us-east-1',
-          ...(fresh ? { eventTime } : {}),
-          eventName: 'ObjectCreated:Put',
-          s3: {
-            bucket: { name: sut.stack.inputBucket },
-            object: { key: encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/'), eTag: etag },
-          },
-        },
-      ],
-    }),
+async function redeliver(clients: AwsClients, sut: SystemUnderTest, inputs: readonly UploadedInput[], how: Resend) {
+  const sentAt = Date.now();
+  const bodies = inputs.map(({ key, etag, size }) =>
+    how === Resend.REPROCESS
+      ? reprocessMessageBody({ bucket: sut.stack.inputBucket, key, etag, size, sentAt })
+      : JSON.stringify({
+          Records: [
+            {
+              eventVersion: '2.1',
+              eventSource: 'aws:s3',
+              awsRegion: 'us-east-1',
+              ...(how === Resend.S3_DUPLICATE ? { eventTime: new Date(sentAt).toISOString() } : {}),
+              eventName: 'ObjectCreated:Put',
+              s3: {
+                bucket: { name: sut.stack.inputBucket },
+                object: { key: encodeS3EventKey(key), eTag: etag, size },
+              },
+            },
+          ],
+        }),
   );
   for (let start = 0; start < bodies.length; start += 10) {
     await clients.sqs.send(
@@ -447,6 +452,24 @@ async function redeliver(
     );
   }
 }
+
+/** An input as uploaded: what S3's event names (key, ETag, size). */
+export interface UploadedInput {
+  readonly key: string;
+  readonly etag: string;
+  readonly size: number;
+}
+
+/** How the phases send every object again. */
+const Resend = {
+  /** As S3 delivering the event a second time: its time and first receive (a fresh delivery of S3's own). */
+  S3_DUPLICATE: 's3-duplicate',
+  /** As `rerun reprocess` sends it (reprocessMessageBody, with its send time). */
+  REPROCESS: 'reprocess',
+  /** Without an event time: never fresh (an operator's hand-made rerun, or an event replayed late). */
+  STALE: 'stale',
+} as const;
+type Resend = (typeof Resend)[keyof typeof Resend];
 
 function outputKeyOf(sut: SystemUnderTest, key: string): string {
   return createNormalizeWorker({ outputBucket: sut.stack.outputBucket }).outputKey({
@@ -528,10 +551,9 @@ async function overwriteInputs(clients: AwsClients, sut: SystemUnderTest, inputs
   const bodies = new Map(inputs.map((input) => [input.key, input.body]));
   const updated = await mapWithConcurrency(sut.inputs, 8, async ({ key }) => {
     const body = bodies.get(key) ?? '';
-    const out = await clients.s3.send(
-      new PutObjectCommand({ Bucket: sut.stack.inputBucket, Key: key, Body: Buffer.from(body + lastLine(body)) }),
-    );
-    return { key, etag: (out.ETag ?? '').replace(/"/g, '') };
+    const bytes = Buffer.from(body + lastLine(body));
+    const out = await clients.s3.send(new PutObjectCommand({ Bucket: sut.stack.inputBucket, Key: key, Body: bytes }));
+    return { key, etag: (out.ETag ?? '').replace(/"/g, ''), size: bytes.length };
   });
   sut.inputs.splice(0, sut.inputs.length, ...updated);
 }

@@ -8,7 +8,8 @@ export type TableRenderer = (header: string[], rows: string[][]) => string;
 
 const PHASE_LABEL: Record<Phase, string> = {
   first: 'first run',
-  rerun: 'duplicate (fresh)',
+  duplicate: "S3's duplicate (fresh)",
+  rerun: 'rerun reprocess re-send',
   repair: 'repair (re-sent)',
   overwrite: 'overwrite',
   replay: 'old event replayed',

@@ -60,11 +60,41 @@ export function sideBySideTargets(side: SideBySideResult): TargetCheck[] {
       '2 requests per new object (S3 + DynamoDB; the least a first run can do: read the input, write the output)',
     ),
     firstRunTarget(side),
-    requestsTarget('requests-per-duplicate', r.rerun, 1, '1 request per duplicate (S3 + DynamoDB; no side effect)'),
+    duplicateTarget(side),
     requestsTarget('overwrite-requests', r.overwrite, 3, '<= 3 requests per overwritten object (S3 + DynamoDB)'),
     rerunTarget(side),
     costTarget(side),
   ];
+}
+
+/**
+ * Requests per duplicate, judged on the harder of the two duplicates measured: S3 delivering an event
+ * a second time, and `rerun reprocess` sending a done object again.
+ */
+function duplicateTarget(side: SideBySideResult): TargetCheck {
+  const r = side.systems.rerun;
+  const [hardest, other] =
+    requestsOf(r.duplicate) >= requestsOf(r.rerun) ? [r.duplicate, r.rerun] : [r.rerun, r.duplicate];
+  const label = (phase: PhaseFigures) => (phase === r.duplicate ? "S3's second delivery" : 'a rerun reprocess re-send');
+  const check = requestsTarget(
+    'requests-per-duplicate',
+    hardest,
+    1,
+    "1 request per duplicate (S3 + DynamoDB; no side effect), on the harder of S3's second delivery and a rerun reprocess re-send",
+  );
+  return {
+    ...check,
+    measured: `${label(hardest)}: ${check.measured}; ${label(other)}: ${requestsOf(other)} (${operationsPerItem(other)} per item)`,
+    ...(check.met
+      ? {}
+      : {
+          why:
+            "S3's second delivery of an event is a fresh delivery like its first: nothing but a request tells them apart. " +
+            'A first run of 2 requests (first-run-requests) creates at once, so the duplicate pays the GET and the create ' +
+            '(412) before the HEAD finds it done; a HEAD first makes the duplicate 1 request and the first run 3. ' +
+            'The two targets cannot both hold for S3 duplicates; rerun chose the first run (the common case)',
+        }),
+  };
 }
 
 function firstRunTarget(side: SideBySideResult): TargetCheck {
@@ -176,7 +206,7 @@ const usd = (n: number) => (Number.isFinite(n) ? `$${n}` : 'no output (infinite)
 function costTarget(side: SideBySideResult): TargetCheck {
   const r = side.systems.rerun;
   const p = side.systems.powertools;
-  const rows = (['first', 'rerun', 'overwrite', 'replay'] as const).map((phase) => ({
+  const rows = (['first', 'duplicate', 'rerun', 'overwrite', 'replay'] as const).map((phase) => ({
     phase: phase as string,
     rerun: r[phase].costPerMillionItems.total,
     powertools: p[phase].costPerMillionItems.total,

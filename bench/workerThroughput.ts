@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { encodeS3EventKey, reprocessMessageBody } from '../app/reprocess/reprocessMessage.js';
 import { topology } from '../app/topology.js';
 import { createLambdaContext } from '../local/runner/lambdaContext.js';
 import { toSqsRecord } from '../local/runner/sqsRecord.js';
@@ -48,21 +49,24 @@ export async function measureWorkerThroughput(options: {
   readonly clients: AwsClients;
   readonly system: 'rerun' | 'powertools';
   readonly inputBucket: string;
-  readonly inputs: readonly { readonly key: string; readonly etag: string }[];
+  readonly inputs: readonly { readonly key: string; readonly etag: string; readonly size: number }[];
   readonly repeats: number;
 }): Promise<WorkerThroughput> {
   const { clients } = options;
-  // Built for each run: the events are as S3 delivers them, just now (fresh deliveries).
-  const events = () => batches(options.inputBucket, options.inputs);
+  // Built for each run: the first runs' events as S3 delivers them, just now (fresh deliveries of S3's
+  // own); the reruns' as `rerun reprocess` sends them (with their send time: fresh, rerun's own).
+  const events = (how: 's3' | 'reprocess') => batches(options.inputBucket, options.inputs, how);
   const firstRuns: number[] = [];
   let handler: Handler | undefined;
   for (let i = 0; i < options.repeats; i++) {
     handler = await freshHandler(clients, options.system);
-    firstRuns.push(await invokeAll(handler, events(), options.inputs.length));
+    firstRuns.push(await invokeAll(handler, events('s3'), options.inputs.length));
   }
   if (!handler) throw new Error('repeats must be at least 1');
   const rerunRuns: number[] = [];
-  for (let i = 0; i < options.repeats; i++) rerunRuns.push(await invokeAll(handler, events(), options.inputs.length));
+  for (let i = 0; i < options.repeats; i++) {
+    rerunRuns.push(await invokeAll(handler, events('reprocess'), options.inputs.length));
+  }
   return {
     firstItemsPerSecond: median(firstRuns),
     firstRuns,
@@ -120,30 +124,37 @@ async function invokeAll(handler: Handler, events: readonly SQSEvent[], items: n
   return Math.round((items * 10_000) / (performance.now() - started)) / 10;
 }
 
-/** The inputs' ObjectCreated events with an event time of now, first receive: fresh deliveries. */
-function batches(bucket: string, inputs: readonly { key: string; etag: string }[]): SQSEvent[] {
-  const eventTime = new Date().toISOString();
-  const records = inputs.map(({ key, etag }, i) =>
+/**
+ * The inputs' ObjectCreated events with an event time of now, first receive: fresh deliveries, as S3
+ * sends them (key, ETag and size) or as `rerun reprocess` sends them.
+ */
+function batches(
+  bucket: string,
+  inputs: readonly { key: string; etag: string; size: number }[],
+  how: 's3' | 'reprocess',
+): SQSEvent[] {
+  const sentAt = Date.now();
+  const records = inputs.map(({ key, etag, size }, i) =>
     toSqsRecord(
       {
         MessageId: `bench-${i}`,
         ReceiptHandle: `bench-${i}`,
-        Body: JSON.stringify({
-          Records: [
-            {
-              eventVersion: '2.1',
-              eventSource: 'aws:s3',
-              awsRegion: 'us-east-1',
-              eventTime,
-              eventName: 'ObjectCreated:Put',
-              s3: {
-                bucket: { name: bucket },
-                object: { key: encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/'), eTag: etag },
-              },
-            },
-          ],
-        }),
-        Attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
+        Body:
+          how === 'reprocess'
+            ? reprocessMessageBody({ bucket, key, etag, size, sentAt })
+            : JSON.stringify({
+                Records: [
+                  {
+                    eventVersion: '2.1',
+                    eventSource: 'aws:s3',
+                    awsRegion: 'us-east-1',
+                    eventTime: new Date(sentAt).toISOString(),
+                    eventName: 'ObjectCreated:Put',
+                    s3: { bucket: { name: bucket }, object: { key: encodeS3EventKey(key), eTag: etag, size } },
+                  },
+                ],
+              }),
+        Attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(sentAt) },
       },
       { queueArn: 'arn:aws:sqs:us-east-1:123456789012:bench', region: 'us-east-1' },
     ),

@@ -40,7 +40,12 @@ const throughput = (first: number, rerun: number) => ({
 
 /** rerun at the physical minimum against the baseline's GET + PUT + 2 DynamoDB writes. */
 function sideBySide(
-  over: { rerunFirst?: Record<string, number>; latency?: [number, number]; e2e?: [number, number] } = {},
+  over: {
+    rerunFirst?: Record<string, number>;
+    rerunDuplicate?: Record<string, number>;
+    latency?: [number, number];
+    e2e?: [number, number];
+  } = {},
 ) {
   const [rl, pl] = over.latency ?? [130, 100];
   const [re, pe] = over.e2e ?? [62, 50];
@@ -55,6 +60,7 @@ function sideBySide(
     systems: {
       rerun: {
         first: phase(first),
+        duplicate: phase(over.rerunDuplicate ?? { 'S3:HeadObject': 200 }, { msPerItem: 3 }),
         rerun: phase({ 'S3:HeadObject': 200 }, { msPerItem: 3 }),
         repair: {
           ...phase({ 'S3:HeadObject': 220, 'S3:GetObject': 40, 'S3:PutObject': 40 }, { msPerItem: 4 }),
@@ -72,6 +78,7 @@ function sideBySide(
           { 'DynamoDB:PutItem': 200, 'S3:GetObject': 200, 'S3:PutObject': 200, 'DynamoDB:UpdateItem': 200 },
           { msPerItem: 12 },
         ),
+        duplicate: phase({ 'DynamoDB:PutItem': 200 }, { msPerItem: 3 }),
         rerun: phase({ 'DynamoDB:PutItem': 200 }, { msPerItem: 3 }),
         repair: { ...phase({ 'DynamoDB:PutItem': 200 }, { msPerItem: 3, correct: 160 }), ...damage, repaired: 0 },
         overwrite: phase(
@@ -133,6 +140,14 @@ describe('bench cost and targets', () => {
     expect(first?.bound).toBe(1.32);
     expect(first?.status).toBe(TargetStatus.MET);
     expect(first?.measured).toContain('latency bound 1.32 x');
+  });
+
+  it("judges requests per duplicate on the harder of S3's second delivery and a rerun reprocess re-send", () => {
+    const side = sideBySide({ rerunDuplicate: { 'S3:GetObject': 200, 'S3:PutObject': 200, 'S3:HeadObject': 200 } });
+    const duplicate = target(side, 'requests-per-duplicate');
+    expect(duplicate?.status).toBe(TargetStatus.MISSED);
+    expect(duplicate?.measured).toMatch(/^S3's second delivery: 3 .*; a rerun reprocess re-send: 1 /);
+    expect(duplicate?.missedBy).toBe('2 request(s) per item too many');
   });
 
   it('counts a HEAD before the work as a missed first-run target, and judges the ratio on the harder figure', () => {
