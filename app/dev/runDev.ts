@@ -24,6 +24,7 @@ import { startLocalSchedule } from '../partition/localSchedule.js';
 import { provisionSummaryStage } from '../partition/provisionSummaryStage.js';
 import { referenceInputRules } from '../partition/referenceInputRules.js';
 import { topology as defaultTopology, localResourceNames, type Topology, workerQueueNames } from '../topology.js';
+import { publishDevSession } from './devSessionFile.js';
 import { formatOutcomeLine, formatOutcomeTable } from './formatOutcomeTable.js';
 import { type DeliveryCounts, ObjectState, OutcomeTracker } from './OutcomeTracker.js';
 import { ProgressReporter } from './ProgressReporter.js';
@@ -222,6 +223,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
   let moto: MotoServer | undefined;
   let sink: WebhookSink | undefined;
   let unsubscribe: (() => void) | undefined;
+  let session: { close(): void } | undefined;
   const pools: LambdaRuntimePool[] = [];
   try {
     let endpoint = options.endpoint;
@@ -327,6 +329,13 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       sinkUrl: sink.url,
     };
     options.writeResult(`READY ${JSON.stringify(ready)}`);
+    // For `rerun ui`: where this session is, and its outcomes as they happen (app/dev/devSessionFile.ts).
+    session = publishDevSession({
+      ...ready,
+      appName: t.appName,
+      summaryQueueUrl: summaryStage.queueUrl,
+      summaryDlqUrl: summaryStage.dlqUrl,
+    });
 
     // Which queue's maxReceiveCount applies to a message, noted by its runner as it receives it: a
     // failure on the last receive is final, one with receives left is retried.
@@ -477,6 +486,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     return summary;
   } finally {
     unsubscribe?.();
+    session?.close();
     // Every emulator and runtime process of the lambda runtime ends with the session.
     await Promise.all(pools.map((pool) => pool.close()));
     await sink?.stop();
