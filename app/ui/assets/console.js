@@ -105,8 +105,12 @@ async function loadDays() {
       .map(([s, n]) => `${n} ${s}`);
     $('days-cost').textContent =
       `${counts.join(', ') || 'no days'} · ${report.requests.list} list + ${report.requests.head} HEAD requests`;
-    const selected = state.day && report.partitions.find((p) => p.day === state.day);
-    if (selected) markSelected(state.day);
+    if (state.day) markSelected(state.day);
+    // Nothing dated in the window, but inputs outside any day (npm start's samples): show those.
+    const empty = report.partitions.every(
+      (p) => p.status === 'missing' && (p.coverage ? p.coverage.inputs : p.inputs) === 0,
+    );
+    if (!state.day && empty && undated.items.length > 0) openDay('undated');
   } catch (error) {
     strip.replaceChildren(el('div', 'error', `Could not read the days: ${error.message}`));
   }
