@@ -85,7 +85,7 @@ export class LiveFeed {
 
 /**
  * How the console names an outcome: processed, quarantined (processed with quarantined lines),
- * skipped, failed, retrying (failed with a retry to come) or requeued.
+ * skipped, failed or requeued. A journal line does not say whether a failure had receives left.
  *
  * @example
  * liveKind({ status: 'processed', quarantined: 4, ... }); // 'quarantined'

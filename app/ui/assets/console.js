@@ -4,6 +4,13 @@
 const STATUS_LEGEND = ['published', 'stale', 'incomplete', 'missing', 'invalid'];
 const LIVE_KINDS = ['processed', 'quarantined', 'skipped', 'failed', 'requeued'];
 const DAY_MS = 86_400_000;
+/** What fills each queue: a running backfill or reprocess shows here as its queue draining. */
+const QUEUE_ROLES = {
+  'normalize queue': 'uploads, reprocess, redrive',
+  'summarize queue': 'summary tasks: backfill, daily schedule',
+  'normalize DLQ': 'given up: see Dead letters',
+  'summarize DLQ': 'given up: see Dead letters',
+};
 
 const state = { overview: undefined, from: '', to: '', day: undefined, after: undefined, liveSeq: 0, view: 'days' };
 
@@ -328,6 +335,8 @@ function renderQueues(queues) {
     el('div', 'name', q.name, card);
     el('div', 'big', q.visible, card);
     el('div', 'sub', `waiting · ${q.inFlight} in flight${q.delayed ? ` · ${q.delayed} delayed` : ''}`, card);
+    const fedBy = QUEUE_ROLES[q.name];
+    if (fedBy) el('div', 'sub', fedBy, card);
   }
 }
 
