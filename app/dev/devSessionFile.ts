@@ -87,6 +87,8 @@ export function publishDevSession(
     path,
     close() {
       unsubscribe();
+      // Another session of the same app name may have started since and taken the files over.
+      if (readSessionFile(path)?.pid !== process.pid) return;
       rmSync(path, { force: true });
       rmSync(journal, { force: true });
     },
@@ -102,12 +104,8 @@ export function publishDevSession(
  * if (session) console.log(session.endpoint);
  */
 export function readDevSession(appName: string, dir: string = tmpdir()): DevSessionInfo | undefined {
-  let session: DevSessionInfo;
-  try {
-    session = JSON.parse(readFileSync(devSessionPath(appName, dir), 'utf8')) as DevSessionInfo;
-  } catch {
-    return undefined;
-  }
+  const session = readSessionFile(devSessionPath(appName, dir));
+  if (!session) return undefined;
   try {
     process.kill(session.pid, 0);
   } catch (error) {
@@ -115,4 +113,12 @@ export function readDevSession(appName: string, dir: string = tmpdir()): DevSess
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
   }
   return session;
+}
+
+function readSessionFile(path: string): DevSessionInfo | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as DevSessionInfo;
+  } catch {
+    return undefined;
+  }
 }

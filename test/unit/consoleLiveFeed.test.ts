@@ -57,6 +57,14 @@ describe('the dev session file and its outcome journal', () => {
     emitRecordOutcome({ messageId: 'm3', status: 'skipped', reason: 'after close' }); // no listener, no file
   });
 
+  it('leaves the files of a newer session of the same app name when it closes', () => {
+    const dir = scratch();
+    const older = publishDevSession(RESOURCES, dir);
+    writeFileSync(older.path, JSON.stringify({ ...RESOURCES, pid: process.pid + 1, journal: 'other' }));
+    older.close();
+    expect(JSON.parse(readFileSync(older.path, 'utf8'))).toMatchObject({ pid: process.pid + 1 });
+  });
+
   it('ignores a session file whose process is gone (a session killed with SIGKILL)', () => {
     const dir = scratch();
     writeFileSync(devSessionPath('shop', dir), JSON.stringify({ ...RESOURCES, pid: 2 ** 22 + 12_345, journal: 'x' }));
