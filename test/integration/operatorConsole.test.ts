@@ -79,6 +79,9 @@ describe('rerun ui: the operator console', () => {
     await upload(clients, p.stack.inputBucket, `incoming/dt=${DAY}/good.csv`, ordersCsv('g', 3));
     await upload(clients, p.stack.inputBucket, `incoming/dt=${DAY}/rows.csv`, ordersCsv('r', 2, { bad: true }));
     await upload(clients, p.stack.inputBucket, `incoming/dt=${DAY}/poison.csv`, ordersCsv('p', 1));
+    // Outside any day, on both sides of the `dt=` keys in key order.
+    await upload(clients, p.stack.inputBucket, 'incoming/a-loose.csv', ordersCsv('a', 1));
+    await upload(clients, p.stack.inputBucket, 'incoming/z-loose.txt', 'not a supported type\n');
     const real = createNormalizeWorker({ outputBucket: p.stack.outputBucket, prefixes: p.t });
     const buggy = defineWorker({
       ...real,
@@ -149,6 +152,12 @@ describe('rerun ui: the operator console', () => {
     const rest = await api(`/api/inputs?day=${DAY}&limit=2&after=${encodeURIComponent(page.next)}`);
     expect(rest.items.map((i: { key: string }) => i.key)).toEqual([`incoming/dt=${DAY}/rows.csv`]);
     expect(rest.next).toBeUndefined();
+    const undated = await api('/api/inputs?day=undated&limit=1');
+    expect(undated.items).toMatchObject([{ key: 'incoming/a-loose.csv', class: 'covered' }]);
+    const undatedRest = await api(`/api/inputs?day=undated&limit=1&after=${encodeURIComponent(undated.next)}`);
+    expect(undatedRest.items).toMatchObject([{ key: 'incoming/z-loose.txt', class: 'skipped' }]);
+    expect(undatedRest.items[0].skipReason).toMatch(/^unsupported file type/);
+    expect(undatedRest.next).toBeUndefined();
     const output = await api(`/api/output?key=${encodeURIComponent(`incoming/dt=${DAY}/rows.csv`)}`);
     expect(output.output.lines).toHaveLength(2);
     expect(output.quarantine.lines[0]).toMatch(/"reason"/);
