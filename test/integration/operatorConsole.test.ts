@@ -1,16 +1,20 @@
 import { request } from 'node:http';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../app/cli/command.js';
+import { runCli } from '../../app/cli/dispatch.js';
 import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
+import { StackOutput } from '../../app/stackOutputs.js';
 import { ConsoleApi } from '../../app/ui/consoleApi.js';
 import { type ConsoleServer, startConsoleServer } from '../../app/ui/consoleServer.js';
 import { type ConsoleSource, resolveConsoleSource } from '../../app/ui/consoleSource.js';
 import { CONSOLE_COMMANDS, ConsoleWriteRefusedError } from '../../app/ui/readOnlyClients.js';
 import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
-import { awsEndpoint, testClients } from '../support/aws.js';
+import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
 import { queueDepth, upload } from '../support/pipeline.js';
 import {
   normalizeStageRunner,
@@ -209,5 +213,62 @@ describe('rerun ui: the operator console', () => {
       ConsoleWriteRefusedError,
     );
     expect(wire).toEqual([]);
+  });
+
+  it('`rerun ui --stack NAME` prints its URL and shows the stack read from its CloudFormation outputs, until Ctrl+C', async () => {
+    const stackName = uniqueName('console-stack');
+    const outputs: Record<string, string> = {
+      [StackOutput.INPUT_BUCKET]: p.stack.inputBucket,
+      [StackOutput.OUTPUT_BUCKET]: p.stack.outputBucket,
+      [StackOutput.QUEUE_URL]: p.stack.queueUrl,
+      [StackOutput.DLQ_URL]: p.stack.dlqUrl,
+      [StackOutput.SUMMARY_QUEUE_URL]: p.summary.queueUrl,
+      [StackOutput.SUMMARY_DLQ_URL]: p.summary.dlqUrl,
+    };
+    await new CloudFormationClient({ endpoint: awsEndpoint(), region: 'us-east-1' }).send(
+      new CreateStackCommand({
+        StackName: stackName,
+        TemplateBody: JSON.stringify({
+          Resources: { Placeholder: { Type: 'AWS::SQS::Queue' } },
+          Outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, { Value: v }])),
+        }),
+      }),
+    );
+    const stdout: string[] = [];
+    let stderr = '';
+    const ctrlC = new AbortController();
+    const io: CliIo = {
+      stdout: (line) => void stdout.push(line),
+      stderr: (text) => {
+        stderr += text;
+      },
+      env: {
+        AWS_ENDPOINT_URL: awsEndpoint(),
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+      },
+      isTTY: false,
+      signal: ctrlC.signal,
+    };
+    const running = runCli(['ui', '--stack', stackName], io);
+    const deadline = Date.now() + 30_000;
+    while (stdout.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const url = new URL((stdout[0] ?? '').replace(/^URL /, ''));
+    expect(url.hostname, stderr).toBe('127.0.0.1');
+    expect(stderr).toContain(`the console of the stack ${stackName}`);
+    const get = async (path: string) =>
+      (
+        await fetch(`${url.origin}${path}`, { headers: { 'X-Rerun-Token': url.searchParams.get('token') ?? '' } })
+      ).json();
+    expect(await get('/api/overview')).toMatchObject({ kind: 'stack', stackName, live: 'none' });
+    const letters = await get('/api/dead-letters?queue=normalize');
+    expect(letters).toMatchObject({
+      dlqUrl: p.stack.dlqUrl,
+      command: `rerun redrive --queue normalize --stack ${stackName}`,
+    });
+    ctrlC.abort();
+    expect(await running).toBe(0);
+    await expect(fetch(`${url.origin}/api/overview`)).rejects.toThrow();
   });
 });
