@@ -9,12 +9,13 @@ const reportName = lambdaRuntime ? 'vitest-lambda-runtime' : simFull ? 'vitest-s
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The deployed tier has its own config and emulator: npm run test:deployed (vitest.deployed.config.ts).
+    // The deployed tier has its own config and emulator: npm run test:deployed (vitest.deployed.config.ts);
+    // the browser tier its own Chromium: npm run test:browser (vitest.browser.config.ts).
     // test/lambda-runtime/ needs the tools of scripts/install-lambda-runtime.sh: `npm run test:lambda-runtime`
     // runs it, with the seed tests on the deployed bundle.
     exclude: lambdaRuntime
-      ? [...configDefaults.exclude, 'test/deployed/**']
-      : [...configDefaults.exclude, 'test/deployed/**', 'test/lambda-runtime/**'],
+      ? [...configDefaults.exclude, 'test/deployed/**', 'test/browser/**']
+      : [...configDefaults.exclude, 'test/deployed/**', 'test/lambda-runtime/**', 'test/browser/**'],
     globalSetup: ['test/globalSetup.ts'],
     // CI also writes a JSON report per run, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', ['json', { outputFile: `.ci-report/${reportName}.json` }]] : ['default'],

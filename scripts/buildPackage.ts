@@ -1,9 +1,9 @@
 /**
  * `npm run build` (and `prepack`): compiles the package into dist/ with tsconfig.build.json (ESM and
  * .d.ts), then copies what the compiled code reads at run time beside it: the emulator's Python
- * wrapper, moto's pinned requirements and the samples of `rerun dev --demo`. dist/ mirrors the
- * repository (dist/src, dist/local, dist/app, dist/functions), so every path the code computes from
- * its own location holds in both. Last, the prebuilt reference workers: dist/workers/<name>/index.mjs
+ * wrapper, moto's pinned requirements, the samples of `rerun dev --demo` and the assets of
+ * `rerun ui`. dist/ mirrors the repository (dist/src, dist/local, dist/app, dist/functions), so
+ * every path the code computes from its own location holds in both. Last, the prebuilt reference workers: dist/workers/<name>/index.mjs
  * (scripts/buildWorkers.ts), which `referenceWorker(name)` of rerun-pipeline/cdk deploys as they are.
  *
  * Usage: npx tsx scripts/buildPackage.ts
@@ -37,6 +37,8 @@ for (const wing of ['app', 'functions']) removeDeclarations(join(dist, wing));
 cpSync(join(root, 'local', 'emulator', 'atomicMotoServer.py'), join(dist, 'local', 'emulator', 'atomicMotoServer.py'));
 cpSync(join(root, 'requirements', 'moto.txt'), join(dist, 'requirements', 'moto.txt'));
 cpSync(join(root, 'examples'), join(dist, 'examples'), { recursive: true });
+// The console's page, script and style (rerun ui serves them from beside app/ui/consoleServer.js).
+cpSync(join(root, 'app', 'ui', 'assets'), join(dist, 'app', 'ui', 'assets'), { recursive: true });
 chmodSync(join(dist, 'app', 'cli', 'rerun.js'), 0o755);
 // The AWS SDK inside, with the construct's own bundling settings (src/cdk/workerBundling.ts).
 await buildReferenceWorkers(join(dist, 'workers'));

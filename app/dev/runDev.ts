@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { onRecordOutcome } from '../../src/worker/outcomes.js';
 import type { DevReady, DevSummary } from './devResults.js';
 import { type DevSession, openDevSession, uploadDemo } from './devSession.js';
+import { publishDevSession } from './devSessionFile.js';
 import { createStageRunners, loadStageFunctions, runStages, type StageFunctions } from './devStages.js';
 import { DevView, lookAtOutputs } from './devView.js';
 import { localTopology } from './localTopology.js';
@@ -139,9 +140,18 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
   });
   let functions: StageFunctions | undefined;
   let unsubscribe: (() => void) | undefined;
+  let published: { close(): void } | undefined;
   try {
     functions = await loadStageFunctions({ ...options, session, lambdaTools, env, human, logger });
-    options.writeResult(`READY ${JSON.stringify(readyOf(session))}`);
+    const ready = readyOf(session);
+    options.writeResult(`READY ${JSON.stringify(ready)}`);
+    // For `rerun ui`: where this session is, and its outcomes as they happen (app/dev/devSessionFile.ts).
+    published = publishDevSession({
+      ...ready,
+      appName: topology.appName,
+      summaryQueueUrl: session.summaryStage.queueUrl,
+      summaryDlqUrl: session.summaryStage.dlqUrl,
+    });
     const view = new DevView({ human, tty: options.tty, columns: options.columns });
     // The live view: each object's outcome on its own line as it happens, named by its object.
     unsubscribe = onRecordOutcome((o) => view.outcome(o));
@@ -184,6 +194,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     return summary;
   } finally {
     unsubscribe?.();
+    published?.close();
     await functions?.close();
     await session.close();
   }

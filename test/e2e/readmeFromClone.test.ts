@@ -49,6 +49,8 @@ const NOT_RUN_HERE: Record<string, string> = {
     ]),
   ),
   'npx cdk deploy -c rerun:webhookSecret=rerun/webhook': 'needs an AWS account (as above)',
+  'npx rerun ui':
+    'serves until Ctrl+C; the browser tier (npm run test:browser, test/browser/console.test.ts) opens it against a running rerun dev',
 };
 
 /** A run of a command in the clone, as a person types it there. */

@@ -1,0 +1,60 @@
+import { type CliCommand, CliUsageError, integerOption } from '../command.js';
+
+/**
+ * `rerun ui`: the operator's console in a browser. The module stays cheap to import (the command
+ * map loads every command's help): the server and the SDK load only when it runs.
+ */
+export const command: CliCommand = {
+  name: 'ui',
+  summary: 'Open a local, read-only web console: days, dead letters, live outcomes and queues, outputs.',
+  usage: 'rerun ui [--stack NAME] [--from DAY --to DAY] [--port N] [options]',
+  options: {
+    stack: {
+      type: 'string',
+      valueName: 'NAME',
+      description: 'A deployed stack: buckets and queues from its CloudFormation outputs',
+    },
+    'app-name': {
+      type: 'string',
+      valueName: 'NAME',
+      description: 'App name: finds the running rerun dev of that name (default: $RERUN_APP_NAME or rerun)',
+    },
+    'input-bucket': { type: 'string', valueName: 'BUCKET', description: 'Input bucket (default: as rerun status)' },
+    'output-bucket': { type: 'string', valueName: 'BUCKET', description: 'Output bucket (default: as rerun status)' },
+    from: { type: 'string', valueName: 'DAY', description: 'First day the days view opens on (default: 13 days ago)' },
+    to: { type: 'string', valueName: 'DAY', description: 'Last day the days view opens on (default: today, UTC)' },
+    port: { type: 'string', valueName: 'N', description: 'Port to listen on (default: a free one)' },
+    host: {
+      type: 'string',
+      valueName: 'ADDRESS',
+      description: 'Address to listen on (default: 127.0.0.1, this machine only)',
+    },
+  },
+  details: `What it shows, from the same functions as the CLI: each day's status as rerun status computes it
+(click a day for its inputs, each classified, with the reason of each failure, and an input for its
+output's metadata and first lines); each dead letter with its failure record and the verdict of rerun
+redrive --dry-run, and the exact command to move them back; the queues' depths; and, for a running
+rerun dev, every outcome as it happens.
+
+Target: a running rerun dev of the app name (found through the session file it writes in the temporary
+directory), else as rerun status: --stack, the options, RERUN_* variables, AWS_ENDPOINT_URL.
+
+It changes nothing: its SDK clients refuse every command but reads. Inspecting a dead-letter queue
+receives its messages and makes them visible again at once, as rerun redrive --dry-run does.
+
+stdout: URL <the address with its token>. Anyone with the token can read what the console shows.
+
+Examples:
+  npm start            # in one terminal
+  npx rerun ui         # in another: open the printed URL
+  rerun ui --stack rerun --from 2026-01-01 --to 2026-01-31`,
+  async run({ values }, io) {
+    const port = integerOption(values, 'port', { min: 0, max: 65_535 }) ?? 0;
+    const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
+    if ((values.from === undefined) !== (values.to === undefined)) {
+      throw new CliUsageError('--from and --to go together (YYYY-MM-DD).');
+    }
+    const { runConsole } = await import('../../ui/runConsole.js');
+    return runConsole({ values, io, port, host });
+  },
+};

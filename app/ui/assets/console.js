@@ -1,0 +1,424 @@
+// The rerun console: plain DOM over the read-only JSON API of app/ui/consoleServer.ts. Data is only
+// ever written with textContent (object keys and failure reasons come from users' files).
+
+const STATUS_LEGEND = ['published', 'stale', 'incomplete', 'missing', 'invalid'];
+const LIVE_KINDS = ['processed', 'quarantined', 'skipped', 'failed', 'requeued'];
+const DAY_MS = 86_400_000;
+/** What fills each queue: a running backfill or reprocess shows here as its queue draining. */
+const QUEUE_ROLES = {
+  'normalize queue': 'uploads, reprocess, redrive',
+  'summarize queue': 'summary tasks: backfill, daily schedule',
+  'normalize DLQ': 'given up: see Dead letters',
+  'summarize DLQ': 'given up: see Dead letters',
+};
+
+const state = { overview: undefined, from: '', to: '', day: undefined, after: undefined, liveSeq: 0, view: 'days' };
+
+/** GET an API path; throws with the server's message on an error status. */
+async function get(path, params = {}) {
+  const url = new URL(path, location.origin);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+  const response = await fetch(url, { credentials: 'same-origin' });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.error || `${response.status} ${response.statusText}`);
+  return body;
+}
+
+/** An element with a class and text, appended to a parent when given. */
+function el(tag, className, text, parent) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = String(text);
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function $(id) {
+  return document.getElementById(id);
+}
+
+function addDays(day, n) {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS).toISOString().slice(0, 10);
+}
+
+function legend(target, names, label) {
+  target.replaceChildren();
+  for (const name of names) {
+    const item = el('span', '', label ? label(name) : name, target);
+    item.style.setProperty('--swatch', `var(--${name})`);
+  }
+}
+
+function showView(view) {
+  state.view = view;
+  for (const tab of document.querySelectorAll('.tabs button')) {
+    tab.setAttribute('aria-selected', String(tab.dataset.view === view));
+  }
+  for (const section of document.querySelectorAll('.view')) {
+    section.classList.toggle('hidden', section.id !== `view-${view}`);
+  }
+  if (view === 'dead-letters') loadDeadLetters();
+  if (view === 'live') pollLive();
+}
+
+/* ---------- Days ---------- */
+
+function dayTile(p) {
+  const c = p.coverage;
+  const inputs = c ? c.inputs : p.inputs;
+  const tile = el('div', `day ${inputs === 0 && p.status === 'missing' ? 'empty' : p.status}`);
+  tile.dataset.day = p.day;
+  tile.dataset.status = p.status;
+  tile.title = `${p.day}: ${p.status} (${p.reason})`;
+  const date = new Date(`${p.day}T00:00:00Z`);
+  el('div', 'date', date.toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' }), tile);
+  el('div', 'weekday', date.toLocaleDateString('en', { weekday: 'short', timeZone: 'UTC' }), tile);
+  el('div', 'count', `${inputs} input${inputs === 1 ? '' : 's'}`, tile);
+  el('div', 'status', p.status, tile);
+  const dead = c ? c.deadLettered.count : 0;
+  if (dead > 0) el('span', 'badge', `${dead} DLQ`, tile).title = `${dead} dead-lettered`;
+  tile.addEventListener('click', () => openDay(p.day, p));
+  return tile;
+}
+
+function undatedTile(page) {
+  const tile = el('div', 'day undated');
+  tile.dataset.day = 'undated';
+  tile.dataset.status = 'undated';
+  tile.title = 'Inputs directly under the input prefix, outside any dt= day: no daily summary covers them.';
+  el('div', 'date', 'No day', tile);
+  el('div', 'weekday', 'outside dt=', tile);
+  const n = page.items.length;
+  el('div', 'count', `${n}${page.next ? '+' : ''} input${n === 1 ? '' : 's'}`, tile);
+  el('div', 'status', 'undated', tile);
+  const dead = page.items.filter((i) => i.class === 'dead-lettered').length;
+  if (dead > 0) el('span', 'badge', `${dead} DLQ`, tile);
+  tile.addEventListener('click', () => openDay('undated'));
+  return tile;
+}
+
+async function loadDays() {
+  $('window').textContent = `${state.from} → ${state.to}`;
+  const strip = $('strip');
+  try {
+    const [report, undated] = await Promise.all([
+      get('/api/days', { from: state.from, to: state.to }),
+      get('/api/inputs', { day: 'undated', limit: 100 }),
+    ]);
+    strip.replaceChildren(...report.partitions.map(dayTile));
+    if (undated.items.length > 0) strip.appendChild(undatedTile(undated));
+    const counts = Object.entries(report.counts)
+      .filter(([, n]) => n > 0)
+      .map(([s, n]) => `${n} ${s}`);
+    $('days-cost').textContent =
+      `${counts.join(', ') || 'no days'} · ${report.requests.list} list + ${report.requests.head} HEAD requests`;
+    if (state.day) markSelected(state.day);
+    // Nothing dated in the window, but inputs outside any day (npm start's samples): show those.
+    const empty = report.partitions.every(
+      (p) => p.status === 'missing' && (p.coverage ? p.coverage.inputs : p.inputs) === 0,
+    );
+    if (!state.day && empty && undated.items.length > 0) openDay('undated');
+  } catch (error) {
+    strip.replaceChildren(el('div', 'error', `Could not read the days: ${error.message}`));
+  }
+}
+
+function markSelected(day) {
+  for (const tile of document.querySelectorAll('.day')) tile.classList.toggle('selected', tile.dataset.day === day);
+}
+
+async function openDay(day, verdict) {
+  state.day = day;
+  state.after = undefined;
+  markSelected(day);
+  $('day-detail').classList.remove('hidden');
+  $('day-title').textContent = day === 'undated' ? 'Inputs outside any day' : day;
+  const status = $('day-status');
+  status.textContent = verdict ? verdict.status : 'undated';
+  status.className = `pill ${verdict ? verdict.status : ''}`;
+  $('day-reason').textContent = verdict
+    ? verdict.reason
+    : 'Directly under the input prefix, with no dt= partition: the pipeline processes them, no daily summary covers them.';
+  $('inputs').tBodies[0].replaceChildren();
+  await loadInputs();
+}
+
+async function loadInputs() {
+  const body = $('inputs').tBodies[0];
+  const more = $('more-inputs');
+  try {
+    const page = await get('/api/inputs', { day: state.day, after: state.after, limit: 50 });
+    const prefix = state.overview ? state.overview.inputPrefix : '';
+    for (const item of page.items) {
+      const row = el('tr', 'clickable', undefined, body);
+      row.dataset.key = item.key;
+      row.dataset.class = item.class;
+      el('td', 'key', item.key.startsWith(prefix) ? item.key.slice(prefix.length) : item.key, row);
+      el('span', `pill ${item.class}`, item.class, el('td', '', undefined, row));
+      el('td', 'why', item.reason || item.skipReason || whyOf(item.class), row);
+      row.addEventListener('click', () => openOutput(item.key));
+    }
+    state.after = page.next;
+    more.classList.toggle('hidden', !page.next);
+    if (page.items.length === 0 && body.rows.length === 0) {
+      el('td', 'muted', 'No inputs.', el('tr', '', undefined, body)).colSpan = 3;
+    }
+  } catch (error) {
+    el('td', 'error', `Could not list the inputs: ${error.message}`, el('tr', '', undefined, body)).colSpan = 3;
+  }
+}
+
+function whyOf(kind) {
+  switch (kind) {
+    case 'covered':
+      return 'output written after the input';
+    case 'quarantined':
+      return 'the whole file went to quarantine';
+    case 'pending':
+      return 'no output and no failure record yet: not processed, or being retried';
+    case 'outdated':
+      return 'the input changed after its output was written';
+    default:
+      return '';
+  }
+}
+
+/* ---------- Output ---------- */
+
+async function openOutput(key) {
+  showView('output');
+  const target = $('output');
+  $('output-hint').classList.add('hidden');
+  target.replaceChildren(el('p', 'muted', `Reading the output of ${key}…`));
+  try {
+    const result = await get('/api/output', { key });
+    const head = el('div', 'panel');
+    el('h2', '', key, head);
+    el('p', 'muted small', `Output key: ${result.outputKey}`, head);
+    target.replaceChildren(head);
+    target.appendChild(
+      previewPanel('Output', result.output, 'No output: the input is not processed, or produced none.'),
+    );
+    target.appendChild(previewPanel('Quarantine', result.quarantine, 'No quarantine object: no record was rejected.'));
+  } catch (error) {
+    target.replaceChildren(el('p', 'error', error.message));
+  }
+}
+
+function previewPanel(title, preview, empty) {
+  const panel = el('div', 'panel');
+  const headRow = el('div', 'panel-head', undefined, panel);
+  el('h2', '', title, headRow);
+  if (!preview) {
+    el('p', 'muted', empty, panel);
+    return panel;
+  }
+  el(
+    'span',
+    'muted small',
+    `${preview.head.size} bytes · ${new Date(preview.head.lastModified).toISOString()}`,
+    headRow,
+  );
+  const meta = el('dl', 'meta', undefined, panel);
+  const rows = [['key', preview.head.key], ['etag', preview.head.etag], ...Object.entries(preview.head.metadata)];
+  for (const [k, v] of rows) {
+    el('dt', '', k, meta);
+    el('dd', '', v, meta);
+  }
+  const lines = preview.lines.join('\n') + (preview.truncated ? '\n…' : '');
+  el('pre', 'lines', lines || '(empty)', panel);
+  return panel;
+}
+
+/* ---------- Dead letters ---------- */
+
+async function loadDeadLetters() {
+  const target = $('dlqs');
+  target.replaceChildren(el('p', 'muted', 'Inspecting the dead-letter queues…'));
+  const panels = [];
+  for (const queue of ['normalize', 'summarize']) {
+    try {
+      panels.push(dlqPanel(await get('/api/dead-letters', { queue })));
+    } catch (error) {
+      const panel = el('div', 'panel');
+      el('h2', '', `${queue} DLQ`, panel);
+      el('p', 'error', error.message, panel);
+      panels.push(panel);
+    }
+  }
+  target.replaceChildren(...panels);
+}
+
+function dlqPanel(view) {
+  const panel = el('div', 'panel');
+  panel.dataset.queue = view.worker;
+  const head = el('div', 'panel-head', undefined, panel);
+  el('h2', '', `${view.worker} dead-letter queue`, head);
+  el('span', 'muted small mono', view.dlqUrl, head);
+  const stats = el('div', 'dlq-stats', undefined, panel);
+  const stat = (label, value) => {
+    const s = el('span', '', undefined, stats);
+    el('b', '', value, s);
+    s.append(` ${label}`);
+  };
+  stat('messages', view.depth);
+  stat('in flight', view.inFlight);
+  if (view.oldestAgeSeconds !== undefined) stat('oldest', formatAge(view.oldestAgeSeconds));
+  if (view.letters.length === 0) {
+    el('p', 'muted', 'Empty: nothing to redrive.', panel);
+    return panel;
+  }
+  const table = el('table', 'grid', undefined, panel);
+  const hr = el('tr', '', undefined, el('thead', '', undefined, table));
+  for (const h of ['Object', 'Receives', 'Failure record', 'Verdict']) el('th', '', h, hr);
+  const body = el('tbody', '', undefined, table);
+  for (const letter of view.letters) {
+    const row = el('tr', '', undefined, body);
+    row.dataset.messageId = letter.messageId;
+    el('td', 'key', letter.subject, row);
+    el('td', '', letter.receiveCount ?? '', row);
+    el('td', 'why', letter.reason || 'no failure record: a timeout or crash (see the function logs)', row);
+    const verdict = el('td', '', undefined, row);
+    if (letter.wouldFailAgain) {
+      el('span', 'pill doomed verdict', '[WOULD FAIL AGAIN]', verdict).title = letter.wouldFailAgain;
+    } else {
+      el('span', 'pill retry verdict', 'may succeed after a fix', verdict);
+    }
+  }
+  const command = el('div', 'command', undefined, panel);
+  el('span', 'muted', 'To move them back, after the fix:', command);
+  el('code', 'redrive-command', view.command, command);
+  if (view.letters.some((l) => l.wouldFailAgain)) {
+    el('p', 'muted small', '[WOULD FAIL AGAIN] messages stay in the DLQ unless you add --include-doomed.', panel);
+  }
+  return panel;
+}
+
+function formatAge(seconds) {
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  return `${Math.round(seconds / 3600)} h`;
+}
+
+/* ---------- Live ---------- */
+
+let liveTimer;
+
+async function pollLive() {
+  clearTimeout(liveTimer);
+  if (state.view !== 'live') return;
+  try {
+    const live = await get('/api/live', { after: state.liveSeq });
+    renderQueues(live.queues);
+    if (live.feed) {
+      $('live-note').textContent = 'from the running rerun dev, as they happen';
+      renderOutcomes(live.feed.outcomes);
+      renderChart(live.feed);
+      state.liveSeq = live.feed.seq;
+    } else {
+      $('live-note').textContent =
+        'No running rerun dev: outcomes are shown live only for a local session (a deployed stack logs them).';
+      $('throughput-note').textContent = 'not available for this target';
+    }
+  } catch (error) {
+    $('live-note').textContent = `Could not read: ${error.message}`;
+  }
+  liveTimer = setTimeout(pollLive, 2000);
+}
+
+function renderQueues(queues) {
+  const cards = $('queues');
+  cards.replaceChildren();
+  for (const q of queues) {
+    const card = el('div', 'card', undefined, cards);
+    card.dataset.queue = q.name;
+    el('div', 'name', q.name, card);
+    el('div', 'big', q.visible, card);
+    el('div', 'sub', `waiting · ${q.inFlight} in flight${q.delayed ? ` · ${q.delayed} delayed` : ''}`, card);
+    const fedBy = QUEUE_ROLES[q.name];
+    if (fedBy) el('div', 'sub', fedBy, card);
+  }
+}
+
+function renderOutcomes(outcomes) {
+  const body = $('outcomes').tBodies[0];
+  for (const o of outcomes) {
+    const row = document.createElement('tr');
+    const kind = o.status === 'processed' && o.quarantined ? 'quarantined' : o.status;
+    row.dataset.status = kind;
+    el('td', 'muted', new Date(o.at).toLocaleTimeString('en-GB'), row);
+    el('span', `pill ${kind}`, kind, el('td', '', undefined, row));
+    el('td', 'key', o.subject, row);
+    el('td', 'why', o.quarantined ? `${o.reason} (${o.quarantined} quarantined)` : o.reason, row);
+    body.insertBefore(row, body.firstChild);
+  }
+  while (body.rows.length > 200) body.deleteRow(-1);
+}
+
+function renderChart(feed) {
+  const svg = $('chart');
+  const ns = 'http://www.w3.org/2000/svg';
+  svg.replaceChildren();
+  const buckets = feed.throughput;
+  const totals = buckets.map((b) => Object.values(b.counts).reduce((a, n) => a + n, 0));
+  const max = Math.max(1, ...totals);
+  const width = 1000 / buckets.length;
+  buckets.forEach((bucket, i) => {
+    let y = 160;
+    for (const kind of LIVE_KINDS) {
+      const n = bucket.counts[kind] || 0;
+      if (n === 0) continue;
+      const h = (n / max) * 150;
+      y -= h;
+      const rect = document.createElementNS(ns, 'rect');
+      rect.setAttribute('x', String(i * width + 1));
+      rect.setAttribute('y', String(y));
+      rect.setAttribute('width', String(Math.max(1, width - 2)));
+      rect.setAttribute('height', String(h));
+      rect.setAttribute('class', `bar ${kind}`);
+      rect.style.fill = `var(--${kind === 'quarantined' ? 'quarantined' : kind})`;
+      svg.appendChild(rect);
+    }
+  });
+  const total = totals.reduce((a, n) => a + n, 0);
+  const span = Math.round((buckets.length * feed.bucketMs) / 60000);
+  $('throughput-note').textContent =
+    `${total} outcomes in the last ${span} min · peak ${max} per ${feed.bucketMs / 1000} s`;
+}
+
+/* ---------- Start ---------- */
+
+async function start() {
+  for (const tab of document.querySelectorAll('.tabs button')) {
+    tab.addEventListener('click', () => showView(tab.dataset.view));
+  }
+  legend($('legend'), [...STATUS_LEGEND, 'undated']);
+  legend($('live-legend'), LIVE_KINDS);
+  $('prev').addEventListener('click', () => shiftWindow(-1));
+  $('next').addEventListener('click', () => shiftWindow(1));
+  $('refresh-days').addEventListener('click', () => loadDays());
+  $('more-inputs').addEventListener('click', () => loadInputs());
+  try {
+    state.overview = await get('/api/overview');
+  } catch (error) {
+    $('target').textContent = error.message;
+    return;
+  }
+  const o = state.overview;
+  const params = new URLSearchParams(location.hash.slice(1));
+  state.from = params.get('from') || o.window.from;
+  state.to = params.get('to') || o.window.to;
+  const where = o.kind === 'dev' ? 'rerun dev' : o.kind === 'stack' ? `stack ${o.stackName}` : o.appName;
+  $('target').textContent = `${where} · s3://${o.inputBucket}/${o.inputPrefix} → s3://${o.outputBucket} · ${o.where}`;
+  await loadDays();
+}
+
+function shiftWindow(direction) {
+  const length = Math.round((Date.parse(state.to) - Date.parse(state.from)) / DAY_MS) + 1;
+  state.from = addDays(state.from, direction * length);
+  state.to = addDays(state.to, direction * length);
+  history.replaceState(null, '', `#from=${state.from}&to=${state.to}`);
+  loadDays();
+}
+
+start();

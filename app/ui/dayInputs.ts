@@ -1,0 +1,140 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
+import {
+  type FailureIndexEntry,
+  failureIndexDayPrefix,
+  inputKeyHash,
+  parseFailureIndexKey,
+} from '../../src/failures/failureIndex.js';
+import type { FailureRecord } from '../../src/failures/failureRecord.js';
+import { type Day, partitionName } from '../../src/keys/partition.js';
+import { classifyInputs, InputClass, type InputRules } from '../partition/inputCoverage.js';
+import type { ListOptions, S3PartitionStore } from '../partition/S3PartitionStore.js';
+import { headObject } from './objectPreview.js';
+
+/** `undated`: the inputs directly under the input prefix, outside any `dt=` partition (no summary covers them). */
+export const UNDATED = 'undated';
+
+/** One input of a page, classified by the one rule of `rerun status` ({@link classifyInputs}). */
+export interface ConsoleInput {
+  readonly key: string;
+  readonly class: InputClass;
+  readonly outputKey: string;
+  readonly quarantineKey?: string;
+  /** For a dead-lettered input: why the worker gave up, from its failure record. */
+  readonly reason?: string;
+  /** For a dead-lettered input: the failure record's queue and message. */
+  readonly failure?: { readonly queueName: string; readonly messageId: string; readonly retryable?: boolean };
+  /** For a skipped input: the worker's key rule. */
+  readonly skipReason?: string;
+}
+
+/** A page of a day's inputs. */
+export interface InputPage {
+  readonly day: Day | typeof UNDATED;
+  readonly items: readonly ConsoleInput[];
+  /** Pass as `after` for the next page; absent on the last one. */
+  readonly next?: string;
+}
+
+/** What {@link listInputPage} reads with. */
+export interface InputPageSources {
+  readonly reader: S3PartitionStore;
+  readonly s3: S3Client;
+  readonly outputBucket: string;
+  readonly rules: InputRules;
+  readonly readFailure: (queueName: string, messageId: string) => Promise<FailureRecord | undefined>;
+}
+
+/**
+ * One page of a day's inputs (key order, at most `limit`), each classified by {@link classifyInputs}
+ * over what the page needs: its output and quarantine objects (HEADs of the deterministic keys, never
+ * a listing of the whole day) and the day's failure index. A bucket of 100,000 inputs costs one
+ * listing request and `limit` HEADs per page. Dead-lettered inputs get their failure record's reason.
+ *
+ * @example
+ * const page = await listInputPage(sources, '2026-01-05', { limit: 50 });
+ * page.items[0]; // { key: 'incoming/dt=2026-01-05/a.csv', class: 'covered', outputKey: '...' }
+ */
+export async function listInputPage(
+  sources: InputPageSources,
+  day: Day | typeof UNDATED,
+  page: { readonly after?: string; readonly limit: number },
+): Promise<InputPage> {
+  const { reader, s3, outputBucket, rules } = sources;
+  const listed = await listPage(reader, rules, day, page);
+  const more = listed.length > page.limit;
+  const inputs = listed.slice(0, page.limit);
+  const outputs = new Map<string, number>();
+  await mapWithConcurrency(inputs, 8, async (input) => {
+    const source = { bucket: rules.bucket, key: input.key };
+    for (const key of [rules.outputKey(source), rules.quarantineKey?.(source)]) {
+      if (!key) continue;
+      const head = await headObject(s3, outputBucket, key);
+      if (head) outputs.set(key, head.lastModified);
+    }
+  });
+  const failures: FailureIndexEntry[] = [];
+  const dayOrNone = day === UNDATED ? undefined : day;
+  for await (const o of reader.list(outputBucket, {
+    prefix: failureIndexDayPrefix(rules.failurePrefix, rules.bucket, dayOrNone),
+  })) {
+    const entry = parseFailureIndexKey(o.key);
+    if (entry) failures.push(entry);
+  }
+  const classified = classifyInputs({ inputs, outputs, failures }, rules);
+  const items = await mapWithConcurrency(classified, 8, async (c): Promise<ConsoleInput> => {
+    const source = { bucket: rules.bucket, key: c.key };
+    const quarantineKey = rules.quarantineKey?.(source);
+    const base = {
+      key: c.key,
+      class: c.class,
+      outputKey: rules.outputKey(source),
+      ...(quarantineKey ? { quarantineKey } : {}),
+    };
+    if (c.class === InputClass.SKIPPED) return { ...base, skipReason: rules.skipReason?.(source) ?? '' };
+    if (c.class !== InputClass.DEAD_LETTERED) return base;
+    const entry = failures.find((f) => f.inputHash === inputKeyHash(c.key));
+    if (!entry) return base;
+    const record = await sources.readFailure(entry.queueName, entry.messageId);
+    return {
+      ...base,
+      reason: record?.reason ?? `given up (${entry.givenUp}); its failure record is gone`,
+      failure: {
+        queueName: entry.queueName,
+        messageId: entry.messageId,
+        ...(record ? { retryable: record.retryable } : {}),
+      },
+    };
+  });
+  const last = inputs.at(-1);
+  return { day, items, ...(more && last ? { next: last.key } : {}) };
+}
+
+/** Up to limit + 1 inputs of the day (the extra one says whether there is a next page). */
+async function listPage(
+  reader: S3PartitionStore,
+  rules: InputRules,
+  day: Day | typeof UNDATED,
+  page: { readonly after?: string; readonly limit: number },
+): Promise<{ key: string; lastModified: number }[]> {
+  const found: { key: string; lastModified: number }[] = [];
+  const ranges: ListOptions[] =
+    day === UNDATED
+      ? // Keys sort by byte: the undated inputs lie before `{prefix}dt=` and after every `{prefix}dt=...` key.
+        [
+          { prefix: rules.prefix, stopAt: (key: string) => key >= `${rules.prefix}dt=` },
+          { prefix: rules.prefix, startAfter: `${rules.prefix}dt=\uffff` },
+        ]
+      : [{ prefix: `${rules.prefix}${partitionName(day)}/` }];
+  for (const range of ranges) {
+    const startAfter = page.after && page.after > (range.startAfter ?? '') ? page.after : range.startAfter;
+    if (range.stopAt && page.after && range.stopAt(page.after)) continue;
+    for await (const o of reader.list(rules.bucket, { ...range, ...(startAfter ? { startAfter } : {}) })) {
+      if (o.key.endsWith('/')) continue; // a folder marker is no input
+      found.push({ key: o.key, lastModified: o.lastModified ?? 0 });
+      if (found.length > page.limit) return found;
+    }
+  }
+  return found;
+}

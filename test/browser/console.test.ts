@@ -1,0 +1,234 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../app/cli/command.js';
+import { runCli } from '../../app/cli/dispatch.js';
+import type { DevReady } from '../../app/dev/runDev.js';
+import { type AwsClients, createAwsClients } from '../../src/aws/clients.js';
+import { ordersCsv } from '../support/summaryPipeline.js';
+import { type CliProcess, startCli } from './support/cliProcess.js';
+
+/** Debian's chromium (apt-get install chromium); playwright-core never downloads a browser. */
+const CHROMIUM = process.env.RERUN_CHROMIUM || '/usr/bin/chromium';
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+/** With RERUN_CONSOLE_SCREENSHOTS=1 the views are saved to docs/console/ (the README shows them). */
+const SHOTS = process.env.RERUN_CONSOLE_SCREENSHOTS === '1' ? join(process.cwd(), 'docs', 'console') : undefined;
+const APP = 'acme';
+
+/** The page's window, as far as the checks use it (the project's types have no DOM library). */
+type BrowserWindow = { getComputedStyle(element: unknown): { backgroundColor: string } };
+
+/** The seeded days: what each holds and what `rerun status` must call it. */
+const SEED: Record<string, string[]> = {
+  '2026-03-02': ['orders-eu.csv', 'orders-us.csv'],
+  '2026-03-03': ['orders-eu.csv', 'orders-us.csv', 'returns.csv'],
+  '2026-03-04': ['orders-eu.csv', 'orders-poison.csv'],
+  '2026-03-05': ['orders-eu.csv', 'orders-with-bad-rows.csv', 'notes.txt'],
+  '2026-03-06': ['orders-eu.csv', 'orders-us.csv'],
+  '2026-03-07': ['orders-eu.csv'],
+};
+
+describe('rerun ui in a browser: what a person sees', () => {
+  let dev: CliProcess;
+  let ui: CliProcess;
+  let ready: DevReady;
+  let clients: AwsClients;
+  let context: BrowserContext;
+  let page: Page;
+  let url: string;
+  let profile: string;
+
+  const env = (): NodeJS.ProcessEnv => {
+    const e: NodeJS.ProcessEnv = { ...process.env, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+    delete e.AWS_ENDPOINT_URL;
+    return e;
+  };
+  const upload = (key: string, body: string) =>
+    clients.s3.send(new PutObjectCommand({ Bucket: ready.inputBucket, Key: `incoming/${key}`, Body: body }));
+  const depth = async (queueUrl: string) =>
+    Number(
+      (
+        await clients.sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+        )
+      ).Attributes?.ApproximateNumberOfMessages ?? 0,
+    );
+  const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${dev.stderr()}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+  const outputExists = (key: string) => async () =>
+    clients.s3
+      .send(new HeadObjectCommand({ Bucket: ready.outputBucket, Key: `normalized/${ready.inputBucket}/${key}.ndjson` }))
+      .then(() => true)
+      .catch(() => false);
+  /** `rerun backfill --wait` of a window, in process, against the dev session's emulator. */
+  const backfill = async (from: string, to: string) => {
+    let stderr = '';
+    const io: CliIo = {
+      stdout: () => {},
+      stderr: (t) => {
+        stderr += t;
+      },
+      env: { ...env(), AWS_ENDPOINT_URL: ready.endpoint },
+      isTTY: false,
+      signal: new AbortController().signal,
+    };
+    const args = ['backfill', '--from', from, '--to', to, '--wait', '--poll-interval', '200', '--timeout', '60'];
+    const code = await runCli([...args, '--app-name', APP], io);
+    return { code, stderr };
+  };
+
+  beforeAll(async () => {
+    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium`).toBe(true);
+    dev = startCli(
+      [
+        'dev',
+        '--app-name',
+        APP,
+        '--handler',
+        'test/browser/support/seedHandler.ts',
+        // Generous timeouts (a loaded machine must not turn a slow batch into dead letters), and
+        // two receives before the DLQ.
+        '--max-receive-count',
+        '2',
+        '--visibility-timeout',
+        '6',
+        '--function-timeout',
+        '5',
+      ],
+      env(),
+    );
+    ready = JSON.parse(await dev.line('READY ')) as DevReady;
+    clients = createAwsClients({ endpoint: ready.endpoint, region: ready.region });
+    for (const [day, files] of Object.entries(SEED)) {
+      for (const file of files) {
+        const body = file.includes('bad-rows')
+          ? ordersCsv(`${day}-${file}`, 3, { bad: true })
+          : file.endsWith('.txt')
+            ? 'not a supported type\n'
+            : ordersCsv(`${day}-${file}`, 4);
+        await upload(`dt=${day}/${file}`, body);
+      }
+    }
+    // A message that is no S3 event: rejected for good on its first receive, and it would be again.
+    await clients.sqs.send(new SendMessageCommand({ QueueUrl: ready.queueUrl, MessageBody: 'not an S3 event' }));
+    // Both reach the DLQ after their receives (the poison with a recorded reason).
+    await until('two dead letters', async () => (await depth(ready.dlqUrl)) === 2, 90_000);
+    await until('the last output', outputExists('dt=2026-03-07/orders-eu.csv'));
+    const backfilled = await backfill('2026-03-02', '2026-03-06');
+    expect(backfilled.code, backfilled.stderr).toBe(0);
+    // A late file for a published day: its summary is stale now.
+    await upload('dt=2026-03-06/orders-late.csv', ordersCsv('late', 2));
+    await until('the late output', outputExists('dt=2026-03-06/orders-late.csv'));
+
+    ui = startCli(['ui', '--app-name', APP, '--from', '2026-03-01', '--to', '2026-03-10'], env());
+    url = await ui.line('URL ', 30_000);
+    profile = mkdtempSync(join(tmpdir(), 'rerun-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+      viewport: { width: 1280, height: 800 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
+  }, 240_000);
+
+  afterAll(async () => {
+    await context?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+    await ui?.stop();
+    await dev?.stop(30_000);
+  }, 60_000);
+
+  it('shows each day coloured by its rerun status, with its count, and a failure reason in the day', async () => {
+    await page.goto(url);
+    const tile = (day: string) => page.locator(`.day[data-day="${day}"]`);
+    await tile('2026-03-02').waitFor();
+    const seen = async (day: string) => ({
+      status: await tile(day).getAttribute('data-status'),
+      count: await tile(day).locator('.count').textContent(),
+      colour: await tile(day).evaluate(
+        (e) => (globalThis as unknown as BrowserWindow).getComputedStyle(e).backgroundColor,
+      ),
+    });
+    const green = 'rgb(46, 158, 91)';
+    expect(await seen('2026-03-02')).toEqual({ status: 'published', count: '2 inputs', colour: green });
+    expect(await seen('2026-03-04')).toEqual({ status: 'published', count: '2 inputs', colour: green });
+    expect(await tile('2026-03-04').locator('.badge').textContent()).toBe('1 DLQ');
+    expect(await seen('2026-03-06')).toEqual({ status: 'stale', count: '3 inputs', colour: 'rgb(224, 165, 38)' });
+    expect(await seen('2026-03-07')).toEqual({ status: 'missing', count: '1 input', colour: 'rgb(184, 190, 199)' });
+    expect(await seen('2026-03-10')).toMatchObject({ status: 'missing', count: '0 inputs' });
+
+    await tile('2026-03-04').click();
+    const poison = page.locator('#inputs tr[data-key="incoming/dt=2026-03-04/orders-poison.csv"]');
+    await poison.waitFor();
+    expect(await poison.getAttribute('data-class')).toBe('dead-lettered');
+    expect(await poison.locator('.why').textContent()).toBe('Error: cannot parse amount "1.000,50" (bug #42)');
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, 'days.png') });
+  });
+
+  it("shows an input's output and quarantine lines", async () => {
+    await page.locator('.day[data-day="2026-03-05"]').click();
+    const row = page.locator('#inputs tr[data-key="incoming/dt=2026-03-05/orders-with-bad-rows.csv"]');
+    await row.click();
+    const panels = page.locator('#output .panel');
+    await panels.nth(2).waitFor();
+    expect(await panels.nth(1).locator('pre.lines').textContent()).toContain(
+      '"id":"2026-03-05-orders-with-bad-rows.csv-0"',
+    );
+    expect(await panels.nth(2).locator('pre.lines').textContent()).toContain('"reason"');
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, 'output.png') });
+  });
+
+  it("shows each dead letter with its failure record, redrive's verdict and the command to run", async () => {
+    await page.locator('.tabs button[data-view="dead-letters"]').click();
+    const panel = page.locator('#dlqs .panel[data-queue="normalize"]');
+    await panel.locator('tbody tr').nth(1).waitFor();
+    const rows = await panel
+      .locator('tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    const bySubject = Object.fromEntries(rows.map((r) => [r[0], r]));
+    expect(bySubject[`s3://${ready.inputBucket}/incoming/dt=2026-03-04/orders-poison.csv`]?.slice(2)).toEqual([
+      'Error: cannot parse amount "1.000,50" (bug #42)',
+      'may succeed after a fix',
+    ]);
+    expect(bySubject['not an S3 event']?.[3]).toBe('[WOULD FAIL AGAIN]');
+    expect(rows).toHaveLength(2);
+    expect(await panel.locator('.redrive-command').textContent()).toBe(
+      `rerun redrive --queue normalize --app-name ${APP}`,
+    );
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, 'dead-letters.png') });
+  });
+
+  it('shows an outcome live, as it happens after an upload, with the queues', async () => {
+    await page.locator('.tabs button[data-view="live"]').click();
+    await page.locator('#queues .card[data-queue="normalize DLQ"]').waitFor();
+    expect(await page.locator('#queues .card[data-queue="normalize DLQ"] .big').textContent()).toBe('2');
+    const subject = `s3://${ready.inputBucket}/incoming/dt=2026-03-09/orders-fresh.csv`;
+    expect(await page.locator('#outcomes tbody tr', { hasText: subject }).count()).toBe(0);
+    await upload('dt=2026-03-09/orders-fresh.csv', ordersCsv('fresh', 5));
+    const row = page.locator('#outcomes tbody tr', { hasText: subject });
+    await row.waitFor({ timeout: 30_000 });
+    expect(await row.getAttribute('data-status')).toBe('processed');
+    expect(await row.locator('.why').textContent()).toMatch(/^output created: records 5/);
+    await page.locator('#chart rect').first().waitFor();
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, 'live.png') });
+  });
+});
