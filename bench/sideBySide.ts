@@ -3,7 +3,7 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { type LocalStackResources, provisionLocalStack } from '../app/dev/provisionLocalStack.js';
 import { type Topology, topology } from '../app/topology.js';
-import { type AwsClients, createAwsClients } from '../src/aws/clients.js';
+import { createPipelineClients, type PipelineClients } from '../src/aws/pipelineClients.js';
 import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
 import { judgeOutput, OutputState } from '../src/done/judgeOutput.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../src/normalize/normalizeWorker.js';
@@ -104,7 +104,7 @@ interface SystemUnderTest {
  */
 export async function runSideBySide(options: {
   readonly endpoint: string;
-  readonly clients: AwsClients;
+  readonly clients: PipelineClients;
   readonly items: number;
   /** Worker-only first runs, each on a fresh output bucket; the median is kept. @default 3 */
   readonly repeats?: number;
@@ -153,7 +153,7 @@ export async function runSideBySide(options: {
       let workerWithLatency: WorkerThroughput;
       try {
         workerWithLatency = await measureWorkerThroughput({
-          clients: createAwsClients({ endpoint: latency.url, region: 'us-east-1' }),
+          clients: createPipelineClients({ endpoint: latency.url, region: 'us-east-1' }),
           system,
           inputBucket: sut.stack.inputBucket,
           inputs: sut.inputs,
@@ -217,7 +217,7 @@ export async function runSideBySide(options: {
 
 async function setUp(
   endpoint: string,
-  clients: AwsClients,
+  clients: PipelineClients,
   system: System | 'noop',
   inputs: readonly ChaosInput[],
 ): Promise<SystemUnderTest> {
@@ -312,7 +312,11 @@ function figures(stats: FaultProxyStats, items: number, busyMs: number, invocati
 }
 
 /** Sends every input's ObjectCreated event again (what a rerun or a backfill of the window does). */
-async function redeliver(clients: AwsClients, sut: SystemUnderTest, inputs: readonly { key: string; etag: string }[]) {
+async function redeliver(
+  clients: PipelineClients,
+  sut: SystemUnderTest,
+  inputs: readonly { key: string; etag: string }[],
+) {
   const bodies = inputs.map(({ key, etag }) =>
     JSON.stringify({
       Records: [
@@ -346,7 +350,7 @@ function outputKeyOf(sut: SystemUnderTest, key: string): string {
   });
 }
 
-async function readOutputs(clients: AwsClients, sut: SystemUnderTest): Promise<Map<string, Buffer>> {
+async function readOutputs(clients: PipelineClients, sut: SystemUnderTest): Promise<Map<string, Buffer>> {
   const outputs = new Map<string, Buffer>();
   await mapWithConcurrency(sut.inputs, 8, async ({ key }) => {
     const got = await clients.s3.send(
@@ -358,7 +362,7 @@ async function readOutputs(clients: AwsClients, sut: SystemUnderTest): Promise<M
 }
 
 /** Deletes 10 % of the outputs and overwrites another 10 % with other bytes, behind the worker's back. */
-async function damageOutputs(clients: AwsClients, sut: SystemUnderTest, reference: Map<string, Buffer>) {
+async function damageOutputs(clients: PipelineClients, sut: SystemUnderTest, reference: Map<string, Buffer>) {
   const step = 10;
   const keys: string[] = [];
   let deleted = 0;
@@ -384,7 +388,7 @@ async function damageOutputs(clients: AwsClients, sut: SystemUnderTest, referenc
 
 /** Damaged outputs now back to the first run's bytes (and, for rerun, passing its done-check). */
 async function countRepaired(
-  clients: AwsClients,
+  clients: PipelineClients,
   sut: SystemUnderTest,
   reference: Map<string, Buffer>,
   keys: readonly string[],

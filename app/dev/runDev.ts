@@ -13,8 +13,11 @@ import { LocalRunner, type SqsLambdaHandler } from '../../local/runner/LocalRunn
 import { type LambdaRuntimeTools, locateLambdaRuntimeTools } from '../../local/runner/lambdaRuntimeTools.js';
 import { loadHandler } from '../../local/runner/loadHandler.js';
 import { startWebhookSink, type WebhookSink } from '../../local/sink/WebhookSink.js';
-import { type AwsClients, createAwsClients } from '../../src/aws/clients.js';
 import { checkEndpoint } from '../../src/aws/endpointPreflight.js';
+import {
+  type PipelineClients as AwsClients,
+  createPipelineClients as createAwsClients,
+} from '../../src/aws/pipelineClients.js';
 import { parseRecordOutcomeLogLine } from '../../src/batch/recordOutcomeLog.js';
 import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
 import { createLogger, type Logger } from '../../src/logging/logger.js';

@@ -10,13 +10,13 @@ export interface S3ObjectEvent {
   /** e.g. `ObjectCreated:Put`. */
   readonly eventName: string;
   /** The ETag of the version that triggered the event (may no longer be current), without quotes. */
-  readonly eTag?: string;
-  readonly size?: number;
-  readonly versionId?: string;
+  readonly eTag?: string | undefined;
+  readonly size?: number | undefined;
+  readonly versionId?: string | undefined;
   /** Orders events for the same key only (PUT and DELETE). Absent in moto's events. */
-  readonly sequencer?: string;
+  readonly sequencer?: string | undefined;
   /** When the change happened (ISO 8601, the notification's `eventTime` or EventBridge's `time`). */
-  readonly eventTime?: string;
+  readonly eventTime?: string | undefined;
 }
 
 /** What one message body turned out to be. */

@@ -110,7 +110,11 @@ export type LedgerWriteStage = (typeof LedgerWriteStage)[keyof typeof LedgerWrit
 export class LedgerLeaseLostError extends RerunError {
   readonly dedupeKey: string;
   readonly stage: LedgerWriteStage;
-  constructor(dedupeKey: string, stage: LedgerWriteStage, details: { owner: string; currentOwner?: string }) {
+  constructor(
+    dedupeKey: string,
+    stage: LedgerWriteStage,
+    details: { owner: string; currentOwner?: string | undefined },
+  ) {
     super(
       `Lost the lease on dedupe key "${dedupeKey}" before the ${stage} write (held as ${details.owner}, ` +
         `now ${details.currentOwner ?? 'nobody'}); the other holder's record was left untouched.`,

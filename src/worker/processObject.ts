@@ -6,6 +6,7 @@ import { MetadataKey, publishedSideOutputs, readSummary, type SourceIdentity } f
 import { InputTooLargeError, PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
+import { withFields } from '../logging/withFields.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type GetResult, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
@@ -154,7 +155,7 @@ export async function processObject(
   if (skip) return { status: 'skipped', reason: skip };
 
   const maxRounds = options.maxRounds ?? 4;
-  const logger = (options.logger ?? silentLogger).child({
+  const logger = withFields(options.logger ?? silentLogger, {
     worker: worker.name,
     bucket: object.bucket,
     key: object.key,

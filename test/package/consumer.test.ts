@@ -41,7 +41,6 @@ const CONSUMER_DEPENDENCIES = [
 /** A user's worker in plain JavaScript, written against the package name only. */
 const WORKER = `import {
   createAwsClients,
-  createLogger,
   createSqsBatchHandler,
   defineWorker,
   deterministicKey,
@@ -50,6 +49,7 @@ const WORKER = `import {
   S3FailureRecorder,
   S3ObjectStore,
 } from 'rerun-pipeline';
+import { createLogger } from 'rerun-pipeline/observability';
 
 const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
 const store = new S3ObjectStore(clients.s3);
@@ -257,12 +257,13 @@ describe('the packed package in a new project', () => {
 
   it('every subpath imports with plain node', () => {
     const script =
-      "for (const p of ['rerun-pipeline', 'rerun-pipeline/ledger', 'rerun-pipeline/local', 'rerun-pipeline/normalize', 'rerun-pipeline/cdk']) " +
+      "for (const p of ['rerun-pipeline', 'rerun-pipeline/ledger', 'rerun-pipeline/observability', 'rerun-pipeline/local', 'rerun-pipeline/normalize', 'rerun-pipeline/cdk']) " +
       'console.log(p, Object.keys(await import(p)).length);';
     const out = run(process.execPath, ['--input-type=module', '-e', script], scratch);
     for (const subpath of [
       'rerun-pipeline',
       'rerun-pipeline/ledger',
+      'rerun-pipeline/observability',
       'rerun-pipeline/local',
       'rerun-pipeline/normalize',
       'rerun-pipeline/cdk',
