@@ -6,7 +6,7 @@ import { S3PartitionStore } from '../../partition/S3PartitionStore.js';
 import { summaryLayout } from '../../partition/summaryLayout.js';
 import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
 import { explainAwsError } from '../../status/pipelineResources.js';
-import { type CliCommand, CliUsageError, integerOption } from '../command.js';
+import { type CliCommand, CliUsageError, integerOption, writeResult } from '../command.js';
 import { referenceInputRules } from '../inputRules.js';
 import {
   emptyWindowHint,
@@ -80,8 +80,12 @@ Examples:
     const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
     const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
     const json = values.json === true;
+    // Progress and notes go to stderr; the plan and how the run ended are the result (stdout).
     const human = (text: string) => {
       if (!json) io.stderr(text);
+    };
+    const table = (text: string) => {
+      if (!json) writeResult(io, text);
     };
     const target = await targetOrExit(values, io, 'backfill');
     if (typeof target === 'number') return target;
@@ -118,8 +122,10 @@ Examples:
         ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
         ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
         signal: io.signal,
-        onPlan: (plan) =>
-          human(describePlan(plan, from, to, dryRun) + (emptyWindowHint(target, plan.partitions) ?? '')),
+        onPlan: (plan) => {
+          table(describePlan(plan, from, to, dryRun));
+          human(emptyWindowHint(target, plan.partitions) ?? '');
+        },
         onEnqueued: (sent, total) => {
           if (io.isTTY) human(`\r\x1b[2Kenqueued ${renderProgressBar(sent, total)}`);
           else if (isProgressStep(sent, total)) human(`enqueued ${sent}/${total}\n`);
@@ -165,7 +171,7 @@ Examples:
             }
           : {}),
       };
-      human(describeEnd(result, dryRun));
+      table(describeEnd(result, dryRun));
       if (!dryRun && result.enqueued > 0 && queueUrl.endsWith('.fifo')) {
         human(
           '(FIFO queue: SQS drops a task it already received in the last 5 minutes, e.g. from an interrupted run.)\n',
