@@ -1,4 +1,3 @@
-import type { LineSink } from './normalizeRecords.js';
 import type { RecordLimits } from './recordLimits.js';
 
 /**

@@ -41,7 +41,13 @@ describe('the command map: every command, its summary, loaded only when it runs'
     const lazy = Object.fromEntries(
       Object.entries(COMMANDS).map(([name, entry]) => [
         name,
-        { summary: entry.summary, load: () => (loaded++, entry.load()) },
+        {
+          summary: entry.summary,
+          load: () => {
+            loaded += 1;
+            return entry.load();
+          },
+        },
       ]),
     );
     const help = io();
