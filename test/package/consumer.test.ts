@@ -385,6 +385,34 @@ describe('the packed package in a new project', () => {
     }
   }, 120_000);
 
+  it('`rerun --version` and `rerun --help` answer on stdout; `--stack` without the optional CloudFormation client names the package to install', () => {
+    // The bin itself: `npx rerun --version` would be npx's own --version.
+    const bin = join(scratch, 'node_modules', '.bin', 'rerun');
+    const manifest = JSON.parse(
+      readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'),
+    ) as {
+      version: string;
+    };
+    const version = spawnSync(bin, ['--version'], { cwd: scratch, env: userEnv(), encoding: 'utf8' });
+    expect(version.status, version.stderr).toBe(0);
+    expect(version.stdout).toBe(`${manifest.version}\n`);
+    const help = spawnSync(bin, ['--help'], { cwd: scratch, env: userEnv(), encoding: 'utf8' });
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^Commands:\n(?:.*\n)*\s+status\s+Show each daily partition/m);
+    expect(help.stderr).toBe('');
+
+    expect(existsSync(join(scratch, 'node_modules', '@aws-sdk', 'client-cloudformation'))).toBe(false);
+    const stack = spawnSync(bin, ['status', '--from', '2026-01-01', '--to', '2026-01-01', '--stack', 'rerun'], {
+      cwd: scratch,
+      env: userEnv({ AWS_REGION: 'us-east-1' }),
+      encoding: 'utf8',
+    });
+    expect(stack.status).toBe(1);
+    expect(stack.stderr).toMatch(
+      /--stack reads the stack's outputs with @aws-sdk\/client-cloudformation, which is not installed: npm install @aws-sdk\/client-cloudformation/,
+    );
+  });
+
   it('`--runtime lambda` from the package fails at once, saying it needs a checkout', () => {
     const result = spawnSync('npx', ['--no', 'rerun', 'dev', '--once', '--runtime', 'lambda'], {
       cwd: scratch,
