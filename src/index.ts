@@ -24,6 +24,7 @@ export {
   createSqsBatchHandler,
   type SqsBatchHandlerOptions,
 } from './batch/createSqsBatchHandler.js';
+export type { MemoryBudget, ReleaseMemory } from './batch/MemoryBudget.js';
 export {
   type Judgement,
   judgeOutput,
@@ -44,10 +45,13 @@ export {
   WorkerConfigurationError,
 } from './errors.js';
 export type { FailedDelivery, FailureRecorder, StartedDelivery, StartedRecord } from './failures/FailureRecorder.js';
+export type { FailureRecord, GiveUpReason } from './failures/failureRecord.js';
 export { S3FailureRecorder, type S3FailureRecorderOptions } from './failures/S3FailureRecorder.js';
 export {
   type BatchOperationsEvent,
   type BatchOperationsResponse,
+  type BatchOperationsResultCode,
+  type BatchOperationsSchema,
   type BatchOperationsTask,
   type BatchOperationsTaskResult,
   encodeManifestKey,
@@ -55,7 +59,12 @@ export {
   type ParsedBatchOperationsTask,
   parseBatchOperationsEvent,
 } from './intake/parseBatchOperationsEvent.js';
-export { decodeS3EventKey, parseS3EventBody, type S3ObjectEvent } from './intake/parseS3Event.js';
+export {
+  decodeS3EventKey,
+  type IntakeResult,
+  parseS3EventBody,
+  type S3ObjectEvent,
+} from './intake/parseS3Event.js';
 export { type DeterministicKeyOptions, deterministicKey } from './keys/deterministicKey.js';
 export type { Logger } from './logging/logger.js';
 export { type NotifyAfterOutputOptions, notifyAfterOutput } from './notify/notifyAfterOutput.js';
@@ -67,12 +76,22 @@ export {
 } from './notify/notifyWebhook.js';
 export { OutputNotificationInputError } from './notify/outputNotification.js';
 export { OutputWriter, type OutputWriterOptions } from './publish/OutputWriter.js';
-export { S3AccessDeniedError, S3BucketMissingError, S3BucketNameInvalidError } from './s3/errors.js';
+export type { ConflictRetryPolicy } from './s3/conflictRetry.js';
 export {
+  S3AccessDeniedError,
+  S3BucketMissingError,
+  S3BucketNameInvalidError,
+  type S3Operation,
+  type S3Target,
+} from './s3/errors.js';
+export {
+  type DeleteStatus,
   type GetResult,
   S3ObjectStore,
+  type S3ObjectStoreOptions,
   type WriteCondition,
   type WriteResult,
+  type WriteStatus,
 } from './s3/S3ObjectStore.js';
 export {
   defineWorker,
@@ -93,6 +112,8 @@ export {
   type OutputDescription,
   type ProcessObjectOptions,
   processObject,
+  type TransformAdmission,
 } from './worker/processObject.js';
+export type { ReadDeadline } from './worker/readGuard.js';
 export { decodeText, splitLines } from './worker/textHelpers.js';
 export { createTransformInput } from './worker/transformInput.js';

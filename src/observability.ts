@@ -32,6 +32,7 @@ export {
   createLogger,
   describeError,
   type ErrorDescription,
+  type FieldLogger,
   type Logger,
   type LoggerOptions,
   LogLevel,

@@ -59,7 +59,7 @@ export interface BatchOperationsHandlerOptions {
   /**
    * Records why a task failed permanently, as the SQS handler records a non-retryable message:
    * `failures/s3-batch-job-{jobId}/{task}.json` in the recorder's bucket, indexed by input (see
-   * {@link batchOperationsFailureSource}). A `TemporaryFailure` is not recorded: S3 redrives it, and
+   * `batchOperationsFailureSource`). A `TemporaryFailure` is not recorded: S3 redrives it, and
    * one that fails on its last redrive is in the job's failed-tasks report. Recording never fails a task.
    * @default none
    */

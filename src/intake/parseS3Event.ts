@@ -29,10 +29,11 @@ export const IntakeKind = {
   INVALID: 'invalid',
 } as const;
 
+/** What {@link parseS3EventBody} found in one message body (its `kind` is one of `IntakeKind`). */
 export type IntakeResult =
-  | { readonly kind: typeof IntakeKind.OBJECTS; readonly objects: readonly S3ObjectEvent[] }
-  | { readonly kind: typeof IntakeKind.TEST_EVENT }
-  | { readonly kind: typeof IntakeKind.INVALID; readonly reason: string };
+  | { readonly kind: 'objects'; readonly objects: readonly S3ObjectEvent[] }
+  | { readonly kind: 's3-test-event' }
+  | { readonly kind: 'invalid'; readonly reason: string };
 
 /**
  * Decodes an object key as S3 writes it into event notifications: URL-encoded as in an HTML form
@@ -50,7 +51,7 @@ export function decodeS3EventKey(key: string): string {
  * Parses an SQS message body carrying an S3 event notification, directly, wrapped in an SNS
  * notification (S3 -> SNS -> SQS fan-out), or as an S3 event delivered through EventBridge (a rule
  * with an SQS target: `source: "aws.s3"`, `detail-type: "Object Created"` / `"Object Deleted"`; see
- * {@link parseEventBridgeS3Event}). Never throws: a body that is not an S3 event comes back as
+ * `parseEventBridgeS3Event`). Never throws: a body that is not an S3 event comes back as
  * `{ kind: 'invalid', reason }`.
  *
  * @example

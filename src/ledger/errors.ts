@@ -4,7 +4,7 @@ import { RerunError } from '../errors.js';
 export interface StoredFailure {
   /** `name` of the error the effect threw, e.g. `WebhookDeliveryError`. */
   readonly name: string;
-  /** Its message, truncated to {@link MAX_STORED_MESSAGE_CHARS} characters. */
+  /** Its message, truncated to `MAX_STORED_MESSAGE_CHARS` characters. */
   readonly message: string;
 }
 

@@ -14,7 +14,7 @@ export interface Logger {
   error(message: string, ...fields: Record<string, unknown>[]): void;
   /**
    * A logger that adds `fields` to every entry. Optional, so that `console` and a Powertools Logger
-   * fit as they are: without it, rerun adds the fields to each call's own (see {@link withFields}).
+   * fit as they are: without it, rerun adds the fields to each call's own (see `withFields`).
    */
   child?(fields: Record<string, unknown>): Logger;
 }

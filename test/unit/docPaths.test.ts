@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** Folders that are not the repository's own text: installs, builds, caches, reports. */
+/** Folders that are not the repository's own text: installs, builds, caches, reports, the API reference. */
 const SKIP = new Set([
   'node_modules',
   '.git',
@@ -15,6 +15,7 @@ const SKIP = new Set([
   '.tools',
   '.rerun',
   '.ci-report',
+  'api-docs',
 ]);
 
 function repositoryFiles(dir = ''): string[] {

@@ -103,7 +103,7 @@ Examples:
       const dlqUrl = values.wait
         ? await workerQueueUrl(target, target.topology.summarize, 'dlq', stringOption(values, 'dlq-url'), io.env)
         : undefined;
-      let progressOpen = false;
+      const progress = backfillProgress(io.isTTY, human);
       const result = await runBackfill({
         reader: new S3PartitionStore(target.clients.s3),
         sqs: target.clients.sqs,
@@ -126,21 +126,8 @@ Examples:
           table(describePlan(plan, from, to, dryRun));
           human(emptyWindowHint(target, plan.partitions) ?? '');
         },
-        onEnqueued: (sent, total) => {
-          if (io.isTTY) human(`\r\x1b[2Kenqueued ${renderProgressBar(sent, total)}`);
-          else if (isProgressStep(sent, total)) human(`enqueued ${sent}/${total}\n`);
-        },
-        onProgress: (p) => {
-          const line =
-            `${renderProgressBar(p.published, p.total)} published | queued ${p.queued}, in flight ${p.inFlight}` +
-            `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;
-          if (io.isTTY) {
-            human(`\r\x1b[2K${line}`);
-            progressOpen = true;
-          } else {
-            human(`${line}\n`);
-          }
-        },
+        onEnqueued: progress.onEnqueued,
+        onProgress: progress.onProgress,
       }).catch((error: unknown) => {
         throw explainAwsError(error, {
           role: 'output bucket or summarize queue',
@@ -149,28 +136,10 @@ Examples:
           hint: 'Check the names and your permissions.',
         });
       });
-      if (progressOpen || (io.isTTY && result.enqueued > 0 && !result.wait)) human('\n');
+      progress.close(result.enqueued > 0 && !result.wait);
 
       const ended = result.wait?.ended;
-      const summary = {
-        from,
-        to,
-        mode,
-        dryRun,
-        planned: result.tasks.length,
-        enqueued: result.enqueued,
-        interrupted: result.interrupted,
-        planRequests: result.planRequests,
-        ...(result.wait
-          ? {
-              waited: ended,
-              published: result.wait.published,
-              notPublished: result.wait.remaining.length,
-              deadLettered: result.wait.deadLettered,
-              seconds: Math.round(result.wait.elapsedMs / 1000),
-            }
-          : {}),
-      };
+      const summary = backfillSummary(result, mode, dryRun);
       table(describeEnd(result, dryRun));
       if (!dryRun && result.enqueued > 0 && queueUrl.endsWith('.fifo')) {
         human(
@@ -187,6 +156,66 @@ Examples:
     }
   },
 };
+
+/**
+ * The progress lines of a backfill on stderr: one line redrawn in place on a terminal, a line per
+ * step otherwise. `close` ends an open in-place line.
+ */
+function backfillProgress(isTTY: boolean, human: (text: string) => void) {
+  let open = false;
+  return {
+    onEnqueued(sent: number, total: number): void {
+      if (isTTY) human(`\r\x1b[2Kenqueued ${renderProgressBar(sent, total)}`);
+      else if (isProgressStep(sent, total)) human(`enqueued ${sent}/${total}\n`);
+    },
+    onProgress(p: {
+      published: number;
+      total: number;
+      queued: number;
+      inFlight: number;
+      deadLettered: number;
+      elapsedMs: number;
+    }): void {
+      const line =
+        `${renderProgressBar(p.published, p.total)} published | queued ${p.queued}, in flight ${p.inFlight}` +
+        `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;
+      if (isTTY) {
+        human(`\r\x1b[2K${line}`);
+        open = true;
+      } else {
+        human(`${line}\n`);
+      }
+    },
+    /** Ends the in-place line, if one is open (or the enqueue bar was drawn and nothing followed it). */
+    close(enqueuedWithoutWait: boolean): void {
+      if (open || (isTTY && enqueuedWithoutWait)) human('\n');
+    },
+  };
+}
+
+/** The SUMMARY line's document: what was planned and sent, and how the wait ended. */
+function backfillSummary(result: Awaited<ReturnType<typeof runBackfill>>, mode: string, dryRun: boolean) {
+  const ended = result.wait?.ended;
+  return {
+    from: result.from,
+    to: result.to,
+    mode,
+    dryRun,
+    planned: result.tasks.length,
+    enqueued: result.enqueued,
+    interrupted: result.interrupted,
+    planRequests: result.planRequests,
+    ...(result.wait
+      ? {
+          waited: ended,
+          published: result.wait.published,
+          notPublished: result.wait.remaining.length,
+          deadLettered: result.wait.deadLettered,
+          seconds: Math.round(result.wait.elapsedMs / 1000),
+        }
+      : {}),
+  };
+}
 
 function describePlan(plan: BackfillPlan, from: string, to: string, dryRun: boolean): string {
   const lines = [
