@@ -14,9 +14,12 @@
  *   64 KB chunk of a payload is one request; the bench's messages are under 1 KB). The SQS requests
  *   of an event source mapping's pollers are billed to the account like any other.
  *
- * Free tiers are left out: the figure is the marginal cost at scale. Lambda's own duration cost is
- * not in it (the requests are what the two designs differ in; their compute differs by the
- * throughput figures).
+ * - Lambda (https://aws.amazon.com/lambda/pricing/, checked 2026-12-04), Arm (the stack's functions are ARM64):
+ *   $0.0000133334 per GB-second of duration (the first tier, up to 7.5 billion GB-seconds a month),
+ *   billed per invocation rounded up to the millisecond, and $0.20 per million requests (one per
+ *   invocation: an SQS event source mapping invokes once per batch).
+ *
+ * Free tiers are left out: the figure is the marginal cost at scale.
  */
 export const AWS_LIST_PRICES_USD = {
   region: 'us-east-1',
@@ -25,6 +28,8 @@ export const AWS_LIST_PRICES_USD = {
   dynamodbWriteUnitPerMillion: 0.625,
   dynamodbReadUnitPerMillion: 0.125,
   sqsRequestPerMillion: 0.4,
+  lambdaArmGbSecond: 0.000_013_333_4,
+  lambdaRequestPerMillion: 0.2,
 } as const;
 
 const S3_PUT_CLASS = new Set([
@@ -42,23 +47,41 @@ const S3_FREE = new Set(['DeleteObject', 'DeleteObjects', 'AbortMultipartUpload'
 const DYNAMODB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 const DYNAMODB_READS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
 
-/** USD per million items of one phase, by service, from its request counts. */
+/** USD per million items of one phase, by service, from its request counts and its Lambda compute. */
 export interface PhaseCost {
   readonly s3: number;
   readonly dynamodb: number;
   readonly sqs: number;
+  /** Lambda duration (GB-seconds at the function's memory) plus Lambda requests; 0 when not given. */
+  readonly lambda: number;
   readonly total: number;
+}
+
+/** The Lambda compute of a phase: what the function was billed for. */
+export interface LambdaUsage {
+  /** Invocations (Lambda requests). */
+  readonly invocations: number;
+  /** The invocations' durations added up, ms (each rounded up to the millisecond, as Lambda bills). */
+  readonly durationMs: number;
+  /** The function's memory, MB. */
+  readonly memoryMiB: number;
 }
 
 /**
  * The cost of a phase from its counted requests (`Service:Operation` to count, as the counting proxy
- * reports them), in USD per million items, at {@link AWS_LIST_PRICES_USD}. DynamoDB requests count
- * one unit each (items under 1 KB; reads counted as strongly consistent, the higher price).
+ * reports them) and, when given, its Lambda usage, in USD per million items, at
+ * {@link AWS_LIST_PRICES_USD}. DynamoDB requests count one unit each (items under 1 KB; reads counted
+ * as strongly consistent, the higher price).
  *
  * @example
- * costPerMillionItems({ 'S3:HeadObject': 200 }, 200); // { s3: 0.4, dynamodb: 0, sqs: 0, total: 0.4 }
+ * costPerMillionItems({ 'S3:HeadObject': 200 }, 200); // { s3: 0.4, dynamodb: 0, sqs: 0, lambda: 0, total: 0.4 }
+ * costPerMillionItems({}, 10, { invocations: 1, durationMs: 100, memoryMiB: 1024 }); // lambda: 0.153
  */
-export function costPerMillionItems(operations: Readonly<Record<string, number>>, items: number): PhaseCost {
+export function costPerMillionItems(
+  operations: Readonly<Record<string, number>>,
+  items: number,
+  lambdaUsage?: LambdaUsage,
+): PhaseCost {
   const p = AWS_LIST_PRICES_USD;
   let s3 = 0;
   let dynamodb = 0;
@@ -75,13 +98,22 @@ export function costPerMillionItems(operations: Readonly<Record<string, number>>
       sqs += (count * p.sqsRequestPerMillion) / 1e6;
     }
   }
+  const lambda = lambdaUsage ? lambdaCost(lambdaUsage) : 0;
   const perMillion = (usd: number) => (items > 0 ? round((usd * 1e6) / items) : 0);
   return {
     s3: perMillion(s3),
     dynamodb: perMillion(dynamodb),
     sqs: perMillion(sqs),
-    total: perMillion(s3 + dynamodb + sqs),
+    lambda: perMillion(lambda),
+    total: perMillion(s3 + dynamodb + sqs + lambda),
   };
+}
+
+/** USD of Lambda duration (GB-seconds at the memory) and requests. */
+function lambdaCost(usage: LambdaUsage): number {
+  const p = AWS_LIST_PRICES_USD;
+  const gbSeconds = (usage.memoryMiB / 1024) * (usage.durationMs / 1000);
+  return gbSeconds * p.lambdaArmGbSecond + (usage.invocations * p.lambdaRequestPerMillion) / 1e6;
 }
 
 function round(n: number): number {

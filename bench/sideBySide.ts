@@ -8,11 +8,11 @@ import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
 import { judgeOutput, OutputState } from '../src/done/judgeOutput.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
-import { FaultProxy, type FaultProxyStats } from '../test/chaos/support/FaultProxy.js';
+import { type FaultPlan, FaultProxy, type FaultProxyStats } from '../test/chaos/support/FaultProxy.js';
 import { type ChaosInput, generateInputs } from '../test/chaos/support/inputs.js';
 import { createPrng } from '../test/chaos/support/prng.js';
 import { type RunnerEvent, RunnerSupervisor } from '../test/chaos/support/RunnerSupervisor.js';
-import { costPerMillionItems, type PhaseCost } from './awsCost.js';
+import { costPerMillionItems, type LambdaUsage, type PhaseCost } from './awsCost.js';
 import { createIdempotencyTable } from './baseline/powertoolsWorker.js';
 import { MODELLED_AWS_LATENCY_MS, measureWorkerThroughput, type WorkerThroughput } from './workerThroughput.js';
 
@@ -20,49 +20,68 @@ import { MODELLED_AWS_LATENCY_MS, measureWorkerThroughput, type WorkerThroughput
 export const System = { RERUN: 'rerun', POWERTOOLS: 'powertools' } as const;
 export type System = (typeof System)[keyof typeof System];
 
-/** Figures of one phase (first run, rerun, repair run) of one system. */
+/**
+ * The phases of the side-by-side run, in order:
+ * - `first`: every input new (S3's own ObjectCreated events, fresh);
+ * - `rerun`: every event delivered again at once, as S3's at-least-once delivery does (fresh
+ *   duplicates: first receive, within the function's timeout of the event);
+ * - `repair`: outputs deleted or corrupted behind the workers' backs, then every event re-sent
+ *   without an event time (an operator's rerun, never fresh);
+ * - `overwrite`: every input overwritten with new content (one more row), S3's events;
+ * - `replay`: the first run's events (the old eTags) re-sent after the overwrite.
+ */
+export const PHASES = ['first', 'rerun', 'repair', 'overwrite', 'replay'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/** Figures of one phase of one system. */
 export interface PhaseFigures {
   readonly items: number;
   /** Requests per item by service (SQS: the runner's receives and deletes; its drain checks are left out). */
   readonly requestsPerItem: { readonly S3: number; readonly DynamoDB: number; readonly SQS: number };
   /** Requests by operation, totals. */
   readonly operations: Readonly<Record<string, number>>;
-  /** USD per million items from the counted requests at AWS list prices (awsCost.ts). */
+  /**
+   * The function's compute in the phase, measured under the modelled AWS latencies: invocations,
+   * their durations added up (each rounded up to the ms, as billed) and the function's memory.
+   */
+  readonly lambda: LambdaUsage & { readonly msPerItem: number };
+  /** USD per million items from the counted requests and the Lambda usage, at AWS list prices (awsCost.ts). */
   readonly costPerMillionItems: PhaseCost;
   /** Response body bytes read per item from S3, and from S3 + DynamoDB. */
   readonly s3BodyBytesPerItem: number;
   readonly bodyBytesPerItem: number;
-  /**
-   * Items per second, from the first invocation's start to the last invocation's end. For the
-   * first run: the median of `itemsPerSecondRuns`.
-   */
+  /** Items per second through the runner under the modelled latencies, first invocation's start to last one's end. */
   readonly itemsPerSecond: number;
-  /** First run only: each end-to-end first run's items/s (fresh resources each; the systems alternate). */
-  readonly itemsPerSecondRuns?: readonly number[];
   readonly busyMs: number;
   readonly invocations: number;
+  /** Outputs correct after the phase: the bytes expected of the input's current content (see correctOutputs). */
+  readonly correctOutputs: number;
   /** Set when messages came back in a run without faults (its time then includes a visibility timeout). */
   readonly anomaly?: string;
 }
 
+/** One system's figures. */
+export type SystemFigures = { readonly [P in Exclude<Phase, 'repair'>]: PhaseFigures } & {
+  readonly repair: PhaseFigures & RepairFigures;
+  /** The worker invoked directly with the same batches (no SQS in the loop). */
+  readonly worker: WorkerThroughput;
+  /** The same, through a proxy adding modelled AWS latencies (MODELLED_AWS_LATENCY_MS) to each request. */
+  readonly workerWithLatency: WorkerThroughput;
+  /**
+   * End-to-end first runs through the runner and a counting proxy without added latency (fresh
+   * resources each, the systems alternating): each run's items/s and their median.
+   */
+  readonly endToEnd: { readonly itemsPerSecond: number; readonly runs: readonly number[] };
+};
+
 /** The side-by-side result. */
 export interface SideBySideResult {
   readonly items: number;
-  /** Worker-only first runs per system (the median is kept). */
+  /** Worker-only and end-to-end first runs per system (the median is kept). */
   readonly repeats: number;
-  readonly systems: Record<
-    System,
-    {
-      /** End to end through the local runner and the counting proxy. */
-      first: PhaseFigures;
-      rerun: PhaseFigures;
-      repair: PhaseFigures & RepairFigures;
-      /** The worker invoked directly with the same batches (no SQS in the loop). */
-      worker: WorkerThroughput;
-      /** The same, through a proxy adding modelled AWS latencies (MODELLED_AWS_LATENCY_MS) to each request. */
-      workerWithLatency: WorkerThroughput;
-    }
-  >;
+  /** The memory both functions are billed at: the reference stack's (topology.normalize.memoryMiB). */
+  readonly memoryMiB: number;
+  readonly systems: Record<System, SystemFigures>;
   /** Items per second of a handler that does nothing, through the same runner: the end-to-end ceiling here. */
   readonly runnerCeilingItemsPerSecond: number;
   /** The two systems' outputs were byte-identical after the first run. */
@@ -84,135 +103,188 @@ export interface RepairFigures {
  */
 const BENCH_TOPOLOGY: Topology = { ...topology, normalize: { ...topology.normalize, visibilityTimeoutSeconds: 60 } };
 
+/** The modelled latencies the phases run under: S3 and DynamoDB (the runner's SQS calls are not the function's). */
+const PHASE_LATENCY_MS = { S3: MODELLED_AWS_LATENCY_MS.S3, DynamoDB: MODELLED_AWS_LATENCY_MS.DynamoDB };
+
 interface SystemUnderTest {
   readonly system: System | 'noop';
+  /** Clients straight to the emulator (not through the counting proxy): the bench's own checks. */
+  readonly clients: PipelineClients;
   readonly stack: LocalStackResources;
   readonly proxy: FaultProxy;
   readonly env: Record<string, string>;
   readonly inputs: { key: string; etag: string }[];
 }
 
+interface SideBySideOptions {
+  readonly endpoint: string;
+  readonly clients: PipelineClients;
+  readonly items: number;
+  /** Worker-only and end-to-end first runs, each on fresh resources; the median is kept. @default 3 */
+  readonly repeats?: number;
+  readonly seed?: number;
+  readonly log?: (line: string) => void;
+}
+
 /**
  * rerun and the Powertools baseline side by side on the same emulator, through the same local
- * runner and a counting proxy: the same inputs (uploaded to each system's input bucket), a first
- * run, a rerun where everything is done, then a repair run after outputs were deleted or corrupted
- * behind the workers' backs. Then each worker alone (invoked directly with the same batches), and a
- * do-nothing handler through the runner: the ceiling the runner and the emulator put on any worker.
+ * runner and a counting proxy that adds the modelled AWS latencies: the same inputs (uploaded to
+ * each system's input bucket), then the {@link PHASES}, each counted, timed and checked for correct
+ * outputs. Then each worker alone (invoked directly with the same batches), end-to-end first runs
+ * without added latency, and a do-nothing handler through the runner: the ceiling the runner and
+ * the emulator put on any worker.
  *
  * @example
  * const result = await runSideBySide({ endpoint, clients, items: 300 });
  */
-export async function runSideBySide(options: {
-  readonly endpoint: string;
-  readonly clients: PipelineClients;
-  readonly items: number;
-  /** Worker-only first runs, each on a fresh output bucket; the median is kept. @default 3 */
-  readonly repeats?: number;
-  readonly seed?: number;
-  readonly log?: (line: string) => void;
-}): Promise<SideBySideResult> {
+export async function runSideBySide(options: SideBySideOptions): Promise<SideBySideResult> {
   const log = options.log ?? (() => {});
   // Valid CSV and NDJSON only: one output per item, no quarantine side output (a file with bad rows
   // costs one more PUT in both workers), so the per-item figures read as the protocol's cost.
   const inputs = generateInputs(createPrng(options.seed ?? 1).fork('bench'), options.items, { onlyValid: true });
   const repeats = options.repeats ?? 3;
-  const systems = {} as SideBySideResult['systems'];
+  const partial: Partial<Record<System, Omit<SystemFigures, 'endToEnd'>>> = {};
   const outputs = new Map<System, Map<string, Buffer>>();
   for (const system of [System.RERUN, System.POWERTOOLS]) {
-    const sut = await setUp(options.endpoint, options.clients, system, inputs);
-    try {
-      log(`${system}: first run of ${inputs.length} items through the local runner...`);
-      const first = await runPhase(sut, inputs.length);
-      const reference = await readOutputs(options.clients, sut);
-      outputs.set(system, reference);
-
-      log(`${system}: rerun with every item done...`);
-      await redeliver(options.clients, sut, sut.inputs);
-      const rerun = await runPhase(sut, inputs.length);
-
-      log(`${system}: repair run after deleting and corrupting outputs...`);
-      const damage = await damageOutputs(options.clients, sut, reference);
-      await redeliver(options.clients, sut, sut.inputs);
-      const repairPhase = await runPhase(sut, inputs.length);
-      const repaired = await countRepaired(options.clients, sut, reference, damage.keys);
-
-      log(`${system}: the worker alone, invoked with the same batches (${repeats} first runs, then a rerun)...`);
-      const worker = await measureWorkerThroughput({
-        clients: options.clients,
-        system,
-        inputBucket: sut.stack.inputBucket,
-        inputs: sut.inputs,
-        repeats,
-      });
-      log(`${system}: the worker alone again, with modelled AWS latencies on every request...`);
-      const latency = await FaultProxy.start({
-        upstream: options.endpoint,
-        keepLog: false,
-        plan: { serviceLatencyMs: MODELLED_AWS_LATENCY_MS },
-      });
-      let workerWithLatency: WorkerThroughput;
-      try {
-        workerWithLatency = await measureWorkerThroughput({
-          clients: createPipelineClients({ endpoint: latency.url, region: 'us-east-1' }),
-          system,
-          inputBucket: sut.stack.inputBucket,
-          inputs: sut.inputs,
-          repeats,
-        });
-      } finally {
-        await latency.stop();
-      }
-      systems[system] = {
-        first,
-        rerun,
-        repair: { ...repairPhase, deleted: damage.deleted, corrupted: damage.corrupted, repaired },
-        worker,
-        workerWithLatency,
-      };
-    } finally {
-      await sut.proxy.stop();
-    }
+    partial[system] = await runPhases(options, system, inputs, outputs, log);
   }
-
-  // End to end is one runner process over one queue: a single run moves with whatever else shares
-  // the machine. More first runs on fresh resources, the two systems alternating (the other one
-  // first this time), and the median is kept.
-  const endToEnd: Record<System, number[]> = {
-    [System.RERUN]: [systems[System.RERUN].first.itemsPerSecond],
-    [System.POWERTOOLS]: [systems[System.POWERTOOLS].first.itemsPerSecond],
+  const endToEnd = await endToEndFirstRuns(options, inputs, repeats, log);
+  log('ceiling: a handler that does nothing, through the same runner...');
+  const ceiling = await setUp(options.endpoint, options.clients, 'noop', inputs);
+  let runnerCeilingItemsPerSecond: number;
+  try {
+    runnerCeilingItemsPerSecond = (await runPhase(ceiling, inputs.length, new Map())).itemsPerSecond;
+  } finally {
+    await ceiling.proxy.stop();
+  }
+  const systems = Object.fromEntries(
+    [System.RERUN, System.POWERTOOLS].map((system) => [
+      system,
+      { ...(partial[system] as Omit<SystemFigures, 'endToEnd'>), endToEnd: endToEnd[system] },
+    ]),
+  ) as Record<System, SystemFigures>;
+  return {
+    items: inputs.length,
+    repeats,
+    memoryMiB: BENCH_TOPOLOGY.normalize.memoryMiB,
+    systems,
+    runnerCeilingItemsPerSecond,
+    outputsIdentical: sameOutputs(outputs),
   };
-  for (let i = 1; i < repeats; i++) {
+}
+
+/**
+ * One system through the phases. `outputs` collects each system's first-run outputs; the first
+ * system's are the reference every later check compares with (the report says whether the two
+ * systems' were byte-identical).
+ */
+async function runPhases(
+  options: SideBySideOptions,
+  system: System,
+  inputs: readonly ChaosInput[],
+  outputs: Map<System, Map<string, Buffer>>,
+  log: (line: string) => void,
+): Promise<Omit<SystemFigures, 'endToEnd'>> {
+  const { clients } = options;
+  const sut = await setUp(options.endpoint, clients, system, inputs, PHASE_LATENCY_MS);
+  try {
+    log(`${system}: first run of ${inputs.length} items through the local runner (modelled latency)...`);
+    const noReference = new Map<string, Buffer>();
+    const firstRaw = await runPhase(sut, inputs.length, noReference);
+    const own = await readOutputs(clients, sut);
+    outputs.set(system, own);
+    const reference = outputs.get(System.RERUN) ?? own;
+    const first = { ...firstRaw, correctOutputs: await countCorrect(clients, sut, reference) };
+
+    log(`${system}: every event delivered again (fresh duplicates)...`);
+    await redeliver(clients, sut, sut.inputs, { fresh: true });
+    const rerun = await runPhase(sut, inputs.length, reference);
+
+    log(`${system}: repair run after deleting and corrupting outputs (events re-sent, not fresh)...`);
+    const damage = await damageOutputs(clients, sut, reference);
+    await redeliver(clients, sut, sut.inputs, { fresh: false });
+    const repairPhase = await runPhase(sut, inputs.length, reference);
+    const repaired = await countCorrect(clients, sut, reference, damage.keys);
+
+    // The worker alone reads the inputs the events name: measured before the overwrite changes them.
+    const alone = await measureAlone(options, system, sut);
+
+    log(`${system}: every input overwritten with one more row...`);
+    const oldInputs = [...sut.inputs];
+    await overwriteInputs(clients, sut, inputs);
+    const expected = expectedAfterOverwrite(reference);
+    const overwrite = await runPhase(sut, inputs.length, expected);
+
+    log(`${system}: the first run's events (old eTags) re-sent after the overwrite...`);
+    await redeliver(clients, sut, oldInputs, { fresh: false });
+    const replay = await runPhase(sut, inputs.length, expected);
+    return {
+      first,
+      rerun,
+      repair: { ...repairPhase, deleted: damage.deleted, corrupted: damage.corrupted, repaired },
+      overwrite,
+      replay,
+      ...alone,
+    };
+  } finally {
+    await sut.proxy.stop();
+  }
+}
+
+/** The worker invoked directly with the phases' batches, without and with the modelled latencies. */
+async function measureAlone(
+  options: SideBySideOptions,
+  system: System,
+  sut: SystemUnderTest,
+): Promise<Pick<SystemFigures, 'worker' | 'workerWithLatency'>> {
+  const repeats = options.repeats ?? 3;
+  const log = options.log ?? (() => {});
+  log(`${system}: the worker alone, invoked with the same batches (${repeats} first runs, then a rerun)...`);
+  const measure = (clients: PipelineClients) =>
+    measureWorkerThroughput({ clients, system, inputBucket: sut.stack.inputBucket, inputs: sut.inputs, repeats });
+  const worker = await measure(options.clients);
+  log(`${system}: the worker alone again, with modelled AWS latencies on every request...`);
+  const latency = await FaultProxy.start({
+    upstream: options.endpoint,
+    keepLog: false,
+    plan: { serviceLatencyMs: MODELLED_AWS_LATENCY_MS },
+  });
+  try {
+    return {
+      worker,
+      workerWithLatency: await measure(createPipelineClients({ endpoint: latency.url, region: 'us-east-1' })),
+    };
+  } finally {
+    await latency.stop();
+  }
+}
+
+/**
+ * End to end is one runner process over one queue: a single run moves with whatever else shares the
+ * machine. First runs on fresh resources, without added latency, the two systems alternating, and
+ * the median is kept.
+ */
+async function endToEndFirstRuns(
+  options: SideBySideOptions,
+  inputs: readonly ChaosInput[],
+  repeats: number,
+  log: (line: string) => void,
+): Promise<Record<System, SystemFigures['endToEnd']>> {
+  const runs: Record<System, number[]> = { [System.RERUN]: [], [System.POWERTOOLS]: [] };
+  for (let i = 0; i < repeats; i++) {
     const order = i % 2 === 1 ? [System.POWERTOOLS, System.RERUN] : [System.RERUN, System.POWERTOOLS];
     for (const system of order) {
       log(`${system}: end-to-end first run ${i + 1} of ${repeats} on fresh resources...`);
       const sut = await setUp(options.endpoint, options.clients, system, inputs);
       try {
-        endToEnd[system].push((await runPhase(sut, inputs.length)).itemsPerSecond);
+        runs[system].push((await runPhase(sut, inputs.length, new Map())).itemsPerSecond);
       } finally {
         await sut.proxy.stop();
       }
     }
   }
-  for (const system of [System.RERUN, System.POWERTOOLS]) {
-    const runs = endToEnd[system];
-    systems[system].first = { ...systems[system].first, itemsPerSecond: median(runs), itemsPerSecondRuns: runs };
-  }
-
-  log('ceiling: a handler that does nothing, through the same runner...');
-  const ceiling = await setUp(options.endpoint, options.clients, 'noop', inputs);
-  let runnerCeilingItemsPerSecond: number;
-  try {
-    runnerCeilingItemsPerSecond = (await runPhase(ceiling, inputs.length)).itemsPerSecond;
-  } finally {
-    await ceiling.proxy.stop();
-  }
-  return {
-    items: inputs.length,
-    repeats,
-    systems,
-    runnerCeilingItemsPerSecond,
-    outputsIdentical: sameOutputs(outputs),
-  };
+  const result = (system: System) => ({ itemsPerSecond: median(runs[system]), runs: runs[system] });
+  return { [System.RERUN]: result(System.RERUN), [System.POWERTOOLS]: result(System.POWERTOOLS) };
 }
 
 async function setUp(
@@ -220,6 +292,7 @@ async function setUp(
   clients: PipelineClients,
   system: System | 'noop',
   inputs: readonly ChaosInput[],
+  serviceLatencyMs?: FaultPlan['serviceLatencyMs'],
 ): Promise<SystemUnderTest> {
   const id = `bench-${system.slice(0, 1)}-${randomBytes(3).toString('hex')}`;
   const stack = await provisionLocalStack({
@@ -228,7 +301,11 @@ async function setUp(
     topology: BENCH_TOPOLOGY,
   });
   await clients.sqs.send(new PurgeQueueCommand({ QueueUrl: stack.queueUrl }));
-  const proxy = await FaultProxy.start({ upstream: endpoint, keepLog: false });
+  const proxy = await FaultProxy.start({
+    upstream: endpoint,
+    keepLog: false,
+    ...(serviceLatencyMs ? { plan: { serviceLatencyMs } } : {}),
+  });
   const env: Record<string, string> = {
     AWS_ENDPOINT_URL: proxy.url,
     AWS_REGION: 'us-east-1',
@@ -257,18 +334,28 @@ async function setUp(
     );
     return { key: input.key, etag: (out.ETag ?? '').replace(/"/g, '') };
   });
-  return { system, stack, proxy, env, inputs: uploaded };
+  return { system, clients, stack, proxy, env, inputs: uploaded };
 }
 
-/** Runs the queue to empty through the runner process; the counting proxy sees every request. */
-async function runPhase(sut: SystemUnderTest, items: number): Promise<PhaseFigures> {
+/**
+ * Runs the queue to empty through the runner process; the counting proxy sees every request, the
+ * runner reports each invocation's duration. `expected` (output bytes per input key) is what the
+ * outputs are checked against afterwards; empty: not checked.
+ */
+async function runPhase(
+  sut: SystemUnderTest,
+  items: number,
+  expected: ReadonlyMap<string, Buffer>,
+): Promise<PhaseFigures> {
   sut.proxy.resetStats();
   let exit: RunnerEvent | undefined;
+  let durationMs = 0;
   const runner = new RunnerSupervisor({
     env: sut.env,
     restart: false,
     onEvent: (event) => {
       if (event.event === 'exit') exit = event;
+      if (event.event === 'invocation') durationMs += Math.ceil(Number(event.durationMs ?? 0));
     },
   });
   runner.start();
@@ -277,7 +364,10 @@ async function runPhase(sut: SystemUnderTest, items: number): Promise<PhaseFigur
   const failed = runner.totals.records.failed ?? 0;
   if (failed > 0)
     throw new Error(`${sut.system}: ${failed} record(s) failed: ${JSON.stringify(runner.totals.failureReasons)}`);
-  const measured = figures(sut.proxy.stats(), items, Number(exit.busyMs ?? 0), runner.totals.invocations);
+  const usage = { invocations: runner.totals.invocations, durationMs, memoryMiB: BENCH_TOPOLOGY.normalize.memoryMiB };
+  const correctOutputs =
+    expected.size > 0 && sut.system !== 'noop' ? await countCorrect(sut.clients, sut, expected) : 0;
+  const measured = figures(sut.proxy.stats(), items, Number(exit.busyMs ?? 0), usage, correctOutputs);
   // Nothing should come back in a run without faults; if something does (a lost receive, a refused
   // delete), the phase includes a visibility timeout of waiting: say so next to its figures.
   const { retained, deleteFailures, invocationErrors } = runner.totals;
@@ -288,7 +378,13 @@ async function runPhase(sut: SystemUnderTest, items: number): Promise<PhaseFigur
   };
 }
 
-function figures(stats: FaultProxyStats, items: number, busyMs: number, invocations: number): PhaseFigures {
+function figures(
+  stats: FaultProxyStats,
+  items: number,
+  busyMs: number,
+  usage: LambdaUsage,
+  correctOutputs: number,
+): PhaseFigures {
   const drainChecks = stats.byOperation['SQS:GetQueueAttributes'] ?? 0;
   const perItem = (n: number) => round(n / items, 3);
   const operations = Object.fromEntries(
@@ -302,21 +398,29 @@ function figures(stats: FaultProxyStats, items: number, busyMs: number, invocati
       SQS: perItem((stats.byService.SQS ?? 0) - drainChecks),
     },
     operations,
-    costPerMillionItems: costPerMillionItems(operations, items),
+    lambda: { ...usage, msPerItem: round(usage.durationMs / Math.max(items, 1), 2) },
+    costPerMillionItems: costPerMillionItems(operations, items, usage),
     s3BodyBytesPerItem: perItem(stats.responseBodyBytes.S3 ?? 0),
     bodyBytesPerItem: perItem((stats.responseBodyBytes.S3 ?? 0) + (stats.responseBodyBytes.DynamoDB ?? 0)),
     itemsPerSecond: busyMs > 0 ? round((items * 1000) / busyMs, 1) : 0,
     busyMs,
-    invocations,
+    invocations: usage.invocations,
+    correctOutputs,
   };
 }
 
-/** Sends every input's ObjectCreated event again (what a rerun or a backfill of the window does). */
+/**
+ * Sends the inputs' ObjectCreated events again. `fresh`: with an event time of now, as S3 delivers
+ * a duplicate of a recent event (first receive, within the function's timeout); otherwise without
+ * one, as an operator's rerun or a backfill of the window sends them (never fresh).
+ */
 async function redeliver(
   clients: PipelineClients,
   sut: SystemUnderTest,
   inputs: readonly { key: string; etag: string }[],
+  { fresh }: { readonly fresh: boolean },
 ) {
+  const eventTime = new Date().toISOString();
   const bodies = inputs.map(({ key, etag }) =>
     JSON.stringify({
       Records: [
@@ -324,6 +428,7 @@ async function redeliver(
           eventVersion: '2.1',
           eventSource: 'aws:s3',
           awsRegion: 'us-east-1',
+          ...(fresh ? { eventTime } : {}),
           eventName: 'ObjectCreated:Put',
           s3: {
             bucket: { name: sut.stack.inputBucket },
@@ -386,32 +491,65 @@ async function damageOutputs(clients: PipelineClients, sut: SystemUnderTest, ref
   return { deleted, corrupted, keys };
 }
 
-/** Damaged outputs now back to the first run's bytes (and, for rerun, passing its done-check). */
-async function countRepaired(
+/**
+ * Outputs (of `keys`, default every input) whose bytes are the expected ones and, for rerun, that
+ * also pass its done-check (a valid output of the current code version).
+ */
+async function countCorrect(
   clients: PipelineClients,
   sut: SystemUnderTest,
-  reference: Map<string, Buffer>,
-  keys: readonly string[],
+  expected: ReadonlyMap<string, Buffer>,
+  keys: readonly string[] = sut.inputs.map((input) => input.key),
 ): Promise<number> {
   const store = new S3ObjectStore(clients.s3);
-  let repaired = 0;
-  for (const key of keys) {
+  const correct = await mapWithConcurrency(keys, 8, async (key) => {
     const outKey = outputKeyOf(sut, key);
     const head = await store.head(sut.stack.outputBucket, outKey);
-    if (!head) continue;
+    if (!head) return false;
     const got = await clients.s3.send(new GetObjectCommand({ Bucket: sut.stack.outputBucket, Key: outKey }));
     const bytes = Buffer.from((await got.Body?.transformToByteArray()) ?? new Uint8Array());
-    if (!bytes.equals(reference.get(key) ?? Buffer.alloc(1))) continue;
-    if (sut.system === System.RERUN) {
-      const verdict = judgeOutput(head, {
-        source: { bucket: sut.stack.inputBucket, key },
-        codeVersion: NORMALIZE_CODE_VERSION,
-      });
-      if (verdict.state !== OutputState.BUILT) continue;
-    }
-    repaired++;
-  }
-  return repaired;
+    if (!bytes.equals(expected.get(key) ?? Buffer.alloc(1))) return false;
+    if (sut.system !== System.RERUN) return true;
+    const verdict = judgeOutput(head, {
+      source: { bucket: sut.stack.inputBucket, key },
+      codeVersion: NORMALIZE_CODE_VERSION,
+    });
+    return verdict.state === OutputState.BUILT;
+  });
+  return correct.filter(Boolean).length;
+}
+
+/**
+ * Overwrites every input with its content plus a copy of its last row (valid in both formats), so
+ * the expected output is the old one plus a copy of its last line ({@link expectedAfterOverwrite}).
+ * S3's notifications enqueue the events; the inputs' new ETags replace the old ones.
+ */
+async function overwriteInputs(clients: PipelineClients, sut: SystemUnderTest, inputs: readonly ChaosInput[]) {
+  const bodies = new Map(inputs.map((input) => [input.key, input.body]));
+  const updated = await mapWithConcurrency(sut.inputs, 8, async ({ key }) => {
+    const body = bodies.get(key) ?? '';
+    const out = await clients.s3.send(
+      new PutObjectCommand({ Bucket: sut.stack.inputBucket, Key: key, Body: Buffer.from(body + lastLine(body)) }),
+    );
+    return { key, etag: (out.ETag ?? '').replace(/"/g, '') };
+  });
+  sut.inputs.splice(0, sut.inputs.length, ...updated);
+}
+
+/** The outputs expected after {@link overwriteInputs}: each reference output plus a copy of its last line. */
+function expectedAfterOverwrite(reference: ReadonlyMap<string, Buffer>): Map<string, Buffer> {
+  return new Map(
+    [...reference].map(([key, bytes]) => {
+      const text = bytes.toString('utf8');
+      return [key, Buffer.from(text + lastLine(text))];
+    }),
+  );
+}
+
+/** The last line of a text that ends with a newline, with its newline. */
+function lastLine(text: string): string {
+  const end = text.endsWith('\n') ? text.length - 1 : text.length;
+  return `${text.slice(text.lastIndexOf('\n', end - 1) + 1, end)}\n`;
 }
 
 function sameOutputs(outputs: Map<System, Map<string, Buffer>>): boolean {

@@ -13,6 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import type { StackWorkerSynthesizer } from '../app/dev/StackWorkerSynthesizer.js';
 import type { LambdaFunctionSettings } from '../local/runner/LambdaRuntimeSlot.js';
 import { WorkerBundleUnusableError } from '../src/cdk/errors.js';
 import { projectRoot } from './paths.js';
@@ -214,3 +215,17 @@ export function lambdaFunctionSettings(
     credentials: overrides.credentials,
   };
 }
+
+/**
+ * `rerun dev --runtime lambda`'s view of this stack: synthesizes the worker bundles, then gives each
+ * worker's settings with the session's values. The CLI finds it in a checkout and passes it to
+ * `runDev` (app/ does not import the stack, which imports app/).
+ *
+ * @example
+ * const settingsOf = await synthesizeStackWorkers();
+ * settingsOf('normalize', { functionName: 'rerun-normalize', environment, region: 'us-east-1', credentials });
+ */
+export const synthesizeStackWorkers: StackWorkerSynthesizer = async () => {
+  const bundles = await synthesizeWorkerBundles();
+  return (worker, overrides) => lambdaFunctionSettings(bundles[worker], overrides);
+};

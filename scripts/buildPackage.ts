@@ -28,8 +28,8 @@ const tsc = spawnSync(
 );
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
-// `rerun dev --runtime lambda` type-checks against the reference stack's bundle synthesis, so tsc
-// emits infra/; the package does not ship the stack (that mode says so, see app/dev/runDev.ts).
+// The package does not ship the stack (`rerun dev --runtime lambda` says so, see app/dev/runDev.ts):
+// app/ does not import infra/, so tsc should emit none; any that a future import pulls in is removed.
 rmSync(join(dist, 'infra'), { recursive: true, force: true });
 // The application wing and the handler are run, never imported by a user: no declarations.
 for (const wing of ['app', 'functions']) removeDeclarations(join(dist, wing));

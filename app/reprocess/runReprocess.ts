@@ -255,6 +255,7 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
             key: created.key,
             etag: input.etag,
             size: input.contentLength,
+            sentAt: now(),
           });
           enqueued += await sendMessageBatch(
             options.sqs,
@@ -319,6 +320,7 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
         key: verdict.inputKey,
         etag: verdict.input.etag,
         size: verdict.input.size,
+        sentAt: now(),
       }),
     });
     if (batch.length === 10) await flush();

@@ -1,24 +1,18 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  DeleteMessageBatchCommand,
-  GetQueueAttributesCommand,
-  type Message,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { queueCounts } from '../../src/aws/queueCounts.js';
 import { type Logger, silentLogger } from '../../src/logging/logger.js';
-import { InvocationOutcome, interpretBatchResponse } from './batchResponse.js';
+import { BatchInvoker, type SqsLambdaHandler } from './BatchInvoker.js';
+import { BatchPoller } from './BatchPoller.js';
+import type { InvocationOutcome } from './batchResponse.js';
+import { deleteMessages } from './deleteMessages.js';
 import { RunnerConfigurationError, RunnerDrainTimeoutError } from './errors.js';
-import type { FunctionInvoker, InvocationResult } from './FunctionInvoker.js';
-import { createLambdaContext, lambdaLogStreamName } from './lambdaContext.js';
-import { toSqsRecord } from './sqsRecord.js';
+import type { FunctionInvoker } from './FunctionInvoker.js';
+import { lambdaLogStreamName } from './lambdaContext.js';
+import { type QueueIdentity, resolveQueueIdentity } from './queueIdentity.js';
 
-/** An SQS-triggered Lambda handler, as the runner calls it. */
-// biome-ignore lint/suspicious/noConfusingVoidType: matches aws-lambda's SQSHandler result (a handler may return nothing).
-export type SqsLambdaHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+export type { SqsLambdaHandler } from './BatchInvoker.js';
 
 /** Options of {@link LocalRunner}: the settings of the Lambda SQS event source mapping it reproduces. */
 export interface LocalRunnerOptions {
@@ -133,12 +127,6 @@ export interface RunUntilDrainedOptions {
   signal?: AbortSignal;
 }
 
-interface QueueIdentity {
-  readonly queueArn: string;
-  readonly region: string;
-  readonly accountId: string;
-}
-
 /**
  * Reproduces Lambda's SQS event source mapping in-process: polls a queue, invokes a handler module
  * with faithful `SQSEvent` records and a Lambda `Context`, and deletes messages by the
@@ -169,8 +157,10 @@ export class LocalRunner {
   private readonly options: LocalRunnerOptions;
   private readonly logger: Logger;
   private readonly now: () => number;
-  private readonly createRequestId: () => string;
-  private readonly pollWaitSeconds: number;
+  /** Gathers batches within the batching window. */
+  private readonly batches: BatchPoller;
+  /** Runs the function on a batch, with its timeout. */
+  private readonly invoker: BatchInvoker;
   private poller: Promise<void> | undefined;
   /** The last poller started: settles when it has ended, whether by stop() or by a fatal error. */
   private lastPoller: Promise<void> = Promise.resolve();
@@ -178,10 +168,6 @@ export class LocalRunner {
   private fatal: unknown;
   /** Batches held (being gathered with at least one message, invoked, or deleted): the used slots. */
   private holding = 0;
-  /** Invocations running now (timed-out ones excluded). */
-  private running = 0;
-  /** Timed-out invocations whose promise has not settled yet. */
-  private abandoned = 0;
   /** Called when a slot frees up. */
   private slotFreed: (() => void) | undefined;
   /** Log stream names of idle execution environments, reused like warm Lambda sandboxes. */
@@ -192,13 +178,31 @@ export class LocalRunner {
     this.options = options;
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
-    this.createRequestId = options.createRequestId ?? randomUUID;
-    this.pollWaitSeconds = options.pollWaitSeconds ?? 1;
+    this.batches = new BatchPoller({
+      sqs: options.sqs,
+      queueUrl: options.queueUrl,
+      batchSize: options.batchSize,
+      maxBatchingWindowSeconds: options.maxBatchingWindowSeconds,
+      pollWaitSeconds: options.pollWaitSeconds ?? 1,
+      now: this.now,
+      logger: this.logger,
+      onReceive: (messageIds) => options.onReceive?.(messageIds),
+    });
+    this.invoker = new BatchInvoker({
+      handler: options.handler,
+      invoker: options.invoker,
+      functionName: options.functionName,
+      timeoutSeconds: options.timeoutSeconds,
+      memoryLimitInMB: options.memoryLimitInMB,
+      now: this.now,
+      createRequestId: options.createRequestId ?? randomUUID,
+      logger: this.logger,
+    });
   }
 
   /** Invocations running now. */
   get inFlight(): number {
-    return this.running;
+    return this.invoker.running;
   }
 
   /** Starts polling until {@link stop}, with at most `maxConcurrency` invocations at once. Idempotent. */
@@ -231,8 +235,8 @@ export class LocalRunner {
     const poller = this.poller;
     this.poller = undefined;
     await poller;
-    if (this.abandoned > 0) {
-      this.logger.warn('timed-out invocations are still running in this process', { count: this.abandoned });
+    if (this.invoker.abandoned > 0) {
+      this.logger.warn('timed-out invocations are still running in this process', { count: this.invoker.abandoned });
     }
     if (this.fatal !== undefined) throw this.fatal;
   }
@@ -277,43 +281,6 @@ export class LocalRunner {
     await this.stop();
   }
 
-  private async resolveIdentity(): Promise<QueueIdentity> {
-    const response = await this.options.sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: this.options.queueUrl,
-        AttributeNames: ['QueueArn', 'VisibilityTimeout'],
-      }),
-    );
-    const queueArn = response.Attributes?.QueueArn;
-    if (!queueArn)
-      throw new RunnerConfigurationError(`The queue ${this.options.queueUrl} did not report its QueueArn.`);
-    const [, , , arnRegion = '', arnAccount = ''] = queueArn.split(':');
-    const visibility = Number(response.Attributes?.VisibilityTimeout);
-    // Lambda refuses a mapping whose function timeout exceeds the queue's visibility timeout
-    // (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html).
-    if (Number.isFinite(visibility) && this.options.timeoutSeconds > visibility) {
-      throw new RunnerConfigurationError(
-        `The function timeout (${this.options.timeoutSeconds} s) exceeds the visibility timeout of ${queueArn} ` +
-          `(${visibility} s); Lambda refuses this mapping. Raise the queue's VisibilityTimeout (AWS advises 6 x the function timeout).`,
-      );
-    }
-    const held = this.options.timeoutSeconds + this.options.maxBatchingWindowSeconds;
-    if (Number.isFinite(visibility) && visibility < held) {
-      // Allowed by Lambda, but a message can then become visible again while its batch is still
-      // being gathered or processed, and be delivered twice (AWS advises 6 x the function timeout).
-      this.logger.warn('the visibility timeout is shorter than batching window + function timeout: expect duplicates', {
-        queueArn,
-        visibilityTimeoutSeconds: visibility,
-        batchingWindowPlusTimeoutSeconds: held,
-      });
-    }
-    return {
-      queueArn,
-      region: this.options.region ?? arnRegion,
-      accountId: this.options.accountId ?? arnAccount,
-    };
-  }
-
   /**
    * The poller: waits for a free slot, gathers a batch, hands it to an invocation, repeats. It
    * receives only when a slot is free, so no message is held invisible while waiting for one; its
@@ -322,7 +289,7 @@ export class LocalRunner {
   private async poll(): Promise<void> {
     let identity: QueueIdentity;
     try {
-      identity = await this.resolveIdentity();
+      identity = await resolveQueueIdentity(this.options, this.logger);
     } catch (error) {
       this.fatal = error;
       this.stopping = true;
@@ -330,6 +297,7 @@ export class LocalRunner {
       return;
     }
     const invocations = new Set<Promise<void>>();
+    const hooks = { stopping: () => this.stopping, onHeld: () => this.holding++ };
     let backoffMs = 500;
     while (!this.stopping) {
       if (this.holding >= this.options.maxConcurrency) {
@@ -341,7 +309,7 @@ export class LocalRunner {
       }
       let batch: Message[];
       try {
-        batch = await this.gatherBatch();
+        batch = await this.batches.gatherBatch(hooks);
         backoffMs = 500;
       } catch (error) {
         this.logger.warn('ReceiveMessage failed; retrying', { error, backoffMs });
@@ -363,232 +331,30 @@ export class LocalRunner {
     await Promise.all(invocations);
   }
 
-  /**
-   * Gathers one batch. Without a batching window this is a single receive (Lambda invokes with what
-   * one poll returned). With a window, receives (<= 10 each, the SQS maximum) until the batch is full
-   * or the window, started by the first record, has passed. Increments `holding` once it holds messages.
-   */
-  private async gatherBatch(): Promise<Message[]> {
-    const { batchSize, maxBatchingWindowSeconds } = this.options;
-    const byId = new Map<string, Message>();
-    let windowEnd: number | undefined;
-    try {
-      while (byId.size < batchSize) {
-        let waitSeconds = this.pollWaitSeconds;
-        if (windowEnd !== undefined) {
-          const left = windowEnd - this.now();
-          if (left <= 0) break;
-          // WaitTimeSeconds is whole seconds: short-poll when less than one is left, to not overshoot.
-          waitSeconds = Math.min(this.pollWaitSeconds, Math.floor(left / 1000));
-        }
-        const received = await this.receive(Math.min(10, batchSize - byId.size), waitSeconds);
-        const before = byId.size;
-        // A message whose visibility expired during a long window can be received twice: keep the
-        // newest receipt handle (the only one that can still delete it).
-        for (const message of received) if (message.MessageId) byId.set(message.MessageId, message);
-        if (before === 0 && byId.size > 0) this.holding++;
-        if (byId.size === 0) {
-          if (this.stopping) break;
-          // A short poll (pollWaitSeconds 0) returns at once: pause so an idle queue is not hammered.
-          if (waitSeconds === 0) await sleep(100);
-          continue;
-        }
-        if (maxBatchingWindowSeconds === 0 || this.stopping) break;
-        windowEnd ??= this.now() + maxBatchingWindowSeconds * 1000;
-        if (received.length === 0 && waitSeconds === 0) await sleep(Math.min(100, Math.max(0, windowEnd - this.now())));
-      }
-    } catch (error) {
-      // Messages already received stay invisible until their visibility timeout: invoke them anyway.
-      if (byId.size === 0) throw error;
-      this.logger.warn('ReceiveMessage failed while gathering a batch; invoking what was received', { error });
-    }
-    return [...byId.values()];
-  }
-
-  private async receive(max: number, waitSeconds: number): Promise<Message[]> {
-    const response = await this.options.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: this.options.queueUrl,
-        MaxNumberOfMessages: max,
-        WaitTimeSeconds: waitSeconds,
-        // Lambda hands the function every system and message attribute.
-        MessageSystemAttributeNames: ['All'],
-        MessageAttributeNames: ['All'],
-      }),
-    );
-    const messages = response.Messages ?? [];
-    if (messages.length > 0) {
-      try {
-        this.options.onReceive?.(messages.map((m) => m.MessageId as string));
-      } catch (listenerError) {
-        this.logger.warn('onReceive listener threw', { error: listenerError });
-      }
-    }
-    return messages;
-  }
-
+  /** One batch: the invoker runs the function, the deleter deletes what it did not fail, the listener hears of it. */
   private async invoke(batch: Message[], identity: QueueIdentity, logStreamName: string): Promise<void> {
-    const requestId = this.createRequestId();
-    const messageIds = batch.map((m) => m.MessageId as string);
-    const event: SQSEvent = {
-      Records: batch.map((m) => toSqsRecord(m, { queueArn: identity.queueArn, region: identity.region })),
-    };
-    const startedAt = this.now();
-    const timeoutMs = this.options.timeoutSeconds * 1000;
-    const context = createLambdaContext({
-      functionName: this.options.functionName ?? 'rerun-local',
-      region: identity.region,
-      accountId: identity.accountId,
-      memoryLimitInMB: this.options.memoryLimitInMB ?? 128,
-      awsRequestId: requestId,
-      logStreamName,
-      deadline: startedAt + timeoutMs,
-      now: this.now,
-    });
-
-    this.running++;
-    const settled = this.options.invoker
-      ? await this.options.invoker
-          .invoke({ event, requestId })
-          .catch((invokeError: unknown): InvocationResult => ({ kind: 'threw', error: describeError(invokeError) }))
-      : await this.invokeInProcess(this.options.handler as SqsLambdaHandler, event, context, timeoutMs);
-    const durationMs = this.now() - startedAt;
-    this.running--;
-
-    let outcome: InvocationOutcome;
-    let toDelete: readonly string[] = [];
-    let error: string | undefined;
-    if (settled.kind === 'timeout') {
-      outcome = InvocationOutcome.TIMEOUT;
-      error = settled.error;
-    } else if (settled.kind === 'threw') {
-      outcome = InvocationOutcome.ERROR;
-      error = settled.error;
-    } else {
-      const response = asLambdaReceivesIt(settled.value);
-      if (!response.ok) {
-        outcome = InvocationOutcome.INVALID_RESPONSE;
-        error = response.reason;
-      } else {
-        const verdict = interpretBatchResponse(response.value, messageIds);
-        outcome = verdict.outcome;
-        toDelete = verdict.delete;
-        if (verdict.outcome === InvocationOutcome.INVALID_RESPONSE) error = verdict.reason;
-      }
-    }
-    if (error !== undefined) {
-      this.logger.warn('invocation failed: the whole batch returns after the visibility timeout', {
-        requestId,
-        outcome,
-        error,
-        messages: messageIds.length,
-      });
-    }
-
+    const settled = await this.invoker.invoke(batch, identity, logStreamName);
     const byId = new Map(batch.map((m) => [m.MessageId as string, m]));
-    const { deleted, failures } = await this.deleteMessages(toDelete.map((id) => byId.get(id) as Message));
+    const { deleted, failures } = await deleteMessages(
+      { sqs: this.options.sqs, queueUrl: this.options.queueUrl, logger: this.logger },
+      settled.toDelete.map((id) => byId.get(id) as Message),
+    );
     const deletedSet = new Set(deleted);
     const report: InvocationReport = {
-      requestId,
-      messageIds,
+      requestId: settled.requestId,
+      messageIds: settled.messageIds,
       deleted,
-      retained: messageIds.filter((id) => !deletedSet.has(id)),
-      outcome,
-      durationMs,
+      retained: settled.messageIds.filter((id) => !deletedSet.has(id)),
+      outcome: settled.outcome,
+      durationMs: settled.durationMs,
     };
-    if (error !== undefined) report.error = error;
+    if (settled.error !== undefined) report.error = settled.error;
     if (failures.length > 0) report.deleteFailures = failures;
     try {
       this.options.onInvocation?.(report);
     } catch (listenerError) {
       this.logger.warn('onInvocation listener threw', { error: listenerError });
     }
-  }
-
-  /**
-   * Calls the handler in this process, racing its timeout. A timed-out handler keeps running here
-   * (a real sandbox would be frozen and discarded): its late result is ignored and logged.
-   */
-  private async invokeInProcess(
-    handler: SqsLambdaHandler,
-    event: SQSEvent,
-    context: Context,
-    timeoutMs: number,
-  ): Promise<InvocationResult> {
-    const handlerPromise: Promise<InvocationResult> = (async () => handler(event, context))().then(
-      (value) => ({ kind: 'returned', value }),
-      (error: unknown) => ({ kind: 'threw', error: describeError(error) }),
-    );
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<InvocationResult>((resolve) => {
-      timer = setTimeout(
-        () =>
-          resolve({ kind: 'timeout', error: `Task timed out after ${this.options.timeoutSeconds.toFixed(2)} seconds` }),
-        timeoutMs,
-      );
-    });
-    const settled = await Promise.race([handlerPromise, timeout]);
-    clearTimeout(timer);
-    if (settled.kind === 'timeout') {
-      this.abandoned++;
-      void handlerPromise.then((late) => {
-        this.abandoned--;
-        this.logger.warn('a timed-out invocation settled late; its result is ignored', {
-          requestId: context.awsRequestId,
-          result: late.kind === 'threw' ? late.error : 'returned',
-        });
-      });
-    }
-    return settled;
-  }
-
-  /** DeleteMessageBatch takes at most 10 entries; entries can fail one by one. */
-  private async deleteMessages(
-    messages: Message[],
-  ): Promise<{ deleted: string[]; failures: { messageId: string; code: string; message: string }[] }> {
-    const deleted: string[] = [];
-    const failures: { messageId: string; code: string; message: string }[] = [];
-    for (let start = 0; start < messages.length; start += 10) {
-      let pending = messages.slice(start, start + 10);
-      // Retry entries SQS reports as its own fault (SenderFault false) once; a sender fault (for
-      // example an expired receipt handle) cannot succeed on retry: the message comes back instead.
-      for (let attempt = 1; attempt <= 2 && pending.length > 0; attempt++) {
-        const entries = pending.map((m, i) => ({ Id: `m${i}`, ReceiptHandle: m.ReceiptHandle as string }));
-        const retry: Message[] = [];
-        try {
-          const response = await this.options.sqs.send(
-            new DeleteMessageBatchCommand({ QueueUrl: this.options.queueUrl, Entries: entries }),
-          );
-          for (const ok of response.Successful ?? []) {
-            const message = pending[Number(ok.Id?.slice(1))];
-            if (message?.MessageId) deleted.push(message.MessageId);
-          }
-          for (const failed of response.Failed ?? []) {
-            const message = pending[Number(failed.Id?.slice(1))];
-            if (!message?.MessageId) continue;
-            if (!failed.SenderFault && attempt < 2) retry.push(message);
-            else
-              failures.push({
-                messageId: message.MessageId,
-                code: failed.Code ?? 'Unknown',
-                message: failed.Message ?? '',
-              });
-          }
-        } catch (error) {
-          if (attempt < 2) retry.push(...pending);
-          else {
-            for (const m of pending) {
-              failures.push({ messageId: m.MessageId as string, code: 'RequestFailed', message: describeError(error) });
-            }
-          }
-        }
-        pending = retry;
-      }
-    }
-    if (failures.length > 0) {
-      this.logger.warn('some messages could not be deleted; they will be received again', { failures });
-    }
-    return { deleted, failures };
   }
 }
 
@@ -623,22 +389,4 @@ function validateRunnerOptions(o: LocalRunnerOptions): void {
   if (!isInt(wait) || wait < 0 || wait > 20)
     problems.push(`pollWaitSeconds must be an integer from 0 to 20 (got ${wait})`);
   if (problems.length > 0) throw new RunnerConfigurationError(`Invalid local runner settings: ${problems.join('; ')}.`);
-}
-
-/**
- * Lambda receives the function's result as JSON: what does not survive JSON.stringify (a circular
- * structure, a BigInt) fails the invocation, and class instances arrive as plain objects.
- */
-function asLambdaReceivesIt(value: unknown): { ok: true; value: unknown } | { ok: false; reason: string } {
-  try {
-    const json = JSON.stringify(value);
-    return { ok: true, value: json === undefined ? null : JSON.parse(json) };
-  } catch (error) {
-    return { ok: false, reason: `the response cannot be serialised to JSON (${describeError(error)})` };
-  }
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
 }

@@ -8,7 +8,7 @@ import {
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { DeadlineNearError, FullBatchFailureError, RerunError } from '../errors.js';
 import type { FailureRecorder } from '../failures/FailureRecorder.js';
-import { IntakeKind, parseS3EventBody } from '../intake/parseS3Event.js';
+import { IntakeKind, parseS3EventBody, type S3ObjectEvent, sentByRerun } from '../intake/parseS3Event.js';
 import { s3EventBodyFrom } from '../intake/splitS3EventBody.js';
 import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../logging/logger.js';
@@ -20,6 +20,7 @@ import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/ou
 import {
   type ObjectOutcome,
   type OutputDescription,
+  type ProcessObjectOptions,
   processObject,
   type TransformAdmission,
 } from '../worker/processObject.js';
@@ -28,6 +29,7 @@ import { removeOutputs } from '../worker/removeOutputs.js';
 import { invocationLimits } from './invocationLimits.js';
 import { isFreshDelivery } from './isFreshDelivery.js';
 import { MemoryBudget } from './MemoryBudget.js';
+import { lookAgainBody, lookAgainDelaySeconds, lookAgainDueAt } from './removalLookAgain.js';
 import { receiveCountOf, runBatch } from './runBatch.js';
 
 /** Called after an object's output is known to be valid and current (written now or found done). */
@@ -258,21 +260,23 @@ export function createSqsBatchHandler(
         for (let waits = 0; ; waits++) {
           try {
             // Deletion propagates: an ObjectRemoved event removes the input's outputs (conditional deletes).
+            // Not fresh: an earlier attempt of this event may have died part-way (isFreshDelivery.ts).
+            const fresh = !requeued && isFreshDelivery({ ...base, eventTime: object.eventTime }, now(), timeLimitMs);
             const processOptions = {
               store: options.store,
               logger,
-              // Not fresh: an earlier attempt of this event may have died part-way (isFreshDelivery.ts).
-              freshDelivery: !requeued && isFreshDelivery({ ...base, eventTime: object.eventTime }, now(), timeLimitMs),
+              freshDelivery: fresh,
+              // S3's own first delivery of an event, not a message of rerun's tools (those name objects
+              // that are usually done): a new object is created at once.
+              createFirst: fresh && !sentByRerun(object),
+              // A create needs no closing check where every removal looks again (removalLookAgain.ts).
+              removalsLookAgain: !isFifo(record),
               ...(admission ? { admission } : {}),
               ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
               deadline,
             };
             const outcome = object.eventName.startsWith('ObjectRemoved:')
-              ? await removeOutputs(options.worker, object, {
-                  store: options.store,
-                  logger,
-                  rebuild: (created) => processObject(options.worker, created, processOptions),
-                })
+              ? await removeThenLookAgain(record, object, processOptions, timeLimitMs, logger)
               : await processObject(options.worker, object, processOptions);
             let effect: AfterOutputResult | undefined;
             if (options.afterOutput && outcome.output) {
@@ -367,7 +371,7 @@ export function createSqsBatchHandler(
       ...(next ? { source: { bucket: next.bucket, key: next.key } } : {}),
       ...(stopped.error instanceof Error ? { error: describeError(stopped.error) } : {}),
     });
-    if (record.eventSourceARN?.endsWith('.fifo')) return failed('not requeued (a FIFO queue keeps its order)');
+    if (isFifo(record)) return failed('not requeued (a FIFO queue keeps its order)');
     if (requeues > MAX_REQUEUES_WITHOUT_PROGRESS) {
       return failed(`not requeued again (${MAX_REQUEUES_WITHOUT_PROGRESS} requeues in a row did no record)`);
     }
@@ -429,6 +433,37 @@ export function createSqsBatchHandler(
       });
       return undefined;
     }
+  };
+
+  /**
+   * Deletion propagates: an ObjectRemoved event removes the input's outputs at once (conditional
+   * deletes), and on a standard queue the event is sent again to look once more when every build that
+   * read the input before the delete has ended (src/batch/removalLookAgain.ts says why).
+   */
+  const removeThenLookAgain = async (
+    record: SQSRecord,
+    object: S3ObjectEvent,
+    processOptions: ProcessObjectOptions,
+    timeLimitMs: number,
+    logger: Logger,
+  ): Promise<ObjectOutcome> => {
+    const outcome = await removeOutputs(options.worker, object, {
+      store: options.store,
+      logger,
+      rebuild: (created) => processObject(options.worker, created, processOptions),
+    });
+    if (isFifo(record)) return outcome;
+    const eventTime = object.eventTime ?? new Date(now()).toISOString();
+    const delaySeconds = lookAgainDelaySeconds(lookAgainDueAt(eventTime, timeLimitMs), now());
+    if (delaySeconds === undefined) return outcome;
+    await options.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: await queueUrlOf(record.eventSourceARN),
+        MessageBody: lookAgainBody(object, eventTime),
+        DelaySeconds: delaySeconds,
+      }),
+    );
+    return { ...outcome, reason: `${outcome.reason}; looking again in ${delaySeconds} s` };
   };
 
   const queueUrlOf = (arn: string): Promise<string> => {
@@ -564,4 +599,9 @@ function sumOf(outcomes: readonly ObjectOutcome[], value: (o: ObjectOutcome) => 
 function errorMessage(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
+}
+
+/** A FIFO queue: nothing may be sent back into it out of order, so its removals do not look again. */
+function isFifo(record: SQSRecord): boolean {
+  return record.eventSourceARN?.endsWith('.fifo') === true;
 }

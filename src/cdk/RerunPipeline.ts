@@ -13,7 +13,8 @@ import { StringParameter } from 'aws-cdk-lib/aws-ssm';
 import { Construct } from 'constructs';
 import { batchOperationsManifestPrefix } from '../batch/batchOperationsLayout.js';
 import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
-import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../sizing/sizeWorker.js';
+import { InputFormat } from '../normalize/inputFormat.js';
+import { maxInputBytesFor, planningMibPerCpuSecond, sizeWorker } from '../sizing/sizeWorker.js';
 import type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
 import { allowCloudWatchAlarms } from './alarmTopicAccess.js';
 import { BatchOperationsHandler } from './BatchOperationsHandler.js';
@@ -166,9 +167,19 @@ export interface RerunPipelineProps {
   readonly maxInputBytes?: number;
   /**
    * The worker's measured throughput, MiB of input per CPU second, for the sizing.
-   * @default 35 (the reference normalizer's planning figure, NORMALIZE_MIB_PER_CPU_SECOND: measure yours)
+   * @default 35 (the reference normalizer's planning figure, NORMALIZE_MIB_PER_CPU_SECOND: measure yours),
+   *   or the slowest figure of `inputFormats` when they are declared
    */
   readonly mibPerCpuSecond?: number;
+  /**
+   * The input formats the reference normalizer reads here (`'csv'`, `'ndjson'`). The sizing then
+   * plans with the slowest declared format's measured figure (NORMALIZE_MIB_PER_CPU_SECOND_BY_FORMAT:
+   * csv 35, ndjson 38 MiB per CPU second) instead of the slowest of all, so an NDJSON-only pipeline
+   * accepts larger inputs (MAX_INPUT_BYTES) at the same memory and timeout. For a worker of your own,
+   * give `mibPerCpuSecond` instead (not both).
+   * @default every format (csv's 35)
+   */
+  readonly inputFormats?: readonly InputFormat[];
   /**
    * The least memory the worker gets, whatever the input, MB.
    * @default 512
@@ -549,7 +560,7 @@ function planPipeline(props: RerunPipelineProps) {
 
   const fp = props.functionProps ?? {};
   const s = props.workerSettings ?? {};
-  const mibPerCpuSecond = props.mibPerCpuSecond ?? NORMALIZE_MIB_PER_CPU_SECOND;
+  const mibPerCpuSecond = sizingMibPerCpuSecond(props, v);
   const fixedMemory = fp.memorySize ?? s.memoryMiB;
   const fixedTimeout = fp.timeout?.toSeconds() ?? s.functionTimeoutSeconds;
   let memoryMiB = fixedMemory;
@@ -652,4 +663,26 @@ function webhookUrl(scope: Construct, webhook: RerunWebhookSource): string {
     parameterName: webhook.parameterName,
     forceDynamicReference: true,
   }).stringValue;
+}
+
+/**
+ * The throughput the sizing plans with: `mibPerCpuSecond` when given, else the slowest figure of the
+ * declared `inputFormats`, else the slowest of all formats. Contradictory or unknown declarations
+ * are added to `violations`.
+ */
+function sizingMibPerCpuSecond(
+  props: Pick<RerunPipelineProps, 'mibPerCpuSecond' | 'inputFormats'>,
+  violations: string[],
+): number {
+  const formats = props.inputFormats;
+  const known = Object.values(InputFormat) as string[];
+  if (formats !== undefined && (formats.length === 0 || formats.some((f) => !known.includes(f)))) {
+    violations.push(`inputFormats must name at least one of ${known.join(', ')} (got ${JSON.stringify(formats)})`);
+  }
+  if (formats !== undefined && props.mibPerCpuSecond !== undefined) {
+    violations.push(
+      "give mibPerCpuSecond or inputFormats, not both: inputFormats picks the reference normalizer's figure",
+    );
+  }
+  return props.mibPerCpuSecond ?? planningMibPerCpuSecond(formats?.filter((f) => known.includes(f)));
 }

@@ -1,5 +1,3 @@
-import type { OutputHead } from './judgeOutput.js';
-
 /**
  * Integrity of the content, known once the whole object has been produced.
  *
@@ -65,7 +63,8 @@ export function formatIntegrity(integrity: Integrity): string {
  */
 export function integrityProblem(
   integrity: string,
-  head: Pick<OutputHead, 'contentLength' | 'checksumSHA256'>,
+  // The fields of judgeOutput.ts's OutputHead it reads (that module imports this one).
+  head: { readonly contentLength: number; readonly checksumSHA256?: string },
 ): string | undefined {
   if (integrity === UNSEALED_INTEGRITY) {
     return (

@@ -17,6 +17,22 @@ export interface S3ObjectEvent {
   readonly sequencer?: string | undefined;
   /** When the change happened (ISO 8601, the notification's `eventTime` or EventBridge's `time`). */
   readonly eventTime?: string | undefined;
+  /**
+   * Who made the change, as the record's `requestParameters.sourceIPAddress` says: an address for S3's
+   * own events, `rerun-reprocess` (or another `rerun-` name) for the messages rerun's tools send.
+   */
+  readonly origin?: string | undefined;
+}
+
+/**
+ * Whether an event was sent by one of rerun's own tools (a reprocess message, a removal's look
+ * again), not by S3: such a message names an object that is usually done already.
+ *
+ * @example
+ * sentByRerun({ bucket: 'in', key: 'a.csv', eventName: 'ObjectCreated:Put', origin: 'rerun-reprocess' }); // true
+ */
+export function sentByRerun(object: Pick<S3ObjectEvent, 'origin'>): boolean {
+  return object.origin?.startsWith('rerun-') === true;
 }
 
 /** What one message body turned out to be. */
@@ -103,6 +119,7 @@ function parseRecord(record: unknown): S3ObjectEvent | string {
     return `s3.object.key ${JSON.stringify(rawKey)} is not valid URL encoding`;
   }
   const object = s3.object;
+  const origin = (record.requestParameters as { sourceIPAddress?: unknown } | undefined)?.sourceIPAddress;
   return {
     bucket,
     key,
@@ -112,6 +129,7 @@ function parseRecord(record: unknown): S3ObjectEvent | string {
     ...(typeof object.versionId === 'string' && object.versionId !== '' ? { versionId: object.versionId } : {}),
     ...(typeof object.sequencer === 'string' && object.sequencer !== '' ? { sequencer: object.sequencer } : {}),
     ...(typeof record.eventTime === 'string' && record.eventTime !== '' ? { eventTime: record.eventTime } : {}),
+    ...(typeof origin === 'string' && origin !== '' ? { origin } : {}),
   };
 }
 

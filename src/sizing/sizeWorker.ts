@@ -2,6 +2,7 @@
  * Sizing a worker function from the largest input it must finish in one invocation. Pure: the
  * stack calls it at synth time with a declared `maxInputBytes` and a measured throughput.
  */
+import type { InputFormat } from '../normalize/inputFormat.js';
 
 /**
  * The normalize worker's throughput per full core that sizing assumes, MiB of input per CPU second,
@@ -11,6 +12,40 @@
  * sizeWorker's margin of 2 comes on top.
  */
 export const NORMALIZE_MIB_PER_CPU_SECOND = 35;
+
+/**
+ * The normalize worker's planning throughput per input format, MiB of input per CPU second, each
+ * below the slowest figure the bench measured for that format (section `rss`, x64, node 20):
+ * - `csv`: {@link NORMALIZE_MIB_PER_CPU_SECOND}, planned on short mixed rows (37.9 to 70.7
+ *   measured); wide rows run faster (about 160) but a CSV's row width is not declared, so every CSV
+ *   is planned as short rows;
+ * - `ndjson`: 38. NDJSON ran 1.11 to 1.17 times as fast as the short CSV rows in the same runs
+ *   (82.7 against 70.7 in the full run of 2026-12-01; 29.5 against 26.5 over 256 MiB each on
+ *   2026-12-04, on a machine loaded well past its 2 cores), so it is planned at the csv figure
+ *   times 1.09, below both ratios.
+ *
+ * The margin of 2 in {@link sizeWorker} comes on top, as for the single figure.
+ */
+export const NORMALIZE_MIB_PER_CPU_SECOND_BY_FORMAT: Readonly<Record<InputFormat, number>> = {
+  csv: NORMALIZE_MIB_PER_CPU_SECOND,
+  ndjson: 38,
+};
+
+/**
+ * The throughput to plan the normalize worker with when it reads only `formats`: the slowest of
+ * their figures ({@link NORMALIZE_MIB_PER_CPU_SECOND_BY_FORMAT}). Without a declaration, every
+ * format may arrive, so the slowest of all.
+ *
+ * @example
+ * planningMibPerCpuSecond(['ndjson']); // 38
+ * planningMibPerCpuSecond(['csv', 'ndjson']); // 35
+ * planningMibPerCpuSecond(); // 35
+ */
+export function planningMibPerCpuSecond(formats?: readonly InputFormat[]): number {
+  const declared =
+    formats && formats.length > 0 ? formats : (Object.keys(NORMALIZE_MIB_PER_CPU_SECOND_BY_FORMAT) as InputFormat[]);
+  return Math.min(...declared.map((format) => NORMALIZE_MIB_PER_CPU_SECOND_BY_FORMAT[format]));
+}
 
 /** Lambda allocates CPU in proportion to memory: 1,769 MB is one vCPU (Lambda developer guide, "Memory and computing power"). */
 export const MIB_PER_VCPU = 1769;

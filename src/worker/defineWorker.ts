@@ -105,6 +105,16 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
   readonly partBytes?: number;
   /** @default 'application/x-ndjson' */
   readonly contentType?: string;
+  /**
+   * How S3's own first delivery of an event starts. `'create'`: for an input of at most 8 MiB, it
+   * reads the input and creates the output with `If-None-Match: *` at once, and runs the done-check
+   * only when that create answers 412 (a new object costs a GET and a PUT; an overwritten one pays for
+   * the failed create first); a larger input runs the done-check first.
+   * `'check'`: the done-check (a HEAD) comes first, for inputs that are mostly overwritten in place.
+   * Every other delivery (a retry, a redrive, rerun's own messages) runs the done-check first anyway.
+   * @default 'create'
+   */
+  readonly firstRun?: 'create' | 'check';
 }
 
 /**
@@ -147,9 +157,13 @@ export function defineWorker<Summary extends Record<string, string | number>>(
     'validate',
     'partBytes',
     'contentType',
+    'firstRun',
   ]);
   const unknown = Object.keys(definition).filter((k) => !known.has(k));
   if (unknown.length > 0) throw new WorkerConfigurationError(`defineWorker: unknown option(s) ${unknown.join(', ')}`);
+  if (definition.firstRun !== undefined && definition.firstRun !== 'create' && definition.firstRun !== 'check') {
+    throw new WorkerConfigurationError(`defineWorker: "firstRun" must be 'create' or 'check'`);
+  }
   const prefixes = definition.outputPrefixes;
   if (prefixes === undefined) return Object.freeze({ ...definition });
   if (

@@ -10,6 +10,7 @@ import { withFields } from '../logging/withFields.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type GetResult, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
+import type { ObjectOutcome } from './ObjectOutcome.js';
 import { formatSize, type ReadDeadline, ReadGuard } from './readGuard.js';
 import { removeOutputs } from './removeOutputs.js';
 import {
@@ -21,38 +22,8 @@ import {
 } from './sideOutputs.js';
 import { createTransformInput } from './transformInput.js';
 
-/**
- * A valid, current output, described only by what S3 stores (so a run that wrote it and a later run
- * that found it describe it identically, which keeps side-effect payloads stable).
- */
-export interface OutputDescription {
-  readonly bucket: string;
-  readonly key: string;
-  readonly etag: string;
-  /** The SHA-256 of the content's bytes (base64), as its metadata records it and S3's checksum confirms. */
-  readonly sha256: string;
-  /** The transform's summary as stored in metadata. */
-  readonly summary: Readonly<Record<string, string>>;
-  /** ETag of the input content the output was built from. */
-  readonly sourceEtag: string;
-}
-
-/** How one object ended (failures are thrown). */
-export interface ObjectOutcome {
-  readonly status: 'processed' | 'skipped';
-  readonly reason: string;
-  readonly outputKey?: string;
-  /** The input content the output now reflects (when known). */
-  readonly source?: SourceIdentity;
-  /** The transform's summary, when this run produced the output. */
-  readonly summary?: Readonly<Record<string, string | number>>;
-  /** ETag of the output as published or found. */
-  readonly outputEtag?: string;
-  /** The valid, current output, when there is one (written now or found done). */
-  readonly output?: OutputDescription;
-  /** Publish races (412) this call lost before it published or found the output done. */
-  readonly publishRacesLost?: number;
-}
+// The outcome types live in their own module (removeOutputs.ts needs them too, and must not import this one).
+export type { ObjectOutcome, OutputDescription } from './ObjectOutcome.js';
 
 /** Options for {@link processObject}. */
 export interface ProcessObjectOptions {
@@ -75,6 +46,26 @@ export interface ProcessObjectOptions {
    * @default false: the full done-check, for a caller that cannot tell
    */
   readonly freshDelivery?: boolean;
+  /**
+   * This delivery is S3's own first delivery of an ObjectCreated event (the batch handler decides it:
+   * a fresh delivery that carries the event's time; rerun's own messages never do). The first round
+   * then skips the done-check and creates the output at once with `If-None-Match: *`: a new object
+   * costs its GET and its PUT, with no round trip before the work. A 412 means an output is there (an
+   * overwrite, or a duplicate delivery): the round is a lost race, and the next one runs the
+   * done-check, which finds it done or replaces it. Only for an event that gives the input's size,
+   * at most {@link CREATE_FIRST_MAX_BYTES}; the worker's `firstRun: 'check'` turns it off.
+   * @default false: the done-check first
+   */
+  readonly createFirst?: boolean;
+  /**
+   * Every removal of a deleted input looks again once every build that read it before the delete has
+   * ended (the batch handler's do: src/batch/removalLookAgain.ts). Then an output this call *created*
+   * needs no closing check of the input (step 6): the only way the input can have changed under a
+   * create and stay unseen is a delete, and the look again removes what the create left. A replace
+   * still closes with the check (a revert to older bytes is no delete).
+   * @default false: step 6 after every publish
+   */
+  readonly removalsLookAgain?: boolean;
   /**
    * Admits the transform of an input by its size (see src/batch/MemoryBudget.ts), so that the
    * done-checks of a batch can all run at once while transforms share the function's memory. The
@@ -114,6 +105,14 @@ interface HeldMemory {
   release?: () => void;
 }
 
+/**
+ * The largest input whose first delivery creates at once (options.createFirst). Creating first saves
+ * one round trip (a HEAD, about 25 ms) on a new object and costs a whole read and transform on an
+ * overwrite, whose create answers 412: at the normalizer's measured 35 MiB per CPU second, reading
+ * 1 MiB costs about one HEAD, and 8 MiB about eight. Above this an input is read once, after the HEAD.
+ */
+export const CREATE_FIRST_MAX_BYTES = 8 * 1024 * 1024;
+
 /** The input is known to be at the output's source ETag without asking S3 (see eventProvesCurrent). */
 const NOT_MODIFIED: GetResult = { status: 'not-modified' };
 
@@ -121,6 +120,9 @@ const NOT_MODIFIED: GetResult = { status: 'not-modified' };
  * Brings one input's output up to date, idempotently. Running it twice has the effect of running
  * it once; running it concurrently with itself is safe.
  *
+ * 0. S3's own first delivery of an event (options.createFirst) skips step 1 in its first round: it
+ *    reads and transforms the input and creates the output with `If-None-Match: *` (step 3), so a
+ *    new object costs a GET and a PUT. A 412 is a lost race (step 4): the next round runs step 1.
  * 1. Done-check: HEAD the output (with the stored checksum) and judge it (judgeOutput.ts).
  * 2. On a fresh delivery (options.freshDelivery), a valid output whose source ETag is the event's
  *    eTag is done: a duplicate costs the HEAD alone (eventProvesCurrent.ts says why that is safe,
@@ -140,7 +142,9 @@ const NOT_MODIFIED: GetResult = { status: 'not-modified' };
  *    changed (the side-output protocol's step 5, src/worker/sideOutputs.ts, says why).
  * 6. A call that published asks S3 once more whether the input still has the ETag it built from
  *    (a conditional GET, 304 when it does): a revert to older bytes may have found the older output
- *    done before this call replaced it. Changed: build again; deleted: remove the outputs.
+ *    done before this call replaced it. Changed: build again; deleted: remove the outputs. After a
+ *    create this is skipped where removals look again (options.removalsLookAgain): no output existed
+ *    for a revert to have found done, so only a delete can have gone unseen.
  *
  * @example
  * const outcome = await processObject(worker, { bucket: 'in', key: 'incoming/a.csv', eventName: 'ObjectCreated:Put' },
@@ -164,6 +168,14 @@ export async function processObject(
   const orphans = new Map<string, string>();
   let racesLost = 0;
   const fresh = options.freshDelivery === true;
+  // A new object's first delivery writes before it reads the output (options.createFirst), when
+  // the input is small enough that reading it in vain (it was an overwrite) costs less than the HEAD saves.
+  const createFirst =
+    fresh &&
+    options.createFirst === true &&
+    worker.firstRun !== 'check' &&
+    object.size !== undefined &&
+    object.size <= CREATE_FIRST_MAX_BYTES;
   let sweepDebris = !fresh;
   // The event the next round judges by, and the outcome of the round that published or found the
   // output done (a closing check that finds it done does not replace it). A delivery that may
@@ -179,7 +191,8 @@ export async function processObject(
     const held: HeldMemory = {};
     let result: AttemptResult;
     try {
-      result = await attempt(worker, judged, options.store, logger, options.admission, held, options);
+      const skipDoneCheck = createFirst && round === 1;
+      result = await attempt(worker, judged, logger, { ...options, skipDoneCheck }, held);
     } finally {
       held.release?.();
     }
@@ -213,6 +226,7 @@ export async function processObject(
       continue;
     }
     if (result.outcome.status !== 'processed' || published === undefined) return finish(settled);
+    if (result.created && options.removalsLookAgain === true) return finish(settled);
     // Step 6: has the input changed while this round built from it? One conditional GET (304 when
     // not). It may have changed and changed back: an older delivery then found the output built
     // from those bytes done, before this round replaced it with the content in between.
@@ -271,39 +285,112 @@ type AttemptResult =
       readonly changedSideObjects: number;
       /** The input did not exist when this round read it. */
       readonly inputGone?: boolean;
+      /** This round published the output with `If-None-Match: *`: there was none before it. */
+      readonly created?: boolean;
     }
   | { readonly lostRace: true; readonly created: Readonly<Record<string, string>> };
 
+/** What one round is given besides the worker, the event and the logger. */
+interface RoundOptions extends Pick<ProcessObjectOptions, 'store' | 'admission' | 'maxInputBytes' | 'deadline'> {
+  /** Create at once, as if the done-check had found no output (options.createFirst, first round only). */
+  readonly skipDoneCheck: boolean;
+}
+
+/**
+ * One round: judge the output in place, read the input (or learn from a 304 that it is current),
+ * transform it into new outputs, publish them, and tidy what the replaced output left.
+ */
 async function attempt(
   worker: WorkerDefinition,
   object: S3ObjectEvent,
-  store: S3ObjectStore,
   logger: Logger,
-  admission: TransformAdmission | undefined,
+  limits: RoundOptions,
   held: HeldMemory,
-  limits: Pick<ProcessObjectOptions, 'maxInputBytes' | 'deadline'>,
 ): Promise<AttemptResult> {
-  const { maxInputBytes } = limits;
+  const judged = await judge(worker, object, limits);
+  const read = await readInput(worker, object, judged, limits, held, logger);
+  const { verdict, outputKey } = judged;
+  const { input } = read;
+  if (input.status === 'not-modified' && verdict.state === OutputState.BUILT) {
+    return { outcome: doneOutcome(worker, object, judged, verdict), final: judged.inPlace, changedSideObjects: 0 };
+  }
+  if (input.status !== 'ok') {
+    // The event is older than a delete: acknowledge it and write nothing.
+    return {
+      outcome: { status: 'skipped', reason: 'input no longer exists: nothing written', outputKey },
+      final: judged.inPlace,
+      changedSideObjects: 0,
+      inputGone: true,
+    };
+  }
+  const source: SourceIdentity = {
+    bucket: object.bucket,
+    key: object.key,
+    etag: input.etag,
+    ...(input.versionId ? { versionId: input.versionId } : {}),
+  };
+  // Why the output in place is not done: its state, or (for one built from this content) a side object.
+  const was =
+    read.sideProblem && verdict.state === OutputState.BUILT && verdict.sourceEtag === input.etag
+      ? `a side object it lists was changed: ${read.sideProblem}`
+      : describe(verdict).was;
+  if (verdict.state !== OutputState.MISSING) logger.info('rebuilding output', { outputKey, was });
+  const built = await transform(worker, object, source, input, limits);
+  const published = await publish(built, source, judged.head, limits.store);
+  if ('lostRace' in published) return published;
+  return tidy(worker, object, { judged, built, source, was, published }, limits.store, logger);
+}
+
+/** What the done-check of one round found (skipped on a new object's first delivery: then nothing). */
+interface Judged {
+  readonly outputKey: string;
+  readonly head: OutputHeadOrNone;
+  readonly verdict: Judgement;
+  readonly listed: ReadonlyMap<string, string> | undefined;
+  /** The output in place, when this round writes nothing (no output at all lists nothing). */
+  readonly inPlace: FinalOutput;
+  /** The event alone proves the output current (eventProvesCurrent.ts): no conditional GET. */
+  readonly decidedByEvent: boolean;
+}
+
+type OutputHeadOrNone = Awaited<ReturnType<S3ObjectStore['head']>>;
+
+async function judge(worker: WorkerDefinition, object: S3ObjectEvent, limits: RoundOptions): Promise<Judged> {
   const outputKey = worker.outputKey(object);
-  const head = await store.head(worker.outputBucket, outputKey);
+  // Skipped on a new object's first delivery: the create's If-None-Match is the done-check then.
+  const head = limits.skipDoneCheck ? undefined : await limits.store.head(worker.outputBucket, outputKey);
   const verdict = judgeOutput(head, { source: object, codeVersion: worker.codeVersion, validate: worker.validate });
   const listed = head ? publishedSideOutputs(head.metadata) : undefined;
-  /** The output in place, when this round writes nothing (no output at all lists nothing). */
   const inPlace: FinalOutput =
     verdict.state === OutputState.BUILT
       ? { sourceEtag: verdict.sourceEtag, ...(listed ? { sideOutputs: listed } : {}) }
       : verdict.state === OutputState.MISSING
         ? { sideOutputs: new Map() }
         : {};
-
   // A duplicate costs one request: when the event names the content the output was built from,
   // the HEAD alone decides (eventProvesCurrent.ts: every later write of the key causes its own
   // event, docs/AWS-BEHAVIOUR.md, "The event's eTag"), and no conditional GET is sent. Otherwise the
   // conditional GET asks S3 whether the input still has that ETag.
-  // A built output is done only with the side objects it lists (checked beside the conditional GET,
-  // only when it lists any), also when the event's eTag matches: a concurrent writer of other
-  // content may have replaced one after the commit and died before repairing it.
-  const decidedByEvent = eventProvesCurrent(verdict, object);
+  return { outputKey, head, verdict, listed, inPlace, decidedByEvent: eventProvesCurrent(verdict, object) };
+}
+
+/**
+ * Reads the input: a conditional GET against the source of a built output (304: it is current),
+ * else the content, with memory reserved for its transform. A built output is done only with the
+ * side objects it lists (checked beside the conditional GET, only when it lists any), also when the
+ * event's eTag matches: a concurrent writer of other content may have replaced one after the commit
+ * and died before repairing it.
+ */
+async function readInput(
+  worker: WorkerDefinition,
+  object: S3ObjectEvent,
+  judged: Judged,
+  limits: RoundOptions,
+  held: HeldMemory,
+  logger: Logger,
+): Promise<{ readonly input: GetResult; readonly sideProblem: string | undefined }> {
+  const { maxInputBytes, store, admission } = limits;
+  const { verdict, listed, decidedByEvent, outputKey } = judged;
   // No valid output: the GET returns a body to transform. Reserve memory for it first, by the
   // event's size (the version that caused it), so the body is never left waiting unread on a socket.
   if (verdict.state !== OutputState.BUILT) refuseTooLarge(object, object.size, maxInputBytes);
@@ -339,49 +426,52 @@ async function attempt(
       input = await store.get(object.bucket, object.key);
     }
   }
-  if (input.status === 'not-modified' && verdict.state === OutputState.BUILT) {
-    const outcome: ObjectOutcome = {
-      status: 'skipped',
-      reason: decidedByEvent
-        ? `already done: output is valid and built from the event's content (input ETag ${verdict.sourceEtag})`
-        : `already done: output is valid and current (input ETag ${verdict.sourceEtag})`,
-      outputKey,
-      outputEtag: verdict.etag,
-      source: { bucket: object.bucket, key: object.key, etag: verdict.sourceEtag },
-      output: {
-        bucket: worker.outputBucket,
-        key: outputKey,
-        etag: verdict.etag,
-        sha256: recordedSha256(head?.metadata[MetadataKey.INTEGRITY]) ?? '',
-        summary: readSummary(head?.metadata ?? {}),
-        sourceEtag: verdict.sourceEtag,
-      },
-    };
-    return { outcome, final: inPlace, changedSideObjects: 0 };
-  }
-  if (input.status !== 'ok') {
-    // The event is older than a delete: acknowledge it and write nothing.
-    return {
-      outcome: { status: 'skipped', reason: 'input no longer exists: nothing written', outputKey },
-      final: inPlace,
-      changedSideObjects: 0,
-      inputGone: true,
-    };
-  }
+  return { input, sideProblem };
+}
 
-  const source: SourceIdentity = {
-    bucket: object.bucket,
-    key: object.key,
-    etag: input.etag,
-    ...(input.versionId ? { versionId: input.versionId } : {}),
+/** The outcome of a round that found the output valid and current: nothing written. */
+function doneOutcome(
+  worker: WorkerDefinition,
+  object: S3ObjectEvent,
+  judged: Judged,
+  verdict: Judgement & { readonly state: typeof OutputState.BUILT },
+): ObjectOutcome {
+  const { head, outputKey, decidedByEvent } = judged;
+  return {
+    status: 'skipped',
+    reason: decidedByEvent
+      ? `already done: output is valid and built from the event's content (input ETag ${verdict.sourceEtag})`
+      : `already done: output is valid and current (input ETag ${verdict.sourceEtag})`,
+    outputKey,
+    outputEtag: verdict.etag,
+    source: { bucket: object.bucket, key: object.key, etag: verdict.sourceEtag },
+    output: {
+      bucket: worker.outputBucket,
+      key: outputKey,
+      etag: verdict.etag,
+      sha256: recordedSha256(head?.metadata[MetadataKey.INTEGRITY]) ?? '',
+      summary: readSummary(head?.metadata ?? {}),
+      sourceEtag: verdict.sourceEtag,
+    },
   };
-  // Why the output in place is not done: its state, or (for one built from this content) a side object.
-  const was =
-    sideProblem && verdict.state === OutputState.BUILT && verdict.sourceEtag === input.etag
-      ? `a side object it lists was changed: ${sideProblem}`
-      : describe(verdict).was;
-  if (verdict.state !== OutputState.MISSING) logger.info('rebuilding output', { outputKey, was });
+}
 
+/** A transform's result: its summary and the writers that hold the outputs, not yet published. */
+interface Built {
+  readonly summary: Record<string, string | number>;
+  readonly main: OutputWriter;
+  readonly sides: SideOutputWriters;
+}
+
+/** Runs the worker's transform over the input, streaming into writers for the main and side outputs. */
+async function transform(
+  worker: WorkerDefinition,
+  object: S3ObjectEvent,
+  source: SourceIdentity,
+  input: Extract<GetResult, { status: 'ok' }>,
+  limits: RoundOptions,
+): Promise<Built> {
+  const { maxInputBytes, store } = limits;
   const writerFor = (key: string) =>
     new OutputWriter({
       store,
@@ -392,10 +482,8 @@ async function attempt(
       ...(worker.partBytes ? { partBytes: worker.partBytes } : {}),
       ...(worker.contentType ? { contentType: worker.contentType } : {}),
     });
-  const main = writerFor(outputKey);
+  const main = writerFor(worker.outputKey(object));
   const sides = new SideOutputWriters(worker, object, writerFor);
-
-  let summary: Record<string, string | number>;
   const guard = new ReadGuard({
     object,
     storedBytes: input.contentLength,
@@ -403,7 +491,7 @@ async function attempt(
     ...(limits.deadline ? { deadline: limits.deadline } : {}),
   });
   try {
-    summary = await worker.transform(
+    const summary = await worker.transform(
       createTransformInput({
         source,
         body: guard.active ? guardedBody(input.body, guard) : input.body,
@@ -412,6 +500,7 @@ async function attempt(
       }),
       { output: main, side: sides.side },
     );
+    return { summary, main, sides };
   } catch (error) {
     input.body.destroy();
     await Promise.allSettled([main.abort(), sides.abortAll()]);
@@ -419,9 +508,23 @@ async function attempt(
   } finally {
     guard.end();
   }
+}
 
-  // Side outputs first (src/worker/sideOutputs.ts): the main output is the commit point, and lists each.
-  // Whatever fails from here on, no multipart upload of this round is left open.
+/**
+ * Publishes side outputs first (src/worker/sideOutputs.ts), then the main output, the commit point,
+ * which lists each: `If-None-Match: *` where the done-check saw none, else `If-Match` on the ETag it
+ * saw. Whatever fails from here on, no multipart upload of this round is left open.
+ */
+async function publish(
+  built: Built,
+  source: SourceIdentity,
+  head: OutputHeadOrNone,
+  store: S3ObjectStore,
+): Promise<
+  | { readonly etag: string; readonly listed: Readonly<Record<string, string>> }
+  | Extract<AttemptResult, { lostRace: true }>
+> {
+  const { main, sides, summary } = built;
   let sideOutputs: Awaited<ReturnType<SideOutputWriters['publishAll']>>;
   let published: Awaited<ReturnType<OutputWriter['publish']>> | undefined;
   try {
@@ -438,10 +541,32 @@ async function attempt(
     await main.abort();
     return { lostRace: true, created: sideOutputs.created };
   }
+  return { etag: published.etag, listed: sideOutputs.listed };
+}
 
-  const listedNow = Object.keys(sideOutputs.listed);
-  const staleRemoved = head ? await removeStaleSideOutputs(worker, store, object, listedNow, listed, logger) : 0;
+/**
+ * After a publish: removes the side objects the replaced output listed and the new one does not,
+ * and outputs at keys of earlier releases; describes what was written.
+ */
+async function tidy(
+  worker: WorkerDefinition,
+  object: S3ObjectEvent,
+  round: {
+    readonly judged: Judged;
+    readonly built: Built;
+    readonly source: SourceIdentity;
+    readonly was: string;
+    readonly published: { readonly etag: string; readonly listed: Readonly<Record<string, string>> };
+  },
+  store: S3ObjectStore,
+  logger: Logger,
+): Promise<AttemptResult> {
+  const { judged, built, source, was, published } = round;
+  const { head, verdict, outputKey } = judged;
+  const listedNow = Object.keys(published.listed);
+  const staleRemoved = head ? await removeStaleSideOutputs(worker, store, object, listedNow, judged.listed, logger) : 0;
   await removeLegacyOutputs(worker, store, object, logger);
+  const { summary } = built;
   const outcome: ObjectOutcome = {
     status: 'processed',
     reason: `${verdict.state === OutputState.MISSING ? 'output created' : `output replaced (${was})`}${describeSummary(summary)}`,
@@ -453,15 +578,16 @@ async function attempt(
       bucket: worker.outputBucket,
       key: outputKey,
       etag: published.etag,
-      sha256: main.contentChecksum ?? '',
+      sha256: built.main.contentChecksum ?? '',
       summary: Object.fromEntries(Object.entries(summary).map(([k, v]) => [k, String(v)])),
       sourceEtag: source.etag,
     },
   };
   return {
     outcome,
-    final: { sourceEtag: source.etag, sideOutputs: new Map(Object.entries(sideOutputs.listed)) },
+    final: { sourceEtag: source.etag, sideOutputs: new Map(Object.entries(published.listed)) },
     changedSideObjects: listedNow.length + staleRemoved,
+    created: head === undefined,
   };
 }
 

@@ -4,7 +4,7 @@ import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import { DeleteStatus, type S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
-import type { ObjectOutcome } from './processObject.js';
+import type { ObjectOutcome } from './ObjectOutcome.js';
 
 /**
  * Brings the output of an input that exists again up to date, with `options.rebuild` (the done-check,

@@ -62,13 +62,16 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
     const item = { key: 'incoming/kill me/orders+returns.csv', body: 'id,customer,amount\n1,Ada,10.50\n2,broken\n' };
     const discovery = await discoverItemRequests(env(), item);
     // The item's work in a clean run, request by request: the boundaries `npm run test:chaos` kills at.
-    expect(discovery.sequence.map((r) => `${r.service}:${r.operation}`)).toEqual([
+    // S3's first delivery of the upload's event creates at once when it is received within the function's
+    // timeout of the upload (a fresh delivery, src/batch/isFreshDelivery.ts); a runner that starts late on
+    // a loaded machine receives it later, and then runs the done-check first. Both are the product's paths.
+    const receive = [
       'SQS:ReceiveMessage',
       // The failure recorder reads the queue's maxReceiveCount once per container (GetQueueUrl; the
       // GetQueueAttributes after it is polling-classified), to know a last receive when it starts.
       'SQS:GetQueueUrl',
-      'S3:HeadObject',
-      'S3:GetObject',
+    ];
+    const publishAndNotify = [
       'S3:PutObject', // quarantine (side outputs first)
       'S3:PutObject', // normalized output: the commit point
       // The closing done-check of an output that lists a side output: the output, the side output
@@ -80,8 +83,13 @@ describe.concurrent('chaos (bounded): the result equals a clean run of the same 
       'HTTP:POST', // webhook
       'DynamoDB:UpdateItem', // ledger completion
       'SQS:DeleteMessageBatch',
-    ]);
-    expect(killPointsOf(discovery.sequence)).toHaveLength(25); // as test/chaos/README.md says
+    ];
+    const createFirst = [...receive, 'S3:GetObject', ...publishAndNotify];
+    const checkFirst = [...receive, 'S3:HeadObject', 'S3:GetObject', ...publishAndNotify];
+    const recorded = discovery.sequence.map((r) => `${r.service}:${r.operation}`);
+    expect([createFirst, checkFirst]).toContainEqual(recorded);
+    // 23 points created first, 25 with the HEAD first, as test/chaos/README.md says.
+    expect(killPointsOf(discovery.sequence)).toHaveLength(recorded[2] === 'S3:HeadObject' ? 25 : 23);
 
     const chosen: KillPoint[] = [
       { service: 'S3', operation: 'PutObject', occurrence: 2, phase: 'after-response' },

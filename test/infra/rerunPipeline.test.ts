@@ -25,7 +25,12 @@ import {
 } from '../../src/cdk/RerunPipeline.js';
 import { NORMALIZE_OUTPUT_PREFIXES } from '../../src/cdk/referenceWorker.js';
 import { NORMALIZE_PREFIXES } from '../../src/normalize/normalizeWorker.js';
-import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND, sizeWorker } from '../../src/sizing/sizeWorker.js';
+import {
+  maxInputBytesFor,
+  NORMALIZE_MIB_PER_CPU_SECOND,
+  planningMibPerCpuSecond,
+  sizeWorker,
+} from '../../src/sizing/sizeWorker.js';
 
 const plainWorker = join(projectRoot, 'test', 'infra', 'fixtures', 'plainWorker.mjs');
 // Prebuilt code: no bundling, so the tests of single props stay quick. It declares where it writes,
@@ -274,6 +279,36 @@ describe('RerunPipeline props', () => {
     template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 1800 });
   });
 
+  it("plans with the declared formats' figure: an NDJSON-only pipeline accepts larger inputs at the same memory and timeout", () => {
+    const settings = { memorySize: 512, timeout: Duration.seconds(60) };
+    const { template } = pipelineStack({ inputFormats: ['ndjson'], functionProps: settings });
+    const ndjson = maxInputBytesFor({
+      memoryMiB: 512,
+      timeoutSeconds: 60,
+      mibPerCpuSecond: planningMibPerCpuSecond(['ndjson']),
+    });
+    const csv = maxInputBytesFor({ memoryMiB: 512, timeoutSeconds: 60, mibPerCpuSecond: NORMALIZE_MIB_PER_CPU_SECOND });
+    expect(ndjson).toBeGreaterThan(csv);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      MemorySize: 512,
+      Timeout: 60,
+      Environment: { Variables: Match.objectLike({ MAX_INPUT_BYTES: String(ndjson) }) },
+    });
+    // Declaring CSV too plans with CSV's figure, the slower one.
+    const both = pipelineStack({ inputFormats: ['ndjson', 'csv'], functionProps: settings });
+    expect(both.pipeline.maxInputBytes).toBe(csv);
+    // Sized from maxInputBytes, a 1 GiB NDJSON-only pipeline needs a shorter timeout than the default's.
+    const sized = sizeWorker({
+      maxInputBytes: 1024 ** 3,
+      mibPerCpuSecond: planningMibPerCpuSecond(['ndjson']),
+      minMemoryMiB: 512,
+    });
+    pipelineStack({ inputFormats: ['ndjson'] }).template.hasResourceProperties('AWS::Lambda::Function', {
+      MemorySize: sized.memoryMiB,
+      Timeout: sized.timeoutSeconds,
+    });
+  });
+
   it('writes the stack outputs rerun --stack reads when asked (outputs: true), with the keys the CLI reads', () => {
     expect(PIPELINE_STACK_OUTPUTS).toEqual({
       INPUT_BUCKET: StackOutput.INPUT_BUCKET,
@@ -516,6 +551,18 @@ describe('RerunPipeline fails fast on contradictory props', () => {
       /maxInputBytes 4294967296 cannot finish at 256 MB and 60 s/,
     );
     refused(() => ({ maxInputBytes: 100 * 1024 ** 3 }), /cannot finish in one invocation/);
+  });
+
+  it('input formats that name none, an unknown one, or come with mibPerCpuSecond', () => {
+    refused(() => ({ inputFormats: [] }), /inputFormats must name at least one of csv, ndjson/);
+    refused(
+      () => ({ inputFormats: ['parquet'] as never }),
+      /inputFormats must name at least one of csv, ndjson \(got \["parquet"\]\)/,
+    );
+    refused(
+      () => ({ inputFormats: ['ndjson'], mibPerCpuSecond: 80 }),
+      /give mibPerCpuSecond or inputFormats, not both/,
+    );
   });
 
   it('one bucket for input and output with overlapping prefixes (a trigger loop)', () => {

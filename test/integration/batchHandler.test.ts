@@ -1,4 +1,4 @@
-import { PutObjectCommand as S3Put } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand as S3Put } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -16,7 +16,7 @@ import { defineWorker } from '../../src/worker/defineWorker.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { testClients, uniqueName } from '../support/aws.js';
 import { copyWorker } from '../support/copyWorker.js';
-import { createBucket, readText } from '../support/s3.js';
+import { createBucket, listKeys, readText } from '../support/s3.js';
 
 const context = (remainingMs = 60_000): Context =>
   ({ awsRequestId: 'req-1', getRemainingTimeInMillis: () => remainingMs }) as unknown as Context;
@@ -297,5 +297,53 @@ describe('createSqsBatchHandler', () => {
     // 43,200 s since the receive, less a batching window of 300 s and the 100 s the invocation ran.
     expect(seen[0]?.reason).toMatch(/\(deferred 42800 s\)$/);
     expect(maxDeferralSeconds(100_000)).toBe(42_800);
+  });
+  it('a young delete removes the outputs at once and sends itself again, delayed until every build that read the input before it has ended; a late one does not', async () => {
+    const queueUrl = (await clients.sqs.send(new CreateQueueCommand({ QueueName: uniqueName('look-again') }))).QueueUrl;
+    const arn = `arn:aws:sqs:us-east-1:123456789012:${queueUrl?.split('/').pop()}`;
+    const handler = createSqsBatchHandler({
+      worker: worker(output),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+      now: () => Date.parse('2026-12-04T10:00:05.000Z'),
+    });
+    await clients.s3.send(new S3Put({ Bucket: input, Key: 'a b.csv', Body: 'a' }));
+    await handler({ Records: [record('m-create', s3Event(input, 'a b.csv'), arn)] }, context());
+    expect(await readText(clients.s3, output, `out/${input}/a b.csv`)).toBe('a');
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: input, Key: 'a b.csv' }));
+    const deleted = (eventTime: string) =>
+      JSON.stringify({
+        Records: [
+          {
+            eventSource: 'aws:s3',
+            eventTime,
+            eventName: 'ObjectRemoved:Delete',
+            s3: { bucket: { name: input }, object: { key: 'a+b.csv' } },
+          },
+        ],
+      });
+    // 5 s after the delete, with a 60 s function timeout: due 120 s after the delete.
+    const young = await handler({ Records: [record('m-delete', deleted('2026-12-04T10:00:00.000Z'), arn)] }, context());
+    expect(young).toEqual({ batchItemFailures: [] });
+    expect(seen.find((o) => o.messageId === 'm-delete')).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/removed main.*; looking again in 115 s$/),
+    });
+    expect(await listKeys(clients.s3, output)).toEqual([]);
+    const attributes = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessagesDelayed'] }),
+    );
+    expect(attributes.Attributes?.ApproximateNumberOfMessagesDelayed).toBe('1');
+    // The look again itself, once due (its time is the delete's): it removes, and sends nothing more.
+    const lookAgain = await handler(
+      { Records: [record('m-look', deleted('2026-12-04T09:57:00.000Z'), arn)] },
+      context(),
+    );
+    expect(lookAgain).toEqual({ batchItemFailures: [] });
+    expect(seen.find((o) => o.messageId === 'm-look')?.reason).not.toMatch(/looking again/);
+    const after = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessagesDelayed'] }),
+    );
+    expect(after.Attributes?.ApproximateNumberOfMessagesDelayed).toBe('1');
   });
 });

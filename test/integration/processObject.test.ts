@@ -9,7 +9,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';
-import { processObject } from '../../src/worker/processObject.js';
+import { CREATE_FIRST_MAX_BYTES, processObject } from '../../src/worker/processObject.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
 import { createBucket, listKeys, readText } from '../support/s3.js';
 
@@ -77,6 +77,100 @@ describe('processObject against the emulator', () => {
     // After publishing: has the input changed meanwhile? Answered 304, no body.
     expect(log.requests.at(-1)?.input.IfNoneMatch).toBe(`"${eTag}"`);
     expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\nY\n');
+  });
+
+  describe("S3's own first delivery (createFirst): the create is the done-check", () => {
+    const first = { store, freshDelivery: true, createFirst: true };
+    /** Uploads `body` and returns its event as S3 sends it: with the new content's eTag and size. */
+    const uploaded = async (key: string, body: string) => ({
+      ...eventOf(key, await putEtag(key, body)),
+      size: Buffer.byteLength(body),
+    });
+
+    it('a new object costs 3 S3 requests: GET input, PUT with If-None-Match: *, the closing conditional GET (304); no HEAD', async () => {
+      const created = await uploaded('a.txt', 'x\ny\n');
+      log.clear();
+      const outcome = await processObject(worker, created, first);
+      expect(outcome).toMatchObject({ status: 'processed', reason: 'output created: lines 2, bad 0' });
+      expect(log.operations('S3')).toEqual(['GetObject', 'PutObject', 'GetObject']);
+      expect(log.requests[1]?.input.IfNoneMatch).toBe('*');
+      expect(log.requests[2]?.input.IfNoneMatch).toBe(`"${created.eTag}"`);
+      expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\nY\n');
+    });
+
+    it("a duplicate of S3's delivery loses its create (412), then the HEAD finds the output done: nothing is replaced", async () => {
+      const created = await uploaded('a.txt', 'x\n');
+      await processObject(worker, created, first);
+      const before = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
+      log.clear();
+      const outcome = await processObject(worker, created, first);
+      expect(outcome).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/already done/) });
+      expect(log.operations('S3')).toEqual(['GetObject', 'PutObject', 'HeadObject']);
+      const after = await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
+      expect(after.ETag).toBe(before.ETag);
+    });
+
+    it('an overwrite loses its create (412) and replaces the older output with If-Match, keeping no orphan quarantine', async () => {
+      await processObject(worker, await uploaded('a.txt', 'x\n!bad\n'), first);
+      const v2 = await uploaded('a.txt', 'y\n');
+      const outcome = await processObject(worker, v2, first);
+      expect(outcome).toMatchObject({ status: 'processed', publishRacesLost: 1, source: { etag: v2.eTag } });
+      expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('Y\n');
+      // The older content's quarantine is removed: the new output has none.
+      expect(await listKeys(clients.s3, output)).toEqual([outKey('a.txt')]);
+    });
+
+    it('an old event after newer content was built: its create answers 412, the done-check finds the newer output current (304), nothing regresses', async () => {
+      const v1 = await uploaded('a.txt', 'x\n');
+      const v2 = await uploaded('a.txt', 'y\n');
+      await processObject(worker, v2, first);
+      log.clear();
+      const outcome = await processObject(worker, v1, first);
+      expect(outcome).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/already done.*current/) });
+      expect(log.operations('S3')).toEqual(['GetObject', 'PutObject', 'HeadObject', 'GetObject']);
+      expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('Y\n');
+    });
+
+    it('a copy of identical bytes onto the key (same ETag): its create answers 412 and the HEAD alone finds the output done', async () => {
+      const created = await uploaded('a.txt', 'x\n');
+      await processObject(worker, created, first);
+      await clients.s3.send(
+        new CopyObjectCommand({
+          Bucket: input,
+          Key: 'a.txt',
+          CopySource: `${input}/a.txt`,
+          MetadataDirective: 'REPLACE',
+        }),
+      );
+      log.clear();
+      const outcome = await processObject(worker, created, first);
+      expect(outcome).toMatchObject({ status: 'skipped', source: { etag: created.eTag } });
+      expect(log.operations('S3')).toEqual(['GetObject', 'PutObject', 'HeadObject']);
+    });
+
+    it("the worker's firstRun: 'check' runs the done-check first", async () => {
+      const created = await uploaded('a.txt', 'x\n');
+      log.clear();
+      await processObject(upperWorker(output, { firstRun: 'check' }), created, first);
+      expect(log.operations('S3')[0]).toBe('HeadObject');
+    });
+
+    it('an input above 8 MiB, or of unknown size, is read once, after the HEAD: a read in vain would cost more than the HEAD saves', async () => {
+      const created = await uploaded('a.txt', 'x\n');
+      log.clear();
+      await processObject(worker, { ...created, size: CREATE_FIRST_MAX_BYTES + 1 }, first);
+      const { size: _size, ...sizeless } = created;
+      await processObject(worker, { ...sizeless, key: 'b.txt' }, first);
+      expect(log.operations('S3').filter((op) => op === 'HeadObject')).toHaveLength(2);
+      expect(log.operations('S3')[0]).toBe('HeadObject');
+    });
+
+    it('a delivery that may repeat an earlier attempt never skips the done-check, whatever createFirst says', async () => {
+      const created = await uploaded('a.txt', 'x\n');
+      log.clear();
+      await processObject(worker, created, { store, createFirst: true });
+      expect(log.operations('S3')[0]).toBe('HeadObject');
+    });
   });
 
   it('rerun of an event without an eTag: skipped with 2 requests, no write and no body read (conditional GET answers 304)', async () => {

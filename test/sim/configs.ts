@@ -213,6 +213,8 @@ const SHAPES = {
  *   two contents racing);
  * - delete: content built, then the input deleted while its event is delivered again (a delivery
  *   that read the input before the delete, and the removal racing it);
+ * - create then delete: from empty buckets, an upload and its deletion, the create (S3's first
+ *   delivery creates at once, with no closing check) racing the removal and its look again;
  * - recreate: content built, deleted and uploaded again with the same bytes (the same ETag) while
  *   the deletion propagates;
  * - revert: content built, then other content, then the first bytes again (the same ETag) while
@@ -264,6 +266,19 @@ export function boundedConfigs(crashes: number): SimConfig[] {
         crashes,
       }),
     );
+    // From empty buckets: S3's first delivery creates at once, with no closing check of the input
+    // (processObject's createFirst), while the input is deleted. A create that read the input before
+    // the delete and lands after its removal is removed by the removal's look again
+    // (src/batch/removalLookAgain.ts), which arrives only once that create's invocation has ended.
+    if (!(multipartWithSide && crashes > 0)) {
+      configs.push(
+        pipelineConfig({
+          name: `create then delete ${shape}, crashes ${crashes}`,
+          uploads: [{ put: first }, { delete: true }],
+          crashes,
+        }),
+      );
+    }
     // The largest: with a crash, covered by the random exploration instead (test/sim/random.test.ts).
     if (!(multipartWithSide && crashes > 0)) {
       configs.push(

@@ -36,6 +36,15 @@ export interface Mutation {
  */
 export const MUTATIONS: readonly Mutation[] = [
   {
+    // A create is not followed by a check of the input (processObject's removalsLookAgain): only the
+    // removal's look again removes what a create that read the input before its delete left.
+    name: 'removal-does-not-look-again',
+    caughtBy: 'create then delete single-part, crashes 0',
+    defect: 'a removal that does not look again after the builds that read the input before the delete',
+    file: 'src/batch/createSqsBatchHandler.ts',
+    edits: [{ find: '    if (isFifo(record)) return outcome;\n', replace: '    return outcome;\n' }],
+  },
+  {
     // The orphan rule has two halves: only a side object the call created, and only one the output
     // in place does not list with that ETag. Taking accepted objects for orphans as well (the first
     // half, the defect the issue met) cannot be seen any more once every output lists its side
@@ -74,7 +83,7 @@ export const MUTATIONS: readonly Mutation[] = [
       {
         find: 'verdict.state === OutputState.BUILT && listed ? checkListedSideOutputs(worker, store, object, listed) : undefined,',
         replace:
-          "verdict.state === OutputState.BUILT && listed && !head?.metadata['rerun-integrity']?.startsWith('sha256-parts') ? checkListedSideOutputs(worker, store, object, listed) : undefined,",
+          "verdict.state === OutputState.BUILT && listed && !judged.head?.metadata['rerun-integrity']?.startsWith('sha256-parts') ? checkListedSideOutputs(worker, store, object, listed) : undefined,",
       },
     ],
   },
@@ -125,8 +134,8 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'src/batch/createSqsBatchHandler.ts',
     edits: [
       {
-        find: 'freshDelivery: !requeued && isFreshDelivery({ ...base, eventTime: object.eventTime }, now(), timeLimitMs),',
-        replace: 'freshDelivery: true,',
+        find: '              freshDelivery: fresh,',
+        replace: '              freshDelivery: true,',
       },
     ],
   },

@@ -1,33 +1,102 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_LIST_PRICES_USD, costPerMillionItems } from '../../bench/awsCost.js';
+import { coldStartTarget } from '../../bench/coldStart.js';
 import type { PeakRssResult } from '../../bench/peakRss.js';
-import { chainLatencyMs, checkTargets, TARGET_IDS, TargetStatus } from '../../bench/report.js';
 import type { SideBySideResult } from '../../bench/sideBySide.js';
+import { chainLatencyMs } from '../../bench/sideBySideTargets.js';
+import { TARGET_IDS, TargetStatus } from '../../bench/targetCheck.js';
+import { checkTargets } from '../../bench/targets.js';
 
-/** One phase's figures from its counted requests (only what the targets read). */
-function phase(operations: Record<string, number>, items = 200, repair = { deleted: 0, corrupted: 0, repaired: 0 }) {
+const ITEMS = 200;
+const SQS = { 'SQS:ReceiveMessage': 24, 'SQS:DeleteMessageBatch': 20 };
+
+/** One phase's figures from its counted requests and Lambda time (only what the targets read). */
+function phase(operations: Record<string, number>, options: { msPerItem?: number; correct?: number } = {}) {
   const perItem = (service: string) =>
     Object.entries(operations)
       .filter(([op]) => op.startsWith(`${service}:`))
-      .reduce((n, [, c]) => n + c / items, 0);
+      .reduce((n, [, c]) => n + c / ITEMS, 0);
+  const lambda = { invocations: 20, durationMs: (options.msPerItem ?? 10) * ITEMS, memoryMiB: 512 };
   return {
-    items,
+    items: ITEMS,
     requestsPerItem: { S3: perItem('S3'), DynamoDB: perItem('DynamoDB'), SQS: perItem('SQS') },
-    operations,
-    costPerMillionItems: costPerMillionItems(operations, items),
+    operations: { ...operations, ...SQS },
+    lambda: { ...lambda, msPerItem: options.msPerItem ?? 10 },
+    costPerMillionItems: costPerMillionItems({ ...operations, ...SQS }, ITEMS, lambda),
     s3BodyBytesPerItem: 0,
     bodyBytesPerItem: 0,
     itemsPerSecond: 100,
     busyMs: 2000,
     invocations: 20,
-    ...repair,
+    correctOutputs: options.correct ?? ITEMS,
   };
 }
-const throughput = { firstItemsPerSecond: 100, firstRuns: [100], rerunItemsPerSecond: 100, rerunRuns: [100] };
+const throughput = (first: number, rerun: number) => ({
+  firstItemsPerSecond: first,
+  firstRuns: [first],
+  rerunItemsPerSecond: rerun,
+  rerunRuns: [rerun],
+});
+
+/** rerun at the physical minimum against the baseline's GET + PUT + 2 DynamoDB writes. */
+function sideBySide(
+  over: { rerunFirst?: Record<string, number>; latency?: [number, number]; e2e?: [number, number] } = {},
+) {
+  const [rl, pl] = over.latency ?? [130, 100];
+  const [re, pe] = over.e2e ?? [62, 50];
+  const first = over.rerunFirst ?? { 'S3:GetObject': 200, 'S3:PutObject': 200 };
+  const damage = { deleted: 20, corrupted: 20 };
+  return {
+    items: ITEMS,
+    repeats: 1,
+    memoryMiB: 512,
+    runnerCeilingItemsPerSecond: 120,
+    outputsIdentical: true,
+    systems: {
+      rerun: {
+        first: phase(first),
+        rerun: phase({ 'S3:HeadObject': 200 }, { msPerItem: 3 }),
+        repair: {
+          ...phase({ 'S3:HeadObject': 220, 'S3:GetObject': 40, 'S3:PutObject': 40 }, { msPerItem: 4 }),
+          ...damage,
+          repaired: 40,
+        },
+        overwrite: phase({ 'S3:PutObject': 200, 'S3:HeadObject': 200, 'S3:GetObject': 200 }, { msPerItem: 12 }),
+        replay: phase({ 'S3:HeadObject': 200 }, { msPerItem: 3 }),
+        worker: throughput(rl, 300),
+        workerWithLatency: throughput(rl, 300),
+        endToEnd: { itemsPerSecond: re, runs: [re] },
+      },
+      powertools: {
+        first: phase(
+          { 'DynamoDB:PutItem': 200, 'S3:GetObject': 200, 'S3:PutObject': 200, 'DynamoDB:UpdateItem': 200 },
+          { msPerItem: 12 },
+        ),
+        rerun: phase({ 'DynamoDB:PutItem': 200 }, { msPerItem: 3 }),
+        repair: { ...phase({ 'DynamoDB:PutItem': 200 }, { msPerItem: 3, correct: 160 }), ...damage, repaired: 0 },
+        overwrite: phase(
+          { 'DynamoDB:PutItem': 200, 'S3:GetObject': 200, 'S3:PutObject': 200, 'DynamoDB:UpdateItem': 200 },
+          { msPerItem: 12 },
+        ),
+        replay: phase({ 'DynamoDB:PutItem': 200 }, { msPerItem: 3 }),
+        worker: throughput(pl, 320),
+        workerWithLatency: throughput(pl, 320),
+        endToEnd: { itemsPerSecond: pe, runs: [pe] },
+      },
+    },
+  } as unknown as SideBySideResult;
+}
+const target = (side: SideBySideResult, id: string) => checkTargets({ sideBySide: side }).find((t) => t.id === id);
 
 describe('bench cost and targets', () => {
   it('prices a duplicate: one HEAD per item is $0.40 per million items; one DynamoDB write $0.625', () => {
-    expect(costPerMillionItems({ 'S3:HeadObject': 200 }, 200)).toEqual({ s3: 0.4, dynamodb: 0, sqs: 0, total: 0.4 });
+    expect(costPerMillionItems({ 'S3:HeadObject': 200 }, 200)).toEqual({
+      s3: 0.4,
+      dynamodb: 0,
+      sqs: 0,
+      lambda: 0,
+      total: 0.4,
+    });
     expect(costPerMillionItems({ 'DynamoDB:PutItem': 200 }, 200).dynamodb).toBe(
       AWS_LIST_PRICES_USD.dynamodbWriteUnitPerMillion,
     );
@@ -39,57 +108,100 @@ describe('bench cost and targets', () => {
         { 'S3:PutObject': 10, 'S3:UploadPart': 10, 'S3:DeleteObject': 10, 'SQS:GetQueueAttributes': 10 },
         10,
       ),
-    ).toEqual({ s3: 10, dynamodb: 0, sqs: 0, total: 10 });
+    ).toEqual({ s3: 10, dynamodb: 0, sqs: 0, lambda: 0, total: 10 });
     expect(costPerMillionItems({ 'SQS:ReceiveMessage': 1, 'SQS:DeleteMessageBatch': 1 }, 10).sqs).toBe(0.08);
+  });
+
+  it('bills Lambda per GB-second at the memory and per invocation: 1 s at 512 MB and one request for 10 items', () => {
+    // 0.5 GB-s x $0.0000133334 + $0.0000002, per 10 items, is $0.687 per million items.
+    const cost = costPerMillionItems({}, 10, { invocations: 1, durationMs: 1000, memoryMiB: 512 });
+    expect(cost.lambda).toBe(0.687);
+    expect(cost.total).toBe(0.687);
   });
 
   it('a duplicate chain is one modelled S3 round trip for rerun and one DynamoDB write for Powertools', () => {
     expect(chainLatencyMs({ S3: 1, DynamoDB: 0 }) / chainLatencyMs({ S3: 0, DynamoDB: 1 })).toBeGreaterThan(1);
   });
 
-  it('splits the repair phase into its done-checks and the repair itself, each priced from its requests', () => {
-    const sqs = { 'SQS:ReceiveMessage': 24, 'SQS:DeleteMessageBatch': 20 };
-    const damage = { deleted: 20, corrupted: 20 };
-    const side = {
-      items: 200,
-      repeats: 1,
-      runnerCeilingItemsPerSecond: 120,
-      outputsIdentical: true,
-      systems: {
-        rerun: {
-          first: phase({ 'S3:HeadObject': 200, 'S3:GetObject': 200, 'S3:PutObject': 200, ...sqs }),
-          rerun: phase({ 'S3:HeadObject': 200, ...sqs }),
-          repair: phase({ 'S3:HeadObject': 220, 'S3:GetObject': 40, 'S3:PutObject': 40, ...sqs }, 200, {
-            ...damage,
-            repaired: 40,
-          }),
-          worker: throughput,
-          workerWithLatency: throughput,
-        },
-        powertools: {
-          first: phase({
-            'DynamoDB:PutItem': 200,
-            'S3:GetObject': 200,
-            'S3:PutObject': 200,
-            'DynamoDB:UpdateItem': 200,
-            ...sqs,
-          }),
-          rerun: phase({ 'DynamoDB:PutItem': 200, ...sqs }),
-          repair: phase({ 'DynamoDB:PutItem': 200, ...sqs }, 200, { ...damage, repaired: 0 }),
-          worker: throughput,
-          workerWithLatency: throughput,
-        },
-      },
-    } as unknown as SideBySideResult;
-    const cost = checkTargets({ sideBySide: side }).find((t) => t.id === 'cost-per-million');
-    expect(cost?.status).toBe(TargetStatus.MISSED);
-    // Done-checks: 200 HEADs ($0.40) + 44 SQS requests ($0.088) per 200 items; the repair: 20 HEADs, 40 GETs, 40 PUTs.
-    expect(cost?.why).toContain(
-      "done-checks (one HEAD per item, and SQS) cost $0.488 per million items, below Powertools' $0.713",
+  it("meets the request targets on the counted requests and prints the first run's latency bound", () => {
+    const side = sideBySide();
+    expect(target(side, 'first-run-requests')?.status).toBe(TargetStatus.MET);
+    expect(target(side, 'requests-per-duplicate')?.status).toBe(TargetStatus.MET);
+    expect(target(side, 'overwrite-requests')?.status).toBe(TargetStatus.MET);
+    const first = target(side, 'first-run-vs-powertools');
+    // 2 x 25 ms against 2 x 25 + 2 x 8 ms: 66 / 50.
+    expect(first?.bound).toBe(1.32);
+    expect(first?.status).toBe(TargetStatus.MET);
+    expect(first?.measured).toContain('latency bound 1.32 x');
+  });
+
+  it('counts a HEAD before the work as a missed first-run target, and judges the ratio on the harder figure', () => {
+    const side = sideBySide({
+      rerunFirst: { 'S3:HeadObject': 200, 'S3:GetObject': 200, 'S3:PutObject': 200 },
+      latency: [130, 100],
+      e2e: [59, 50],
+    });
+    const requests = target(side, 'first-run-requests');
+    expect(requests?.status).toBe(TargetStatus.MISSED);
+    expect(requests?.missedBy).toBe('1 request(s) per item too many');
+    const first = target(side, 'first-run-vs-powertools');
+    expect(first?.bound).toBe(0.88);
+    expect(first?.status).toBe(TargetStatus.MISSED);
+    expect(first?.missedBy).toBe('end to end 1.18 x, 0.02 x short of 1.2 x');
+  });
+
+  it('meets rerun-vs-powertools at 0.9 of its bound, and misses it below', () => {
+    // Bound: one 8 ms write against one 25 ms HEAD, 0.32 x.
+    const near = sideBySide();
+    (near.systems.rerun.workerWithLatency as { rerunItemsPerSecond: number }).rerunItemsPerSecond = 96;
+    (near.systems.powertools.workerWithLatency as { rerunItemsPerSecond: number }).rerunItemsPerSecond = 320;
+    expect(target(near, 'rerun-vs-powertools')?.status).toBe(TargetStatus.MET);
+    (near.systems.rerun.workerWithLatency as { rerunItemsPerSecond: number }).rerunItemsPerSecond = 80;
+    const far = target(near, 'rerun-vs-powertools');
+    expect(far?.status).toBe(TargetStatus.MISSED);
+    expect(far?.missedBy).toContain('0.78 x of the bound 0.32 x');
+  });
+
+  it("compares the repair phase without rerun's repair requests, and per correct output", () => {
+    const cost = target(sideBySide(), 'cost-per-million');
+    expect(cost?.measured).toContain(
+      'correct outputs after the repair: rerun 200 of 200 (40 of 40 damaged repaired), Powertools 160 of 200 (0 repaired)',
     );
-    expect(cost?.why).toContain(
-      'the rest, $1.12, is the repair of 40 damaged outputs (20 HeadObject, 40 GetObject, 40 PutObject',
-    );
+    expect(cost?.measured).toContain("leaves rerun's repair requests out (40 GetObject, 40 PutObject)");
+    expect(cost?.measured).toContain('repair per million outputs it made correct $');
+    expect(cost?.measured).toContain('vs no output (infinite)');
+    expect(cost?.status).toBe(TargetStatus.MET);
+    // A repair that makes rerun's Lambda time dearer than the baseline's shows as missed.
+    const slow = sideBySide();
+    const repair = slow.systems.rerun.repair as {
+      costPerMillionItems: { total: number };
+      lambda: { durationMs: number };
+    };
+    repair.lambda.durationMs = 200 * 400;
+    const missed = target(slow, 'cost-per-million');
+    expect(missed?.status).toBe(TargetStatus.MISSED);
+    expect(missed?.missedBy).toContain('repair (repair writes left out)');
+  });
+
+  it('judges the cold start on the normalize bundle against the baseline, in one run', () => {
+    const figures = (handler: string, runs: number[]) => ({
+      handler,
+      firstInvokeMs: runs,
+      medianMs: [...runs].sort((a, b) => a - b)[1] ?? 0,
+    });
+    const met = coldStartTarget({
+      runs: 3,
+      normalize: figures('normalize', [400, 380, 420]),
+      powertools: figures('powertools-baseline', [450, 500, 430]),
+    });
+    expect(met.status).toBe(TargetStatus.MET);
+    expect(met.measured).toContain('normalize 400 ms vs Powertools 450 ms');
+    const missed = coldStartTarget({
+      runs: 3,
+      normalize: figures('normalize', [500, 480, 520]),
+      powertools: figures('powertools-baseline', [450, 500, 430]),
+    });
+    expect(missed.missedBy).toBe('50 ms slower');
   });
 
   it('judges peak RSS on the highest of the runs and the CSV throughput on the slower CSV', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { lookAtOutputs } from '../../app/dev/devView.js';
 import { cutMiddle, formatOutcomeLine, formatOutcomeTable } from '../../app/dev/formatOutcomeTable.js';
 import type { ObjectOutcomeRow } from '../../app/dev/OutcomeTracker.js';
-import { lookAtOutputs } from '../../app/dev/runDev.js';
 import { parseS3Uri } from '../../src/s3/s3Uri.js';
 
 const longKey = `s3://rerun-input/incoming/dt=2026-01-05/${'very-long-folder-name/'.repeat(40)}orders.csv`;

@@ -237,10 +237,20 @@ describe('the reprocess message', () => {
     const key = 'incoming/a b+c/café/\u{1F600}%.csv';
     expect(encodeS3EventKey('incoming/a b+c.csv')).toBe('incoming/a+b%2Bc.csv');
     const intake = parseS3EventBody(reprocessMessageBody({ bucket: 'in', key, etag: '9b2c', size: 12 }));
-    expect(intake).toEqual({
-      kind: 'objects',
-      objects: [{ bucket: 'in', key, eventName: 'ObjectCreated:Put', eTag: '9b2c', size: 12 }],
-    });
+    const read = {
+      bucket: 'in',
+      key,
+      eventName: 'ObjectCreated:Put',
+      eTag: '9b2c',
+      size: 12,
+      origin: 'rerun-reprocess',
+    };
+    expect(intake).toEqual({ kind: 'objects', objects: [read] });
+    // With its send time, that is its event's time: a first receive soon after it is a fresh delivery.
+    const sent = parseS3EventBody(
+      reprocessMessageBody({ bucket: 'in', key, etag: '9b2c', size: 12, sentAt: Date.parse('2026-12-04T10:00:00Z') }),
+    );
+    expect(sent).toEqual({ kind: 'objects', objects: [{ ...read, eventTime: '2026-12-04T10:00:00.000Z' }] });
   });
 });
 

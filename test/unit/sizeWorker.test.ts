@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { LAMBDA_MAX_TIMEOUT_SECONDS, maxInputBytesFor, sizeWorker } from '../../src/sizing/sizeWorker.js';
+import {
+  LAMBDA_MAX_TIMEOUT_SECONDS,
+  maxInputBytesFor,
+  NORMALIZE_MIB_PER_CPU_SECOND,
+  NORMALIZE_MIB_PER_CPU_SECOND_BY_FORMAT,
+  planningMibPerCpuSecond,
+  sizeWorker,
+} from '../../src/sizing/sizeWorker.js';
 
 const GIB = 1024 ** 3;
 
@@ -25,5 +32,22 @@ describe('sizeWorker: memory and timeout from the largest input', () => {
   it('the largest input of the stack as it is (512 MB, 60 s) at 23 MiB/s is 166 MiB (with the margin of 2 and 10 s of overhead)', () => {
     const bytes = maxInputBytesFor({ memoryMiB: 512, timeoutSeconds: 60, mibPerCpuSecond: 23 });
     expect(Math.round(bytes / 1024 ** 2)).toBe(166);
+  });
+});
+
+describe('planningMibPerCpuSecond: the figure for the formats a worker declares', () => {
+  it('plans with the slowest declared format, and with the slowest of all when none is declared', () => {
+    expect(planningMibPerCpuSecond(['ndjson'])).toBe(NORMALIZE_MIB_PER_CPU_SECOND_BY_FORMAT.ndjson);
+    expect(planningMibPerCpuSecond(['csv'])).toBe(NORMALIZE_MIB_PER_CPU_SECOND);
+    expect(planningMibPerCpuSecond(['ndjson', 'csv'])).toBe(NORMALIZE_MIB_PER_CPU_SECOND);
+    expect(planningMibPerCpuSecond()).toBe(Math.min(...Object.values(NORMALIZE_MIB_PER_CPU_SECOND_BY_FORMAT)));
+    expect(planningMibPerCpuSecond([])).toBe(planningMibPerCpuSecond());
+  });
+
+  it("an NDJSON-only worker at the reference stack's 512 MB and 60 s accepts 38/35 of the CSV limit", () => {
+    const at = (mibPerCpuSecond: number) => maxInputBytesFor({ memoryMiB: 512, timeoutSeconds: 60, mibPerCpuSecond });
+    const ratio = at(planningMibPerCpuSecond(['ndjson'])) / at(planningMibPerCpuSecond(['csv']));
+    expect(ratio).toBeCloseTo(38 / 35, 3);
+    expect(Math.round(at(planningMibPerCpuSecond(['ndjson'])) / 1024 ** 2)).toBe(275);
   });
 });

@@ -1,5 +1,6 @@
 import { DevRuntime, type DevSummary, runDev } from '../../dev/runDev.js';
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
+import { locateStackWorkers } from '../locateStackWorkers.js';
 
 /** `rerun dev`: the whole pipeline on this machine (emulator, resources, the worker under the local runner). */
 export const command: CliCommand = {
@@ -110,6 +111,8 @@ Examples:
       ...(typeof values.examples === 'string' ? { examplesDir: values.examples } : {}),
       once: values.once === true,
       runtime,
+      // The stack's bundles, which only this mode runs (undefined outside a checkout: runDev says so).
+      ...(runtime === DevRuntime.LAMBDA ? { synthesizeStackWorkers: locateStackWorkers() } : {}),
       ...(typeof values.handler === 'string' ? { handlerPath: values.handler } : {}),
       ...(typeof values['handler-export'] === 'string' ? { handlerExport: values['handler-export'] } : {}),
       ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),

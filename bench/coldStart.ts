@@ -1,0 +1,178 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { dirname } from 'node:path';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { SQSEvent } from 'aws-lambda';
+import { topology } from '../app/topology.js';
+import { projectRoot } from '../infra/paths.js';
+import { LambdaRuntimeSlot } from '../local/runner/LambdaRuntimeSlot.js';
+import { locateLambdaRuntimeTools } from '../local/runner/lambdaRuntimeTools.js';
+import { toSqsRecord } from '../local/runner/sqsRecord.js';
+import type { PipelineClients } from '../src/aws/pipelineClients.js';
+import { createIdempotencyTable } from './baseline/powertoolsWorker.js';
+import { type TargetCheck, TargetStatus } from './targetCheck.js';
+
+/** One bundle's cold starts under the Lambda runtime mode. */
+export interface ColdStartFigures {
+  readonly handler: string;
+  /**
+   * Each run's first invocation, ms: from the invoke request to the answer, on a new emulator
+   * whose runtime starts with that request (Node 24 and the runtime client start, the bundle is
+   * imported, the handler runs its first item).
+   */
+  readonly firstInvokeMs: readonly number[];
+  /** The median of `firstInvokeMs`. */
+  readonly medianMs: number;
+}
+
+/** Both bundles, measured in one run, alternating. */
+export interface ColdStartResult {
+  readonly runs: number;
+  readonly normalize: ColdStartFigures;
+  readonly powertools: ColdStartFigures;
+}
+
+/** The bundles to start: their folder (the code directory) holds `index.mjs`. */
+export interface ColdStartBundles {
+  readonly normalize: string;
+  readonly powertools: string;
+}
+
+/**
+ * Import plus first invoke of each bundle under the Lambda runtime mode (aws-lambda-rie with the
+ * stack's Node major and aws-lambda-ric; scripts/install-lambda-runtime.sh installs them): for each
+ * run a new emulator per bundle, one fresh input object, one invocation. The two bundles alternate,
+ * so both see the same machine, after one untimed start of each (the first read of the Node binary
+ * and the bundle from disk would otherwise fall on whichever bundle goes first). The time is taken
+ * around the invoke request: the emulator's REPORT line prints an `Init Duration`, but it does not
+ * cover the runtime's start (it reads well under a millisecond).
+ *
+ * @example
+ * const coldStart = await measureColdStart({ endpoint, clients, bundles: { normalize, powertools }, runs: 3 });
+ */
+export async function measureColdStart(options: {
+  readonly endpoint: string;
+  readonly clients: PipelineClients;
+  /** Each bundle's `index.mjs`. */
+  readonly bundles: ColdStartBundles;
+  readonly runs: number;
+  readonly log?: (line: string) => void;
+}): Promise<ColdStartResult> {
+  const tools = locateLambdaRuntimeTools(projectRoot);
+  const { clients } = options;
+  const id = `bench-c-${randomBytes(3).toString('hex')}`;
+  const buckets = { input: `${id}-in`, output: `${id}-out` };
+  for (const bucket of Object.values(buckets)) await clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  await createIdempotencyTable(clients.dynamodb, `${id}-idempotency`);
+  const environment = {
+    AWS_ENDPOINT_URL: options.endpoint,
+    OUTPUT_BUCKET: buckets.output,
+    IDEMPOTENCY_TABLE: `${id}-idempotency`,
+    LOG_LEVEL: 'error',
+  };
+  const figures = { normalize: newFigures('normalize'), powertools: newFigures('powertools-baseline') };
+  // Run 0 is the untimed warm-up.
+  for (let run = 0; run <= options.runs; run++) {
+    const order = run % 2 === 0 ? (['normalize', 'powertools'] as const) : (['powertools', 'normalize'] as const);
+    for (const which of order) {
+      options.log?.(`cold-start: ${which}, ${run === 0 ? 'warm-up' : `run ${run} of ${options.runs}`}...`);
+      const event = await freshInput(clients, buckets.input, `incoming/cold-${which}-${run}.csv`);
+      const ms = await firstInvoke(tools, dirname(options.bundles[which]), environment, event);
+      if (run > 0) figures[which].firstInvokeMs.push(ms);
+    }
+  }
+  const done = (f: ReturnType<typeof newFigures>): ColdStartFigures => ({ ...f, medianMs: median(f.firstInvokeMs) });
+  return { runs: options.runs, normalize: done(figures.normalize), powertools: done(figures.powertools) };
+}
+
+function newFigures(handler: string) {
+  return { handler, firstInvokeMs: [] as number[] };
+}
+
+/** Uploads one small CSV and returns its ObjectCreated event as the queue delivers it, fresh. */
+async function freshInput(clients: PipelineClients, bucket: string, key: string): Promise<SQSEvent> {
+  const out = await clients.s3.send(
+    new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'id,name\n1,"Ada"\n2,"Grace"\n' }),
+  );
+  const record = {
+    eventVersion: '2.1',
+    eventSource: 'aws:s3',
+    awsRegion: 'us-east-1',
+    eventTime: new Date().toISOString(),
+    eventName: 'ObjectCreated:Put',
+    s3: { bucket: { name: bucket }, object: { key, eTag: (out.ETag ?? '').replace(/"/g, '') } },
+  };
+  return {
+    Records: [
+      toSqsRecord(
+        {
+          MessageId: randomUUID(),
+          ReceiptHandle: 'cold-start',
+          Body: JSON.stringify({ Records: [record] }),
+          Attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
+        },
+        { queueArn: 'arn:aws:sqs:us-east-1:123456789012:bench', region: 'us-east-1' },
+      ),
+    ],
+  };
+}
+
+/** One new emulator, one invocation: its time, ms. */
+async function firstInvoke(
+  tools: ReturnType<typeof locateLambdaRuntimeTools>,
+  codeDirectory: string,
+  environment: Record<string, string>,
+  event: SQSEvent,
+): Promise<number> {
+  const slot = await LambdaRuntimeSlot.start({
+    tools,
+    function: {
+      codeDirectory,
+      functionName: 'bench-cold-start',
+      timeoutSeconds: topology.normalize.functionTimeoutSeconds,
+      memoryMiB: topology.normalize.memoryMiB,
+      environment,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    },
+  });
+  try {
+    const started = performance.now();
+    const result = await slot.invoke(event, randomUUID());
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    if (result.kind !== 'returned') throw new Error(`cold start of ${codeDirectory} failed: ${JSON.stringify(result)}`);
+    const failures = (result.value as { batchItemFailures?: unknown[] } | undefined)?.batchItemFailures ?? [];
+    if (failures.length > 0) throw new Error(`cold start of ${codeDirectory}: the item failed`);
+    return ms;
+  } finally {
+    await slot.stop();
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/**
+ * The cold-start target: the normalize bundle's median import plus first invoke at most the
+ * Powertools baseline bundle's, both measured in the same run.
+ *
+ * @example
+ * coldStartTarget(result).met;
+ */
+export function coldStartTarget(result: ColdStartResult): TargetCheck {
+  const n = result.normalize;
+  const p = result.powertools;
+  const met = n.medianMs <= p.medianMs;
+  return {
+    id: 'cold-start',
+    target:
+      'import + first invoke of the normalize bundle under the Lambda runtime mode (RIE, RIC, Node 24) <= the Powertools baseline bundle, in one run',
+    status: met ? TargetStatus.MET : TargetStatus.MISSED,
+    met,
+    measured:
+      `normalize ${n.medianMs} ms vs Powertools ${p.medianMs} ms (median of ${result.runs}, alternating: ` +
+      `${n.firstInvokeMs.join(', ')} vs ${p.firstInvokeMs.join(', ')})`,
+    ...(met ? {} : { missedBy: `${Math.round((n.medianMs - p.medianMs) * 10) / 10} ms slower` }),
+  };
+}

@@ -1,0 +1,50 @@
+/** How a target came out. */
+export const TargetStatus = { MET: 'met', MISSED: 'missed', NOT_MEASURED: 'not-measured' } as const;
+export type TargetStatus = (typeof TargetStatus)[keyof typeof TargetStatus];
+
+/** The stable ids of the bench's targets (issue 23, with issue 15's kept), in the report's order. */
+export const TARGET_IDS = [
+  'first-run-requests',
+  'first-run-vs-powertools',
+  'requests-per-duplicate',
+  'overwrite-requests',
+  'rerun-vs-powertools',
+  'cost-per-million',
+  'cold-start',
+  'peak-rss-1gib',
+  'normalize-mib-per-core',
+  'planning-10k',
+] as const;
+export type TargetId = (typeof TARGET_IDS)[number];
+
+/** One target, judged on its hardest figure. */
+export interface TargetCheck {
+  readonly id: TargetId;
+  readonly target: string;
+  readonly status: TargetStatus;
+  readonly met: boolean;
+  /** The figures the target is judged on (the hardest first). */
+  readonly measured: string;
+  /** By how much a missed target is missed. */
+  readonly missedBy?: string;
+  /** Why it is missed (or what bounds it). */
+  readonly why?: string;
+  /** For latency-bound ratios: the best ratio the request chains allow under the modelled latencies. */
+  readonly bound?: number;
+}
+
+/**
+ * A target whose section did not run.
+ *
+ * @example
+ * notMeasured('planning-10k', '>= 100 x fewer requests', 'planning');
+ */
+export function notMeasured(id: TargetId, target: string, section: string): TargetCheck {
+  return {
+    id,
+    target,
+    status: TargetStatus.NOT_MEASURED,
+    met: false,
+    measured: `not measured (bench section ${section} did not run)`,
+  };
+}
