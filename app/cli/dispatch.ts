@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, type CliOption, CliUsageError } from './command.js';
 import { COMMANDS, type CommandEntry } from './commandMap.js';
+import { missingPackageOf, OptionalPackageMissingError } from './loadCloudFormation.js';
 import { reportFailure } from './reportFailure.js';
 
 /**
@@ -115,7 +116,15 @@ export function packageVersion(): string {
 }
 
 async function loadCommand(name: string, entry: CommandEntry): Promise<CliCommand> {
-  const { command } = await entry.load();
+  const { command } = await entry.load().catch((error: unknown) => {
+    // An optional peer a command imports (client-dynamodb for `rerun dev`'s ledger): say which, and how.
+    const missing = missingPackageOf(error);
+    if (missing === undefined) throw error;
+    throw new OptionalPackageMissingError(
+      `rerun ${name} needs ${missing}, which is not installed: npm install ${missing}`,
+      { cause: error },
+    );
+  });
   if (!command || typeof command.run !== 'function' || command.name !== name) {
     throw new Error(`app/cli/commands/${name}.ts must export \`command\` (a CliCommand) named "${name}".`);
   }

@@ -76,4 +76,15 @@ describe('the command map: every command, its summary, loaded only when it runs'
     expect(run.out).toEqual([]);
     expect(run.err()).toMatch(/^rerun: /);
   });
+
+  it('a command whose module needs a package that is not installed names it and how to install it', async () => {
+    const absent = '@aws-sdk/client-absent-for-this-test';
+    const broken = {
+      dev: { summary: 'x', load: () => import(/* @vite-ignore */ absent) as Promise<never> },
+    };
+    const run = io();
+    await expect(runCli(['dev'], run.value, broken)).rejects.toThrow(
+      `rerun dev needs ${absent}, which is not installed: npm install ${absent}`,
+    );
+  });
 });
