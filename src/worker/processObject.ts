@@ -53,7 +53,7 @@ export interface ProcessObjectOptions {
    * costs its GET and its PUT, with no round trip before the work. A 412 means an output is there (an
    * overwrite, or a duplicate delivery): the round is a lost race, and the next one runs the
    * done-check, which finds it done or replaces it. Only for an event that gives the input's size,
-   * at most {@link CREATE_FIRST_MAX_BYTES}; the worker's `firstRun: 'check'` turns it off.
+   * at most `CREATE_FIRST_MAX_BYTES`; the worker's `firstRun: 'check'` turns it off.
    * @default false: the done-check first
    */
   readonly createFirst?: boolean;
