@@ -7,7 +7,7 @@ import { projectRoot } from '../infra/paths.js';
 import { LambdaRuntimeSlot } from '../local/runner/LambdaRuntimeSlot.js';
 import { locateLambdaRuntimeTools } from '../local/runner/lambdaRuntimeTools.js';
 import { toSqsRecord } from '../local/runner/sqsRecord.js';
-import type { AwsClients } from '../src/aws/clients.js';
+import type { PipelineClients } from '../src/aws/pipelineClients.js';
 import { createIdempotencyTable } from './baseline/powertoolsWorker.js';
 import { type TargetCheck, TargetStatus } from './targetCheck.js';
 
@@ -51,7 +51,7 @@ export interface ColdStartBundles {
  */
 export async function measureColdStart(options: {
   readonly endpoint: string;
-  readonly clients: AwsClients;
+  readonly clients: PipelineClients;
   /** Each bundle's `index.mjs`. */
   readonly bundles: ColdStartBundles;
   readonly runs: number;
@@ -89,7 +89,7 @@ function newFigures(handler: string) {
 }
 
 /** Uploads one small CSV and returns its ObjectCreated event as the queue delivers it, fresh. */
-async function freshInput(clients: AwsClients, bucket: string, key: string): Promise<SQSEvent> {
+async function freshInput(clients: PipelineClients, bucket: string, key: string): Promise<SQSEvent> {
   const out = await clients.s3.send(
     new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'id,name\n1,"Ada"\n2,"Grace"\n' }),
   );

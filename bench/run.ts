@@ -16,7 +16,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startMotoServer } from '../local/emulator/motoServer.js';
-import { createAwsClients } from '../src/aws/clients.js';
+import { createPipelineClients } from '../src/aws/pipelineClients.js';
 import { AWS_LIST_PRICES_USD } from './awsCost.js';
 import { measureBackfillPlanning } from './backfillPlanning.js';
 import { bundleEntry, measureBundle, stackWorkerBundles } from './bundleSize.js';
@@ -94,7 +94,7 @@ const moto = process.env.AWS_ENDPOINT_URL || !needsEmulator ? undefined : await 
 const endpoint = moto?.endpoint ?? process.env.AWS_ENDPOINT_URL ?? 'http://127.0.0.1:1';
 process.env.AWS_ACCESS_KEY_ID ||= 'test';
 process.env.AWS_SECRET_ACCESS_KEY ||= 'test';
-const clients = createAwsClients({ endpoint, region: 'us-east-1' });
+const clients = createPipelineClients({ endpoint, region: 'us-east-1' });
 
 const sections: {
   -readonly [K in

@@ -4,7 +4,7 @@ import { PurgeQueueCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs'
 import { type LocalStackResources, provisionLocalStack } from '../app/dev/provisionLocalStack.js';
 import { encodeS3EventKey, reprocessMessageBody } from '../app/reprocess/reprocessMessage.js';
 import { type Topology, topology } from '../app/topology.js';
-import { type AwsClients, createAwsClients } from '../src/aws/clients.js';
+import { createPipelineClients, type PipelineClients } from '../src/aws/pipelineClients.js';
 import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
 import { judgeOutput, OutputState } from '../src/done/judgeOutput.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../src/normalize/normalizeWorker.js';
@@ -112,7 +112,7 @@ const PHASE_LATENCY_MS = { S3: MODELLED_AWS_LATENCY_MS.S3, DynamoDB: MODELLED_AW
 interface SystemUnderTest {
   readonly system: System | 'noop';
   /** Clients straight to the emulator (not through the counting proxy): the bench's own checks. */
-  readonly clients: AwsClients;
+  readonly clients: PipelineClients;
   readonly stack: LocalStackResources;
   readonly proxy: FaultProxy;
   readonly env: Record<string, string>;
@@ -121,7 +121,7 @@ interface SystemUnderTest {
 
 interface SideBySideOptions {
   readonly endpoint: string;
-  readonly clients: AwsClients;
+  readonly clients: PipelineClients;
   readonly items: number;
   /** Worker-only and end-to-end first runs, each on fresh resources; the median is kept. @default 3 */
   readonly repeats?: number;
@@ -248,7 +248,7 @@ async function measureAlone(
   const repeats = options.repeats ?? 3;
   const log = options.log ?? (() => {});
   log(`${system}: the worker alone, invoked with the same batches (${repeats} first runs, then a rerun)...`);
-  const measure = (clients: AwsClients) =>
+  const measure = (clients: PipelineClients) =>
     measureWorkerThroughput({ clients, system, inputBucket: sut.stack.inputBucket, inputs: sut.inputs, repeats });
   const worker = await measure(options.clients);
   log(`${system}: the worker alone again, with modelled AWS latencies on every request...`);
@@ -260,7 +260,7 @@ async function measureAlone(
   try {
     return {
       worker,
-      workerWithLatency: await measure(createAwsClients({ endpoint: latency.url, region: 'us-east-1' })),
+      workerWithLatency: await measure(createPipelineClients({ endpoint: latency.url, region: 'us-east-1' })),
     };
   } finally {
     await latency.stop();
@@ -297,7 +297,7 @@ async function endToEndFirstRuns(
 
 async function setUp(
   endpoint: string,
-  clients: AwsClients,
+  clients: PipelineClients,
   system: System | 'noop',
   inputs: readonly ChaosInput[],
   serviceLatencyMs?: FaultPlan['serviceLatencyMs'],
@@ -422,7 +422,7 @@ function figures(
  * a duplicate of a recent event (first receive, within the function's timeout); otherwise without
  * one, as an operator's rerun or a backfill of the window sends them (never fresh).
  */
-async function redeliver(clients: AwsClients, sut: SystemUnderTest, inputs: readonly UploadedInput[], how: Resend) {
+async function redeliver(clients: PipelineClients, sut: SystemUnderTest, inputs: readonly UploadedInput[], how: Resend) {
   const sentAt = Date.now();
   const bodies = inputs.map(({ key, etag, size }) =>
     how === Resend.REPROCESS
@@ -478,7 +478,7 @@ function outputKeyOf(sut: SystemUnderTest, key: string): string {
   });
 }
 
-async function readOutputs(clients: AwsClients, sut: SystemUnderTest): Promise<Map<string, Buffer>> {
+async function readOutputs(clients: PipelineClients, sut: SystemUnderTest): Promise<Map<string, Buffer>> {
   const outputs = new Map<string, Buffer>();
   await mapWithConcurrency(sut.inputs, 8, async ({ key }) => {
     const got = await clients.s3.send(
@@ -490,7 +490,7 @@ async function readOutputs(clients: AwsClients, sut: SystemUnderTest): Promise<M
 }
 
 /** Deletes 10 % of the outputs and overwrites another 10 % with other bytes, behind the worker's back. */
-async function damageOutputs(clients: AwsClients, sut: SystemUnderTest, reference: Map<string, Buffer>) {
+async function damageOutputs(clients: PipelineClients, sut: SystemUnderTest, reference: Map<string, Buffer>) {
   const step = 10;
   const keys: string[] = [];
   let deleted = 0;
@@ -519,7 +519,7 @@ async function damageOutputs(clients: AwsClients, sut: SystemUnderTest, referenc
  * also pass its done-check (a valid output of the current code version).
  */
 async function countCorrect(
-  clients: AwsClients,
+  clients: PipelineClients,
   sut: SystemUnderTest,
   expected: ReadonlyMap<string, Buffer>,
   keys: readonly string[] = sut.inputs.map((input) => input.key),
@@ -547,7 +547,7 @@ async function countCorrect(
  * the expected output is the old one plus a copy of its last line ({@link expectedAfterOverwrite}).
  * S3's notifications enqueue the events; the inputs' new ETags replace the old ones.
  */
-async function overwriteInputs(clients: AwsClients, sut: SystemUnderTest, inputs: readonly ChaosInput[]) {
+async function overwriteInputs(clients: PipelineClients, sut: SystemUnderTest, inputs: readonly ChaosInput[]) {
   const bodies = new Map(inputs.map((input) => [input.key, input.body]));
   const updated = await mapWithConcurrency(sut.inputs, 8, async ({ key }) => {
     const body = bodies.get(key) ?? '';

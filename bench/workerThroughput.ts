@@ -5,7 +5,7 @@ import { encodeS3EventKey, reprocessMessageBody } from '../app/reprocess/reproce
 import { topology } from '../app/topology.js';
 import { createLambdaContext } from '../local/runner/lambdaContext.js';
 import { toSqsRecord } from '../local/runner/sqsRecord.js';
-import type { AwsClients } from '../src/aws/clients.js';
+import type { PipelineClients } from '../src/aws/pipelineClients.js';
 import { createSqsBatchHandler } from '../src/batch/createSqsBatchHandler.js';
 import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
 import { createNormalizeWorker } from '../src/normalize/normalizeWorker.js';
@@ -46,7 +46,7 @@ type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
  * const figures = await measureWorkerThroughput({ clients, system: 'rerun', inputBucket, keys, repeats: 3 });
  */
 export async function measureWorkerThroughput(options: {
-  readonly clients: AwsClients;
+  readonly clients: PipelineClients;
   readonly system: 'rerun' | 'powertools';
   readonly inputBucket: string;
   readonly inputs: readonly { readonly key: string; readonly etag: string; readonly size: number }[];
@@ -81,7 +81,7 @@ function median(runs: readonly number[]): number {
 }
 
 /** A handler writing to a fresh output bucket (and idempotency table): every item is new to it. */
-async function freshHandler(clients: AwsClients, system: 'rerun' | 'powertools'): Promise<Handler> {
+async function freshHandler(clients: PipelineClients, system: 'rerun' | 'powertools'): Promise<Handler> {
   const id = `bench-w-${randomBytes(3).toString('hex')}`;
   const outputBucket = `${id}-out`;
   await clients.s3.send(new CreateBucketCommand({ Bucket: outputBucket }));

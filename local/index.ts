@@ -12,6 +12,7 @@ export {
   type LocalBatchOperationsJobOptions,
   type LocalBatchOperationsJobResult,
   type LocalTaskOutcome,
+  type ManifestRow,
   parseManifestCsv,
   runLocalBatchOperationsJob,
 } from './batchOperations/LocalBatchOperationsJob.js';
@@ -25,6 +26,7 @@ export {
 } from './emulator/pythonEnvironment.js';
 export { LocalSetupError } from './errors.js';
 export { ensureBucket, ensureQueue, ensureQueueAttributes, ProvisionAction } from './provision.js';
+export type { InvocationOutcome } from './runner/batchResponse.js';
 export {
   HandlerExportMissingError,
   HandlerModuleLoadError,
@@ -33,6 +35,7 @@ export {
   RunnerConfigurationError,
   RunnerDrainTimeoutError,
 } from './runner/errors.js';
+export type { FunctionInvoker, InvocationRequest, InvocationResult } from './runner/FunctionInvoker.js';
 export {
   type InvocationReport,
   LocalRunner,

@@ -1,7 +1,11 @@
 /**
- * rerun's public API (`import ... from 'rerun-pipeline'`): everything a worker of your own needs, and every
- * error class the library throws. The dedupe ledger is also in `rerun-pipeline/ledger`, the reference
- * normalizer in `rerun-pipeline/normalize`, the constructs in `rerun-pipeline/cdk` and the local tooling in `rerun-pipeline/local`.
+ * rerun's public API (`import ... from 'rerun-pipeline'`): what a worker of your own needs (define it,
+ * wrap it in a handler, build its clients, key its outputs, read its environment, hook its outcomes
+ * and notifications) and the errors those throw. The rest lives in subpaths: the dedupe ledger in
+ * `rerun-pipeline/ledger`, logging and metrics in `rerun-pipeline/observability`, the reference
+ * normalizer in `rerun-pipeline/normalize`, the constructs (and their errors) in `rerun-pipeline/cdk`
+ * and the local tooling in `rerun-pipeline/local`. test/unit/publicSurface.test.ts pins this list (at
+ * most 40 runtime names).
  *
  * @example
  * import { createSqsBatchHandler, defineWorker, deterministicKey, S3ObjectStore } from 'rerun-pipeline';
@@ -12,9 +16,7 @@ export { type CheckEndpointOptions, checkEndpoint, EndpointUnusableError } from 
 export {
   BatchOperationsEventError,
   type BatchOperationsHandlerOptions,
-  batchOperationsFailureSource,
   createBatchOperationsHandler,
-  taskResult,
 } from './batch/createBatchOperationsHandler.js';
 export {
   type AfterOutputHook,
@@ -22,19 +24,15 @@ export {
   createSqsBatchHandler,
   type SqsBatchHandlerOptions,
 } from './batch/createSqsBatchHandler.js';
-export {
-  ReferenceWorkerBundleMissingError,
-  StackConfigurationInvalidError,
-  WorkerBundleUnusableError,
-} from './cdk/errors.js';
+export type { MemoryBudget, ReleaseMemory } from './batch/MemoryBudget.js';
 export {
   type Judgement,
   judgeOutput,
   type OutputExpectation,
   type OutputHead,
-  OutputState,
+  type OutputState,
 } from './done/judgeOutput.js';
-export { buildOutputMetadata, MetadataKey, readSummary, type SourceIdentity } from './done/outputMetadata.js';
+export type { SourceIdentity } from './done/outputMetadata.js';
 export { MissingEnvironmentVariableError, optionalEnv, requireEnv } from './env.js';
 export {
   DeadlineNearError,
@@ -47,12 +45,13 @@ export {
   WorkerConfigurationError,
 } from './errors.js';
 export type { FailedDelivery, FailureRecorder, StartedDelivery, StartedRecord } from './failures/FailureRecorder.js';
+export type { FailureRecord, GiveUpReason } from './failures/failureRecord.js';
 export { S3FailureRecorder, type S3FailureRecorderOptions } from './failures/S3FailureRecorder.js';
 export {
   type BatchOperationsEvent,
   type BatchOperationsResponse,
-  BatchOperationsResultCode,
-  BatchOperationsSchema,
+  type BatchOperationsResultCode,
+  type BatchOperationsSchema,
   type BatchOperationsTask,
   type BatchOperationsTaskResult,
   encodeManifestKey,
@@ -60,50 +59,14 @@ export {
   type ParsedBatchOperationsTask,
   parseBatchOperationsEvent,
 } from './intake/parseBatchOperationsEvent.js';
-export { decodeS3EventKey, IntakeKind, parseS3EventBody, type S3ObjectEvent } from './intake/parseS3Event.js';
+export {
+  decodeS3EventKey,
+  type IntakeResult,
+  parseS3EventBody,
+  type S3ObjectEvent,
+} from './intake/parseS3Event.js';
 export { type DeterministicKeyOptions, deterministicKey } from './keys/deterministicKey.js';
-export { PartitionWindowInvalidError } from './keys/partition.js';
-export { createLedgerTable } from './ledger/createLedgerTable.js';
-export { DynamoDBLedger, type DynamoDBLedgerOptions } from './ledger/DynamoDBLedger.js';
-export {
-  LedgerConfigurationError,
-  LedgerInProgressError,
-  LedgerLeaseLostError,
-  LedgerPayloadMismatchError,
-  LedgerRecordCorruptError,
-  LedgerResultUnstorableError,
-  LedgerStoredFailureError,
-} from './ledger/errors.js';
-export type { Ledger } from './ledger/Ledger.js';
-export { type ConsoleLike, fromConsole } from './logging/fromConsole.js';
-export { fromPino, type PinoLike, pinoLambdaOptions } from './logging/fromPino.js';
-export { fromPowertoolsLogger, type PowertoolsLoggerLike } from './logging/fromPowertoolsLogger.js';
-export {
-  createInvocationLogger,
-  type InvocationFacts,
-  type LambdaContextFields,
-  type LambdaEnvironment,
-  lambdaContextFields,
-  lambdaEnvironment,
-  xrayTraceIdOf,
-} from './logging/lambdaContext.js';
-export {
-  createLogger,
-  describeError,
-  type ErrorDescription,
-  type Logger,
-  type LoggerOptions,
-  LogLevel,
-  silentLogger,
-} from './logging/logger.js';
-export { type EmfDocument, type EmfMetric, formatEmfLine } from './metrics/emf.js';
-export { type EmfOutcomeMetricsOptions, emfOutcomeMetrics } from './metrics/emfOutcomeMetrics.js';
-export { addOutcome, type OutcomeCounts, OutcomeMetric, zeroOutcomeCounts } from './metrics/outcomeMetrics.js';
-export {
-  type PowertoolsMetricsLike,
-  type PowertoolsOutcomeMetricsOptions,
-  powertoolsOutcomeMetrics,
-} from './metrics/powertoolsOutcomeMetrics.js';
+export type { Logger } from './logging/logger.js';
 export { type NotifyAfterOutputOptions, notifyAfterOutput } from './notify/notifyAfterOutput.js';
 export {
   type NotifyWebhookOptions,
@@ -113,14 +76,22 @@ export {
 } from './notify/notifyWebhook.js';
 export { OutputNotificationInputError } from './notify/outputNotification.js';
 export { OutputWriter, type OutputWriterOptions } from './publish/OutputWriter.js';
-export { S3AccessDeniedError, S3BucketMissingError, S3BucketNameInvalidError } from './s3/errors.js';
+export type { ConflictRetryPolicy } from './s3/conflictRetry.js';
 export {
-  DeleteStatus,
+  S3AccessDeniedError,
+  S3BucketMissingError,
+  S3BucketNameInvalidError,
+  type S3Operation,
+  type S3Target,
+} from './s3/errors.js';
+export {
+  type DeleteStatus,
   type GetResult,
   S3ObjectStore,
+  type S3ObjectStoreOptions,
   type WriteCondition,
   type WriteResult,
-  WriteStatus,
+  type WriteStatus,
 } from './s3/S3ObjectStore.js';
 export {
   defineWorker,
@@ -141,6 +112,8 @@ export {
   type OutputDescription,
   type ProcessObjectOptions,
   processObject,
+  type TransformAdmission,
 } from './worker/processObject.js';
+export type { ReadDeadline } from './worker/readGuard.js';
 export { decodeText, splitLines } from './worker/textHelpers.js';
 export { createTransformInput } from './worker/transformInput.js';

@@ -5,9 +5,12 @@ export type OptionValues = Record<string, string | boolean | (string | boolean)[
 
 /** What a command gets besides its arguments: the edges of the process, injectable for tests. */
 export interface CliIo {
-  /** Machine-readable output, one line per call (a trailing newline is added). */
+  /**
+   * A command's result, one line (or block of lines) per call, a trailing newline added: help, the
+   * operator commands' tables, JSON with --json, READY/SUMMARY lines. What `rerun status | less` shows.
+   */
   stdout(line: string): void;
-  /** Text for people: progress, tables, notes. Written as given. */
+  /** Text for people while a command runs: progress, notes, errors. Written as given. */
   stderr(text: string): void;
   /** The environment, read only here at the edge. */
   env: NodeJS.ProcessEnv;
@@ -19,8 +22,8 @@ export interface CliIo {
 
 /**
  * One `rerun` subcommand. Adding a command is adding a file `app/cli/commands/<name>.ts` that exports
- * `command` with the same `name`: the dispatcher discovers it, adds `--help`, and rejects unknown
- * options before `run` is called.
+ * `command` with the same `name`, and its line in app/cli/commandMap.ts: the dispatcher loads it
+ * when it runs, adds `--help`, and rejects unknown options before `run` is called.
  *
  * @example
  * export const command: CliCommand = {
@@ -82,4 +85,16 @@ export function integerOption(
     throw new CliUsageError(`--${name} must be an integer from ${range.min} to ${range.max} (got "${String(raw)}").`);
   }
   return n;
+}
+
+/**
+ * Writes a block of a command's result (a table, a plan, a closing count) to stdout, without its
+ * trailing newline (io.stdout adds one); an empty block writes nothing.
+ *
+ * @example
+ * writeResult(io, formatStatusTable(report.partitions));
+ */
+export function writeResult(io: CliIo, text: string): void {
+  const block = text.replace(/\n$/, '');
+  if (block !== '') io.stdout(block);
 }

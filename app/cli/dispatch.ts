@@ -1,35 +1,45 @@
-import { readdir } from 'node:fs/promises';
-import { basename, extname } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { type CliCommand, type CliIo, type CliOption, CliUsageError } from './command.js';
+import { COMMANDS, type CommandEntry } from './commandMap.js';
+import { missingPackageOf, OptionalPackageMissingError } from './loadCloudFormation.js';
 import { reportFailure } from './reportFailure.js';
 
-const DEFAULT_COMMANDS_DIR = fileURLToPath(new URL('./commands/', import.meta.url));
-const COMMAND_FILE = /^[a-z][a-z0-9-]*\.(ts|js|mjs)$/;
-
 /**
- * Runs `rerun <command> [options]`: finds `app/cli/commands/<command>.ts`, rejects unknown options
- * loudly, answers `--help`, reports a failure as every command does (app/cli/reportFailure.ts), and
- * returns the exit code (0 ok, 1 failed, 2 usage error).
+ * Runs `rerun <command> [options]`: looks the command up in the command map (app/cli/commandMap.ts)
+ * and loads only that one, rejects unknown options loudly, answers `--help` and `--version` on
+ * stdout, reports a failure as every command does (app/cli/reportFailure.ts), and returns the exit
+ * code (0 ok, 1 failed, 2 usage error).
  *
  * @example
  * process.exitCode = await runCli(process.argv.slice(2), io);
  */
-export async function runCli(argv: readonly string[], io: CliIo, commandsDir = DEFAULT_COMMANDS_DIR): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo,
+  commands: Readonly<Record<string, CommandEntry>> = COMMANDS,
+): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stderr(await globalHelp(commandsDir));
-    return name === undefined ? 2 : 0;
+  if (name === undefined) {
+    // No command is a usage error: the help goes where errors go.
+    io.stderr(globalHelp(commands));
+    return 2;
   }
-  const files = await commandFiles(commandsDir);
-  const file = files.find((f) => basename(f, extname(f)) === name);
-  if (!file) {
-    io.stderr(`rerun: unknown command "${name}". Commands: ${files.map((f) => basename(f, extname(f))).join(', ')}.\n`);
+  if (name === '--help' || name === '-h' || name === 'help') {
+    io.stdout(globalHelp(commands).trimEnd());
+    return 0;
+  }
+  if (name === '--version' || name === '-v' || name === 'version') {
+    io.stdout(packageVersion());
+    return 0;
+  }
+  const entry = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!entry) {
+    io.stderr(`rerun: unknown command "${name}". Commands: ${Object.keys(commands).sort().join(', ')}.\n`);
     io.stderr('Run "rerun --help" for more.\n');
     return 2;
   }
-  const command = await loadCommand(commandsDir, file);
+  const command = await loadCommand(name, entry);
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
@@ -44,7 +54,7 @@ export async function runCli(argv: readonly string[], io: CliIo, commandsDir = D
     return 2;
   }
   if (parsed.values.help) {
-    io.stderr(commandHelp(command));
+    io.stdout(commandHelp(command).trimEnd());
     return 0;
   }
   try {
@@ -74,27 +84,49 @@ export function commandHelp(command: CliCommand): string {
   return `Usage: ${command.usage}\n\n${command.summary}\n\nOptions:\n${options}\n${command.details ? `\n${command.details.trimEnd()}\n` : ''}`;
 }
 
-async function globalHelp(commandsDir: string): Promise<string> {
-  const commands = await Promise.all((await commandFiles(commandsDir)).map((f) => loadCommand(commandsDir, f)));
-  const width = Math.max(...commands.map((c) => c.name.length)) + 2;
-  const list = commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`).join('\n');
+/** `rerun --help`: the commands and their summaries, from the command map alone (no command is loaded). */
+export function globalHelp(commands: Readonly<Record<string, CommandEntry>> = COMMANDS): string {
+  const names = Object.keys(commands).sort();
+  const width = Math.max(...names.map((n) => n.length)) + 2;
+  const list = names.map((n) => `  ${n.padEnd(width)}${commands[n]?.summary ?? ''}`).join('\n');
   return (
     'rerun: retry-safe, resumable, redrivable S3 -> SQS -> Lambda pipelines.\n\n' +
-    `Usage: rerun <command> [options]\n\nCommands:\n${list}\n\nRun "rerun <command> --help" for a command's options.\n`
+    `Usage: rerun <command> [options]\n\nCommands:\n${list}\n\n` +
+    'Run "rerun <command> --help" for a command\'s options, "rerun --version" for the version.\n'
   );
 }
 
-async function commandFiles(commandsDir: string): Promise<string[]> {
-  const names = await readdir(commandsDir).catch(() => [] as string[]);
-  return names.filter((n) => COMMAND_FILE.test(n) && !n.endsWith('.d.ts')).sort();
+/**
+ * The package's version, from its package.json: two folders up from app/cli/ in a checkout, three
+ * from dist/app/cli/ in the installed package.
+ */
+export function packageVersion(): string {
+  for (const up of ['../../package.json', '../../../package.json']) {
+    try {
+      const manifest = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (manifest.name === 'rerun-pipeline' && manifest.version) return manifest.version;
+    } catch {
+      // Not at this level: try the next one.
+    }
+  }
+  throw new Error('rerun: package.json of rerun-pipeline not found beside the CLI.');
 }
 
-async function loadCommand(commandsDir: string, file: string): Promise<CliCommand> {
-  const module = (await import(pathToFileURL(`${commandsDir}/${file}`).href)) as { command?: CliCommand };
-  const command = module.command;
-  const expected = basename(file, extname(file));
-  if (!command || typeof command.run !== 'function' || command.name !== expected) {
-    throw new Error(`app/cli/commands/${file} must export \`command\` (a CliCommand) named "${expected}".`);
+async function loadCommand(name: string, entry: CommandEntry): Promise<CliCommand> {
+  const { command } = await entry.load().catch((error: unknown) => {
+    // An optional peer a command imports (client-dynamodb for `rerun dev`'s ledger): say which, and how.
+    const missing = missingPackageOf(error);
+    if (missing === undefined) throw error;
+    throw new OptionalPackageMissingError(
+      `rerun ${name} needs ${missing}, which is not installed: npm install ${missing}`,
+      { cause: error },
+    );
+  });
+  if (!command || typeof command.run !== 'function' || command.name !== name) {
+    throw new Error(`app/cli/commands/${name}.ts must export \`command\` (a CliCommand) named "${name}".`);
   }
   return command;
 }

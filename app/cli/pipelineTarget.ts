@@ -1,10 +1,11 @@
-import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { type AwsClients, createAwsClients } from '../../src/aws/clients.js';
 import { daysInWindow, PartitionWindowInvalidError } from '../../src/keys/partition.js';
 import { requireBucket, requireQueueUrl } from '../status/pipelineResources.js';
 import { topology as defaultTopology, type Topology, type WorkerTopology, workerQueueNames } from '../topology.js';
 import { checkedEndpoint } from './checkedEndpoint.js';
 import { type CliIo, type CliOption, CliUsageError, type OptionValues } from './command.js';
+import { loadCloudFormation } from './loadCloudFormation.js';
 import { reportFailure } from './reportFailure.js';
 import { resolveStackResources, type StackResources } from './stackTarget.js';
 
@@ -84,7 +85,8 @@ export async function resolvePipelineTarget(
   const stackName = stringOption(values, 'stack');
   const stack = stackName
     ? await resolveStackResources(
-        options.cloudformation ?? new CloudFormationClient({ region, ...(endpoint ? { endpoint } : {}) }),
+        options.cloudformation ??
+          new (await loadCloudFormation()).CloudFormationClient({ region, ...(endpoint ? { endpoint } : {}) }),
         stackName,
         where,
       )

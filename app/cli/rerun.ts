@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 /**
- * The `rerun` command line. Subcommands live in app/cli/commands/<name>.ts (see app/cli/command.ts).
- * bin/rerun.js starts it: compiled (dist/app/cli/rerun.js) under plain node when installed from the
- * package, these sources under tsx in a checkout (`npx rerun`).
- * stdout carries only machine-readable lines (e.g. READY/SUMMARY); everything else goes to stderr.
+ * The `rerun` command line. Subcommands live in app/cli/commands/<name>.ts, each named in the
+ * command map (app/cli/commandMap.ts), which loads one only when it runs: `--help` and `--version`
+ * load no command and no SDK client. bin/rerun.js starts it: compiled (dist/app/cli/rerun.js) under
+ * plain node when installed from the package, these sources under tsx in a checkout (`npx rerun`).
+ * stdout carries a command's result (help, tables, JSON, READY/SUMMARY lines); progress and notes go
+ * to stderr.
  */
 import { registerCheckoutImports } from './checkoutImports.js';
 import type { CliIo } from './command.js';
@@ -30,8 +32,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-// stdout carries only what commands write through io.stdout (READY/SUMMARY and other results for
-// scripts). Anything else written there (console.log, the JSON logs of a loaded handler) goes to stderr.
+// stdout carries only what commands write through io.stdout (their results). Anything else written
+// there (console.log, the JSON logs of a loaded handler) goes to stderr.
 const writeStdout = process.stdout.write.bind(process.stdout);
 process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
 const io: CliIo = {

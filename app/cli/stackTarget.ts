@@ -1,10 +1,7 @@
-import {
-  type CloudFormationClient,
-  DescribeStacksCommand,
-  type DescribeStacksCommandOutput,
-} from '@aws-sdk/client-cloudformation';
+import type { CloudFormationClient, DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
 import { StackOutput } from '../stackOutputs.js';
 import { PipelineResourceError } from '../status/pipelineResources.js';
+import { loadCloudFormation } from './loadCloudFormation.js';
 
 /**
  * The resources of a deployed rerun stack, read from its CloudFormation outputs. The buckets are
@@ -55,6 +52,7 @@ export async function resolveStackResources(
   stackName: string,
   where: string,
 ): Promise<StackResources> {
+  const { DescribeStacksCommand } = await loadCloudFormation();
   let described: DescribeStacksCommandOutput;
   try {
     described = await cloudformation.send(new DescribeStacksCommand({ StackName: stackName }));

@@ -2,8 +2,8 @@ import { type MotoServer, startMotoServer } from '../../local/emulator/motoServe
 import { LocalSetupError } from '../../local/errors.js';
 import { ProvisionAction } from '../../local/provision.js';
 import { startWebhookSink, type WebhookSink } from '../../local/sink/WebhookSink.js';
-import { type AwsClients, createAwsClients } from '../../src/aws/clients.js';
 import { checkEndpoint } from '../../src/aws/endpointPreflight.js';
+import { createPipelineClients, type PipelineClients } from '../../src/aws/pipelineClients.js';
 import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
 import type { Logger } from '../../src/logging/logger.js';
 import { provisionSummaryStage, type SummaryStageResources } from '../partition/provisionSummaryStage.js';
@@ -30,7 +30,7 @@ export interface DevSession {
   readonly region: string;
   /** True when the session started (and will stop) the embedded emulator. */
   readonly embedded: boolean;
-  readonly clients: AwsClients;
+  readonly clients: PipelineClients;
   readonly topology: Topology;
   readonly names: ResourceNames;
   readonly stack: LocalStackResources;
@@ -74,7 +74,7 @@ export async function openDevSession(options: DevSessionOptions): Promise<DevSes
     }
     // An endpoint of the user's: a wrong one fails here, in seconds, with what to change.
     if (!moto) await checkEndpoint(endpoint);
-    const clients = createAwsClients({ endpoint, region: options.region, logger: options.logger });
+    const clients = createPipelineClients({ endpoint, region: options.region, logger: options.logger });
     await requireCredentials(clients, endpoint);
     const resources = await provisionResources(options, clients, endpoint, moto !== undefined);
     sink = await startWebhookSink();
@@ -99,7 +99,7 @@ export async function openDevSession(options: DevSessionOptions): Promise<DevSes
 /** The buckets, queues and ledger table, each said as created, unchanged or sent. */
 async function provisionResources(
   options: DevSessionOptions,
-  clients: AwsClients,
+  clients: PipelineClients,
   endpoint: string,
   embedded: boolean,
 ): Promise<Pick<DevSession, 'names' | 'stack' | 'summaryStage' | 'summaryNames' | 'ledgerTable'>> {
@@ -152,7 +152,7 @@ function isConnectionError(error: unknown): boolean {
 }
 
 /** Resolves the client's credentials once, so that having none is said at once, with the fix. */
-async function requireCredentials(clients: AwsClients, endpoint: string): Promise<void> {
+async function requireCredentials(clients: PipelineClients, endpoint: string): Promise<void> {
   try {
     await clients.s3.config.credentials();
   } catch (error) {

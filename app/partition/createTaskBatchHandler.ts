@@ -4,6 +4,7 @@ import { RerunError } from '../../src/errors.js';
 import type { FailureRecorder } from '../../src/failures/FailureRecorder.js';
 import { createInvocationLogger } from '../../src/logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../../src/logging/logger.js';
+import { withFields } from '../../src/logging/withFields.js';
 import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../../src/worker/outcomes.js';
 
 /** What a message asks for: a task, or the reason it is not a valid one (failed, not retryable). */
@@ -92,7 +93,7 @@ export function createTaskBatchHandler<T>(
   options: TaskBatchHandlerOptions<T>,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const concurrency = options.concurrency ?? 4;
-  const baseLogger = (options.logger ?? silentLogger).child({ worker: options.name });
+  const baseLogger = withFields(options.logger ?? silentLogger, { worker: options.name });
   // Every line of an invocation carries Lambda's context keys, as the Powertools Logger names them.
   const forInvocation = createInvocationLogger(baseLogger);
 
@@ -107,7 +108,7 @@ export function createTaskBatchHandler<T>(
     if (parsed.kind === 'invalid') {
       return { ...base, status: RecordStatus.FAILED, retryable: false, reason: parsed.reason };
     }
-    const logger = invocationLogger.child({ messageId: record.messageId });
+    const logger = withFields(invocationLogger, { messageId: record.messageId });
     try {
       const result = await options.run(parsed.task, {
         logger,

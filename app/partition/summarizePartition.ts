@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { DeadlineNearError, PublishConflictError, RerunError } from '../../src/errors.js';
 import type { Day } from '../../src/keys/partition.js';
 import { type Logger, silentLogger } from '../../src/logging/logger.js';
+import { withFields } from '../../src/logging/withFields.js';
 import { type S3ObjectStore, type WriteCondition, WriteStatus } from '../../src/s3/S3ObjectStore.js';
 import { parseSummary, SummaryAccumulator, serializeSummary } from './dailySummary.js';
 import type { InputRules } from './inputCoverage.js';
@@ -151,7 +152,7 @@ export class SummaryValidationError extends RerunError {
  */
 export async function summarizePartition(day: Day, options: SummarizePartitionOptions): Promise<PartitionOutcome> {
   const maxRounds = options.maxRounds ?? 4;
-  const logger = (options.logger ?? silentLogger).child({ partition: `dt=${day}` });
+  const logger = withFields(options.logger ?? silentLogger, { partition: `dt=${day}` });
   let last = '';
   for (let round = 1; round <= maxRounds; round++) {
     const result = await attempt(day, options, logger);

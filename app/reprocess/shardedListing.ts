@@ -53,7 +53,7 @@ const MAX = '\u{10FFFF}';
  * while there are fewer ranges than shards. The ranges are prefixes, so every key is listed by the
  * range of its own prefix whatever a probe saw: a probe only decides where the splits are. The
  * ranges are read back in key order, so the stream is exactly the sequential listing's, and the
- * plan built from it is the same plan (test/integration/shardedListing.test.ts compares both).
+ * plan built from it is the same plan (test/unit/shardedListing.test.ts compares both).
  *
  * @example
  * for await (const o of listSharded(listPage, 'in', 'incoming/', { shards: 16 })) console.log(o.key);

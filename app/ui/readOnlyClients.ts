@@ -4,7 +4,8 @@ import type { AwsClients } from '../../src/aws/clients.js';
  * The only commands the console sends. Every one reads, except the two with which a DLQ is
  * inspected, exactly as `rerun redrive --dry-run` does: ReceiveMessage (the DLQ's own receive count
  * of a message grows) and ChangeMessageVisibilityBatch, which makes the received messages visible
- * again at once. No object, message, item or attribute is created, changed or deleted.
+ * again at once. No object, message or attribute is created, changed or deleted. The console has no
+ * DynamoDB client at all (the pipeline target holds S3 and SQS only): the ledger is not read.
  */
 export const CONSOLE_COMMANDS = {
   s3: ['HeadBucketCommand', 'HeadObjectCommand', 'GetObjectCommand', 'ListObjectsV2Command'],
@@ -15,7 +16,6 @@ export const CONSOLE_COMMANDS = {
     'ReceiveMessageCommand',
     'ChangeMessageVisibilityBatchCommand',
   ],
-  dynamodb: [] as string[],
 } as const;
 
 /** The console tried to send a command outside {@link CONSOLE_COMMANDS}: a bug, refused before it leaves. */
@@ -50,7 +50,7 @@ type MiddlewareClient = {
  * await clients.s3.send(new PutObjectCommand(...)); // throws ConsoleWriteRefusedError
  */
 export function guardReadOnly<T extends AwsClients>(clients: T): T {
-  for (const service of ['s3', 'sqs', 'dynamodb'] as const) {
+  for (const service of ['s3', 'sqs'] as const) {
     const allowed = new Set<string>(CONSOLE_COMMANDS[service]);
     (clients[service] as unknown as MiddlewareClient).middlewareStack.add(
       (next, context) => async (args) => {

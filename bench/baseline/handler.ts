@@ -4,11 +4,11 @@
  *
  * Environment: OUTPUT_BUCKET, IDEMPOTENCY_TABLE (required); AWS_ENDPOINT_URL (emulators).
  */
-import { createAwsClients } from '../../src/aws/clients.js';
+import { createPipelineClients } from '../../src/aws/pipelineClients.js';
 import { requireEnv } from '../../src/env.js';
 import { createPowertoolsNormalizeHandler } from './powertoolsWorker.js';
 
-const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
+const clients = createPipelineClients({ endpoint: process.env.AWS_ENDPOINT_URL });
 
 export const handler = createPowertoolsNormalizeHandler({
   s3: clients.s3,

@@ -8,7 +8,7 @@
  * (the largest input one invocation finishes; the stack sets it); LOG_LEVEL;
  * RERUN_TRACE_AWS_SDK (trace the AWS SDK calls with X-Ray); AWS_ENDPOINT_URL (emulators).
  */
-import { createAwsClients } from '../../src/aws/clients.js';
+import { createPipelineClients } from '../../src/aws/pipelineClients.js';
 import { traceAwsClients } from '../../src/aws/traceAwsClients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { optionalEnv, requireEnv } from '../../src/env.js';
@@ -25,7 +25,7 @@ const logger = createLogger({
   fields: { service: 'rerun-normalize' },
 });
 // The SDK's own warnings go through the same logger (the SDK would otherwise write to the console).
-const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL, logger });
+const clients = createPipelineClients({ endpoint: process.env.AWS_ENDPOINT_URL, logger });
 // With X-Ray tracing on (SqsWorker sets RERUN_TRACE_AWS_SDK), each AWS call is a subsegment of the trace.
 if (process.env.RERUN_TRACE_AWS_SDK === 'true') await traceAwsClients(clients);
 const notifyUrl = optionalEnv('NOTIFY_URL', '');

@@ -164,7 +164,7 @@ export async function runLocalBatchOperationsJob(
 }
 
 /** One row of a CSV manifest. */
-interface ManifestRow {
+export interface ManifestRow {
   readonly bucket: string;
   /** URL-encoded, as written in the manifest. */
   readonly key: string;

@@ -51,10 +51,10 @@ export interface EnsurePythonToolOptions {
   readonly projectRoot?: string;
   /**
    * The folder that holds the virtual environments.
-   * @default {@link defaultVenvRoot} of the project root: its `.venv/`, or the user's cache for an installed package
+   * @default `defaultVenvRoot` of the project root: its `.venv/`, or the user's cache for an installed package
    */
   readonly venvRoot?: string;
-  /** Read for XDG_CACHE_HOME (see {@link defaultVenvRoot}). @default process.env */
+  /** Read for XDG_CACHE_HOME (see `defaultVenvRoot`). @default process.env */
   readonly env?: NodeJS.ProcessEnv;
   /** Receives progress lines (pip's output) while an install runs. @default stderr */
   readonly progress?: (line: string) => void;
@@ -89,7 +89,7 @@ const STALE_LOCK_MS = 10 * 60_000;
 /**
  * The Python interpreter of a virtual environment that has the tool's pinned requirements:
  * `.venv/<tool>` in a checkout, `~/.cache/rerun/venv/<tool>-<hash of the requirements>` for an
- * installed package (see {@link defaultVenvRoot}). The first call installs them (pip, with its progress shown); later
+ * installed package (see `defaultVenvRoot`). The first call installs them (pip, with its progress shown); later
  * calls only compare the requirements file with the stamp the install left. Concurrent callers
  * (`npm start` beside `npm test`) wait for one install instead of racing.
  *

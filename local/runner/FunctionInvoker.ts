@@ -19,7 +19,7 @@ export interface InvocationRequest {
 
 /**
  * Runs a function somewhere other than the runner's own process, e.g. in a child process under the
- * AWS Lambda Runtime Interface Emulator ({@link LambdaRuntimePool}). The invoker owns the function's
+ * AWS Lambda Runtime Interface Emulator (`LambdaRuntimePool`). The invoker owns the function's
  * settings (timeout, memory, environment) and enforces its timeout itself, as Lambda does; the
  * runner only interprets the result with `ReportBatchItemFailures` semantics.
  *

@@ -5,7 +5,7 @@ import { type LambdaFunctionSettings, LambdaRuntimeSlot } from './LambdaRuntimeS
 import { lambdaLogStreamName } from './lambdaContext.js';
 import type { LambdaRuntimeTools } from './lambdaRuntimeTools.js';
 
-/** Options of {@link LambdaRuntimePool}. */
+/** Options of `LambdaRuntimePool`. */
 export interface LambdaRuntimePoolOptions {
   readonly tools: LambdaRuntimeTools;
   readonly function: LambdaFunctionSettings;

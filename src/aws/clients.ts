@@ -1,13 +1,16 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createLogger, type Logger } from '../logging/logger.js';
 
-/** The SDK clients rerun talks to. Every adapter takes these injected, so tests can wrap them. */
+/**
+ * The SDK clients a worker talks to. Every adapter takes these injected, so tests can wrap them.
+ * The dedupe ledger's DynamoDB client is not among them: `createDynamoDBClient` of
+ * `rerun-pipeline/ledger` builds it with the same options, so a worker without a ledger never
+ * loads (or bundles) `@aws-sdk/client-dynamodb`.
+ */
 export interface AwsClients {
   readonly s3: S3Client;
   readonly sqs: SQSClient;
-  readonly dynamodb: DynamoDBClient;
 }
 
 /** Options for {@link createAwsClients}. */
@@ -16,22 +19,22 @@ export interface AwsClientOptions {
    * Custom endpoint (moto, LocalStack). When set, S3 uses path-style addressing.
    * @default undefined (the SDK's default endpoint resolution, i.e. real AWS or AWS_ENDPOINT_URL)
    */
-  endpoint?: string;
+  endpoint?: string | undefined;
   /**
    * AWS region.
    * @default the SDK's default chain (AWS_REGION, profile), else 'us-east-1'
    */
-  region?: string;
+  region?: string | undefined;
   /**
    * Maximum attempts per request, including the first (SDK standard retry mode).
    * @default 3
    */
-  maxAttempts?: number;
+  maxAttempts?: number | undefined;
   /**
    * Give up on a connection that is not established within this time (then the SDK retries).
    * @default 5_000
    */
-  connectionTimeoutMs?: number;
+  connectionTimeoutMs?: number | undefined;
   /**
    * Give up on a request whose socket stays silent this long. It is an idle timeout, so a long
    * streaming GET that keeps receiving data is not cut; it must exceed SQS's longest long poll (20 s).
@@ -39,18 +42,20 @@ export interface AwsClientOptions {
    * default is no timeout at all).
    * @default 30_000
    */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /**
    * Credentials of every client.
    * @default the SDK's default credential chain (environment, profile, container or instance role)
    */
-  credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string };
+  credentials?:
+    | { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string | undefined }
+    | undefined;
   /**
    * Receives the SDK's own warnings (see sdkLogger). Without a logger the SDK writes some warnings
    * straight to the console, around any logger of ours.
    * @default JSON lines at level warn on stderr
    */
-  logger?: Logger;
+  logger?: Logger | undefined;
 }
 
 /**
@@ -75,18 +80,15 @@ export function sdkLogger(logger: Logger) {
 }
 
 /**
- * Builds the S3, SQS and DynamoDB clients with one endpoint and region.
- *
- * Flexible checksums are computed only when an operation requires them: rerun sends its own
- * SHA-256 checksum on every output write (see src/publish/ConditionalWriter.ts), and skipping
- * response validation keeps done-checks to a HEAD.
+ * The settings every client of rerun shares (region, retries, timeouts, endpoint, credentials, the
+ * SDK logger), for `createAwsClients` and the ledger's `createDynamoDBClient`.
  *
  * @example
- * const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
+ * new SQSClient(awsClientConfig({ endpoint: process.env.AWS_ENDPOINT_URL }));
  */
-export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
+export function awsClientConfig(options: AwsClientOptions = {}) {
   const region = options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
-  const common = {
+  return {
     region,
     logger: sdkLogger(
       options.logger ?? createLogger({ level: 'warn', sink: (line) => process.stderr.write(`${line}\n`) }),
@@ -99,8 +101,23 @@ export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
       socketTimeout: options.requestTimeoutMs ?? 30_000,
     },
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    ...(options.credentials ? { credentials: options.credentials } : {}),
+    ...(options.credentials ? { credentials: credentialsOf(options.credentials) } : {}),
   };
+}
+
+/**
+ * Builds the S3 and SQS clients with one endpoint and region (the ledger's DynamoDB client:
+ * `createDynamoDBClient` of `rerun-pipeline/ledger`, same options).
+ *
+ * Flexible checksums are computed only when an operation requires them: rerun sends its own
+ * SHA-256 checksum on every output write (see src/s3/S3ObjectStore.ts), and skipping
+ * response validation keeps done-checks to a HEAD.
+ *
+ * @example
+ * const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
+ */
+export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
+  const common = awsClientConfig(options);
   return {
     s3: new S3Client({
       ...common,
@@ -109,6 +126,11 @@ export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
       responseChecksumValidation: 'WHEN_REQUIRED',
     }),
     sqs: new SQSClient(common),
-    dynamodb: new DynamoDBClient(common),
   };
+}
+
+/** The credentials as the SDK types them: no `sessionToken` key at all when there is none. */
+function credentialsOf(credentials: NonNullable<AwsClientOptions['credentials']>) {
+  const { accessKeyId, secretAccessKey, sessionToken } = credentials;
+  return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
 }

@@ -10,6 +10,7 @@ import {
 } from '../intake/parseBatchOperationsEvent.js';
 import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../logging/logger.js';
+import { withFields } from '../logging/withFields.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
@@ -58,7 +59,7 @@ export interface BatchOperationsHandlerOptions {
   /**
    * Records why a task failed permanently, as the SQS handler records a non-retryable message:
    * `failures/s3-batch-job-{jobId}/{task}.json` in the recorder's bucket, indexed by input (see
-   * {@link batchOperationsFailureSource}). A `TemporaryFailure` is not recorded: S3 redrives it, and
+   * `batchOperationsFailureSource`). A `TemporaryFailure` is not recorded: S3 redrives it, and
    * one that fails on its last redrive is in the job's failed-tasks report. Recording never fails a task.
    * @default none
    */
@@ -101,7 +102,7 @@ export function createBatchOperationsHandler(
     throw new RangeError(`concurrency must be an integer >= 1 (got ${concurrency})`);
   }
   let budget = options.memoryBudget === false ? undefined : options.memoryBudget;
-  const baseLogger = (options.logger ?? silentLogger).child({ worker: options.worker.name });
+  const baseLogger = withFields(options.logger ?? silentLogger, { worker: options.worker.name });
   const forInvocation = createInvocationLogger(baseLogger);
 
   return async (event, context) => {

@@ -12,6 +12,7 @@ import { IntakeKind, parseS3EventBody, type S3ObjectEvent, sentByRerun } from '.
 import { s3EventBodyFrom } from '../intake/splitS3EventBody.js';
 import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../logging/logger.js';
+import { withFields } from '../logging/withFields.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
@@ -205,7 +206,7 @@ export function createSqsBatchHandler(
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const concurrency = options.concurrency ?? (options.memoryBudget === false ? 4 : 100);
   let budget = options.memoryBudget === false ? undefined : options.memoryBudget;
-  const baseLogger = (options.logger ?? silentLogger).child({ worker: options.worker.name });
+  const baseLogger = withFields(options.logger ?? silentLogger, { worker: options.worker.name });
   // Every line of an invocation carries Lambda's context keys, as the Powertools Logger names them.
   const forInvocation = createInvocationLogger(baseLogger);
   const queueUrls = new Map<string, Promise<string>>();
@@ -220,7 +221,7 @@ export function createSqsBatchHandler(
   ): Promise<RecordOutcome> => {
     const { start: invocationStart, timeLimitMs, reserveMs, admission, deadline } = invocation;
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
-    const logger = invocationLogger.child({ messageId: record.messageId });
+    const logger = withFields(invocationLogger, { messageId: record.messageId });
     const intake = parseS3EventBody(record.body);
     if (intake.kind === IntakeKind.TEST_EVENT) {
       return {

@@ -28,7 +28,7 @@ import { type Judgement, OutputState } from './judgeOutput.js';
  * const verdict = judgeOutput(head, { source: object, codeVersion: worker.codeVersion });
  * if (eventProvesCurrent(verdict, object)) console.log('done from the HEAD alone');
  */
-export function eventProvesCurrent(verdict: Judgement, event: { readonly eTag?: string }): boolean {
+export function eventProvesCurrent(verdict: Judgement, event: { readonly eTag?: string | undefined }): boolean {
   return (
     verdict.state === OutputState.BUILT &&
     event.eTag !== undefined &&

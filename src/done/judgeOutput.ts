@@ -44,7 +44,7 @@ export interface OutputExpectation {
   readonly source: { readonly bucket: string; readonly key: string };
   readonly codeVersion: string;
   /** Extra checks of the worker's own: return a reason to reject the output, or undefined. */
-  readonly validate?: (head: OutputHead) => string | undefined;
+  readonly validate?: ((head: OutputHead) => string | undefined) | undefined;
 }
 
 /**

@@ -10,18 +10,18 @@ export interface S3ObjectEvent {
   /** e.g. `ObjectCreated:Put`. */
   readonly eventName: string;
   /** The ETag of the version that triggered the event (may no longer be current), without quotes. */
-  readonly eTag?: string;
-  readonly size?: number;
-  readonly versionId?: string;
+  readonly eTag?: string | undefined;
+  readonly size?: number | undefined;
+  readonly versionId?: string | undefined;
   /** Orders events for the same key only (PUT and DELETE). Absent in moto's events. */
-  readonly sequencer?: string;
+  readonly sequencer?: string | undefined;
   /** When the change happened (ISO 8601, the notification's `eventTime` or EventBridge's `time`). */
-  readonly eventTime?: string;
+  readonly eventTime?: string | undefined;
   /**
    * Who made the change, as the record's `requestParameters.sourceIPAddress` says: an address for S3's
    * own events, `rerun-reprocess` (or another `rerun-` name) for the messages rerun's tools send.
    */
-  readonly origin?: string;
+  readonly origin?: string | undefined;
 }
 
 /**
@@ -45,10 +45,11 @@ export const IntakeKind = {
   INVALID: 'invalid',
 } as const;
 
+/** What {@link parseS3EventBody} found in one message body (its `kind` is one of `IntakeKind`). */
 export type IntakeResult =
-  | { readonly kind: typeof IntakeKind.OBJECTS; readonly objects: readonly S3ObjectEvent[] }
-  | { readonly kind: typeof IntakeKind.TEST_EVENT }
-  | { readonly kind: typeof IntakeKind.INVALID; readonly reason: string };
+  | { readonly kind: 'objects'; readonly objects: readonly S3ObjectEvent[] }
+  | { readonly kind: 's3-test-event' }
+  | { readonly kind: 'invalid'; readonly reason: string };
 
 /**
  * Decodes an object key as S3 writes it into event notifications: URL-encoded as in an HTML form
@@ -66,7 +67,7 @@ export function decodeS3EventKey(key: string): string {
  * Parses an SQS message body carrying an S3 event notification, directly, wrapped in an SNS
  * notification (S3 -> SNS -> SQS fan-out), or as an S3 event delivered through EventBridge (a rule
  * with an SQS target: `source: "aws.s3"`, `detail-type: "Object Created"` / `"Object Deleted"`; see
- * {@link parseEventBridgeS3Event}). Never throws: a body that is not an S3 event comes back as
+ * `parseEventBridgeS3Event`). Never throws: a body that is not an S3 event comes back as
  * `{ kind: 'invalid', reason }`.
  *
  * @example

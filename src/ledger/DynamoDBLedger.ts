@@ -8,6 +8,7 @@ import {
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { type Logger, silentLogger } from '../logging/logger.js';
+import { withFields } from '../logging/withFields.js';
 import {
   LedgerConfigurationError,
   LedgerInProgressError,
@@ -167,7 +168,7 @@ export class DynamoDBLedger implements Ledger {
   ): Promise<OnceResult<T>> {
     validateKey(key);
     const payloadHash = hashPayload(payload);
-    const log = this.logger.child({ dedupeKey: key, ledgerTable: this.tableName });
+    const log = withFields(this.logger, { dedupeKey: key, ledgerTable: this.tableName });
     const leaseMs = leaseDurationMs(options.remainingTimeMs, {
       defaultLeaseMs: this.leaseMs,
       marginMs: this.leaseMarginMs,

@@ -43,7 +43,7 @@ export interface OnceResult<T> {
  * Runs side effects effectively once per dedupe key.
  *
  * The effect signals failure by throwing: an error with `retryable: false` (a terminal
- * {@link RerunError}) is stored and replayed to later attempts as `LedgerStoredFailureError`; any
+ * `RerunError`) is stored and replayed to later attempts as `LedgerStoredFailureError`; any
  * other error releases the lease so a later attempt may run the effect again.
  *
  * @example

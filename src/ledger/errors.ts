@@ -4,7 +4,7 @@ import { RerunError } from '../errors.js';
 export interface StoredFailure {
   /** `name` of the error the effect threw, e.g. `WebhookDeliveryError`. */
   readonly name: string;
-  /** Its message, truncated to {@link MAX_STORED_MESSAGE_CHARS} characters. */
+  /** Its message, truncated to `MAX_STORED_MESSAGE_CHARS` characters. */
   readonly message: string;
 }
 
@@ -110,7 +110,11 @@ export type LedgerWriteStage = (typeof LedgerWriteStage)[keyof typeof LedgerWrit
 export class LedgerLeaseLostError extends RerunError {
   readonly dedupeKey: string;
   readonly stage: LedgerWriteStage;
-  constructor(dedupeKey: string, stage: LedgerWriteStage, details: { owner: string; currentOwner?: string }) {
+  constructor(
+    dedupeKey: string,
+    stage: LedgerWriteStage,
+    details: { owner: string; currentOwner?: string | undefined },
+  ) {
     super(
       `Lost the lease on dedupe key "${dedupeKey}" before the ${stage} write (held as ${details.owner}, ` +
         `now ${details.currentOwner ?? 'nobody'}); the other holder's record was left untouched.`,

@@ -8,6 +8,7 @@
  * const { status } = await ledger.once('order-42', { orderId: 42 }, ({ dedupeKey }) => send(dedupeKey));
  */
 
+export { createDynamoDBClient } from './createDynamoDBClient.js';
 export {
   type CreateLedgerTableOptions,
   type CreateLedgerTableResult,

@@ -219,7 +219,7 @@ export function toStoredFailure(error: unknown, maxChars = MAX_STORED_MESSAGE_CH
 
 /**
  * Whether the effect's error is terminal: only an error that says `retryable: false` (as every
- * non-retryable {@link RerunError} does) is stored and replayed; anything else releases the lease.
+ * non-retryable `RerunError` does) is stored and replayed; anything else releases the lease.
  *
  * @example
  * isTerminalError(new RerunError('bad request', { retryable: false })); // true

@@ -1,6 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { optionalEnv } from '../env.js';
-import type { Logger } from './logger.js';
+import type { FieldLogger, Logger } from './logger.js';
+import { withFields } from './withFields.js';
 
 /**
  * The Lambda context keys of a log line, named as the Powertools Logger names them, so that one
@@ -103,12 +104,14 @@ export const lambdaEnvironment: LambdaEnvironment = {
 export function createInvocationLogger(
   logger: Logger,
   environment: LambdaEnvironment = lambdaEnvironment,
-): (context: Context) => Logger {
+): (context: Context) => FieldLogger {
   let first = true;
   return (context) => {
     const initializationType = environment.initializationType();
     const coldStart = first && (initializationType === undefined || initializationType === 'on-demand');
     first = false;
-    return logger.child({ ...lambdaContextFields(context, { coldStart, traceHeader: environment.traceHeader() }) });
+    return withFields(logger, {
+      ...lambdaContextFields(context, { coldStart, traceHeader: environment.traceHeader() }),
+    });
   };
 }

@@ -6,30 +6,40 @@ const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 
 
 /** Structured JSON logger: one JSON object per line, as CloudWatch Logs Insights expects. */
 export interface Logger {
-  debug(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-  /** A logger that adds `fields` to every entry. */
-  child(fields: Record<string, unknown>): Logger;
+  // A rest parameter, not an optional one: the Powertools Logger's methods take
+  // `(input, ...extraInput)`, and only this form lets it be passed as it is.
+  debug(message: string, ...fields: Record<string, unknown>[]): void;
+  info(message: string, ...fields: Record<string, unknown>[]): void;
+  warn(message: string, ...fields: Record<string, unknown>[]): void;
+  error(message: string, ...fields: Record<string, unknown>[]): void;
+  /**
+   * A logger that adds `fields` to every entry. Optional, so that `console` and a Powertools Logger
+   * fit as they are: without it, rerun adds the fields to each call's own (see `withFields`).
+   */
+  child?(fields: Record<string, unknown>): Logger;
+}
+
+/** A {@link Logger} whose `child` is always there: what {@link createLogger} and `withFields` return. */
+export interface FieldLogger extends Logger {
+  child(fields: Record<string, unknown>): FieldLogger;
 }
 
 /** Options for {@link createLogger}. */
 export interface LoggerOptions {
   /** @default 'info' */
-  level?: LogLevel;
+  level?: LogLevel | undefined;
   /**
    * Where each JSON line goes, with the entry's level (e.g. to pick a console method).
    * @default writes to process.stdout
    */
-  sink?: (line: string, level: LogLevel) => void;
+  sink?: ((line: string, level: LogLevel) => void) | undefined;
   /** Fields added to every entry. @default {} */
-  fields?: Record<string, unknown>;
+  fields?: Record<string, unknown> | undefined;
   /**
    * The clock of each entry's `timestamp` (epoch ms).
    * @default Date.now
    */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /**
@@ -42,7 +52,7 @@ export interface LoggerOptions {
  * const logger = createLogger({ fields: { worker: 'normalize' } });
  * logger.info('published', { key: 'normalized/a.ndjson' });
  */
-export function createLogger(options: LoggerOptions = {}): Logger {
+export function createLogger(options: LoggerOptions = {}): FieldLogger {
   const min = ORDER[options.level ?? 'info'];
   const sink = options.sink ?? ((line: string) => process.stdout.write(`${line}\n`));
   const base = options.fields ?? {};
@@ -62,7 +72,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 }
 
 /** A logger that drops everything (tests, quiet CLI modes). */
-export const silentLogger: Logger = createLogger({ sink: () => {} });
+export const silentLogger: FieldLogger = createLogger({ sink: () => {} });
 
 function errorReplacer(_key: string, value: unknown): unknown {
   return value instanceof Error ? describeError(value) : value;

@@ -17,7 +17,16 @@ export {
   type DecodeLimits,
   type DecodeReport,
 } from './decodeInput.js';
-export { formatOfKey, GZIP_EXTENSION, InputFormat, SupportedExtensions } from './inputFormat.js';
+export {
+  type FormatEnd,
+  type FormatReader,
+  FormatRegistry,
+  type InputFormatDefinition,
+  type RecordEmitter,
+} from './formatRegistry.js';
+export { csvFormat } from './formats/csv.js';
+export { ndjsonFormat } from './formats/ndjson.js';
+export { defaultFormats, formatOfKey, GZIP_EXTENSION, InputFormat, SupportedExtensions } from './inputFormat.js';
 export { ContentKind, SNIFF_BYTES, type SniffResult, sniffContent, TextEncoding } from './inputSniffer.js';
 export { LineReader, type TextLine } from './lineReader.js';
 export {

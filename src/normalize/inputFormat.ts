@@ -1,6 +1,19 @@
+import { FormatRegistry, GZIP_EXTENSION } from './formatRegistry.js';
+import { csvFormat } from './formats/csv.js';
+import { ndjsonFormat } from './formats/ndjson.js';
+
+export { GZIP_EXTENSION };
+
 /** The input formats the reference worker normalizes. */
 export const InputFormat = { CSV: 'csv', NDJSON: 'ndjson' } as const;
 export type InputFormat = (typeof InputFormat)[keyof typeof InputFormat];
+
+/**
+ * The formats the reference worker knows. A new format is one file (src/normalize/formats/, exporting
+ * an InputFormatDefinition) and one line here; or, without touching the library,
+ * `createNormalizeWorker({ formats: defaultFormats.with(myFormat) })`.
+ */
+export const defaultFormats = new FormatRegistry([csvFormat, ndjsonFormat]);
 
 /**
  * File extensions (lower-case, with the dot) and the format each one selects. A `.gz` after any of
@@ -8,14 +21,9 @@ export type InputFormat = (typeof InputFormat)[keyof typeof InputFormat];
  * decides whether it is decompressed (decodeInput.ts sniffs gzip's magic bytes), so a gzip named
  * `.csv` is read correctly too.
  */
-export const SupportedExtensions: Readonly<Record<string, InputFormat>> = Object.freeze({
-  '.csv': InputFormat.CSV,
-  '.ndjson': InputFormat.NDJSON,
-  '.jsonl': InputFormat.NDJSON,
-});
-
-/** The compression suffix accepted after a supported extension. */
-export const GZIP_EXTENSION = '.gz';
+export const SupportedExtensions: Readonly<Record<string, InputFormat>> = Object.freeze(
+  defaultFormats.extensions() as Record<string, InputFormat>,
+);
 
 /**
  * Decides the input format from an object key's extension (case-insensitive), ignoring one trailing
@@ -30,10 +38,5 @@ export const GZIP_EXTENSION = '.gz';
  * formatOfKey('incoming/notes.txt');                            // undefined
  */
 export function formatOfKey(key: string): InputFormat | undefined {
-  let name = key.slice(key.lastIndexOf('/') + 1);
-  if (name.toLowerCase().endsWith(GZIP_EXTENSION)) name = name.slice(0, -GZIP_EXTENSION.length);
-  const dot = name.lastIndexOf('.');
-  if (dot <= 0) return undefined; // no extension, or a bare dotfile such as `.csv`
-  const extension = name.slice(dot).toLowerCase();
-  return Object.hasOwn(SupportedExtensions, extension) ? SupportedExtensions[extension] : undefined;
+  return defaultFormats.formatOfKey(key) as InputFormat | undefined;
 }

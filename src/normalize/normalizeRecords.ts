@@ -1,18 +1,9 @@
-import { type CsvHeader, compileCsvHeader } from './csvHeader.js';
-import { type CsvRecord, CsvRecordReader } from './csvParser.js';
 import { type DecodeLimits, type DecodeReport, decodeInput } from './decodeInput.js';
-import { InputFormat } from './inputFormat.js';
-import { classifyJsonLine, JsonLineForm } from './jsonLineForm.js';
-import { LineReader, type TextLine } from './lineReader.js';
+import type { FormatRegistry, RecordEmitter } from './formatRegistry.js';
+import { defaultFormats, type InputFormat } from './inputFormat.js';
 import { formatQuarantineLine } from './quarantine.js';
 import { RecordAccounting, type RecordCounts, RecordDisposition } from './recordAccounting.js';
-import {
-  exceedsNestingDepth,
-  excerpt,
-  oversizeReason,
-  type RecordLimits,
-  resolveRecordLimits,
-} from './recordLimits.js';
+import { resolveRecordLimits } from './recordLimits.js';
 
 export { normalizeHeaderName } from './csvHeader.js';
 export { formatOfKey, InputFormat, SupportedExtensions } from './inputFormat.js';
@@ -84,6 +75,11 @@ export interface NormalizeOptions {
   maxNestingDepth?: number;
   /** Bounds of gzip decompression (the gzip bomb guard); pass `storedBytes` for the ratio bound. */
   decode?: DecodeLimits;
+  /**
+   * The formats `format` is looked up in (src/normalize/formatRegistry.ts).
+   * @default defaultFormats (CSV and NDJSON)
+   */
+  formats?: FormatRegistry;
 }
 
 /**
@@ -142,225 +138,61 @@ export interface NormalizeOptions {
  */
 export async function normalizeRecords(
   input: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
-  format: InputFormat,
+  format: InputFormat | (string & {}),
   sinks: { output: LineSink; quarantine: LineSink },
   options: NormalizeOptions = {},
 ): Promise<NormalizeResult> {
-  const limits = resolveRecordLimits(options);
-  let normalizer: Normalizer;
-  if (format === InputFormat.CSV) normalizer = new CsvNormalizer(limits, sinks);
-  else if (format === InputFormat.NDJSON) normalizer = new NdjsonNormalizer(limits, sinks);
-  else throw new TypeError(`Unknown input format ${JSON.stringify(format)}: expected 'csv' or 'ndjson'`);
+  const formats = options.formats ?? defaultFormats;
+  const definition = formats.get(format);
+  if (!definition) {
+    throw new TypeError(
+      `Unknown input format ${JSON.stringify(format)}: expected one of ${formats.names().join(', ')}`,
+    );
+  }
+  const emitter = new SinkEmitter(sinks);
+  const reader = definition.open(resolveRecordLimits(options), emitter);
 
   const report: DecodeReport = { encoding: '' };
-  for await (const text of decodeInput(input, report, options.decode)) await normalizer.push(text);
-  const result = report.rejected !== undefined ? await normalizer.reject(report.rejected) : await normalizer.end();
-  return { ...result, encoding: report.encoding };
-}
-
-type FormatResult = Omit<NormalizeResult, 'encoding'>;
-
-interface Normalizer {
-  push(text: string): Promise<void>;
-  end(): Promise<FormatResult>;
-  /** The rest of the input cannot be read: quarantine it as one entry with `reason`. */
-  reject(reason: string): Promise<FormatResult>;
-}
-
-/**
- * The reason for a record whose parsing, validation or serialization threw: the error's class name
- * only, which is stable across runtimes (messages are not), so reruns write the same bytes.
- */
-function failedRecordReason(error: unknown): string {
-  const name = error instanceof Error ? error.name : typeof error;
-  return `record could not be normalized (${name})`;
-}
-
-/** What both formats read with: text pushed in, records drained out, abandoned on a rejected input. */
-interface RecordSource {
-  push(text: string): void;
-  end(): void;
-  /** Stops reading; returns the line the unread rest starts on. */
-  abandon(): number;
+  for await (const text of decodeInput(input, report, options.decode)) await reader.push(text);
+  let ending: { unusableHeader?: string | undefined };
+  let rejected: string | undefined;
+  if (report.rejected !== undefined) {
+    // The rest of the file, from the line where the reader stopped, as one quarantine entry.
+    const { line, ...rest } = reader.abandon();
+    rejected = report.rejected;
+    await emitter.quarantine(line, rejected, '', false);
+    ending = rest;
+  } else {
+    ending = await reader.end();
+  }
+  return {
+    ...emitter.accounting.counts,
+    ...(rejected !== undefined ? { rejected } : {}),
+    ...(ending.unusableHeader !== undefined ? { unusableHeader: ending.unusableHeader } : {}),
+    encoding: report.encoding,
+  };
 }
 
 /**
- * Counts and writes lines; awaits a sink only when it returned a promise (a sync sink costs no tick).
- * Pushes text into the format's reader and drains its records after each push and at the end.
+ * Counts and writes the records a format reader emits; awaits a sink only when it returned a promise
+ * (a sync sink costs no tick).
  */
-abstract class Emitter implements Normalizer {
-  protected abstract readonly reader: RecordSource;
-  protected readonly accounting = new RecordAccounting();
-  private rejected: string | undefined;
+class SinkEmitter implements RecordEmitter {
+  readonly accounting = new RecordAccounting();
 
-  constructor(
-    protected readonly limits: RecordLimits,
-    private readonly sinks: { output: LineSink; quarantine: LineSink },
-  ) {}
+  constructor(private readonly sinks: { output: LineSink; quarantine: LineSink }) {}
 
-  protected output(line: string): Promise<void> | undefined {
+  output(line: string): Promise<void> | undefined {
     this.accounting.count(RecordDisposition.OUTPUT);
     return this.sinks.output.write(line) ?? undefined;
   }
 
-  protected quarantine(line: number, reason: string, raw: string, truncated: boolean): Promise<void> | undefined {
+  quarantine(line: number, reason: string, raw: string, truncated: boolean): Promise<void> | undefined {
     this.accounting.count(RecordDisposition.QUARANTINED);
     return this.sinks.quarantine.write(formatQuarantineLine({ line, reason, raw, truncated })) ?? undefined;
   }
 
-  /** The rest of the file, from the line where the reader stopped, as one quarantine entry. */
-  protected async quarantineRest(line: number, reason: string): Promise<void> {
-    this.rejected = reason;
-    await this.quarantine(line, reason, '', false);
+  count(disposition: 'header' | 'blank', n = 1): void {
+    this.accounting.count(disposition === 'header' ? RecordDisposition.HEADER : RecordDisposition.BLANK, n);
   }
-
-  async push(text: string): Promise<void> {
-    this.reader.push(text);
-    await this.drain();
-  }
-
-  async end(): Promise<FormatResult> {
-    this.reader.end();
-    await this.drain();
-    return this.result();
-  }
-
-  async reject(reason: string): Promise<FormatResult> {
-    await this.quarantineRest(this.reader.abandon(), reason);
-    return this.result();
-  }
-
-  /** Handles every record the reader has ready. */
-  protected abstract drain(): Promise<void>;
-
-  protected result(): FormatResult {
-    const result: FormatResult = this.accounting.counts;
-    if (this.rejected !== undefined) result.rejected = this.rejected;
-    return result;
-  }
-}
-
-class CsvNormalizer extends Emitter {
-  protected readonly reader: CsvRecordReader;
-  private header: CsvHeader | undefined;
-  private unusableHeader: string | undefined;
-
-  constructor(limits: RecordLimits, sinks: { output: LineSink; quarantine: LineSink }) {
-    super(limits, sinks);
-    this.reader = new CsvRecordReader(limits);
-  }
-
-  protected override result(): FormatResult {
-    this.accounting.count(RecordDisposition.BLANK, this.reader.blankRecords);
-    const result = super.result();
-    if (this.unusableHeader !== undefined) result.unusableHeader = this.unusableHeader;
-    return result;
-  }
-
-  protected async drain(): Promise<void> {
-    for (let record = this.reader.nextRecord(); record !== undefined; record = this.reader.nextRecord()) {
-      const pending = this.handle(record);
-      if (pending !== undefined) await pending;
-    }
-  }
-
-  private handle(record: CsvRecord): Promise<void> | undefined {
-    const header = this.header;
-    if (header !== undefined) {
-      if (record.problem !== undefined) return this.rejectRecord(record, record.problem);
-      if (record.fields.length !== header.keys.length) {
-        return this.rejectRecord(record, `expected ${header.keys.length} fields, got ${record.fields.length}`);
-      }
-      // One record's failure stays that record's: only the computation is guarded, never the sink's write
-      // (an S3 error there is the file's, and worth a retry).
-      let json: string;
-      try {
-        json = header.toJson(record.fields, record.escapeFree);
-      } catch (error) {
-        return this.rejectRecord(record, failedRecordReason(error));
-      }
-      return this.output(json);
-    }
-    if (this.unusableHeader !== undefined) return this.rejectRecord(record, this.unusableHeader);
-    // First non-blank record: the header.
-    if (record.problem !== undefined) {
-      this.unusableHeader = `unusable header: ${record.problem}`;
-      return this.rejectRecord(record, this.unusableHeader);
-    }
-    this.accounting.count(RecordDisposition.HEADER);
-    const compiled = compileCsvHeader(record.fields);
-    if (compiled.ok) this.header = compiled;
-    else this.unusableHeader = `unusable header: ${compiled.reason}`;
-    return undefined;
-  }
-
-  private rejectRecord(record: CsvRecord, reason: string): Promise<void> | undefined {
-    return this.quarantine(record.line, reason, record.raw, record.rawTruncated);
-  }
-}
-
-class NdjsonNormalizer extends Emitter {
-  protected readonly reader: LineReader;
-  private readonly oversize: string;
-
-  constructor(limits: RecordLimits, sinks: { output: LineSink; quarantine: LineSink }) {
-    super(limits, sinks);
-    this.reader = new LineReader(limits);
-    this.oversize = oversizeReason(limits.maxRecordBytes);
-  }
-
-  protected async drain(): Promise<void> {
-    for (let line = this.reader.nextLine(); line !== undefined; line = this.reader.nextLine()) {
-      const pending = this.handle(line);
-      if (pending !== undefined) await pending;
-    }
-  }
-
-  private handle(line: TextLine): Promise<void> | undefined {
-    if (line.oversized) return this.rejectLine(line, this.oversize);
-    const text = line.text;
-    // Cheap pre-check: almost every line starts with `{`; only others may be blank.
-    if (text.charCodeAt(0) !== 0x7b && text.trim() === '') {
-      this.accounting.count(RecordDisposition.BLANK);
-      return undefined;
-    }
-    const maxDepth = this.limits.maxNestingDepth;
-    // Most lines are already what parse-and-stringify would write: output them as they are. A line
-    // cut short is invalid JSON whatever follows, and needs no exception to say so.
-    const form = classifyJsonLine(text, maxDepth);
-    if (form === JsonLineForm.CANONICAL) return this.output(text);
-    if (form === JsonLineForm.CUT_SHORT) return this.rejectLine(line, INVALID_JSON_REASON);
-    if (exceedsNestingDepth(text, maxDepth)) return this.rejectLine(line, `nested deeper than ${maxDepth} levels`);
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return this.rejectLine(line, INVALID_JSON_REASON);
-    }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      return this.rejectLine(line, `expected a JSON object, got ${kindOf(value)}`);
-    }
-    // Guards the serialization only (see CsvNormalizer.handle): one record's failure stays that record's.
-    let json: string;
-    try {
-      json = JSON.stringify(value);
-    } catch (error) {
-      return this.rejectLine(line, failedRecordReason(error));
-    }
-    return this.output(json);
-  }
-
-  private rejectLine(line: TextLine, reason: string): Promise<void> | undefined {
-    const { raw, truncated } = excerpt(line.text, line.chars, this.limits.maxRawChars);
-    return this.quarantine(line.line, reason, raw, truncated);
-  }
-}
-
-/** Why a line that is not JSON is quarantined (the engine's message is left out: see normalizeRecords). */
-const INVALID_JSON_REASON = 'invalid JSON';
-
-function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
 }

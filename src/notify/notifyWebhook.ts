@@ -25,7 +25,7 @@ export interface NotifyWebhookOptions {
 /** A 2xx answer. */
 export interface WebhookResponse {
   readonly status: number;
-  /** The start of the response body (at most {@link WEBHOOK_BODY_EXCERPT_BYTES} bytes). */
+  /** The start of the response body (at most `WEBHOOK_BODY_EXCERPT_BYTES` bytes). */
   readonly body: string;
 }
 

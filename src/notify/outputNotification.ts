@@ -63,7 +63,7 @@ export interface OutputNotificationBody {
   readonly codeVersion: string;
 }
 
-/** A {@link PublishedOutput} is missing a field the notification needs. Terminal: a caller bug. */
+/** A `PublishedOutput` is missing a field the notification needs. Terminal: a caller bug. */
 export class OutputNotificationInputError extends RerunError {
   constructor(problem: string) {
     super(`Cannot describe the output for its notification: ${problem}.`, { retryable: false });

@@ -36,7 +36,7 @@ export const WriteStatus = {
 } as const;
 
 export type WriteResult =
-  | { readonly status: typeof WriteStatus.WRITTEN; readonly etag: string }
+  | { readonly status: 'written'; readonly etag: string }
   | { readonly status: Exclude<(typeof WriteStatus)[keyof typeof WriteStatus], 'written'> };
 
 /** Result of a conditional GET of an input. */
@@ -65,7 +65,7 @@ export interface S3ObjectStoreOptions {
    * The smallest part the store accepts in a multipart upload, for every part but the last. Output
    * writers never make a part smaller. Change it only for a store with another limit (the
    * simulation tier's in-memory S3 takes small parts, so that multipart outputs cost microseconds).
-   * @default 5 MiB (S3's limit, {@link S3_MIN_PART_BYTES})
+   * @default 5 MiB (S3's limit, `S3_MIN_PART_BYTES`)
    */
   readonly minPartBytes?: number;
 }
@@ -140,7 +140,7 @@ export class S3ObjectStore {
   /**
    * A single conditional PutObject. `sha256Base64` is sent so S3 verifies and stores it. A 409
    * ConditionalRequestConflict is retried with the same body (full jitter, `conflictRetry`); a
-   * conflict left after the retries is returned as {@link WriteStatus.CONFLICT}.
+   * conflict left after the retries is returned as `WriteStatus.CONFLICT`.
    */
   async put(
     bucket: string,

@@ -6,6 +6,7 @@ import { MetadataKey, publishedSideOutputs, readSummary, type SourceIdentity } f
 import { InputTooLargeError, PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
+import { withFields } from '../logging/withFields.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type GetResult, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
@@ -52,7 +53,7 @@ export interface ProcessObjectOptions {
    * costs its GET and its PUT, with no round trip before the work. A 412 means an output is there (an
    * overwrite, or a duplicate delivery): the round is a lost race, and the next one runs the
    * done-check, which finds it done or replaces it. Only for an event that gives the input's size,
-   * at most {@link CREATE_FIRST_MAX_BYTES}; the worker's `firstRun: 'check'` turns it off.
+   * at most `CREATE_FIRST_MAX_BYTES`; the worker's `firstRun: 'check'` turns it off.
    * @default false: the done-check first
    */
   readonly createFirst?: boolean;
@@ -158,7 +159,7 @@ export async function processObject(
   if (skip) return { status: 'skipped', reason: skip };
 
   const maxRounds = options.maxRounds ?? 4;
-  const logger = (options.logger ?? silentLogger).child({
+  const logger = withFields(options.logger ?? silentLogger, {
     worker: worker.name,
     bucket: object.bucket,
     key: object.key,

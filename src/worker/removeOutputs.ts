@@ -1,6 +1,7 @@
 import { decideRemoval, type SeenOutput } from '../done/removalDecision.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
+import { withFields } from '../logging/withFields.js';
 import { DeleteStatus, type S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
 import type { ObjectOutcome } from './ObjectOutcome.js';
@@ -65,7 +66,7 @@ export async function removeOutputs(
   object: Pick<S3ObjectEvent, 'bucket' | 'key' | 'eventName'>,
   options: RemoveOutputsOptions,
 ): Promise<ObjectOutcome> {
-  const logger = (options.logger ?? silentLogger).child({
+  const logger = withFields(options.logger ?? silentLogger, {
     worker: worker.name,
     bucket: object.bucket,
     key: object.key,

@@ -2,7 +2,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAwsClients } from '../../src/aws/clients.js';
+import { createPipelineClients } from '../../src/aws/pipelineClients.js';
 import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
 import { S3ObjectStore, WriteStatus } from '../../src/s3/S3ObjectStore.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
@@ -24,7 +24,7 @@ describe('FaultProxy: HTTP-level faults in front of the emulator', () => {
   const through = async (plan: FaultPlan, maxAttempts = 1) => {
     const proxy = await FaultProxy.start({ upstream: awsEndpoint(), seed: 3, plan });
     proxies.push(proxy);
-    return { proxy, clients: createAwsClients({ endpoint: proxy.url, region: 'us-east-1', maxAttempts }) };
+    return { proxy, clients: createPipelineClients({ endpoint: proxy.url, region: 'us-east-1', maxAttempts }) };
   };
   const failure = async (promise: Promise<unknown>) => {
     try {
@@ -165,7 +165,7 @@ describe('FaultProxy: HTTP-level faults in front of the emulator', () => {
         entry.operation === 'PutObject' && phase === 'after-response' ? 'drop' : 'continue',
     });
     proxies.push(proxy);
-    const { s3 } = createAwsClients({ endpoint: proxy.url, region: 'us-east-1', maxAttempts: 1 });
+    const { s3 } = createPipelineClients({ endpoint: proxy.url, region: 'us-east-1', maxAttempts: 1 });
     await failure(s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'intercept/a.txt', Body: 'kept' })));
     const stored = await direct.s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'intercept/a.txt' }));
     expect(await stored.Body?.transformToString()).toBe('kept');

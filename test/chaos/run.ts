@@ -22,7 +22,7 @@ import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { startMotoServer } from '../../local/emulator/motoServer.js';
-import { createAwsClients } from '../../src/aws/clients.js';
+import { createPipelineClients } from '../../src/aws/pipelineClients.js';
 import { type ChaosRow, formatChaosTable, scenarioRow } from './support/chaosTable.js';
 import { largeCsv } from './support/inputs.js';
 import {
@@ -108,7 +108,7 @@ process.env.AWS_ACCESS_KEY_ID ||= 'test';
 process.env.AWS_SECRET_ACCESS_KEY ||= 'test';
 const env: ChaosEnvironment = {
   endpoint,
-  clients: createAwsClients({ endpoint, region: 'us-east-1' }),
+  clients: createPipelineClients({ endpoint, region: 'us-east-1' }),
   topology: chaosTopology,
   runner: chaosRunner,
 };

@@ -435,14 +435,16 @@ describe('rerun command line (in process)', () => {
     expect(malformed.err()).toMatch(/--max-receive-count must be an integer/);
   });
 
-  it('answers --help for the program and for each command, and refuses unknown commands', async () => {
+  it('answers --help (on stdout) for the program and for each command, and refuses unknown commands', async () => {
     const global = io();
     expect(await runCli(['--help'], global.value)).toBe(0);
-    expect(global.err()).toMatch(/Commands:\n(?:.*\n)*\s+dev\s+Run the pipeline locally/);
+    expect(global.out.join('\n')).toMatch(/Commands:\n(?:.*\n)*\s+dev\s+Run the pipeline locally/);
+    expect(global.err()).toBe('');
     const dev = io();
     expect(await runCli(['dev', '--help'], dev.value)).toBe(0);
-    expect(dev.err()).toMatch(/^Usage: rerun dev/);
-    expect(dev.err()).toMatch(/--visibility-timeout SECONDS/);
+    expect(dev.out.join('\n')).toMatch(/^Usage: rerun dev/);
+    expect(dev.out.join('\n')).toMatch(/--visibility-timeout SECONDS/);
+    expect(dev.err()).toBe('');
     const unknown = io();
     expect(await runCli(['deploy'], unknown.value)).toBe(2);
     expect(unknown.err()).toMatch(/unknown command "deploy"/);

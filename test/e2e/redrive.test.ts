@@ -102,9 +102,9 @@ describe('rerun redrive: a DLQ is a button, not a ritual', () => {
 
     // The human view shows the same, as a table.
     const table = await rerunCli(['redrive', '--queue', 'normalize', '--dry-run', '--app-name', p.appName]);
-    expect(table.stderr).toMatch(/MESSAGE\s+RECEIVES\s+SUBJECT\s+REASON/);
-    expect(table.stderr).toMatch(/\s2\s+s3:\/\/\S+\/incoming\/poison-1\.csv\s+Error: cannot parse amount/);
-    expect(table.stderr).toMatch(/Dry run: 2 message\(s\) would be moved back; nothing was moved\./);
+    expect(table.text).toMatch(/MESSAGE\s+RECEIVES\s+SUBJECT\s+REASON/);
+    expect(table.text).toMatch(/\s2\s+s3:\/\/\S+\/incoming\/poison-1\.csv\s+Error: cannot parse amount/);
+    expect(table.text).toMatch(/Dry run: 2 message\(s\) would be moved back; nothing was moved\./);
     // Dry runs changed nothing: same DLQ, empty source queue, same outputs.
     expect(await queueDepth(clients, p.stack.dlqUrl)).toBe(2);
     expect(await queueDepth(clients, p.stack.queueUrl)).toBe(0);

@@ -2,7 +2,7 @@ import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MotoServer, startMotoServer } from '../../local/emulator/motoServer.js';
 import { startWebhookSink, type WebhookSink } from '../../local/sink/WebhookSink.js';
-import { createAwsClients } from '../../src/aws/clients.js';
+import { createPipelineClients } from '../../src/aws/pipelineClients.js';
 import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { LedgerInProgressError } from '../../src/ledger/errors.js';
@@ -34,7 +34,7 @@ afterAll(async () => {
 
 /** A new client on the race's moto; with a log, every request attempt is recorded. */
 function dynamodb(log?: RequestLog): DynamoDBClient {
-  const client = createAwsClients({ endpoint: moto.endpoint, region: 'us-east-1' }).dynamodb;
+  const client = createPipelineClients({ endpoint: moto.endpoint, region: 'us-east-1' }).dynamodb;
   client.middlewareStack.add(
     (next, context) => async (args) => {
       log?.requests.push({

@@ -41,7 +41,6 @@ const CONSUMER_DEPENDENCIES = [
 /** A user's worker in plain JavaScript, written against the package name only. */
 const WORKER = `import {
   createAwsClients,
-  createLogger,
   createSqsBatchHandler,
   defineWorker,
   deterministicKey,
@@ -50,6 +49,7 @@ const WORKER = `import {
   S3FailureRecorder,
   S3ObjectStore,
 } from 'rerun-pipeline';
+import { createLogger } from 'rerun-pipeline/observability';
 
 const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
 const store = new S3ObjectStore(clients.s3);
@@ -261,12 +261,13 @@ describe('the packed package in a new project', () => {
 
   it('every subpath imports with plain node', () => {
     const script =
-      "for (const p of ['rerun-pipeline', 'rerun-pipeline/ledger', 'rerun-pipeline/local', 'rerun-pipeline/normalize', 'rerun-pipeline/cdk']) " +
+      "for (const p of ['rerun-pipeline', 'rerun-pipeline/ledger', 'rerun-pipeline/observability', 'rerun-pipeline/local', 'rerun-pipeline/normalize', 'rerun-pipeline/cdk']) " +
       'console.log(p, Object.keys(await import(p)).length);';
     const out = run(process.execPath, ['--input-type=module', '-e', script], scratch);
     for (const subpath of [
       'rerun-pipeline',
       'rerun-pipeline/ledger',
+      'rerun-pipeline/observability',
       'rerun-pipeline/local',
       'rerun-pipeline/normalize',
       'rerun-pipeline/cdk',
@@ -387,6 +388,34 @@ describe('the packed package in a new project', () => {
       expect(result.stderr).toMatch(/compile the handler to \.js\/\.mjs, or run rerun under tsx/);
     }
   }, 120_000);
+
+  it('`rerun --version` and `rerun --help` answer on stdout; `--stack` without the optional CloudFormation client names the package to install', () => {
+    // The bin itself: `npx rerun --version` would be npx's own --version.
+    const bin = join(scratch, 'node_modules', '.bin', 'rerun');
+    const manifest = JSON.parse(
+      readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'),
+    ) as {
+      version: string;
+    };
+    const version = spawnSync(bin, ['--version'], { cwd: scratch, env: userEnv(), encoding: 'utf8' });
+    expect(version.status, version.stderr).toBe(0);
+    expect(version.stdout).toBe(`${manifest.version}\n`);
+    const help = spawnSync(bin, ['--help'], { cwd: scratch, env: userEnv(), encoding: 'utf8' });
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^Commands:\n(?:.*\n)*\s+status\s+Show each daily partition/m);
+    expect(help.stderr).toBe('');
+
+    expect(existsSync(join(scratch, 'node_modules', '@aws-sdk', 'client-cloudformation'))).toBe(false);
+    const stack = spawnSync(bin, ['status', '--from', '2026-01-01', '--to', '2026-01-01', '--stack', 'rerun'], {
+      cwd: scratch,
+      env: userEnv({ AWS_REGION: 'us-east-1' }),
+      encoding: 'utf8',
+    });
+    expect(stack.status).toBe(1);
+    expect(stack.stderr).toMatch(
+      /--stack reads the stack's outputs with @aws-sdk\/client-cloudformation, which is not installed: npm install @aws-sdk\/client-cloudformation/,
+    );
+  });
 
   it('`--runtime lambda` from the package fails at once, saying it needs a checkout', () => {
     const result = spawnSync('npx', ['--no', 'rerun', 'dev', '--once', '--runtime', 'lambda'], {

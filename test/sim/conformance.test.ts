@@ -1,11 +1,11 @@
 import { describe, it } from 'vitest';
-import { createAwsClients } from '../../src/aws/clients.js';
+import { createPipelineClients } from '../../src/aws/pipelineClients.js';
 import { awsEndpoint, uniqueName } from '../support/aws.js';
 import { checkConformance } from './conformance/conformance.js';
 
 describe('the in-memory models against moto: the same requests, the same answers', () => {
   it('replays the scripted and the recorded sequences on both, and moto differs only where docs/EMULATORS.md says', async () => {
-    const clients = createAwsClients({ endpoint: awsEndpoint(), region: 'us-east-1' });
+    const clients = createPipelineClients({ endpoint: awsEndpoint(), region: 'us-east-1' });
     await checkConformance('moto', clients, uniqueName('conf'));
   }, 180_000);
 });

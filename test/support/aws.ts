@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { type AwsClients, createAwsClients } from '../../src/aws/clients.js';
+import { createPipelineClients, type PipelineClients } from '../../src/aws/pipelineClients.js';
 
 /** The emulator endpoint started by test/globalSetup.ts (moto, or AWS_ENDPOINT_URL). */
 export function awsEndpoint(): string {
@@ -38,8 +38,8 @@ export class RequestLog {
 }
 
 /** Clients pointed at the test emulator; pass a {@link RequestLog} to record their requests. */
-export function testClients(log?: RequestLog): AwsClients {
-  const clients = createAwsClients({ endpoint: awsEndpoint(), region: 'us-east-1' });
+export function testClients(log?: RequestLog): PipelineClients {
+  const clients = createPipelineClients({ endpoint: awsEndpoint(), region: 'us-east-1' });
   if (log) {
     record(clients.s3, 'S3', log);
     record(clients.sqs, 'SQS', log);

@@ -103,6 +103,8 @@ export interface CliResult {
   readonly code: number;
   readonly stdout: string[];
   readonly stderr: string;
+  /** stdout as text: the command's result (its table, plan or help, then SUMMARY), one line per line. */
+  readonly text: string;
   /** stdout parsed as one JSON document (with --json). */
   json<T = Record<string, unknown>>(): T;
 }
@@ -134,6 +136,7 @@ export async function rerunCli(
     code,
     stdout,
     stderr,
+    text: stdout.join('\n'),
     json: <T>() => JSON.parse(stdout.join('\n')) as T,
   };
 }

@@ -7,13 +7,14 @@ import { fromPino, pinoLambdaOptions } from '../../src/logging/fromPino.js';
 import { fromPowertoolsLogger } from '../../src/logging/fromPowertoolsLogger.js';
 import { createInvocationLogger } from '../../src/logging/lambdaContext.js';
 import type { Logger } from '../../src/logging/logger.js';
+import { withFields } from '../../src/logging/withFields.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** What every adapter must keep: the message, the fields (also a child's), the level, an error's stack and cause. */
 function logThrough(logger: Logger): void {
   const cause = Object.assign(new Error('Access Denied'), { name: 'AccessDenied' });
-  logger.child({ worker: 'normalize' }).warn('record failed', {
+  withFields(logger, { worker: 'normalize' }).warn('record failed', {
     key: 'incoming/a.csv',
     receiveCount: 3,
     error: new Error('could not read s3://in/a.csv', { cause }),

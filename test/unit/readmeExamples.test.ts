@@ -8,7 +8,20 @@ import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 import { createTransformInput } from '../../src/worker/transformInput.js';
 
 const README = fileURLToPath(new URL('../../README.md', import.meta.url));
-const LIBRARY = pathToFileURL(fileURLToPath(new URL('../../src/index.ts', import.meta.url))).href;
+const ROOT = new URL('../../', import.meta.url);
+const EXPORTS = (
+  JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as {
+    exports: Record<string, { default: string } | string>;
+  }
+).exports;
+
+/** `'rerun-pipeline'` or `'rerun-pipeline/<subpath>'` -> the source file of that entry, as the checkout's CLI resolves it. */
+function librarySource(subpath: string): string {
+  const target = EXPORTS[subpath === '' ? '.' : `.${subpath}`];
+  const built = typeof target === 'string' ? target : target?.default;
+  if (!built?.startsWith('./dist/')) throw new Error(`README example imports rerun-pipeline${subpath}, not in exports`);
+  return pathToFileURL(fileURLToPath(new URL(`${built.slice('./dist/'.length, -'.js'.length)}.ts`, ROOT))).href;
+}
 
 /** Every ```ts block of the README, in order. */
 function typescriptExamples(markdown: string): string[] {
@@ -60,7 +73,10 @@ describe('README.md TypeScript examples run, multi-byte safe at every chunk boun
     process.env.OUTPUT_BUCKET ??= 'readme-example-output';
     // The examples import the library by its package name.
     const file = join(dir, `example-${n}.ts`);
-    writeFileSync(file, code.replaceAll("'rerun-pipeline'", `'${LIBRARY}'`));
+    writeFileSync(
+      file,
+      code.replace(/'rerun-pipeline((?:\/[a-z-]+)?)'/g, (_, subpath: string) => `'${librarySource(subpath)}'`),
+    );
     const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     const workers = Object.values(module).filter(
       (value): value is WorkerDefinition =>

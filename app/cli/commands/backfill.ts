@@ -6,7 +6,7 @@ import { S3PartitionStore } from '../../partition/S3PartitionStore.js';
 import { summaryLayout } from '../../partition/summaryLayout.js';
 import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
 import { explainAwsError } from '../../status/pipelineResources.js';
-import { type CliCommand, CliUsageError, integerOption } from '../command.js';
+import { type CliCommand, CliUsageError, integerOption, writeResult } from '../command.js';
 import { referenceInputRules } from '../inputRules.js';
 import {
   emptyWindowHint,
@@ -80,8 +80,12 @@ Examples:
     const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
     const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
     const json = values.json === true;
+    // Progress and notes go to stderr; the plan and how the run ended are the result (stdout).
     const human = (text: string) => {
       if (!json) io.stderr(text);
+    };
+    const table = (text: string) => {
+      if (!json) writeResult(io, text);
     };
     const target = await targetOrExit(values, io, 'backfill');
     if (typeof target === 'number') return target;
@@ -99,7 +103,7 @@ Examples:
       const dlqUrl = values.wait
         ? await workerQueueUrl(target, target.topology.summarize, 'dlq', stringOption(values, 'dlq-url'), io.env)
         : undefined;
-      let progressOpen = false;
+      const progress = backfillProgress(io.isTTY, human);
       const result = await runBackfill({
         reader: new S3PartitionStore(target.clients.s3),
         sqs: target.clients.sqs,
@@ -118,23 +122,12 @@ Examples:
         ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
         ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
         signal: io.signal,
-        onPlan: (plan) =>
-          human(describePlan(plan, from, to, dryRun) + (emptyWindowHint(target, plan.partitions) ?? '')),
-        onEnqueued: (sent, total) => {
-          if (io.isTTY) human(`\r\x1b[2Kenqueued ${renderProgressBar(sent, total)}`);
-          else if (isProgressStep(sent, total)) human(`enqueued ${sent}/${total}\n`);
+        onPlan: (plan) => {
+          table(describePlan(plan, from, to, dryRun));
+          human(emptyWindowHint(target, plan.partitions) ?? '');
         },
-        onProgress: (p) => {
-          const line =
-            `${renderProgressBar(p.published, p.total)} published | queued ${p.queued}, in flight ${p.inFlight}` +
-            `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;
-          if (io.isTTY) {
-            human(`\r\x1b[2K${line}`);
-            progressOpen = true;
-          } else {
-            human(`${line}\n`);
-          }
-        },
+        onEnqueued: progress.onEnqueued,
+        onProgress: progress.onProgress,
       }).catch((error: unknown) => {
         throw explainAwsError(error, {
           role: 'output bucket or summarize queue',
@@ -143,29 +136,11 @@ Examples:
           hint: 'Check the names and your permissions.',
         });
       });
-      if (progressOpen || (io.isTTY && result.enqueued > 0 && !result.wait)) human('\n');
+      progress.close(result.enqueued > 0 && !result.wait);
 
       const ended = result.wait?.ended;
-      const summary = {
-        from,
-        to,
-        mode,
-        dryRun,
-        planned: result.tasks.length,
-        enqueued: result.enqueued,
-        interrupted: result.interrupted,
-        planRequests: result.planRequests,
-        ...(result.wait
-          ? {
-              waited: ended,
-              published: result.wait.published,
-              notPublished: result.wait.remaining.length,
-              deadLettered: result.wait.deadLettered,
-              seconds: Math.round(result.wait.elapsedMs / 1000),
-            }
-          : {}),
-      };
-      human(describeEnd(result, dryRun));
+      const summary = backfillSummary(result, mode, dryRun);
+      table(describeEnd(result, dryRun));
       if (!dryRun && result.enqueued > 0 && queueUrl.endsWith('.fifo')) {
         human(
           '(FIFO queue: SQS drops a task it already received in the last 5 minutes, e.g. from an interrupted run.)\n',
@@ -181,6 +156,66 @@ Examples:
     }
   },
 };
+
+/**
+ * The progress lines of a backfill on stderr: one line redrawn in place on a terminal, a line per
+ * step otherwise. `close` ends an open in-place line.
+ */
+function backfillProgress(isTTY: boolean, human: (text: string) => void) {
+  let open = false;
+  return {
+    onEnqueued(sent: number, total: number): void {
+      if (isTTY) human(`\r\x1b[2Kenqueued ${renderProgressBar(sent, total)}`);
+      else if (isProgressStep(sent, total)) human(`enqueued ${sent}/${total}\n`);
+    },
+    onProgress(p: {
+      published: number;
+      total: number;
+      queued: number;
+      inFlight: number;
+      deadLettered: number;
+      elapsedMs: number;
+    }): void {
+      const line =
+        `${renderProgressBar(p.published, p.total)} published | queued ${p.queued}, in flight ${p.inFlight}` +
+        `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;
+      if (isTTY) {
+        human(`\r\x1b[2K${line}`);
+        open = true;
+      } else {
+        human(`${line}\n`);
+      }
+    },
+    /** Ends the in-place line, if one is open (or the enqueue bar was drawn and nothing followed it). */
+    close(enqueuedWithoutWait: boolean): void {
+      if (open || (isTTY && enqueuedWithoutWait)) human('\n');
+    },
+  };
+}
+
+/** The SUMMARY line's document: what was planned and sent, and how the wait ended. */
+function backfillSummary(result: Awaited<ReturnType<typeof runBackfill>>, mode: string, dryRun: boolean) {
+  const ended = result.wait?.ended;
+  return {
+    from: result.from,
+    to: result.to,
+    mode,
+    dryRun,
+    planned: result.tasks.length,
+    enqueued: result.enqueued,
+    interrupted: result.interrupted,
+    planRequests: result.planRequests,
+    ...(result.wait
+      ? {
+          waited: ended,
+          published: result.wait.published,
+          notPublished: result.wait.remaining.length,
+          deadLettered: result.wait.deadLettered,
+          seconds: Math.round(result.wait.elapsedMs / 1000),
+        }
+      : {}),
+  };
+}
 
 function describePlan(plan: BackfillPlan, from: string, to: string, dryRun: boolean): string {
   const lines = [

@@ -7,7 +7,7 @@ import { type DeadLetter, type RedriveResult, redriveDeadLetters } from '../../r
 import { StackOutput } from '../../stackOutputs.js';
 import { explainAwsError, requireQueueUrl } from '../../status/pipelineResources.js';
 import type { WorkerTopology } from '../../topology.js';
-import { type CliCommand, CliUsageError, integerOption } from '../command.js';
+import { type CliCommand, CliUsageError, integerOption, writeResult } from '../command.js';
 import {
   type PipelineTarget,
   reportCommandError,
@@ -69,8 +69,12 @@ Examples:
     const max = integerOption(values, 'max', { min: 1, max: 100_000 });
     const rate = integerOption(values, 'rate', { min: 1, max: 500 });
     const json = values.json === true;
+    // Progress and notes go to stderr; the messages and what became of them are the result (stdout).
     const human = (text: string) => {
       if (!json) io.stderr(text);
+    };
+    const table = (text: string) => {
+      if (!json) writeResult(io, text);
     };
     const target = await targetOrExit(values, io, 'redrive');
     if (typeof target === 'number') return target;
@@ -91,7 +95,7 @@ Examples:
       const results: RedriveResult[] = [];
       let progressOpen = false;
       for (const q of queues) {
-        human(`\n${q.label}: ${q.dlqUrl}\n`);
+        table(`\n${q.label}: ${q.dlqUrl}`);
         const result = await redriveDeadLetters({
           sqs: target.clients.sqs,
           dlqUrl: q.dlqUrl,
@@ -103,7 +107,7 @@ Examples:
           dryRun,
           includeDoomed: values['include-doomed'] === true,
           signal: io.signal,
-          onInspected: (letters, depth, inFlight) => human(formatLetters(letters, depth, inFlight)),
+          onInspected: (letters, depth, inFlight) => table(formatLetters(letters, depth, inFlight)),
           onProgress: (moved, total) => {
             if (!io.isTTY) {
               if (isProgressStep(moved, total)) human(`moved ${moved}/${total}\n`);
@@ -123,7 +127,7 @@ Examples:
         if (progressOpen) human('\n');
         progressOpen = false;
         for (const note of result.notes) human(`note: ${note}\n`);
-        human(describeResult(result));
+        table(describeResult(result));
         results.push(result);
       }
       const moved = results.reduce((n, r) => n + r.moved, 0);

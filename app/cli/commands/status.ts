@@ -6,7 +6,7 @@ import { summaryLayout } from '../../partition/summaryLayout.js';
 import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
 import { partitionStatus } from '../../status/partitionStatus.js';
 import { explainAwsError, PipelineResourceError } from '../../status/pipelineResources.js';
-import type { CliCommand } from '../command.js';
+import { type CliCommand, writeResult } from '../command.js';
 import { referenceInputRules } from '../inputRules.js';
 import {
   emptyWindowHint,
@@ -90,10 +90,12 @@ Examples:
       if (values.json) {
         io.stdout(JSON.stringify(result));
       } else {
-        io.stderr(formatStatusTable(report.partitions));
+        // The table and its counts are the result: stdout (`rerun status | less`); the hint is a note.
+        writeResult(io, formatStatusTable(report.partitions));
         io.stderr(emptyWindowHint(target, report.partitions) ?? '');
-        io.stderr(
-          `${formatStatusCounts(report.counts)} (${report.requests.list} list + ${report.requests.head} HEAD requests)\n`,
+        writeResult(
+          io,
+          `${formatStatusCounts(report.counts)} (${report.requests.list} list + ${report.requests.head} HEAD requests)`,
         );
         io.stdout(`SUMMARY ${JSON.stringify({ from, to, ...report.counts, requests: report.requests })}`);
       }

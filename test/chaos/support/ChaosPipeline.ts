@@ -23,7 +23,7 @@ import { S3PartitionStore } from '../../../app/partition/S3PartitionStore.js';
 import { type SummaryLayout, summaryLayout } from '../../../app/partition/summaryLayout.js';
 import type { Topology } from '../../../app/topology.js';
 import { type SinkDelivery, startWebhookSink, type WebhookSink } from '../../../local/sink/WebhookSink.js';
-import type { AwsClients } from '../../../src/aws/clients.js';
+import type { PipelineClients } from '../../../src/aws/pipelineClients.js';
 import { queueCounts } from '../../../src/aws/queueCounts.js';
 import type { OutputHead } from '../../../src/done/judgeOutput.js';
 import type { Day } from '../../../src/keys/partition.js';
@@ -49,7 +49,7 @@ export interface ChaosPipelineOptions {
   /** The emulator (moto with atomic writes). */
   readonly endpoint: string;
   /** Clients talking to the emulator directly (no faults): uploads, checks, snapshots. */
-  readonly clients: AwsClients;
+  readonly clients: PipelineClients;
   /** A unique prefix for every resource name. */
   readonly id: string;
   readonly topology: Topology;
@@ -513,7 +513,7 @@ export class ChaosPipeline {
 }
 
 /** Receives and deletes every message of a queue (a DLQ at the end of a run). */
-async function drainQueue(sqs: AwsClients['sqs'], queueUrl: string): Promise<DeadLetter[]> {
+async function drainQueue(sqs: PipelineClients['sqs'], queueUrl: string): Promise<DeadLetter[]> {
   const found: DeadLetter[] = [];
   for (;;) {
     const got = await sqs.send(

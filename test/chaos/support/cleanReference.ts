@@ -1,7 +1,7 @@
 import { SUMMARIZE_CODE_VERSION } from '../../../app/partition/codeVersion.js';
 import { summaryKey } from '../../../app/partition/summaryLayout.js';
 import type { Topology } from '../../../app/topology.js';
-import type { AwsClients } from '../../../src/aws/clients.js';
+import type { PipelineClients } from '../../../src/aws/pipelineClients.js';
 import { type Day, daysInWindow } from '../../../src/keys/partition.js';
 import { createNormalizeWorker } from '../../../src/normalize/normalizeWorker.js';
 import { ChaosPipeline, type ChaosRunnerSettings } from './ChaosPipeline.js';
@@ -29,7 +29,7 @@ export interface CleanContent {
  */
 export async function runCleanReference(options: {
   readonly endpoint: string;
-  readonly clients: AwsClients;
+  readonly clients: PipelineClients;
   readonly id: string;
   readonly topology: Topology;
   readonly runner: ChaosRunnerSettings;

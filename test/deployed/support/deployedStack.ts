@@ -2,7 +2,7 @@ import { CreateAccessKeyCommand, CreateUserCommand, IAMClient, PutUserPolicyComm
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
 import type { StackResources } from '../../../app/cli/stackTarget.js';
-import { type AwsClients, createAwsClients } from '../../../src/aws/clients.js';
+import { createPipelineClients, type PipelineClients } from '../../../src/aws/pipelineClients.js';
 import { type CliResult, rerunCli } from '../../support/summaryPipeline.js';
 import type { OperatorCredentials } from './operatorIdentity.js';
 
@@ -23,8 +23,8 @@ export const ROOT_KEY = { accessKeyId: 'test', secretAccessKey: 'test' } as cons
  * SDK clients pointed at MiniStack with its root key, which MiniStack allows everything without
  * looking at a policy: the tests' own setup and checks, never the product's requests.
  */
-export function deployedClients(): AwsClients {
-  return createAwsClients({
+export function deployedClients(): PipelineClients {
+  return createPipelineClients({
     endpoint: inject('ministackEndpoint'),
     region: 'us-east-1',
     credentials: ROOT_KEY,
@@ -35,14 +35,14 @@ export function deployedClients(): AwsClients {
  * Creates an IAM user with `policy` inline and returns clients with its access key: a principal
  * whose every request MiniStack judges (for probes of the evaluator itself).
  */
-export async function createUser(userName: string, policy: unknown): Promise<AwsClients> {
+export async function createUser(userName: string, policy: unknown): Promise<PipelineClients> {
   const iam = new IAMClient({ endpoint: inject('ministackEndpoint'), region: 'us-east-1', credentials: ROOT_KEY });
   await iam.send(new CreateUserCommand({ UserName: userName }));
   await iam.send(
     new PutUserPolicyCommand({ UserName: userName, PolicyName: 'probe', PolicyDocument: JSON.stringify(policy) }),
   );
   const key = (await iam.send(new CreateAccessKeyCommand({ UserName: userName }))).AccessKey;
-  return createAwsClients({
+  return createPipelineClients({
     endpoint: inject('ministackEndpoint'),
     region: 'us-east-1',
     credentials: { accessKeyId: key?.AccessKeyId ?? '', secretAccessKey: key?.SecretAccessKey ?? '' },
@@ -50,9 +50,9 @@ export async function createUser(userName: string, policy: unknown): Promise<Aws
 }
 
 /** SDK clients with the operator's credentials (an IAM user whose every request MiniStack judges). */
-export function operatorClients(): AwsClients {
+export function operatorClients(): PipelineClients {
   const operator = inject('operator');
-  return createAwsClients({
+  return createPipelineClients({
     endpoint: inject('ministackEndpoint'),
     region: 'us-east-1',
     credentials: { accessKeyId: operator.accessKeyId, secretAccessKey: operator.secretAccessKey },
@@ -108,7 +108,7 @@ export async function waitFor<T>(
 
 /** Visible and in-flight messages of a queue. */
 export async function queueCounts(
-  clients: AwsClients,
+  clients: PipelineClients,
   queueUrl: string,
 ): Promise<{ visible: number; inFlight: number }> {
   const out = await clients.sqs.send(
@@ -128,7 +128,7 @@ export async function queueCounts(
  * nothing in flight, twice in a row (MiniStack delivers an S3 notification to SQS before
  * PutObject returns, so after an upload its message is in the queue until the function succeeded).
  */
-export async function drained(clients: AwsClients, queueUrl: string, timeoutMs = 60_000): Promise<void> {
+export async function drained(clients: PipelineClients, queueUrl: string, timeoutMs = 60_000): Promise<void> {
   let empties = 0;
   await waitFor(
     `${queueUrl} to drain`,

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { AwsClients } from '../../../src/aws/clients.js';
+import type { PipelineClients } from '../../../src/aws/pipelineClients.js';
 import { KNOWN_DIFFERENCES, type KnownDifference } from './knownDifferences.js';
 import { recordedSequences } from './recorded.js';
 import { compare, type Difference, endpointSide, modelSide, replay } from './replay.js';
@@ -12,7 +12,7 @@ import { SCRIPTED } from './sequences.js';
  */
 export async function checkConformance(
   emulator: KnownDifference['emulator'],
-  clients: AwsClients,
+  clients: PipelineClients,
   run: string,
 ): Promise<void> {
   const sequences = [...SCRIPTED, ...(await recordedSequences([1, 2, 3]))];

@@ -1,0 +1,120 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** Folders that are not the repository's own text: installs, builds, caches, reports, the API reference. */
+const SKIP = new Set([
+  'node_modules',
+  '.git',
+  '.venv',
+  'dist',
+  'cdk.out',
+  'coverage',
+  '.tools',
+  '.rerun',
+  '.ci-report',
+  'api-docs',
+]);
+
+function repositoryFiles(dir = ''): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+    if (entry.isDirectory())
+      return SKIP.has(entry.name) || entry.name.startsWith('.readme-') ? [] : repositoryFiles(path);
+    return [path];
+  });
+}
+
+const FILES = repositoryFiles().filter((f) => !f.endsWith('package-lock.json'));
+const NAMES = new Set(FILES.map((f) => basename(f)));
+/**
+ * Files whose paths are made up on purpose, left out of the scan: this one (its planted mistakes show
+ * the checks can fail) and the layering test (its cycle finder is shown on `app/a.ts`, `src/c.ts`...).
+ */
+const MADE_UP_PATHS = new Set(['test/unit/docPaths.test.ts', 'test/unit/layering.test.ts']);
+/** The text scanned. */
+const TEXT = FILES.filter((f) => /\.(md|ts|mjs|js|sh|py|yml)$/.test(f) && !MADE_UP_PATHS.has(f));
+
+/**
+ * Paths that are meant not to exist, each for its reason: the README's own worker, which the reader
+ * creates (test/e2e/readmeFromClone.test.ts creates it in a clone); a user's project in a TSDoc
+ * example; a handler a test names to see it missing.
+ */
+const NOT_IN_THE_REPOSITORY = new Set([
+  'functions/upper/handler.ts',
+  'src/worker.ts',
+  'test/fixtures/handlers/nope.ts',
+]);
+/**
+ * File names that are not files of the repository, each for its reason: the reader's own worker and
+ * CDK app (README), the bundles esbuild writes (`index.mjs`), moto's server module (`app.py`), a
+ * declaration file's extension.
+ */
+const NOT_REPOSITORY_FILES = new Set(['worker.mjs', 'app.mjs', 'index.mjs', 'app.py', '.d.ts']);
+
+const PATH =
+  /(?:^|[\s`'"([])((?:\.{1,2}\/)?(?:src|app|local|infra|functions|test|bench|docs|scripts|tools|examples|bin|requirements|\.ci)\/[\w./@+-]*[\w/])(\*?)/g;
+
+function exists(path: string): boolean {
+  return existsSync(join(ROOT, path));
+}
+
+/** Every repository path `file` mentions (`src/...`, `../app/...`) that does not exist. */
+function missingPaths(file: string, text: string): string[] {
+  const missing: string[] = [];
+  for (const match of text.matchAll(PATH)) {
+    const path = (match[1] ?? '').replace(/[.,:;)]+$/, '');
+    // A glob (`test/sim/exhaustive*.test.ts`) or a pattern names no one file.
+    if (match[2] === '*' || /[*{<]/.test(path) || NOT_IN_THE_REPOSITORY.has(path)) continue;
+    // Imports name the compiled `.js` of a `.ts` source.
+    const forms = path.endsWith('.js') ? [path, path.replace(/\.js$/, '.ts')] : [path];
+    if (!forms.some((p) => exists(p) || exists(join(dirname(file), p)))) missing.push(`${file}: ${path}`);
+  }
+  return missing;
+}
+
+/** Backticked file names (`OutputWriter.ts`) that no file of the repository has, and relative links that resolve nowhere. */
+function missingNames(file: string, text: string): string[] {
+  const missing: string[] = [];
+  for (const match of text.matchAll(/`([\w.-]+\.(?:ts|md|mjs|py|sh))`/g)) {
+    const name = match[1] ?? '';
+    if (!NAMES.has(name) && !NOT_REPOSITORY_FILES.has(name)) missing.push(`${file}: ${name}`);
+  }
+  if (file.endsWith('.md')) {
+    for (const match of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+      const target = match[1] ?? '';
+      if (/^[a-z]+:/.test(target)) continue;
+      if (!exists(normalize(join(dirname(file), target)))) missing.push(`${file}: link ${target}`);
+    }
+  }
+  return missing;
+}
+
+describe('the docs, comments and tests refer only to what is in the repository', () => {
+  it('finds a missing path, a missing file name and a broken link, so the checks below can fail', () => {
+    expect(missingPaths('docs/X.md', 'see `src/publish/ConditionalWriter.ts`')).toEqual([
+      'docs/X.md: src/publish/ConditionalWriter.ts',
+    ]);
+    expect(missingNames('docs/X.md', 'see `AWS-SEMANTICS.md` and [notes](../shared/notes.md)')).toEqual([
+      'docs/X.md: AWS-SEMANTICS.md',
+      'docs/X.md: link ../shared/notes.md',
+    ]);
+  });
+
+  it('every repository path named in a doc, a comment or a test exists', () => {
+    expect(TEXT.length).toBeGreaterThan(100);
+    expect(TEXT.flatMap((f) => missingPaths(f, readFileSync(join(ROOT, f), 'utf8')))).toEqual([]);
+  });
+
+  it('every file name in backticks exists, and every relative link of a *.md resolves', () => {
+    const scanned = TEXT.filter((f) => /\.(md|ts|mjs)$/.test(f));
+    expect(scanned.flatMap((f) => missingNames(f, readFileSync(join(ROOT, f), 'utf8')))).toEqual([]);
+  });
+
+  it('nothing cites the notes outside the repository', () => {
+    const outside = /\.\.\/shared\/|AWS-SEMANTICS/;
+    expect(TEXT.filter((f) => outside.test(readFileSync(join(ROOT, f), 'utf8')))).toEqual([]);
+  });
+});

@@ -1,0 +1,49 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TYPES = join(ROOT, 'test', 'types');
+const TSC = join(ROOT, 'node_modules', '.bin', 'tsc');
+
+/** Every ```ts block of the README, in order (the worker examples; test/unit/readmeExamples.test.ts runs them). */
+const examples = [...readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map(
+  (match) => match[1] ?? '',
+);
+
+// Inside test/types/, so that the examples resolve the repository's node_modules and its tsconfig's paths.
+const dir = mkdtempSync(join(TYPES, '.readme-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** tsc over `files` with test/types/tsconfig.json (exactOptionalPropertyTypes on): its diagnostics. */
+function typecheck(files: Record<string, string>): { status: number | null; output: string } {
+  for (const [name, code] of Object.entries(files)) writeFileSync(join(dir, name), code);
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({ extends: '../tsconfig.json', include: [...Object.keys(files), '../publicOptions.ts'] }),
+  );
+  const result = spawnSync(TSC, ['-p', dir], { cwd: ROOT, encoding: 'utf8' });
+  return {
+    status: result.status,
+    output: `${result.stdout}${result.stderr}`.replaceAll(`${relative(ROOT, dir)}/`, ''),
+  };
+}
+
+describe('the README examples and the public option types, under exactOptionalPropertyTypes', () => {
+  it('every TypeScript example of the README, and test/types/publicOptions.ts, type-check', () => {
+    expect(examples.length).toBeGreaterThanOrEqual(3);
+    const files = Object.fromEntries(examples.map((code, i) => [`example-${i + 1}.ts`, code]));
+    expect(typecheck(files)).toEqual({ status: 0, output: '' });
+  }, 120_000);
+
+  it('the check can fail: an optional property without `| undefined` refuses an environment variable', () => {
+    const { status, output } = typecheck({
+      'control.ts':
+        'export const options: { readonly endpoint?: string } = { endpoint: process.env.AWS_ENDPOINT_URL };\n',
+    });
+    expect(status).not.toBe(0);
+    expect(output).toMatch(/control\.ts\(1,\d+\): error TS2375/);
+  }, 120_000);
+});
