@@ -385,7 +385,7 @@ export class SqsWorker extends Construct {
     // (the worker defers a message whose side effect is in progress elsewhere) and GetQueueUrl.
     this.function.addEventSource(eventSource);
     // When the deadline comes near with S3 records of a message not done, the batch handler sends
-    // them back to this queue as one new message (createSqsBatchHandler's requeue). Its own queue
+    // them back to this queue as one new message (src/batch/requeueRest.ts). Its own queue
     // only, and a standard one only: on a FIFO queue a new message would break the order, so the
     // handler fails the message instead and needs no send.
     // Not grantSendMessages: on a KMS queue it adds kms:Encrypt and ReEncrypt* on the key, which a
