@@ -1,5 +1,5 @@
 import type { Logger } from '../logging/logger.js';
-import type { OutputDescription } from '../worker/processObject.js';
+import type { OutputDescription } from '../worker/ObjectOutcome.js';
 
 /** Called after an object's output is known to be valid and current (written now or found done). */
 export type AfterOutputHook = (

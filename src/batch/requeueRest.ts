@@ -2,8 +2,8 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { s3EventBodyFrom } from '../intake/splitS3EventBody.js';
 import { describeError, type Logger } from '../logging/logger.js';
+import type { ObjectOutcome } from '../worker/ObjectOutcome.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
-import type { ObjectOutcome } from '../worker/processObject.js';
 import { errorMessage } from './errorMessage.js';
 import { isFifo, type SourceQueues } from './sourceQueues.js';
 
