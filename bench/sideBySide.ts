@@ -422,7 +422,12 @@ function figures(
  * a duplicate of a recent event (first receive, within the function's timeout); otherwise without
  * one, as an operator's rerun or a backfill of the window sends them (never fresh).
  */
-async function redeliver(clients: PipelineClients, sut: SystemUnderTest, inputs: readonly UploadedInput[], how: Resend) {
+async function redeliver(
+  clients: PipelineClients,
+  sut: SystemUnderTest,
+  inputs: readonly UploadedInput[],
+  how: Resend,
+) {
   const sentAt = Date.now();
   const bodies = inputs.map(({ key, etag, size }) =>
     how === Resend.REPROCESS

@@ -4,11 +4,11 @@ import { DeadlineNearError, PublishConflictError, RerunError } from '../../src/e
 import type { Day } from '../../src/keys/partition.js';
 import { type Logger, silentLogger } from '../../src/logging/logger.js';
 import { withFields } from '../../src/logging/withFields.js';
-import { type S3ObjectStore, type WriteCondition, WriteStatus } from '../../src/s3/S3ObjectStore.js';
-import { parseSummary, SummaryAccumulator, serializeSummary } from './dailySummary.js';
+import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../../src/s3/S3ObjectStore.js';
+import { type DailySummary, parseSummary, SummaryAccumulator, serializeSummary } from './dailySummary.js';
 import type { InputRules } from './inputCoverage.js';
 import { judgeSummaryHead, SummaryState } from './judgeSummaryHead.js';
-import { lineageHash, sortLineage } from './lineage.js';
+import { type LineageEntry, lineageHash, sortLineage } from './lineage.js';
 import { listSummaryInputs } from './listPartitions.js';
 import type { S3PartitionStore } from './S3PartitionStore.js';
 import {
@@ -177,21 +177,13 @@ async function attempt(
   options: SummarizePartitionOptions,
   logger: Logger,
 ): Promise<PartitionOutcome | Restart> {
-  const { store, reader, bucket, layout, codeVersion } = options;
-  const listed = await listSummaryInputs(reader, bucket, layout, day, options.inputs);
-  const lineage = sortLineage(listed.lineage);
-  const maxInputs = options.maxInputs ?? DEFAULT_MAX_SUMMARY_INPUTS;
-  if (lineage.length > maxInputs) {
-    throw new SummaryTooLargeError(
-      `dt=${day} has ${lineage.length} lineage entries (normalized outputs and quarantine objects), above the ` +
-        `summary's bound of ${maxInputs} (maxInputs): nothing was read or written; raise maxInputs with the ` +
-        "summarize function's memory and timeout, then redrive this task",
-    );
-  }
-  const { coverage } = listed;
+  const { store, bucket, layout, codeVersion } = options;
+  // 1. Lineage.
+  const { lineage, coverage } = await listLineage(day, options);
   const hash = lineageHash({ day, codeVersion, entries: lineage });
   const coverageDigest = coverage?.digest;
   const recorded = coverageDigest !== undefined ? { coverageDigest } : {};
+  // 2. Done-check.
   const key = summaryKey(layout, day);
   const head = await store.head(bucket, key);
   const verdict = judgeSummaryHead(head, { day, lineageHash: hash, codeVersion, ...recorded });
@@ -217,6 +209,59 @@ async function attempt(
     logger.info('rebuilding summary', { was: verdict.state, why: verdict.reason });
 
   // 3. Compute from exactly the listed versions.
+  const accumulator = await readLineage(day, options, lineage);
+  if (typeof accumulator === 'string') return accumulator;
+  const summary = accumulator.finish({
+    day,
+    codeVersion,
+    lineageHash: hash,
+    lineage,
+    ...(coverage ? { coverage } : {}),
+  });
+  const write = summaryWrite(day, options, summary, { hash, entries: lineage.length, recorded });
+
+  // 4. Stage -> validate -> publish, then 5. cleanup.
+  const published = await stageValidatePublish(day, options, write, { hash, key, head });
+  if (typeof published === 'string') return published;
+  await ensureMarker(options, day, { lineageHash: hash, summaryEtag: published.etag, codeVersion, ...recorded });
+  return {
+    ...base,
+    status: 'processed',
+    reason:
+      verdict.state === SummaryState.MISSING
+        ? `summary published (${lineage.length} inputs: ${summary.records} records, ${summary.quarantined} quarantined)`
+        : `summary replaced (${verdict.reason}; now ${summary.records} records, ${summary.quarantined} quarantined)`,
+    etag: published.etag,
+    counts: { files: summary.files, records: summary.records, quarantined: summary.quarantined },
+  };
+}
+
+/** 1. The day's lineage (sorted) and, with `inputs`, its coverage record; a day above `maxInputs` is refused. */
+async function listLineage(day: Day, options: SummarizePartitionOptions) {
+  const { reader, bucket, layout } = options;
+  const listed = await listSummaryInputs(reader, bucket, layout, day, options.inputs);
+  const lineage = sortLineage(listed.lineage);
+  const maxInputs = options.maxInputs ?? DEFAULT_MAX_SUMMARY_INPUTS;
+  if (lineage.length > maxInputs) {
+    throw new SummaryTooLargeError(
+      `dt=${day} has ${lineage.length} lineage entries (normalized outputs and quarantine objects), above the ` +
+        `summary's bound of ${maxInputs} (maxInputs): nothing was read or written; raise maxInputs with the ` +
+        "summarize function's memory and timeout, then redrive this task",
+    );
+  }
+  return { lineage, coverage: listed.coverage };
+}
+
+/**
+ * 3. Reads every lineage entry with `If-Match: <listed ETag>` into one accumulator, checking the
+ * time as it goes; a restart when an input changed or its read was interrupted.
+ */
+async function readLineage(
+  day: Day,
+  options: SummarizePartitionOptions,
+  lineage: readonly LineageEntry[],
+): Promise<SummaryAccumulator | Restart> {
+  const { reader, bucket, layout } = options;
   const accumulator = new SummaryAccumulator();
   const clock = timeGuard(day, lineage.length, options.deadline);
   for (const [done, entry] of lineage.entries()) {
@@ -242,18 +287,29 @@ async function attempt(
       read.body.destroy();
     }
   }
-  const summary = accumulator.finish({
-    day,
-    codeVersion,
-    lineageHash: hash,
-    lineage,
-    ...(coverage ? { coverage } : {}),
-  });
+  return accumulator;
+}
+
+/** The summary's canonical bytes, their digest, and a put of them with its metadata. */
+interface SummaryWrite {
+  readonly sha256Base64: string;
+  readonly put: (target: string, condition: WriteCondition) => Promise<WriteResult>;
+}
+
+/** Serializes the summary within `maxSummaryBytes` and prepares the puts every stage of its publish makes. */
+function summaryWrite(
+  day: Day,
+  options: SummarizePartitionOptions,
+  summary: DailySummary,
+  lineage: { readonly hash: string; readonly entries: number; readonly recorded: { readonly coverageDigest?: string } },
+): SummaryWrite {
+  const { store, bucket, codeVersion } = options;
+  const { hash, recorded } = lineage;
   const bytes = serializeSummary(summary);
   const maxBytes = options.maxSummaryBytes ?? DEFAULT_MAX_SUMMARY_BYTES;
   if (bytes.byteLength > maxBytes) {
     throw new SummaryTooLargeError(
-      `the summary of dt=${day} is ${bytes.byteLength} bytes (${lineage.length} lineage entries), above the bound of ` +
+      `the summary of dt=${day} is ${bytes.byteLength} bytes (${lineage.entries} lineage entries), above the bound of ` +
         `${maxBytes} bytes (maxSummaryBytes): nothing was written; raise maxSummaryBytes with the summarize ` +
         "function's memory, then redrive this task",
     );
@@ -275,7 +331,22 @@ async function attempt(
       sha256Base64,
       contentType: 'application/json',
     });
+  return { sha256Base64, put };
+}
 
+/**
+ * 4. Stage, validate, publish (write-audit-publish), then 5. remove the staging copy. Returns the
+ * published write, or a restart when another writer published first or the staged copy vanished.
+ */
+async function stageValidatePublish(
+  day: Day,
+  options: SummarizePartitionOptions,
+  write: SummaryWrite,
+  target: { readonly hash: string; readonly key: string; readonly head: { readonly etag: string } | undefined },
+): Promise<{ readonly etag: string } | Restart> {
+  const { store, reader, bucket, layout, codeVersion } = options;
+  const { sha256Base64, put } = write;
+  const { hash, key, head } = target;
   // 4a. Stage. The staging key is a function of the lineage hash, so an object already there holds
   // the same lineage's summary from a crashed or concurrent run: accept it when its digest matches.
   const staged = stagingKey(layout, day, hash);
@@ -310,21 +381,11 @@ async function attempt(
     return 'another writer published first';
   }
 
-  // 5. Cleanup, then the marker. A crash before the marker leaves a published summary the planner
-  // reports as stale; the next run's done-check finds it current, removes the staging copy it may
-  // have left and writes only the marker.
+  // 5. Cleanup, then the marker (by the caller). A crash before the marker leaves a published
+  // summary the planner reports as stale; the next run's done-check finds it current, removes the
+  // staging copy it may have left and writes only the marker.
   await store.deleteIfMatch(bucket, staged, stagedWrite.etag);
-  await ensureMarker(options, day, { lineageHash: hash, summaryEtag: published.etag, codeVersion, ...recorded });
-  return {
-    ...base,
-    status: 'processed',
-    reason:
-      verdict.state === SummaryState.MISSING
-        ? `summary published (${lineage.length} inputs: ${summary.records} records, ${summary.quarantined} quarantined)`
-        : `summary replaced (${verdict.reason}; now ${summary.records} records, ${summary.quarantined} quarantined)`,
-    etag: published.etag,
-    counts: { files: summary.files, records: summary.records, quarantined: summary.quarantined },
-  };
+  return published;
 }
 
 /**

@@ -1,53 +1,26 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import {
-  ChangeMessageVisibilityCommand,
-  GetQueueUrlCommand,
-  SendMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { DeadlineNearError, FullBatchFailureError, RerunError } from '../errors.js';
+import { FullBatchFailureError } from '../errors.js';
 import type { FailureRecorder } from '../failures/FailureRecorder.js';
-import { IntakeKind, parseS3EventBody, type S3ObjectEvent, sentByRerun } from '../intake/parseS3Event.js';
-import { s3EventBodyFrom } from '../intake/splitS3EventBody.js';
+import { IntakeKind, type IntakeResult, parseS3EventBody } from '../intake/parseS3Event.js';
 import { createInvocationLogger } from '../logging/lambdaContext.js';
-import { describeError, type Logger, silentLogger } from '../logging/logger.js';
+import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
-import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
-import {
-  type ObjectOutcome,
-  type OutputDescription,
-  type ProcessObjectOptions,
-  processObject,
-  type TransformAdmission,
-} from '../worker/processObject.js';
-import type { ReadDeadline } from '../worker/readGuard.js';
-import { removeOutputs } from '../worker/removeOutputs.js';
+import type { OutcomeHook } from '../worker/outcomes.js';
+import type { AfterOutputHook } from './AfterOutputHook.js';
 import { invocationLimits } from './invocationLimits.js';
-import { isFreshDelivery } from './isFreshDelivery.js';
 import { MemoryBudget } from './MemoryBudget.js';
-import { lookAgainBody, lookAgainDelaySeconds, lookAgainDueAt } from './removalLookAgain.js';
-import { receiveCountOf, runBatch } from './runBatch.js';
+import { type Invocation, processSqsRecord, type RecordRun } from './processSqsRecord.js';
+import { runBatch } from './runBatch.js';
+import { sourceQueues } from './sourceQueues.js';
 
-/** Called after an object's output is known to be valid and current (written now or found done). */
-export type AfterOutputHook = (
-  output: OutputDescription,
-  context: {
-    readonly source: { bucket: string; key: string };
-    readonly remainingTimeMs: number;
-    readonly logger: Logger;
-  },
-) => Promise<AfterOutputResult>;
-
-/** What an {@link AfterOutputHook} did: whether its side effect ran now (false: replayed or not needed). */
-export interface AfterOutputResult {
-  readonly executed: boolean;
-  /** Appended to the record's reason, e.g. `notified` or `notification already sent`. */
-  readonly note: string;
-}
+export type { AfterOutputHook, AfterOutputResult } from './AfterOutputHook.js';
+export { inProcessWaitMs, maxDeferralSeconds } from './deferMessage.js';
+export { REQUEUED_FROM_ATTRIBUTE, REQUEUES_ATTRIBUTE } from './requeueRest.js';
 
 /** Options for {@link createSqsBatchHandler}. */
 export interface SqsBatchHandlerOptions {
@@ -147,38 +120,6 @@ export interface SqsBatchHandlerOptions {
   readonly throwOnFullBatchFailure?: boolean;
 }
 
-/** What every record of one invocation shares. */
-interface Invocation {
-  /** When it started (the handler's clock). */
-  readonly start: number;
-  /** The time left when it started: at most the function's timeout. */
-  readonly timeLimitMs: number;
-  /** What an in-process wait must leave. */
-  readonly reserveMs: number;
-  readonly admission?: TransformAdmission;
-  readonly deadline: ReadDeadline;
-}
-
-/** The id of the message whose remaining records a requeued message carries. */
-export const REQUEUED_FROM_ATTRIBUTE = 'rerun-requeued-from';
-/** How many requeues in a row did no record (reset when one did). */
-export const REQUEUES_ATTRIBUTE = 'rerun-requeues';
-/** Requeues in a row without a record done, after which the message fails and meets the redrive policy. */
-const MAX_REQUEUES_WITHOUT_PROGRESS = 5;
-
-/** The requeue count of a message this handler sent back to its queue, or undefined for any other. */
-function requeuesOf(record: SQSRecord): number | undefined {
-  const attributes = record.messageAttributes as Record<string, { stringValue?: string } | undefined> | undefined;
-  if (!attributes?.[REQUEUED_FROM_ATTRIBUTE]) return undefined;
-  const n = Number(attributes[REQUEUES_ATTRIBUTE]?.stringValue ?? '0');
-  return Number.isFinite(n) && n >= 0 ? n : 0;
-}
-
-/** An error that asks for its message to come back after a delay (e.g. a side effect in progress elsewhere). */
-interface DeferrableError {
-  readonly retryAfterSeconds: number;
-}
-
 /**
  * Builds a Lambda handler for an SQS event source mapping with `ReportBatchItemFailures`.
  *
@@ -209,289 +150,10 @@ export function createSqsBatchHandler(
   const baseLogger = withFields(options.logger ?? silentLogger, { worker: options.worker.name });
   // Every line of an invocation carries Lambda's context keys, as the Powertools Logger names them.
   const forInvocation = createInvocationLogger(baseLogger);
-  const queueUrls = new Map<string, Promise<string>>();
+  const queues = sourceQueues(options.sqs);
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => delay(ms));
-
-  const processRecord = async (
-    record: SQSRecord,
-    context: Context,
-    invocationLogger: Logger,
-    invocation: Invocation,
-  ): Promise<RecordOutcome> => {
-    const { start: invocationStart, timeLimitMs, reserveMs, admission, deadline } = invocation;
-    const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
-    const logger = withFields(invocationLogger, { messageId: record.messageId });
-    const intake = parseS3EventBody(record.body);
-    if (intake.kind === IntakeKind.TEST_EVENT) {
-      return {
-        ...base,
-        status: RecordStatus.SKIPPED,
-        reason: 's3:TestEvent acknowledged (sent when notifications are set up)',
-      };
-    }
-    if (intake.kind === IntakeKind.INVALID) {
-      return { ...base, status: RecordStatus.FAILED, retryable: false, reason: `not an S3 event: ${intake.reason}` };
-    }
-    // A message this handler sent back to its queue (requeueRest) is never judged fresh. Records that
-    // never started could not have published, so the event's eTag would be safe for them either way;
-    // but the record the deadline stopped may have published in an earlier round of processObject
-    // (before a closing check rebuilt it), and that round's own closing check never ran.
-    const requeued = requeuesOf(record) !== undefined;
-    const outcomes: ObjectOutcome[] = [];
-    const notes: string[] = [];
-    let effectsExecuted = 0;
-    let current: { bucket: string; key: string } | undefined;
-    let index = 0;
-    /** Where the deadline stopped this message, when it did: the records from `index` on are not done. */
-    let stopped: { index: number; why: string; error?: unknown } | undefined;
-    try {
-      for (; index < intake.objects.length; index++) {
-        const object = intake.objects[index] as (typeof intake.objects)[number];
-        // Between the records of one message: one S3 event may carry hundreds of records. Without
-        // this check the message runs into the timeout, which returns the whole batch and, after
-        // maxReceiveCount, dead-letters it as "crashed or timed out" with no outcome logged.
-        if (index > 0 && context.getRemainingTimeInMillis() < deadline.marginMs) {
-          stopped = { index, why: `the function deadline came near (less than ${deadline.marginMs} ms left)` };
-          break;
-        }
-        current = { bucket: object.bucket, key: object.key };
-        const source = current;
-        for (let waits = 0; ; waits++) {
-          try {
-            // Deletion propagates: an ObjectRemoved event removes the input's outputs (conditional deletes).
-            // Not fresh: an earlier attempt of this event may have died part-way (isFreshDelivery.ts).
-            const fresh = !requeued && isFreshDelivery({ ...base, eventTime: object.eventTime }, now(), timeLimitMs);
-            const processOptions = {
-              store: options.store,
-              logger,
-              freshDelivery: fresh,
-              // S3's own first delivery of an event, not a message of rerun's tools (those name objects
-              // that are usually done): a new object is created at once.
-              createFirst: fresh && !sentByRerun(object),
-              // A create needs no closing check where every removal looks again (removalLookAgain.ts).
-              removalsLookAgain: !isFifo(record),
-              ...(admission ? { admission } : {}),
-              ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
-              deadline,
-            };
-            const outcome = object.eventName.startsWith('ObjectRemoved:')
-              ? await removeThenLookAgain(record, object, processOptions, timeLimitMs, logger)
-              : await processObject(options.worker, object, processOptions);
-            let effect: AfterOutputResult | undefined;
-            if (options.afterOutput && outcome.output) {
-              effect = await options.afterOutput(outcome.output, {
-                source,
-                remainingTimeMs: context.getRemainingTimeInMillis(),
-                logger,
-              });
-            }
-            outcomes.push(outcome);
-            if (effect?.executed) effectsExecuted++;
-            if (effect) notes.push(effect.note);
-            break;
-          } catch (error) {
-            // A deferral spends a receive (SQS counts every delivery), and a holder that was killed
-            // leaves its lease behind for up to a function timeout: a few kills plus their leases
-            // would use up maxReceiveCount of a healthy message. When the wait fits in this
-            // invocation's time, wait here and run the (idempotent) object again instead.
-            const waitMs = inProcessWaitMs(error, waits, context.getRemainingTimeInMillis(), reserveMs);
-            if (waitMs === undefined) throw error;
-            logger.info('waiting for a side effect in progress elsewhere, within this invocation', { waitMs });
-            await sleep(waitMs);
-          }
-        }
-      }
-    } catch (error) {
-      // The deadline stopped this record (not started for memory, or its read ran short of time):
-      // it fits a fresh invocation, so it is not a failure of the input (readGuard.ts).
-      if (error instanceof DeadlineNearError) stopped = { index, why: errorMessage(error), error };
-      else {
-        const retryable = error instanceof RerunError ? error.retryable : true;
-        const deferred = await deferIfAsked(record, error, logger, invocationStart);
-        return {
-          ...base,
-          status: RecordStatus.FAILED,
-          retryable,
-          reason: `${errorMessage(error)}${deferred ? ` (deferred ${deferred} s)` : ''}`,
-          ...(deferred ? { deferredSeconds: deferred } : {}),
-          ...(current ? { source: current } : {}),
-          ...(error instanceof Error ? { error: describeError(error) } : {}),
-        };
-      }
-    }
-    if (stopped) return requeueRest(record, intake.objects, outcomes, stopped, base, logger);
-    const processed = outcomes.find((o) => o.status === 'processed');
-    const first = processed ?? outcomes[0];
-    const quarantined = sumOf(outcomes, (o) => o.summary?.quarantined);
-    const publishRacesLost = sumOf(outcomes, (o) => o.publishRacesLost);
-    return {
-      ...base,
-      status: processed ? RecordStatus.PROCESSED : RecordStatus.SKIPPED,
-      reason: [...outcomes.map((o) => o.reason), ...notes].join('; '),
-      ...(effectsExecuted > 0 ? { effectsExecuted } : {}),
-      ...(quarantined > 0 ? { quarantined } : {}),
-      ...(publishRacesLost > 0 ? { publishRacesLost } : {}),
-      ...(current ? { source: current } : {}),
-      ...(first?.outputKey ? { outputKey: first.outputKey } : {}),
-    };
-  };
-
-  /**
-   * The deadline came near with records of this message not done: send those back to the worker's
-   * own queue as one new message (the same body with only the remaining records, so each keeps its
-   * eventTime, eTag and sequencer) and acknowledge this one. The new message starts at receive
-   * count 1: a crowded batch or a long message does not spend the receives that would move a
-   * healthy input to the DLQ. When that cannot be done (a FIFO queue, whose order a new message
-   * would break; a body that cannot be split; too many requeues without progress; a failed send),
-   * the message fails retryably and comes back whole, which is safe: its done records are found
-   * done (idempotent), at the cost of a receive.
-   */
-  const requeueRest = async (
-    record: SQSRecord,
-    objects: readonly { readonly bucket: string; readonly key: string }[],
-    outcomes: readonly ObjectOutcome[],
-    stopped: { readonly index: number; readonly why: string; readonly error?: unknown },
-    base: { readonly messageId: string; readonly receiveCount: number },
-    logger: Logger,
-  ): Promise<RecordOutcome> => {
-    const total = objects.length;
-    const left = total - stopped.index;
-    const next = objects[stopped.index];
-    const done = outcomes.length;
-    const tally = `${done} of ${total} S3 record${total === 1 ? '' : 's'} done (${outcomes.filter((o) => o.status === 'processed').length} processed)`;
-    // Consecutive requeues that did no record: bounded, so a message that can never progress here
-    // meets the queue's redrive policy (and its reason is recorded) instead of circling forever.
-    const requeues = done > 0 ? 0 : (requeuesOf(record) ?? 0) + 1;
-    const failed = (why: string): RecordOutcome => ({
-      ...base,
-      status: RecordStatus.FAILED,
-      retryable: true,
-      reason: `${stopped.why}; ${tally}; ${why}: the message comes back whole, and its done records are found done`,
-      ...(next ? { source: { bucket: next.bucket, key: next.key } } : {}),
-      ...(stopped.error instanceof Error ? { error: describeError(stopped.error) } : {}),
-    });
-    if (isFifo(record)) return failed('not requeued (a FIFO queue keeps its order)');
-    if (requeues > MAX_REQUEUES_WITHOUT_PROGRESS) {
-      return failed(`not requeued again (${MAX_REQUEUES_WITHOUT_PROGRESS} requeues in a row did no record)`);
-    }
-    const body = s3EventBodyFrom(record.body, stopped.index);
-    if (body === undefined) return failed('not requeued (the body cannot be split)');
-    try {
-      const sent = await options.sqs.send(
-        new SendMessageCommand({
-          QueueUrl: await queueUrlOf(record.eventSourceARN),
-          MessageBody: body,
-          MessageAttributes: {
-            [REQUEUED_FROM_ATTRIBUTE]: { DataType: 'String', StringValue: record.messageId },
-            [REQUEUES_ATTRIBUTE]: { DataType: 'Number', StringValue: String(requeues) },
-          },
-        }),
-      );
-      const requeuedAs = sent.MessageId ?? '';
-      return {
-        ...base,
-        status: RecordStatus.REQUEUED,
-        reason: `${stopped.why}; ${tally}; the other ${left} requeued as message ${requeuedAs}`,
-        requeuedRecords: left,
-        requeuedAs,
-        ...(next ? { source: { bucket: next.bucket, key: next.key } } : {}),
-      };
-    } catch (sendError) {
-      logger.warn('could not requeue the records left; the message returns whole', { error: errorMessage(sendError) });
-      return failed(`requeueing the ${left} left failed (${errorMessage(sendError)})`);
-    }
-  };
-
-  const deferIfAsked = async (
-    record: SQSRecord,
-    error: unknown,
-    logger: Logger,
-    invocationStart: number,
-  ): Promise<number | undefined> => {
-    const seconds = (error as Partial<DeferrableError> | undefined)?.retryAfterSeconds;
-    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) return undefined;
-    // docs/AWS-BEHAVIOUR.md, "ChangeMessageVisibility": it delays the next delivery: wait for the other
-    // holder instead of burning receives. Its limit is 12 hours counted from this receive, not from
-    // the call; SQS refuses anything beyond. The receive happened before the invocation started,
-    // at most a batching window (300 s) earlier, so that and the time run so far are left out.
-    const visibility = Math.min(Math.ceil(seconds), maxDeferralSeconds(now() - invocationStart));
-    if (visibility <= 0) return undefined;
-    try {
-      const queueUrl = await queueUrlOf(record.eventSourceARN);
-      await options.sqs.send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: queueUrl,
-          ReceiptHandle: record.receiptHandle,
-          VisibilityTimeout: visibility,
-        }),
-      );
-      return visibility;
-    } catch (deferError) {
-      logger.warn('could not defer the message; it returns after the queue visibility timeout', {
-        error: errorMessage(deferError),
-      });
-      return undefined;
-    }
-  };
-
-  /**
-   * Deletion propagates: an ObjectRemoved event removes the input's outputs at once (conditional
-   * deletes), and on a standard queue the event is sent again to look once more when every build that
-   * read the input before the delete has ended (src/batch/removalLookAgain.ts says why).
-   */
-  const removeThenLookAgain = async (
-    record: SQSRecord,
-    object: S3ObjectEvent,
-    processOptions: ProcessObjectOptions,
-    timeLimitMs: number,
-    logger: Logger,
-  ): Promise<ObjectOutcome> => {
-    const outcome = await removeOutputs(options.worker, object, {
-      store: options.store,
-      logger,
-      rebuild: (created) => processObject(options.worker, created, processOptions),
-    });
-    if (isFifo(record)) return outcome;
-    const eventTime = object.eventTime ?? new Date(now()).toISOString();
-    const delaySeconds = lookAgainDelaySeconds(lookAgainDueAt(eventTime, timeLimitMs), now());
-    if (delaySeconds === undefined) return outcome;
-    await options.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: await queueUrlOf(record.eventSourceARN),
-        MessageBody: lookAgainBody(object, eventTime),
-        DelaySeconds: delaySeconds,
-      }),
-    );
-    return { ...outcome, reason: `${outcome.reason}; looking again in ${delaySeconds} s` };
-  };
-
-  const queueUrlOf = (arn: string): Promise<string> => {
-    let url = queueUrls.get(arn);
-    if (!url) {
-      const [, , , , account, name] = arn.split(':');
-      url = options.sqs
-        .send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }))
-        .then((out) => out.QueueUrl ?? Promise.reject(new Error(`no URL for queue ${arn}`)));
-      url.catch(() => queueUrls.delete(arn));
-      queueUrls.set(arn, url);
-    }
-    return url;
-  };
-
-  let marked: Promise<void> | undefined;
-  const markCodeVersion = (): Promise<void> => {
-    const marker = options.codeVersionMarker;
-    if (!marker) return Promise.resolve();
-    if (!marked) {
-      const key = codeVersionMarkerKey(marker.prefix, options.worker.name, options.worker.codeVersion);
-      marked = writeCodeVersionMarker(options.store, marker.bucket, key);
-      marked.catch(() => {
-        marked = undefined; // the next batch tries again
-      });
-    }
-    return marked;
-  };
+  const markCodeVersion = codeVersionMarking(options);
 
   return async (event, context) => {
     const invocationStart = now();
@@ -517,12 +179,15 @@ export function createSqsBatchHandler(
       deadline,
       ...(admission ? { admission } : {}),
     };
-    const run = (record: SQSRecord) => processRecord(record, context, logger, invocation);
-    const response = await runBatch(event, context, run, {
+    const run: RecordRun = { options, queues, now, sleep, context, invocationLogger: logger, invocation };
+    // One parse per body: a record's subject (named when it never starts, and to the failure
+    // recorder before it starts) and its processing read the same intake.
+    const intakeOf = intakeCache();
+    const response = await runBatch(event, context, (record) => processSqsRecord(record, intakeOf(record), run), {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
       subjectOf: (record) => {
-        const intake = parseS3EventBody(record.body);
+        const intake = intakeOf(record);
         const first = intake.kind === IntakeKind.OBJECTS ? intake.objects[0] : undefined;
         return first ? { bucket: first.bucket, key: first.key } : undefined;
       },
@@ -543,65 +208,35 @@ export function createSqsBatchHandler(
   };
 }
 
-/** SQS's visibility limit: 12 hours from the receive (ChangeMessageVisibility API reference). */
-const SQS_MAX_VISIBILITY_SECONDS = 43_200;
-/** Lambda's longest batching window: how long before the invocation a record may have been received. */
-const MAX_BATCHING_WINDOW_SECONDS = 300;
+/** Each record's body parsed once per invocation, however many times it is asked for. */
+function intakeCache(): (record: SQSRecord) => IntakeResult {
+  const intakes = new Map<SQSRecord, IntakeResult>();
+  return (record) => {
+    let intake = intakes.get(record);
+    if (!intake) {
+      intake = parseS3EventBody(record.body);
+      intakes.set(record, intake);
+    }
+    return intake;
+  };
+}
 
 /**
- * The longest deferral SQS accepts for a record of an invocation that has run `elapsedMs`: 12 hours
- * from the receive, less the batching window the record may have waited in and the time run so far.
- *
- * @example
- * maxDeferralSeconds(0); // 42900
+ * Writes the code-version marker once per handler (`codeVersionMarker`), before the first record;
+ * a failed write is tried again by the next batch. Resolves at once without a marker to write.
  */
-export function maxDeferralSeconds(elapsedMs: number): number {
-  return SQS_MAX_VISIBILITY_SECONDS - MAX_BATCHING_WINDOW_SECONDS - Math.ceil(elapsedMs / 1000);
-}
-
-/** In-process waits per object before the message is deferred instead. */
-const MAX_IN_PROCESS_WAITS = 3;
-
-/**
- * How long to wait in this invocation before running an object again, for an error that asks for a
- * later retry (`retryAfterSeconds`, e.g. a ledger lease held elsewhere): undefined when the error
- * does not ask, the waits are used up, or the wait plus `reserveMs` does not fit in `remainingMs`
- * (then the message is deferred with ChangeMessageVisibility, which spends a receive).
- *
- * @example
- * inProcessWaitMs({ retryAfterSeconds: 3 }, 0, 7000, 1600); // 3000
- * inProcessWaitMs({ retryAfterSeconds: 6 }, 0, 7000, 1600); // undefined
- */
-export function inProcessWaitMs(
-  error: unknown,
-  waits: number,
-  remainingMs: number,
-  reserveMs: number,
-): number | undefined {
-  const seconds = (error as Partial<DeferrableError> | undefined)?.retryAfterSeconds;
-  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) return undefined;
-  if (waits >= MAX_IN_PROCESS_WAITS) return undefined;
-  // At least a moment: a lease that just ended may read as 0 s left.
-  const waitMs = Math.max(100, Math.ceil(seconds * 1000));
-  return waitMs + reserveMs < remainingMs ? waitMs : undefined;
-}
-
-/** The sum of a numeric property over outcomes (a missing or non-numeric one counts 0). */
-function sumOf(outcomes: readonly ObjectOutcome[], value: (o: ObjectOutcome) => unknown): number {
-  let sum = 0;
-  for (const outcome of outcomes) {
-    const n = value(outcome);
-    if (typeof n === 'number' && Number.isFinite(n)) sum += n;
-  }
-  return sum;
-}
-
-function errorMessage(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
-}
-
-/** A FIFO queue: nothing may be sent back into it out of order, so its removals do not look again. */
-function isFifo(record: SQSRecord): boolean {
-  return record.eventSourceARN?.endsWith('.fifo') === true;
+function codeVersionMarking(options: SqsBatchHandlerOptions): () => Promise<void> {
+  let marked: Promise<void> | undefined;
+  return () => {
+    const marker = options.codeVersionMarker;
+    if (!marker) return Promise.resolve();
+    if (!marked) {
+      const key = codeVersionMarkerKey(marker.prefix, options.worker.name, options.worker.codeVersion);
+      marked = writeCodeVersionMarker(options.store, marker.bucket, key);
+      marked.catch(() => {
+        marked = undefined; // the next batch tries again
+      });
+    }
+    return marked;
+  };
 }

@@ -5,7 +5,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { Tracing } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { EventType, type IBucket } from 'aws-cdk-lib/aws-s3';
+import { type Bucket, EventType, type IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { type ITopic, Topic, type TopicProps } from 'aws-cdk-lib/aws-sns';
 import type { Queue, QueueProps } from 'aws-cdk-lib/aws-sqs';
@@ -358,18 +358,56 @@ export class RerunPipeline extends Construct {
     this.failurePrefix = plan.failurePrefix;
     this.maxInputBytes = plan.maxInputBytes;
 
+    const buckets = this.createBuckets(props);
+    this.accessLogsBucket = buckets.accessLogsBucket;
+    this.inputBucket = buckets.inputBucket;
+    this.outputBucket = buckets.outputBucket;
+    const workerWritten = this.protectOutputs(props, plan, buckets.createdOutput);
+    this.ledgerTable = this.createLedger(props);
+    this.alarmTopic = this.createAlarmTopic(props);
+
+    this.worker = this.createWorker(props, plan);
+    this.queue = this.worker.queue;
+    this.deadLetterQueue = this.worker.deadLetterQueue;
+    this.workerFunction = this.worker.function;
+    this.workerRole = this.worker.role;
+    this.logGroup = this.worker.logGroup;
+    this.alarms = this.worker.alarms;
+    if (props.dashboard ?? true) this.dashboard = new PipelineDashboard(this, 'Dashboard', { workers: [this.worker] });
+    this.grantWorker(plan, workerWritten);
+
+    if (props.batchOperations) this.batchOperations = this.createBatchOperations(props, props.batchOperations, plan);
+    if (props.outputs) this.addStackOutputs(plan);
+
+    const destination = new SourceAccountSqsDestination(this.queue);
+    for (const event of plan.inputEvents) {
+      this.inputBucket.addEventNotification(event, destination, { prefix: plan.inputPrefix });
+    }
+    acknowledgeBucketNotificationsHandler(Stack.of(this));
+  }
+
+  /** The input and output buckets (given or created) and, when one is created here, the access-log bucket. */
+  private createBuckets(props: RerunPipelineProps) {
     const createsBucket = !props.existingInputBucketObj || !props.existingOutputBucketObj;
-    this.accessLogsBucket =
+    const accessLogsBucket =
       props.existingAccessLogsBucketObj ??
       (createsBucket ? new DataBucket(this, 'AccessLogs', { expireObjectsAfterDays: 90 }).bucket : undefined);
-    const logs = this.accessLogsBucket ? { accessLogsBucket: this.accessLogsBucket } : {};
-    this.inputBucket =
+    const logs = accessLogsBucket ? { accessLogsBucket } : {};
+    const inputBucket =
       props.existingInputBucketObj ?? new DataBucket(this, 'Input', { ...logs, ...props.inputBucketProps }).bucket;
     const createdOutput = props.existingOutputBucketObj
       ? undefined
       : new DataBucket(this, 'Output', { ...logs, ...props.outputBucketProps }).bucket;
-    this.outputBucket = props.existingOutputBucketObj ?? (createdOutput as IBucket);
+    const outputBucket = props.existingOutputBucketObj ?? (createdOutput as IBucket);
+    return { accessLogsBucket, inputBucket, outputBucket, createdOutput };
+  }
 
+  /**
+   * The output bucket's conditional-write and -delete statements (a warning when its policy is not
+   * managed here) and, on a bucket created here, the failure records' expiry. Returns the prefixes
+   * the worker writes.
+   */
+  private protectOutputs(props: RerunPipelineProps, plan: PipelinePlan, createdOutput: Bucket | undefined) {
     // No blind overwrite, no blind delete of what the worker owns (and of its failure records).
     // A manifest rerun writes is content-addressed and written create-only: never blindly replaced.
     const workerWritten = [...plan.outputPrefixes, plan.failurePrefix];
@@ -388,7 +426,11 @@ export class RerunPipeline extends Construct {
       prefix: plan.failurePrefix,
       expiration: Duration.days(props.failureRecordRetentionDays ?? 30),
     });
+    return workerWritten;
+  }
 
+  /** The dedupe ledger: the given table, or one created here. */
+  private createLedger(props: RerunPipelineProps): ITable {
     const ledger = props.existingLedgerTableObj
       ? undefined
       : new LedgerTable(this, 'Ledger', {
@@ -396,9 +438,12 @@ export class RerunPipeline extends Construct {
           ...(props.ledgerTableProps?.removalPolicy ? { removalPolicy: props.ledgerTableProps.removalPolicy } : {}),
           ...(props.ledgerTableProps?.encryptionKey ? { encryptionKey: props.ledgerTableProps.encryptionKey } : {}),
         });
-    this.ledgerTable = props.existingLedgerTableObj ?? (ledger as LedgerTable).table;
+    return props.existingLedgerTableObj ?? (ledger as LedgerTable).table;
+  }
 
-    this.alarmTopic = props.existingAlarmTopicObj ?? createAlarmTopic(this, props.alarmTopicProps);
+  /** The topic the alarms notify: the given one (with a warning about its policy), or one created here. */
+  private createAlarmTopic(props: RerunPipelineProps): ITopic {
+    const topic = props.existingAlarmTopicObj ?? createAlarmTopic(this, props.alarmTopicProps);
     if (props.existingAlarmTopicObj) {
       // Its policy is the owner's: adding a statement could replace SNS's default policy of a topic
       // that has none yet, and with it what other publishers rely on.
@@ -409,9 +454,13 @@ export class RerunPipeline extends Construct {
           'allowCloudWatchAlarms(topic, key) adds both statements.',
       );
     }
+    return topic;
+  }
 
+  /** The worker (queues, function, alarms) with the pipeline's environment and settings. */
+  private createWorker(props: RerunPipelineProps, plan: PipelinePlan): SqsWorker {
     const notifyUrl = props.webhook ? webhookUrl(this, props.webhook) : undefined;
-    this.worker = new SqsWorker(this, 'Worker', {
+    return new SqsWorker(this, 'Worker', {
       topology: plan.topology,
       source: props.worker,
       environment: {
@@ -432,14 +481,10 @@ export class RerunPipeline extends Construct {
       ...(props.queueProps ? { queueProps: props.queueProps } : {}),
       ...(props.deadLetterQueueProps ? { deadLetterQueueProps: props.deadLetterQueueProps } : {}),
     });
-    this.queue = this.worker.queue;
-    this.deadLetterQueue = this.worker.deadLetterQueue;
-    this.workerFunction = this.worker.function;
-    this.workerRole = this.worker.role;
-    this.logGroup = this.worker.logGroup;
-    this.alarms = this.worker.alarms;
-    if (props.dashboard ?? true) this.dashboard = new PipelineDashboard(this, 'Dashboard', { workers: [this.worker] });
+  }
 
+  /** Grants the worker's function exactly what a rerun worker does, scoped to the prefixes. */
+  private grantWorker(plan: PipelinePlan, workerWritten: readonly string[]): void {
     // Exactly what a rerun worker does: read uploads; read (done-check), write (conditional put,
     // multipart) and delete (If-Match: outputs of a deleted input) its outputs; record failures.
     const fn = this.workerFunction;
@@ -450,63 +495,62 @@ export class RerunPipeline extends Construct {
     grantLedgerAccess(this.ledgerTable, fn);
     acknowledgePrefixWildcards(this.worker, this.inputBucket, [plan.inputPrefix]);
     acknowledgePrefixWildcards(this.worker, this.outputBucket, workerWritten);
+  }
 
-    if (props.batchOperations) {
-      this.batchOperations = new BatchOperationsHandler(this, 'BatchOperations', {
-        source: props.batchOperations.handler,
-        inputBucket: this.inputBucket,
-        inputPrefix: plan.inputPrefix,
-        outputBucket: this.outputBucket,
-        outputPrefixes: plan.outputPrefixes,
-        failurePrefix: plan.failurePrefix,
-        memoryMiB: plan.topology.memoryMiB,
-        timeoutSeconds: plan.topology.functionTimeoutSeconds,
-        environment: { MAX_INPUT_BYTES: String(plan.maxInputBytes), ...props.environment },
-        ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+  /** The Batch Operations handler and job role, over the same buckets and prefixes as the worker. */
+  private createBatchOperations(
+    props: RerunPipelineProps,
+    batchOperations: NonNullable<RerunPipelineProps['batchOperations']>,
+    plan: PipelinePlan,
+  ): BatchOperationsHandler {
+    return new BatchOperationsHandler(this, 'BatchOperations', {
+      source: batchOperations.handler,
+      inputBucket: this.inputBucket,
+      inputPrefix: plan.inputPrefix,
+      outputBucket: this.outputBucket,
+      outputPrefixes: plan.outputPrefixes,
+      failurePrefix: plan.failurePrefix,
+      memoryMiB: plan.topology.memoryMiB,
+      timeoutSeconds: plan.topology.functionTimeoutSeconds,
+      environment: { MAX_INPUT_BYTES: String(plan.maxInputBytes), ...props.environment },
+      ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+    });
+  }
+
+  /** The stack outputs the CLI finds the pipeline by (`outputs: true`). */
+  private addStackOutputs(plan: PipelinePlan): void {
+    if (this.batchOperations) {
+      new CfnOutput(Stack.of(this), BATCH_OPERATIONS_STACK_OUTPUTS.FUNCTION_ARN, {
+        value: this.batchOperations.function.functionArn,
+        description: 'The function rerun reprocess --engine batch-operations invokes',
+      });
+      new CfnOutput(Stack.of(this), BATCH_OPERATIONS_STACK_OUTPUTS.ROLE_ARN, {
+        value: this.batchOperations.jobRole.roleArn,
+        description: 'The role its Batch Operations jobs run with',
       });
     }
-
-    if (props.outputs) {
-      if (this.batchOperations) {
-        new CfnOutput(Stack.of(this), BATCH_OPERATIONS_STACK_OUTPUTS.FUNCTION_ARN, {
-          value: this.batchOperations.function.functionArn,
-          description: 'The function rerun reprocess --engine batch-operations invokes',
-        });
-        new CfnOutput(Stack.of(this), BATCH_OPERATIONS_STACK_OUTPUTS.ROLE_ARN, {
-          value: this.batchOperations.jobRole.roleArn,
-          description: 'The role its Batch Operations jobs run with',
-        });
-      }
-      for (const [key, value, description] of [
-        [
-          PIPELINE_STACK_OUTPUTS.INPUT_BUCKET,
-          this.inputBucket.bucketName,
-          `Upload files under ${plan.inputPrefix} here`,
-        ],
-        [
-          PIPELINE_STACK_OUTPUTS.OUTPUT_BUCKET,
-          this.outputBucket.bucketName,
-          `Outputs under ${plan.outputPrefixes.join(', ')}`,
-        ],
-        [PIPELINE_STACK_OUTPUTS.QUEUE_URL, this.queue.queueUrl, 'Work queue of the worker'],
-        [PIPELINE_STACK_OUTPUTS.DLQ_URL, this.deadLetterQueue.queueUrl, 'Dead-letter queue of the worker'],
-        [
-          PIPELINE_STACK_OUTPUTS.ALARM_TOPIC_ARN,
-          this.alarmTopic.topicArn,
-          'Every alarm notifies this topic: subscribe to it',
-        ],
-      ] as const) {
-        new CfnOutput(Stack.of(this), key, { value, description });
-      }
+    for (const [key, value, description] of [
+      [PIPELINE_STACK_OUTPUTS.INPUT_BUCKET, this.inputBucket.bucketName, `Upload files under ${plan.inputPrefix} here`],
+      [
+        PIPELINE_STACK_OUTPUTS.OUTPUT_BUCKET,
+        this.outputBucket.bucketName,
+        `Outputs under ${plan.outputPrefixes.join(', ')}`,
+      ],
+      [PIPELINE_STACK_OUTPUTS.QUEUE_URL, this.queue.queueUrl, 'Work queue of the worker'],
+      [PIPELINE_STACK_OUTPUTS.DLQ_URL, this.deadLetterQueue.queueUrl, 'Dead-letter queue of the worker'],
+      [
+        PIPELINE_STACK_OUTPUTS.ALARM_TOPIC_ARN,
+        this.alarmTopic.topicArn,
+        'Every alarm notifies this topic: subscribe to it',
+      ],
+    ] as const) {
+      new CfnOutput(Stack.of(this), key, { value, description });
     }
-
-    const destination = new SourceAccountSqsDestination(this.queue);
-    for (const event of plan.inputEvents) {
-      this.inputBucket.addEventNotification(event, destination, { prefix: plan.inputPrefix });
-    }
-    acknowledgeBucketNotificationsHandler(Stack.of(this));
   }
 }
+
+/** What {@link planPipeline} decides. */
+type PipelinePlan = ReturnType<typeof planPipeline>;
 
 /** Everything the props decide, checked before the construct joins the tree (nothing left behind on error). */
 function planPipeline(props: RerunPipelineProps) {
@@ -533,66 +577,8 @@ function planPipeline(props: RerunPipelineProps) {
       'environment.NOTIFY_URL: the webhook URL comes from Secrets Manager or SSM (props.webhook), never a plain value',
     );
   }
-  const inputPrefix = props.inputPrefix ?? PIPELINE_DEFAULT_PREFIXES.inputPrefix;
-  const declared = (props.worker as { outputPrefixes?: readonly string[] } | undefined)?.outputPrefixes;
-  const outputPrefixes = props.outputPrefixes ?? declared ?? [];
-  const failurePrefix = props.failurePrefix ?? DEFAULT_FAILURE_PREFIX;
-  if (props.outputPrefixes === undefined && declared === undefined) {
-    v.push(
-      'outputPrefixes: name the prefixes your worker writes its outputs under, as its defineWorker({ outputPrefixes }) ' +
-        "declares them (e.g. outputPrefixes: ['upper/']): the worker's role may write there and nowhere else. " +
-        "rerun's own normalizer, referenceWorker('normalize'), declares its own.",
-    );
-  } else if (outputPrefixes.length === 0) v.push('outputPrefixes must name at least one prefix');
-  const sameBucket =
-    props.existingInputBucketObj !== undefined && props.existingInputBucketObj === props.existingOutputBucketObj;
-  if (sameBucket) {
-    const overlapping = [...outputPrefixes, failurePrefix].filter(
-      (p) => p.startsWith(inputPrefix) || inputPrefix.startsWith(p),
-    );
-    if (overlapping.length > 0) {
-      v.push(
-        `input and output are one bucket and ${overlapping.join(', ')} overlaps the input prefix ${inputPrefix}: ` +
-          'every output would trigger the worker again',
-      );
-    }
-  }
-
-  const fp = props.functionProps ?? {};
-  const s = props.workerSettings ?? {};
-  const mibPerCpuSecond = sizingMibPerCpuSecond(props, v);
-  const fixedMemory = fp.memorySize ?? s.memoryMiB;
-  const fixedTimeout = fp.timeout?.toSeconds() ?? s.functionTimeoutSeconds;
-  let memoryMiB = fixedMemory;
-  let timeoutSeconds = fixedTimeout;
-  if (memoryMiB === undefined || timeoutSeconds === undefined) {
-    try {
-      const sized = sizeWorker({
-        maxInputBytes: props.maxInputBytes ?? 1024 ** 3,
-        mibPerCpuSecond,
-        minMemoryMiB: fixedMemory ?? props.minMemoryMiB ?? 512,
-      });
-      memoryMiB ??= sized.memoryMiB;
-      timeoutSeconds ??= sized.timeoutSeconds;
-    } catch (error) {
-      v.push(`maxInputBytes: ${(error as Error).message}`);
-    }
-  }
-  // The limit the worker enforces: what this memory and timeout finish with the margin.
-  const finishes =
-    memoryMiB !== undefined && timeoutSeconds !== undefined
-      ? maxInputBytesFor({ memoryMiB, timeoutSeconds, mibPerCpuSecond })
-      : 0;
-  if (props.maxInputBytes !== undefined && finishes > 0 && finishes < props.maxInputBytes) {
-    v.push(
-      `maxInputBytes ${props.maxInputBytes} cannot finish at ${memoryMiB} MB and ${timeoutSeconds} s ` +
-        `(at most ${finishes} bytes at ${mibPerCpuSecond} MiB/s with the margin): raise the memory or timeout, ` +
-        'or leave them to the sizing',
-    );
-  }
-  if (finishes <= 0 && v.length === 0) {
-    v.push(`a ${timeoutSeconds} s timeout leaves no time to transform anything (10 s go to the overhead)`);
-  }
+  const { inputPrefix, outputPrefixes, failurePrefix } = planPrefixes(props, v);
+  const { fp, s, memoryMiB, timeoutSeconds, finishes } = planSizing(props, v);
   if (v.length > 0) throw new StackConfigurationInvalidError(v);
 
   const timeout = timeoutSeconds as number;
@@ -628,6 +614,78 @@ function planPipeline(props: RerunPipelineProps) {
     topology,
     functionProps: props.functionProps ? functionProps : undefined,
   };
+}
+
+/** The prefixes (input, outputs, failures), with what is wrong with them pushed onto `v`. */
+function planPrefixes(props: RerunPipelineProps, v: string[]) {
+  const inputPrefix = props.inputPrefix ?? PIPELINE_DEFAULT_PREFIXES.inputPrefix;
+  const declared = (props.worker as { outputPrefixes?: readonly string[] } | undefined)?.outputPrefixes;
+  const outputPrefixes = props.outputPrefixes ?? declared ?? [];
+  const failurePrefix = props.failurePrefix ?? DEFAULT_FAILURE_PREFIX;
+  if (props.outputPrefixes === undefined && declared === undefined) {
+    v.push(
+      'outputPrefixes: name the prefixes your worker writes its outputs under, as its defineWorker({ outputPrefixes }) ' +
+        "declares them (e.g. outputPrefixes: ['upper/']): the worker's role may write there and nowhere else. " +
+        "rerun's own normalizer, referenceWorker('normalize'), declares its own.",
+    );
+  } else if (outputPrefixes.length === 0) v.push('outputPrefixes must name at least one prefix');
+  const sameBucket =
+    props.existingInputBucketObj !== undefined && props.existingInputBucketObj === props.existingOutputBucketObj;
+  if (sameBucket) {
+    const overlapping = [...outputPrefixes, failurePrefix].filter(
+      (p) => p.startsWith(inputPrefix) || inputPrefix.startsWith(p),
+    );
+    if (overlapping.length > 0) {
+      v.push(
+        `input and output are one bucket and ${overlapping.join(', ')} overlaps the input prefix ${inputPrefix}: ` +
+          'every output would trigger the worker again',
+      );
+    }
+  }
+  return { inputPrefix, outputPrefixes, failurePrefix };
+}
+
+/**
+ * The worker's memory and timeout (given, or sized for `maxInputBytes`) and the largest input they
+ * finish, with what is wrong with them pushed onto `v`.
+ */
+function planSizing(props: RerunPipelineProps, v: string[]) {
+  const fp = props.functionProps ?? {};
+  const s = props.workerSettings ?? {};
+  const mibPerCpuSecond = sizingMibPerCpuSecond(props, v);
+  const fixedMemory = fp.memorySize ?? s.memoryMiB;
+  const fixedTimeout = fp.timeout?.toSeconds() ?? s.functionTimeoutSeconds;
+  let memoryMiB = fixedMemory;
+  let timeoutSeconds = fixedTimeout;
+  if (memoryMiB === undefined || timeoutSeconds === undefined) {
+    try {
+      const sized = sizeWorker({
+        maxInputBytes: props.maxInputBytes ?? 1024 ** 3,
+        mibPerCpuSecond,
+        minMemoryMiB: fixedMemory ?? props.minMemoryMiB ?? 512,
+      });
+      memoryMiB ??= sized.memoryMiB;
+      timeoutSeconds ??= sized.timeoutSeconds;
+    } catch (error) {
+      v.push(`maxInputBytes: ${(error as Error).message}`);
+    }
+  }
+  // The limit the worker enforces: what this memory and timeout finish with the margin.
+  const finishes =
+    memoryMiB !== undefined && timeoutSeconds !== undefined
+      ? maxInputBytesFor({ memoryMiB, timeoutSeconds, mibPerCpuSecond })
+      : 0;
+  if (props.maxInputBytes !== undefined && finishes > 0 && finishes < props.maxInputBytes) {
+    v.push(
+      `maxInputBytes ${props.maxInputBytes} cannot finish at ${memoryMiB} MB and ${timeoutSeconds} s ` +
+        `(at most ${finishes} bytes at ${mibPerCpuSecond} MiB/s with the margin): raise the memory or timeout, ` +
+        'or leave them to the sizing',
+    );
+  }
+  if (finishes <= 0 && v.length === 0) {
+    v.push(`a ${timeoutSeconds} s timeout leaves no time to transform anything (10 s go to the overhead)`);
+  }
+  return { fp, s, memoryMiB, timeoutSeconds, finishes };
 }
 
 function createAlarmTopic(scope: Construct, props: TopicProps | undefined): Topic {

@@ -237,20 +237,46 @@ export class SqsWorker extends Construct {
     // Validate before joining the construct tree, so a refused worker leaves nothing behind.
     const violations = sqsWorkerViolations(props);
     if (violations.length > 0) throw new StackConfigurationInvalidError(violations);
-    const fp = props.functionProps ?? {};
     const t = effectiveTopology(props);
-    const oldestMessageAlarmSeconds = props.oldestMessageAlarmSeconds ?? 2 * t.visibilityTimeoutSeconds;
-    const dlqAlarmThreshold = props.dlqAlarmThreshold ?? 1;
     super(scope, id);
     this.topology = t;
     const qp = withRotatedKey(this, 'QueueKey', props.queueProps ?? {});
     const dlqp = withRotatedKey(this, 'DeadLetterQueueKey', props.deadLetterQueueProps ?? {});
+    this.deadLetterQueue = this.createDeadLetterQueue(t, dlqp);
+    this.queue = this.createQueue(t, qp);
+    this.logGroup = new LogGroup(this, 'LogGroup', { retention: props.logRetention ?? RetentionDays.ONE_MONTH });
+    this.role = this.createRole(t);
+    this.function = this.createFunction(props, t);
+    acknowledgeWorkerChecks(this, props);
+    this.eventSource = this.connectQueue(t);
+    const alarms = this.createAlarms(props, t);
+    this.dlqDepthAlarm = alarms.dlqDepth;
+    this.oldestMessageAgeAlarm = alarms.oldestMessageAge;
+    this.errorsAlarm = alarms.errors;
+    this.throttlesAlarm = alarms.throttles;
+    this.durationAlarm = alarms.duration;
+    this.alarms = [
+      this.dlqDepthAlarm,
+      this.oldestMessageAgeAlarm,
+      this.errorsAlarm,
+      this.throttlesAlarm,
+      this.durationAlarm,
+    ];
+    for (const action of props.alarmActions ?? []) {
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(action);
+        if (props.notifyOnOk ?? true) alarm.addOkAction(action);
+      }
+    }
+  }
 
+  /** The DLQ: a FIFO one for a FIFO queue, SSE-SQS, TLS only, retained on stack delete. */
+  private createDeadLetterQueue(t: WorkerTopology, dlqp: QueueProps): Queue {
     // A FIFO queue needs a FIFO DLQ. Content-based deduplication lets producers that send no
     // MessageDeduplicationId (an EventBridge target) use the queue; explicit ids still take precedence.
     const fifo = t.fifo ? { fifo: true } : {};
 
-    this.deadLetterQueue = new Queue(this, 'DeadLetterQueue', {
+    return new Queue(this, 'DeadLetterQueue', {
       ...fifo,
       retentionPeriod: Duration.days(t.dlqRetentionDays),
       encryption: QueueEncryption.SQS_MANAGED,
@@ -259,8 +285,11 @@ export class SqsWorker extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
       ...dlqp,
     });
+  }
 
-    this.queue = new Queue(this, 'Queue', {
+  /** The work queue, redriving to the DLQ after `maxReceiveCount` receives. */
+  private createQueue(t: WorkerTopology, qp: QueueProps): Queue {
+    return new Queue(this, 'Queue', {
       ...(t.fifo ? { fifo: true, contentBasedDeduplication: true } : {}),
       visibilityTimeout: Duration.seconds(t.visibilityTimeoutSeconds),
       retentionPeriod: Duration.days(t.queueRetentionDays),
@@ -273,22 +302,28 @@ export class SqsWorker extends Construct {
       ...qp,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: t.maxReceiveCount },
     });
+  }
 
-    this.logGroup = new LogGroup(this, 'LogGroup', { retention: props.logRetention ?? RetentionDays.ONE_MONTH });
-
+  /** The execution role: no managed policy, writes to its own log group only. */
+  private createRole(t: WorkerTopology): Role {
     // An explicit role instead of AWSLambdaBasicExecutionRole (a managed policy that may write to
     // any log group): this function writes to its own log group and nothing else.
-    this.role = new Role(this, 'Role', {
+    const role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: `Execution role of the rerun ${t.name} worker`,
     });
-    this.role.addToPolicy(
+    role.addToPolicy(
       new PolicyStatement({
         actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
         resources: [this.logGroup.logGroupArn],
       }),
     );
+    return role;
+  }
 
+  /** The function (from code, or bundled from an entry), with JSON logs, tracing and the topology's memory and timeout. */
+  private createFunction(props: SqsWorkerProps, t: WorkerTopology): LambdaFunction {
+    const fp = props.functionProps ?? {};
     const logLevel = props.logLevel ?? ApplicationLogLevel.INFO;
     const tracing = fp.tracing ?? props.tracing ?? Tracing.ACTIVE;
     const { environment: extraEnvironment, bundling: extraBundling, ...rest } = fp;
@@ -320,10 +355,11 @@ export class SqsWorker extends Construct {
       },
     };
     const source = props.source;
+    let fn: LambdaFunction;
     if ('code' in source) {
-      this.function = new LambdaFunction(this, 'Function', { ...common, code: source.code, handler: source.handler });
+      fn = new LambdaFunction(this, 'Function', { ...common, code: source.code, handler: source.handler });
     } else {
-      this.function = new NodejsFunction(this, 'Function', { ...common, ...entryFunctionProps(source, extraBundling) });
+      fn = new NodejsFunction(this, 'Function', { ...common, ...entryFunctionProps(source, extraBundling) });
     }
     if (tracing === Tracing.ACTIVE || tracing === Tracing.PASS_THROUGH) {
       Validations.of(this.role).acknowledge({
@@ -333,10 +369,12 @@ export class SqsWorker extends Construct {
           '(Service Authorization Reference, AWS X-Ray), so CDK grants them on "*"; they only write trace data.',
       });
     }
+    return fn;
+  }
 
-    acknowledgeWorkerChecks(this, props);
-
-    this.eventSource = new SqsEventSource(this.queue, {
+  /** The event source mapping from the work queue (partial batch responses), and the send of a requeue. */
+  private connectQueue(t: WorkerTopology): SqsEventSource {
+    const eventSource = new SqsEventSource(this.queue, {
       batchSize: t.batchSize,
       ...(t.maxBatchingWindowSeconds > 0 ? { maxBatchingWindow: Duration.seconds(t.maxBatchingWindowSeconds) } : {}),
       maxConcurrency: t.maxConcurrency,
@@ -345,9 +383,9 @@ export class SqsWorker extends Construct {
     });
     // Also grants the role ReceiveMessage, DeleteMessage, GetQueueAttributes, ChangeMessageVisibility
     // (the worker defers a message whose side effect is in progress elsewhere) and GetQueueUrl.
-    this.function.addEventSource(this.eventSource);
+    this.function.addEventSource(eventSource);
     // When the deadline comes near with S3 records of a message not done, the batch handler sends
-    // them back to this queue as one new message (createSqsBatchHandler's requeue). Its own queue
+    // them back to this queue as one new message (src/batch/requeueRest.ts). Its own queue
     // only, and a standard one only: on a FIFO queue a new message would break the order, so the
     // handler fails the message instead and needs no send.
     // Not grantSendMessages: on a KMS queue it adds kms:Encrypt and ReEncrypt* on the key, which a
@@ -359,8 +397,14 @@ export class SqsWorker extends Construct {
       const key = this.queue.encryptionMasterKey;
       if (key) grantKeyUseVia(this.function, key, KeyService.SQS, { write: true });
     }
+    return eventSource;
+  }
 
-    this.dlqDepthAlarm = new Alarm(this, 'DlqDepthAlarm', {
+  /** The worker's alarms: DLQ depth, age of the oldest message, errors, throttles, duration near the timeout. */
+  private createAlarms(props: SqsWorkerProps, t: WorkerTopology) {
+    const oldestMessageAlarmSeconds = props.oldestMessageAlarmSeconds ?? 2 * t.visibilityTimeoutSeconds;
+    const dlqAlarmThreshold = props.dlqAlarmThreshold ?? 1;
+    const dlqDepth = new Alarm(this, 'DlqDepthAlarm', {
       alarmDescription: `rerun ${t.name}: messages in the dead-letter queue. Inspect them, fix the cause, then redrive.`,
       metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
         period: Duration.minutes(1),
@@ -371,7 +415,7 @@ export class SqsWorker extends Construct {
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    this.oldestMessageAgeAlarm = new Alarm(this, 'OldestMessageAgeAlarm', {
+    const oldestMessageAge = new Alarm(this, 'OldestMessageAgeAlarm', {
       alarmDescription: `rerun ${t.name}: the oldest message in the work queue is older than ${oldestMessageAlarmSeconds} s (failing retries or a stalled worker).`,
       metric: this.queue.metricApproximateAgeOfOldestMessage({
         period: Duration.minutes(5),
@@ -382,10 +426,15 @@ export class SqsWorker extends Construct {
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+    return { dlqDepth, oldestMessageAge, ...this.createInvocationAlarms(props, t) };
+  }
+
+  /** The alarms on whole invocations: errors, throttles and a duration near the timeout. */
+  private createInvocationAlarms(props: SqsWorkerProps, t: WorkerTopology) {
     // Whole invocations: a timeout or a crash loses the batch's partial response and shows only here
     // (and later as message age); throttles mean the concurrency is too small for the backlog.
     const invocations = { period: Duration.minutes(5), statistic: Stats.SUM };
-    this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {
+    const errors = new Alarm(this, 'ErrorsAlarm', {
       alarmDescription: `rerun ${t.name}: invocations failed as a whole (timeout, crash or full-batch failure). See the function's logs.`,
       metric: this.function.metricErrors(invocations),
       threshold: 1,
@@ -393,7 +442,7 @@ export class SqsWorker extends Construct {
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    this.throttlesAlarm = new Alarm(this, 'ThrottlesAlarm', {
+    const throttles = new Alarm(this, 'ThrottlesAlarm', {
       alarmDescription: `rerun ${t.name}: Lambda throttled invocations (reserved or account concurrency exhausted).`,
       metric: this.function.metricThrottles(invocations),
       threshold: 1,
@@ -403,7 +452,7 @@ export class SqsWorker extends Construct {
     });
     const ratio = props.durationAlarmRatio ?? 0.8;
     const durationThresholdMs = Math.round(ratio * t.functionTimeoutSeconds * 1000);
-    this.durationAlarm = new Alarm(this, 'DurationAlarm', {
+    const duration = new Alarm(this, 'DurationAlarm', {
       alarmDescription:
         `rerun ${t.name}: an invocation ran ${Math.round(ratio * 100)} % of the ${t.functionTimeoutSeconds} s timeout ` +
         '(a timeout loses the whole batch): raise memory or timeout, or lower the batch size or maxInputBytes.',
@@ -413,19 +462,7 @@ export class SqsWorker extends Construct {
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    this.alarms = [
-      this.dlqDepthAlarm,
-      this.oldestMessageAgeAlarm,
-      this.errorsAlarm,
-      this.throttlesAlarm,
-      this.durationAlarm,
-    ];
-    for (const action of props.alarmActions ?? []) {
-      for (const alarm of this.alarms) {
-        alarm.addAlarmAction(action);
-        if (props.notifyOnOk ?? true) alarm.addOkAction(action);
-      }
-    }
+    return { errors, throttles, duration };
   }
 }
 

@@ -41,8 +41,8 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'removal-does-not-look-again',
     caughtBy: 'create then delete single-part, crashes 0',
     defect: 'a removal that does not look again after the builds that read the input before the delete',
-    file: 'src/batch/createSqsBatchHandler.ts',
-    edits: [{ find: '    if (isFifo(record)) return outcome;\n', replace: '    return outcome;\n' }],
+    file: 'src/batch/processSqsRecord.ts',
+    edits: [{ find: '  if (isFifo(record)) return outcome;\n', replace: '  return outcome;\n' }],
   },
   {
     // The orphan rule has two halves: only a side object the call created, and only one the output
@@ -131,11 +131,11 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'repeat-trusts-event',
     caughtBy: 'revert single-part+side, crashes 1',
     defect: "a repeated delivery lets the event's eTag prove the output current",
-    file: 'src/batch/createSqsBatchHandler.ts',
+    file: 'src/batch/processSqsRecord.ts',
     edits: [
       {
-        find: '              freshDelivery: fresh,',
-        replace: '              freshDelivery: true,',
+        find: '        freshDelivery: fresh,',
+        replace: '        freshDelivery: true,',
       },
     ],
   },

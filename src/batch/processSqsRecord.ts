@@ -1,0 +1,279 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { Context, SQSRecord } from 'aws-lambda';
+import { DeadlineNearError, RerunError } from '../errors.js';
+import { IntakeKind, type IntakeResult, type S3ObjectEvent, sentByRerun } from '../intake/parseS3Event.js';
+import { describeError, type Logger } from '../logging/logger.js';
+import { withFields } from '../logging/withFields.js';
+import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
+import type { WorkerDefinition } from '../worker/defineWorker.js';
+import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import {
+  type ObjectOutcome,
+  type ProcessObjectOptions,
+  processObject,
+  type TransformAdmission,
+} from '../worker/processObject.js';
+import type { ReadDeadline } from '../worker/readGuard.js';
+import { removeOutputs } from '../worker/removeOutputs.js';
+import type { AfterOutputHook, AfterOutputResult } from './AfterOutputHook.js';
+import { deferIfAsked, inProcessWaitMs } from './deferMessage.js';
+import { errorMessage } from './errorMessage.js';
+import { isFreshDelivery } from './isFreshDelivery.js';
+import { lookAgainBody, lookAgainDelaySeconds, lookAgainDueAt } from './removalLookAgain.js';
+import { requeueRest, requeuesOf, type StoppedAt } from './requeueRest.js';
+import { receiveCountOf } from './runBatch.js';
+import { isFifo, type SourceQueues } from './sourceQueues.js';
+
+/** What the handler's options decide about a record (SqsBatchHandlerOptions has them all). */
+export interface RecordHandling {
+  readonly worker: WorkerDefinition;
+  readonly store: S3ObjectStore;
+  readonly maxInputBytes?: number | undefined;
+  readonly afterOutput?: AfterOutputHook | undefined;
+}
+
+/** What every record of one invocation shares. */
+export interface Invocation {
+  /** When it started (the handler's clock). */
+  readonly start: number;
+  /** The time left when it started: at most the function's timeout. */
+  readonly timeLimitMs: number;
+  /** What an in-process wait must leave. */
+  readonly reserveMs: number;
+  readonly admission?: TransformAdmission;
+  readonly deadline: ReadDeadline;
+}
+
+/** How the records of one invocation run: the handler's settings and the invocation's limits. */
+export interface RecordRun {
+  readonly options: RecordHandling;
+  /** Where a deferral or a requeue goes: the record's own queue. */
+  readonly queues: SourceQueues;
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly context: Context;
+  /** The invocation's logger; each record logs through a child with its message id. */
+  readonly invocationLogger: Logger;
+  readonly invocation: Invocation;
+}
+
+/** One message as its objects run: the record, its outcome's base, whether it was requeued, its logger. */
+interface Delivery {
+  readonly record: SQSRecord;
+  readonly base: { readonly messageId: string; readonly receiveCount: number };
+  readonly requeued: boolean;
+  readonly logger: Logger;
+}
+
+/**
+ * Runs one SQS message (its body already parsed into `intake`) to a classified outcome: an
+ * s3:TestEvent is acknowledged, a body that is not an S3 event fails for good, and each S3 record
+ * of the message runs in order (a deletion removes its outputs and, on a standard queue, looks
+ * again later; every other event runs the worker), then `afterOutput`. An error that asks for a later retry is waited out within the
+ * invocation when it fits, else the message is deferred. When the deadline comes near between
+ * two records, or stops one, the records left are requeued as one new message (requeueRest.ts).
+ *
+ * @example
+ * const outcome = await processSqsRecord(record, parseS3EventBody(record.body), run);
+ */
+export async function processSqsRecord(
+  record: SQSRecord,
+  intake: IntakeResult,
+  run: RecordRun,
+): Promise<RecordOutcome> {
+  const { context } = run;
+  const { deadline } = run.invocation;
+  const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
+  const logger = withFields(run.invocationLogger, { messageId: record.messageId });
+  if (intake.kind === IntakeKind.TEST_EVENT) {
+    return {
+      ...base,
+      status: RecordStatus.SKIPPED,
+      reason: 's3:TestEvent acknowledged (sent when notifications are set up)',
+    };
+  }
+  if (intake.kind === IntakeKind.INVALID) {
+    return { ...base, status: RecordStatus.FAILED, retryable: false, reason: `not an S3 event: ${intake.reason}` };
+  }
+  // A message this handler sent back to its queue (requeueRest) is never judged fresh. Records that
+  // never started could not have published, so the event's eTag would be safe for them either way;
+  // but the record the deadline stopped may have published in an earlier round of processObject
+  // (before a closing check rebuilt it), and that round's own closing check never ran.
+  const requeued = requeuesOf(record) !== undefined;
+  const outcomes: ObjectOutcome[] = [];
+  const notes: string[] = [];
+  let effectsExecuted = 0;
+  let current: { bucket: string; key: string } | undefined;
+  let index = 0;
+  /** Where the deadline stopped this message, when it did: the records from `index` on are not done. */
+  let stopped: StoppedAt | undefined;
+  try {
+    for (; index < intake.objects.length; index++) {
+      const object = intake.objects[index] as (typeof intake.objects)[number];
+      // Between the records of one message: one S3 event may carry hundreds of records. Without
+      // this check the message runs into the timeout, which returns the whole batch and, after
+      // maxReceiveCount, dead-letters it as "crashed or timed out" with no outcome logged.
+      if (index > 0 && context.getRemainingTimeInMillis() < deadline.marginMs) {
+        stopped = { index, why: `the function deadline came near (less than ${deadline.marginMs} ms left)` };
+        break;
+      }
+      current = { bucket: object.bucket, key: object.key };
+      const { outcome, effect } = await runObject(run, object, current, { record, base, requeued, logger });
+      outcomes.push(outcome);
+      if (effect?.executed) effectsExecuted++;
+      if (effect) notes.push(effect.note);
+    }
+  } catch (error) {
+    // The deadline stopped this record (not started for memory, or its read ran short of time):
+    // it fits a fresh invocation, so it is not a failure of the input (readGuard.ts).
+    if (error instanceof DeadlineNearError) stopped = { index, why: errorMessage(error), error };
+    else return failedRecord(run, error, { record, base, requeued, logger }, current);
+  }
+  if (stopped) return requeueRest(run.queues, record, intake.objects, outcomes, stopped, base, logger);
+  return settledRecord(base, outcomes, notes, effectsExecuted, current);
+}
+
+/**
+ * Runs one S3 record of a message, then `afterOutput`. An error that asks for a later retry (a side
+ * effect in progress elsewhere) is waited out here when the wait fits the invocation's time, and
+ * the (idempotent) object runs again; any other error, or one that does not fit, is thrown.
+ */
+async function runObject(
+  run: RecordRun,
+  object: S3ObjectEvent,
+  source: { bucket: string; key: string },
+  delivery: Delivery,
+): Promise<{ readonly outcome: ObjectOutcome; readonly effect: AfterOutputResult | undefined }> {
+  const { options, context, now, sleep } = run;
+  const { timeLimitMs, reserveMs, admission, deadline } = run.invocation;
+  const { record, base, requeued, logger } = delivery;
+  for (let waits = 0; ; waits++) {
+    try {
+      // Deletion propagates: an ObjectRemoved event removes the input's outputs (conditional deletes).
+      // Not fresh: an earlier attempt of this event may have died part-way (isFreshDelivery.ts).
+      const fresh = !requeued && isFreshDelivery({ ...base, eventTime: object.eventTime }, now(), timeLimitMs);
+      const processOptions = {
+        store: options.store,
+        logger,
+        freshDelivery: fresh,
+        // S3's own first delivery of an event, not a message of rerun's tools (those name objects
+        // that are usually done): a new object is created at once.
+        createFirst: fresh && !sentByRerun(object),
+        // A create needs no closing check where every removal looks again (removalLookAgain.ts).
+        removalsLookAgain: !isFifo(record),
+        ...(admission ? { admission } : {}),
+        ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
+        deadline,
+      };
+      const outcome = object.eventName.startsWith('ObjectRemoved:')
+        ? await removeThenLookAgain(run, record, object, processOptions, timeLimitMs, logger)
+        : await processObject(options.worker, object, processOptions);
+      let effect: AfterOutputResult | undefined;
+      if (options.afterOutput && outcome.output) {
+        effect = await options.afterOutput(outcome.output, {
+          source,
+          remainingTimeMs: context.getRemainingTimeInMillis(),
+          logger,
+        });
+      }
+      return { outcome, effect };
+    } catch (error) {
+      // A deferral spends a receive (SQS counts every delivery), and a holder that was killed
+      // leaves its lease behind for up to a function timeout: a few kills plus their leases
+      // would use up maxReceiveCount of a healthy message. When the wait fits in this
+      // invocation's time, wait here and run the (idempotent) object again instead.
+      const waitMs = inProcessWaitMs(error, waits, context.getRemainingTimeInMillis(), reserveMs);
+      if (waitMs === undefined) throw error;
+      logger.info('waiting for a side effect in progress elsewhere, within this invocation', { waitMs });
+      await sleep(waitMs);
+    }
+  }
+}
+
+/**
+ * Deletion propagates: an ObjectRemoved event removes the input's outputs at once (conditional
+ * deletes), and on a standard queue the event is sent again to look once more when every build that
+ * read the input before the delete has ended (src/batch/removalLookAgain.ts says why).
+ */
+async function removeThenLookAgain(
+  run: RecordRun,
+  record: SQSRecord,
+  object: S3ObjectEvent,
+  processOptions: ProcessObjectOptions,
+  timeLimitMs: number,
+  logger: Logger,
+): Promise<ObjectOutcome> {
+  const { options, queues, now } = run;
+  const outcome = await removeOutputs(options.worker, object, {
+    store: options.store,
+    logger,
+    rebuild: (created) => processObject(options.worker, created, processOptions),
+  });
+  if (isFifo(record)) return outcome;
+  const eventTime = object.eventTime ?? new Date(now()).toISOString();
+  const delaySeconds = lookAgainDelaySeconds(lookAgainDueAt(eventTime, timeLimitMs), now());
+  if (delaySeconds === undefined) return outcome;
+  await queues.sqs.send(
+    new SendMessageCommand({
+      QueueUrl: await queues.queueUrlOf(record.eventSourceARN),
+      MessageBody: lookAgainBody(object, eventTime),
+      DelaySeconds: delaySeconds,
+    }),
+  );
+  return { ...outcome, reason: `${outcome.reason}; looking again in ${delaySeconds} s` };
+}
+
+/** A message that failed (not for the deadline): deferred first when its error asks for a later retry. */
+async function failedRecord(
+  run: RecordRun,
+  error: unknown,
+  delivery: Delivery,
+  current: { bucket: string; key: string } | undefined,
+): Promise<RecordOutcome> {
+  const { record, base, logger } = delivery;
+  const retryable = error instanceof RerunError ? error.retryable : true;
+  const deferred = await deferIfAsked(run.queues, record, error, logger, run.now, run.invocation.start);
+  return {
+    ...base,
+    status: RecordStatus.FAILED,
+    retryable,
+    reason: `${errorMessage(error)}${deferred ? ` (deferred ${deferred} s)` : ''}`,
+    ...(deferred ? { deferredSeconds: deferred } : {}),
+    ...(current ? { source: current } : {}),
+    ...(error instanceof Error ? { error: describeError(error) } : {}),
+  };
+}
+
+/** A message whose every S3 record ran: processed when one was, with the reasons and counts of all. */
+function settledRecord(
+  base: Delivery['base'],
+  outcomes: readonly ObjectOutcome[],
+  notes: readonly string[],
+  effectsExecuted: number,
+  current: { bucket: string; key: string } | undefined,
+): RecordOutcome {
+  const processed = outcomes.find((o) => o.status === 'processed');
+  const first = processed ?? outcomes[0];
+  const quarantined = sumOf(outcomes, (o) => o.summary?.quarantined);
+  const publishRacesLost = sumOf(outcomes, (o) => o.publishRacesLost);
+  return {
+    ...base,
+    status: processed ? RecordStatus.PROCESSED : RecordStatus.SKIPPED,
+    reason: [...outcomes.map((o) => o.reason), ...notes].join('; '),
+    ...(effectsExecuted > 0 ? { effectsExecuted } : {}),
+    ...(quarantined > 0 ? { quarantined } : {}),
+    ...(publishRacesLost > 0 ? { publishRacesLost } : {}),
+    ...(current ? { source: current } : {}),
+    ...(first?.outputKey ? { outputKey: first.outputKey } : {}),
+  };
+}
+
+/** The sum of a numeric property over outcomes (a missing or non-numeric one counts 0). */
+function sumOf(outcomes: readonly ObjectOutcome[], value: (o: ObjectOutcome) => unknown): number {
+  let sum = 0;
+  for (const outcome of outcomes) {
+    const n = value(outcome);
+    if (typeof n === 'number' && Number.isFinite(n)) sum += n;
+  }
+  return sum;
+}
