@@ -530,7 +530,7 @@ export function formatBenchReport(report: BenchReport): string {
     const n = (x: number) => x.toLocaleString('en-US');
     const row = (label: string, r: ShardedPlanningResult['sequential']) => [
       label,
-      `${n(r.requests)} (${n(r.probes)} probes, ${ms(r.probeMs)})`,
+      r.shards === 1 ? n(r.requests) : `${n(r.requests)} (${n(r.splits)} ranges split off)`,
       String(r.maxInFlight),
       ms(r.ms),
     ];
@@ -542,14 +542,14 @@ export function formatBenchReport(report: BenchReport): string {
           row('sequential (one page after the other)', sp.sequential),
           row(`${sp.sharded.shards} shards`, sp.sharded),
           [
-            'scaled to 1,000,000 keys (pages linear, probing fixed)',
-            '',
+            'scaled to 1,000,000 keys (linear)',
+            `${n(sp.extrapolated.at1M.sequentialRequests)} vs ${n(sp.extrapolated.at1M.shardedRequests)}`,
             '',
             `${sp.extrapolated.at1M.sequentialMinutes} min vs ${sp.extrapolated.at1M.shardedMinutes} min`,
           ],
           [
-            'scaled to 100,000,000 keys (pages linear, probing fixed)',
-            '',
+            'scaled to 100,000,000 keys (linear)',
+            `${n(sp.extrapolated.at100M.sequentialRequests)} vs ${n(sp.extrapolated.at100M.shardedRequests)}`,
             '',
             `${sp.extrapolated.at100M.sequentialHours} h vs ${sp.extrapolated.at100M.shardedHours} h`,
           ],

@@ -58,7 +58,7 @@ export interface RunReprocessOptions {
   readonly verifyConcurrency?: number;
   /**
    * Key ranges of each listing read at once (S3ListingReader.listSharded): the same plan, in about
-   * 1/N of the wall time for a large prefix, for a few MaxKeys-1 probes and N x 8 pages of memory.
+   * 1/N of the wall time for a large prefix, for a few more requests than pages and N x 8 pages of memory.
    * @default 1 (one listing page after the other)
    */
   readonly listShards?: number;
@@ -358,8 +358,8 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     sample,
   };
   const requests = () => ({
-    // Sharded listings also count their MaxKeys-1 probes: every ListObjectsV2 is paid for.
-    list: options.reader.listRequests + options.reader.probeRequests,
+    // Sharded listings count every request, the short pages at range ends too: each is paid for.
+    list: options.reader.listRequests,
     lookup: options.reader.lookupRequests,
     head: heads.count,
   });
