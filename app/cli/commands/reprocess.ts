@@ -13,6 +13,7 @@ import {
   type JobOutcome,
   type JobRunner,
   putManifest,
+  type StoredManifest,
   type SubmittedJob,
   submitJob,
 } from '../../reprocess/batchOperationsEngine.js';
@@ -21,6 +22,7 @@ import {
   accountIdOfArn,
   autoEngine,
   ManifestBuilder,
+  type ManifestGeneratorSpec,
   manifestFormatOf,
   ReprocessEngine,
 } from '../../reprocess/batchOperationsJob.js';
@@ -41,7 +43,7 @@ import {
 } from '../../reprocess/runReprocess.js';
 import { S3ListingReader } from '../../reprocess/S3ListingReader.js';
 import { explainAwsError, requireBucket } from '../../status/pipelineResources.js';
-import { type CliCommand, CliUsageError, integerOption } from '../command.js';
+import { type CliCommand, CliUsageError, integerOption, type OptionValues } from '../command.js';
 import {
   type PipelineTarget,
   reportCommandError,
@@ -118,6 +120,20 @@ export const command: CliCommand = {
       valueName: 'S3URL',
       description: 'Inputs from an S3 Inventory manifest.json (CSV)',
     },
+    'generate-manifest': {
+      type: 'boolean',
+      description: 'Let the job list the prefix itself (no planning)',
+    },
+    'created-after': {
+      type: 'string',
+      valueName: 'TIME',
+      description: 'With --generate-manifest: objects created after',
+    },
+    'created-before': {
+      type: 'string',
+      valueName: 'TIME',
+      description: 'With --generate-manifest: objects created before',
+    },
     'output-manifest': {
       type: 'string',
       valueName: 'S3URL',
@@ -156,7 +172,11 @@ on the stack's Batch Operations function, schema 2.0, a report of failed tasks
 only under batch-operations/reports/). The request token is a hash of the
 request, so the same plan twice is one job. With --manifest S3URL the job runs
 over that manifest as it is (an S3 Inventory manifest.json, or a bucket,key
-CSV): nothing is planned. --wait follows the job (DescribeJob) and prints the
+CSV): nothing is planned. With --generate-manifest the job's own manifest
+generator lists the input bucket under --prefix (--created-after and
+--created-before filter by creation time, ISO 8601): nothing is listed on
+this machine, and every matching input is a task (the worker's done-check
+skips what is current). --wait follows the job (DescribeJob) and prints the
 SQS engine's summary, read from the completion report; --job ID attaches to a
 job. --engine auto plans first, then uses batch-operations from 1,000,000
 planned inputs, sqs below. Against an emulator (AWS_ENDPOINT_URL, as under
@@ -210,24 +230,32 @@ Examples:
     }
     const jobManifestUrl =
       requested === ReprocessEngine.BATCH_OPERATIONS ? stringOption(values, 'manifest') : undefined;
+    const generator = manifestGeneratorOption(values, requested, target.inputBucket, prefix);
 
     try {
       await requireInputBucket(target);
       await requireOutputBucket(target);
-      if (attachTo || jobManifestUrl) {
+      if (attachTo || jobManifestUrl || generator) {
         // No planning: a job that exists, or one over a manifest the operator already has.
         const runner = await jobRunner(target, values, human);
         const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
         let job: SubmittedJob | undefined;
         if (!attachTo) {
-          const { bucket, key } = parseS3Url(jobManifestUrl as string, 'manifest');
-          const manifest = await existingManifest(target.clients.s3, bucket, key, manifestFormatOf(key));
+          let manifest: StoredManifest | ManifestGeneratorSpec;
+          if (generator) manifest = generator;
+          else {
+            const { bucket, key } = parseS3Url(jobManifestUrl as string, 'manifest');
+            manifest = await existingManifest(target.clients.s3, bucket, key, manifestFormatOf(key));
+          }
           job = await submitJob({
             s3: target.clients.s3,
             runner,
             manifest,
             report,
-            description: `rerun reprocess --manifest ${jobManifestUrl}`.slice(0, 256),
+            description: (generator
+              ? `rerun reprocess --generate-manifest --prefix ${prefix}`
+              : `rerun reprocess --manifest ${jobManifestUrl}`
+            ).slice(0, 256),
           });
           human(`${jobLine(job, runner)}\n`);
         }
@@ -624,7 +652,7 @@ function jobSummary(
     ...(job
       ? {
           token: job.request.ClientRequestToken,
-          manifest: job.request.Manifest.Location.ObjectArn.replace(/^arn:aws:s3:::/, 's3://'),
+          manifest: manifestOfJob(job.request),
           ...(job.ranBefore ? { ranBefore: true } : {}),
         }
       : {}),
@@ -776,4 +804,46 @@ function describeResult(result: ReprocessResult, target: PipelineTarget, sent = 
     if (w.gone > 0) lines.push(`${w.gone} planned input(s) were deleted meanwhile.`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** Where a job's tasks come from, as the summary names it. */
+function manifestOfJob(request: SubmittedJob['request']): string {
+  if (request.Manifest) return request.Manifest.Location.ObjectArn.replace(/^arn:aws:s3:::/, 's3://');
+  const generator = request.ManifestGenerator?.S3JobManifestGenerator;
+  const prefix = generator?.Filter.KeyNameConstraint?.MatchAnyPrefix[0] ?? '';
+  return `generated from ${generator?.SourceBucket.replace(/^arn:aws:s3:::/, 's3://')}/${prefix}`;
+}
+
+/**
+ * `--generate-manifest` (with `--created-after` / `--created-before`): the manifest generator's
+ * filters over the input bucket, or undefined without the flag.
+ */
+function manifestGeneratorOption(
+  values: OptionValues,
+  engine: ReprocessEngine,
+  inputBucket: string,
+  prefix: string,
+): ManifestGeneratorSpec | undefined {
+  const time = (name: string): Date | undefined => {
+    const text = stringOption(values, name);
+    if (text === undefined) return undefined;
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) throw new CliUsageError(`--${name} must be an ISO 8601 time (got "${text}").`);
+    return new Date(ms);
+  };
+  const createdAfter = time('created-after');
+  const createdBefore = time('created-before');
+  if (values['generate-manifest'] !== true) {
+    if (createdAfter || createdBefore) {
+      throw new CliUsageError('--created-after and --created-before filter --generate-manifest: pass it too.');
+    }
+    return undefined;
+  }
+  if (engine !== ReprocessEngine.BATCH_OPERATIONS) {
+    throw new CliUsageError("--generate-manifest is a Batch Operations job's: it goes with --engine batch-operations.");
+  }
+  if (values.manifest !== undefined || values.job !== undefined) {
+    throw new CliUsageError("--generate-manifest, --manifest and --job each name the job's tasks: pass one.");
+  }
+  return { generator: { sourceBucket: inputBucket, prefix, createdAfter, createdBefore } };
 }
