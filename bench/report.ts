@@ -558,6 +558,29 @@ export function formatBenchReport(report: BenchReport): string {
       '',
     );
   }
+  if (sp) {
+    const usd = (x: number) => `$${x.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+    const row = (label: string, c: ShardedPlanningResult['cost100M']['sqs']) => [
+      label,
+      usd(c.listing),
+      usd(c.queue),
+      usd(c.job),
+      usd(c.invokes),
+      usd(c.total),
+    ];
+    out.push(
+      'Reprocessing 100,000,000 objects by each engine (list prices, us-east-1; LIST requests as counted above; Lambda duration left out: the same per object)',
+      table(
+        ['engine', 'LIST + manifest', 'SQS', 'job fees', 'Lambda invokes', 'total'],
+        [
+          row('sqs (plan, 10 per message batch)', sp.cost100M.sqs),
+          row('batch-operations (plan, CSV manifest)', sp.cost100M.batchOperationsPlanned),
+          row('batch-operations (--generate-manifest)', sp.cost100M.batchOperationsGenerated),
+        ],
+      ),
+      '',
+    );
+  }
   if (report.bundles) {
     out.push(
       'Handlers: the deployed bundles (cdk synth assets; minified ESM, AWS SDK inside) and cold import in a fresh node process with no node_modules in reach',

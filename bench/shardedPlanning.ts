@@ -7,6 +7,7 @@ import {
   type ListPageOutput,
   listSharded,
 } from '../app/reprocess/shardedListing.js';
+import { type EngineCost, reprocessEngineCosts } from './reprocessEngineCost.js';
 
 /**
  * The modelled latency of one ListObjectsV2 request of up to 1,000 keys. A model, as the first-run
@@ -125,6 +126,16 @@ export interface ShardedPlanningResult {
    * Wall times and requests scaled to 1 M and 100 M keys: both are linear in the count (a sharded
    * listing has no fixed probing cost; its ranges are split while they are listed).
    */
+  /**
+   * Reprocessing 100 M objects by each engine (USD, list prices): the plan's LIST requests as
+   * counted here (sharded, input and output listings), SQS and Lambda requests per object, a Batch
+   * Operations job's fees (bench/reprocessEngineCost.ts).
+   */
+  readonly cost100M: {
+    readonly sqs: EngineCost;
+    readonly batchOperationsPlanned: EngineCost;
+    readonly batchOperationsGenerated: EngineCost;
+  };
   readonly extrapolated: {
     readonly at1M: {
       readonly sequentialMinutes: number;
@@ -203,6 +214,8 @@ export async function measureShardedPlanning(options: {
     sharded: many.run,
     sameOrder,
     speedup: Math.round((one.run.ms / Math.max(1, many.run.ms)) * 10) / 10,
+    // Two listings per plan (inputs and outputs), each at the sharded listing's requests per key.
+    cost100M: reprocessEngineCosts(1e8, (2 * many.run.requests) / options.keys),
     extrapolated: {
       at1M: {
         sequentialMinutes: round1(per(one.run.ms, 1e6) / 60_000),

@@ -23,15 +23,17 @@ export type ReprocessEngine = (typeof ReprocessEngine)[keyof typeof ReprocessEng
 /**
  * Planned inputs from which `--engine auto` runs a Batch Operations job instead of SQS messages.
  *
- * Chosen, not measured. Below it the SQS engine is the cheaper one and starts at once: about 0.3
- * SQS requests per input (a tenth of a SendMessageBatch, a receive and a delete shared by 10),
- * about $0.12 per million inputs at $0.40 per million requests, and one Lambda invocation per 10
- * inputs. A job costs $0.25 plus $1.00 per million objects, invokes Lambda once per object, and
- * spends minutes preparing before its first task (S3 pricing page, "Batch Operations"; S3 User
- * Guide, "Tracking job status"). From a million inputs, the SQS engine keeps the operator's machine
- * sending 100,000 batches (minutes to tens of minutes, and it must stay up for `--wait`), while the
- * job's fixed cost has become small against what it carries. The threshold is a constant, not an
- * option: pass `--engine` explicitly to choose otherwise.
+ * Not a cost break-even, because there is none: priced from list prices and counted requests
+ * (bench/reprocessEngineCost.ts, printed by `npm run bench -- --only sharding`), the SQS engine
+ * costs about $0.15 per million inputs (0.3 SQS requests and 0.1 Lambda invocations per input,
+ * and the plan's LISTs) and a job $0.25 plus about $1.40 per million ($1.00 of Batch Operations
+ * fees and one Lambda invocation per object): $15 against $120 for 100 M objects. A job is chosen
+ * for what the money buys: from a million inputs the SQS engine keeps the operator's machine
+ * sending 100,000 SendMessageBatch calls (and up for `--wait`), while a job runs in AWS, retries
+ * and reports by itself; the extra cost is then about a dollar per million. Below it the SQS
+ * engine is cheaper and starts at once (a job spends minutes preparing before its first task).
+ * It stays under the 2,000,000 rows rerun builds a manifest of. A constant, not an option: pass
+ * `--engine` to choose otherwise.
  */
 export const AUTO_BATCH_OPERATIONS_THRESHOLD = 1_000_000;
 
