@@ -779,7 +779,7 @@ type PlanningSetup = Awaited<ReturnType<typeof planningSetup>>;
 
 /** The engine a planned reprocess runs on (`auto`: a dry-run pass sizes the plan first). */
 async function chooseEngine(values: OptionValues, args: ReprocessArgs, setup: PlanningSetup) {
-  const { dryRun, human, requested } = args;
+  const { human, requested } = args;
   const { common, explain, queueUrl } = setup;
   let engine: typeof ReprocessEngine.SQS | typeof ReprocessEngine.BATCH_OPERATIONS =
     requested === ReprocessEngine.AUTO ? ReprocessEngine.SQS : requested;
