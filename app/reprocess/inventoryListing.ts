@@ -6,17 +6,42 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { RerunError } from '../../src/errors.js';
 import {
   type InventoryManifest,
-  InventoryManifestError,
-  parseInventoryManifest,
+  PLANNING_INVENTORY_COLUMNS,
+  parseInventoryManifest as parseManifestText,
 } from '../../src/intake/inventoryManifest.js';
 import { decodeS3EventKey } from '../../src/intake/parseS3Event.js';
 import { splitCsvLine } from '../../src/intake/splitCsvLine.js';
 import type { ListedObject } from './planReprocess.js';
 import { compareS3Keys } from './s3KeyOrder.js';
 
-export { type InventoryManifest, InventoryManifestError, parseInventoryManifest };
+export type { InventoryManifest };
+
+/** An S3 Inventory manifest that cannot be used: what is wrong with it and what to do. */
+export class InventoryManifestError extends RerunError {
+  constructor(message: string) {
+    super(message, { retryable: false });
+    this.name = 'InventoryManifestError';
+  }
+}
+
+/**
+ * Reads and checks a manifest (src/intake/inventoryManifest.ts): CSV format, and the columns
+ * planning needs. Pure.
+ *
+ * @example
+ * parseInventoryManifest(text).files.map((f) => f.key);
+ */
+export function parseInventoryManifest(text: string): InventoryManifest {
+  try {
+    return parseManifestText(text, PLANNING_INVENTORY_COLUMNS);
+  } catch (error) {
+    if (error instanceof RerunError) throw new InventoryManifestError(error.message);
+    throw error;
+  }
+}
 
 /**
  * One CSV line of an inventory data file as a listed object, or undefined for a row that is not a

@@ -1,13 +1,5 @@
 import { RerunError } from '../errors.js';
 
-/** An S3 Inventory manifest that cannot be used: what is wrong with it and what to do. */
-export class InventoryManifestError extends RerunError {
-  constructor(message: string) {
-    super(message, { retryable: false });
-    this.name = 'InventoryManifestError';
-  }
-}
-
 /**
  * The parts of an S3 Inventory `manifest.json` planning reads (Amazon S3 User Guide, "Inventory
  * manifest": `sourceBucket`, `destinationBucket` as an ARN, `fileFormat`, `fileSchema` naming the
@@ -42,10 +34,10 @@ export function parseInventoryManifest(
   try {
     raw = JSON.parse(text) as Record<string, unknown>;
   } catch {
-    throw new InventoryManifestError('the inventory manifest is not JSON: pass the manifest.json of an S3 Inventory.');
+    throw unusable('the inventory manifest is not JSON: pass the manifest.json of an S3 Inventory.');
   }
   if (raw.fileFormat !== 'CSV') {
-    throw new InventoryManifestError(
+    throw unusable(
       `the inventory's fileFormat is ${JSON.stringify(raw.fileFormat)}: only CSV inventories are read. ` +
         'Configure the inventory with the CSV output format.',
     );
@@ -55,7 +47,7 @@ export function parseInventoryManifest(
     .map((c) => c.trim());
   const missing = required.filter((c) => !columns.includes(c));
   if (missing.length > 0) {
-    throw new InventoryManifestError(
+    throw unusable(
       `the inventory has no ${missing.join(', ')} column(s) (fileSchema ${JSON.stringify(raw.fileSchema)}): ` +
         `add ${missing.join(', ')} to the inventory configuration.`,
     );
@@ -72,4 +64,9 @@ export function parseInventoryManifest(
       md5: String(f.MD5checksum ?? ''),
     })),
   };
+}
+
+/** What is wrong with a manifest and what to do: not retryable (app/ names it InventoryManifestError). */
+function unusable(message: string): RerunError {
+  return new RerunError(message, { retryable: false });
 }
