@@ -131,7 +131,7 @@ function formatPlanning(report: BenchReport, out: string[]): void {
     const n = (x: number) => x.toLocaleString('en-US');
     const row = (label: string, r: ShardedPlanningResult['sequential']) => [
       label,
-      `${n(r.requests)} (${n(r.probes)} probes, ${ms(r.probeMs)})`,
+      r.shards === 1 ? n(r.requests) : `${n(r.requests)} (${n(r.splits)} ranges split off)`,
       String(r.maxInFlight),
       ms(r.ms),
     ];
@@ -143,17 +143,40 @@ function formatPlanning(report: BenchReport, out: string[]): void {
           row('sequential (one page after the other)', sp.sequential),
           row(`${sp.sharded.shards} shards`, sp.sharded),
           [
-            'scaled to 1,000,000 keys (pages linear, probing fixed)',
-            '',
+            'scaled to 1,000,000 keys (linear)',
+            `${n(sp.extrapolated.at1M.sequentialRequests)} vs ${n(sp.extrapolated.at1M.shardedRequests)}`,
             '',
             `${sp.extrapolated.at1M.sequentialMinutes} min vs ${sp.extrapolated.at1M.shardedMinutes} min`,
           ],
           [
-            'scaled to 100,000,000 keys (pages linear, probing fixed)',
-            '',
+            'scaled to 100,000,000 keys (linear)',
+            `${n(sp.extrapolated.at100M.sequentialRequests)} vs ${n(sp.extrapolated.at100M.shardedRequests)}`,
             '',
             `${sp.extrapolated.at100M.sequentialHours} h vs ${sp.extrapolated.at100M.shardedHours} h`,
           ],
+        ],
+      ),
+      '',
+    );
+  }
+  if (sp) {
+    const usd = (x: number) => `$${x.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+    const row = (label: string, c: ShardedPlanningResult['cost100M']['sqs']) => [
+      label,
+      usd(c.listing),
+      usd(c.queue),
+      usd(c.job),
+      usd(c.invokes),
+      usd(c.total),
+    ];
+    out.push(
+      'Reprocessing 100,000,000 objects by each engine (list prices, us-east-1; LIST requests as counted above; Lambda duration left out: the same per object)',
+      table(
+        ['engine', 'LIST + manifest', 'SQS', 'job fees', 'Lambda invokes', 'total'],
+        [
+          row('sqs (plan, 10 per message batch)', sp.cost100M.sqs),
+          row('batch-operations (plan, CSV manifest)', sp.cost100M.batchOperationsPlanned),
+          row('batch-operations (--generate-manifest)', sp.cost100M.batchOperationsGenerated),
         ],
       ),
       '',

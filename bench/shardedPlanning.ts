@@ -7,6 +7,7 @@ import {
   type ListPageOutput,
   listSharded,
 } from '../app/reprocess/shardedListing.js';
+import { type EngineCost, reprocessEngineCosts } from './reprocessEngineCost.js';
 
 /**
  * The modelled latency of one ListObjectsV2 request of up to 1,000 keys. A model, as the first-run
@@ -27,46 +28,37 @@ export const MODELLED_LIST_LATENCY_MS = 60;
  */
 export class InMemoryListing {
   readonly keys: string[];
+  private readonly objects: ListedObject[];
   requests = 0;
-  probes = 0;
   inFlight = 0;
   maxInFlight = 0;
-  /** When the first full page was asked for (performance.now()): the end of a sharded listing's probing. */
-  firstPageAt?: number;
-  /** Keys hidden from listings (not from probes), as if deleted between probing and listing. */
-  hidden?: (key: string) => boolean;
 
+  /** `pageSize` below S3's 1,000 lets a test split ranges over a few keys. */
   constructor(
     keys: Iterable<string>,
     private readonly latencyMs: number,
+    private readonly pageSize = 1000,
   ) {
     this.keys = [...new Set(keys)].sort(compareS3Keys);
+    this.objects = this.keys.map((key) => ({ key, etag: 'e', size: 1, lastModified: 0 }));
   }
 
   readonly listPage: ListPage = async (input: ListPageInput) => {
     this.requests++;
-    if (input.MaxKeys === 1) this.probes++;
-    else this.firstPageAt ??= performance.now();
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
       if (this.latencyMs > 0) await delay(this.latencyMs);
       const after = input.ContinuationToken ?? input.StartAfter;
-      let i = Math.max(after === undefined ? 0 : upperBound(this.keys, after), lowerBound(this.keys, input.Prefix));
-      const max = Math.min(input.MaxKeys ?? 1000, 1000);
-      const objects: ListedObject[] = [];
-      while (i < this.keys.length && objects.length < max) {
-        const key = this.keys[i] as string;
-        if (!key.startsWith(input.Prefix)) {
-          if (compareS3Keys(key, input.Prefix) > 0) break;
-          i++;
-          continue;
-        }
-        if (input.MaxKeys === 1 || !this.hidden?.(key)) objects.push({ key, etag: 'e', size: 1, lastModified: 0 });
-        i++;
-      }
-      const more = i < this.keys.length && (this.keys[i] as string).startsWith(input.Prefix);
-      return { objects, nextToken: more ? this.keys[i - 1] : undefined };
+      const start = Math.max(
+        after === undefined ? 0 : upperBound(this.keys, after),
+        lowerBound(this.keys, input.Prefix),
+      );
+      const end = prefixEnd(this.keys, input.Prefix);
+      const stop = Math.min(end, start + Math.min(input.MaxKeys ?? 1000, this.pageSize));
+      // The listed objects are built once: the bench measures the client, not this stand-in's CPU.
+      const objects = start < stop ? this.objects.slice(start, stop) : [];
+      return { objects, nextToken: stop < end ? this.keys[stop - 1] : undefined };
     } finally {
       this.inFlight--;
     }
@@ -80,6 +72,19 @@ function lowerBound(keys: readonly string[], key: string): number {
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     if (compareS3Keys(keys[mid] as string, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The index past the last key that starts with `prefix` (those keys are contiguous in key order). */
+function prefixEnd(keys: readonly string[], prefix: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const key = keys[mid] as string;
+    if (key.startsWith(prefix) || compareS3Keys(key, prefix) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -101,11 +106,10 @@ function upperBound(keys: readonly string[], key: string): number {
 export interface ListingRun {
   readonly shards: number;
   readonly ms: number;
-  /** ListObjectsV2 requests: pages, and (sharded) the MaxKeys-1 probes that found the ranges. */
+  /** ListObjectsV2 requests: full pages, and (sharded) the short ones where a range ends. */
   readonly requests: number;
-  readonly probes: number;
-  /** Time spent finding the key ranges, before the first page was asked for. */
-  readonly probeMs: number;
+  /** Ranges split off while listing (sharded). */
+  readonly splits: number;
   readonly maxInFlight: number;
 }
 
@@ -119,12 +123,32 @@ export interface ShardedPlanningResult {
   readonly sameOrder: boolean;
   readonly speedup: number;
   /**
-   * Wall times scaled to 1 M and 100 M keys: pages (and their time) are linear in the count; the
-   * probing of a sharded listing is taken as fixed (it depends on the key layout, not the count).
+   * Wall times and requests scaled to 1 M and 100 M keys: both are linear in the count (a sharded
+   * listing has no fixed probing cost; its ranges are split while they are listed).
    */
+  /**
+   * Reprocessing 100 M objects by each engine (USD, list prices): the plan's LIST requests as
+   * counted here (sharded, input and output listings), SQS and Lambda requests per object, a Batch
+   * Operations job's fees (bench/reprocessEngineCost.ts).
+   */
+  readonly cost100M: {
+    readonly sqs: EngineCost;
+    readonly batchOperationsPlanned: EngineCost;
+    readonly batchOperationsGenerated: EngineCost;
+  };
   readonly extrapolated: {
-    readonly at1M: { readonly sequentialMinutes: number; readonly shardedMinutes: number };
-    readonly at100M: { readonly sequentialHours: number; readonly shardedHours: number };
+    readonly at1M: {
+      readonly sequentialMinutes: number;
+      readonly shardedMinutes: number;
+      readonly sequentialRequests: number;
+      readonly shardedRequests: number;
+    };
+    readonly at100M: {
+      readonly sequentialHours: number;
+      readonly shardedHours: number;
+      readonly sequentialRequests: number;
+      readonly shardedRequests: number;
+    };
   };
 }
 
@@ -161,18 +185,18 @@ export async function measureShardedPlanning(options: {
     log(`sharding: listing ${options.keys} keys with ${shards} shard(s) at ${latencyMs} ms per LIST...`);
     const started = performance.now();
     const seen: string[] = [];
+    const counters = { splits: 0 };
     const stream =
       shards === 1
         ? sequential(bucket.listPage, 'incoming/')
-        : listSharded(bucket.listPage, 'bench', 'incoming/', { shards });
+        : listSharded(bucket.listPage, 'bench', 'incoming/', { shards, counters });
     for await (const object of stream) seen.push(object.key);
     return {
       run: {
         shards,
         ms: Math.round(performance.now() - started),
         requests: bucket.requests,
-        probes: bucket.probes,
-        probeMs: Math.round((bucket.firstPageAt ?? started) - started),
+        splits: counters.splits,
         maxInFlight: bucket.maxInFlight,
       },
       digest: seen,
@@ -182,7 +206,7 @@ export async function measureShardedPlanning(options: {
   const many = await run(options.shards);
   const sameOrder = one.digest.length === many.digest.length && one.digest.every((k, i) => k === many.digest[i]);
   const per = (ms: number, n: number) => (ms * n) / options.keys;
-  const shardedAt = (n: number) => many.run.probeMs + per(many.run.ms - many.run.probeMs, n);
+  const scaled = (r: ListingRun, n: number) => Math.round((r.requests * n) / options.keys);
   return {
     keys: options.keys,
     listLatencyMs: latencyMs,
@@ -190,14 +214,20 @@ export async function measureShardedPlanning(options: {
     sharded: many.run,
     sameOrder,
     speedup: Math.round((one.run.ms / Math.max(1, many.run.ms)) * 10) / 10,
+    // Two listings per plan (inputs and outputs), each at the sharded listing's requests per key.
+    cost100M: reprocessEngineCosts(1e8, (2 * many.run.requests) / options.keys),
     extrapolated: {
       at1M: {
         sequentialMinutes: round1(per(one.run.ms, 1e6) / 60_000),
-        shardedMinutes: round1(shardedAt(1e6) / 60_000),
+        shardedMinutes: round1(per(many.run.ms, 1e6) / 60_000),
+        sequentialRequests: scaled(one.run, 1e6),
+        shardedRequests: scaled(many.run, 1e6),
       },
       at100M: {
         sequentialHours: round1(per(one.run.ms, 1e8) / 3_600_000),
-        shardedHours: round1(shardedAt(1e8) / 3_600_000),
+        shardedHours: round1(per(many.run.ms, 1e8) / 3_600_000),
+        sequentialRequests: scaled(one.run, 1e8),
+        shardedRequests: scaled(many.run, 1e8),
       },
     },
   };

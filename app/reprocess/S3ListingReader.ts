@@ -1,7 +1,7 @@
 import { ListObjectsV2Command, type ListObjectsV2CommandOutput, type S3Client } from '@aws-sdk/client-s3';
 import { stripQuotes } from '../../src/intake/parseS3Event.js';
 import type { ListedObject } from './planReprocess.js';
-import { type ListPage, listSharded } from './shardedListing.js';
+import { type ListPage, listSharded, type ShardedListingCounters } from './shardedListing.js';
 
 /**
  * The listings a reprocess plans from: ListObjectsV2 page by page (1,000 keys per request, keys
@@ -17,8 +17,6 @@ export class S3ListingReader {
   listRequests = 0;
   /** ListObjectsV2 requests of exact-key lookups. */
   lookupRequests = 0;
-  /** ListObjectsV2 requests (MaxKeys 1) that found the key ranges of sharded listings. */
-  probeRequests = 0;
 
   constructor(readonly client: S3Client) {}
 
@@ -42,21 +40,31 @@ export class S3ListingReader {
   }
 
   /**
-   * Every object under `prefix` in the same order as {@link list}, read as up to `shards` key
-   * ranges at once (app/reprocess/shardedListing.ts); `shards` 1 is {@link list}.
+   * Every object under `prefix` in the same order as {@link list}, read as key ranges with up to
+   * `shards` requests at once (app/reprocess/shardedListing.ts); `shards` 1 is {@link list}.
+   * `pageSize` (MaxKeys, at most 1,000) exists for tests that split ranges over a few keys.
    */
-  listSharded(bucket: string, prefix: string, shards: number): AsyncGenerator<ListedObject> {
+  listSharded(
+    bucket: string,
+    prefix: string,
+    shards: number,
+    options: { readonly pageSize?: number; readonly counters?: ShardedListingCounters } = {},
+  ): AsyncGenerator<ListedObject> {
     if (shards === 1) return this.list(bucket, prefix);
     const listPage: ListPage = async (input) => {
-      if (input.MaxKeys === 1) this.probeRequests++;
-      else this.listRequests++;
-      const page = await this.client.send(new ListObjectsV2Command(input));
+      this.listRequests++;
+      const page = await this.client.send(
+        new ListObjectsV2Command({ ...input, ...(options.pageSize ? { MaxKeys: options.pageSize } : {}) }),
+      );
       return {
         objects: (page.Contents ?? []).filter((o) => o.Key !== undefined).map(toListed),
         nextToken: page.IsTruncated ? page.NextContinuationToken : undefined,
       };
     };
-    return listSharded(listPage, bucket, prefix, { shards });
+    return listSharded(listPage, bucket, prefix, {
+      shards,
+      ...(options.counters ? { counters: options.counters } : {}),
+    });
   }
 
   private page(bucket: string, prefix: string, token?: string): Promise<ListObjectsV2CommandOutput> {

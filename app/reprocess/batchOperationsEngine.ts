@@ -2,15 +2,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
   type BatchOperationsFunction,
-  parseManifestCsv,
+  type LocalJobManifest,
   runLocalBatchOperationsJob,
 } from '../../local/batchOperations/LocalBatchOperationsJob.js';
+import { readManifestTasks } from '../../local/batchOperations/manifestTasks.js';
 import { batchOperationsReportManifestKey } from '../../src/batch/batchOperationsLayout.js';
 import {
   BatchOperationsManifestError,
   buildCreateJobRequest,
+  isGeneratedManifest,
   localJobId,
   type ManifestFormat,
+  type ManifestGeneratorSpec,
   type ReportedFailure,
   type RerunCreateJobRequest,
   reportResults,
@@ -109,7 +112,8 @@ export interface SubmittedJob {
 export async function submitJob(options: {
   readonly s3: S3Client;
   readonly runner: JobRunner;
-  readonly manifest: StoredManifest;
+  /** A manifest object, or the generator's filters (S3 lists the bucket itself). */
+  readonly manifest: StoredManifest | ManifestGeneratorSpec;
   readonly report: { readonly bucket: string; readonly prefix: string };
   readonly description: string;
 }): Promise<SubmittedJob> {
@@ -123,22 +127,20 @@ export async function submitJob(options: {
   });
   if (runner.kind === 'aws') return { jobId: await runner.jobs.createJob(request), request };
 
-  if (options.manifest.format !== 'S3BatchOperations_CSV_20180820') {
-    throw new BatchOperationsManifestError(
-      'the local stand-in reads CSV manifests (bucket,key) only, not S3 Inventory reports: pass a CSV manifest, ' +
-        'or leave out --manifest so rerun plans and writes one.',
-    );
-  }
+  // The stand-in reads each kind of manifest as S3 does: CSV, S3 Inventory report, or generated.
+  const manifest: LocalJobManifest = isGeneratedManifest(options.manifest)
+    ? { generator: options.manifest.generator }
+    : { bucket: options.manifest.bucket, key: options.manifest.key, format: options.manifest.format };
   const jobId = localJobId(request.ClientRequestToken);
   const reportKey = batchOperationsReportManifestKey(options.report.prefix, jobId);
   if (await exists(options.s3, options.report.bucket, reportKey)) {
-    const rows = parseManifestCsv(await readText(options.s3, options.manifest.bucket, options.manifest.key));
+    const rows = await readManifestTasks(options.s3, manifest);
     return { jobId, request, ranBefore: true, totalTasks: rows.length };
   }
   const job = await runLocalBatchOperationsJob({
     s3: options.s3,
     handler: runner.handler,
-    manifest: { bucket: options.manifest.bucket, key: options.manifest.key },
+    manifest,
     report: { ...options.report, scope: 'FailedTasksOnly' },
     jobId,
     invocationSchemaVersion: '2.0',

@@ -7,10 +7,17 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { RerunError } from '../../src/errors.js';
+import {
+  type InventoryManifest,
+  PLANNING_INVENTORY_COLUMNS,
+  parseInventoryManifest as parseManifestText,
+} from '../../src/intake/inventoryManifest.js';
 import { decodeS3EventKey } from '../../src/intake/parseS3Event.js';
 import { splitCsvLine } from '../../src/intake/splitCsvLine.js';
 import type { ListedObject } from './planReprocess.js';
 import { compareS3Keys } from './s3KeyOrder.js';
+
+export type { InventoryManifest };
 
 /** An S3 Inventory manifest that cannot be used: what is wrong with it and what to do. */
 export class InventoryManifestError extends RerunError {
@@ -21,63 +28,19 @@ export class InventoryManifestError extends RerunError {
 }
 
 /**
- * The parts of an S3 Inventory `manifest.json` planning reads (Amazon S3 User Guide, "Inventory
- * manifest": `sourceBucket`, `destinationBucket` as an ARN, `fileFormat`, `fileSchema` naming the
- * CSV columns in order, and `files` with each data file's key, size and MD5 checksum).
- */
-export interface InventoryManifest {
-  readonly sourceBucket: string;
-  /** Bucket name of the data files (from the `arn:aws:s3:::name` ARN). */
-  readonly destinationBucket: string;
-  /** Epoch milliseconds when the inventory began scanning: objects changed after it are not in it. */
-  readonly creationTimestamp: number;
-  readonly columns: readonly string[];
-  readonly files: readonly { readonly key: string; readonly md5: string }[];
-}
-
-/**
- * Reads and checks a manifest: CSV format, and the columns planning needs (Key, Size,
- * LastModifiedDate, ETag). Pure.
+ * Reads and checks a manifest (src/intake/inventoryManifest.ts): CSV format, and the columns
+ * planning needs. Pure.
  *
  * @example
- * const manifest = parseInventoryManifest(text);
- * manifest.files.map((f) => f.key);
+ * parseInventoryManifest(text).files.map((f) => f.key);
  */
 export function parseInventoryManifest(text: string): InventoryManifest {
-  let raw: Record<string, unknown>;
   try {
-    raw = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    throw new InventoryManifestError('the inventory manifest is not JSON: pass the manifest.json of an S3 Inventory.');
+    return parseManifestText(text, PLANNING_INVENTORY_COLUMNS);
+  } catch (error) {
+    if (error instanceof RerunError) throw new InventoryManifestError(error.message);
+    throw error;
   }
-  if (raw.fileFormat !== 'CSV') {
-    throw new InventoryManifestError(
-      `the inventory's fileFormat is ${JSON.stringify(raw.fileFormat)}: only CSV inventories are read. ` +
-        'Configure the inventory with the CSV output format.',
-    );
-  }
-  const columns = String(raw.fileSchema ?? '')
-    .split(',')
-    .map((c) => c.trim());
-  const missing = ['Key', 'Size', 'LastModifiedDate', 'ETag'].filter((c) => !columns.includes(c));
-  if (missing.length > 0) {
-    throw new InventoryManifestError(
-      `the inventory has no ${missing.join(', ')} column(s) (fileSchema ${JSON.stringify(raw.fileSchema)}): ` +
-        'add Size, Last modified date and ETag to the inventory configuration.',
-    );
-  }
-  const destination = String(raw.destinationBucket ?? '').replace(/^arn:aws[a-z-]*:s3:::/, '');
-  const files = Array.isArray(raw.files) ? raw.files : [];
-  return {
-    sourceBucket: String(raw.sourceBucket ?? ''),
-    destinationBucket: destination,
-    creationTimestamp: Number(raw.creationTimestamp ?? 0),
-    columns,
-    files: files.map((f: { key?: unknown; MD5checksum?: unknown }) => ({
-      key: String(f.key ?? ''),
-      md5: String(f.MD5checksum ?? ''),
-    })),
-  };
 }
 
 /**

@@ -58,7 +58,7 @@ export interface RunReprocessOptions {
   readonly verifyConcurrency?: number;
   /**
    * Key ranges of each listing read at once (S3ListingReader.listSharded): the same plan, in about
-   * 1/N of the wall time for a large prefix, for a few MaxKeys-1 probes and N x 8 pages of memory.
+   * 1/N of the wall time for a large prefix, for a few more requests than pages and N x 8 pages of memory.
    * @default 1 (one listing page after the other)
    */
   readonly listShards?: number;
@@ -214,31 +214,103 @@ export interface ReprocessResult {
  */
 export async function runReprocess(options: RunReprocessOptions): Promise<ReprocessResult> {
   const mode = options.mode ?? Mode.STALE;
-  const verify = options.verify === true;
   const dryRun = options.dryRun === true;
   const now = options.now ?? Date.now;
   const started = now();
   checkConfiguration(options);
 
-  const heads = { count: 0 };
+  const run = newRunState(options);
   const limiter = options.ratePerSecond ? new RateLimiter({ perSecond: options.ratePerSecond, now }) : undefined;
-  const trackLimit = options.waitTrackLimit ?? 250_000;
-  const planned = new Set<string>();
-  let tracked = options.wait === true;
-  const counts = zeroCounts();
-  const plan = emptyPlanCounts();
-  const sample: ReprocessVerdict[] = [];
-  const sampleSize = options.sampleSize ?? 20;
-  let selected = 0;
-  let enqueued = 0;
-  let pruned = 0;
-  const kept = { count: 0, first: [] as { inputKey: string; reason: string }[] };
-  let interrupted = false;
-  let batch: BatchMessage[] = [];
   const progress = (planComplete: boolean) =>
-    options.onProgress?.({ listedInputs: plan.inputs, planned: selected, enqueued, pruned, planComplete });
-  // An orphan's outputs go with If-Match deletes, as an ObjectRemoved event of its input would.
-  const prune = async (inputKey: string) => {
+    options.onProgress?.({
+      listedInputs: run.plan.inputs,
+      planned: run.selected,
+      enqueued: run.enqueued,
+      pruned: run.pruned,
+      planComplete,
+    });
+  const prune = orphanPruner(options, run, limiter, progress);
+  await planAndEnqueue(options, run, { mode, dryRun, limiter, prune, progress });
+  const sideOrphans = await pruneSideOrphans(options, run, prune, dryRun);
+  progress(!run.interrupted);
+
+  const base = {
+    prefix: options.prefix,
+    mode,
+    verify: options.verify === true,
+    dryRun,
+    planned: run.selected,
+    enqueued: run.enqueued,
+    pruned: run.pruned,
+    prune: options.prune === true,
+    kept: run.kept,
+    sideOrphans,
+    interrupted: run.interrupted,
+    counts: run.counts,
+    plan: run.plan,
+    sample: run.sample,
+  };
+  const planRequests = requestCounts(options, run);
+  if (dryRun || run.interrupted || !options.wait || run.selected === 0) return { ...base, requests: planRequests };
+  const wait = await waitForPlan(options, run, { mode, now, started, planRequests });
+  return { ...base, requests: planRequests, wait };
+}
+
+/** What a run has planned, sent and pruned so far (the counters its steps share). */
+interface RunState {
+  readonly counts: Record<ReprocessState, number>;
+  readonly plan: PlanCounts;
+  readonly sample: ReprocessVerdict[];
+  readonly sampleSize: number;
+  readonly heads: { count: number };
+  /** The planned input keys `--wait` follows, while there are at most `waitTrackLimit`. */
+  readonly planned: Set<string>;
+  tracked: boolean;
+  selected: number;
+  enqueued: number;
+  pruned: number;
+  readonly kept: { count: number; first: { inputKey: string; reason: string }[] };
+  interrupted: boolean;
+}
+
+function newRunState(options: RunReprocessOptions): RunState {
+  return {
+    counts: zeroCounts(),
+    plan: emptyPlanCounts(),
+    sample: [],
+    sampleSize: options.sampleSize ?? 20,
+    heads: { count: 0 },
+    planned: new Set<string>(),
+    tracked: options.wait === true,
+    selected: 0,
+    enqueued: 0,
+    pruned: 0,
+    kept: { count: 0, first: [] },
+    interrupted: false,
+  };
+}
+
+/** ListObjectsV2 and HEAD requests so far. */
+function requestCounts(options: RunReprocessOptions, run: RunState): { list: number; lookup: number; head: number } {
+  return {
+    // Sharded listings count every request, the short pages at range ends too: each is paid for.
+    list: options.reader.listRequests,
+    lookup: options.reader.lookupRequests,
+    head: run.heads.count,
+  };
+}
+
+/**
+ * Removes an orphan's outputs with If-Match deletes, as an ObjectRemoved event of its input would,
+ * and counts what was pruned and what was kept (and why).
+ */
+function orphanPruner(
+  options: RunReprocessOptions,
+  run: RunState,
+  limiter: RateLimiter | undefined,
+  progress: (planComplete: boolean) => void,
+): (inputKey: string) => Promise<void> {
+  return async (inputKey) => {
     await limiter?.take(1);
     const removed = await removeOutputs(
       options.worker,
@@ -255,9 +327,9 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
             key: created.key,
             etag: input.etag,
             size: input.contentLength,
-            sentAt: now(),
+            sentAt: (options.now ?? Date.now)(),
           });
-          enqueued += await sendMessageBatch(
+          run.enqueued += await sendMessageBatch(
             options.sqs,
             options.queueUrl,
             [{ body }],
@@ -267,130 +339,135 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
         },
       },
     );
-    if (removed.status === 'processed') pruned++;
+    if (removed.status === 'processed') run.pruned++;
     else {
-      kept.count++;
+      run.kept.count++;
       // The outcome's reason is written for a delete event ("input deleted: nothing removed; kept
       // main: ..."); here no input was deleted by this run, so the report keeps what was kept and why.
       const reason = removed.reason.replace(/^input deleted: nothing removed; /, '');
-      if (kept.first.length < sampleSize) kept.first.push({ inputKey, reason });
+      if (run.kept.first.length < run.sampleSize) run.kept.first.push({ inputKey, reason });
     }
     progress(false);
   };
+}
+
+/** The plan, streamed: each selected input is enqueued (or given to the sink) as it is judged. */
+async function planAndEnqueue(
+  options: RunReprocessOptions,
+  run: RunState,
+  step: {
+    readonly mode: ReprocessMode;
+    readonly dryRun: boolean;
+    readonly limiter: RateLimiter | undefined;
+    readonly prune: (inputKey: string) => Promise<void>;
+    readonly progress: (planComplete: boolean) => void;
+  },
+): Promise<void> {
+  const trackLimit = options.waitTrackLimit ?? 250_000;
+  let batch: BatchMessage[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
-    await limiter?.take(batch.length);
-    enqueued += await sendMessageBatch(
+    await step.limiter?.take(batch.length);
+    run.enqueued += await sendMessageBatch(
       options.sqs,
       options.queueUrl,
       batch,
       'Run the same reprocess again to resume: it plans only what is still to do.',
     );
     batch = [];
-    progress(false);
+    step.progress(false);
   };
-
-  for await (const verdict of verdictStream(options, plan, heads, undefined, true)) {
+  for await (const verdict of verdictStream(options, run.plan, run.heads, undefined, true)) {
     if (options.signal?.aborted) {
-      interrupted = true;
+      run.interrupted = true;
       break;
     }
-    counts[verdict.state]++;
+    run.counts[verdict.state]++;
     if (verdict.state === ReprocessState.ORPHAN) {
-      if (sample.length < sampleSize) sample.push(verdict);
-      if (options.prune && !dryRun && verdict.inputKey) await prune(verdict.inputKey);
+      if (run.sample.length < run.sampleSize) run.sample.push(verdict);
+      if (options.prune && !step.dryRun && verdict.inputKey) await step.prune(verdict.inputKey);
       continue;
     }
-    if (!isSelected(verdict, mode) || !verdict.inputKey || !verdict.input) continue;
-    selected++;
-    if (sample.length < sampleSize) sample.push(verdict);
-    if (tracked) {
-      if (planned.size < trackLimit) planned.add(verdict.inputKey);
-      else tracked = false;
+    if (!isSelected(verdict, step.mode) || !verdict.inputKey || !verdict.input) continue;
+    run.selected++;
+    if (run.sample.length < run.sampleSize) run.sample.push(verdict);
+    if (run.tracked) {
+      if (run.planned.size < trackLimit) run.planned.add(verdict.inputKey);
+      else run.tracked = false;
     }
-    if (dryRun) continue;
+    if (step.dryRun) continue;
+    const input = { key: verdict.inputKey, etag: verdict.input.etag, size: verdict.input.size };
     if (options.sink) {
-      await options.sink({ key: verdict.inputKey, etag: verdict.input.etag, size: verdict.input.size });
-      enqueued++;
+      await options.sink(input);
+      run.enqueued++;
       continue;
     }
     batch.push({
-      body: reprocessMessageBody({
-        bucket: options.inputBucket,
-        key: verdict.inputKey,
-        etag: verdict.input.etag,
-        size: verdict.input.size,
-        sentAt: now(),
-      }),
+      body: reprocessMessageBody({ bucket: options.inputBucket, ...input, sentAt: (options.now ?? Date.now)() }),
     });
     if (batch.length === 10) await flush();
   }
-  if (!interrupted) await flush();
+  if (!run.interrupted) await flush();
+}
 
-  // Side objects whose main output is gone too are not found through their main output: with
-  // --prune, one more merge per side output (the inputs again, against that side's listing).
+/**
+ * Side objects whose main output is gone too are not found through their main output: with
+ * --prune, one more merge per side output (the inputs again, against that side's listing).
+ */
+async function pruneSideOrphans(
+  options: RunReprocessOptions,
+  run: RunState,
+  prune: (inputKey: string) => Promise<void>,
+  dryRun: boolean,
+): Promise<number> {
   let sideOrphans = 0;
-  for (const side of options.prune && !interrupted ? (options.sideMappings ?? []) : []) {
+  for (const side of options.prune && !run.interrupted ? (options.sideMappings ?? []) : []) {
     for await (const verdict of sideOrphanStream(options, side)) {
       if (options.signal?.aborted) {
-        interrupted = true;
+        run.interrupted = true;
         break;
       }
       sideOrphans++;
-      if (sample.length < sampleSize) sample.push(verdict);
+      if (run.sample.length < run.sampleSize) run.sample.push(verdict);
       if (!dryRun && verdict.inputKey) await prune(verdict.inputKey);
     }
   }
-  progress(!interrupted);
+  return sideOrphans;
+}
 
-  const base = {
-    prefix: options.prefix,
-    mode,
-    verify,
-    dryRun,
-    planned: selected,
-    enqueued,
-    pruned,
-    prune: options.prune === true,
-    kept,
-    sideOrphans,
-    interrupted,
-    counts,
-    plan,
-    sample,
-  };
-  const requests = () => ({
-    // Sharded listings also count their MaxKeys-1 probes: every ListObjectsV2 is paid for.
-    list: options.reader.listRequests + options.reader.probeRequests,
-    lookup: options.reader.lookupRequests,
-    head: heads.count,
-  });
-  const planRequests = requests();
-  if (dryRun || interrupted || !options.wait || selected === 0) return { ...base, requests: planRequests };
-
-  // Wait: the same plan again, until every planned input is current (or cannot become so).
+/** `--wait`: the same plan again, until every planned input is current (or cannot become so). */
+async function waitForPlan(
+  options: RunReprocessOptions,
+  run: RunState,
+  at: {
+    readonly mode: ReprocessMode;
+    readonly now: () => number;
+    readonly started: number;
+    readonly planRequests: { list: number; lookup: number; head: number };
+  },
+): Promise<NonNullable<ReprocessResult['wait']>> {
   const deadLetteredBefore = options.dlqUrl ? (await queueCounts(options.sqs, options.dlqUrl)).visible : 0;
   const interval = options.pollIntervalMs ?? 2000;
   let drainedChecks = 0;
   for (;;) {
     let remaining = 0;
     let done = 0;
-    const only = tracked ? planned : undefined;
-    for await (const verdict of verdictStream(options, emptyPlanCounts(), heads, only)) {
+    const only = run.tracked ? run.planned : undefined;
+    for await (const verdict of verdictStream(options, emptyPlanCounts(), run.heads, only)) {
       if (only && !only.has(verdict.inputKey ?? '')) continue;
       if (verdict.state === ReprocessState.ORPHAN) continue;
-      if (isSelected(verdict, mode) && verdict.state !== ReprocessState.CURRENT) remaining++;
+      if (isSelected(verdict, at.mode) && verdict.state !== ReprocessState.CURRENT) remaining++;
       else done++;
     }
-    if (!tracked) done = Math.max(0, selected - remaining);
+    if (!run.tracked) done = Math.max(0, run.selected - remaining);
     const queue = await queueCounts(options.sqs, options.queueUrl);
     const deadLettered = options.dlqUrl
       ? Math.max(0, (await queueCounts(options.sqs, options.dlqUrl)).visible - deadLetteredBefore)
       : 0;
-    const elapsedMs = now() - started;
+    const elapsedMs = at.now() - at.started;
     options.onWait?.({
       done,
-      total: selected,
+      total: run.selected,
       queued: queue.visible + queue.delayed,
       inFlight: queue.inFlight,
       deadLettered,
@@ -404,26 +481,14 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     else if (options.signal?.aborted) ended = ReprocessWaitEnd.INTERRUPTED;
     else if (options.timeoutMs !== undefined && elapsedMs >= options.timeoutMs) ended = ReprocessWaitEnd.TIMEOUT;
     if (ended) {
-      const gone = tracked ? Math.max(0, selected - done - remaining) : 0;
-      const total = requests();
-      return {
-        ...base,
-        requests: planRequests,
-        wait: {
-          ended,
-          done,
-          remaining,
-          gone,
-          deadLettered,
-          elapsedMs,
-          tracked,
-          requests: {
-            list: total.list - planRequests.list,
-            lookup: total.lookup - planRequests.lookup,
-            head: total.head - planRequests.head,
-          },
-        },
+      const gone = run.tracked ? Math.max(0, run.selected - done - remaining) : 0;
+      const total = requestCounts(options, run);
+      const requests = {
+        list: total.list - at.planRequests.list,
+        lookup: total.lookup - at.planRequests.lookup,
+        head: total.head - at.planRequests.head,
       };
+      return { ended, done, remaining, gone, deadLettered, elapsedMs, tracked: run.tracked, requests };
     }
     await sleep(interval, undefined, options.signal ? { signal: options.signal } : {}).catch(() => {});
   }

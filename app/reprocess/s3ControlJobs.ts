@@ -32,16 +32,23 @@ export interface S3ControlJobs {
 export function s3ControlJobs(client: Pick<S3ControlClient, 'send'>): S3ControlJobs {
   return {
     async createJob(request) {
+      const { Manifest: _manifest, ManifestGenerator: _generator, ...rest } = request;
       const out = await client.send(
         new CreateJobCommand({
-          ...request,
-          Manifest: {
-            Location: { ...request.Manifest.Location },
-            Spec: {
-              Format: request.Manifest.Spec.Format,
-              ...(request.Manifest.Spec.Fields ? { Fields: [...request.Manifest.Spec.Fields] } : {}),
-            },
-          },
+          ...rest,
+          // The SDK's input types are mutable: copy the request's readonly arrays.
+          ...(request.Manifest
+            ? {
+                Manifest: {
+                  Location: { ...request.Manifest.Location },
+                  Spec: {
+                    Format: request.Manifest.Spec.Format,
+                    ...(request.Manifest.Spec.Fields ? { Fields: [...request.Manifest.Spec.Fields] } : {}),
+                  },
+                },
+              }
+            : {}),
+          ...(request.ManifestGenerator ? { ManifestGenerator: generatorInput(request.ManifestGenerator) } : {}),
         }),
       );
       if (!out.JobId) throw new Error('CreateJob answered without a JobId');
@@ -79,4 +86,18 @@ export function s3ControlJobs(client: Pick<S3ControlClient, 'send'>): S3ControlJ
  */
 export function createS3ControlClient(region: string): S3ControlClient {
   return new S3ControlClient({ region });
+}
+
+function generatorInput(generator: NonNullable<RerunCreateJobRequest['ManifestGenerator']>) {
+  const { Filter, ...rest } = generator.S3JobManifestGenerator;
+  const { KeyNameConstraint, ...dates } = Filter;
+  return {
+    S3JobManifestGenerator: {
+      ...rest,
+      Filter: {
+        ...dates,
+        ...(KeyNameConstraint ? { KeyNameConstraint: { MatchAnyPrefix: [...KeyNameConstraint.MatchAnyPrefix] } } : {}),
+      },
+    },
+  };
 }

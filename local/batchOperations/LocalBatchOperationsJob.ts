@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context } from 'aws-lambda';
 import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
 import type {
@@ -7,9 +7,11 @@ import type {
   BatchOperationsResultCode,
   BatchOperationsSchema,
 } from '../../src/intake/parseBatchOperationsEvent.js';
-import { splitCsvLine } from '../../src/intake/splitCsvLine.js';
 import { LocalSetupError } from '../errors.js';
 import { createLambdaContext } from '../runner/lambdaContext.js';
+import { type LocalJobManifest, type ManifestRow, readManifestTasks } from './manifestTasks.js';
+
+export { type LocalJobManifest, type ManifestRow, parseManifestCsv } from './manifestTasks.js';
 
 /** A function as a `LambdaInvoke` job calls it. */
 export type BatchOperationsFunction = (event: unknown, context: Context) => Promise<BatchOperationsResponse>;
@@ -19,8 +21,12 @@ export interface LocalBatchOperationsJobOptions {
   readonly s3: S3Client;
   /** The handler the job invokes (createBatchOperationsHandler), called in this process. */
   readonly handler: BatchOperationsFunction;
-  /** A CSV manifest (`S3BatchOperations_CSV_20180820`: `bucket,key[,versionId]`, keys URL-encoded). */
-  readonly manifest: { readonly bucket: string; readonly key: string };
+  /**
+   * Where the tasks come from: a CSV manifest (`S3BatchOperations_CSV_20180820`:
+   * `bucket,key[,versionId]`, keys URL-encoded), an S3 Inventory report's manifest.json, or the
+   * manifest generator's filters over a bucket (local/batchOperations/manifestTasks.ts).
+   */
+  readonly manifest: LocalJobManifest;
   /** Where the completion report goes (`{prefix}/job-{jobId}/...`), and which tasks it lists. */
   readonly report: {
     readonly bucket: string;
@@ -97,7 +103,7 @@ export async function runLocalBatchOperationsJob(
   const maxAttempts = options.maxAttempts ?? 3;
   const timeoutMs = options.functionTimeoutMs ?? 60_000;
   const now = options.now ?? Date.now;
-  const rows = parseManifestCsv(await readText(options.s3, options.manifest.bucket, options.manifest.key));
+  const rows = await readManifestTasks(options.s3, options.manifest);
 
   let invocations = 0;
   const invoke = async (row: ManifestRow, index: number): Promise<LocalTaskOutcome> => {
@@ -161,35 +167,6 @@ export async function runLocalBatchOperationsJob(
     tasks,
     reportManifestKey,
   };
-}
-
-/** One row of a CSV manifest. */
-export interface ManifestRow {
-  readonly bucket: string;
-  /** URL-encoded, as written in the manifest. */
-  readonly key: string;
-  readonly versionId?: string;
-}
-
-/**
- * Reads an `S3BatchOperations_CSV_20180820` manifest: `bucket,key` or `bucket,key,versionId` per
- * line (S3 User Guide, "Specifying a manifest"; keys URL-encoded). Blank lines are skipped.
- *
- * @example
- * parseManifestCsv('in,incoming/a%20b.csv\n'); // [{ bucket: 'in', key: 'incoming/a%20b.csv' }]
- */
-export function parseManifestCsv(text: string): ManifestRow[] {
-  const rows: ManifestRow[] = [];
-  for (const [n, line] of text.split(/\r?\n/).entries()) {
-    if (line.trim() === '') continue;
-    const fields = splitCsvLine(line);
-    const [bucket, key, versionId] = fields;
-    if (!bucket || !key || fields.length > 3) {
-      throw new LocalSetupError(`manifest line ${n + 1} is not "bucket,key[,versionId]": ${JSON.stringify(line)}`);
-    }
-    rows.push({ bucket, key, ...(versionId ? { versionId } : {}) });
-  }
-  return rows;
 }
 
 /**
@@ -258,11 +235,6 @@ async function putOnce(s3: S3Client, bucket: string, key: string, body: string, 
     }
     throw error;
   }
-}
-
-async function readText(s3: S3Client, bucket: string, key: string): Promise<string> {
-  const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-  return (await out.Body?.transformToString('utf8')) ?? '';
 }
 
 function csvField(value: string): string {

@@ -68,7 +68,7 @@ describe('the Batch Operations engine against AWS (S3 Control scripted, S3 the e
     expect(created[1]).toEqual(created[0]);
     const key = batchOperationsManifestKey(build().digest());
     const head = await clients.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-    expect(created[0]?.Manifest.Location).toEqual({
+    expect(created[0]?.Manifest?.Location).toEqual({
       ObjectArn: `arn:aws:s3:::${bucket}/${key}`,
       ETag: head.ETag?.replace(/"/g, ''),
     });

@@ -35,6 +35,11 @@ export interface PipelineSpec {
    * @default none
    */
   readonly tamperBefore?: readonly Tamper[];
+  /**
+   * Delete the input of `before` with its event lost (a paused mapping, a purged queue) before the
+   * race: only `rerun reprocess --prune` can remove its outputs then. @default false
+   */
+  readonly deleteBeforeUnnoticed?: boolean;
   /** Copies of the event of `before` delivered during the race. @default 1 with `redeliverBefore` */
   readonly redeliverCopies?: number;
   /** The uploader's operations on the input key during the race, in order. */
@@ -133,6 +138,11 @@ export function pipelineConfig(spec: PipelineSpec): SimConfig {
         const event = world.lastEvent();
         await processObject(worker, event, { store });
         if (spec.tamperBefore) await tamper(world, self, SIM_INPUT_KEY, spec.tamperBefore);
+        if (spec.deleteBeforeUnnoticed) {
+          world.notifications = false;
+          await world.request(self, 'S3', 'DeleteObject', { Bucket: INPUT_BUCKET, Key: SIM_INPUT_KEY });
+          world.notifications = true;
+        }
         const copies = spec.redeliverCopies ?? (spec.redeliverBefore ? 1 : 0);
         for (let copy = 0; copy < copies; copy++) await world.sendEvent(self, event);
         race();
@@ -227,7 +237,8 @@ const SHAPES = {
  *   corrupted) behind the pipeline, and its event delivered twice more: the done-checks of both
  *   deliveries must see it, and their repairs race;
  * - notify: the webhook through the ledger, on two deliveries of one upload;
- * - prune: `rerun reprocess --prune` running while a deletion propagates;
+ * - prune: `rerun reprocess --prune` running while a deletion propagates, and after a delete whose
+ *   event was lost while the same bytes are uploaded again;
  * - summary: two deliveries of the day's summary task racing (app/partition/summarizePartition.ts),
  *   over a day already built, and (no crash only) while the day's one upload is processed.
  */
@@ -350,6 +361,18 @@ export function boundedConfigs(crashes: number): SimConfig[] {
           }),
         ]
       : []),
+    // A delete whose event was lost, then the same bytes uploaded again while the prune runs: the prune
+    // may list the input gone and delete the outputs after the re-upload's delivery found them done
+    // (the same ETag). No delete event looks again here: only the prune's own look back (a HEAD of the
+    // input after its deletes, removeOutputs' step 4) brings the output back.
+    pipelineConfig({
+      name: `prune after a lost delete, racing the same bytes again single-part, crashes ${crashes}`,
+      before: CONTENT.small,
+      deleteBeforeUnnoticed: true,
+      uploads: [{ put: CONTENT.small }],
+      prune: true,
+      crashes,
+    }),
     pipelineConfig({
       name: `prune after delete single-part+side, crashes ${crashes}`,
       before: CONTENT.smallBad,

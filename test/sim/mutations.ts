@@ -140,8 +140,10 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    // Where a delete event's removal looks again later (src/batch/removalLookAgain.ts), that look again
+    // repairs what this defect removes, so only the prune after a lost delete event shows it.
     name: 'remover-does-not-look-back',
-    caughtBy: 'recreate single-part, crashes 0',
+    caughtBy: 'prune after a lost delete, racing the same bytes again single-part, crashes 0',
     defect: "the deletion path trusts the input's absence it saw before its deletes",
     file: 'src/worker/removeOutputs.ts',
     edits: [

@@ -106,7 +106,7 @@ describe('the CreateJob request of rerun reprocess --engine batch-operations', (
       ...input,
       manifest: { ...input.manifest, key, format: manifestFormatOf(key) },
     });
-    expect(request.Manifest.Spec).toEqual({ Format: 'S3InventoryReport_CSV_20161130' });
+    expect(request.Manifest?.Spec).toEqual({ Format: 'S3InventoryReport_CSV_20161130' });
   });
 
   it('refuses a role ARN without an account id, naming what to pass', () => {
@@ -174,5 +174,37 @@ describe('the completion report', () => {
       { bucket: 'in', key: 'incoming/a b.csv', resultCode: 'PermanentFailure', resultString: 'input too large, 12 MB' },
       { bucket: 'in', key: 'incoming/c.csv', resultCode: 'TemporaryFailure', resultString: 'throttled' },
     ]);
+  });
+
+  it('builds a job whose manifest S3 generates: the source bucket by ARN, the prefix and creation-time filters, no manifest object', () => {
+    const generated = (createdAfter?: Date) =>
+      buildCreateJobRequest({
+        ...input,
+        manifest: {
+          generator: {
+            sourceBucket: 'rerun-input',
+            prefix: 'incoming/dt=2026-11-',
+            createdAfter,
+            createdBefore: new Date('2026-12-01T00:00:00Z'),
+          },
+        },
+      });
+    const request = generated(new Date('2026-11-01T00:00:00Z'));
+    expect(request.Manifest).toBeUndefined();
+    expect(request.ManifestGenerator).toEqual({
+      S3JobManifestGenerator: {
+        SourceBucket: 'arn:aws:s3:::rerun-input',
+        EnableManifestOutput: false,
+        Filter: {
+          KeyNameConstraint: { MatchAnyPrefix: ['incoming/dt=2026-11-'] },
+          CreatedAfter: new Date('2026-11-01T00:00:00Z'),
+          CreatedBefore: new Date('2026-12-01T00:00:00Z'),
+        },
+      },
+    });
+    // The dates are part of the token: the same filters are one job, other dates another.
+    expect(generated(new Date('2026-11-01T00:00:00Z')).ClientRequestToken).toBe(request.ClientRequestToken);
+    expect(generated(new Date('2026-11-02T00:00:00Z')).ClientRequestToken).not.toBe(request.ClientRequestToken);
+    expect(generated(undefined).ManifestGenerator?.S3JobManifestGenerator.Filter).not.toHaveProperty('CreatedAfter');
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { findKeyRanges, listSharded } from '../../app/reprocess/shardedListing.js';
+import { KeyAlphabet, planRangeSplit } from '../../app/reprocess/keySpaceSplit.js';
+import { compareS3Keys } from '../../app/reprocess/s3KeyOrder.js';
+import { listSharded, type ShardedListingCounters } from '../../app/reprocess/shardedListing.js';
 import { InMemoryListing } from '../../bench/shardedPlanning.js';
 
 /** A seeded generator (mulberry32), so a failing key set can be reproduced from its seed. */
@@ -37,61 +39,120 @@ async function collect(iterable: AsyncIterable<{ key: string }>): Promise<string
 describe('listSharded', () => {
   it('yields exactly the sequential listing on seeded key sets (split points, unicode, U+10FFFF, exact-prefix keys)', async () => {
     for (const seed of [1, 2, 3, 4, 5]) {
-      const bucket = new InMemoryListing(keySet(seed, 3000), 0);
+      // Pages of 7 keys: ranges are estimated, split and cut while listed hundreds of times.
+      const bucket = new InMemoryListing(keySet(seed, 3000), 0, 7);
       const expected = bucket.keys.filter((k) => k.startsWith('incoming/'));
       for (const shards of [1, 2, 16]) {
-        const keys = await collect(listSharded(bucket.listPage, 'b', 'incoming/', { shards, bufferedPages: 2 }));
+        const counters = { splits: 0 };
+        const keys = await collect(
+          listSharded(bucket.listPage, 'b', 'incoming/', { shards, bufferedPages: 1, counters }),
+        );
         expect(keys, `seed ${seed}, ${shards} shards`).toEqual(expected);
+        if (shards > 1) expect(counters.splits, `seed ${seed}, ${shards} shards`).toBeGreaterThan(10);
+        else expect(counters.splits).toBe(0);
       }
     }
   });
 
-  it('lists an empty prefix, and a range emptied between probing and listing, as nothing', async () => {
-    const empty = new InMemoryListing(['other/a'], 0);
+  it('lists an empty prefix as nothing, and a prefix of one short page with one request', async () => {
+    const empty = new InMemoryListing(['other/a', 'incominh'], 0);
     expect(await collect(listSharded(empty.listPage, 'b', 'incoming/', { shards: 16 }))).toEqual([]);
-    const bucket = new InMemoryListing(['incoming/a1', 'incoming/a2', 'incoming/b1', 'incoming/b2', 'incoming/c1'], 0);
-    bucket.hidden = (key) => key.startsWith('incoming/b');
-    // One round of splits: the ranges a, b, c; b's keys are gone by the time it is listed.
-    expect(await collect(listSharded(bucket.listPage, 'b', 'incoming/', { shards: 4, maxSplits: 0 }))).toEqual([
+    expect(empty.requests).toBe(1);
+    const small = new InMemoryListing(['incoming/a1', 'incoming/a2', 'incoming/b1', 'other/x'], 0);
+    expect(await collect(listSharded(small.listPage, 'b', 'incoming/', { shards: 16 }))).toEqual([
       'incoming/a1',
       'incoming/a2',
-      'incoming/c1',
+      'incoming/b1',
     ]);
+    expect(small.requests).toBe(1);
   });
 
-  it('splits below the prefix all keys share, and keeps a key equal to a range prefix first', async () => {
-    const bucket = new InMemoryListing(['in/dt=01/x', 'in/dt=02/x', 'in/dt=02', 'in/dt=03/y'], 0);
-    expect(await findKeyRanges(bucket.listPage, 'b', 'in/', 3, 0)).toEqual([
-      { kind: 'prefix', prefix: 'in/dt=01' },
-      { kind: 'prefix', prefix: 'in/dt=02' },
-      { kind: 'prefix', prefix: 'in/dt=03' },
-    ]);
-    const deeper = await findKeyRanges(bucket.listPage, 'b', 'in/dt=02', 2, 0);
-    // A range of one key becomes that key, found by the probe: it is not listed again.
-    expect(deeper).toMatchObject([
-      { kind: 'object', object: { key: 'in/dt=02' } },
-      { kind: 'object', object: { key: 'in/dt=02/x' } },
-    ]);
+  it('costs few requests beyond the pages when keys are dense (the bench layout, 200 pages of 50)', async () => {
+    const keys = Array.from(
+      { length: 10_000 },
+      (_, i) => `incoming/dt=2026-01-${String((i % 28) + 1).padStart(2, '0')}/file-${String(i).padStart(7, '0')}.csv`,
+    );
+    const bucket = new InMemoryListing(keys, 0, 50);
+    const counters = { splits: 0 };
+    const listed = await collect(listSharded(bucket.listPage, 'b', 'incoming/', { shards: 16, counters }));
+    expect(listed).toEqual(bucket.keys);
+    expect(counters.splits).toBeGreaterThan(8);
+    // 200 full pages; each range's end costs at most one short page more.
+    expect(bucket.requests).toBeLessThan(200 + counters.splits + 2);
   });
 
-  it('keeps at most `shards` requests in flight and at most shards x bufferedPages pages held for a slow reader', async () => {
+  it('keeps at most `shards` requests in flight, and the keys listed ahead of a slow reader within shards x (bufferedPages + 1) pages', async () => {
     const keys = Array.from({ length: 64_000 }, (_, i) => `incoming/${(i % 64).toString(16).padStart(2, '0')}/${i}`);
     const bucket = new InMemoryListing(keys, 1);
+    let listed = 0;
+    const listPage: typeof bucket.listPage = async (input) => {
+      const page = await bucket.listPage(input);
+      listed += page.objects.length;
+      return page;
+    };
     let read = 0;
     let maxAhead = 0;
-    for await (const _ of listSharded(bucket.listPage, 'b', 'incoming/', { shards: 4, bufferedPages: 2 })) {
+    const counters: ShardedListingCounters = { splits: 0 };
+    for await (const _ of listSharded(listPage, 'b', 'incoming/', { shards: 4, bufferedPages: 2, counters })) {
       read++;
-      if (read % 1000 === 0) {
-        // Pages requested beyond what was read (probes return one key each and are not held).
-        const pagesRequested = bucket.requests - bucket.probes;
-        maxAhead = Math.max(maxAhead, pagesRequested - Math.floor(read / 1000));
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      }
+      maxAhead = Math.max(maxAhead, listed - (counters.relisted ?? 0) - read);
+      if (read % 1000 === 0) await new Promise((resolve) => setTimeout(resolve, 2));
     }
     expect(read).toBe(64_000);
+    expect(counters.splits).toBeGreaterThan(3);
     expect(bucket.maxInFlight).toBeLessThanOrEqual(4);
-    // 64 ranges of 1,000 keys: one page each plus the final empty-continuation check never happens
-    // (a page under 1,000 keys ends its range), so what is held stays within the budget of 8 pages.
-    expect(maxAhead).toBeLessThanOrEqual(4 * 2 + 1);
+    // Held: listed and not read, less what was dropped at range ends. The budget is 4 x 2 pages;
+    // the range being read may overrun it by the 4 slots.
+    expect(maxAhead).toBeLessThanOrEqual((4 * 2 + 4) * 1000);
+  });
+});
+
+describe('planRangeSplit', () => {
+  it('returns a point strictly inside the range, or none, on seeded bounds (unicode, U+10FFFF, shared prefixes)', () => {
+    const next = random(7);
+    const alphabet = new KeyAlphabet();
+    for (const key of keySet(7, 200)) alphabet.observe(key);
+    const keys = keySet(8, 400).filter((k) => k.startsWith('incoming/'));
+    let found = 0;
+    for (let n = 0; n < 2000; n++) {
+      const [a, b] = [keys[Math.floor(next() * keys.length)], keys[Math.floor(next() * keys.length)]] as [
+        string,
+        string,
+      ];
+      if (compareS3Keys(a, b) >= 0) continue;
+      const split = planRangeSplit(
+        alphabet,
+        { after: a, hi: next() < 0.2 ? undefined : b, fetching: false },
+        'incoming/',
+        1,
+      );
+      if (!split) continue;
+      found++;
+      expect(compareS3Keys(a, split.point)).toBeLessThan(0);
+      expect(split.point.startsWith('incoming/')).toBe(true);
+      expect(compareS3Keys(split.point, b) < 0 || compareS3Keys(split.point, 'incoming/\u{10FFFF}') < 0).toBe(true);
+    }
+    expect(found).toBeGreaterThan(500);
+  });
+
+  it('estimates the pages left from the last page and its alphabet (decimal keys count in tens)', () => {
+    const alphabet = new KeyAlphabet();
+    const key = (i: number) => `in/${String(i).padStart(6, '0')}`;
+    for (let i = 0; i < 100_000; i += 97) alphabet.observe(key(i));
+    // A page of 1,000 keys from 000000 to 000999; 99 pages more up to 099999.
+    const split = planRangeSplit(
+      alphabet,
+      { pageFirst: key(0), after: key(999), hi: key(99_999), fetching: false },
+      'in/',
+      2,
+    );
+    expect(split?.pages).toBeGreaterThan(50);
+    expect(split?.pages).toBeLessThan(200);
+    expect(compareS3Keys(split?.point ?? '', key(40_000))).toBeGreaterThan(0);
+    expect(compareS3Keys(split?.point ?? '', key(60_000))).toBeLessThan(0);
+    // Too small to split: fewer pages left than asked for.
+    expect(
+      planRangeSplit(alphabet, { pageFirst: key(0), after: key(999), hi: key(2_500), fetching: false }, 'in/', 4),
+    ).toBeUndefined();
   });
 });

@@ -13,6 +13,7 @@ import {
   type JobOutcome,
   type JobRunner,
   putManifest,
+  type StoredManifest,
   type SubmittedJob,
   submitJob,
 } from '../../reprocess/batchOperationsEngine.js';
@@ -21,6 +22,7 @@ import {
   accountIdOfArn,
   autoEngine,
   ManifestBuilder,
+  type ManifestGeneratorSpec,
   manifestFormatOf,
   ReprocessEngine,
 } from '../../reprocess/batchOperationsJob.js';
@@ -41,7 +43,7 @@ import {
 } from '../../reprocess/runReprocess.js';
 import { S3ListingReader } from '../../reprocess/S3ListingReader.js';
 import { explainAwsError, requireBucket } from '../../status/pipelineResources.js';
-import { type CliCommand, CliUsageError, integerOption } from '../command.js';
+import { type CliCommand, type CliIo, CliUsageError, integerOption, type OptionValues } from '../command.js';
 import {
   type PipelineTarget,
   reportCommandError,
@@ -118,6 +120,20 @@ export const command: CliCommand = {
       valueName: 'S3URL',
       description: 'Inputs from an S3 Inventory manifest.json (CSV)',
     },
+    'generate-manifest': {
+      type: 'boolean',
+      description: 'Let the job list the prefix itself (no planning)',
+    },
+    'created-after': {
+      type: 'string',
+      valueName: 'TIME',
+      description: 'With --generate-manifest: objects created after',
+    },
+    'created-before': {
+      type: 'string',
+      valueName: 'TIME',
+      description: 'With --generate-manifest: objects created before',
+    },
     'output-manifest': {
       type: 'string',
       valueName: 'S3URL',
@@ -156,7 +172,11 @@ on the stack's Batch Operations function, schema 2.0, a report of failed tasks
 only under batch-operations/reports/). The request token is a hash of the
 request, so the same plan twice is one job. With --manifest S3URL the job runs
 over that manifest as it is (an S3 Inventory manifest.json, or a bucket,key
-CSV): nothing is planned. --wait follows the job (DescribeJob) and prints the
+CSV): nothing is planned. With --generate-manifest the job's own manifest
+generator lists the input bucket under --prefix (--created-after and
+--created-before filter by creation time, ISO 8601): nothing is listed on
+this machine, and every matching input is a task (the worker's done-check
+skips what is current). --wait follows the job (DescribeJob) and prints the
 SQS engine's summary, read from the completion report; --job ID attaches to a
 job. --engine auto plans first, then uses batch-operations from 1,000,000
 planned inputs, sqs below. Against an emulator (AWS_ENDPOINT_URL, as under
@@ -176,272 +196,18 @@ Examples:
   async run({ values }, io) {
     const target = await targetOrExit(values, io, 'reprocess');
     if (typeof target === 'number') return target;
-    const topology = target.topology;
-    const prefix = stringOption(values, 'prefix') ?? topology.inputPrefix;
-    if (!prefix.startsWith(topology.inputPrefix)) {
-      throw new CliUsageError(
-        `--prefix must start with the input prefix ${topology.inputPrefix} (got "${prefix}"): only keys there are processed.`,
-      );
-    }
-    const modeText = stringOption(values, 'mode') ?? ReprocessMode.STALE;
-    const mode = parseReprocessMode(modeText);
-    if (!mode) throw new CliUsageError(`--mode must be missing, stale or all (got "${modeText}").`);
-    const rate = integerOption(values, 'rate', { min: 1, max: 3000 });
-    const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
-    const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
-    const verifyConcurrency = integerOption(values, 'verify-concurrency', { min: 1, max: 256 });
-    const listShards = integerOption(values, 'shards', { min: 1, max: 64 });
-    const overlapSeconds =
-      integerOption(values, 'code-overlap', { min: 0, max: 86_400 }) ?? topology.normalize.functionTimeoutSeconds + 60;
-    const json = values.json === true;
-    const dryRun = values['dry-run'] === true;
-    const human = (text: string) => {
-      if (!json) io.stderr(text);
-    };
-
-    const engineText = stringOption(values, 'engine') ?? ReprocessEngine.SQS;
-    const requested = Object.values(ReprocessEngine).find((e) => e === engineText);
-    if (!requested) {
-      throw new CliUsageError(`--engine must be sqs, batch-operations or auto (got "${engineText}").`);
-    }
-    const attachTo = stringOption(values, 'job');
-    if (attachTo && stringOption(values, 'engine') && requested !== ReprocessEngine.BATCH_OPERATIONS) {
-      throw new CliUsageError('--job attaches to a Batch Operations job: it goes with --engine batch-operations only.');
-    }
-    const jobManifestUrl =
-      requested === ReprocessEngine.BATCH_OPERATIONS ? stringOption(values, 'manifest') : undefined;
-
+    const args = reprocessArgs(values, target, io);
     try {
       await requireInputBucket(target);
       await requireOutputBucket(target);
-      if (attachTo || jobManifestUrl) {
-        // No planning: a job that exists, or one over a manifest the operator already has.
-        const runner = await jobRunner(target, values, human);
-        const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
-        let job: SubmittedJob | undefined;
-        if (!attachTo) {
-          const { bucket, key } = parseS3Url(jobManifestUrl as string, 'manifest');
-          const manifest = await existingManifest(target.clients.s3, bucket, key, manifestFormatOf(key));
-          job = await submitJob({
-            s3: target.clients.s3,
-            runner,
-            manifest,
-            report,
-            description: `rerun reprocess --manifest ${jobManifestUrl}`.slice(0, 256),
-          });
-          human(`${jobLine(job, runner)}\n`);
-        }
-        const jobId = attachTo ?? (job as SubmittedJob).jobId;
-        const outcome =
-          values.wait === true || runner.kind === 'local'
-            ? await follow(target, runner, jobId, report, job?.totalTasks, values, io, human)
-            : undefined;
-        const summary = {
-          engine: ReprocessEngine.BATCH_OPERATIONS,
-          runner: runner.kind,
-          job: jobSummary(jobId, job, outcome, target),
-          ...(outcome && values.wait === true ? waitSummary(outcome) : {}),
-        };
-        human(describeJob(jobId, outcome, runner, values.wait === true));
-        io.stdout(json ? JSON.stringify(summary) : `SUMMARY ${JSON.stringify(summary)}`);
-        return exitCode(false, outcome && values.wait === true ? outcome.ended : undefined);
-      }
-
-      const normalize = topology.normalize;
-      // The batch-operations engine sends no message (only --prune's rebuild of an input that came back does).
-      const needsQueue = requested !== ReprocessEngine.BATCH_OPERATIONS || values.prune === true;
-      const queueUrl = needsQueue
-        ? await workerQueueUrl(target, normalize, 'queue', stringOption(values, 'queue-url'), io.env)
-        : '';
-      const dlqUrl =
-        values.wait && requested !== ReprocessEngine.BATCH_OPERATIONS
-          ? await workerQueueUrl(target, normalize, 'dlq', stringOption(values, 'dlq-url'), io.env)
-          : undefined;
-      // Planning streams (the plan's total is known only when the listings end): say what runs first.
-      human(
-        `Planning ${prefix} of ${target.inputBucket} (mode ${mode}${values.verify ? ', verify' : ''})` +
-          `${dryRun ? ': dry run, nothing is sent' : requested === ReprocessEngine.SQS ? ', enqueueing as it goes' : ''}...\n`,
-      );
-      let lineOpen = false;
-      let lastLogged = -1;
-      const reader = new S3ListingReader(target.clients.s3);
-      const worker = createNormalizeWorker({ outputBucket: target.outputBucket, prefixes: topology });
-      // A code-version bump, from the markers the deployed worker writes (one listing request).
-      const markerRoot = `${topology.codeVersionPrefix}${encodeURIComponent(worker.name)}/`;
-      const markers: ListedObject[] = [];
-      for await (const marker of reader.list(target.outputBucket, markerRoot)) markers.push(marker);
-      const cutoff = codeVersionCutoff(markers, {
-        prefix: topology.codeVersionPrefix,
-        worker: worker.name,
-        codeVersion: worker.codeVersion,
-        overlapMs: overlapSeconds * 1000,
-      });
-      human(
-        cutoff.state === 'known'
-          ? `Code version ${cutoff.codeVersion} first ran at ${new Date(cutoff.since).toISOString()}: older outputs are old-code.\n`
-          : `note: ${cutoff.reason}.\n`,
-      );
-      const listings = await inventoryListings(target, values, prefix, human);
-      const common: RunReprocessOptions = {
-        reader,
-        ...(listings ? { listings } : {}),
-        ...(cutoff.state === 'known' ? { codeCutoff: cutoff } : {}),
-        store: new S3ObjectStore(target.clients.s3),
-        sqs: target.clients.sqs,
-        inputBucket: target.inputBucket,
-        worker,
-        mapping: deterministicKeyMapping({
-          inputBucket: target.inputBucket,
-          inputPrefix: topology.inputPrefix,
-          outputPrefix: topology.outputPrefix,
-          suffix: NORMALIZE_SUFFIX,
-        }),
-        // The quarantine side output, so --prune also finds quarantine objects whose main output is gone.
-        sideMappings: [
-          deterministicKeyMapping({
-            inputBucket: target.inputBucket,
-            inputPrefix: topology.inputPrefix,
-            outputPrefix: topology.quarantinePrefix,
-            suffix: NORMALIZE_SUFFIX,
-          }),
-        ],
-        prefix,
-        mode,
-        verify: values.verify === true,
-        ...(verifyConcurrency !== undefined ? { verifyConcurrency } : {}),
-        ...(listShards !== undefined ? { listShards } : {}),
-        dryRun,
-        prune: values.prune === true,
-        queueUrl,
-        ...(rate !== undefined ? { ratePerSecond: rate } : {}),
-        signal: io.signal,
-      };
-      const explain = (error: unknown): never => {
-        if (error instanceof RerunError) throw error;
-        throw explainAwsError(error, {
-          role: 'input bucket, output bucket or normalize queue',
-          name: `${target.inputBucket} / ${target.outputBucket} / ${queueUrl || '(no queue)'}`,
-          where: target.where,
-          hint: 'Check the names and your permissions (ListBucket on both buckets, SendMessage on the queue).',
-        });
-      };
-
-      let engine: typeof ReprocessEngine.SQS | typeof ReprocessEngine.BATCH_OPERATIONS =
-        requested === ReprocessEngine.AUTO ? ReprocessEngine.SQS : requested;
-      if (requested === ReprocessEngine.AUTO) {
-        // The plan's size is known only once it is listed: one dry-run pass first (a LIST per 1,000 keys).
-        const sized = await runReprocess({ ...common, dryRun: true, prune: false }).catch(explain);
-        engine = autoEngine(sized.planned);
-        human(
-          `engine: auto chose ${engine} for ${sized.planned} planned input(s) ` +
-            `(batch-operations from ${AUTO_BATCH_OPERATIONS_THRESHOLD.toLocaleString('en-US')}).\n`,
-        );
-        if (engine === ReprocessEngine.BATCH_OPERATIONS && values.prune === true && !queueUrl) {
-          throw new CliUsageError('--prune needs the work queue; pass --queue-url.');
-        }
-      }
-
-      if (engine === ReprocessEngine.BATCH_OPERATIONS) {
-        // A dry run writes no manifest and creates no job: it needs no function or role.
-        const runner = dryRun ? undefined : await jobRunner(target, values, human);
-        if (!runner) human('engine: batch-operations (dry run: no manifest, no job)\n');
-        const builder = new ManifestBuilder();
-        const result = await runReprocess({
-          ...common,
-          sink: async (input) => builder.add(target.inputBucket, input.key),
-        }).catch(explain);
-        const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
-        let job: SubmittedJob | undefined;
-        let outcome: JobOutcome | undefined;
-        if (runner && !result.interrupted && result.planned > 0) {
-          const manifest = await putManifest(
-            target.clients.s3,
-            target.outputBucket,
-            batchOperationsManifestKey(builder.digest()),
-            builder.text(),
-          );
-          human(`Manifest: s3://${manifest.bucket}/${manifest.key} (${builder.rows} input(s)).\n`);
-          job = await submitJob({
-            s3: target.clients.s3,
-            runner,
-            manifest,
-            report,
-            description: `rerun reprocess ${prefix} mode ${mode}`,
-          });
-          human(`${jobLine(job, runner)}\n`);
-          if (values.wait === true || runner.kind === 'local') {
-            outcome = await follow(target, runner, job.jobId, report, job.totalTasks, values, io, human);
-          }
-        }
-        const summary = {
-          ...planSummary(result, prefix, mode, dryRun, cutoff),
-          engine,
-          ...(runner ? { runner: runner.kind } : {}),
-          ...(job ? { job: jobSummary(job.jobId, job, outcome, target) } : {}),
-          ...(outcome && values.wait === true ? waitSummary(outcome) : {}),
-        };
-        human(describeResult(result, target, 'put in the manifest'));
-        if (job && runner) human(describeJob(job.jobId, outcome, runner, values.wait === true));
-        if (json) io.stdout(JSON.stringify({ ...summary, plan: result.plan, sample: result.sample.map(brief) }));
-        else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
-        return exitCode(result.interrupted, outcome && values.wait === true ? outcome.ended : undefined);
-      }
-
-      if (requested !== ReprocessEngine.SQS) human('engine: sqs (one message per input on the work queue).\n');
-      const result = await runReprocess({
-        ...common,
-        ...(dlqUrl ? { dlqUrl } : {}),
-        wait: values.wait === true,
-        ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
-        ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
-        onProgress: (p) => {
-          if (dryRun) return;
-          // The total is known once the listings end: until then, the bar is against what is planned so far.
-          const line =
-            `enqueued ${renderProgressBar(p.enqueued, p.planned, 20)}` +
-            `${p.planComplete ? '' : ` | listing: ${p.listedInputs} inputs`}${p.pruned > 0 ? ` | pruned ${p.pruned}` : ''}`;
-          if (io.isTTY) {
-            human(`\r\x1b[2K${line}`);
-            lineOpen = true;
-          } else if (p.planComplete || (p.enqueued !== lastLogged && isProgressStep(p.enqueued, 10_000))) {
-            lastLogged = p.enqueued;
-            human(`${line}\n`);
-          }
-        },
-        onWait: (p) => {
-          const line =
-            `${renderProgressBar(p.done, p.total, 20)} done | queued ${p.queued}, in flight ${p.inFlight}` +
-            `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;
-          if (io.isTTY) {
-            human(`\r\x1b[2K${line}`);
-            lineOpen = true;
-          } else {
-            human(`${line}\n`);
-          }
-        },
-      }).catch(explain);
-      if (lineOpen) human('\n');
-
-      const summary = {
-        ...planSummary(result, prefix, mode, dryRun, cutoff),
-        ...(requested !== ReprocessEngine.SQS ? { engine } : {}),
-        ...(result.wait
-          ? {
-              waited: result.wait.ended,
-              done: result.wait.done,
-              remaining: result.wait.remaining,
-              gone: result.wait.gone,
-              deadLettered: result.wait.deadLettered,
-              seconds: Math.round(result.wait.elapsedMs / 1000),
-            }
-          : {}),
-      };
-      human(describeResult(result, target));
-      if (json) io.stdout(JSON.stringify({ ...summary, plan: result.plan, sample: result.sample.map(brief) }));
-      else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
-      return exitCode(result.interrupted, result.wait?.ended);
+      if (args.attachTo || args.jobManifestUrl || args.generator)
+        return await runUnplannedJob(target, values, io, args);
+      const setup = await planningSetup(target, values, io, args);
+      const engine = await chooseEngine(values, args, setup);
+      if (engine === ReprocessEngine.BATCH_OPERATIONS) return await runPlannedJob(target, values, io, args, setup);
+      return await runSqsEngine(target, values, io, args, setup, engine);
     } catch (error) {
-      return reportCommandError(error, io, 'reprocess', json);
+      return reportCommandError(error, io, 'reprocess', args.json);
     }
   },
 };
@@ -624,7 +390,7 @@ function jobSummary(
     ...(job
       ? {
           token: job.request.ClientRequestToken,
-          manifest: job.request.Manifest.Location.ObjectArn.replace(/^arn:aws:s3:::/, 's3://'),
+          manifest: manifestOfJob(job.request),
           ...(job.ranBefore ? { ranBefore: true } : {}),
         }
       : {}),
@@ -776,4 +542,383 @@ function describeResult(result: ReprocessResult, target: PipelineTarget, sent = 
     if (w.gone > 0) lines.push(`${w.gone} planned input(s) were deleted meanwhile.`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** Where a job's tasks come from, as the summary names it. */
+function manifestOfJob(request: SubmittedJob['request']): string {
+  if (request.Manifest) return request.Manifest.Location.ObjectArn.replace(/^arn:aws:s3:::/, 's3://');
+  const generator = request.ManifestGenerator?.S3JobManifestGenerator;
+  const prefix = generator?.Filter.KeyNameConstraint?.MatchAnyPrefix[0] ?? '';
+  return `generated from ${generator?.SourceBucket.replace(/^arn:aws:s3:::/, 's3://')}/${prefix}`;
+}
+
+/**
+ * `--generate-manifest` (with `--created-after` / `--created-before`): the manifest generator's
+ * filters over the input bucket, or undefined without the flag.
+ */
+function manifestGeneratorOption(
+  values: OptionValues,
+  engine: ReprocessEngine,
+  inputBucket: string,
+  prefix: string,
+): ManifestGeneratorSpec | undefined {
+  const time = (name: string): Date | undefined => {
+    const text = stringOption(values, name);
+    if (text === undefined) return undefined;
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) throw new CliUsageError(`--${name} must be an ISO 8601 time (got "${text}").`);
+    return new Date(ms);
+  };
+  const createdAfter = time('created-after');
+  const createdBefore = time('created-before');
+  if (values['generate-manifest'] !== true) {
+    if (createdAfter || createdBefore) {
+      throw new CliUsageError('--created-after and --created-before filter --generate-manifest: pass it too.');
+    }
+    return undefined;
+  }
+  if (engine !== ReprocessEngine.BATCH_OPERATIONS) {
+    throw new CliUsageError("--generate-manifest is a Batch Operations job's: it goes with --engine batch-operations.");
+  }
+  if (values.manifest !== undefined || values.job !== undefined) {
+    throw new CliUsageError("--generate-manifest, --manifest and --job each name the job's tasks: pass one.");
+  }
+  return { generator: { sourceBucket: inputBucket, prefix, createdAfter, createdBefore } };
+}
+
+/** The options of `rerun reprocess`, parsed and checked (a usage error is thrown before anything runs). */
+function reprocessArgs(values: OptionValues, target: PipelineTarget, io: CliIo) {
+  const topology = target.topology;
+  const prefix = stringOption(values, 'prefix') ?? topology.inputPrefix;
+  if (!prefix.startsWith(topology.inputPrefix)) {
+    throw new CliUsageError(
+      `--prefix must start with the input prefix ${topology.inputPrefix} (got "${prefix}"): only keys there are processed.`,
+    );
+  }
+  const modeText = stringOption(values, 'mode') ?? ReprocessMode.STALE;
+  const mode = parseReprocessMode(modeText);
+  if (!mode) throw new CliUsageError(`--mode must be missing, stale or all (got "${modeText}").`);
+  const rate = integerOption(values, 'rate', { min: 1, max: 3000 });
+  const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
+  const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
+  const verifyConcurrency = integerOption(values, 'verify-concurrency', { min: 1, max: 256 });
+  const listShards = integerOption(values, 'shards', { min: 1, max: 64 });
+  const overlapSeconds =
+    integerOption(values, 'code-overlap', { min: 0, max: 86_400 }) ?? topology.normalize.functionTimeoutSeconds + 60;
+  const json = values.json === true;
+  const dryRun = values['dry-run'] === true;
+  const human = (text: string) => {
+    if (!json) io.stderr(text);
+  };
+
+  const engineText = stringOption(values, 'engine') ?? ReprocessEngine.SQS;
+  const requested = Object.values(ReprocessEngine).find((e) => e === engineText);
+  if (!requested) {
+    throw new CliUsageError(`--engine must be sqs, batch-operations or auto (got "${engineText}").`);
+  }
+  const attachTo = stringOption(values, 'job');
+  if (attachTo && stringOption(values, 'engine') && requested !== ReprocessEngine.BATCH_OPERATIONS) {
+    throw new CliUsageError('--job attaches to a Batch Operations job: it goes with --engine batch-operations only.');
+  }
+  const jobManifestUrl = requested === ReprocessEngine.BATCH_OPERATIONS ? stringOption(values, 'manifest') : undefined;
+  const generator = manifestGeneratorOption(values, requested, target.inputBucket, prefix);
+  return {
+    topology,
+    prefix,
+    mode,
+    rate,
+    timeoutSeconds,
+    pollIntervalMs,
+    verifyConcurrency,
+    listShards,
+    overlapSeconds,
+    json,
+    dryRun,
+    human,
+    requested,
+    attachTo,
+    jobManifestUrl,
+    generator,
+  };
+}
+
+type ReprocessArgs = ReturnType<typeof reprocessArgs>;
+
+/** `--job`, `--manifest` or `--generate-manifest`: a job over tasks nobody plans here. */
+async function runUnplannedJob(
+  target: PipelineTarget,
+  values: OptionValues,
+  io: CliIo,
+  args: ReprocessArgs,
+): Promise<number> {
+  const { prefix, json, human, attachTo, jobManifestUrl, generator } = args;
+  // No planning: a job that exists, or one over a manifest the operator already has.
+  const runner = await jobRunner(target, values, human);
+  const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
+  let job: SubmittedJob | undefined;
+  if (!attachTo) {
+    let manifest: StoredManifest | ManifestGeneratorSpec;
+    if (generator) manifest = generator;
+    else {
+      const { bucket, key } = parseS3Url(jobManifestUrl as string, 'manifest');
+      manifest = await existingManifest(target.clients.s3, bucket, key, manifestFormatOf(key));
+    }
+    job = await submitJob({
+      s3: target.clients.s3,
+      runner,
+      manifest,
+      report,
+      description: (generator
+        ? `rerun reprocess --generate-manifest --prefix ${prefix}`
+        : `rerun reprocess --manifest ${jobManifestUrl}`
+      ).slice(0, 256),
+    });
+    human(`${jobLine(job, runner)}\n`);
+  }
+  const jobId = attachTo ?? (job as SubmittedJob).jobId;
+  const outcome =
+    values.wait === true || runner.kind === 'local'
+      ? await follow(target, runner, jobId, report, job?.totalTasks, values, io, human)
+      : undefined;
+  const summary = {
+    engine: ReprocessEngine.BATCH_OPERATIONS,
+    runner: runner.kind,
+    job: jobSummary(jobId, job, outcome, target),
+    ...(outcome && values.wait === true ? waitSummary(outcome) : {}),
+  };
+  human(describeJob(jobId, outcome, runner, values.wait === true));
+  io.stdout(json ? JSON.stringify(summary) : `SUMMARY ${JSON.stringify(summary)}`);
+  return exitCode(false, outcome && values.wait === true ? outcome.ended : undefined);
+}
+
+/** What planning needs: the queues, the code-version cutoff, the listings and the options shared by every engine. */
+async function planningSetup(target: PipelineTarget, values: OptionValues, io: CliIo, args: ReprocessArgs) {
+  const { topology, prefix, mode, rate, verifyConcurrency, listShards, overlapSeconds, dryRun, human, requested } =
+    args;
+  const normalize = topology.normalize;
+  // The batch-operations engine sends no message (only --prune's rebuild of an input that came back does).
+  const needsQueue = requested !== ReprocessEngine.BATCH_OPERATIONS || values.prune === true;
+  const queueUrl = needsQueue
+    ? await workerQueueUrl(target, normalize, 'queue', stringOption(values, 'queue-url'), io.env)
+    : '';
+  const dlqUrl =
+    values.wait && requested !== ReprocessEngine.BATCH_OPERATIONS
+      ? await workerQueueUrl(target, normalize, 'dlq', stringOption(values, 'dlq-url'), io.env)
+      : undefined;
+  // Planning streams (the plan's total is known only when the listings end): say what runs first.
+  human(
+    `Planning ${prefix} of ${target.inputBucket} (mode ${mode}${values.verify ? ', verify' : ''})` +
+      `${dryRun ? ': dry run, nothing is sent' : requested === ReprocessEngine.SQS ? ', enqueueing as it goes' : ''}...\n`,
+  );
+  const reader = new S3ListingReader(target.clients.s3);
+  const worker = createNormalizeWorker({ outputBucket: target.outputBucket, prefixes: topology });
+  // A code-version bump, from the markers the deployed worker writes (one listing request).
+  const markerRoot = `${topology.codeVersionPrefix}${encodeURIComponent(worker.name)}/`;
+  const markers: ListedObject[] = [];
+  for await (const marker of reader.list(target.outputBucket, markerRoot)) markers.push(marker);
+  const cutoff = codeVersionCutoff(markers, {
+    prefix: topology.codeVersionPrefix,
+    worker: worker.name,
+    codeVersion: worker.codeVersion,
+    overlapMs: overlapSeconds * 1000,
+  });
+  human(
+    cutoff.state === 'known'
+      ? `Code version ${cutoff.codeVersion} first ran at ${new Date(cutoff.since).toISOString()}: older outputs are old-code.\n`
+      : `note: ${cutoff.reason}.\n`,
+  );
+  const listings = await inventoryListings(target, values, prefix, human);
+  const common: RunReprocessOptions = {
+    reader,
+    ...(listings ? { listings } : {}),
+    ...(cutoff.state === 'known' ? { codeCutoff: cutoff } : {}),
+    store: new S3ObjectStore(target.clients.s3),
+    sqs: target.clients.sqs,
+    inputBucket: target.inputBucket,
+    worker,
+    mapping: deterministicKeyMapping({
+      inputBucket: target.inputBucket,
+      inputPrefix: topology.inputPrefix,
+      outputPrefix: topology.outputPrefix,
+      suffix: NORMALIZE_SUFFIX,
+    }),
+    // The quarantine side output, so --prune also finds quarantine objects whose main output is gone.
+    sideMappings: [
+      deterministicKeyMapping({
+        inputBucket: target.inputBucket,
+        inputPrefix: topology.inputPrefix,
+        outputPrefix: topology.quarantinePrefix,
+        suffix: NORMALIZE_SUFFIX,
+      }),
+    ],
+    prefix,
+    mode,
+    verify: values.verify === true,
+    ...(verifyConcurrency !== undefined ? { verifyConcurrency } : {}),
+    ...(listShards !== undefined ? { listShards } : {}),
+    dryRun,
+    prune: values.prune === true,
+    queueUrl,
+    ...(rate !== undefined ? { ratePerSecond: rate } : {}),
+    signal: io.signal,
+  };
+  const explain = (error: unknown): never => {
+    if (error instanceof RerunError) throw error;
+    throw explainAwsError(error, {
+      role: 'input bucket, output bucket or normalize queue',
+      name: `${target.inputBucket} / ${target.outputBucket} / ${queueUrl || '(no queue)'}`,
+      where: target.where,
+      hint: 'Check the names and your permissions (ListBucket on both buckets, SendMessage on the queue).',
+    });
+  };
+
+  return { queueUrl, dlqUrl, cutoff, common, explain };
+}
+
+type PlanningSetup = Awaited<ReturnType<typeof planningSetup>>;
+
+/** The engine a planned reprocess runs on (`auto`: a dry-run pass sizes the plan first). */
+async function chooseEngine(values: OptionValues, args: ReprocessArgs, setup: PlanningSetup) {
+  const { human, requested } = args;
+  const { common, explain, queueUrl } = setup;
+  let engine: typeof ReprocessEngine.SQS | typeof ReprocessEngine.BATCH_OPERATIONS =
+    requested === ReprocessEngine.AUTO ? ReprocessEngine.SQS : requested;
+  if (requested === ReprocessEngine.AUTO) {
+    // The plan's size is known only once it is listed: one dry-run pass first (a LIST per 1,000 keys).
+    const sized = await runReprocess({ ...common, dryRun: true, prune: false }).catch(explain);
+    engine = autoEngine(sized.planned);
+    human(
+      `engine: auto chose ${engine} for ${sized.planned} planned input(s) ` +
+        `(batch-operations from ${AUTO_BATCH_OPERATIONS_THRESHOLD.toLocaleString('en-US')}).\n`,
+    );
+    if (engine === ReprocessEngine.BATCH_OPERATIONS && values.prune === true && !queueUrl) {
+      throw new CliUsageError('--prune needs the work queue; pass --queue-url.');
+    }
+  }
+
+  return engine;
+}
+
+/** The batch-operations engine: the plan as a manifest, one job over it, its report read back. */
+async function runPlannedJob(
+  target: PipelineTarget,
+  values: OptionValues,
+  io: CliIo,
+  args: ReprocessArgs,
+  setup: PlanningSetup,
+): Promise<number> {
+  const { prefix, mode, json, dryRun, human } = args;
+  const { common, explain, cutoff } = setup;
+  const engine = ReprocessEngine.BATCH_OPERATIONS;
+  // A dry run writes no manifest and creates no job: it needs no function or role.
+  const runner = dryRun ? undefined : await jobRunner(target, values, human);
+  if (!runner) human('engine: batch-operations (dry run: no manifest, no job)\n');
+  const builder = new ManifestBuilder();
+  const result = await runReprocess({
+    ...common,
+    sink: async (input) => builder.add(target.inputBucket, input.key),
+  }).catch(explain);
+  const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
+  let job: SubmittedJob | undefined;
+  let outcome: JobOutcome | undefined;
+  if (runner && !result.interrupted && result.planned > 0) {
+    const manifest = await putManifest(
+      target.clients.s3,
+      target.outputBucket,
+      batchOperationsManifestKey(builder.digest()),
+      builder.text(),
+    );
+    human(`Manifest: s3://${manifest.bucket}/${manifest.key} (${builder.rows} input(s)).\n`);
+    job = await submitJob({
+      s3: target.clients.s3,
+      runner,
+      manifest,
+      report,
+      description: `rerun reprocess ${prefix} mode ${mode}`,
+    });
+    human(`${jobLine(job, runner)}\n`);
+    if (values.wait === true || runner.kind === 'local') {
+      outcome = await follow(target, runner, job.jobId, report, job.totalTasks, values, io, human);
+    }
+  }
+  const summary = {
+    ...planSummary(result, prefix, mode, dryRun, cutoff),
+    engine,
+    ...(runner ? { runner: runner.kind } : {}),
+    ...(job ? { job: jobSummary(job.jobId, job, outcome, target) } : {}),
+    ...(outcome && values.wait === true ? waitSummary(outcome) : {}),
+  };
+  human(describeResult(result, target, 'put in the manifest'));
+  if (job && runner) human(describeJob(job.jobId, outcome, runner, values.wait === true));
+  if (json) io.stdout(JSON.stringify({ ...summary, plan: result.plan, sample: result.sample.map(brief) }));
+  else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
+  return exitCode(result.interrupted, outcome && values.wait === true ? outcome.ended : undefined);
+}
+
+/** The SQS engine: one message per planned input, and `--wait` follows them to their outcomes. */
+async function runSqsEngine(
+  target: PipelineTarget,
+  values: OptionValues,
+  io: CliIo,
+  args: ReprocessArgs,
+  setup: PlanningSetup,
+  engine: ReprocessEngine,
+): Promise<number> {
+  const { prefix, mode, timeoutSeconds, pollIntervalMs, json, dryRun, human, requested } = args;
+  const { common, explain, cutoff, dlqUrl } = setup;
+  let lineOpen = false;
+  let lastLogged = -1;
+  if (requested !== ReprocessEngine.SQS) human('engine: sqs (one message per input on the work queue).\n');
+  const result = await runReprocess({
+    ...common,
+    ...(dlqUrl ? { dlqUrl } : {}),
+    wait: values.wait === true,
+    ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+    ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+    onProgress: (p) => {
+      if (dryRun) return;
+      // The total is known once the listings end: until then, the bar is against what is planned so far.
+      const line =
+        `enqueued ${renderProgressBar(p.enqueued, p.planned, 20)}` +
+        `${p.planComplete ? '' : ` | listing: ${p.listedInputs} inputs`}${p.pruned > 0 ? ` | pruned ${p.pruned}` : ''}`;
+      if (io.isTTY) {
+        human(`\r\x1b[2K${line}`);
+        lineOpen = true;
+      } else if (p.planComplete || (p.enqueued !== lastLogged && isProgressStep(p.enqueued, 10_000))) {
+        lastLogged = p.enqueued;
+        human(`${line}\n`);
+      }
+    },
+    onWait: (p) => {
+      const line =
+        `${renderProgressBar(p.done, p.total, 20)} done | queued ${p.queued}, in flight ${p.inFlight}` +
+        `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;
+      if (io.isTTY) {
+        human(`\r\x1b[2K${line}`);
+        lineOpen = true;
+      } else {
+        human(`${line}\n`);
+      }
+    },
+  }).catch(explain);
+  if (lineOpen) human('\n');
+
+  const summary = {
+    ...planSummary(result, prefix, mode, dryRun, cutoff),
+    ...(requested !== ReprocessEngine.SQS ? { engine } : {}),
+    ...(result.wait
+      ? {
+          waited: result.wait.ended,
+          done: result.wait.done,
+          remaining: result.wait.remaining,
+          gone: result.wait.gone,
+          deadLettered: result.wait.deadLettered,
+          seconds: Math.round(result.wait.elapsedMs / 1000),
+        }
+      : {}),
+  };
+  human(describeResult(result, target));
+  if (json) io.stdout(JSON.stringify({ ...summary, plan: result.plan, sample: result.sample.map(brief) }));
+  else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
+  return exitCode(result.interrupted, result.wait?.ended);
 }
