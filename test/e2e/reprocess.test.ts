@@ -169,16 +169,18 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
 
     const text = await rerunCli(['reprocess', '--prune', '--app-name', p.appName]);
     expect(text.code, text.stderr).toBe(0);
-    expect(text.stderr).toMatch(/^Pruned 1 orphan output\(s\) \(conditional deletes\)\.$/m);
-    expect(text.stderr).not.toMatch(/remove them with --prune/);
-    expect(text.stderr).toMatch(/^Kept 2 orphan\(s\) --prune does not remove, each for its reason:$/m);
-    expect(text.stderr).toMatch(
+    // The result is on stdout, before the SUMMARY line (progress stays on stderr).
+    const result = text.stdout.join('\n');
+    expect(result).toMatch(/^Pruned 1 orphan output\(s\) \(conditional deletes\)\.$/m);
+    expect(result).not.toMatch(/remove them with --prune/);
+    expect(result).toMatch(/^Kept 2 orphan\(s\) --prune does not remove, each for its reason:$/m);
+    expect(result).toMatch(
       new RegExp(
         `^ {2}incoming/gone\\.csv: kept main: object does not name this input \\(${p.stack.inputBucket}/incoming%2Fa\\.csv\\)$`,
         'm',
       ),
     );
-    expect(text.stderr).toMatch(
+    expect(result).toMatch(
       /^ {2}incoming\/ghost\.csv: kept quarantine: object does not name this input \(no rerun metadata\)$/m,
     );
     const summary = JSON.parse(text.stdout.at(-1)?.replace(/^SUMMARY /, '') ?? '{}');
@@ -189,7 +191,7 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
 
     // Without --prune, the orphans are reported with the option that removes them.
     const dry = await rerunCli(['reprocess', '--app-name', p.appName]);
-    expect(dry.stderr).toMatch(/^1 orphan output\(s\) kept: remove them with --prune\.$/m);
+    expect(dry.stdout.join('\n')).toMatch(/^1 orphan output\(s\) kept: remove them with --prune\.$/m);
   }, 120_000);
 
   it("a codeVersion bump is seen from listings: outputs older than the new version's marker are old-code, no HEAD each", async () => {

@@ -56,9 +56,10 @@ describe('rerun reprocess --engine batch-operations against the emulator (the lo
     expect(first.code, first.stderr).toBe(0);
     // The choice is said, with its reason, and so is the job.
     expect(first.stderr).toContain('engine: batch-operations (local stand-in: AWS_ENDPOINT_URL=');
-    expect(first.stderr).toMatch(/All 3 task\(s\) of job \S+ succeeded\./);
-    expect(first.stdout).toHaveLength(1);
-    const summary = JSON.parse((first.stdout[0] ?? '').replace(/^SUMMARY /, '')) as BatchJson;
+    // The result on stdout, then its SUMMARY line last (progress stays on stderr).
+    expect(first.stdout.join('\n')).toMatch(/All 3 task\(s\) of job \S+ succeeded\./);
+    expect(first.stdout.at(-1)).toMatch(/^SUMMARY /);
+    const summary = JSON.parse((first.stdout.at(-1) ?? '').replace(/^SUMMARY /, '')) as BatchJson;
     expect(summary).toMatchObject({
       engine: 'batch-operations',
       runner: 'local',
@@ -117,14 +118,14 @@ describe('rerun reprocess --engine batch-operations against the emulator (the lo
     );
     const result = await run(p, '--manifest', `s3://${p.stack.outputBucket}/ops/manual.csv`, '--wait');
     expect(result.code, result.stderr).toBe(1);
-    expect(result.stdout[0]).toMatch(/^SUMMARY /);
-    const summary = JSON.parse((result.stdout[0] ?? '').slice('SUMMARY '.length)) as BatchJson;
+    expect(result.stdout.at(-1)).toMatch(/^SUMMARY /);
+    const summary = JSON.parse((result.stdout.at(-1) ?? '').slice('SUMMARY '.length)) as BatchJson;
     expect(summary).toMatchObject({ waited: 'incomplete', done: 1, remaining: 1 });
     expect(summary.job).toMatchObject({ tasks: 2, succeeded: 1, failed: 1 });
     expect(summary.job?.failures).toEqual([
       { key: 'incoming/100%.csv', resultCode: 'PermanentFailure', reason: expect.stringMatching(/not URL-encoded/) },
     ]);
-    expect(result.stderr).toContain('ended Complete: 1 succeeded, 1 failed');
+    expect(result.stdout.join('\n')).toContain('ended Complete: 1 succeeded, 1 failed');
   }, 120_000);
 });
 
@@ -138,7 +139,7 @@ describe('rerun reprocess --engine auto', () => {
     const result = await rerunCli(['reprocess', '--engine', 'auto', '--app-name', p.appName]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain('engine: auto chose sqs for 1 planned input(s) (batch-operations from 1,000,000)');
-    const summary = JSON.parse((result.stdout[0] ?? '').replace(/^SUMMARY /, '')) as BatchJson;
+    const summary = JSON.parse((result.stdout.at(-1) ?? '').replace(/^SUMMARY /, '')) as BatchJson;
     expect(summary).toMatchObject({ engine: 'sqs', planned: 1, enqueued: 1 });
     expect(await listKeys(clients.s3, p.stack.outputBucket, 'batch-operations/')).toEqual([]);
   }, 120_000);

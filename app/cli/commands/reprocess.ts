@@ -607,8 +607,13 @@ function reprocessArgs(values: OptionValues, target: PipelineTarget, io: CliIo) 
     integerOption(values, 'code-overlap', { min: 0, max: 86_400 }) ?? topology.normalize.functionTimeoutSeconds + 60;
   const json = values.json === true;
   const dryRun = values['dry-run'] === true;
+  // Progress and notes go to stderr; the result (the plan's table, what was done, the job's end) to
+  // stdout before its SUMMARY line, so `rerun reprocess ... | less` shows it. `--json` prints neither.
   const human = (text: string) => {
     if (!json) io.stderr(text);
+  };
+  const result = (text: string) => {
+    if (!json) io.stdout(text.replace(/\n$/, ''));
   };
 
   const engineText = stringOption(values, 'engine') ?? ReprocessEngine.SQS;
@@ -635,6 +640,7 @@ function reprocessArgs(values: OptionValues, target: PipelineTarget, io: CliIo) 
     json,
     dryRun,
     human,
+    result,
     requested,
     attachTo,
     jobManifestUrl,
@@ -686,7 +692,7 @@ async function runUnplannedJob(
     job: jobSummary(jobId, job, outcome, target),
     ...(outcome && values.wait === true ? waitSummary(outcome) : {}),
   };
-  human(describeJob(jobId, outcome, runner, values.wait === true));
+  args.result(describeJob(jobId, outcome, runner, values.wait === true));
   io.stdout(json ? JSON.stringify(summary) : `SUMMARY ${JSON.stringify(summary)}`);
   return exitCode(false, outcome && values.wait === true ? outcome.ended : undefined);
 }
@@ -848,8 +854,8 @@ async function runPlannedJob(
     ...(job ? { job: jobSummary(job.jobId, job, outcome, target) } : {}),
     ...(outcome && values.wait === true ? waitSummary(outcome) : {}),
   };
-  human(describeResult(result, target, 'put in the manifest'));
-  if (job && runner) human(describeJob(job.jobId, outcome, runner, values.wait === true));
+  args.result(describeResult(result, target, 'put in the manifest'));
+  if (job && runner) args.result(describeJob(job.jobId, outcome, runner, values.wait === true));
   if (json) io.stdout(JSON.stringify({ ...summary, plan: result.plan, sample: result.sample.map(brief) }));
   else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
   return exitCode(result.interrupted, outcome && values.wait === true ? outcome.ended : undefined);
@@ -917,7 +923,7 @@ async function runSqsEngine(
         }
       : {}),
   };
-  human(describeResult(result, target));
+  args.result(describeResult(result, target));
   if (json) io.stdout(JSON.stringify({ ...summary, plan: result.plan, sample: result.sample.map(brief) }));
   else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
   return exitCode(result.interrupted, result.wait?.ended);
