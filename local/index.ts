@@ -12,6 +12,7 @@ export {
   type LocalBatchOperationsJobOptions,
   type LocalBatchOperationsJobResult,
   type LocalTaskOutcome,
+  type LocalJobManifest,
   type ManifestRow,
   parseManifestCsv,
   runLocalBatchOperationsJob,
