@@ -26,8 +26,10 @@ const typescriptBlocks = () => [...README.matchAll(/^```ts\n([\s\S]*?)^```$/gm)]
  * other command of the README must be run below (the first test fails on one left out).
  */
 const NOT_RUN_HERE: Record<string, string> = {
-  'npm install rerun-pipeline @aws-sdk/client-s3 @aws-sdk/client-sqs @aws-sdk/client-dynamodb':
+  'npm install rerun-pipeline @aws-sdk/client-s3 @aws-sdk/client-sqs':
     'test/package/consumer.test.ts installs the packed package into a new project',
+  'npm install @aws-sdk/client-dynamodb':
+    'test/package/consumer.test.ts installs it beside the package for the ledger and rerun dev',
   'npm install --save-dev aws-cdk-lib constructs esbuild': 'test/package/consumer.test.ts synthesizes the CDK example',
   'npm ci': 'the clone links the node_modules this checkout installed with npm ci from the same lockfile',
   'npm test': 'this file is part of npm test',
@@ -43,9 +45,12 @@ const NOT_RUN_HERE: Record<string, string> = {
       'rerun reprocess --stack my-pipeline --engine batch-operations --mode stale --wait',
       'rerun reprocess --stack my-pipeline --engine batch-operations --job 3f6e2a1c-... --wait',
       'rerun reprocess --stack my-pipeline --engine batch-operations --manifest s3://inventory/manifest.json --wait',
+      // One command over two lines.
+      'rerun reprocess --stack my-pipeline --engine batch-operations --generate-manifest \\',
+      '--prefix incoming/dt=2026-11- --created-before 2026-12-01T00:00:00Z --wait',
     ].map((command) => [
       command,
-      'needs AWS: no emulator here implements S3 Control jobs; test/e2e/reprocessBatchOperations.test.ts runs the engine under rerun dev with the local stand-in, test/integration/batchOperationsEngine.test.ts the AWS path with S3 Control scripted',
+      'needs AWS: no emulator here implements S3 Control jobs; test/e2e/reprocessBatchOperations.test.ts and reprocessBatchOperationsManifests.test.ts run the engine (CSV, Inventory and generated manifests) under rerun dev with the local stand-in, test/integration/batchOperationsEngine.test.ts the AWS path with S3 Control scripted',
     ]),
   ),
   'npx cdk deploy -c rerun:webhookSecret=rerun/webhook': 'needs an AWS account (as above)',

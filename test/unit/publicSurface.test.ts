@@ -279,6 +279,7 @@ const SURFACE = {
       'InvocationResult',
       'LocalBatchOperationsJobOptions',
       'LocalBatchOperationsJobResult',
+      'LocalJobManifest',
       'LocalRunnerOptions',
       'LocalTaskOutcome',
       'ManifestRow',
