@@ -112,9 +112,9 @@ describe('the pipeline end to end: S3 upload -> SQS -> local runner -> normalize
     const drainFresh = () => drainNormalize(clients, fresh, { log, t: minute });
     const keys = Array.from({ length: 10 }, (_, i) => `incoming/day ${i}.csv`);
     const etags = new Map<string, string>();
+    const bodyOf = (key: string) => ORDERS.replace('Ada', `Ada ${key}`);
     const uploadedAt = new Date().toISOString();
-    for (const key of keys)
-      etags.set(key, await upload(clients, fresh.inputBucket, key, ORDERS.replace('Ada', `Ada ${key}`)));
+    for (const key of keys) etags.set(key, await upload(clients, fresh.inputBucket, key, bodyOf(key)));
     log.clear();
     await drainFresh();
     // First run, S3's own first delivery of each event: GET input + PUT output with If-None-Match: *,
@@ -154,8 +154,8 @@ describe('the pipeline end to end: S3 upload -> SQS -> local runner -> normalize
     // Second run: the HEAD of the output alone per item (its source ETag is the event's eTag).
     expect(log.operations('S3')).toEqual(keys.map(() => 'HeadObject'));
 
-    // S3 delivering each event a second time (with the eTag of the content that caused it, and the time
-    // of its upload): a fresh delivery of S3's own, which creates at once; its create answers 412 and
+    // S3 delivering each event a second time (with the eTag and size of the content that caused it, and
+    // the time of its upload): a fresh delivery of S3's own, which creates at once; its create answers 412 and
     // the HEAD then finds the output done. Nothing is replaced.
     const store = new S3ObjectStore(clients.s3);
     const heads = () => Promise.all(keys.map((k) => store.head(fresh.outputBucket, outOf(k))));
@@ -165,6 +165,7 @@ describe('the pipeline end to end: S3 upload -> SQS -> local runner -> normalize
       await sendS3Event(clients, fresh.queueUrl, fresh.inputBucket, key, {
         eTag: etags.get(key),
         eventTime: uploadedAt,
+        size: Buffer.byteLength(bodyOf(key)),
       });
     await drainFresh();
     expect(writes().map((r) => [r.operation, r.input.IfNoneMatch])).toEqual(keys.map(() => ['PutObject', '*']));

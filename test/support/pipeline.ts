@@ -155,7 +155,7 @@ export async function sendS3Event(
   queueUrl: string,
   bucket: string,
   key: string,
-  extra: { eTag?: string; eventTime?: string } = {},
+  extra: { eTag?: string; eventTime?: string; size?: number } = {},
 ): Promise<void> {
   const encoded = encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');
   const body = {
@@ -165,7 +165,14 @@ export async function sendS3Event(
         eventSource: 'aws:s3',
         eventName: 'ObjectCreated:Put',
         ...(extra.eventTime ? { eventTime: extra.eventTime } : {}),
-        s3: { bucket: { name: bucket }, object: { key: encoded, ...(extra.eTag ? { eTag: extra.eTag } : {}) } },
+        s3: {
+          bucket: { name: bucket },
+          object: {
+            key: encoded,
+            ...(extra.eTag ? { eTag: extra.eTag } : {}),
+            ...(extra.size !== undefined ? { size: extra.size } : {}),
+          },
+        },
       },
     ],
   };
