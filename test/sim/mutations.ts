@@ -76,7 +76,7 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   {
     name: 'multipart-side-check-skipped',
-    caughtBy: 'tamper multipart+side, crashes 0',
+    caughtBy: 'overwrite multipart+side, crashes 0',
     defect: "the done-check skips a multipart output's side outputs",
     file: 'src/worker/processObject.ts',
     edits: [
