@@ -34,6 +34,11 @@ export interface SimConfig {
   readonly frozen?: (resource: string) => boolean;
   /** Choice points per execution, at most (a guard against a livelock). @default 2000 */
   readonly maxDepth?: number;
+  /**
+   * Executions explored in full mode, when the configuration is too large to explore to the end
+   * within the tier's time (it is then also in the random exploration). @default no limit: exhaustive
+   */
+  readonly fullBudget?: number;
 }
 
 /** Decides each choice point of one execution. */

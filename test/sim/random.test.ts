@@ -37,6 +37,27 @@ const LARGER = [
     uploads: [{ put: CONTENT.smallBad }, { put: CONTENT.small2 }, { put: CONTENT.smallBad }],
     crashes: 1,
   }),
+  // The configurations whose deletion looks again are explored up to a budget in full mode
+  // (configs.ts, LOOK_AGAIN_FULL_BUDGET); their crashed variants are sampled here as well.
+  pipelineConfig({
+    name: 'create then delete single-part+side, 1 crash',
+    uploads: [{ put: CONTENT.smallBad }, { delete: true }],
+    crashes: 1,
+  }),
+  pipelineConfig({
+    name: 'recreate single-part+side (delete, same bytes again), 1 crash',
+    before: CONTENT.smallBad,
+    uploads: [{ delete: true }, { put: CONTENT.smallBad }],
+    crashes: 1,
+  }),
+  pipelineConfig({
+    name: 'prune after delete single-part+side, 1 crash',
+    before: CONTENT.smallBad,
+    redeliverBefore: true,
+    uploads: [{ delete: true }],
+    prune: true,
+    crashes: 1,
+  }),
   pipelineConfig({
     name: 'recreate multipart+side (delete, same bytes again), 1 crash',
     before: CONTENT.largeBad,

@@ -11,9 +11,9 @@ import type { Exploration } from './explore.js';
  */
 export const SIM_FULL = process.env.RERUN_SIM === 'full';
 
-/** Executions per configuration: unbounded in full mode. */
-export function budgetOf(bounded: number): number {
-  return SIM_FULL ? Number.POSITIVE_INFINITY : bounded;
+/** Executions per configuration: unbounded in full mode, unless the configuration sets its own. */
+export function budgetOf(bounded: number, full = Number.POSITIVE_INFINITY): number {
+  return SIM_FULL ? full : bounded;
 }
 
 /** A test's time limit: the exhaustive runs of the largest configurations take minutes on 2 shared cores. */
