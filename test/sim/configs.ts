@@ -83,7 +83,7 @@ export interface PipelineSpec {
  * to this many executions in full mode instead of to the end; its crashed variants are also in the
  * random exploration (test/sim/random.test.ts).
  */
-const LOOK_AGAIN_FULL_BUDGET = 20_000;
+const LOOK_AGAIN_FULL_BUDGET = 5_000;
 
 /**
  * A configuration of the pipeline: an uploader, S3's events, Lambda sandboxes running the real
