@@ -1,14 +1,6 @@
-/**
- * Encodes an object key as S3 writes it into event notifications: URL-encoded as in an HTML form
- * (space as `+`, `+` as `%2B`, non-ASCII as %XX UTF-8), `/` kept. The worker's intake decodes it
- * with `decodeS3EventKey` (docs/AWS-BEHAVIOUR.md, "Event keys and sequencers").
- *
- * @example
- * encodeS3EventKey('incoming/a b+c.csv'); // 'incoming/a+b%2Bc.csv'
- */
-export function encodeS3EventKey(key: string): string {
-  return encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');
-}
+import { encodeS3EventKey } from '../../src/intake/parseS3Event.js';
+
+export { encodeS3EventKey } from '../../src/intake/parseS3Event.js';
 
 /**
  * The body of a reprocess message: an S3 event notification for one object, shaped as S3 sends

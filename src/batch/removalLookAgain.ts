@@ -1,4 +1,4 @@
-import type { S3ObjectEvent } from '../intake/parseS3Event.js';
+import { encodeS3EventKey, type S3ObjectEvent } from '../intake/parseS3Event.js';
 
 /*
  * Why a removal looks again.
@@ -53,8 +53,7 @@ export function lookAgainBody(object: Pick<S3ObjectEvent, 'bucket' | 'key' | 'ev
         s3: {
           s3SchemaVersion: '1.0',
           bucket: { name: object.bucket, arn: `arn:aws:s3:::${object.bucket}` },
-          // Encoded as S3 writes keys into events (form-encoded, `/` kept): the intake decodes it.
-          object: { key: encodeURIComponent(object.key).replace(/%20/g, '+').replace(/%2F/g, '/') },
+          object: { key: encodeS3EventKey(object.key) },
         },
       },
     ],

@@ -52,6 +52,17 @@ export type IntakeResult =
   | { readonly kind: 'invalid'; readonly reason: string };
 
 /**
+ * Encodes an object key as S3 writes it into event notifications: URL-encoded as in an HTML form
+ * (space as `+`, `+` as `%2B`, non-ASCII as %XX UTF-8), `/` kept. {@link decodeS3EventKey} reads it back.
+ *
+ * @example
+ * encodeS3EventKey('incoming/a b+c.csv'); // 'incoming/a+b%2Bc.csv'
+ */
+export function encodeS3EventKey(key: string): string {
+  return encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');
+}
+
+/**
  * Decodes an object key as S3 writes it into event notifications: URL-encoded as in an HTML form
  * (`+` is a space, `%2B` a plus, `%XX` UTF-8 bytes). moto also encodes `/` as `%2F`, which this
  * generic decoding handles too.
