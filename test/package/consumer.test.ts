@@ -363,8 +363,8 @@ describe('the packed package in a new project', () => {
     expect(result.status, result.stderr).toBe(0);
     const summaryLine = result.stdout.split('\n').find((l) => l.startsWith('SUMMARY ')) ?? 'SUMMARY {}';
     const summary = JSON.parse(summaryLine.slice('SUMMARY '.length)) as DevSummary;
-    // examples/: eight CSV/NDJSON files normalized, notes.txt and the s3:TestEvent skipped.
-    expect(summary).toMatchObject({ processed: 8, skipped: 2, failed: 0, deadLettered: 0, ended: 'drained' });
+    // examples/: twelve CSV/NDJSON files normalized, notes.txt and the s3:TestEvent skipped.
+    expect(summary).toMatchObject({ processed: 12, skipped: 2, failed: 0, deadLettered: 0, ended: 'drained' });
     expect(result.stderr).toMatch(/normalized\/rerun-input\/orders\.csv\.ndjson/);
   }, 120_000);
 
@@ -480,19 +480,22 @@ describe('the packed package in a new project', () => {
     const summary = JSON.parse(summaryLine.slice('SUMMARY '.length)) as DevSummary;
     // The bundle carries its own copy of the library; every copy reports to the same process-wide
     // channel (src/worker/outcomes.ts), so rerun dev's table and SUMMARY count its objects as for
-    // the sources: the demo's 8 normalized files and 2 skips, and one notification per output
+    // the sources: the demo's 12 normalized files and 2 skips, and one notification per output
     // (NOTIFY_URL through the ledger, sent only after the output is published).
     expect(summary).toMatchObject({
-      records: 10,
+      records: 14,
       outcomesSeen: true,
-      processed: 8,
+      processed: 12,
       skipped: 2,
       failed: 0,
       deadLettered: 0,
-      sinkApplied: 8,
+      sinkApplied: 12,
       ended: 'drained',
     });
-    expect(result.stderr).toMatch(/10 record\(s\), 10 deleted, 0 retained/);
+    // Every invocation's records were deleted: none retained, none failed.
+    const invocations = [...result.stderr.matchAll(/(\d+) record\(s\), (\d+) deleted, (\d+) retained/g)];
+    expect(invocations.map((m) => Number(m[1])).reduce((a, b) => a + b, 0)).toBe(14);
+    expect(invocations.every((m) => m[1] === m[2] && m[3] === '0')).toBe(true);
     expect(result.stderr).toMatch(/processed\s+s3:\/\/rerun-input\/incoming\/orders\.csv/);
     expect(result.stderr).not.toContain('No records reached the handler.');
   }, 120_000);

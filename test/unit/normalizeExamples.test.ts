@@ -28,6 +28,10 @@ const EXPECTED: Record<string, NormalizeResult | 'skip'> = {
   },
   'latin1-export.csv': { records: 2, quarantined: 0, header: 1, blank: 0, encoding: 'utf-8' },
   'empty.csv': { records: 0, quarantined: 0, header: 0, blank: 0, encoding: 'utf-8' },
+  'dt=2026-03-01/orders.csv': { records: 4, quarantined: 0, header: 1, blank: 0, encoding: 'utf-8' },
+  'dt=2026-03-02/orders.csv': { records: 3, quarantined: 0, header: 1, blank: 0, encoding: 'utf-8' },
+  'dt=2026-03-02/readings.ndjson': { records: 3, quarantined: 0, header: 0, blank: 0, encoding: 'utf-8' },
+  'dt=2026-03-03/orders.csv': { records: 2, quarantined: 1, header: 1, blank: 0, encoding: 'utf-8' },
   'notes.txt': 'skip',
   'README.md': 'skip',
 };
