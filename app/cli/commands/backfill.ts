@@ -4,6 +4,7 @@ import { BackfillWaitEnd, runBackfill } from '../../backfill/runBackfill.js';
 import { SUMMARIZE_CODE_VERSION } from '../../partition/codeVersion.js';
 import { S3PartitionStore } from '../../partition/S3PartitionStore.js';
 import { summaryLayout } from '../../partition/summaryLayout.js';
+import { type PublishedRun, withPublishedRun } from '../../runs/runProgressFile.js';
 import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
 import { explainAwsError } from '../../status/pipelineResources.js';
 import { type CliCommand, CliUsageError, integerOption, writeResult } from '../command.js';
@@ -103,54 +104,58 @@ Examples:
       const dlqUrl = values.wait
         ? await workerQueueUrl(target, target.topology.summarize, 'dlq', stringOption(values, 'dlq-url'), io.env)
         : undefined;
-      const progress = backfillProgress(io.isTTY, human);
-      const result = await runBackfill({
-        reader: new S3PartitionStore(target.clients.s3),
-        sqs: target.clients.sqs,
-        bucket: target.outputBucket,
-        layout: summaryLayout(target.inputBucket, target.topology),
-        inputs: referenceInputRules(target),
-        codeVersion: SUMMARIZE_CODE_VERSION,
-        queueUrl,
-        ...(dlqUrl ? { dlqUrl } : {}),
-        from,
-        to,
-        mode,
-        dryRun,
-        ...(rate !== undefined ? { ratePerSecond: rate } : {}),
-        wait: values.wait === true,
-        ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
-        ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
-        signal: io.signal,
-        onPlan: (plan) => {
-          table(describePlan(plan, from, to, dryRun));
-          human(emptyWindowHint(target, plan.partitions) ?? '');
-        },
-        onEnqueued: progress.onEnqueued,
-        onProgress: progress.onProgress,
-      }).catch((error: unknown) => {
-        throw explainAwsError(error, {
-          role: 'output bucket or summarize queue',
-          name: `${target.outputBucket} / ${queueUrl}`,
-          where: target.where,
-          hint: 'Check the names and your permissions.',
+      const label = `backfill ${from}..${to} (mode ${mode}${dryRun ? ', dry run' : ''})`;
+      return await withPublishedRun({ command: 'backfill', label, target }, async (run) => {
+        const progress = backfillProgress(io.isTTY, human, run);
+        const result = await runBackfill({
+          reader: new S3PartitionStore(target.clients.s3),
+          sqs: target.clients.sqs,
+          bucket: target.outputBucket,
+          layout: summaryLayout(target.inputBucket, target.topology),
+          inputs: referenceInputRules(target),
+          codeVersion: SUMMARIZE_CODE_VERSION,
+          queueUrl,
+          ...(dlqUrl ? { dlqUrl } : {}),
+          from,
+          to,
+          mode,
+          dryRun,
+          ...(rate !== undefined ? { ratePerSecond: rate } : {}),
+          wait: values.wait === true,
+          ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+          ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+          signal: io.signal,
+          onPlan: (plan) => {
+            run.progress({ phase: 'planned', done: 0, total: plan.tasks.length, unit: 'days' });
+            table(describePlan(plan, from, to, dryRun));
+            human(emptyWindowHint(target, plan.partitions) ?? '');
+          },
+          onEnqueued: progress.onEnqueued,
+          onProgress: progress.onProgress,
+        }).catch((error: unknown) => {
+          throw explainAwsError(error, {
+            role: 'output bucket or summarize queue',
+            name: `${target.outputBucket} / ${queueUrl}`,
+            where: target.where,
+            hint: 'Check the names and your permissions.',
+          });
         });
-      });
-      progress.close(result.enqueued > 0 && !result.wait);
+        progress.close(result.enqueued > 0 && !result.wait);
 
-      const ended = result.wait?.ended;
-      const summary = backfillSummary(result, mode, dryRun);
-      table(describeEnd(result, dryRun));
-      if (!dryRun && result.enqueued > 0 && queueUrl.endsWith('.fifo')) {
-        human(
-          '(FIFO queue: SQS drops a task it already received in the last 5 minutes, e.g. from an interrupted run.)\n',
-        );
-      }
-      if (json)
-        io.stdout(JSON.stringify({ ...summary, counts: result.counts, tasks: result.tasks, wait: result.wait }));
-      else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
-      if (result.interrupted || ended === BackfillWaitEnd.INTERRUPTED) return 130;
-      return ended === BackfillWaitEnd.INCOMPLETE || ended === BackfillWaitEnd.TIMEOUT ? 1 : 0;
+        const ended = result.wait?.ended;
+        const summary = backfillSummary(result, mode, dryRun);
+        table(describeEnd(result, dryRun));
+        if (!dryRun && result.enqueued > 0 && queueUrl.endsWith('.fifo')) {
+          human(
+            '(FIFO queue: SQS drops a task it already received in the last 5 minutes, e.g. from an interrupted run.)\n',
+          );
+        }
+        if (json)
+          io.stdout(JSON.stringify({ ...summary, counts: result.counts, tasks: result.tasks, wait: result.wait }));
+        else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
+        if (result.interrupted || ended === BackfillWaitEnd.INTERRUPTED) return 130;
+        return ended === BackfillWaitEnd.INCOMPLETE || ended === BackfillWaitEnd.TIMEOUT ? 1 : 0;
+      });
     } catch (error) {
       return reportCommandError(error, io, 'backfill', json);
     }
@@ -161,10 +166,11 @@ Examples:
  * The progress lines of a backfill on stderr: one line redrawn in place on a terminal, a line per
  * step otherwise. `close` ends an open in-place line.
  */
-function backfillProgress(isTTY: boolean, human: (text: string) => void) {
+function backfillProgress(isTTY: boolean, human: (text: string) => void, run: PublishedRun) {
   let open = false;
   return {
     onEnqueued(sent: number, total: number): void {
+      run.progress({ phase: 'enqueueing', done: sent, total, unit: 'days' });
       if (isTTY) human(`\r\x1b[2Kenqueued ${renderProgressBar(sent, total)}`);
       else if (isProgressStep(sent, total)) human(`enqueued ${sent}/${total}\n`);
     },
@@ -176,6 +182,14 @@ function backfillProgress(isTTY: boolean, human: (text: string) => void) {
       deadLettered: number;
       elapsedMs: number;
     }): void {
+      const { queued, inFlight, deadLettered } = p;
+      run.progress({
+        phase: 'waiting',
+        done: p.published,
+        total: p.total,
+        unit: 'days published',
+        figures: { queued, inFlight, deadLettered },
+      });
       const line =
         `${renderProgressBar(p.published, p.total)} published | queued ${p.queued}, in flight ${p.inFlight}` +
         `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;

@@ -36,12 +36,14 @@ import {
   type ReprocessVerdict,
 } from '../../reprocess/planReprocess.js';
 import {
+  type ReprocessProgress,
   type ReprocessResult,
   ReprocessWaitEnd,
   type RunReprocessOptions,
   runReprocess,
 } from '../../reprocess/runReprocess.js';
 import { S3ListingReader } from '../../reprocess/S3ListingReader.js';
+import { type PublishedRun, type RunProgress, withPublishedRun } from '../../runs/runProgressFile.js';
 import { explainAwsError, requireBucket } from '../../status/pipelineResources.js';
 import { type CliCommand, type CliIo, CliUsageError, integerOption, type OptionValues } from '../command.js';
 import {
@@ -200,12 +202,16 @@ Examples:
     try {
       await requireInputBucket(target);
       await requireOutputBucket(target);
-      if (args.attachTo || args.jobManifestUrl || args.generator)
-        return await runUnplannedJob(target, values, io, args);
-      const setup = await planningSetup(target, values, io, args);
-      const engine = await chooseEngine(values, args, setup);
-      if (engine === ReprocessEngine.BATCH_OPERATIONS) return await runPlannedJob(target, values, io, args, setup);
-      return await runSqsEngine(target, values, io, args, setup, engine);
+      const label = `reprocess ${args.prefix} (mode ${args.mode}${args.dryRun ? ', dry run' : ''})`;
+      return await withPublishedRun({ command: 'reprocess', label, target }, async (run) => {
+        const runArgs = { ...args, run };
+        if (args.attachTo || args.jobManifestUrl || args.generator)
+          return await runUnplannedJob(target, values, io, runArgs);
+        const setup = await planningSetup(target, values, io, args);
+        const engine = await chooseEngine(values, args, setup);
+        if (engine === ReprocessEngine.BATCH_OPERATIONS) return await runPlannedJob(target, values, io, runArgs, setup);
+        return await runSqsEngine(target, values, io, runArgs, setup, engine);
+      });
     } catch (error) {
       return reportCommandError(error, io, 'reprocess', args.json);
     }
@@ -335,6 +341,7 @@ async function follow(
   values: Record<string, unknown>,
   io: Parameters<CliCommand['run']>[1],
   human: (text: string) => void,
+  run: PublishedRun,
 ): Promise<JobOutcome> {
   const v = values as Parameters<typeof integerOption>[0];
   const timeoutSeconds = integerOption(v, 'timeout', { min: 1, max: 7 * 86_400 });
@@ -351,6 +358,14 @@ async function follow(
     ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
     signal: io.signal,
     onProgress: (view, elapsedMs) => {
+      const done = view.succeeded + view.failed;
+      run.progress({
+        phase: `job ${view.status}`,
+        done,
+        total: view.total,
+        unit: 'tasks',
+        figures: { failed: view.failed },
+      });
       const line =
         `job ${view.status.padEnd(10)} ${renderProgressBar(view.succeeded + view.failed, view.total, 20)} ` +
         `| failed ${view.failed} | ${Math.round(elapsedMs / 1000)} s`;
@@ -649,13 +664,20 @@ function reprocessArgs(values: OptionValues, target: PipelineTarget, io: CliIo) 
 }
 
 type ReprocessArgs = ReturnType<typeof reprocessArgs>;
+/** The arguments of a run published for `rerun ui` (app/runs/runProgressFile.ts). */
+type RunArgs = ReprocessArgs & { readonly run: PublishedRun };
+
+/** A planning step's progress, as a run file says it. */
+function planningProgress(p: ReprocessProgress): RunProgress {
+  return { phase: 'planning', done: p.listedInputs, unit: 'inputs listed', figures: { planned: p.planned } };
+}
 
 /** `--job`, `--manifest` or `--generate-manifest`: a job over tasks nobody plans here. */
 async function runUnplannedJob(
   target: PipelineTarget,
   values: OptionValues,
   io: CliIo,
-  args: ReprocessArgs,
+  args: RunArgs,
 ): Promise<number> {
   const { prefix, json, human, attachTo, jobManifestUrl, generator } = args;
   // No planning: a job that exists, or one over a manifest the operator already has.
@@ -684,7 +706,7 @@ async function runUnplannedJob(
   const jobId = attachTo ?? (job as SubmittedJob).jobId;
   const outcome =
     values.wait === true || runner.kind === 'local'
-      ? await follow(target, runner, jobId, report, job?.totalTasks, values, io, human)
+      ? await follow(target, runner, jobId, report, job?.totalTasks, values, io, human, args.run)
       : undefined;
   const summary = {
     engine: ReprocessEngine.BATCH_OPERATIONS,
@@ -810,7 +832,7 @@ async function runPlannedJob(
   target: PipelineTarget,
   values: OptionValues,
   io: CliIo,
-  args: ReprocessArgs,
+  args: RunArgs,
   setup: PlanningSetup,
 ): Promise<number> {
   const { prefix, mode, json, dryRun, human } = args;
@@ -823,6 +845,7 @@ async function runPlannedJob(
   const result = await runReprocess({
     ...common,
     sink: async (input) => builder.add(target.inputBucket, input.key),
+    onProgress: (p) => args.run.progress(planningProgress(p)),
   }).catch(explain);
   const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
   let job: SubmittedJob | undefined;
@@ -844,7 +867,7 @@ async function runPlannedJob(
     });
     human(`${jobLine(job, runner)}\n`);
     if (values.wait === true || runner.kind === 'local') {
-      outcome = await follow(target, runner, job.jobId, report, job.totalTasks, values, io, human);
+      outcome = await follow(target, runner, job.jobId, report, job.totalTasks, values, io, human, args.run);
     }
   }
   const summary = {
@@ -866,7 +889,7 @@ async function runSqsEngine(
   target: PipelineTarget,
   values: OptionValues,
   io: CliIo,
-  args: ReprocessArgs,
+  args: RunArgs,
   setup: PlanningSetup,
   engine: ReprocessEngine,
 ): Promise<number> {
@@ -882,6 +905,11 @@ async function runSqsEngine(
     ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
     ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
     onProgress: (p) => {
+      args.run.progress(
+        dryRun || !p.planComplete
+          ? planningProgress(p)
+          : { phase: 'enqueueing', done: p.enqueued, total: p.planned, unit: 'inputs', figures: { pruned: p.pruned } },
+      );
       if (dryRun) return;
       // The total is known once the listings end: until then, the bar is against what is planned so far.
       const line =
@@ -896,6 +924,14 @@ async function runSqsEngine(
       }
     },
     onWait: (p) => {
+      const { queued, inFlight, deadLettered } = p;
+      args.run.progress({
+        phase: 'waiting',
+        done: p.done,
+        total: p.total,
+        unit: 'inputs done',
+        figures: { queued, inFlight, deadLettered },
+      });
       const line =
         `${renderProgressBar(p.done, p.total, 20)} done | queued ${p.queued}, in flight ${p.inFlight}` +
         `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;

@@ -1,0 +1,221 @@
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The commands whose runs other processes on this machine can follow (`rerun ui`). */
+export type RunCommand = 'reprocess' | 'backfill';
+
+/** Which pipeline a run works on: the console shows the runs of the pipeline it looks at. */
+export interface RunTarget {
+  /** The endpoint, or `AWS (<region>)`: the same words as every command's messages. */
+  readonly where: string;
+  readonly inputBucket: string;
+  readonly outputBucket: string;
+}
+
+/** Where a run stands: a phase, and a count against a total where one is known. */
+export interface RunProgress {
+  /** `planning`, `enqueueing`, `waiting`, `job`... in the command's own words. */
+  readonly phase: string;
+  /** Units done in this phase (inputs enqueued, days published, tasks finished). */
+  readonly done: number;
+  /** Units of the phase, once known (a streaming plan learns its total when its listings end). */
+  readonly total?: number;
+  /** What a unit is, e.g. `inputs` or `days`. */
+  readonly unit: string;
+  /** Other figures of the phase, e.g. `{ queued: 3, inFlight: 1, deadLettered: 0 }`. */
+  readonly figures?: Readonly<Record<string, number>>;
+}
+
+/** A run's file: what it is, where it works, and where it stands. */
+export interface RunInfo {
+  readonly command: RunCommand;
+  /** What the run does, e.g. `backfill 2026-03-01..2026-03-03 (mode stale)`. */
+  readonly label: string;
+  readonly pid: number;
+  readonly startedAt: number;
+  readonly updatedAt: number;
+  readonly target: RunTarget;
+  readonly progress?: RunProgress;
+  /** Set when the run ended: its exit code (0 done, 1 not all done, 130 interrupted). */
+  readonly ended?: { readonly at: number; readonly code: number };
+}
+
+/** A run as another process sees it. */
+export interface RunView extends RunInfo {
+  /** `running`; `ended` (with its code); `gone`: its process died without ending it (killed). */
+  readonly state: 'running' | 'ended' | 'gone';
+}
+
+/** A run being published: {@link publishRun}. */
+export interface PublishedRun {
+  readonly path: string;
+  progress(p: RunProgress): void;
+  end(code: number): void;
+}
+
+/** How long an ended (or dead) run's file is still shown; older files are removed by the next run. */
+export const ENDED_RUN_SHOWN_MS = 60 * 60 * 1000;
+const STALE_FILE_MS = 24 * 60 * 60 * 1000;
+/** At most one write per this interval while a phase runs (a phase change or the end writes at once). */
+const WRITE_INTERVAL_MS = 500;
+
+/**
+ * The folder of the run files: the machine's temporary directory, as for `rerun dev`'s session
+ * file, so a console started from any directory finds them.
+ *
+ * @example
+ * runProgressDir(); // '/tmp/rerun-runs'
+ */
+export function runProgressDir(dir: string = tmpdir()): string {
+  return join(dir, 'rerun-runs');
+}
+
+/**
+ * Announces a running `rerun reprocess` or `rerun backfill`: writes its run file now, rewrites it
+ * as its progress changes (at most twice a second, whole files renamed into place, so a reader never
+ * sees half of one), and marks it ended with its exit code. Removes run files older than a day. A
+ * file that cannot be written is left out: the run does not depend on it.
+ *
+ * @example
+ * const run = publishRun({ command: 'backfill', label: 'backfill 2026-03-01..2026-03-03', target });
+ * run.progress({ phase: 'waiting', done: 1, total: 3, unit: 'days' });
+ * run.end(0);
+ */
+export function publishRun(
+  info: Pick<RunInfo, 'command' | 'label' | 'target'>,
+  options: { readonly dir?: string; readonly now?: () => number } = {},
+): PublishedRun {
+  const now = options.now ?? Date.now;
+  const dir = runProgressDir(options.dir);
+  try {
+    mkdirSync(dir, { recursive: true });
+    removeStaleFiles(dir, now());
+  } catch {
+    // An unwritable temporary directory costs the console its view of this run, never the run.
+  }
+  const startedAt = now();
+  const path = join(dir, `${info.command}-${process.pid}-${startedAt}.json`);
+  // Only the three names: a pipeline target passed as it is must not put its clients in the file.
+  const { where, inputBucket, outputBucket } = info.target;
+  let state: RunInfo = {
+    command: info.command,
+    label: info.label,
+    pid: process.pid,
+    startedAt,
+    updatedAt: startedAt,
+    target: { where, inputBucket, outputBucket },
+  };
+  let written = 0;
+  const write = () => {
+    written = state.updatedAt;
+    try {
+      const temporary = `${path}.tmp`;
+      writeFileSync(temporary, `${JSON.stringify(state)}\n`);
+      renameSync(temporary, path);
+    } catch {
+      // As above: the run goes on without its file.
+    }
+  };
+  write();
+  return {
+    path,
+    progress(p) {
+      const phaseChanged = p.phase !== state.progress?.phase;
+      state = { ...state, progress: p, updatedAt: now() };
+      if (phaseChanged || state.updatedAt - written >= WRITE_INTERVAL_MS) write();
+    },
+    end(code) {
+      if (state.ended) return;
+      state = { ...state, updatedAt: now(), ended: { at: now(), code } };
+      write();
+    },
+  };
+}
+
+/**
+ * The runs of one pipeline that a console shows: the running ones, and those that ended (or whose
+ * process is gone) within the last hour; newest first.
+ *
+ * @example
+ * readRuns({ where: 'http://127.0.0.1:4566', inputBucket: 'rerun-input', outputBucket: 'rerun-output' });
+ */
+export function readRuns(
+  target: RunTarget,
+  options: { readonly dir?: string; readonly now?: () => number } = {},
+): RunView[] {
+  const now = (options.now ?? Date.now)();
+  const dir = runProgressDir(options.dir);
+  const runs: RunView[] = [];
+  for (const name of listJson(dir)) {
+    const run = readJson(join(dir, name));
+    if (!run || !sameTarget(run.target, target)) continue;
+    const state = run.ended ? 'ended' : isAlive(run.pid) ? 'running' : 'gone';
+    if (state !== 'running' && now - run.updatedAt > ENDED_RUN_SHOWN_MS) continue;
+    runs.push({ ...run, state });
+  }
+  return runs.sort((a, b) => b.startedAt - a.startedAt);
+}
+
+function sameTarget(a: RunTarget | undefined, b: RunTarget): boolean {
+  return a?.where === b.where && a.inputBucket === b.inputBucket && a.outputBucket === b.outputBucket;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function listJson(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((n) => n.endsWith('.json'));
+  } catch {
+    return [];
+  }
+}
+
+function readJson(path: string): RunInfo | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as RunInfo;
+  } catch {
+    return undefined; // removed meanwhile, or not one of ours
+  }
+}
+
+function removeStaleFiles(dir: string, now: number): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    try {
+      if (now - statSync(path).mtimeMs > STALE_FILE_MS) rmSync(path, { force: true });
+    } catch {
+      // removed by another run meanwhile
+    }
+  }
+}
+
+/**
+ * Runs a command's work as a published run: its file is written first and marked ended with the
+ * exit code the work returns (1 when it throws, the error passing on).
+ *
+ * @example
+ * return withPublishedRun({ command: 'backfill', label, target }, async (run) => { ...; return 0; });
+ */
+export async function withPublishedRun(
+  info: Pick<RunInfo, 'command' | 'label' | 'target'>,
+  work: (run: PublishedRun) => Promise<number>,
+): Promise<number> {
+  const run = publishRun(info);
+  try {
+    const code = await work(run);
+    run.end(code);
+    return code;
+  } catch (error) {
+    run.end(1);
+    throw error;
+  }
+}

@@ -1,0 +1,119 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ENDED_RUN_SHOWN_MS,
+  publishRun,
+  type RunInfo,
+  readRuns,
+  runProgressDir,
+  withPublishedRun,
+} from '../../app/runs/runProgressFile.js';
+
+const TARGET = { where: 'http://127.0.0.1:4566', inputBucket: 'acme-input', outputBucket: 'acme-output' };
+const OTHER = { ...TARGET, where: 'AWS (eu-west-1)' };
+
+describe('run progress files (rerun reprocess and backfill, read by rerun ui)', () => {
+  let dir: string;
+  let clock: number;
+  const now = () => clock;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rerun-runs-test-'));
+    clock = Date.parse('2026-03-02T10:00:00Z');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("writes a run's progress as it goes and its end, for the pipeline it works on only", () => {
+    const run = publishRun(
+      { command: 'backfill', label: 'backfill 2026-03-01..2026-03-03 (mode stale)', target: TARGET },
+      { dir, now },
+    );
+    expect(readRuns(TARGET, { dir, now })).toMatchObject([{ state: 'running', command: 'backfill' }]);
+    expect(readRuns(TARGET, { dir, now })[0]?.progress).toBeUndefined();
+    expect(readRuns(OTHER, { dir, now })).toEqual([]);
+
+    run.progress({ phase: 'waiting', done: 0, total: 3, unit: 'days published', figures: { queued: 3 } });
+    expect(readRuns(TARGET, { dir, now })[0]?.progress).toEqual({
+      phase: 'waiting',
+      done: 0,
+      total: 3,
+      unit: 'days published',
+      figures: { queued: 3 },
+    });
+    // Within the same phase, at most a write per half second...
+    clock += 100;
+    run.progress({ phase: 'waiting', done: 1, total: 3, unit: 'days published' });
+    expect(readRuns(TARGET, { dir, now })[0]?.progress?.done).toBe(0);
+    clock += 500;
+    run.progress({ phase: 'waiting', done: 2, total: 3, unit: 'days published' });
+    expect(readRuns(TARGET, { dir, now })[0]?.progress?.done).toBe(2);
+    // ...and the end at once, with the latest progress.
+    clock += 10;
+    run.progress({ phase: 'waiting', done: 3, total: 3, unit: 'days published' });
+    run.end(0);
+    const [ended] = readRuns(TARGET, { dir, now });
+    expect(ended).toMatchObject({ state: 'ended', ended: { code: 0, at: clock }, progress: { done: 3 } });
+    // The file holds the three names of the target, nothing else of it.
+    const file = JSON.parse(readFileSync(run.path, 'utf8')) as RunInfo;
+    expect(file.target).toEqual(TARGET);
+    expect(readdirSync(runProgressDir(dir)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+
+    clock += ENDED_RUN_SHOWN_MS + 1;
+    expect(readRuns(TARGET, { dir, now })).toEqual([]);
+  });
+
+  it('calls a run whose process died without ending it gone, and removes files older than a day', () => {
+    // A process that has exited: its id names no running process (reuse within the test is unlikely).
+    const exited = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
+    const deadPid = Number(exited.stdout.trim());
+    clock = Date.now(); // files' ages are told by their modification times
+    const runs = runProgressDir(dir);
+    publishRun({ command: 'reprocess', label: 'first', target: TARGET }, { dir, now }).end(1);
+    const killed: RunInfo = {
+      command: 'reprocess',
+      label: 'reprocess incoming/ (mode missing)',
+      pid: deadPid,
+      startedAt: clock - 1000,
+      updatedAt: clock - 500,
+      target: TARGET,
+      progress: { phase: 'enqueueing', done: 40, total: 100, unit: 'inputs' },
+    };
+    writeFileSync(join(runs, `reprocess-${deadPid}-1.json`), JSON.stringify(killed));
+    expect(readRuns(TARGET, { dir, now }).map((r) => [r.label, r.state])).toEqual([
+      ['first', 'ended'],
+      ['reprocess incoming/ (mode missing)', 'gone'],
+    ]);
+    // A file of two days ago goes when the next run starts.
+    const old = join(runs, 'backfill-1-1.json');
+    writeFileSync(old, JSON.stringify({ ...killed, pid: 1 }));
+    const twoDaysAgo = (Date.now() - 2 * 86_400_000) / 1000;
+    utimesSync(old, twoDaysAgo, twoDaysAgo);
+    publishRun({ command: 'backfill', label: 'next', target: TARGET }, { dir, now });
+    expect(readdirSync(runs)).not.toContain('backfill-1-1.json');
+  });
+
+  it('ends a run with the code its work returns, or 1 when the work throws', async () => {
+    // withPublishedRun writes under the machine's temporary directory: its own target keeps it apart.
+    const mine = { ...TARGET, inputBucket: `in-${process.pid}-${Date.now()}` };
+    expect(await withPublishedRun({ command: 'backfill', label: 'ok', target: mine }, async () => 130)).toBe(130);
+    await expect(
+      withPublishedRun({ command: 'backfill', label: 'boom', target: mine }, async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    const ended = Object.fromEntries(readRuns(mine).map((r) => [r.label, r.ended?.code]));
+    expect(ended).toEqual({ ok: 130, boom: 1 });
+    for (const run of readRuns(mine)) rmSync(join(runProgressDir(), `${run.command}-${run.pid}-${run.startedAt}.json`));
+  });
+
+  it('never fails the run when its file cannot be written', () => {
+    const file = join(dir, 'not-a-directory');
+    writeFileSync(file, '');
+    const run = publishRun({ command: 'backfill', label: 'x', target: TARGET }, { dir: file, now });
+    run.progress({ phase: 'waiting', done: 1, unit: 'days' });
+    run.end(0);
+    expect(readRuns(TARGET, { dir: file, now })).toEqual([]);
+  });
+});
