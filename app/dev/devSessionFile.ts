@@ -40,6 +40,27 @@ export interface JournalOutcome {
 }
 
 /**
+ * A record outcome as a journal line says it (also how the console shows a deployed worker's
+ * outcome read from its log). Pure.
+ *
+ * @example
+ * journalOutcome({ messageId: 'm', status: 'skipped', reason: 'already done' }, 0);
+ * // { at: 0, status: 'skipped', subject: 'message m', reason: 'already done' }
+ */
+export function journalOutcome(o: RecordOutcome, at: number): JournalOutcome {
+  return {
+    at,
+    status: o.status,
+    subject: o.source ? `s3://${o.source.bucket}/${o.source.key}` : `message ${o.messageId}`,
+    reason: o.reason,
+    ...(o.outputKey ? { outputKey: o.outputKey } : {}),
+    ...(o.quarantined ? { quarantined: o.quarantined } : {}),
+    ...(o.receiveCount !== undefined ? { receiveCount: o.receiveCount } : {}),
+    ...(o.retryable !== undefined ? { retryable: o.retryable } : {}),
+  };
+}
+
+/**
  * Where the session file of an app name lives: the machine's temporary directory, so `rerun ui`
  * finds a session started from any directory.
  *
@@ -70,16 +91,7 @@ export function publishDevSession(
   writeFileSync(journal, '');
   writeFileSync(path, `${JSON.stringify(session, null, 2)}\n`);
   const unsubscribe = onRecordOutcome((o) => {
-    const line: JournalOutcome = {
-      at: Date.now(),
-      status: o.status,
-      subject: o.source ? `s3://${o.source.bucket}/${o.source.key}` : `message ${o.messageId}`,
-      reason: o.reason,
-      ...(o.outputKey ? { outputKey: o.outputKey } : {}),
-      ...(o.quarantined ? { quarantined: o.quarantined } : {}),
-      ...(o.receiveCount !== undefined ? { receiveCount: o.receiveCount } : {}),
-      ...(o.retryable !== undefined ? { retryable: o.retryable } : {}),
-    };
+    const line = journalOutcome(o, Date.now());
     // Synchronous and small: a reader tailing the file sees whole lines in outcome order.
     appendFileSync(journal, `${JSON.stringify(line)}\n`);
   });

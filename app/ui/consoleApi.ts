@@ -9,10 +9,12 @@ import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { summaryLayout } from '../partition/summaryLayout.js';
 import { referenceRecheck } from '../redrive/recheckDeadLetter.js';
 import { type DeadLetter, redriveDeadLetters } from '../redrive/redriveDeadLetters.js';
+import { type RunView, readRuns } from '../runs/runProgressFile.js';
 import { partitionStatus, type StatusReport } from '../status/partitionStatus.js';
 import type { WorkerTopology } from '../topology.js';
+import { CloudWatchFeed, type CloudWatchSnapshot } from './cloudWatchFeed.js';
 import type { ConsoleSource } from './consoleSource.js';
-import { type InputPage, listInputPage, UNDATED } from './dayInputs.js';
+import { type InputPage, inputDaySpan, listInputPage, UNDATED } from './dayInputs.js';
 import { LiveFeed, type LiveSnapshot } from './liveFeed.js';
 import { type ObjectPreview, previewObject } from './objectPreview.js';
 
@@ -28,6 +30,18 @@ export interface QueueDepth {
   readonly visible: number;
   readonly inFlight: number;
   readonly delayed: number;
+  /** Age of its oldest message (AWS/SQS ApproximateAgeOfOldestMessage) and the datapoint's time. */
+  readonly oldest?: { readonly seconds: number; readonly at: number };
+}
+
+/** The live view: outcomes, queues, and the runs of `rerun reprocess` and `rerun backfill` on this machine. */
+export interface LiveView {
+  /** Where outcomes come from: a running `rerun dev`'s journal, or a deployed stack's CloudWatch. */
+  readonly from: 'dev' | 'cloudwatch';
+  readonly feed?: LiveSnapshot | CloudWatchSnapshot;
+  readonly queues: readonly QueueDepth[];
+  readonly runs: readonly RunView[];
+  readonly notes: readonly string[];
 }
 
 /** A DLQ as the console shows it: what `rerun redrive --dry-run` shows, and the command to act. */
@@ -58,6 +72,7 @@ export class ConsoleApi {
   private readonly rules: InputRules;
   private readonly recorder: S3FailureRecorder;
   private readonly feed?: LiveFeed;
+  private cloudFeed?: CloudWatchFeed;
   private readonly letters = new Map<string, { at: number; view: Promise<DeadLetterView> }>();
 
   private readonly now: () => number;
@@ -84,10 +99,16 @@ export class ConsoleApi {
     if (source.session) this.feed = new LiveFeed(source.session.journal);
   }
 
-  /** What the console looks at. */
-  overview() {
+  /**
+   * What the console looks at. The first window is the 14 days up to today, or, when none of them has
+   * inputs, the 14 days up to the last day that has (the demo's samples are dated 2026-03).
+   */
+  async overview() {
     const { target, kind, session } = this.source;
     const today = dayOfInstant(this.now());
+    const span = await inputDaySpan(target.clients.s3, target.inputBucket, target.topology.inputPrefix);
+    const recent = defaultWindow(today);
+    const window = this.options.window ?? (span && span.last < recent.from ? defaultWindow(span.last) : recent);
     return {
       kind,
       where: target.where,
@@ -98,8 +119,9 @@ export class ConsoleApi {
       outputBucket: target.outputBucket,
       codeVersion: SUMMARIZE_CODE_VERSION,
       today,
-      window: this.options.window ?? defaultWindow(today),
-      live: session ? 'dev' : 'none',
+      window,
+      ...(span ? { inputDays: span } : {}),
+      live: session ? 'dev' : 'cloudwatch',
     };
   }
 
@@ -149,19 +171,38 @@ export class ConsoleApi {
     return { outputKey, ...(output ? { output } : {}), ...(quarantine ? { quarantine } : {}) };
   }
 
-  /** Outcomes since `afterSeq` (a running `rerun dev` only), and the queues' depths. */
-  async live(afterSeq: number): Promise<{ feed?: LiveSnapshot; queues: QueueDepth[] }> {
-    const { topology } = this.source.target;
-    const queues: QueueDepth[] = [];
+  /**
+   * Outcomes since `afterSeq` (a running `rerun dev`'s journal, or a deployed stack's CloudWatch),
+   * the queues' depths (and ages, where CloudWatch has them), and the runs of `rerun reprocess` and
+   * `rerun backfill` on this machine that work on this pipeline (app/runs/runProgressFile.ts).
+   */
+  async live(afterSeq: number): Promise<LiveView> {
+    const { target } = this.source;
+    const { topology } = target;
+    const queues: { name: string; url: string }[] = [];
     for (const worker of [topology.normalize, topology.summarize]) {
       const urls = await this.source.queueUrls(worker).catch(() => undefined);
       if (!urls) continue;
-      queues.push(
-        await this.depth(`${worker.name} queue`, urls.queue),
-        await this.depth(`${worker.name} DLQ`, urls.dlq),
-      );
+      queues.push({ name: `${worker.name} queue`, url: urls.queue }, { name: `${worker.name} DLQ`, url: urls.dlq });
     }
-    return { ...(this.feed ? { feed: await this.feed.poll(this.now(), afterSeq) } : {}), queues };
+    const runs = readRuns(target, { now: this.now });
+    const depths = await Promise.all(queues.map((q) => this.depth(q.name, q.url)));
+    if (this.feed) {
+      return { from: 'dev', feed: await this.feed.poll(this.now(), afterSeq), queues: depths, runs, notes: [] };
+    }
+    const cloudWatch = this.source.cloudWatch;
+    if (!cloudWatch) return { from: 'cloudwatch', queues: depths, runs, notes: [] };
+    this.cloudFeed ??= new CloudWatchFeed({
+      ...cloudWatch,
+      workers: [topology.normalize.name, topology.summarize.name],
+      queueNames: queues.map((q) => queueNameOfUrl(q.url)),
+    });
+    const feed = await this.cloudFeed.poll(this.now(), afterSeq);
+    const aged = depths.map((d) => {
+      const oldest = feed.queueAges[queueNameOfUrl(d.url)];
+      return oldest ? { ...d, oldest } : d;
+    });
+    return { from: 'cloudwatch', feed, queues: aged, runs, notes: feed.notes };
   }
 
   /**
@@ -239,4 +280,9 @@ export class ConsoleApi {
  */
 export function defaultWindow(today: Day, days = 14): { from: Day; to: Day } {
   return { from: dayOfInstant(Date.parse(`${today}T00:00:00Z`) - (days - 1) * 86_400_000), to: today };
+}
+
+/** The queue's name: the last segment of its URL. */
+function queueNameOfUrl(url: string): string {
+  return url.slice(url.lastIndexOf('/') + 1);
 }

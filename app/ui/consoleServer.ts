@@ -119,7 +119,7 @@ async function api(url: URL, response: ServerResponse, consoleApi: ConsoleApi): 
   try {
     switch (url.pathname) {
       case '/api/overview':
-        return send(response, 200, consoleApi.overview());
+        return send(response, 200, await consoleApi.overview());
       case '/api/days':
         return send(response, 200, await consoleApi.days(required(q('from'), 'from'), required(q('to'), 'to')));
       case '/api/inputs': {

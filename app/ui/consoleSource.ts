@@ -1,8 +1,11 @@
+import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { OptionValues } from '../cli/command.js';
 import { type PipelineTarget, resolvePipelineTarget, stringOption, workerQueueUrl } from '../cli/pipelineTarget.js';
 import { type DevSessionInfo, readDevSession } from '../dev/devSessionFile.js';
+import { StackOutput } from '../stackOutputs.js';
 import type { WorkerTopology } from '../topology.js';
-import { guardReadOnly } from './readOnlyClients.js';
+import { guardReadOnly, guardReadOnlyClient } from './readOnlyClients.js';
 
 /** The pipeline the console looks at, and how it was found. */
 export interface ConsoleSource {
@@ -11,6 +14,16 @@ export interface ConsoleSource {
   readonly kind: 'dev' | 'stack' | 'aws';
   /** The running dev session, whose outcome journal feeds the live view. */
   readonly session?: DevSessionInfo;
+  /**
+   * For a deployed pipeline (not a dev session): the CloudWatch clients its live view reads with, and
+   * the stack's log groups. A client whose package is not installed is named in `missing`.
+   */
+  readonly cloudWatch?: {
+    readonly cloudwatch?: CloudWatchClient;
+    readonly logs?: CloudWatchLogsClient;
+    readonly logGroups: readonly string[];
+    readonly missing: readonly string[];
+  };
   /** The work queue and DLQ URL of a worker (resolved once, then remembered). */
   queueUrls(worker: WorkerTopology): Promise<{ readonly queue: string; readonly dlq: string }>;
 }
@@ -55,7 +68,7 @@ export async function resolveConsoleSource(
   return {
     target,
     kind: session ? 'dev' : target.stack ? 'stack' : 'aws',
-    ...(session ? { session } : {}),
+    ...(session ? { session } : { cloudWatch: await cloudWatchClients(target) }),
     async queueUrls(worker) {
       const cached = known.get(worker.name);
       if (cached) return cached;
@@ -66,5 +79,30 @@ export async function resolveConsoleSource(
       known.set(worker.name, urls);
       return urls;
     },
+  };
+}
+
+/**
+ * The CloudWatch and CloudWatch Logs clients of a deployed pipeline's live view, guarded read-only
+ * like the others, in the target's region and endpoint. Both packages are optional peers: a missing
+ * one is named, and the live view goes without that part.
+ */
+async function cloudWatchClients(target: PipelineTarget): Promise<NonNullable<ConsoleSource['cloudWatch']>> {
+  const config = { region: target.region, ...(target.endpoint ? { endpoint: target.endpoint } : {}) };
+  const missing: string[] = [];
+  const cw = await import('@aws-sdk/client-cloudwatch').catch(() => undefined);
+  const cwl = await import('@aws-sdk/client-cloudwatch-logs').catch(() => undefined);
+  if (!cw) missing.push('Throughput and queue ages need @aws-sdk/client-cloudwatch (npm install it).');
+  if (!cwl) missing.push('Outcomes need @aws-sdk/client-cloudwatch-logs (npm install it).');
+  const outputs = target.stack?.outputs ?? {};
+  const logGroups = [outputs[StackOutput.LOG_GROUP], outputs[StackOutput.SUMMARIZE_LOG_GROUP]].filter(
+    (g): g is string => Boolean(g),
+  );
+  if (cwl && logGroups.length === 0) missing.push("Outcomes are read from the stack's log groups: pass --stack NAME.");
+  return {
+    ...(cw ? { cloudwatch: guardReadOnlyClient('cloudwatch', new cw.CloudWatchClient(config)) } : {}),
+    ...(cwl && logGroups.length > 0 ? { logs: guardReadOnlyClient('logs', new cwl.CloudWatchLogsClient(config)) } : {}),
+    logGroups,
+    missing,
   };
 }

@@ -1,4 +1,4 @@
-import type { S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
 import {
   type FailureIndexEntry,
@@ -7,7 +7,7 @@ import {
   parseFailureIndexKey,
 } from '../../src/failures/failureIndex.js';
 import type { FailureRecord } from '../../src/failures/failureRecord.js';
-import { type Day, partitionName } from '../../src/keys/partition.js';
+import { type Day, dayOfPartition, partitionName } from '../../src/keys/partition.js';
 import { classifyInputs, InputClass, type InputRules } from '../partition/inputCoverage.js';
 import type { ListOptions, S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { headObject } from './objectPreview.js';
@@ -137,4 +137,39 @@ async function listPage(
     }
   }
   return found;
+}
+
+/**
+ * The first and last day that have inputs (`{prefix}dt=YYYY-MM-DD/`), from a listing of the
+ * partition folders only (ListObjectsV2 with a delimiter, starting at `{prefix}dt=`): a request per
+ * 1,000 days, whatever the number of inputs. Undefined when no day has any.
+ *
+ * @example
+ * await inputDaySpan(s3, 'rerun-input', 'incoming/'); // { first: '2026-03-01', last: '2026-03-03', days: 3 }
+ */
+export async function inputDaySpan(
+  s3: S3Client,
+  bucket: string,
+  prefix: string,
+): Promise<{ first: Day; last: Day; days: number } | undefined> {
+  const days: Day[] = [];
+  let token: string | undefined;
+  do {
+    const out = await s3.send(
+      new ListObjectsV2Command({
+        Bucket: bucket,
+        Prefix: `${prefix}dt=`,
+        Delimiter: '/',
+        ...(token ? { ContinuationToken: token } : {}),
+      }),
+    );
+    for (const p of out.CommonPrefixes ?? []) {
+      const day = dayOfPartition((p.Prefix ?? '').slice(prefix.length, -1));
+      if (day) days.push(day);
+    }
+    token = out.IsTruncated ? out.NextContinuationToken : undefined;
+  } while (token);
+  if (days.length === 0) return undefined;
+  days.sort();
+  return { first: days[0] as Day, last: days.at(-1) as Day, days: days.length };
 }

@@ -6,6 +6,7 @@ import type { AwsClients } from '../../src/aws/clients.js';
  * of a message grows) and ChangeMessageVisibilityBatch, which makes the received messages visible
  * again at once. No object, message or attribute is created, changed or deleted. The console has no
  * DynamoDB client at all (the pipeline target holds S3 and SQS only): the ledger is not read.
+ * CloudWatch and CloudWatch Logs, for a deployed pipeline's live view, are read with one command each.
  */
 export const CONSOLE_COMMANDS = {
   s3: ['HeadBucketCommand', 'HeadObjectCommand', 'GetObjectCommand', 'ListObjectsV2Command'],
@@ -16,6 +17,9 @@ export const CONSOLE_COMMANDS = {
     'ReceiveMessageCommand',
     'ChangeMessageVisibilityBatchCommand',
   ],
+  /** A deployed pipeline's live view: metrics (throughput, queue ages) and the workers' log lines. */
+  cloudwatch: ['GetMetricDataCommand'],
+  logs: ['FilterLogEventsCommand'],
 } as const;
 
 /** The console tried to send a command outside {@link CONSOLE_COMMANDS}: a bug, refused before it leaves. */
@@ -50,16 +54,27 @@ type MiddlewareClient = {
  * await clients.s3.send(new PutObjectCommand(...)); // throws ConsoleWriteRefusedError
  */
 export function guardReadOnly<T extends AwsClients>(clients: T): T {
-  for (const service of ['s3', 'sqs'] as const) {
-    const allowed = new Set<string>(CONSOLE_COMMANDS[service]);
-    (clients[service] as unknown as MiddlewareClient).middlewareStack.add(
-      (next, context) => async (args) => {
-        const name = context.commandName ?? '(unnamed command)';
-        if (!allowed.has(name)) throw new ConsoleWriteRefusedError(service, name);
-        return next(args);
-      },
-      { step: 'initialize', name: 'rerunConsoleReadOnly', priority: 'high' },
-    );
-  }
+  guardReadOnlyClient('s3', clients.s3);
+  guardReadOnlyClient('sqs', clients.sqs);
   return clients;
+}
+
+/**
+ * Guards one SDK client of a service of {@link CONSOLE_COMMANDS}: any other command fails before it
+ * is sent. Returns the client.
+ *
+ * @example
+ * const logs = guardReadOnlyClient('logs', new CloudWatchLogsClient({}));
+ */
+export function guardReadOnlyClient<C>(service: keyof typeof CONSOLE_COMMANDS, client: C): C {
+  const allowed = new Set<string>(CONSOLE_COMMANDS[service]);
+  (client as unknown as MiddlewareClient).middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = context.commandName ?? '(unnamed command)';
+      if (!allowed.has(name)) throw new ConsoleWriteRefusedError(service, name);
+      return next(args);
+    },
+    { step: 'initialize', name: 'rerunConsoleReadOnly', priority: 'high' },
+  );
+  return client;
 }

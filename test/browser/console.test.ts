@@ -10,19 +10,9 @@ import { runCli } from '../../app/cli/dispatch.js';
 import type { DevReady } from '../../app/dev/runDev.js';
 import { type AwsClients, createAwsClients } from '../../src/aws/clients.js';
 import { ordersCsv } from '../support/summaryPipeline.js';
+import { CHROMIUM, CHROMIUM_FLAGS } from './support/chromium.js';
 import { type CliProcess, startCli } from './support/cliProcess.js';
 
-/** Debian's chromium (apt-get install chromium); playwright-core never downloads a browser. */
-const CHROMIUM = process.env.RERUN_CHROMIUM || '/usr/bin/chromium';
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** With RERUN_CONSOLE_SCREENSHOTS=1 the views are saved to docs/console/ (the README shows them). */
 const SHOTS = process.env.RERUN_CONSOLE_SCREENSHOTS === '1' ? join(process.cwd(), 'docs', 'console') : undefined;
 const APP = 'acme';
@@ -143,7 +133,7 @@ describe('rerun ui in a browser: what a person sees', () => {
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: FLAGS,
+      args: CHROMIUM_FLAGS,
       viewport: { width: 1280, height: 800 },
     });
     page = context.pages()[0] ?? (await context.newPage());
@@ -229,6 +219,12 @@ describe('rerun ui in a browser: what a person sees', () => {
     expect(await row.getAttribute('data-status')).toBe('processed');
     expect(await row.locator('.why').textContent()).toMatch(/^output created: records 5/);
     await page.locator('#chart rect').first().waitFor();
+    // The backfill the seeding ran, from its run file: ended, with its progress.
+    const run = page.locator('#runs .run[data-command="backfill"]');
+    await run.waitFor();
+    expect(await run.getAttribute('data-state')).toBe('ended');
+    expect(await run.locator('.run-head b').textContent()).toBe('backfill 2026-03-02..2026-03-06 (mode stale)');
+    expect(await run.textContent()).toMatch(/ended, exit 0.*5\/5 days published/);
     if (SHOTS) await page.screenshot({ path: join(SHOTS, 'live.png') });
   });
 });

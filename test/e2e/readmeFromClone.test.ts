@@ -55,7 +55,7 @@ const NOT_RUN_HERE: Record<string, string> = {
   ),
   'npx cdk deploy -c rerun:webhookSecret=rerun/webhook': 'needs an AWS account (as above)',
   'npx rerun ui':
-    'serves until Ctrl+C; the browser tier (npm run test:browser, test/browser/console.test.ts) opens it against a running rerun dev',
+    'serves until Ctrl+C; the browser tier (npm run test:browser) opens it against a running rerun dev: test/browser/demo.test.ts after rerun dev --demo, test/browser/console.test.ts over a seeded state',
 };
 
 /** A run of a command in the clone, as a person types it there. */
@@ -200,9 +200,9 @@ describe('the README, run as written in a fresh clone', () => {
 
   it('quick start: npm start uploads examples/, shows each outcome and the table, and on Ctrl+C prints SUMMARY', async () => {
     const start = run('npm', ['start']);
-    // Ten records: nine samples and the s3:TestEvent. Then the person presses Ctrl+C.
+    // Fourteen records: thirteen samples and the s3:TestEvent. Then the person presses Ctrl+C.
     await waitFor(
-      () => (start.stderr().match(/^(processed|skipped|failed|retrying) {2,}/gm) ?? []).length >= 10,
+      () => (start.stderr().match(/^(processed|skipped|failed|retrying) {2,}/gm) ?? []).length >= 14,
       120_000,
       () => start.stderr(),
     );
@@ -212,7 +212,7 @@ describe('the README, run as written in a fresh clone', () => {
     expect(start.stderr()).toMatch(/^rerun: SIGINT received, finishing/m);
     // npm's banner first (README: npm start --silent leaves it out), then rerun's two lines.
     expect(start.stdout().map((l) => l.split(' ')[0])).toEqual(['>', '>', 'READY', 'SUMMARY']);
-    expect(summaryOf(start)).toMatchObject({ processed: 8, skipped: 2, failed: 0, deadLettered: 0, uploaded: 9 });
+    expect(summaryOf(start)).toMatchObject({ processed: 12, skipped: 2, failed: 0, deadLettered: 0, uploaded: 13 });
     expect(start.stderr()).toMatch(/^STATUS\s+TRIES\s+OBJECT\s+OUTPUT\s+REASON$/m);
     expect(start.stderr()).toMatch(
       /^Outputs: {4}AWS_ENDPOINT_URL=http:\/\/127\.0\.0\.1:\d+ npx rerun ls s3:\/\/rerun-output\/normalized\/$/m,
@@ -228,8 +228,8 @@ describe('the README, run as written in a fresh clone', () => {
     const dev = runLine('npx rerun dev --handler functions/upper/handler.ts --once --demo');
     expect(await dev.exit, dev.stderr()).toBe(0);
     expect(dev.stderr()).not.toMatch(/Cannot find module|dist\/src\/index\.js/);
-    // It has no skip rule: all nine samples get an output; the s3:TestEvent is skipped.
-    expect(summaryOf(dev)).toMatchObject({ processed: 9, skipped: 1, failed: 0, outcomesSeen: true });
+    // It has no skip rule: all thirteen samples get an output; the s3:TestEvent is skipped.
+    expect(summaryOf(dev)).toMatchObject({ processed: 13, skipped: 1, failed: 0, outcomesSeen: true });
     expect(dev.stderr()).toMatch(
       /^processed {2}s3:\/\/rerun-input\/incoming\/orders\.csv {2}output created: chars \d+$/m,
     );
@@ -240,7 +240,10 @@ describe('the README, run as written in a fresh clone', () => {
   it('the operator commands of the README run against the local stack of a running rerun dev', async () => {
     const dev = run('npx', ['rerun', 'dev', '--demo']);
     await waitFor(
-      () => dev.stdout().some((l) => l.startsWith('READY ')) && /^processed {2}\S+orders\.csv/m.test(dev.stderr()),
+      // Every sample done (thirteen and the s3:TestEvent): the backfill of the demo's days finds them normalized.
+      () =>
+        dev.stdout().some((l) => l.startsWith('READY ')) &&
+        (dev.stderr().match(/^(processed|skipped|failed|retrying) {2,}/gm) ?? []).length >= 14,
       120_000,
       () => dev.stderr(),
     );

@@ -1,5 +1,12 @@
 import { request } from 'node:http';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
+import { CloudWatchClient, PutMetricDataCommand, type StandardUnit } from '@aws-sdk/client-cloudwatch';
+import {
+  CloudWatchLogsClient,
+  CreateLogGroupCommand,
+  CreateLogStreamCommand,
+  PutLogEventsCommand,
+} from '@aws-sdk/client-cloudwatch-logs';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,10 +14,13 @@ import type { CliIo } from '../../app/cli/command.js';
 import { runCli } from '../../app/cli/dispatch.js';
 import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
 import { StackOutput } from '../../app/stackOutputs.js';
+import type { CloudWatchSnapshot } from '../../app/ui/cloudWatchFeed.js';
 import { ConsoleApi } from '../../app/ui/consoleApi.js';
 import { type ConsoleServer, startConsoleServer } from '../../app/ui/consoleServer.js';
 import { type ConsoleSource, resolveConsoleSource } from '../../app/ui/consoleSource.js';
 import { CONSOLE_COMMANDS, ConsoleWriteRefusedError } from '../../app/ui/readOnlyClients.js';
+import { createLogger } from '../../src/logging/logger.js';
+import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
@@ -26,7 +36,7 @@ const DAY = '2026-04-07';
 
 /** Every request that reached the emulator through the console's clients (recorded after its guard). */
 interface WireRequest {
-  readonly service: 's3' | 'sqs';
+  readonly service: 's3' | 'sqs' | 'cloudwatch' | 'logs';
   readonly command: string;
   readonly queueUrl?: string;
 }
@@ -34,8 +44,15 @@ interface WireRequest {
 type Stacked = { middlewareStack: { add(mw: unknown, options: Record<string, unknown>): void } };
 
 function recordWire(source: ConsoleSource, wire: WireRequest[]): void {
-  for (const service of ['s3', 'sqs'] as const) {
-    (source.target.clients[service] as unknown as Stacked).middlewareStack.add(
+  const clients = {
+    s3: source.target.clients.s3,
+    sqs: source.target.clients.sqs,
+    cloudwatch: source.cloudWatch?.cloudwatch,
+    logs: source.cloudWatch?.logs,
+  };
+  for (const service of ['s3', 'sqs', 'cloudwatch', 'logs'] as const) {
+    if (!clients[service]) continue;
+    (clients[service] as unknown as Stacked).middlewareStack.add(
       (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) =>
         async (args: { input: { QueueUrl?: string } }) => {
           wire.push({
@@ -133,7 +150,7 @@ describe('rerun ui: the operator console', () => {
     expect(await page.text()).toContain('<script type="module" src="/assets/console.js">');
   });
 
-  it('shows what rerun status and rerun redrive --dry-run compute, and sends nothing but reads to S3, SQS and DynamoDB', async () => {
+  it('shows what rerun status and rerun redrive --dry-run compute, and sends nothing but reads to S3, SQS, CloudWatch and DynamoDB', async () => {
     const outputsBefore = await new S3PartitionStore(clients.s3).listAll(p.stack.outputBucket, { prefix: '' });
     wire.length = 0;
 
@@ -165,7 +182,7 @@ describe('rerun ui: the operator console', () => {
     expect(output.output.lines).toHaveLength(2);
     expect(output.quarantine.lines[0]).toMatch(/"reason"/);
     const live = await api('/api/live');
-    expect(live.feed).toBeUndefined(); // no running rerun dev: no outcome journal
+    expect(live.from).toBe('cloudwatch'); // no running rerun dev: CloudWatch, as for a deployed stack
     expect(live.queues.map((q: { name: string; visible: number }) => [q.name, q.visible])).toEqual([
       ['normalize queue', 0],
       ['normalize DLQ', 1],
@@ -183,10 +200,10 @@ describe('rerun ui: the operator console', () => {
 
     // Every request that reached the emulator is a read, or the DLQ inspection of redrive --dry-run
     // (receive, then visible again at once), and only on a DLQ.
-    const allowed = new Set<string>([...CONSOLE_COMMANDS.s3, ...CONSOLE_COMMANDS.sqs]);
+    const allowed = new Set<string>(Object.values(CONSOLE_COMMANDS).flat());
     expect(wire.length).toBeGreaterThan(10);
     expect(wire.filter((r) => !allowed.has(r.command))).toEqual([]);
-    expect(new Set(wire.map((r) => r.service))).toEqual(new Set(['s3', 'sqs']));
+    expect(new Set(wire.map((r) => r.service))).toEqual(new Set(['s3', 'sqs', 'cloudwatch']));
     const inspections = wire.filter(
       (r) => r.command === 'ReceiveMessageCommand' || r.command.startsWith('ChangeMessage'),
     );
@@ -210,6 +227,11 @@ describe('rerun ui: the operator console', () => {
     await expect(sqs.send(new SendMessageCommand({ QueueUrl: p.stack.queueUrl, MessageBody: 'x' }))).rejects.toThrow(
       /read-only: it refused to send sqs SendMessageCommand/,
     );
+    const cloudwatch = source.cloudWatch?.cloudwatch;
+    expect(cloudwatch).toBeDefined();
+    await expect(
+      cloudwatch?.send(new PutMetricDataCommand({ Namespace: 'rerun', MetricData: [{ MetricName: 'x', Value: 1 }] })),
+    ).rejects.toThrow(/read-only: it refused to send cloudwatch PutMetricDataCommand/);
     expect(wire).toEqual([]);
   });
 
@@ -259,7 +281,7 @@ describe('rerun ui: the operator console', () => {
       (
         await fetch(`${url.origin}${path}`, { headers: { 'X-Rerun-Token': url.searchParams.get('token') ?? '' } })
       ).json();
-    expect(await get('/api/overview')).toMatchObject({ kind: 'stack', stackName, live: 'none' });
+    expect(await get('/api/overview')).toMatchObject({ kind: 'stack', stackName, live: 'cloudwatch' });
     const letters = await get('/api/dead-letters?queue=normalize');
     expect(letters).toMatchObject({
       dlqUrl: p.stack.dlqUrl,
@@ -268,5 +290,113 @@ describe('rerun ui: the operator console', () => {
     ctrlC.abort();
     expect(await running).toBe(0);
     await expect(fetch(`${url.origin}/api/overview`)).rejects.toThrow();
+  });
+
+  it("shows a deployed stack live: outcomes from its workers' log groups, throughput and queue ages from CloudWatch metrics", async () => {
+    const day = '2026-04-08';
+    await upload(clients, p.stack.inputBucket, `incoming/dt=${day}/live.csv`, ordersCsv('l', 2, { bad: true }));
+    await upload(clients, p.stack.inputBucket, `incoming/dt=${day}/live.txt`, 'not a supported type\n');
+    // The stack's function as Lambda runs it: its logger writes JSON lines to its log (here captured),
+    // and emfOutcomeMetrics writes the outcome metrics as EMF lines, which CloudWatch Logs extracts.
+    const logLines: string[] = [];
+    const emfLines: string[] = [];
+    const runner = normalizeStageRunner(clients, p, undefined, {
+      logger: createLogger({ sink: (line) => void logLines.push(line) }),
+      onOutcome: emfOutcomeMetrics({ sink: (line) => void emfLines.push(line) }),
+    });
+    await runner.runUntilDrained({ timeoutMs: 60_000 });
+    expect(emfLines.length).toBeGreaterThan(0);
+    const endpoint = { endpoint: awsEndpoint(), region: 'us-east-1' };
+    const logs = new CloudWatchLogsClient(endpoint);
+    const cloudwatch = new CloudWatchClient(endpoint);
+    const logGroup = `/aws/lambda/${uniqueName('console-normalize')}`;
+    await logs.send(new CreateLogGroupCommand({ logGroupName: logGroup }));
+    await logs.send(new CreateLogStreamCommand({ logGroupName: logGroup, logStreamName: 'stream' }));
+    const now = Date.now();
+    await logs.send(
+      new PutLogEventsCommand({
+        logGroupName: logGroup,
+        logStreamName: 'stream',
+        logEvents: [...logLines, ...emfLines].map((message, i) => ({ message, timestamp: now - 1000 + i })),
+      }),
+    );
+    // What CloudWatch extracts from each EMF line: one datapoint per metric, with its dimensions.
+    for (const line of emfLines) {
+      const doc = JSON.parse(line);
+      const directive = doc._aws.CloudWatchMetrics[0];
+      await cloudwatch.send(
+        new PutMetricDataCommand({
+          Namespace: directive.Namespace,
+          MetricData: directive.Metrics.map((m: { Name: string; Unit: StandardUnit }) => ({
+            MetricName: m.Name,
+            Unit: m.Unit,
+            Value: doc[m.Name],
+            Timestamp: new Date(doc._aws.Timestamp),
+            Dimensions: directive.Dimensions[0].map((name: string) => ({ Name: name, Value: doc[name] })),
+          })),
+        }),
+      );
+    }
+    // And what SQS publishes for the work queue.
+    const queueName = p.stack.queueUrl.slice(p.stack.queueUrl.lastIndexOf('/') + 1);
+    await cloudwatch.send(
+      new PutMetricDataCommand({
+        Namespace: 'AWS/SQS',
+        MetricData: [
+          {
+            MetricName: 'ApproximateAgeOfOldestMessage',
+            Value: 42,
+            Unit: 'Seconds',
+            Timestamp: new Date(now - 60_000),
+            Dimensions: [{ Name: 'QueueName', Value: queueName }],
+          },
+        ],
+      }),
+    );
+    const stackName = uniqueName('console-live');
+    const outputs: Record<string, string> = {
+      [StackOutput.INPUT_BUCKET]: p.stack.inputBucket,
+      [StackOutput.OUTPUT_BUCKET]: p.stack.outputBucket,
+      [StackOutput.QUEUE_URL]: p.stack.queueUrl,
+      [StackOutput.DLQ_URL]: p.stack.dlqUrl,
+      [StackOutput.SUMMARY_QUEUE_URL]: p.summary.queueUrl,
+      [StackOutput.SUMMARY_DLQ_URL]: p.summary.dlqUrl,
+      [StackOutput.LOG_GROUP]: logGroup,
+    };
+    await new CloudFormationClient(endpoint).send(
+      new CreateStackCommand({
+        StackName: stackName,
+        TemplateBody: JSON.stringify({
+          Resources: { Placeholder: { Type: 'AWS::SQS::Queue' } },
+          Outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, { Value: v }])),
+        }),
+      }),
+    );
+    const stacked = await resolveConsoleSource(
+      { stack: stackName },
+      { AWS_ENDPOINT_URL: awsEndpoint(), AWS_REGION: 'us-east-1' },
+    );
+    expect(stacked.cloudWatch?.logGroups).toEqual([logGroup]);
+    const consoleApi = new ConsoleApi(stacked);
+    const live = await consoleApi.live(0);
+    expect(live.from).toBe('cloudwatch');
+    expect(live.notes).toEqual([]);
+    const seen = (live.feed?.outcomes ?? []).map((o) => [o.status, o.subject, o.quarantined ?? 0]);
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        ['processed', `s3://${p.stack.inputBucket}/incoming/dt=${day}/live.csv`, 1],
+        ['skipped', `s3://${p.stack.inputBucket}/incoming/dt=${day}/live.txt`, 0],
+      ]),
+    );
+    const totals: Record<string, number> = {};
+    for (const bucket of live.feed?.throughput ?? []) {
+      for (const [kind, n] of Object.entries(bucket.counts)) totals[kind] = (totals[kind] ?? 0) + n;
+    }
+    expect(totals).toMatchObject({ processed: 1, skipped: 1 });
+    expect((live.feed as CloudWatchSnapshot).quarantinedEntries).toBe(1);
+    expect(live.queues.find((q) => q.name === 'normalize queue')?.oldest?.seconds).toBe(42);
+    // A second poll reads only what is new: nothing, and the same events are not counted twice.
+    const again = await consoleApi.live(live.feed?.seq ?? 0);
+    expect(again.feed?.outcomes).toEqual([]);
   });
 });

@@ -9,9 +9,11 @@ import { LocalRunner } from '../../local/runner/LocalRunner.js';
 import type { AwsClients } from '../../src/aws/clients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
+import type { Logger } from '../../src/logging/logger.js';
 import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
+import type { OutcomeHook } from '../../src/worker/outcomes.js';
 import { awsEndpoint, uniqueName } from './aws.js';
 
 /** Both stages with short timings, so failures reach a DLQ in seconds (2 receives x 2 s). */
@@ -49,7 +51,7 @@ export function normalizeStageRunner(
   clients: AwsClients,
   p: TwoStagePipeline,
   worker: WorkerDefinition = createNormalizeWorker({ outputBucket: p.stack.outputBucket, prefixes: p.t }),
-  options: { codeVersionMarker?: boolean } = {},
+  options: { codeVersionMarker?: boolean; logger?: Logger; onOutcome?: OutcomeHook } = {},
 ): LocalRunner {
   const store = new S3ObjectStore(clients.s3);
   const handler = createSqsBatchHandler({
@@ -57,6 +59,8 @@ export function normalizeStageRunner(
     store,
     sqs: clients.sqs,
     deadlineMarginMs: 500,
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
     failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: p.stack.outputBucket }),
     ...(options.codeVersionMarker
       ? { codeVersionMarker: { bucket: p.stack.outputBucket, prefix: p.t.codeVersionPrefix } }

@@ -310,14 +310,24 @@ async function pollLive() {
   try {
     const live = await get('/api/live', { after: state.liveSeq });
     renderQueues(live.queues);
+    renderRuns(live.runs);
+    const notes = $('live-notes');
+    notes.replaceChildren();
+    for (const note of live.notes) el('li', '', note, notes);
     if (live.feed) {
-      $('live-note').textContent = 'from the running rerun dev, as they happen';
+      $('live-note').textContent =
+        live.from === 'dev'
+          ? 'from the running rerun dev, as they happen'
+          : "from the workers' log groups (CloudWatch Logs), as they are written";
       renderOutcomes(live.feed.outcomes);
       renderChart(live.feed);
+      if (live.from === 'cloudwatch') {
+        $('throughput-note').textContent +=
+          ` · records, from the workers' metrics · ${live.feed.quarantinedEntries} entries quarantined`;
+      }
       state.liveSeq = live.feed.seq;
     } else {
-      $('live-note').textContent =
-        'No running rerun dev: outcomes are shown live only for a local session (a deployed stack logs them).';
+      $('live-note').textContent = 'Outcomes are not available for this target.';
       $('throughput-note').textContent = 'not available for this target';
     }
   } catch (error) {
@@ -335,8 +345,56 @@ function renderQueues(queues) {
     el('div', 'name', q.name, card);
     el('div', 'big', q.visible, card);
     el('div', 'sub', `waiting · ${q.inFlight} in flight${q.delayed ? ` · ${q.delayed} delayed` : ''}`, card);
+    if (q.oldest) {
+      const at = new Date(q.oldest.at).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
+      el('div', 'sub age', `oldest ${formatAge(Math.round(q.oldest.seconds))} (at ${at})`, card);
+    }
     const fedBy = QUEUE_ROLES[q.name];
     if (fedBy) el('div', 'sub', fedBy, card);
+  }
+}
+
+function renderRuns(runs) {
+  const target = $('runs');
+  target.replaceChildren();
+  if (runs.length === 0) {
+    el('p', 'muted small', 'None running, and none ended in the last hour.', target);
+    return;
+  }
+  for (const run of runs) {
+    const row = el('div', `run ${run.state}`, undefined, target);
+    row.dataset.command = run.command;
+    row.dataset.state = run.state;
+    const head = el('div', 'run-head', undefined, row);
+    el('b', '', run.label, head);
+    const stateText =
+      run.state === 'ended'
+        ? `ended, exit ${run.ended.code}`
+        : run.state === 'gone'
+          ? 'stopped (its process is gone)'
+          : 'running';
+    el(
+      'span',
+      `pill ${run.state === 'running' ? 'pending' : run.state === 'gone' || run.ended.code !== 0 ? 'failed' : 'published'}`,
+      stateText,
+      head,
+    );
+    const p = run.progress;
+    const seconds = ((run.ended ? run.ended.at : Date.now()) - run.startedAt) / 1000;
+    el('span', 'muted small', `pid ${run.pid} · ${formatAge(Math.round(seconds))}`, head);
+    if (!p) continue;
+    const line = el('div', 'run-line', undefined, row);
+    el('span', 'phase', p.phase, line);
+    if (p.total !== undefined) {
+      const bar = el('progress', '', undefined, line);
+      bar.max = Math.max(1, p.total);
+      bar.value = Math.min(p.done, p.total);
+    }
+    el('span', 'count', p.total !== undefined ? `${p.done}/${p.total} ${p.unit}` : `${p.done} ${p.unit}`, line);
+    const figures = Object.entries(p.figures || {}).map(
+      ([k, n]) => `${k.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`)} ${n}`,
+    );
+    if (figures.length > 0) el('span', 'muted small', figures.join(' · '), line);
   }
 }
 
