@@ -12,6 +12,11 @@ const PERIOD_SECONDS = 60;
 const CHART_BUCKETS = 60;
 /** Metrics change once a minute: one GetMetricData per this interval serves every poll. */
 const METRICS_EVERY_MS = 30_000;
+/**
+ * At most one FilterLogEvents per log group per this interval, whatever the page's polling: the
+ * call's quota is a few per second for the whole account and region.
+ */
+const LOGS_EVERY_MS = 5_000;
 /** How far back the first poll reads the workers' logs. */
 const FIRST_LOOK_BACK_MS = 15 * 60_000;
 /** Pages of FilterLogEvents per log group and poll (the newest outcomes are what the list shows). */
@@ -60,6 +65,7 @@ export class CloudWatchFeed {
   private readonly recent: (JournalOutcome & { seq: number })[] = [];
   private readonly seen = new Set<string>();
   private readonly since = new Map<string, number>();
+  private logsReadAt?: number;
   private metrics?: { at: number; value: Pick<CloudWatchSnapshot, 'throughput' | 'queueAges' | 'quarantinedEntries'> };
   private readonly notes = new Map<string, string>();
 
@@ -71,7 +77,10 @@ export class CloudWatchFeed {
   }
 
   async poll(now: number, afterSeq = 0): Promise<CloudWatchSnapshot> {
-    await Promise.all(this.sources.logGroups.map((group) => this.readLogs(group, now)));
+    if (this.logsReadAt === undefined || now - this.logsReadAt >= LOGS_EVERY_MS) {
+      this.logsReadAt = now;
+      await Promise.all(this.sources.logGroups.map((group) => this.readLogs(group, now)));
+    }
     if (!this.metrics || now - this.metrics.at >= METRICS_EVERY_MS) {
       const value = await this.readMetrics(now);
       if (value) this.metrics = { at: now, value };
