@@ -4,6 +4,7 @@ import { type CliCommand, type CliIo, type CliOption, CliUsageError } from './co
 import { COMMANDS, type CommandEntry } from './commandMap.js';
 import { missingPackageOf, OptionalPackageMissingError } from './loadCloudFormation.js';
 import { reportFailure } from './reportFailure.js';
+import { reflowParagraphs, wrapWords } from './wrapText.js';
 
 /**
  * Runs `rerun <command> [options]`: looks the command up in the command map (app/cli/commandMap.ts)
@@ -26,7 +27,7 @@ export async function runCli(
     return 2;
   }
   if (name === '--help' || name === '-h' || name === 'help') {
-    io.stdout(globalHelp(commands).trimEnd());
+    io.stdout(globalHelp(commands, io.columns).trimEnd());
     return 0;
   }
   if (name === '--version' || name === '-v' || name === 'version') {
@@ -54,7 +55,7 @@ export async function runCli(
     return 2;
   }
   if (parsed.values.help) {
-    io.stdout(commandHelp(command).trimEnd());
+    io.stdout(commandHelp(command, io.columns).trimEnd());
     return 0;
   }
   try {
@@ -69,8 +70,11 @@ export async function runCli(
   }
 }
 
-/** The help of one command: synopsis, summary, visible options, details. */
-export function commandHelp(command: CliCommand): string {
+/**
+ * The help of one command: synopsis, summary, visible options, details. With `columns` (a terminal's
+ * width) the text is wrapped to fit it, at most 100 columns; without, it is as written.
+ */
+export function commandHelp(command: CliCommand, columns?: number): string {
   const rows = Object.entries(command.options)
     .filter(([, o]) => o.description !== undefined)
     .map(([flag, o]) => {
@@ -80,19 +84,42 @@ export function commandHelp(command: CliCommand): string {
     });
   rows.push(['  -h, --help', 'Show this help'] as const);
   const width = Math.max(...rows.map(([left]) => left.length)) + 2;
-  const options = rows.map(([left, text]) => `${left.padEnd(width)}${text}`).join('\n');
-  return `Usage: ${command.usage}\n\n${command.summary}\n\nOptions:\n${options}\n${command.details ? `\n${command.details.trimEnd()}\n` : ''}`;
+  const fit = columns === undefined ? undefined : Math.max(40, Math.min(columns, 100) - 1);
+  // A description too narrow beside the flags starts on the flag's next line, indented by 6.
+  const besideFlags = fit !== undefined && fit - width >= 30;
+  const options = rows
+    .map(([left, text]) => {
+      if (fit === undefined) return `${left.padEnd(width)}${text}`;
+      if (besideFlags) return `${left.padEnd(width)}${wrapWords(text, fit - width, ' '.repeat(width)).join('\n')}`;
+      return `${left}\n${wrapWords(text, fit - 6, ' '.repeat(6))
+        .map((l, i) => (i === 0 ? `      ${l}` : l))
+        .join('\n')}`;
+    })
+    .join('\n');
+  const prose = (text: string) => (fit === undefined ? text : reflowParagraphs(text, fit));
+  const details = command.details ? `\n${prose(command.details.trimEnd())}\n` : '';
+  const usage =
+    fit === undefined ? `Usage: ${command.usage}` : wrapWords(`Usage: ${command.usage}`, fit, '    ').join('\n');
+  return `${usage}\n\n${prose(command.summary)}\n\nOptions:\n${options}\n${details}`;
 }
 
-/** `rerun --help`: the commands and their summaries, from the command map alone (no command is loaded). */
-export function globalHelp(commands: Readonly<Record<string, CommandEntry>> = COMMANDS): string {
+/**
+ * `rerun --help`: the commands and their summaries, from the command map alone (no command is
+ * loaded); with `columns`, each summary wrapped to fit.
+ */
+export function globalHelp(commands: Readonly<Record<string, CommandEntry>> = COMMANDS, columns?: number): string {
   const names = Object.keys(commands).sort();
-  const width = Math.max(...names.map((n) => n.length)) + 2;
-  const list = names.map((n) => `  ${n.padEnd(width)}${commands[n]?.summary ?? ''}`).join('\n');
+  const width = Math.max(...names.map((n) => n.length)) + 4;
+  const fit = columns === undefined ? undefined : Math.max(40, Math.min(columns, 100) - 1);
+  const summary = (n: string) => {
+    const text = commands[n]?.summary ?? '';
+    return fit === undefined ? text : wrapWords(text, fit - width, ' '.repeat(width)).join('\n');
+  };
+  const list = names.map((n) => `  ${n.padEnd(width - 2)}${summary(n)}`).join('\n');
   return (
     'rerun: retry-safe, resumable, redrivable S3 -> SQS -> Lambda pipelines.\n\n' +
     `Usage: rerun <command> [options]\n\nCommands:\n${list}\n\n` +
-    'Run "rerun <command> --help" for a command\'s options, "rerun --version" for the version.\n'
+    'Run "rerun <command> --help" for a command\'s options,\n"rerun --version" for the version.\n'
   );
 }
 

@@ -45,6 +45,7 @@ const io: CliIo = {
   },
   env: process.env,
   isTTY: Boolean(process.stderr.isTTY),
+  columns: process.stdout.isTTY ? process.stdout.columns : undefined,
   signal: controller.signal,
 };
 

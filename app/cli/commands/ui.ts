@@ -21,8 +21,17 @@ export const command: CliCommand = {
     },
     'input-bucket': { type: 'string', valueName: 'BUCKET', description: 'Input bucket (default: as rerun status)' },
     'output-bucket': { type: 'string', valueName: 'BUCKET', description: 'Output bucket (default: as rerun status)' },
-    from: { type: 'string', valueName: 'DAY', description: 'First day the days view opens on (default: 13 days ago)' },
-    to: { type: 'string', valueName: 'DAY', description: 'Last day the days view opens on (default: today, UTC)' },
+    from: {
+      type: 'string',
+      valueName: 'DAY',
+      description: 'First day the days view opens on, with --to (default: 13 days before the last)',
+    },
+    to: {
+      type: 'string',
+      valueName: 'DAY',
+      description:
+        'Last day, with --from (default: today, UTC, or the last day with inputs when the 14 days up to today have none)',
+    },
     port: { type: 'string', valueName: 'N', description: 'Port to listen on (default: a free one)' },
     host: {
       type: 'string',
@@ -33,8 +42,10 @@ export const command: CliCommand = {
   details: `What it shows, from the same functions as the CLI: each day's status as rerun status computes it
 (click a day for its inputs, each classified, with the reason of each failure, and an input for its
 output's metadata and first lines); each dead letter with its failure record and the verdict of rerun
-redrive --dry-run, and the exact command to move them back; the queues' depths; and, for a running
-rerun dev, every outcome as it happens.
+redrive --dry-run, and the exact command to move them back; the queues' depths; every outcome as it
+happens (a running rerun dev's, or a deployed stack's from its log groups, with throughput and queue
+ages from CloudWatch metrics); and the runs of rerun reprocess and rerun backfill on this machine,
+with their progress.
 
 Target: a running rerun dev of the app name (found through the session file it writes in the temporary
 directory), else as rerun status: --stack, the options, RERUN_* variables, AWS_ENDPOINT_URL.
