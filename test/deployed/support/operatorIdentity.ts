@@ -86,14 +86,21 @@ export function operatorPolicy(stack: StackResources): { Version: string; Statem
  * @example
  * const operator = await createOperator(iam, stack);
  */
-export async function createOperator(iam: IAMClient, stack: StackResources): Promise<OperatorCredentials> {
-  const userName = `${stack.stackName}-operator`;
+export async function createOperator(
+  iam: IAMClient,
+  stack: StackResources,
+  as: { readonly role: string; readonly policy: { Version: string; Statement: unknown[] } } = {
+    role: 'operator',
+    policy: operatorPolicy(stack),
+  },
+): Promise<OperatorCredentials> {
+  const userName = `${stack.stackName}-${as.role}`;
   const user = await iam.send(new CreateUserCommand({ UserName: userName }));
   await iam.send(
     new PutUserPolicyCommand({
       UserName: userName,
-      PolicyName: 'rerun-operator',
-      PolicyDocument: JSON.stringify(operatorPolicy(stack)),
+      PolicyName: `rerun-${as.role}`,
+      PolicyDocument: JSON.stringify(as.policy),
     }),
   );
   const key = await iam.send(new CreateAccessKeyCommand({ UserName: userName }));
@@ -101,5 +108,29 @@ export async function createOperator(iam: IAMClient, stack: StackResources): Pro
     userArn: user.User?.Arn ?? '',
     accessKeyId: key.AccessKey?.AccessKeyId ?? '',
     secretAccessKey: key.AccessKey?.SecretAccessKey ?? '',
+  };
+}
+
+/**
+ * The operator's policy and the two reads of `rerun ui`'s live view of a deployed stack
+ * (docs/DEPLOY.md lists the same): FilterLogEvents on the workers' log groups, and GetMetricData,
+ * which has no resource-level permission.
+ */
+export function consoleReaderPolicy(stack: StackResources): { Version: string; Statement: unknown[] } {
+  const groups = [StackOutput.LOG_GROUP, StackOutput.SUMMARIZE_LOG_GROUP]
+    .map((k) => stack.outputs[k])
+    .filter((g): g is string => Boolean(g));
+  const operator = operatorPolicy(stack);
+  return {
+    ...operator,
+    Statement: [
+      ...operator.Statement,
+      {
+        Effect: 'Allow',
+        Action: 'logs:FilterLogEvents',
+        Resource: groups.map((g) => `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${g}:*`),
+      },
+      { Effect: 'Allow', Action: 'cloudwatch:GetMetricData', Resource: '*' },
+    ],
   };
 }
