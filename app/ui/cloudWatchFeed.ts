@@ -115,8 +115,11 @@ export class CloudWatchFeed {
           }),
         );
         for (const event of out.events ?? []) {
-          if (!event.eventId || this.seen.has(event.eventId)) continue;
-          this.seen.add(event.eventId);
+          // The same event comes again when a read starts at its time (startTime is inclusive): its
+          // stream, time and line say it is the same (no eventId needed: MiniStack returns none).
+          const id = `${event.logStreamName ?? ''}|${event.timestamp ?? 0}|${event.message ?? ''}`;
+          if (this.seen.has(id)) continue;
+          this.seen.add(id);
           const outcome = parseRecordOutcomeLogLine((event.message ?? '').trim());
           if (outcome) found.push(journalOutcome(outcome, event.timestamp ?? now));
           this.since.set(group, Math.max(this.since.get(group) ?? 0, event.timestamp ?? 0));

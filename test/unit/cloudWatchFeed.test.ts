@@ -106,17 +106,19 @@ describe('CloudWatchFeed', () => {
     const pages: Record<string, object> = {
       first: {
         events: [
-          { eventId: 'e1', timestamp: NOW - 5000, message: outcomeLine('processed', 'a.csv') },
-          { eventId: 'e2', timestamp: NOW - 4000, message: '{"level":"info","message":"rebuilding output"}' },
+          { logStreamName: 's1', timestamp: NOW - 5000, message: outcomeLine('processed', 'a.csv') },
+          { logStreamName: 's1', timestamp: NOW - 4000, message: '{"level":"info","message":"rebuilding output"}' },
         ],
         nextToken: 'page2',
       },
-      page2: { events: [{ eventId: 'e3', timestamp: NOW - 3000, message: `${outcomeLine('skipped', 'b.txt')}\n` }] },
-      // The next poll starts at the newest event's time: e3 comes again, with a new one.
+      page2: { events: [{ logStreamName: 's2', timestamp: NOW - 3000, message: outcomeLine('skipped', 'b.txt') }] },
+      // The next poll starts at the newest event's time: that event comes again, with a new one, and
+      // another stream's event of the same time and text, which is another event.
       again: {
         events: [
-          { eventId: 'e3', timestamp: NOW - 3000, message: outcomeLine('skipped', 'b.txt') },
-          { eventId: 'e4', timestamp: NOW - 1000, message: outcomeLine('processed', 'c.csv') },
+          { logStreamName: 's2', timestamp: NOW - 3000, message: outcomeLine('skipped', 'b.txt') },
+          { logStreamName: 's3', timestamp: NOW - 3000, message: outcomeLine('skipped', 'b.txt') },
+          { logStreamName: 's2', timestamp: NOW - 1000, message: `${outcomeLine('processed', 'c.csv')}\n` },
         ],
       },
     };
@@ -144,7 +146,7 @@ describe('CloudWatchFeed', () => {
     expect(logs.sent).toHaveLength(calls);
     const second = await feed.poll(NOW + 5000, first.seq);
     expect(logs.sent.at(-1)).toMatchObject({ startTime: NOW - 3000 });
-    expect(second.outcomes.map((o) => o.subject)).toEqual(['s3://in/c.csv']);
+    expect(second.outcomes.map((o) => o.subject)).toEqual(['s3://in/b.txt', 's3://in/c.csv']);
   });
 
   it('turns a read it may not do into a note, and goes on', async () => {

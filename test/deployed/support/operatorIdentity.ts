@@ -128,7 +128,12 @@ export function consoleReaderPolicy(stack: StackResources): { Version: string; S
       {
         Effect: 'Allow',
         Action: 'logs:FilterLogEvents',
-        Resource: groups.map((g) => `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${g}:*`),
+        // Both forms of a log group's ARN: with `:*` (its streams, as CloudWatch Logs' own examples
+        // write it) and without (what FilterLogEvents is authorized against on MiniStack).
+        Resource: groups.flatMap((g) => [
+          `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${g}`,
+          `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${g}:*`,
+        ]),
       },
       { Effect: 'Allow', Action: 'cloudwatch:GetMetricData', Resource: '*' },
     ],
