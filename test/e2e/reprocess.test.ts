@@ -6,6 +6,7 @@ import { CopyObjectCommand, DeleteObjectCommand, PutObjectCommand } from '@aws-s
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { S3ListingReader } from '../../app/reprocess/S3ListingReader.js';
+import { readRuns } from '../../app/runs/runProgressFile.js';
 import { judgeOutput, OutputState } from '../../src/done/judgeOutput.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -135,6 +136,18 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
     try {
       const run = await reprocess(p, '--verify', '--prune', ...FAST_WAIT);
       expect(run).toMatchObject({ planned: 6, enqueued: 6, pruned: 2, sideOrphans: 1, waited: 'complete', done: 6 });
+      // Its run file (what rerun ui shows of it): ended with 0, the wait's last count 6 of 6.
+      const [newest] = readRuns({
+        where: awsEndpoint(),
+        inputBucket: p.stack.inputBucket,
+        outputBucket: p.stack.outputBucket,
+      });
+      expect(newest).toMatchObject({
+        command: 'reprocess',
+        state: 'ended',
+        ended: { code: 0 },
+        progress: { phase: 'waiting', done: 6, total: 6, unit: 'inputs done' },
+      });
       // keys[4]'s quarantine object pruned with its main output, keys[6]'s alone.
       expect(await listKeys(clients.s3, p.stack.outputBucket, 'quarantine/')).toEqual([]);
       const second = await reprocess(p, '--verify', '--prune', ...FAST_WAIT);
