@@ -6,7 +6,7 @@ import { type JournalOutcome, journalOutcome } from '../dev/devSessionFile.js';
 import type { LiveSnapshot } from './liveFeed.js';
 
 /** The outcome metrics' namespace of the stack's workers (`emfOutcomeMetrics()`'s default). */
-export const OUTCOME_NAMESPACE = 'rerun';
+export const DEFAULT_OUTCOME_NAMESPACE = 'rerun';
 /** The throughput chart's interval: CloudWatch's standard resolution. */
 const PERIOD_SECONDS = 60;
 const CHART_BUCKETS = 60;
@@ -34,6 +34,8 @@ export interface CloudWatchFeedSources {
   readonly queueNames: readonly string[];
   /** What to say when a client is missing (its package is not installed). */
   readonly missing?: readonly string[];
+  /** The workers' outcome metrics' namespace. @default {@link DEFAULT_OUTCOME_NAMESPACE} */
+  readonly namespace?: string;
 }
 
 /** A deployed pipeline's live view: outcomes from its logs, throughput and ages from CloudWatch metrics. */
@@ -155,7 +157,8 @@ export class CloudWatchFeed {
       for (const [kind, name] of Object.entries(series) as [keyof typeof series, string][]) {
         const id = `w${w}${kind}`;
         meaning.set(id, { kind });
-        queries.push(metricQuery(id, OUTCOME_NAMESPACE, name, { Worker: worker }, 'Sum'));
+        const namespace = this.sources.namespace ?? DEFAULT_OUTCOME_NAMESPACE;
+        queries.push(metricQuery(id, namespace, name, { Worker: worker }, 'Sum'));
       }
     });
     queueNames.forEach((queue, q) => {

@@ -23,6 +23,8 @@ export interface ConsoleSource {
     readonly logs?: CloudWatchLogsClient;
     readonly logGroups: readonly string[];
     readonly missing: readonly string[];
+    /** The workers' outcome metrics' namespace (`--metrics-namespace`). */
+    readonly namespace?: string;
   };
   /** The work queue and DLQ URL of a worker (resolved once, then remembered). */
   queueUrls(worker: WorkerTopology): Promise<{ readonly queue: string; readonly dlq: string }>;
@@ -68,7 +70,9 @@ export async function resolveConsoleSource(
   return {
     target,
     kind: session ? 'dev' : target.stack ? 'stack' : 'aws',
-    ...(session ? { session } : { cloudWatch: await cloudWatchClients(target) }),
+    ...(session
+      ? { session }
+      : { cloudWatch: await cloudWatchClients(target, stringOption(values, 'metrics-namespace')) }),
     async queueUrls(worker) {
       const cached = known.get(worker.name);
       if (cached) return cached;
@@ -87,7 +91,10 @@ export async function resolveConsoleSource(
  * like the others, in the target's region and endpoint. Both packages are optional peers: a missing
  * one is named, and the live view goes without that part.
  */
-async function cloudWatchClients(target: PipelineTarget): Promise<NonNullable<ConsoleSource['cloudWatch']>> {
+async function cloudWatchClients(
+  target: PipelineTarget,
+  namespace: string | undefined,
+): Promise<NonNullable<ConsoleSource['cloudWatch']>> {
   const config = { region: target.region, ...(target.endpoint ? { endpoint: target.endpoint } : {}) };
   const missing: string[] = [];
   const cw = await import('@aws-sdk/client-cloudwatch').catch(() => undefined);
@@ -104,5 +111,6 @@ async function cloudWatchClients(target: PipelineTarget): Promise<NonNullable<Co
     ...(cwl && logGroups.length > 0 ? { logs: guardReadOnlyClient('logs', new cwl.CloudWatchLogsClient(config)) } : {}),
     logGroups,
     missing,
+    ...(namespace ? { namespace } : {}),
   };
 }

@@ -102,6 +102,20 @@ describe('CloudWatchFeed', () => {
     expect(metrics.sent).toHaveLength(1);
   });
 
+  it("asks a pipeline's own namespace when it has one (emfOutcomeMetrics({ namespace }), rerun ui --metrics-namespace)", async () => {
+    const metrics = fakeClient<GetMetricDataCommandInput, object>(() => ({ MetricDataResults: [] }));
+    const feed = new CloudWatchFeed({
+      cloudwatch: metrics.client as unknown as CloudWatchClient,
+      logGroups: [],
+      workers: ['normalize'],
+      queueNames: ['q'],
+      namespace: 'acme-pipeline',
+    });
+    await feed.poll(NOW);
+    const namespaces = (metrics.sent[0]?.MetricDataQueries ?? []).map((q) => q.MetricStat?.Metric?.Namespace);
+    expect(namespaces).toEqual(['acme-pipeline', 'acme-pipeline', 'acme-pipeline', 'acme-pipeline', 'AWS/SQS']);
+  });
+
   it('reads outcome lines since the newest one seen, once each, and keeps other lines out', async () => {
     const pages: Record<string, object> = {
       first: {

@@ -32,6 +32,11 @@ export const command: CliCommand = {
       description:
         'Last day, with --from (default: today, UTC, or the last day with inputs when the 14 days up to today have none)',
     },
+    'metrics-namespace': {
+      type: 'string',
+      valueName: 'NAME',
+      description: "A deployed stack's outcome metrics namespace, emfOutcomeMetrics({ namespace }) (default: rerun)",
+    },
     port: { type: 'string', valueName: 'N', description: 'Port to listen on (default: a free one)' },
     host: {
       type: 'string',
