@@ -59,6 +59,7 @@ export const ENDED_RUN_SHOWN_MS = 60 * 60 * 1000;
 const STALE_FILE_MS = 24 * 60 * 60 * 1000;
 /** At most one write per this interval while a phase runs (a phase change or the end writes at once). */
 const WRITE_INTERVAL_MS = 500;
+let runsStarted = 0;
 
 /**
  * The folder of the run files: the machine's temporary directory, as for `rerun dev`'s session
@@ -95,7 +96,8 @@ export function publishRun(
     // An unwritable temporary directory costs the console its view of this run, never the run.
   }
   const startedAt = now();
-  const path = join(dir, `${info.command}-${process.pid}-${startedAt}.json`);
+  // The count tells apart two runs one process starts within a millisecond.
+  const path = join(dir, `${info.command}-${process.pid}-${startedAt}-${++runsStarted}.json`);
   // Only the three names: a pipeline target passed as it is must not put its clients in the file.
   const { where, inputBucket, outputBucket } = info.target;
   let state: RunInfo = {
@@ -107,7 +109,12 @@ export function publishRun(
     target: { where, inputBucket, outputBucket },
   };
   let written = 0;
+  // A change held back by the interval is written when the interval ends, so a phase that then
+  // stands still (a wait with nothing moving) still shows its last count.
+  let pending: NodeJS.Timeout | undefined;
   const write = () => {
+    if (pending) clearTimeout(pending);
+    pending = undefined;
     written = state.updatedAt;
     try {
       const temporary = `${path}.tmp`;
@@ -123,7 +130,12 @@ export function publishRun(
     progress(p) {
       const phaseChanged = p.phase !== state.progress?.phase;
       state = { ...state, progress: p, updatedAt: now() };
-      if (phaseChanged || state.updatedAt - written >= WRITE_INTERVAL_MS) write();
+      const wait = WRITE_INTERVAL_MS - (state.updatedAt - written);
+      if (phaseChanged || wait <= 0) write();
+      else if (!pending) {
+        pending = setTimeout(write, wait);
+        pending.unref(); // a run that ends meanwhile writes its end itself
+      }
     },
     end(code) {
       if (state.ended) return;

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   ENDED_RUN_SHOWN_MS,
   publishRun,
@@ -64,6 +64,23 @@ describe('run progress files (rerun reprocess and backfill, read by rerun ui)', 
     expect(readRuns(TARGET, { dir, now })).toEqual([]);
   });
 
+  it('writes a change held back by the interval when the interval ends, though nothing follows it', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const run = publishRun({ command: 'reprocess', label: 'reprocess', target: TARGET }, { dir, now });
+      run.progress({ phase: 'waiting', done: 5, total: 6, unit: 'inputs' });
+      clock += 200;
+      run.progress({ phase: 'waiting', done: 6, total: 6, unit: 'inputs' });
+      expect(readRuns(TARGET, { dir, now })[0]?.progress?.done).toBe(5);
+      // The wait then stands still: no further progress, no end yet.
+      vi.advanceTimersByTime(300);
+      expect(readRuns(TARGET, { dir, now })[0]?.progress?.done).toBe(6);
+      run.end(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('calls a run whose process died without ending it gone, and removes files older than a day', () => {
     // A process that has exited: its id names no running process (reuse within the test is unlikely).
     const exited = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
@@ -105,7 +122,8 @@ describe('run progress files (rerun reprocess and backfill, read by rerun ui)', 
     ).rejects.toThrow('boom');
     const ended = Object.fromEntries(readRuns(mine).map((r) => [r.label, r.ended?.code]));
     expect(ended).toEqual({ ok: 130, boom: 1 });
-    for (const run of readRuns(mine)) rmSync(join(runProgressDir(), `${run.command}-${run.pid}-${run.startedAt}.json`));
+    const own = readdirSync(runProgressDir()).filter((n) => n.startsWith(`backfill-${process.pid}-`));
+    for (const name of own) rmSync(join(runProgressDir(), name));
   });
 
   it('never fails the run when its file cannot be written', () => {
