@@ -19,6 +19,11 @@ const METRICS_EVERY_MS = 30_000;
 const LOGS_EVERY_MS = 5_000;
 /** How far back the first poll reads the workers' logs. */
 const FIRST_LOOK_BACK_MS = 15 * 60_000;
+/**
+ * How far before the newest event seen each read starts again: CloudWatch Logs takes events in
+ * seconds, so one stream's older event can arrive after another stream's newer one was read.
+ */
+const LATE_EVENTS_MS = 60_000;
 /** Pages of FilterLogEvents per log group and poll (the newest outcomes are what the list shows). */
 const MAX_PAGES = 5;
 
@@ -65,7 +70,8 @@ export interface CloudWatchSnapshot extends LiveSnapshot {
 export class CloudWatchFeed {
   private seq = 0;
   private readonly recent: (JournalOutcome & { seq: number })[] = [];
-  private readonly seen = new Set<string>();
+  /** Events read, by stream, time and line, with their time: those before a read's start are let go. */
+  private readonly seen = new Map<string, number>();
   private readonly since = new Map<string, number>();
   private logsReadAt?: number;
   private metrics?: { at: number; value: Pick<CloudWatchSnapshot, 'throughput' | 'queueAges' | 'quarantinedEntries'> };
@@ -101,8 +107,9 @@ export class CloudWatchFeed {
     const { logs } = this.sources;
     if (!logs) return;
     const { FilterLogEventsCommand } = await import('@aws-sdk/client-cloudwatch-logs');
-    // From the newest event seen (same millisecond again: ids tell repeats apart).
-    const startTime = this.since.get(group) ?? now - FIRST_LOOK_BACK_MS;
+    // From a minute before the newest event seen (late events); the events read again are told apart.
+    const newest = this.since.get(group);
+    const startTime = newest === undefined ? now - FIRST_LOOK_BACK_MS : newest - LATE_EVENTS_MS;
     let token: string | undefined;
     const found: JournalOutcome[] = [];
     try {
@@ -117,11 +124,11 @@ export class CloudWatchFeed {
           }),
         );
         for (const event of out.events ?? []) {
-          // The same event comes again when a read starts at its time (startTime is inclusive): its
-          // stream, time and line say it is the same (no eventId needed: MiniStack returns none).
-          const id = `${event.logStreamName ?? ''}|${event.timestamp ?? 0}|${event.message ?? ''}`;
+          // An event comes again while it is in a read's window: its stream, time and line say it is
+          // the same (no eventId needed: MiniStack returns none).
+          const id = `${group}|${event.logStreamName ?? ''}|${event.timestamp ?? 0}|${event.message ?? ''}`;
           if (this.seen.has(id)) continue;
-          this.seen.add(id);
+          this.seen.set(id, event.timestamp ?? 0);
           const outcome = parseRecordOutcomeLogLine((event.message ?? '').trim());
           if (outcome) found.push(journalOutcome(outcome, event.timestamp ?? now));
           this.since.set(group, Math.max(this.since.get(group) ?? 0, event.timestamp ?? 0));
@@ -133,7 +140,7 @@ export class CloudWatchFeed {
     } catch (error) {
       this.notes.set(`logs ${group}`, `Outcomes from ${group}: ${describe(error)}`);
     }
-    if (this.seen.size > 50_000) this.seen.clear();
+    for (const [id, at] of this.seen) if (at < startTime && id.startsWith(`${group}|`)) this.seen.delete(id);
     for (const o of found.sort((a, b) => a.at - b.at)) {
       this.seq++;
       this.recent.push({ ...o, seq: this.seq });

@@ -116,7 +116,7 @@ describe('CloudWatchFeed', () => {
     expect(namespaces).toEqual(['acme-pipeline', 'acme-pipeline', 'acme-pipeline', 'acme-pipeline', 'AWS/SQS']);
   });
 
-  it('reads outcome lines since the newest one seen, once each, and keeps other lines out', async () => {
+  it('reads outcome lines from a minute before the newest one seen, once each, and keeps other lines out', async () => {
     const pages: Record<string, object> = {
       first: {
         events: [
@@ -126,10 +126,13 @@ describe('CloudWatchFeed', () => {
         nextToken: 'page2',
       },
       page2: { events: [{ logStreamName: 's2', timestamp: NOW - 3000, message: outcomeLine('skipped', 'b.txt') }] },
-      // The next poll starts at the newest event's time: that event comes again, with a new one, and
-      // another stream's event of the same time and text, which is another event.
+      // The next poll starts a minute before the newest event's time: the events read come again, with
+      // a new one, another stream's event of the same time and text (another event), and a stream's
+      // event older than the newest seen that CloudWatch took late.
       again: {
         events: [
+          { logStreamName: 's1', timestamp: NOW - 5000, message: outcomeLine('processed', 'a.csv') },
+          { logStreamName: 's4', timestamp: NOW - 4500, message: outcomeLine('failed', 'late.csv') },
           { logStreamName: 's2', timestamp: NOW - 3000, message: outcomeLine('skipped', 'b.txt') },
           { logStreamName: 's3', timestamp: NOW - 3000, message: outcomeLine('skipped', 'b.txt') },
           { logStreamName: 's2', timestamp: NOW - 1000, message: `${outcomeLine('processed', 'c.csv')}\n` },
@@ -159,8 +162,8 @@ describe('CloudWatchFeed', () => {
     expect((await feed.poll(NOW + 2000, first.seq)).outcomes).toEqual([]);
     expect(logs.sent).toHaveLength(calls);
     const second = await feed.poll(NOW + 5000, first.seq);
-    expect(logs.sent.at(-1)).toMatchObject({ startTime: NOW - 3000 });
-    expect(second.outcomes.map((o) => o.subject)).toEqual(['s3://in/b.txt', 's3://in/c.csv']);
+    expect(logs.sent.at(-1)).toMatchObject({ startTime: NOW - 3000 - 60_000 });
+    expect(second.outcomes.map((o) => o.subject)).toEqual(['s3://in/late.csv', 's3://in/b.txt', 's3://in/c.csv']);
   });
 
   it('turns a read it may not do into a note, and goes on', async () => {
