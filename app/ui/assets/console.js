@@ -380,7 +380,9 @@ function renderRuns(runs) {
       head,
     );
     const p = run.progress;
-    const seconds = ((run.ended ? run.ended.at : Date.now()) - run.startedAt) / 1000;
+    // A run whose process is gone lasted until its last word, not until now.
+    const until = run.ended ? run.ended.at : run.state === 'gone' ? run.updatedAt : Date.now();
+    const seconds = (until - run.startedAt) / 1000;
     el('span', 'muted small', `pid ${run.pid} · ${formatAge(Math.round(seconds))}`, head);
     if (!p) continue;
     const line = el('div', 'run-line', undefined, row);
