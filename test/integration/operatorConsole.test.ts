@@ -1,5 +1,4 @@
 import { request } from 'node:http';
-import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, PutMetricDataCommand, type StandardUnit } from '@aws-sdk/client-cloudwatch';
 import {
   CloudWatchLogsClient,
@@ -26,6 +25,7 @@ import { defineWorker } from '../../src/worker/defineWorker.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
 import { queueDepth, upload } from '../support/pipeline.js';
 import {
+  createOutputsStack,
   normalizeStageRunner,
   ordersCsv,
   provisionTwoStagePipeline,
@@ -236,24 +236,7 @@ describe('rerun ui: the operator console', () => {
   });
 
   it('`rerun ui --stack NAME` prints its URL and shows the stack read from its CloudFormation outputs, until Ctrl+C', async () => {
-    const stackName = uniqueName('console-stack');
-    const outputs: Record<string, string> = {
-      [StackOutput.INPUT_BUCKET]: p.stack.inputBucket,
-      [StackOutput.OUTPUT_BUCKET]: p.stack.outputBucket,
-      [StackOutput.QUEUE_URL]: p.stack.queueUrl,
-      [StackOutput.DLQ_URL]: p.stack.dlqUrl,
-      [StackOutput.SUMMARY_QUEUE_URL]: p.summary.queueUrl,
-      [StackOutput.SUMMARY_DLQ_URL]: p.summary.dlqUrl,
-    };
-    await new CloudFormationClient({ endpoint: awsEndpoint(), region: 'us-east-1' }).send(
-      new CreateStackCommand({
-        StackName: stackName,
-        TemplateBody: JSON.stringify({
-          Resources: { Placeholder: { Type: 'AWS::SQS::Queue' } },
-          Outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, { Value: v }])),
-        }),
-      }),
-    );
+    const stackName = await createOutputsStack(p, 'console-stack');
     const stdout: string[] = [];
     let stderr = '';
     const ctrlC = new AbortController();
@@ -353,25 +336,7 @@ describe('rerun ui: the operator console', () => {
         ],
       }),
     );
-    const stackName = uniqueName('console-live');
-    const outputs: Record<string, string> = {
-      [StackOutput.INPUT_BUCKET]: p.stack.inputBucket,
-      [StackOutput.OUTPUT_BUCKET]: p.stack.outputBucket,
-      [StackOutput.QUEUE_URL]: p.stack.queueUrl,
-      [StackOutput.DLQ_URL]: p.stack.dlqUrl,
-      [StackOutput.SUMMARY_QUEUE_URL]: p.summary.queueUrl,
-      [StackOutput.SUMMARY_DLQ_URL]: p.summary.dlqUrl,
-      [StackOutput.LOG_GROUP]: logGroup,
-    };
-    await new CloudFormationClient(endpoint).send(
-      new CreateStackCommand({
-        StackName: stackName,
-        TemplateBody: JSON.stringify({
-          Resources: { Placeholder: { Type: 'AWS::SQS::Queue' } },
-          Outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, { Value: v }])),
-        }),
-      }),
-    );
+    const stackName = await createOutputsStack(p, 'console-live', { [StackOutput.LOG_GROUP]: logGroup });
     const stacked = await resolveConsoleSource(
       { stack: stackName },
       { AWS_ENDPOINT_URL: awsEndpoint(), AWS_REGION: 'us-east-1' },

@@ -1,34 +1,14 @@
-import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { describe, expect, it } from 'vitest';
-import { StackOutput } from '../../app/stackOutputs.js';
-import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
-import { provisionTwoStagePipeline, rerunCli } from '../support/summaryPipeline.js';
+import { testClients, uniqueName } from '../support/aws.js';
+import { createOutputsStack, provisionTwoStagePipeline, rerunCli } from '../support/summaryPipeline.js';
 
 describe('rerun --stack NAME against a CloudFormation API (moto)', () => {
   const clients = testClients();
-  const cloudformation = new CloudFormationClient({ endpoint: awsEndpoint(), region: 'us-east-1' });
 
   it('status and redrive take every resource from the stack’s outputs (the app name differs on purpose)', async () => {
     const p = await provisionTwoStagePipeline(clients);
     // A stack whose outputs name the pipeline's resources, as the rerun stack's outputs do.
-    const stackName = uniqueName('rerun-outputs');
-    const outputs: Record<string, string> = {
-      [StackOutput.INPUT_BUCKET]: p.stack.inputBucket,
-      [StackOutput.OUTPUT_BUCKET]: p.stack.outputBucket,
-      [StackOutput.QUEUE_URL]: p.stack.queueUrl,
-      [StackOutput.DLQ_URL]: p.stack.dlqUrl,
-      [StackOutput.SUMMARY_QUEUE_URL]: p.summary.queueUrl,
-      [StackOutput.SUMMARY_DLQ_URL]: p.summary.dlqUrl,
-    };
-    await cloudformation.send(
-      new CreateStackCommand({
-        StackName: stackName,
-        TemplateBody: JSON.stringify({
-          Resources: { Placeholder: { Type: 'AWS::SQS::Queue' } },
-          Outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, { Value: v }])),
-        }),
-      }),
-    );
+    const stackName = await createOutputsStack(p, 'rerun-outputs');
     const status = await rerunCli([
       'status',
       '--from',

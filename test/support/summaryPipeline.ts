@@ -1,9 +1,11 @@
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import type { CliIo } from '../../app/cli/command.js';
 import { runCli } from '../../app/cli/dispatch.js';
 import { type LocalStackResources, provisionLocalStack } from '../../app/dev/provisionLocalStack.js';
 import { createSummarizeHandler } from '../../app/partition/createSummarizeHandler.js';
 import { provisionSummaryStage, type SummaryStageResources } from '../../app/partition/provisionSummaryStage.js';
 import { referenceInputRules } from '../../app/partition/referenceInputRules.js';
+import { StackOutput } from '../../app/stackOutputs.js';
 import { localResourceNames, type Topology, topology, workerQueueNames } from '../../app/topology.js';
 import { LocalRunner } from '../../local/runner/LocalRunner.js';
 import type { AwsClients } from '../../src/aws/clients.js';
@@ -41,6 +43,42 @@ export async function provisionTwoStagePipeline(
   const stack = await provisionLocalStack({ clients, names: localResourceNames(t), topology: t });
   const summary = await provisionSummaryStage({ clients, names: workerQueueNames(appName, t.summarize), topology: t });
   return { appName, t, stack, summary };
+}
+
+/**
+ * Creates a CloudFormation stack (at the test endpoint) whose outputs name the pipeline's resources,
+ * as the rerun stack's outputs do, for `--stack NAME`; `extra` adds outputs (a log group...). The
+ * stack's name starts with `prefix`, never the app name, so a command finds the pipeline through
+ * the outputs alone. Returns the stack's name.
+ *
+ * @example
+ * const stackName = await createOutputsStack(p, 'console-stack', { [StackOutput.LOG_GROUP]: logGroup });
+ */
+export async function createOutputsStack(
+  p: TwoStagePipeline,
+  prefix: string,
+  extra: Readonly<Record<string, string>> = {},
+): Promise<string> {
+  const stackName = uniqueName(prefix);
+  const outputs: Record<string, string> = {
+    [StackOutput.INPUT_BUCKET]: p.stack.inputBucket,
+    [StackOutput.OUTPUT_BUCKET]: p.stack.outputBucket,
+    [StackOutput.QUEUE_URL]: p.stack.queueUrl,
+    [StackOutput.DLQ_URL]: p.stack.dlqUrl,
+    [StackOutput.SUMMARY_QUEUE_URL]: p.summary.queueUrl,
+    [StackOutput.SUMMARY_DLQ_URL]: p.summary.dlqUrl,
+    ...extra,
+  };
+  await new CloudFormationClient({ endpoint: awsEndpoint(), region: 'us-east-1' }).send(
+    new CreateStackCommand({
+      StackName: stackName,
+      TemplateBody: JSON.stringify({
+        Resources: { Placeholder: { Type: 'AWS::SQS::Queue' } },
+        Outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, { Value: v }])),
+      }),
+    }),
+  );
+  return stackName;
 }
 
 /**
