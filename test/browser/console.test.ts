@@ -1,17 +1,15 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../app/cli/command.js';
-import { runCli } from '../../app/cli/dispatch.js';
 import type { DevReady } from '../../app/dev/runDev.js';
 import { type AwsClients, createAwsClients } from '../../src/aws/clients.js';
 import { ordersCsv } from '../support/summaryPipeline.js';
-import { CHROMIUM, CHROMIUM_FLAGS } from './support/chromium.js';
+import { CHROMIUM, type ChromiumPage, openChromiumPage } from './support/chromium.js';
 import { type CliProcess, startCli } from './support/cliProcess.js';
+import { cliEnv, normalizedOutputExists, runCliAgainst, until as untilWithin } from './support/devSession.js';
 
 /** With RERUN_CONSOLE_SCREENSHOTS=1 the views are saved to docs/console/ (the README shows them). */
 const SHOTS = process.env.RERUN_CONSOLE_SCREENSHOTS === '1' ? join(process.cwd(), 'docs', 'console') : undefined;
@@ -35,16 +33,10 @@ describe('rerun ui in a browser: what a person sees', () => {
   let ui: CliProcess;
   let ready: DevReady;
   let clients: AwsClients;
-  let context: BrowserContext;
+  let browser: ChromiumPage;
   let page: Page;
   let url: string;
-  let profile: string;
 
-  const env = (): NodeJS.ProcessEnv => {
-    const e: NodeJS.ProcessEnv = { ...process.env, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
-    delete e.AWS_ENDPOINT_URL;
-    return e;
-  };
   const upload = (key: string, body: string) =>
     clients.s3.send(new PutObjectCommand({ Bucket: ready.inputBucket, Key: `incoming/${key}`, Body: body }));
   const depth = async (queueUrl: string) =>
@@ -55,34 +47,25 @@ describe('rerun ui in a browser: what a person sees', () => {
         )
       ).Attributes?.ApproximateNumberOfMessages ?? 0,
     );
-  const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${dev.stderr()}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  };
-  const outputExists = (key: string) => async () =>
-    clients.s3
-      .send(new HeadObjectCommand({ Bucket: ready.outputBucket, Key: `normalized/${ready.inputBucket}/${key}.ndjson` }))
-      .then(() => true)
-      .catch(() => false);
+  const until = (what: string, check: () => Promise<boolean>, timeoutMs = 60_000) =>
+    untilWithin(what, check, timeoutMs, dev.stderr);
+  const outputExists = (key: string) => normalizedOutputExists(clients, ready, key);
   /** `rerun backfill --wait` of a window, in process, against the dev session's emulator. */
-  const backfill = async (from: string, to: string) => {
-    let stderr = '';
-    const io: CliIo = {
-      stdout: () => {},
-      stderr: (t) => {
-        stderr += t;
-      },
-      env: { ...env(), AWS_ENDPOINT_URL: ready.endpoint },
-      isTTY: false,
-      signal: new AbortController().signal,
-    };
-    const args = ['backfill', '--from', from, '--to', to, '--wait', '--poll-interval', '200', '--timeout', '60'];
-    const code = await runCli([...args, '--app-name', APP], io);
-    return { code, stderr };
-  };
+  const backfill = (from: string, to: string) =>
+    runCliAgainst(ready, [
+      'backfill',
+      '--from',
+      from,
+      '--to',
+      to,
+      '--wait',
+      '--poll-interval',
+      '200',
+      '--timeout',
+      '60',
+      '--app-name',
+      APP,
+    ]);
 
   beforeAll(async () => {
     expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium`).toBe(true);
@@ -102,7 +85,7 @@ describe('rerun ui in a browser: what a person sees', () => {
         '--function-timeout',
         '5',
       ],
-      env(),
+      cliEnv(),
     );
     ready = JSON.parse(await dev.line('READY ')) as DevReady;
     clients = createAwsClients({ endpoint: ready.endpoint, region: ready.region });
@@ -127,22 +110,15 @@ describe('rerun ui in a browser: what a person sees', () => {
     await upload('dt=2026-03-06/orders-late.csv', ordersCsv('late', 2));
     await until('the late output', outputExists('dt=2026-03-06/orders-late.csv'));
 
-    ui = startCli(['ui', '--app-name', APP, '--from', '2026-03-01', '--to', '2026-03-10'], env());
+    ui = startCli(['ui', '--app-name', APP, '--from', '2026-03-01', '--to', '2026-03-10'], cliEnv());
     url = await ui.line('URL ', 30_000);
-    profile = mkdtempSync(join(tmpdir(), 'rerun-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-      viewport: { width: 1280, height: 800 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await openChromiumPage();
+    page = browser.page;
     if (SHOTS) mkdirSync(SHOTS, { recursive: true });
   }, 240_000);
 
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await ui?.stop();
     await dev?.stop(30_000);
   }, 60_000);

@@ -1,15 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../app/cli/command.js';
-import { runCli } from '../../app/cli/dispatch.js';
 import type { DevReady } from '../../app/dev/runDev.js';
-import { type AwsClients, createAwsClients } from '../../src/aws/clients.js';
-import { CHROMIUM, CHROMIUM_FLAGS } from './support/chromium.js';
+import { createAwsClients } from '../../src/aws/clients.js';
+import { type ChromiumPage, openChromiumPage } from './support/chromium.js';
 import { type CliProcess, startCli } from './support/cliProcess.js';
+import { cliEnv, normalizedOutputExists, runCliAgainst, until } from './support/devSession.js';
 
 /** Its own app name, so a developer's `npm start` on the same machine is left alone. */
 const APP = 'demoui';
@@ -31,61 +26,35 @@ describe('rerun ui after npm start: the demo in a browser', () => {
   let dev: CliProcess;
   let ui: CliProcess;
   let ready: DevReady;
-  let clients: AwsClients;
-  let context: BrowserContext;
+  let browser: ChromiumPage;
   let page: Page;
-  let profile: string;
   let devPaused = false;
 
-  const env = (): NodeJS.ProcessEnv => {
-    const e: NodeJS.ProcessEnv = { ...process.env, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
-    delete e.AWS_ENDPOINT_URL;
-    return e;
-  };
   const resume = () => {
     if (devPaused && dev.child.pid) process.kill(dev.child.pid, 'SIGCONT');
     devPaused = false;
   };
 
   beforeAll(async () => {
-    dev = startCli(['dev', '--demo', '--app-name', APP], env());
+    dev = startCli(['dev', '--demo', '--app-name', APP], cliEnv());
     ready = JSON.parse(await dev.line('READY ')) as DevReady;
-    clients = createAwsClients({ endpoint: ready.endpoint, region: ready.region });
+    const clients = createAwsClients({ endpoint: ready.endpoint, region: ready.region });
+    // One deadline for the four samples.
     const deadline = Date.now() + 90_000;
     for (const key of DATED) {
-      for (;;) {
-        const head = new HeadObjectCommand({
-          Bucket: ready.outputBucket,
-          Key: `normalized/${ready.inputBucket}/${key}.ndjson`,
-        });
-        if (
-          await clients.s3.send(head).then(
-            () => true,
-            () => false,
-          )
-        )
-          break;
-        if (Date.now() > deadline) throw new Error(`the demo did not normalize ${key}:\n${dev.stderr()}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
+      const normalized = normalizedOutputExists(clients, ready, key);
+      await until(`the demo to normalize ${key}`, normalized, deadline - Date.now(), dev.stderr);
     }
-    ui = startCli(['ui', '--app-name', APP], env());
+    ui = startCli(['ui', '--app-name', APP], cliEnv());
     const url = await ui.line('URL ', 30_000);
-    profile = mkdtempSync(join(tmpdir(), 'rerun-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-      viewport: { width: 1280, height: 800 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await openChromiumPage();
+    page = browser.page;
     await page.goto(url);
   }, 240_000);
 
   afterAll(async () => {
     resume();
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await ui?.stop();
     await dev?.stop(30_000);
   }, 60_000);
@@ -109,18 +78,8 @@ describe('rerun ui after npm start: the demo in a browser', () => {
     if (!dev.child.pid) throw new Error('rerun dev has no process id');
     process.kill(dev.child.pid, 'SIGSTOP');
     devPaused = true;
-    let stderr = '';
-    const io: CliIo = {
-      stdout: () => {},
-      stderr: (t) => {
-        stderr += t;
-      },
-      env: { ...env(), AWS_ENDPOINT_URL: ready.endpoint },
-      isTTY: false,
-      signal: new AbortController().signal,
-    };
     const args = ['backfill', '--from', '2026-03-01', '--to', '2026-03-03', '--wait', '--poll-interval', '300'];
-    const backfill = runCli([...args, '--timeout', '180', '--app-name', APP], io);
+    const backfill = runCliAgainst(ready, [...args, '--timeout', '180', '--app-name', APP]);
     try {
       const running = page.locator('#runs .run[data-command="backfill"][data-state="running"]', {
         hasText: '0/3 days published',
@@ -132,7 +91,8 @@ describe('rerun ui after npm start: the demo in a browser', () => {
     } finally {
       resume();
     }
-    expect(await backfill, stderr).toBe(0);
+    const { code, stderr } = await backfill;
+    expect(code, stderr).toBe(0);
     const ended = page.locator('#runs .run[data-command="backfill"][data-state="ended"]');
     await ended.waitFor({ timeout: 30_000 });
     expect(await ended.textContent()).toMatch(/ended, exit 0.*3\/3 days published/);
