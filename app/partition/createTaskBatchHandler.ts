@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { errorMessage } from '../../src/batch/errorMessage.js';
 import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from '../../src/batch/runBatch.js';
 import { RerunError } from '../../src/errors.js';
 import type { FailureRecorder } from '../../src/failures/FailureRecorder.js';
@@ -127,7 +128,7 @@ export function createTaskBatchHandler<T>(
         ...base,
         status: RecordStatus.FAILED,
         retryable: error instanceof RerunError ? error.retryable : true,
-        reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        reason: errorMessage(error),
         source: parsed.source,
         ...(error instanceof Error ? { error: describeError(error) } : {}),
       };

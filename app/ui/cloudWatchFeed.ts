@@ -1,5 +1,6 @@
 import type { CloudWatchClient, MetricDataQuery } from '@aws-sdk/client-cloudwatch';
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import { errorMessage } from '../../src/batch/errorMessage.js';
 import { parseRecordOutcomeLogLine } from '../../src/batch/recordOutcomeLog.js';
 import { OutcomeMetric } from '../../src/metrics/outcomeMetrics.js';
 import { type JournalOutcome, journalOutcome } from '../dev/devSessionFile.js';
@@ -138,7 +139,7 @@ export class CloudWatchFeed {
       }
       this.notes.delete(`logs ${group}`);
     } catch (error) {
-      this.notes.set(`logs ${group}`, `Outcomes from ${group}: ${describe(error)}`);
+      this.notes.set(`logs ${group}`, `Outcomes from ${group}: ${errorMessage(error)}`);
     }
     for (const [id, at] of this.seen) if (at < startTime && id.startsWith(`${group}|`)) this.seen.delete(id);
     for (const o of found.sort((a, b) => a.at - b.at)) {
@@ -212,7 +213,7 @@ export class CloudWatchFeed {
       } while (token);
       this.notes.delete('metrics');
     } catch (error) {
-      this.notes.set('metrics', `Throughput and queue ages from CloudWatch metrics: ${describe(error)}`);
+      this.notes.set('metrics', `Throughput and queue ages from CloudWatch metrics: ${errorMessage(error)}`);
       return undefined;
     }
     const throughput = [];
@@ -241,9 +242,4 @@ function metricQuery(
     },
     ReturnData: true,
   };
-}
-
-function describe(error: unknown): string {
-  const e = error as { name?: string; message?: string };
-  return `${e.name ?? 'Error'}: ${e.message ?? String(error)}`;
 }

@@ -15,6 +15,7 @@ import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import { processObject } from '../worker/processObject.js';
+import { errorMessage } from './errorMessage.js';
 import { invocationLimits } from './invocationLimits.js';
 import { MemoryBudget } from './MemoryBudget.js';
 import { mapWithConcurrency } from './mapWithConcurrency.js';
@@ -253,9 +254,4 @@ export class BatchOperationsEventError extends RerunError {
     super(message, { retryable: false });
     this.name = 'BatchOperationsEventError';
   }
-}
-
-function errorMessage(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
 }
