@@ -4,7 +4,7 @@ import { type CliCommand, type CliIo, type CliOption, CliUsageError } from './co
 import { COMMANDS, type CommandEntry } from './commandMap.js';
 import { missingPackageOf, OptionalPackageMissingError } from './loadCloudFormation.js';
 import { reportFailure } from './reportFailure.js';
-import { reflowParagraphs, wrapWords } from './wrapText.js';
+import { helpWidth, reflowParagraphs, wrapWords } from './wrapText.js';
 
 /**
  * Runs `rerun <command> [options]`: looks the command up in the command map (app/cli/commandMap.ts)
@@ -84,7 +84,7 @@ export function commandHelp(command: CliCommand, columns?: number): string {
     });
   rows.push(['  -h, --help', 'Show this help'] as const);
   const width = Math.max(...rows.map(([left]) => left.length)) + 2;
-  const fit = columns === undefined ? undefined : Math.max(40, Math.min(columns, 100) - 1);
+  const fit = helpWidth(columns);
   // A description too narrow beside the flags starts on the flag's next line, indented by 6.
   const besideFlags = fit !== undefined && fit - width >= 30;
   const options = rows
@@ -110,7 +110,7 @@ export function commandHelp(command: CliCommand, columns?: number): string {
 export function globalHelp(commands: Readonly<Record<string, CommandEntry>> = COMMANDS, columns?: number): string {
   const names = Object.keys(commands).sort();
   const width = Math.max(...names.map((n) => n.length)) + 4;
-  const fit = columns === undefined ? undefined : Math.max(40, Math.min(columns, 100) - 1);
+  const fit = helpWidth(columns);
   const summary = (n: string) => {
     const text = commands[n]?.summary ?? '';
     return fit === undefined ? text : wrapWords(text, fit - width, ' '.repeat(width)).join('\n');

@@ -1,10 +1,22 @@
 /**
  * Help text fitted to a terminal's width. Pure.
  *
+ * - {@link helpWidth}: the width to fit, from the terminal's columns.
  * - {@link wrapWords}: one line of words broken before `width`, continuation lines indented.
  * - {@link reflowParagraphs}: prose paragraphs (lines that start without a space) joined and wrapped
  *   again; indented lines (examples, lists) kept as written.
  */
+
+/**
+ * The width help text is fitted to in a terminal of `columns`: one less (a full line would wrap in
+ * some terminals), at most 99, at least 40; undefined (the text as written) when not a terminal.
+ *
+ * @example
+ * helpWidth(80); // 79
+ */
+export function helpWidth(columns: number | undefined): number | undefined {
+  return columns === undefined ? undefined : Math.max(40, Math.min(columns, 100) - 1);
+}
 
 /**
  * Breaks a line of words into lines of at most `width` characters of text (a longer word stands on
