@@ -367,7 +367,7 @@ async function follow(
         figures: { failed: view.failed },
       });
       const line =
-        `job ${view.status.padEnd(10)} ${renderProgressBar(view.succeeded + view.failed, view.total, 20)} ` +
+        `job ${view.status.padEnd(10)} ${renderProgressBar(done, view.total, 20)} ` +
         `| failed ${view.failed} | ${Math.round(elapsedMs / 1000)} s`;
       if (io.isTTY) {
         human(`\r\x1b[2K${line}`);
