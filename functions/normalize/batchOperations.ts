@@ -12,12 +12,11 @@ import { createAwsClients } from '../../src/aws/clients.js';
 import { createBatchOperationsHandler } from '../../src/batch/createBatchOperationsHandler.js';
 import { optionalEnv, requireEnv } from '../../src/env.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
-import { createLogger, type LogLevel } from '../../src/logging/logger.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 
 const logger = createLogger({
-  level: optionalEnv('LOG_LEVEL', 'info') as LogLevel,
   fields: { service: 'rerun-normalize-batch-operations' },
 });
 const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL, logger });

@@ -14,14 +14,13 @@ import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js'
 import { optionalEnv, requireEnv } from '../../src/env.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
-import { createLogger, type LogLevel } from '../../src/logging/logger.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
 import { notifyAfterOutput } from '../../src/notify/notifyAfterOutput.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 
 const logger = createLogger({
-  level: optionalEnv('LOG_LEVEL', 'info') as LogLevel,
   fields: { service: 'rerun-normalize' },
 });
 // The SDK's own warnings go through the same logger (the SDK would otherwise write to the console).

@@ -12,12 +12,11 @@ import { createSummarizeHandler } from '../../app/partition/createSummarizeHandl
 import { referenceInputRules } from '../../app/partition/referenceInputRules.js';
 import { createAwsClients } from '../../src/aws/clients.js';
 import { traceAwsClients } from '../../src/aws/traceAwsClients.js';
-import { optionalEnv, requireEnv } from '../../src/env.js';
-import { createLogger, type LogLevel } from '../../src/logging/logger.js';
+import { requireEnv } from '../../src/env.js';
+import { createLogger } from '../../src/logging/logger.js';
 import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 
 const logger = createLogger({
-  level: optionalEnv('LOG_LEVEL', 'info') as LogLevel,
   fields: { service: 'rerun-summarize' },
 });
 // The SDK's own warnings go through the same logger (the SDK would otherwise write to the console).

@@ -26,8 +26,17 @@ export interface FieldLogger extends Logger {
 
 /** Options for {@link createLogger}. */
 export interface LoggerOptions {
-  /** @default 'info' */
+  /**
+   * The lowest level written.
+   * @default the environment's `LOG_LEVEL` (what `RerunPipeline` and `rerun dev` set), else Lambda's
+   * `AWS_LAMBDA_LOG_LEVEL`, else 'info'; either in any case (`WARN` or `warn`)
+   */
   level?: LogLevel | undefined;
+  /**
+   * Where the default level is read (see `level`).
+   * @default process.env
+   */
+  env?: Readonly<Record<string, string | undefined>> | undefined;
   /**
    * Where each JSON line goes, with the entry's level (e.g. to pick a console method).
    * @default writes to process.stdout
@@ -53,7 +62,16 @@ export interface LoggerOptions {
  * logger.info('published', { key: 'normalized/a.ndjson' });
  */
 export function createLogger(options: LoggerOptions = {}): FieldLogger {
-  const min = ORDER[options.level ?? 'info'];
+  const chosen = options.level === undefined ? levelFromEnvironment(options.env ?? process.env) : undefined;
+  const level = options.level ?? chosen?.level ?? 'info';
+  const logger = loggerAt(ORDER[level], { ...options, level });
+  // Like the Powertools Logger: a level it cannot read falls back to info, said once, not thrown
+  // (a typo in a function's settings must not stop every invocation).
+  if (chosen?.unknown) logger.warn(`${chosen.unknown} is not a log level (debug, info, warn, error): logging at info`);
+  return logger;
+}
+
+function loggerAt(min: number, options: LoggerOptions): FieldLogger {
   const sink = options.sink ?? ((line: string) => process.stdout.write(`${line}\n`));
   const base = options.fields ?? {};
   const now = options.now ?? Date.now;
@@ -67,8 +85,25 @@ export function createLogger(options: LoggerOptions = {}): FieldLogger {
     info: (m, f) => write('info', m, f),
     warn: (m, f) => write('warn', m, f),
     error: (m, f) => write('error', m, f),
-    child: (fields) => createLogger({ ...options, fields: { ...base, ...fields } }),
+    child: (fields) => loggerAt(min, { ...options, fields: { ...base, ...fields } }),
   };
+}
+
+/**
+ * The level the environment asks for: `LOG_LEVEL`, else `AWS_LAMBDA_LOG_LEVEL` (Lambda's advanced
+ * logging controls; it also has TRACE and FATAL, read here as debug and error).
+ */
+function levelFromEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+): { level?: LogLevel; unknown?: string } | undefined {
+  for (const name of ['LOG_LEVEL', 'AWS_LAMBDA_LOG_LEVEL']) {
+    const value = env[name]?.trim().toLowerCase();
+    if (!value) continue;
+    const level = value === 'trace' ? 'debug' : value === 'fatal' ? 'error' : value;
+    if (level in ORDER) return { level: level as LogLevel };
+    return { unknown: `${name}=${env[name]}` };
+  }
+  return undefined;
 }
 
 /** A logger that drops everything (tests, quiet CLI modes). */

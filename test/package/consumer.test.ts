@@ -342,6 +342,9 @@ describe('the packed package in a new project', () => {
     await closed;
     const summary = JSON.parse(await line('SUMMARY')) as DevSummary;
     expect(summary).toMatchObject({ processed: 1, failed: 0, deadLettered: 0, ended: 'interrupted' });
+    // rerun dev sets LOG_LEVEL=warn for the handler (its table shows every outcome): the worker's
+    // createLogger() honours it, so none of the handler's info lines reaches the session.
+    expect(`${stdout}${stderr}`).not.toMatch(/"level":"info"/);
     // The bin runs the compiled CLI under plain node: the package ships no CLI sources, so its
     // launcher never takes the checkout's tsx path.
     const installed = join(scratch, 'node_modules', 'rerun-pipeline');

@@ -49,3 +49,49 @@ describe('createLogger', () => {
     expect(depth).toBe(6);
   });
 });
+
+describe('createLogger level from the environment', () => {
+  const lines = (env: Record<string, string | undefined>, level?: 'debug') => {
+    const out: string[] = [];
+    const logger = createLogger({ env, sink: (l) => out.push(l), ...(level ? { level } : {}) });
+    logger.debug('d');
+    logger.info('i');
+    logger.warn('w');
+    return out.map((l) => JSON.parse(l).message);
+  };
+
+  it('honours the LOG_LEVEL that RerunPipeline and rerun dev set, in either case', () => {
+    expect(lines({ LOG_LEVEL: 'warn' })).toEqual(['w']);
+    expect(lines({ LOG_LEVEL: 'DEBUG' })).toEqual(['d', 'i', 'w']);
+  });
+
+  it("reads Lambda's AWS_LAMBDA_LOG_LEVEL when LOG_LEVEL is unset, TRACE as debug", () => {
+    expect(lines({ AWS_LAMBDA_LOG_LEVEL: 'WARN' })).toEqual(['w']);
+    expect(lines({ AWS_LAMBDA_LOG_LEVEL: 'TRACE' })).toEqual(['d', 'i', 'w']);
+    expect(lines({ LOG_LEVEL: 'info', AWS_LAMBDA_LOG_LEVEL: 'ERROR' })).toEqual(['i', 'w']);
+  });
+
+  it('logs at info with no level set anywhere', () => {
+    expect(lines({})).toEqual(['i', 'w']);
+  });
+
+  it('an explicit level wins over the environment', () => {
+    expect(lines({ LOG_LEVEL: 'error' }, 'debug')).toEqual(['d', 'i', 'w']);
+  });
+
+  it('says once that a level it cannot read falls back to info, instead of throwing', () => {
+    expect(lines({ LOG_LEVEL: 'verbose' })).toEqual([
+      'LOG_LEVEL=verbose is not a log level (debug, info, warn, error): logging at info',
+      'i',
+      'w',
+    ]);
+  });
+
+  it("a child keeps its parent's level", () => {
+    const out: string[] = [];
+    createLogger({ env: { LOG_LEVEL: 'warn' }, sink: (l) => out.push(l) })
+      .child({ a: 1 })
+      .info('dropped');
+    expect(out).toEqual([]);
+  });
+});
