@@ -1,11 +1,17 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
 import { topology } from '../app/topology.js';
 import { projectRoot } from '../infra/paths.js';
+import { LambdaRuntimeToolsMissingError } from '../local/runner/errors.js';
 import { LambdaRuntimeSlot } from '../local/runner/LambdaRuntimeSlot.js';
-import { locateLambdaRuntimeTools } from '../local/runner/lambdaRuntimeTools.js';
+import {
+  LAMBDA_RUNTIME_INSTALL_SCRIPT,
+  type LambdaRuntimeTools,
+  locateLambdaRuntimeTools,
+} from '../local/runner/lambdaRuntimeTools.js';
 import { toSqsRecord } from '../local/runner/sqsRecord.js';
 import type { PipelineClients } from '../src/aws/pipelineClients.js';
 import { createIdempotencyTable } from './baseline/powertoolsWorker.js';
@@ -56,8 +62,10 @@ export async function measureColdStart(options: {
   readonly bundles: ColdStartBundles;
   readonly runs: number;
   readonly log?: (line: string) => void;
+  /** @default the tools of scripts/install-lambda-runtime.sh under the project's .tools/ */
+  readonly tools?: LambdaRuntimeTools;
 }): Promise<ColdStartResult> {
-  const tools = locateLambdaRuntimeTools(projectRoot);
+  const tools = options.tools ?? locateLambdaRuntimeTools(projectRoot);
   const { clients } = options;
   const id = `bench-c-${randomBytes(3).toString('hex')}`;
   const buckets = { input: `${id}-in`, output: `${id}-out` };
@@ -175,4 +183,47 @@ export function coldStartTarget(result: ColdStartResult): TargetCheck {
       `${n.firstInvokeMs.join(', ')} vs ${p.firstInvokeMs.join(', ')})`,
     ...(met ? {} : { missedBy: `${Math.round((n.medianMs - p.medianMs) * 10) / 10} ms slower` }),
   };
+}
+
+/** A section that cannot run on this machine (a tool it needs cannot be installed): reported, not failed. */
+export class BenchSectionNotRunnableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BenchSectionNotRunnableError';
+  }
+}
+
+/**
+ * The Lambda runtime tools, installed first when missing (scripts/install-lambda-runtime.sh is
+ * idempotent and pinned: a fresh clone after `npm ci` has none of them, and `.ci/run` is not the only
+ * way in). When they cannot be installed (no go, cmake, g++ or make), the section is not runnable.
+ *
+ * @example
+ * const tools = ensureLambdaRuntimeTools((line) => process.stderr.write(`${line}\n`));
+ */
+export function ensureLambdaRuntimeTools(
+  log: (line: string) => void,
+  options: { readonly root?: string; readonly env?: NodeJS.ProcessEnv } = {},
+): LambdaRuntimeTools {
+  const root = options.root ?? projectRoot;
+  try {
+    return locateLambdaRuntimeTools(root);
+  } catch (error) {
+    if (!(error instanceof LambdaRuntimeToolsMissingError)) throw error;
+  }
+  log(`cold-start: installing the Lambda runtime tools (bash ${LAMBDA_RUNTIME_INSTALL_SCRIPT}, once)...`);
+  const install = spawnSync('bash', [join(root, LAMBDA_RUNTIME_INSTALL_SCRIPT)], {
+    cwd: root,
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'inherit', 'pipe'],
+    encoding: 'utf8',
+  });
+  if (install.status !== 0) {
+    const said = (install.stderr ?? '').trim().split('\n').slice(-3).join(' / ');
+    throw new BenchSectionNotRunnableError(
+      `the Lambda runtime tools could not be installed (bash ${LAMBDA_RUNTIME_INSTALL_SCRIPT} exited ` +
+        `${install.status ?? install.signal}: ${said || install.error?.message || 'no message'})`,
+    );
+  }
+  return locateLambdaRuntimeTools(root);
 }

@@ -42,6 +42,8 @@ export interface BenchReport {
   readonly prices: typeof AWS_LIST_PRICES_USD;
   /** Sections that could not run, with the error. */
   readonly failures?: readonly { readonly section: string; readonly error: string }[];
+  /** Sections this machine could not run (a tool they need could not be installed), with the reason. */
+  readonly notRun?: readonly { readonly section: string; readonly reason: string }[];
 }
 
 /**
@@ -65,6 +67,7 @@ export function formatBenchReport(report: BenchReport): string {
   formatRss(report, out);
   formatRest(report, out);
   for (const failure of report.failures ?? []) out.push(`FAILED to run: ${failure.section}: ${failure.error}`);
+  for (const skipped of report.notRun ?? []) out.push(`NOT MEASURED: ${skipped.section}: ${skipped.reason}`);
   return `${out.join('\n')}\n`;
 }
 

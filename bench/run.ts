@@ -20,7 +20,7 @@ import { createPipelineClients } from '../src/aws/pipelineClients.js';
 import { AWS_LIST_PRICES_USD } from './awsCost.js';
 import { measureBackfillPlanning } from './backfillPlanning.js';
 import { bundleEntry, measureBundle, stackWorkerBundles } from './bundleSize.js';
-import { measureColdStart } from './coldStart.js';
+import { BenchSectionNotRunnableError, ensureLambdaRuntimeTools, measureColdStart } from './coldStart.js';
 import { compareCsvReaders } from './csvReaders.js';
 import { measureNormalizerThroughput } from './normalizerThroughput.js';
 import { measurePeakRss } from './peakRss.js';
@@ -110,6 +110,8 @@ const sections: {
 } = {};
 // Each section runs on its own: one that fails is reported and the others still run.
 const failures: { section: string; error: string }[] = [];
+// Sections this machine cannot run (a tool they need cannot be installed): not measured, with the reason.
+const notRun: { section: string; reason: string }[] = [];
 // Seconds each section took, so the default run's time can be kept in check section by section.
 const sectionSeconds: Record<string, number> = {};
 const section = async (name: (typeof SECTIONS)[number], run: () => Promise<void>) => {
@@ -119,6 +121,11 @@ const section = async (name: (typeof SECTIONS)[number], run: () => Promise<void>
     await run();
     sectionSeconds[name] = Math.round((Date.now() - sectionStarted) / 1000);
   } catch (error) {
+    if (error instanceof BenchSectionNotRunnableError) {
+      log(`${name}: NOT MEASURED: ${error.message}`);
+      notRun.push({ section: name, reason: error.message });
+      return;
+    }
     log(`${name}: FAILED: ${error instanceof Error ? error.stack : String(error)}`);
     failures.push({ section: name, error: error instanceof Error ? error.message : String(error) });
   }
@@ -152,7 +159,8 @@ try {
       normalize: (await stackWorkerBundles()).normalize,
       powertools: await bundleEntry('bench/baseline/handler.ts', 'powertools-baseline'),
     };
-    sections.coldStart = await measureColdStart({ endpoint, clients, bundles, runs: coldStartRuns, log });
+    const tools = ensureLambdaRuntimeTools(log);
+    sections.coldStart = await measureColdStart({ endpoint, clients, bundles, runs: coldStartRuns, log, tools });
   });
   await section('rss', async () => {
     // Each target is judged on the hardest of these (report.ts).
@@ -202,6 +210,7 @@ const report: BenchReport = {
   targets: checkTargets(sections),
   prices: AWS_LIST_PRICES_USD,
   ...(failures.length > 0 ? { failures } : {}),
+  ...(notRun.length > 0 ? { notRun } : {}),
 };
 process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatBenchReport(report));
 process.exitCode = failures.length > 0 ? 1 : 0;
