@@ -183,9 +183,14 @@ export async function redriveDeadLetters(options: RedriveOptions): Promise<Redri
     inspected: letters,
   };
 
+  // Messages that would fail again for the same reason stay where they are, unless asked (a dry run
+  // says the same: what it would keep back is what a real run keeps back).
+  const doomed = new Set(
+    options.includeDoomed ? [] : letters.filter((l) => l.wouldFailAgain !== undefined).map((l) => l.messageId),
+  );
+  const keptBack = [...doomed];
   if (options.dryRun || messages.length === 0) {
     await release(sqs, dlqUrl, messages);
-    const keptBack: string[] = [];
     return {
       ...base,
       dryRun: options.dryRun === true,
@@ -197,11 +202,6 @@ export async function redriveDeadLetters(options: RedriveOptions): Promise<Redri
     };
   }
 
-  // Messages that would fail again for the same reason stay where they are, unless asked.
-  const doomed = new Set(
-    options.includeDoomed ? [] : letters.filter((l) => l.wouldFailAgain !== undefined).map((l) => l.messageId),
-  );
-  const keptBack = [...doomed];
   if (doomed.size > 0) {
     await release(
       sqs,

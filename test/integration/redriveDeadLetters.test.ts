@@ -297,6 +297,24 @@ describe('redriveDeadLetters', () => {
     expect(await queueDepth(clients, dlqUrl)).toBe(1);
   });
 
+  it('a dry run keeps back exactly what the real run would, and moves nothing', async () => {
+    const { queueUrl, dlqUrl } = await deadLetters(3);
+    let n = 0;
+    const result = await redriveDeadLetters({
+      sqs: clients.sqs,
+      dlqUrl,
+      sourceQueueUrl: queueUrl,
+      dryRun: true,
+      receiveWaitSeconds: 0,
+      failures: { read: async (_queue, id) => doomedRecord(id, n++ > 0) },
+      recheck: referenceRecheck('normalize'),
+    });
+    const marked = result.inspected.filter((l) => l.wouldFailAgain).map((l) => l.messageId);
+    expect(marked).toHaveLength(1);
+    expect(result).toMatchObject({ dryRun: true, moved: 0, keptBack: marked });
+    expect(await queueDepth(clients, queueUrl)).toBe(0);
+  });
+
   it('moves them too with includeDoomed', async () => {
     const { queueUrl, dlqUrl } = await deadLetters(2);
     const result = await redriveDeadLetters({

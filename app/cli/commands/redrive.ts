@@ -219,9 +219,9 @@ function formatLetters(letters: readonly DeadLetter[], depth: number, inFlight: 
 
 function describeResult(result: RedriveResult): string {
   if (result.dryRun) {
-    const doomed = result.inspected.filter((l) => l.wouldFailAgain !== undefined).length;
-    const kept = doomed > 0 ? ` (${doomed} marked [WOULD FAIL AGAIN] would stay, unless --include-doomed)` : '';
-    return `Dry run: ${result.inspected.length} message(s) would be moved back${kept}; nothing was moved.\n`;
+    const kept = result.keptBack.length;
+    const stay = kept > 0 ? `; ${kept} marked [WOULD FAIL AGAIN] would stay (--include-doomed moves them too)` : '';
+    return `Dry run: ${result.inspected.length - kept} message(s) would be moved back${stay}; nothing was moved.\n`;
   }
   if (result.inspected.length === 0) {
     return result.inFlight > 0
