@@ -19,6 +19,7 @@ import type { AfterOutputHook, AfterOutputResult } from './AfterOutputHook.js';
 import { deferIfAsked, inProcessWaitMs } from './deferMessage.js';
 import { errorMessage } from './errorMessage.js';
 import { isFreshDelivery } from './isFreshDelivery.js';
+import { joinReasons } from './joinReasons.js';
 import { lookAgainBody, lookAgainDelaySeconds, lookAgainDueAt } from './removalLookAgain.js';
 import { requeueRest, requeuesOf, type StoppedAt } from './requeueRest.js';
 import { receiveCountOf } from './runBatch.js';
@@ -259,7 +260,7 @@ function settledRecord(
   return {
     ...base,
     status: processed ? RecordStatus.PROCESSED : RecordStatus.SKIPPED,
-    reason: [...outcomes.map((o) => o.reason), ...notes].join('; '),
+    reason: joinReasons([...outcomes.map((o) => o.reason), ...notes]),
     ...(effectsExecuted > 0 ? { effectsExecuted } : {}),
     ...(quarantined > 0 ? { quarantined } : {}),
     ...(publishRacesLost > 0 ? { publishRacesLost } : {}),
