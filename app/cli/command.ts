@@ -16,6 +16,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** Whether stderr is a terminal (progress then updates one line in place). */
   isTTY: boolean;
+  /** The width of the terminal stderr writes to, when it is one: a progress line redrawn in place is cut to fit it. */
+  stderrColumns?: number | undefined;
   /** The width of the terminal stdout writes to, when it is one: help is wrapped to fit it. */
   columns?: number | undefined;
   /** Aborts on the first SIGINT/SIGTERM. */

@@ -46,6 +46,7 @@ const io: CliIo = {
   env: process.env,
   isTTY: Boolean(process.stderr.isTTY),
   columns: process.stdout.isTTY ? process.stdout.columns : undefined,
+  stderrColumns: process.stderr.isTTY ? process.stderr.columns : undefined,
   signal: controller.signal,
 };
 

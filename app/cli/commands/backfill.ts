@@ -9,6 +9,7 @@ import { formatStatusCounts, formatStatusTable } from '../../status/formatStatus
 import { explainAwsError } from '../../status/pipelineResources.js';
 import { type CliCommand, CliUsageError, integerOption, writeResult } from '../command.js';
 import { referenceInputRules } from '../inputRules.js';
+import { liveLine } from '../liveLine.js';
 import {
   emptyWindowHint,
   reportCommandError,
@@ -106,7 +107,7 @@ Examples:
         : undefined;
       const label = `backfill ${from}..${to} (mode ${mode}${dryRun ? ', dry run' : ''})`;
       return await withPublishedRun({ command: 'backfill', label, target }, async (run) => {
-        const progress = backfillProgress(io.isTTY, human, run);
+        const progress = backfillProgress(io.isTTY, io.stderrColumns, human, run);
         const result = await runBackfill({
           reader: new S3PartitionStore(target.clients.s3),
           sqs: target.clients.sqs,
@@ -166,12 +167,17 @@ Examples:
  * The progress lines of a backfill on stderr: one line redrawn in place on a terminal, a line per
  * step otherwise. `close` ends an open in-place line.
  */
-function backfillProgress(isTTY: boolean, human: (text: string) => void, run: PublishedRun) {
+function backfillProgress(
+  isTTY: boolean,
+  ttyColumns: number | undefined,
+  human: (text: string) => void,
+  run: PublishedRun,
+) {
   let open = false;
   return {
     onEnqueued(sent: number, total: number): void {
       run.progress({ phase: 'enqueueing', done: sent, total, unit: 'days' });
-      if (isTTY) human(`\r\x1b[2Kenqueued ${renderProgressBar(sent, total)}`);
+      if (isTTY) human(liveLine(`enqueued ${renderProgressBar(sent, total)}`, ttyColumns));
       else if (isProgressStep(sent, total)) human(`enqueued ${sent}/${total}\n`);
     },
     onProgress(p: {
@@ -194,7 +200,7 @@ function backfillProgress(isTTY: boolean, human: (text: string) => void, run: Pu
         `${renderProgressBar(p.published, p.total)} published | queued ${p.queued}, in flight ${p.inFlight}` +
         `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;
       if (isTTY) {
-        human(`\r\x1b[2K${line}`);
+        human(liveLine(line, ttyColumns));
         open = true;
       } else {
         human(`${line}\n`);

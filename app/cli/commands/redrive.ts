@@ -8,6 +8,7 @@ import { StackOutput } from '../../stackOutputs.js';
 import { explainAwsError, requireQueueUrl } from '../../status/pipelineResources.js';
 import type { WorkerTopology } from '../../topology.js';
 import { type CliCommand, CliUsageError, integerOption, writeResult } from '../command.js';
+import { liveLine } from '../liveLine.js';
 import {
   type PipelineTarget,
   reportCommandError,
@@ -113,7 +114,7 @@ Examples:
               if (isProgressStep(moved, total)) human(`moved ${moved}/${total}\n`);
               return;
             }
-            human(`\r\x1b[2Kmoved ${renderProgressBar(moved, total)}`);
+            human(liveLine(`moved ${renderProgressBar(moved, total)}`, io.stderrColumns));
             progressOpen = true;
           },
         }).catch((error: unknown) => {

@@ -46,6 +46,7 @@ import { S3ListingReader } from '../../reprocess/S3ListingReader.js';
 import { type PublishedRun, type RunProgress, withPublishedRun } from '../../runs/runProgressFile.js';
 import { explainAwsError, requireBucket } from '../../status/pipelineResources.js';
 import { type CliCommand, type CliIo, CliUsageError, integerOption, type OptionValues } from '../command.js';
+import { liveLine } from '../liveLine.js';
 import {
   type PipelineTarget,
   reportCommandError,
@@ -370,7 +371,7 @@ async function follow(
         `job ${view.status.padEnd(10)} ${renderProgressBar(done, view.total, 20)} ` +
         `| failed ${view.failed} | ${Math.round(elapsedMs / 1000)} s`;
       if (io.isTTY) {
-        human(`\r\x1b[2K${line}`);
+        human(liveLine(line, io.stderrColumns));
         lineOpen = true;
       } else human(`${line}\n`);
     },
@@ -916,7 +917,7 @@ async function runSqsEngine(
         `enqueued ${renderProgressBar(p.enqueued, p.planned, 20)}` +
         `${p.planComplete ? '' : ` | listing: ${p.listedInputs} inputs`}${p.pruned > 0 ? ` | pruned ${p.pruned}` : ''}`;
       if (io.isTTY) {
-        human(`\r\x1b[2K${line}`);
+        human(liveLine(line, io.stderrColumns));
         lineOpen = true;
       } else if (p.planComplete || (p.enqueued !== lastLogged && isProgressStep(p.enqueued, 10_000))) {
         lastLogged = p.enqueued;
@@ -936,7 +937,7 @@ async function runSqsEngine(
         `${renderProgressBar(p.done, p.total, 20)} done | queued ${p.queued}, in flight ${p.inFlight}` +
         `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;
       if (io.isTTY) {
-        human(`\r\x1b[2K${line}`);
+        human(liveLine(line, io.stderrColumns));
         lineOpen = true;
       } else {
         human(`${line}\n`);
