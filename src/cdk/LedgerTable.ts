@@ -62,8 +62,8 @@ export class LedgerTable extends Construct {
   }
 
   /**
-   * Grants exactly what the ledger adapter does: GetItem, PutItem (claim), UpdateItem
-   * (complete/fail) and DeleteItem (release a claim it holds). No Scan, Query or batch access.
+   * Grants exactly what the ledger adapter sends: PutItem (claim) and UpdateItem (complete, fail,
+   * release). No GetItem, DeleteItem, Scan, Query or batch access.
    *
    * @example
    * ledger.grantLedgerAccess(worker.function);
@@ -74,14 +74,17 @@ export class LedgerTable extends Construct {
 }
 
 /**
- * Grants `grantee` what the ledger adapter does on `table`: GetItem, PutItem, UpdateItem and
- * DeleteItem, and the table's customer managed key through DynamoDB when it has one (CDK's
- * `Table.grant` leaves key grants to the caller).
+ * Grants `grantee` what the ledger adapter sends to `table`: PutItem and UpdateItem, and the table's
+ * customer managed key through DynamoDB when it has one (CDK's `Table.grant` leaves key grants to the
+ * caller). The adapter never reads an item on its own: a lost claim's current item comes back on the
+ * failed write itself (`ReturnValuesOnConditionCheckFailure: ALL_OLD`), which the write's own action
+ * authorizes (IAM's `dynamodb:ReturnValues` condition key exists to limit exactly that), so GetItem
+ * and DeleteItem, which it never sends, are not granted.
  *
  * @example
  * grantLedgerAccess(Table.fromTableAttributes(this, 'Ledger', { tableName, encryptionKey }), worker.function);
  */
 export function grantLedgerAccess(table: ITable, grantee: IGrantable): void {
-  table.grant(grantee, 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem');
+  table.grant(grantee, 'dynamodb:PutItem', 'dynamodb:UpdateItem');
   if (table.encryptionKey) grantKeyUseVia(grantee, table.encryptionKey, KeyService.DYNAMODB, { write: true });
 }
