@@ -134,7 +134,12 @@ function missingPermissionOf(operation: S3Operation): string {
     case 'CreateMultipartUpload':
     case 'UploadPart':
     case 'CompleteMultipartUpload':
-      return 's3:PutObject on the key (or the bucket policy refused a write without If-None-Match / If-Match)';
+      // An SSE-KMS bucket also needs the key: GenerateDataKey for every write, Decrypt for a
+      // multipart upload (S3 User Guide, "Using server-side encryption with AWS KMS keys").
+      return (
+        's3:PutObject on the key (or the bucket policy refused a write without If-None-Match / If-Match), or ' +
+        "kms:GenerateDataKey (and kms:Decrypt for a multipart upload) on the bucket's KMS key when it is encrypted with one"
+      );
     case 'UploadPartCopy':
       // The seal copies the object onto itself: a read of the source and a write of the destination.
       return 's3:GetObject and s3:PutObject on the key, or kms:Decrypt and kms:GenerateDataKey for an object encrypted with a KMS key';

@@ -114,6 +114,20 @@ describe('S3 read failures, classified', () => {
     expect(failureRecord?.reason).toContain('s3:GetObject');
   });
 
+  it("a 403 on the output's write is a non-retryable failure that names s3:PutObject and the KMS key as causes", async () => {
+    await clients.s3.send(new PutObjectCommand({ Bucket: input, Key: 'incoming/w.csv', Body: 'w' }));
+    rule = ({ method, bucket }) =>
+      method === 'PUT' && bucket === output ? { status: 403, code: 'AccessDenied' } : undefined;
+    const { outcome, failureRecord } = await run(input, 'incoming/w.csv');
+    expect(outcome).toMatchObject({ status: 'failed', retryable: false });
+    expect(outcome?.reason).toMatch(/was denied \(403 AccessDenied\): the caller lacks s3:PutObject on the key/);
+    // An SSE-KMS output bucket refuses a role without the key in the same words.
+    expect(outcome?.reason).toContain(
+      "kms:GenerateDataKey (and kms:Decrypt for a multipart upload) on the bucket's KMS key",
+    );
+    expect(failureRecord?.reason).toContain('kms:GenerateDataKey');
+  });
+
   it('a 403 on a conditional delete is a non-retryable failure naming s3:DeleteObject, not a retry', async () => {
     await clients.s3.send(new PutObjectCommand({ Bucket: output, Key: 'out/gone.csv', Body: 'x' }));
     rule = ({ method, bucket }) =>
