@@ -18,6 +18,7 @@ import {
   batchOperationsReportPrefix,
 } from '../batch/batchOperationsLayout.js';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
+import { grantKeyUseVia, KeyService } from './keyGrants.js';
 import { acknowledgePrefixWildcards } from './nagAcknowledgements.js';
 import { grantPrefixAccess } from './prefixGrants.js';
 import type { WorkerSource } from './SqsWorker.js';
@@ -60,14 +61,17 @@ export interface BatchOperationsHandlerProps {
  * - `s3:GetObject` and `s3:GetObjectVersion` on the manifests rerun writes (`batch-operations/manifests/`);
  * - `lambda:InvokeFunction` on this one function;
  * - `s3:PutObject` on the report prefix (`batch-operations/reports/`), and `s3:GetBucketLocation` on
- *   the output bucket, which S3 reads before writing a report there.
+ *   the output bucket, which S3 reads before writing a report there;
+ * - on an output bucket encrypted with a KMS key, that key's use through S3 only (`kms:ViaService`):
+ *   Decrypt for the manifest, GenerateDataKey for the report.
  *
  * The function's own role reads the input prefix, reads and writes (conditionally) the output
  * prefixes and records failures, as the SQS worker's does; it gets no SQS permission (a job's
  * failure records ask SQS nothing).
  *
  * The operator who runs `rerun reprocess --engine batch-operations` needs `s3:CreateJob`,
- * `s3:DescribeJob` and `iam:PassRole` on {@link jobRole}, plus PutObject on the manifests prefix.
+ * `s3:DescribeJob` and `iam:PassRole` on {@link jobRole}, plus PutObject on the manifests prefix (and,
+ * on an SSE-KMS output bucket, kms:GenerateDataKey on its key through S3).
  *
  * @example
  * const jobs = new BatchOperationsHandler(this, 'Jobs', { source: { entry: 'batch.mjs' }, inputBucket, inputPrefix: 'incoming/',
@@ -159,6 +163,11 @@ export class BatchOperationsHandler extends Construct {
     this.jobRole.addToPolicy(
       new PolicyStatement({ actions: ['s3:GetBucketLocation'], resources: [props.outputBucket.bucketArn] }),
     );
+    // On an SSE-KMS output bucket the job reads its manifest (Decrypt) and writes its report
+    // (GenerateDataKey) under the bucket's key: without it, the job fails before its first task.
+    if (props.outputBucket.encryptionKey) {
+      grantKeyUseVia(this.jobRole, props.outputBucket.encryptionKey, KeyService.S3, { write: true });
+    }
     acknowledgePrefixWildcards(this.jobRole, props.outputBucket, [manifests, reports]);
 
     const why = 'Invoked synchronously by S3 Batch Operations, one task per call';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { Code } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +150,30 @@ describe('RerunPipeline with batchOperations: the handler function and the job r
     });
     expect(outputs.BatchOperationsRoleArn.Value).toEqual({
       'Fn::GetAtt': [logicalId(pipeline.batchOperations?.jobRole as never), 'Arn'],
+    });
+  });
+
+  it("on an SSE-KMS output bucket, lets the job role use the bucket's key through S3 only (manifest read, report write)", () => {
+    const kms = new Stack(new App(), 'Kms');
+    const key = new Key(kms, 'OutputKey', { enableKeyRotation: true });
+    const encrypted = new RerunPipeline(kms, 'Pipeline', {
+      worker: prebuilt,
+      outputBucketProps: { encryptionKey: key },
+      batchOperations: { handler: batchHandler },
+    });
+    const jobRole = kms.getLogicalId(encrypted.batchOperations?.jobRole.node.defaultChild as never);
+    const statements = Object.values(
+      Template.fromStack(kms).findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: jobRole }] } }),
+    ).flatMap(
+      (p) => (p as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement,
+    );
+    expect(statements).toContainEqual({
+      Action: ['kms:Decrypt', 'kms:GenerateDataKey'],
+      Effect: 'Allow',
+      Resource: { 'Fn::GetAtt': [kms.getLogicalId(key.node.defaultChild as never), 'Arn'] },
+      Condition: {
+        StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['s3.', { Ref: 'AWS::Region' }, '.amazonaws.com']] } },
+      },
     });
   });
 
