@@ -141,6 +141,9 @@ describe('rerun ui in a browser: what a person sees', () => {
     expect(await seen('2026-03-06')).toEqual({ status: 'stale', count: '3 inputs', colour: 'rgb(224, 165, 38)' });
     expect(await seen('2026-03-07')).toEqual({ status: 'missing', count: '1 input', colour: 'rgb(184, 190, 199)' });
     expect(await seen('2026-03-10')).toMatchObject({ status: 'missing', count: '0 inputs' });
+    // A day without inputs is not a gap: its tile says so instead of "missing".
+    expect(await tile('2026-03-10').locator('.status').textContent()).toBe('no inputs');
+    expect(await tile('2026-03-07').locator('.status').textContent()).toBe('missing');
 
     await tile('2026-03-04').click();
     const poison = page.locator('#inputs tr[data-key="incoming/dt=2026-03-04/orders-poison.csv"]');

@@ -96,6 +96,8 @@ describe('rerun ui after npm start: the demo in a browser', () => {
     const ended = page.locator('#runs .run[data-command="backfill"][data-state="ended"]');
     await ended.waitFor({ timeout: 30_000 });
     expect(await ended.textContent()).toMatch(/ended, exit 0.*3\/3 days published/);
+    // It is no longer "waiting".
+    expect(await ended.locator('.phase').textContent()).toBe('done');
 
     await page.locator('.tabs button[data-view="days"]').click();
     await page.locator('#refresh-days').click();

@@ -66,7 +66,9 @@ function showView(view) {
 function dayTile(p) {
   const c = p.coverage;
   const inputs = c ? c.inputs : p.inputs;
-  const tile = el('div', `day ${inputs === 0 && p.status === 'missing' ? 'empty' : p.status}`);
+  // A day with no inputs has nothing to summarize: not a gap to repair, so it does not say "missing".
+  const empty = inputs === 0 && p.status === 'missing';
+  const tile = el('div', `day ${empty ? 'empty' : p.status}`);
   tile.dataset.day = p.day;
   tile.dataset.status = p.status;
   tile.title = `${p.day}: ${p.status} (${p.reason})`;
@@ -74,7 +76,7 @@ function dayTile(p) {
   el('div', 'date', date.toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' }), tile);
   el('div', 'weekday', date.toLocaleDateString('en', { weekday: 'short', timeZone: 'UTC' }), tile);
   el('div', 'count', `${inputs} input${inputs === 1 ? '' : 's'}`, tile);
-  el('div', 'status', p.status, tile);
+  el('div', 'status', empty ? 'no inputs' : p.status, tile);
   const dead = c ? c.deadLettered.count : 0;
   if (dead > 0) el('span', 'badge', `${dead} DLQ`, tile).title = `${dead} dead-lettered`;
   tile.addEventListener('click', () => openDay(p.day, p));
@@ -386,7 +388,14 @@ function renderRuns(runs) {
     el('span', 'muted small', `pid ${run.pid} · ${formatAge(Math.round(seconds))}`, head);
     if (!p) continue;
     const line = el('div', 'run-line', undefined, row);
-    el('span', 'phase', p.phase, line);
+    // The phase a run was in when it wrote last: an ended run is no longer "waiting".
+    const phase =
+      run.state === 'running'
+        ? p.phase
+        : run.state === 'ended' && run.ended.code === 0
+          ? 'done'
+          : `stopped while ${p.phase}`;
+    el('span', 'phase', phase, line);
     if (p.total !== undefined) {
       const bar = el('progress', '', undefined, line);
       bar.max = Math.max(1, p.total);
