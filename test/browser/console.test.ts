@@ -198,6 +198,16 @@ describe('rerun ui in a browser: what a person sees', () => {
     expect(await row.getAttribute('data-status')).toBe('processed');
     expect(await row.locator('.why').textContent()).toMatch(/^output created: records 5/);
     await page.locator('#chart rect').first().waitFor();
+    // The chart has axes: outcomes per interval from 0 to the peak, and the minutes before now.
+    const yAxis = await page.locator('#chart-y span').allTextContents();
+    expect(yAxis).toHaveLength(3);
+    expect(yAxis[2]).toBe('0');
+    expect(Number(yAxis[0])).toBeGreaterThanOrEqual(1);
+    expect(await page.locator('#chart-x span').allTextContents()).toEqual([
+      expect.stringMatching(/^\d+ min ago$/),
+      expect.stringMatching(/^\d+ min ago$/),
+      'now',
+    ]);
     // The backfill the seeding ran, from its run file: ended, with its progress.
     const run = page.locator('#runs .run[data-command="backfill"]');
     await run.waitFor();

@@ -432,6 +432,21 @@ function renderChart(feed) {
   const totals = buckets.map((b) => Object.values(b.counts).reduce((a, n) => a + n, 0));
   const max = Math.max(1, ...totals);
   const width = 1000 / buckets.length;
+  // Axes: outcomes per interval (0, half the peak, the peak) and the time before now.
+  for (const y of [10, 85, 160]) {
+    const line = document.createElementNS(ns, 'line');
+    line.setAttribute('x1', '0');
+    line.setAttribute('x2', '1000');
+    line.setAttribute('y1', String(y));
+    line.setAttribute('y2', String(y));
+    line.setAttribute('class', 'gridline');
+    svg.appendChild(line);
+  }
+  const minutes = Math.round((buckets.length * feed.bucketMs) / 60000);
+  $('chart-y').replaceChildren(...[max, Math.round(max / 2), 0].map((n) => el('span', '', String(n))));
+  $('chart-x').replaceChildren(
+    ...[`${minutes} min ago`, `${Math.round(minutes / 2)} min ago`, 'now'].map((t) => el('span', '', t)),
+  );
   buckets.forEach((bucket, i) => {
     let y = 160;
     for (const kind of LIVE_KINDS) {
@@ -450,9 +465,8 @@ function renderChart(feed) {
     }
   });
   const total = totals.reduce((a, n) => a + n, 0);
-  const span = Math.round((buckets.length * feed.bucketMs) / 60000);
   $('throughput-note').textContent =
-    `${total} outcomes in the last ${span} min · peak ${max} per ${feed.bucketMs / 1000} s`;
+    `${total} outcomes in the last ${minutes} min · peak ${max} per ${feed.bucketMs / 1000} s`;
 }
 
 /* ---------- Start ---------- */
