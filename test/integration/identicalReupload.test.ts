@@ -20,6 +20,8 @@ interface ReprocessJson {
   requests: { list: number; lookup: number; head: number };
   sourceChecks: number;
   sample: { state: string; inputKey?: string; reason: string }[];
+  done?: number;
+  remaining?: number;
 }
 
 interface StatusJson {
@@ -114,6 +116,19 @@ describe('identical bytes uploaded again: the tools judge as the worker judges',
     expect(text.text).toMatch(/Mode stale: 0 input\(s\) to enqueue/);
     const verified = await reprocess('--dry-run', '--verify');
     expect(verified.json).toMatchObject({ planned: 0, counts: { current: 3, stale: 0 } });
+    // The sharded listings and the Batch Operations engine plan through the same judgement.
+    for (const engine of [
+      ['--shards', '4'],
+      ['--engine', 'batch-operations'],
+    ]) {
+      const other = await reprocess('--dry-run', ...engine);
+      expect(other.code, other.stderr).toBe(0);
+      expect(other.json, engine.join(' ')).toMatchObject({
+        planned: 0,
+        counts: { current: 3, stale: 0 },
+        sourceChecks: 2,
+      });
+    }
     const waited = await reprocess('--wait', '--poll-interval', '200', '--timeout', '60');
     expect(waited.code, waited.stderr).toBe(0);
     expect(waited.json).toMatchObject({ planned: 0, enqueued: 0 });
@@ -133,11 +148,29 @@ describe('identical bytes uploaded again: the tools judge as the worker judges',
     await upload(clients, p.stack.inputBucket, c, ordersCsv(`${DAY}c-v2`, 4));
     const changed = await reprocess('--dry-run');
     expect(changed.json).toMatchObject({ planned: 1, counts: { current: 2, stale: 1 }, sourceChecks: 3 });
+    for (const engine of [
+      ['--shards', '4'],
+      ['--engine', 'batch-operations'],
+    ]) {
+      expect((await reprocess('--dry-run', ...engine)).json, engine.join(' ')).toMatchObject({ planned: 1 });
+    }
     expect(changed.json.sample[0]).toMatchObject({ state: 'stale', inputKey: c });
     expect(changed.json.sample[0]?.reason).toMatch(/^built from input ETag \w+, the input is \w+$/);
     expect((await status()).partitions[0]).toMatchObject({
       status: 'stale',
       reason: `inputs changed since publish, not their outputs (3 inputs: 2 with outputs, 1 outdated (${c}) now)`,
     });
+    // The reprocess enqueues c; the worker rebuilds it and --wait ends 0 with it done.
+    const worker = normalizeStageRunner(clients, p);
+    worker.start();
+    try {
+      const repaired = await reprocess('--wait', '--poll-interval', '200', '--timeout', '60');
+      expect(repaired.code, repaired.stderr).toBe(0);
+      expect(repaired.json).toMatchObject({ planned: 1, enqueued: 1, done: 1, remaining: 0 });
+    } finally {
+      await worker.stop();
+    }
+    await backfill();
+    expect((await status()).partitions[0]).toMatchObject({ status: 'published' });
   }, 180_000);
 });
