@@ -1,6 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CopyObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
+import { inputRulesOf } from '../../app/partition/inputCoverage.js';
+import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
+import { listInputPage } from '../../app/ui/dayInputs.js';
+import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { testClients } from '../support/aws.js';
 import { upload } from '../support/pipeline.js';
 import {
@@ -133,6 +137,29 @@ describe('identical bytes uploaded again: the tools judge as the worker judges',
     expect(waited.code, waited.stderr).toBe(0);
     expect(waited.json).toMatchObject({ planned: 0, enqueued: 0 });
 
+    // The console's Days view classifies the day's inputs by the same rule: all three covered.
+    const consolePage = () =>
+      listInputPage(
+        {
+          reader: new S3PartitionStore(clients.s3),
+          s3: clients.s3,
+          outputBucket: p.stack.outputBucket,
+          rules: inputRulesOf(createNormalizeWorker({ outputBucket: p.stack.outputBucket, prefixes: p.t }), {
+            bucket: p.stack.inputBucket,
+            prefix: p.t.inputPrefix,
+            failurePrefix: p.t.failurePrefix,
+          }),
+          readFailure: async () => undefined,
+        },
+        DAY,
+        { limit: 10 },
+      );
+    expect((await consolePage()).items.map((i) => [i.key, i.class])).toEqual([
+      [a, 'covered'],
+      [b, 'covered'],
+      [c, 'covered'],
+    ]);
+
     // The day's summary is still true: published, without a backfill and after one.
     const after = await status();
     expect(after.partitions[0]).toMatchObject({ status: 'published', reason: 'up to date (3 inputs: 3 with outputs)' });
@@ -160,6 +187,7 @@ describe('identical bytes uploaded again: the tools judge as the worker judges',
       status: 'stale',
       reason: `inputs changed since publish, not their outputs (3 inputs: 2 with outputs, 1 outdated (${c}) now)`,
     });
+    expect((await consolePage()).items.map((i) => i.class)).toEqual(['covered', 'covered', 'outdated']);
     // The reprocess enqueues c; the worker rebuilds it and --wait ends 0 with it done.
     const worker = normalizeStageRunner(clients, p);
     worker.start();
