@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { stripQuotes } from '../../src/intake/parseS3Event.js';
 import { classifyS3Error, httpStatus, isMissingKey } from '../../src/s3/errors.js';
 
@@ -49,6 +49,8 @@ export type GetExactResult =
 export class S3PartitionStore {
   /** ListObjectsV2 requests sent (the cost of a plan, reported by status and backfill). */
   listRequests = 0;
+  /** HeadObject requests sent by {@link headMetadata} (outputs whose listing disagrees with their input). */
+  headRequests = 0;
 
   constructor(readonly client: S3Client) {}
 
@@ -98,6 +100,21 @@ export class S3PartitionStore {
       if (httpStatus(error) === 412) return { status: 'changed' };
       if (isMissingKey(error)) return { status: 'missing' };
       throw classifyS3Error(error, { operation: 'GetObject', bucket, key }) ?? error;
+    }
+  }
+
+  /**
+   * An object's user metadata (keys lower-case, without `x-amz-meta-`), or undefined on 404: what an
+   * output records of the input it was built from (src/done/outputMetadata.ts). One HeadObject.
+   */
+  async headMetadata(bucket: string, key: string): Promise<Readonly<Record<string, string>> | undefined> {
+    this.headRequests++;
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+      return out.Metadata ?? {};
+    } catch (error) {
+      if (isMissingKey(error)) return undefined;
+      throw classifyS3Error(error, { operation: 'HeadObject', bucket, key }) ?? error;
     }
   }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { encodeSource, MetadataKey } from '../../src/done/outputMetadata.js';
 import { type FailureIndexEntry, inputKeyHash } from '../../src/failures/failureIndex.js';
 import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 
@@ -18,14 +19,35 @@ export interface InputRules {
   skipReason?(source: { readonly bucket: string; readonly key: string }): string | undefined;
 }
 
+/** One input as the listing of the input bucket describes it. */
+export interface CoverageInput {
+  readonly key: string;
+  /** S3's LastModified, epoch ms. */
+  readonly lastModified: number;
+  /** ETag without quotes (the content the worker builds from). @default unknown */
+  readonly etag?: string;
+}
+
 /** What the listings of one day hold, for {@link judgeInputCoverage}. */
 export interface CoverageListing {
-  /** The day's inputs (listed in the input bucket), with S3's LastModified (epoch ms). */
-  readonly inputs: readonly { readonly key: string; readonly lastModified: number }[];
+  /** The day's inputs (listed in the input bucket), with S3's LastModified (epoch ms) and ETag. */
+  readonly inputs: readonly CoverageInput[];
   /** Output and quarantine keys of the day (listed in the output bucket), with LastModified. */
   readonly outputs: ReadonlyMap<string, number>;
   /** The day's failure index entries (src/failures/failureIndex.ts). */
   readonly failures: readonly FailureIndexEntry[];
+  /**
+   * Output key to the input ETag that output records it was built from (`rerun-source-etag`, read
+   * by one HEAD of each output {@link coverageCandidates} names, see {@link recordedSourceEtag}).
+   * @default none: every output older than its input is outdated
+   */
+  readonly recordedSources?: ReadonlyMap<string, string>;
+}
+
+/** An output the listings nominate as outdated: only its recorded source can say (one HEAD). */
+export interface CoverageCandidate {
+  readonly inputKey: string;
+  readonly outputKey: string;
 }
 
 /** Inputs of one kind: how many, and the first keys (in key order). */
@@ -57,9 +79,48 @@ export interface InputCoverage {
   readonly digest: string;
 }
 
+/**
+ * The outputs whose listing disagrees with their input's: written before the input's LastModified.
+ * A timestamp only nominates them: identical bytes uploaded again (s5cmd sync, `aws s3 cp` twice, a
+ * copy onto itself) give the input a later LastModified and the same ETag, and the worker rightly
+ * writes nothing. The caller HEADs each (bounded concurrency) and passes what they record as
+ * {@link CoverageListing.recordedSources}; an output the listing calls current gets no request.
+ *
+ * @example
+ * for (const c of coverageCandidates(listing, rules)) heads.push(store.headMetadata(bucket, c.outputKey));
+ */
+export function coverageCandidates(listing: CoverageListing, rules: InputRules): CoverageCandidate[] {
+  const candidates: CoverageCandidate[] = [];
+  for (const input of listing.inputs) {
+    if (input.etag === undefined) continue; // nothing to compare a recorded source with
+    const outputKey = rules.outputKey({ bucket: rules.bucket, key: input.key });
+    const written = listing.outputs.get(outputKey);
+    if (written !== undefined && written < input.lastModified) candidates.push({ inputKey: input.key, outputKey });
+  }
+  return candidates;
+}
+
+/**
+ * The input ETag an output records it was built from, when its metadata names exactly this input
+ * (src/done/outputMetadata.ts, as the worker's done-check reads it); undefined otherwise.
+ *
+ * @example
+ * recordedSourceEtag(head.metadata, { bucket: 'rerun-input', key: 'incoming/dt=2026-01-05/a.csv' }); // '9b2cf5...'
+ */
+export function recordedSourceEtag(
+  metadata: Readonly<Record<string, string>>,
+  source: { readonly bucket: string; readonly key: string },
+): string | undefined {
+  if (metadata[MetadataKey.SOURCE] !== encodeSource(source)) return undefined;
+  return metadata[MetadataKey.SOURCE_ETAG] || undefined;
+}
+
 /** What the pipeline made of one input of a day, judged from listings. */
 export const InputClass = {
-  /** Its deterministic output exists and was written no earlier than the input's last change. */
+  /**
+   * Its deterministic output exists and was written no earlier than the input's last change, or
+   * records it was built from the input's current ETag (identical bytes uploaded again).
+   */
   COVERED: 'covered',
   /** The worker skips it by its key (no output expected). */
   SKIPPED: 'skipped',
@@ -72,7 +133,10 @@ export const InputClass = {
    * serves both, in `rerun status`, the summary's manifest and `rerun redrive`.
    */
   DEAD_LETTERED: 'dead-lettered',
-  /** An output older than the input: changed since, its new output is not there yet. */
+  /**
+   * An output older than the input, built from another content (its recorded source ETag is not the
+   * input's, or could not be read): changed since, its new output is not there yet.
+   */
   OUTDATED: 'outdated',
   /** No output and no failure record: not processed yet, or still being retried. */
   PENDING: 'pending',
@@ -89,13 +153,15 @@ export interface ClassifiedInput {
 export const FIRST_KEYS = 3;
 
 /**
- * Classifies every input of a day from listings (no HEAD): covered when its deterministic output
- * exists and was written no earlier than the input's LastModified; otherwise skipped (by the
+ * Classifies every input of a day from listings (and a HEAD where they disagree): covered when its
+ * deterministic output exists and was written no earlier than the input's LastModified, or, written
+ * earlier, records the input's current ETag as its source ({@link coverageCandidates}: as the worker
+ * judges, a re-upload of identical bytes leaves its output current); otherwise skipped (by the
  * worker's key rule), quarantined (a quarantine object only), dead-lettered (a failure index entry),
- * outdated (an output older than the input) or pending. S3 sets LastModified on both sides, so the
- * comparison needs no clock of ours; it cannot see which ETag an output was built from (only a
- * HEAD can), so an output written just after an overwrite by a worker that read the older content
- * counts as covered until the overwrite's event rewrites it. Pure: no SDK.
+ * outdated (an output older than the input, of another content) or pending. S3 sets LastModified on
+ * both sides, so the comparison needs no clock of ours; an output written after the input is not
+ * HEADed, so one written just after an overwrite by a worker that read the older content counts as
+ * covered until the overwrite's event rewrites it. Pure: no SDK.
  *
  * @example
  * const coverage = judgeInputCoverage(listing, rules);
@@ -131,9 +197,11 @@ export function classifyInputs(listing: CoverageListing, rules: InputRules): Cla
   const inputs = [...listing.inputs].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return inputs.map((input) => {
     const source = { bucket: rules.bucket, key: input.key };
-    const written = listing.outputs.get(rules.outputKey(source));
+    const outputKey = rules.outputKey(source);
+    const written = listing.outputs.get(outputKey);
+    const sameContent = input.etag !== undefined && listing.recordedSources?.get(outputKey) === input.etag;
     const kind: InputClass =
-      written !== undefined && written >= input.lastModified
+      written !== undefined && (written >= input.lastModified || sameContent)
         ? InputClass.COVERED
         : rules.skipReason?.(source) !== undefined
           ? InputClass.SKIPPED

@@ -1,3 +1,4 @@
+import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
 import {
   type FailureIndexEntry,
   failureIndexDayPrefix,
@@ -5,7 +6,16 @@ import {
   parseFailureIndexKey,
 } from '../../src/failures/failureIndex.js';
 import { type Day, dayOfRelativeKey, daysInWindow, partitionName } from '../../src/keys/partition.js';
-import { classifyInputs, type InputCoverage, type InputRules, judgeInputCoverage } from './inputCoverage.js';
+import {
+  type CoverageInput,
+  type CoverageListing,
+  classifyInputs,
+  coverageCandidates,
+  type InputCoverage,
+  type InputRules,
+  judgeInputCoverage,
+  recordedSourceEtag,
+} from './inputCoverage.js';
 import type { PartitionListing } from './judgePartition.js';
 import type { LineageEntry } from './lineage.js';
 import type { S3PartitionStore } from './S3PartitionStore.js';
@@ -32,7 +42,9 @@ export interface ListPartitionsOptions {
   readonly to: Day;
   /**
    * Also list the window's inputs (in the input bucket) and the failure index, and judge each day's
-   * input coverage (app/partition/inputCoverage.ts): two more paginated listings, still no HEAD.
+   * input coverage (app/partition/inputCoverage.ts): two more paginated listings, and one HEAD per
+   * output the listings call older than its input (coverageCandidates: only its recorded source
+   * ETag tells an outdated output from identical bytes uploaded again).
    * @default undefined: outputs only
    */
   readonly inputs?: InputRules;
@@ -96,7 +108,7 @@ async function listCoverage(
     days.map((day) => [
       day,
       {
-        inputs: [] as { key: string; lastModified: number }[],
+        inputs: [] as CoverageInput[],
         outputs: outputs.get(day) ?? new Map<string, number>(),
         failures: [] as FailureIndexEntry[],
       },
@@ -105,14 +117,43 @@ async function listCoverage(
   const inDay = (root: string, key: string) => perDay.get(dayOfRelativeKey(key.slice(root.length)) ?? '');
   for await (const object of store.list(rules.bucket, windowListing(rules.prefix, from, to))) {
     if (object.key.endsWith('/')) continue; // a folder marker is no input
-    inDay(rules.prefix, object.key)?.inputs.push({ key: object.key, lastModified: object.lastModified ?? 0 });
+    inDay(rules.prefix, object.key)?.inputs.push(coverageInput(object));
   }
   const indexRoot = failureIndexRoot(rules.failurePrefix, rules.bucket);
   for await (const object of store.list(bucket, windowListing(indexRoot, from, to))) {
     const entry = parseFailureIndexKey(object.key);
     if (entry) inDay(indexRoot, object.key)?.failures.push(entry);
   }
-  return new Map([...perDay].map(([day, listing]) => [day, judgeInputCoverage(listing, rules)]));
+  const judged = new Map<Day, InputCoverage>();
+  for (const [day, listing] of perDay) {
+    const recordedSources = await readRecordedSources(store, bucket, listing, rules);
+    judged.set(day, judgeInputCoverage({ ...listing, recordedSources }, rules));
+  }
+  return judged;
+}
+
+function coverageInput(object: { key: string; etag: string; lastModified?: number }): CoverageInput {
+  return { key: object.key, lastModified: object.lastModified ?? 0, etag: object.etag };
+}
+
+/**
+ * One HEAD (8 at a time) of each output the listings call older than its input, for the input ETag
+ * it records: the same rule in `rerun status`, the backfill planner and the summary's own coverage
+ * record, so a day whose inputs were uploaded again with identical bytes stays published.
+ */
+async function readRecordedSources(
+  store: S3PartitionStore,
+  bucket: string,
+  listing: CoverageListing,
+  rules: InputRules,
+): Promise<Map<string, string>> {
+  const recorded = new Map<string, string>();
+  await mapWithConcurrency(coverageCandidates(listing, rules), 8, async ({ inputKey, outputKey }) => {
+    const metadata = await store.headMetadata(bucket, outputKey);
+    const etag = metadata && recordedSourceEtag(metadata, { bucket: rules.bucket, key: inputKey });
+    if (etag) recorded.set(outputKey, etag);
+  });
+  return recorded;
 }
 
 /**
@@ -148,8 +189,9 @@ export async function listLineage(
 /**
  * What one day's summary is made of: its lineage (as {@link listLineage}) and, with the inputs'
  * rules, which inputs of the day it covers and which it does not. That takes two more listings (the
- * day's inputs in the input bucket, the day's failure index entries), never a request per input, and
- * judges them by the same rule as `rerun status` and the backfill planner.
+ * day's inputs in the input bucket, the day's failure index entries) and one HEAD per output older
+ * than its input, never a request per input, and judges them by the same rule as `rerun status` and
+ * the backfill planner.
  *
  * @example
  * const { lineage, coverage } = await listSummaryInputs(store, 'rerun-output', layout, '2026-01-05', rules);
@@ -163,10 +205,10 @@ export async function listSummaryInputs(
 ): Promise<{ lineage: LineageEntry[]; coverage?: SummaryCoverage }> {
   const { lineage, outputs } = await listDayOutputs(store, bucket, layout, day);
   if (!rules) return { lineage };
-  const inputs: { key: string; lastModified: number }[] = [];
+  const inputs: CoverageInput[] = [];
   for await (const object of store.list(rules.bucket, { prefix: `${rules.prefix}${partitionName(day)}/` })) {
     if (object.key.endsWith('/')) continue; // a folder marker is no input
-    inputs.push({ key: object.key, lastModified: object.lastModified ?? 0 });
+    inputs.push(coverageInput(object));
   }
   const failures: FailureIndexEntry[] = [];
   for await (const object of store.list(bucket, {
@@ -175,7 +217,9 @@ export async function listSummaryInputs(
     const entry = parseFailureIndexKey(object.key);
     if (entry) failures.push(entry);
   }
-  return { lineage, coverage: summaryCoverageOf(classifyInputs({ inputs, outputs, failures }, rules)) };
+  const listing = { inputs, outputs, failures };
+  const recordedSources = await readRecordedSources(store, bucket, listing, rules);
+  return { lineage, coverage: summaryCoverageOf(classifyInputs({ ...listing, recordedSources }, rules)) };
 }
 
 async function listDayOutputs(

@@ -16,8 +16,10 @@ export const ReprocessState = {
   /** An input with no output. */
   MISSING: 'missing',
   /**
-   * An output older than its input (listing: its LastModified is earlier than the input's), or,
-   * with `--verify`, built from another input ETag than the input's current one.
+   * An output built from another input ETag than the input's listed one (its recorded source, read
+   * by one HEAD). From the listing alone an output older than its input is only a candidate
+   * ({@link ReprocessVerdict.checkSource}): a re-upload of identical bytes has a later LastModified
+   * and the same ETag, and the worker rightly writes nothing for it.
    */
   STALE: 'stale',
   /** With `--verify`: the output is not a complete, intact rerun output of this input. */
@@ -47,6 +49,14 @@ export interface ReprocessVerdict {
    * only the exact done-check (one HEAD) can tell which code built it.
    */
   readonly checkCode?: boolean;
+  /**
+   * The listing nominates this output as stale (its LastModified is earlier than its input's), but
+   * only the input ETag it records tells (one HEAD, as the worker's done-check reads it): equal to
+   * the input's listed ETag, it is current (identical bytes uploaded again: `aws s3 cp` twice,
+   * `s5cmd sync`, a copy onto itself); another one, stale. runReprocess sends that HEAD for every
+   * such verdict (verifyVerdicts.ts), so the tools call an input current exactly when the worker would.
+   */
+  readonly checkSource?: boolean;
 }
 
 /** Which inputs a reprocess enqueues. */
@@ -147,6 +157,11 @@ export interface PlanCounts {
   lookedUp: number;
   /** Outputs with no input in the merge whose input was checked by key: one request each. */
   inputChecks: number;
+  /**
+   * Outputs older than their input by the listings ({@link ReprocessVerdict.checkSource}): each
+   * gets one HEAD that reads the input ETag it was built from. Only these, never every output.
+   */
+  sourceChecks: number;
   /** Objects under the output prefix that this mapping never produces: left alone. */
   foreign: number;
   /** Hashed long-key outputs that could not be checked for orphans (past `longKeyLimit`). */
@@ -171,11 +186,14 @@ export interface PlanCounts {
  *
  * What a listing can tell without a HEAD: each object's key, ETag, size and LastModified. The
  * output's ETag is its own, not the input's it was built from (that is in its metadata, which a
- * listing does not return), so staleness from listings is `output.LastModified < input.LastModified`.
- * Equal times count as current: LastModified has one-second resolution on HEAD (and listings
- * often carry .000), and a worker that builds within the second of an upload is the common case;
- * a re-upload within the same second as the build, an output built from content read before a
- * later upload, a corrupted output and an old-code output are seen only by `--verify`.
+ * listing does not return), so the listings only nominate: `output.LastModified <
+ * input.LastModified` makes a candidate ({@link ReprocessVerdict.checkSource}), and one HEAD of its
+ * output (verifyVerdicts.ts) reads the input ETag it records: a timestamp may nominate, only the
+ * recorded source makes it stale, as the worker judges. Equal times count as current: LastModified
+ * has one-second resolution on HEAD (and listings often carry .000), and a worker that builds within
+ * the second of an upload is the common case; a re-upload within the same second as the build, an
+ * output built from content read before a later upload, a corrupted output and an old-code output
+ * are seen only by `--verify`.
  *
  * @example
  * for await (const verdict of planReprocess({ inputs, outputs, mapping, lookups })) {
@@ -217,6 +235,12 @@ export async function* planReprocess(
       reason: 'input is gone',
     };
   }
+
+  const judge = (...args: Parameters<typeof judgeListing>): ReprocessVerdict => {
+    const verdict = judgeListing(...args);
+    if (verdict.checkSource) counts.sourceChecks++;
+    return verdict;
+  };
 
   const inputs = options.inputs[Symbol.asyncIterator]();
   let input = await nextOf(inputs, counts, true);
@@ -275,11 +299,14 @@ export function judgeListing(
   const base = { inputKey: input.key, input, outputKey };
   if (!output) return { ...base, state: ReprocessState.MISSING, reason: 'no output' };
   if (output.lastModified < input.lastModified) {
+    // A candidate only: a later LastModified with the same content (identical bytes uploaded again)
+    // leaves the output current, as the worker's done-check finds. The HEAD of verifyVerdicts decides.
     return {
       ...base,
       output,
       state: ReprocessState.STALE,
-      reason: `output (${new Date(output.lastModified).toISOString()}) is older than its input (${new Date(input.lastModified).toISOString()})`,
+      reason: `output (${new Date(output.lastModified).toISOString()}) is older than its input (${new Date(input.lastModified).toISOString()}); its recorded source is not checked`,
+      checkSource: true,
     };
   }
   if (codeCutoff && output.lastModified < codeCutoff.since) {
@@ -302,8 +329,6 @@ export function judgeListing(
   return { ...base, output, state: ReprocessState.CURRENT, reason: 'output is newer than its input (listing)' };
 }
 
-const judge = judgeListing;
-
 /**
  * Zeroed {@link PlanCounts}.
  *
@@ -311,7 +336,7 @@ const judge = judgeListing;
  * const counts = emptyPlanCounts();
  */
 export function emptyPlanCounts(): PlanCounts {
-  return { inputs: 0, outputs: 0, lookedUp: 0, inputChecks: 0, foreign: 0, uncheckedLong: 0 };
+  return { inputs: 0, outputs: 0, lookedUp: 0, inputChecks: 0, sourceChecks: 0, foreign: 0, uncheckedLong: 0 };
 }
 
 async function nextOf(

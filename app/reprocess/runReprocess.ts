@@ -54,7 +54,7 @@ export interface RunReprocessOptions {
   readonly mode?: ReprocessMode;
   /** The exact done-check (one HEAD) for each output that looks current. @default false */
   readonly verify?: boolean;
-  /** HEADs in flight with `verify`. @default 16 */
+  /** HEADs in flight (of `verify`, and of the outputs older than their input). @default 16 */
   readonly verifyConcurrency?: number;
   /**
    * Key ranges of each listing read at once (S3ListingReader.listSharded): the same plan, in about
@@ -201,8 +201,9 @@ export interface ReprocessResult {
 
 /**
  * `rerun reprocess`: reruns the main stage over a prefix. Plans by listings (planReprocess.ts:
- * a merge-join of the inputs and outputs, bounded memory), optionally verifies each output that
- * looks current with the exact done-check, enqueues one S3-event-shaped message per selected
+ * a merge-join of the inputs and outputs, bounded memory), judges each output older than its input
+ * by the input ETag it records (one HEAD), optionally verifies each output that looks current with
+ * the exact done-check, enqueues one S3-event-shaped message per selected
  * input (ten per SendMessageBatch, rate-limited) as it plans, optionally prunes orphan outputs
  * with conditional deletes, and optionally waits for the outcome. Resumable: a run plans from
  * what the buckets hold now, so an interrupted run, run again, enqueues only what is still to do,
@@ -530,7 +531,8 @@ function verdictStream(
   );
   const source = only ? filterVerdicts(planned, only) : planned;
   return verifyVerdicts(source, {
-    // Without --verify, only the outputs of a code rollout window get the exact check.
+    // Without --verify, only the outputs of a code rollout window get the exact check (and, always,
+    // the outputs older than their input: their recorded source decides, verifyVerdicts.ts).
     ...(options.verify ? {} : { select: (v: ReprocessVerdict) => v.checkCode === true }),
     inputBucket,
     codeVersion: worker.codeVersion,

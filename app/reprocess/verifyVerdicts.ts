@@ -24,15 +24,19 @@ export interface VerifyOptions {
   /** Called once per HEAD sent (the cost of --verify). */
   readonly onHead?: () => void;
   /**
-   * Which verdicts get the HEAD.
+   * Which current-looking verdicts get the HEAD. The listing's stale candidates
+   * (`checkSource`) always get it, whatever this says.
    * @default every current-looking one
    */
   readonly select?: (verdict: ReprocessVerdict) => boolean;
 }
 
 /**
- * `--verify`: the exact done-check for each output that looks current from the listings, one HEAD
- * each, with bounded concurrency and in order (a window of `concurrency` verdicts in memory).
+ * The worker's done-check for the outputs the listings cannot judge, one HEAD each, with bounded
+ * concurrency and in order (a window of `concurrency` verdicts in memory): always each stale
+ * candidate (an output older than its input, `checkSource`: current when it was built from the
+ * input's listed ETag, as after identical bytes were uploaded again), and, for `--verify`, each
+ * output that looks current (or those `select` picks).
  * The HEAD tells what a listing cannot: the output is intact (S3's stored SHA-256 equals the
  * digest recorded), names this input, was built by this code version, and from which input ETag;
  * the input's ETag comes from its listing, so no GET of the input is needed. With `sideOutputKeys`,
@@ -49,19 +53,23 @@ export async function* verifyVerdicts(
   const limit = options.concurrency ?? 16;
   const window: Promise<ReprocessVerdict>[] = [];
   for await (const verdict of verdicts) {
-    const check = verdict.state === ReprocessState.CURRENT && (options.select?.(verdict) ?? true);
+    const check =
+      verdict.checkSource === true || (verdict.state === ReprocessState.CURRENT && (options.select?.(verdict) ?? true));
     window.push(check ? verifyOne(verdict, options) : Promise.resolve(verdict));
     if (window.length >= limit) yield await (window.shift() as Promise<ReprocessVerdict>);
   }
   while (window.length > 0) yield await (window.shift() as Promise<ReprocessVerdict>);
 }
 
-async function verifyOne(verdict: ReprocessVerdict, options: VerifyOptions): Promise<ReprocessVerdict> {
-  if (!verdict.inputKey || !verdict.input) return verdict;
+async function verifyOne(listed: ReprocessVerdict, options: VerifyOptions): Promise<ReprocessVerdict> {
+  const { inputKey, input } = listed;
+  if (!inputKey || !input) return listed;
+  // Judged now: the candidate flag is spent (a verdict that still carries it was not checked).
+  const { checkSource, ...verdict } = listed;
   options.onHead?.();
   const head = await options.head(verdict.outputKey);
   const judged = judgeOutput(head, {
-    source: { bucket: options.inputBucket, key: verdict.inputKey },
+    source: { bucket: options.inputBucket, key: inputKey },
     codeVersion: options.codeVersion,
     ...(options.validate ? { validate: options.validate } : {}),
   });
@@ -73,17 +81,20 @@ async function verifyOne(verdict: ReprocessVerdict, options: VerifyOptions): Pro
     case OutputState.OLD_CODE:
       return { ...verdict, state: ReprocessState.OLD_CODE, reason: judged.reason };
     default:
-      if (judged.sourceEtag !== verdict.input.etag) {
+      if (judged.sourceEtag !== input.etag) {
         return {
           ...verdict,
           state: ReprocessState.STALE,
-          reason: `built from input ETag ${judged.sourceEtag}, the input is ${verdict.input.etag}`,
+          reason: `built from input ETag ${judged.sourceEtag}, the input is ${input.etag}`,
         };
       }
       return (
-        (await sideOutputProblem({ ...verdict, inputKey: verdict.inputKey }, head as OutputHead, options)) ?? {
+        (await sideOutputProblem({ ...verdict, inputKey }, head as OutputHead, options)) ?? {
           ...verdict,
-          reason: 'output is valid and current (verified)',
+          state: ReprocessState.CURRENT,
+          reason: checkSource
+            ? `output is older than its input but built from its content (input ETag ${judged.sourceEtag}: the same bytes uploaded again)`
+            : 'output is valid and current (verified)',
         }
       );
   }

@@ -28,8 +28,9 @@ export interface PartitionStatusOptions {
   /** Concurrent HEADs when validating. @default 8 */
   readonly concurrency?: number;
   /**
-   * Judge each day by its inputs as well (listings of the input bucket and of the failure index):
-   * a day whose inputs are not all covered is `incomplete`, not `published`.
+   * Judge each day by its inputs as well (listings of the input bucket and of the failure index,
+   * and one HEAD per output older than its input): a day whose inputs are not all covered is
+   * `incomplete`, not `published`.
    * @default undefined: outputs only
    */
   readonly inputs?: InputRules;
@@ -42,7 +43,10 @@ export interface StatusReport {
   /** One verdict per day, in day order. */
   readonly partitions: readonly PartitionVerdict[];
   readonly counts: Readonly<Record<PartitionStatus, number>>;
-  /** Requests the check used (the planner's cost). */
+  /**
+   * Requests the check used (the planner's cost): `head` counts the validation HEADs and one per
+   * output the listings call older than its input (only its recorded source ETag decides).
+   */
   readonly requests: { readonly list: number; readonly head: number };
 }
 
@@ -59,6 +63,7 @@ export interface StatusReport {
 export async function partitionStatus(options: PartitionStatusOptions): Promise<StatusReport> {
   const { reader, bucket, layout, codeVersion, from, to } = options;
   const listBefore = reader.listRequests;
+  const headBefore = reader.headRequests;
   const listings = await listPartitions({
     store: reader,
     bucket,
@@ -69,7 +74,8 @@ export async function partitionStatus(options: PartitionStatusOptions): Promise<
   });
   let partitions = listings.map((listing) => judgePartition(listing, codeVersion));
   const list = reader.listRequests - listBefore;
-  let head = 0;
+  // HEADs of outputs older than their input (their recorded source decides: inputCoverage.ts).
+  let head = reader.headRequests - headBefore;
 
   const store = options.validateWith;
   if (store) {

@@ -8,7 +8,13 @@ import {
 } from '../../src/failures/failureIndex.js';
 import type { FailureRecord } from '../../src/failures/failureRecord.js';
 import { type Day, dayOfPartition, partitionName } from '../../src/keys/partition.js';
-import { classifyInputs, InputClass, type InputRules } from '../partition/inputCoverage.js';
+import {
+  type CoverageInput,
+  classifyInputs,
+  InputClass,
+  type InputRules,
+  recordedSourceEtag,
+} from '../partition/inputCoverage.js';
 import type { ListOptions, S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { headObject } from './objectPreview.js';
 
@@ -66,12 +72,17 @@ export async function listInputPage(
   const more = listed.length > page.limit;
   const inputs = listed.slice(0, page.limit);
   const outputs = new Map<string, number>();
+  // The input ETag each output records, from the same HEAD: an output older than its input is
+  // covered when built from the input's content (identical bytes uploaded again), as in rerun status.
+  const recordedSources = new Map<string, string>();
   await mapWithConcurrency(inputs, 8, async (input) => {
     const source = { bucket: rules.bucket, key: input.key };
     for (const key of [rules.outputKey(source), rules.quarantineKey?.(source)]) {
       if (!key) continue;
       const head = await headObject(s3, outputBucket, key);
       if (head) outputs.set(key, head.lastModified);
+      const recorded = head && recordedSourceEtag(head.metadata, source);
+      if (recorded) recordedSources.set(key, recorded);
     }
   });
   const failures: FailureIndexEntry[] = [];
@@ -82,7 +93,7 @@ export async function listInputPage(
     const entry = parseFailureIndexKey(o.key);
     if (entry) failures.push(entry);
   }
-  const classified = classifyInputs({ inputs, outputs, failures }, rules);
+  const classified = classifyInputs({ inputs, outputs, failures, recordedSources }, rules);
   const items = await mapWithConcurrency(classified, 8, async (c): Promise<ConsoleInput> => {
     const source = { bucket: rules.bucket, key: c.key };
     const quarantineKey = rules.quarantineKey?.(source);
@@ -117,8 +128,8 @@ async function listPage(
   rules: InputRules,
   day: Day | typeof UNDATED,
   page: { readonly after?: string; readonly limit: number },
-): Promise<{ key: string; lastModified: number }[]> {
-  const found: { key: string; lastModified: number }[] = [];
+): Promise<CoverageInput[]> {
+  const found: CoverageInput[] = [];
   const ranges: ListOptions[] =
     day === UNDATED
       ? // Keys sort by byte: the undated inputs lie before `{prefix}dt=` and after every `{prefix}dt=...` key.
@@ -132,7 +143,7 @@ async function listPage(
     if (range.stopAt && page.after && range.stopAt(page.after)) continue;
     for await (const o of reader.list(rules.bucket, { ...range, ...(startAfter ? { startAfter } : {}) })) {
       if (o.key.endsWith('/')) continue; // a folder marker is no input
-      found.push({ key: o.key, lastModified: o.lastModified ?? 0 });
+      found.push({ key: o.key, lastModified: o.lastModified ?? 0, etag: o.etag });
       if (found.length > page.limit) return found;
     }
   }

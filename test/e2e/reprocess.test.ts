@@ -31,6 +31,7 @@ interface ReprocessJson {
   enqueued: number;
   pruned: number;
   sideOrphans?: number;
+  sourceChecks?: number;
   counts: Record<string, number>;
   requests: { list: number; lookup: number; head: number };
   waited?: string;
@@ -123,13 +124,17 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
       planned: 4, // 2 deleted outputs, 1 stale, 1 lost event
       enqueued: 0,
       counts: { missing: 3, stale: 1, current: 7, orphan: 1, skipped: 1 },
+      // keys[5]'s output is older than its input: one HEAD reads the input ETag it was built from.
+      sourceChecks: 1,
+      requests: { head: 1 },
     });
     // With --prune, one more merge finds the quarantine object whose main output is gone too.
     expect(await reprocess(p, '--dry-run', '--prune')).toMatchObject({ sideOrphans: 1, pruned: 0 });
     expect(await queueDepth(clients, p.stack.queueUrl)).toBe(0);
     const verified = await reprocess(p, '--dry-run', '--verify');
     expect(verified).toMatchObject({ planned: 6, counts: { invalid: 1, 'old-code': 1, current: 5, orphan: 1 } });
-    expect(verified.requests.head).toBe(7); // one HEAD per output that looked current
+    // One HEAD per output that looked current, and one for the output older than its input.
+    expect(verified.requests.head).toBe(8);
 
     const runner = normalizeStageRunner(clients, p);
     runner.start();

@@ -156,8 +156,11 @@ export const command: CliCommand = {
   },
   details: `Planning lists the inputs under the prefix and their outputs together, page
 by page (a merge-join: memory does not grow with the object count), and
-judges each input from the listings: missing (no output), stale (output older
-than its input) or current, and each output whose input is gone (orphan).
+judges each input from the listings: missing (no output) or current, and each
+output whose input is gone (orphan). An output older than its input is only a
+candidate: one HEAD reads the input ETag it was built from, and it is stale
+only when that is not the input's ETag (identical bytes uploaded again, as by
+s5cmd sync or a copy onto itself, leave it current, as the worker finds).
 --verify adds the worker's exact done-check for each output that looks current
 (one HEAD: stored checksum, code version, the input ETag it was built from).
 After a codeVersion bump the deployed worker's marker makes older outputs
@@ -456,6 +459,8 @@ function planSummary(
     interrupted: result.interrupted,
     counts: result.counts,
     requests: result.requests,
+    // Outputs older than their input by the listings, each judged by one HEAD of its recorded source.
+    sourceChecks: result.plan.sourceChecks,
     codeVersion:
       cutoff.state === 'known'
         ? { version: cutoff.codeVersion, firstRan: new Date(cutoff.since).toISOString() }
@@ -514,7 +519,8 @@ function describeResult(result: ReprocessResult, target: PipelineTarget, sent = 
   const lines = [
     `Prefix ${result.prefix} of ${target.inputBucket}: ${result.plan.inputs} input(s), ${result.plan.outputs} output(s).`,
     `  requests: ${result.requests.list} listing pages, ${result.requests.lookup} key lookups` +
-      `${result.verify ? `, ${result.requests.head} HEADs` : ''}`,
+      `${result.verify || result.requests.head > 0 ? `, ${result.requests.head} HEADs` : ''}` +
+      `${result.plan.sourceChecks > 0 ? ` (${result.plan.sourceChecks} of outputs older than their input: their recorded source decides)` : ''}`,
     `  current ${c.current}, missing ${c.missing}, stale ${c.stale}` +
       `${result.verify ? `, invalid ${c.invalid}, old-code ${c['old-code']}` : ''}, orphan ${c.orphan}, skipped ${c.skipped}.`,
   ];

@@ -106,7 +106,7 @@ export interface PipelineSnapshot {
   readonly outputBucket: string;
   readonly objects: readonly SnapshotObject[];
   /** The input bucket's objects at the end, with LastModified (epoch ms), for the summaries' coverage. */
-  readonly inputs: readonly { readonly key: string; readonly lastModified: number }[];
+  readonly inputs: readonly { readonly key: string; readonly lastModified: number; readonly etag?: string }[];
   /** The summarize worker's input rules for these buckets (as the deployed handler builds them). */
   readonly inputRules: InputRules;
   readonly deliveries: readonly SinkDelivery[];
@@ -485,9 +485,9 @@ export class ChaosPipeline {
       }
       token = page.NextContinuationToken;
     } while (token);
-    const inputs: { key: string; lastModified: number }[] = [];
+    const inputs: { key: string; lastModified: number; etag: string }[] = [];
     for await (const object of new S3PartitionStore(s3).list(this.stack.inputBucket, { prefix: '' })) {
-      inputs.push({ key: object.key, lastModified: object.lastModified ?? 0 });
+      inputs.push({ key: object.key, lastModified: object.lastModified ?? 0, etag: object.etag });
     }
 
     const uploads = await s3.send(new ListMultipartUploadsCommand({ Bucket: this.stack.outputBucket }));

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { SummaryAccumulator, serializeSummary } from '../../../app/partition/dailySummary.js';
-import { classifyInputs } from '../../../app/partition/inputCoverage.js';
+import { classifyInputs, coverageCandidates, recordedSourceEtag } from '../../../app/partition/inputCoverage.js';
 import { judgeSummaryHead, SummaryState } from '../../../app/partition/judgeSummaryHead.js';
 import { type LineageEntry, lineageHash, sortLineage } from '../../../app/partition/lineage.js';
 import { type SummaryCoverage, summaryCoverageOf } from '../../../app/partition/summaryCoverage.js';
@@ -181,8 +181,8 @@ export function lineageIds(entries: readonly Pick<LineageEntry, 'kind' | 'path'>
 
 /**
  * What a day's summary must be made of at the end: the final lineage, the day's input coverage (its
- * inputs in the input bucket, the outputs' LastModified and the failure index, as the summarize
- * worker lists them) and the lineage hash.
+ * inputs in the input bucket, the outputs' LastModified, the source ETag of each output older than
+ * its input, and the failure index, as the summarize worker reads them) and the lineage hash.
  */
 export function finalSummaryInputs(
   snapshot: PipelineSnapshot,
@@ -207,7 +207,15 @@ export function finalSummaryInputs(
       .map((o) => parseFailureIndexKey(o.key))
       .filter((e) => e !== undefined),
   };
-  const coverage = summaryCoverageOf(classifyInputs(listing, rules));
+  // As the summarize worker does: an output older than its input is covered when it records the
+  // input's ETag (its HEAD's metadata, here from the snapshot).
+  const recordedSources = new Map<string, string>();
+  for (const { inputKey, outputKey } of coverageCandidates(listing, rules)) {
+    const head = snapshot.objects.find((o) => o.key === outputKey)?.head;
+    const etag = head && recordedSourceEtag(head.metadata, { bucket: rules.bucket, key: inputKey });
+    if (etag) recordedSources.set(outputKey, etag);
+  }
+  const coverage = summaryCoverageOf(classifyInputs({ ...listing, recordedSources }, rules));
   return { lineage, coverage, hash: lineageHash({ day, codeVersion, entries: lineage }) };
 }
 
