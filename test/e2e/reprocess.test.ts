@@ -402,7 +402,11 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
       })();
       const run = await reprocess(p, '--rate', '200', ...FAST_WAIT);
       await uploads;
-      expect(run.planned).toBeGreaterThanOrEqual(30);
+      // The 10 inputs never rewritten have no output and no event (purged): only the reprocess builds
+      // them, so it plans them whatever the timing. A rewritten input may instead be built from its own
+      // new event before the reprocess lists it (then it is current, not planned): on a loaded machine
+      // that is the common case, so the 30 the test once required depended on the machine's speed.
+      expect(run.planned).toBeGreaterThanOrEqual(10);
       await runner.stop();
       await normalizeStageRunner(clients, p).runUntilDrained({ timeoutMs: 60_000 });
     } finally {
@@ -410,6 +414,9 @@ describe('rerun reprocess: the main stage, rerun over a prefix', () => {
     }
     for (let i = 0; i < 20; i++) {
       expect(await readText(clients.s3, p.stack.outputBucket, outputKey(p, keys[i] as string))).toContain(`r${i}-v2-1`);
+    }
+    for (let i = 20; i < 30; i++) {
+      expect(await readText(clients.s3, p.stack.outputBucket, outputKey(p, keys[i] as string))).toContain(`r${i}-0`);
     }
     await expectClean(p);
   }, 180_000);
