@@ -157,7 +157,7 @@ const DEFAULT_APP = 'rerun';
  */
 export function whileRunningHints({ outputBucket, topology: t, ownHandler = false }: OutputsToLookAt): string {
   const app = t.appName === DEFAULT_APP ? '' : ` --app-name ${t.appName}`;
-  const lines = ['While this runs, from another terminal (each command finds this session; no variable needed):'];
+  const lines = ['While this runs, in another terminal (each finds this session, no variable needed):'];
   if (ownHandler) lines.push(`Outputs:    npx rerun ls s3://${outputBucket}/${app}`);
   else {
     lines.push(

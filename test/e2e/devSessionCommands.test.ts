@@ -58,7 +58,7 @@ describe('commands find a running rerun dev with no variable set', () => {
     const app = uniqueName('devfind');
     const dev = rerun(['dev', '--demo', '--app-name', app]);
     // The hint lines come when it is ready, not at exit.
-    await until('hint lines', () => /^While this runs, from another terminal/m.test(dev.stderr()), dev);
+    await until('hint lines', () => /^While this runs, in another terminal/m.test(dev.stderr()), dev);
     expect(dev.child.exitCode).toBeNull();
     expect(dev.stderr()).toContain(`Days:       npx rerun status --from YYYY-MM-DD --to YYYY-MM-DD --app-name ${app}`);
     const ready = JSON.parse(/^READY (.*)$/m.exec(dev.stdout())?.[1] ?? '{}') as DevReady;

@@ -58,7 +58,7 @@ describe('the live view fits the terminal', () => {
     const topology = { appName: 'rerun', outputPrefix: 'normalized/', quarantinePrefix: 'quarantine/' };
     const text = whileRunningHints({ outputBucket: 'rerun-output', topology });
     expect(text.split('\n').filter(Boolean)).toEqual([
-      'While this runs, from another terminal (each command finds this session; no variable needed):',
+      'While this runs, in another terminal (each finds this session, no variable needed):',
       'Outputs:    npx rerun ls s3://rerun-output/normalized/',
       'Quarantine: npx rerun ls s3://rerun-output/quarantine/',
       'One object: npx rerun cat s3://rerun-output/<key from ls>',
