@@ -157,7 +157,7 @@ const DEFAULT_APP = 'rerun';
  */
 export function whileRunningHints({ outputBucket, topology: t, ownHandler = false }: OutputsToLookAt): string {
   const app = t.appName === DEFAULT_APP ? '' : ` --app-name ${t.appName}`;
-  const lines = ['While this runs, in another terminal (each finds this session, no variable needed):'];
+  const lines = ['While this runs, in another terminal (no variable needed):'];
   if (ownHandler) lines.push(`Outputs:    npx rerun ls s3://${outputBucket}/${app}`);
   else {
     lines.push(
@@ -183,7 +183,10 @@ export function whileRunningHints({ outputBucket, topology: t, ownHandler = fals
 export function lookAtOutputs(outputs: OutputsToLookAt, endpoint: string, embedded: boolean): string {
   const { outputBucket, topology: t, ownHandler = false } = outputs;
   if (embedded) {
-    return 'The embedded emulator stops with rerun dev: its outputs are gone. Run without --once to look at them while it runs.\n';
+    return (
+      'The embedded emulator stopped with rerun dev, and its outputs with it:\n' +
+      'run without --once to look at them while it runs (the commands above).\n'
+    );
   }
   const env = `AWS_ENDPOINT_URL=${endpoint}`;
   const lines = ownHandler

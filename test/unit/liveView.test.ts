@@ -58,7 +58,7 @@ describe('the live view fits the terminal', () => {
     const topology = { appName: 'rerun', outputPrefix: 'normalized/', quarantinePrefix: 'quarantine/' };
     const text = whileRunningHints({ outputBucket: 'rerun-output', topology });
     expect(text.split('\n').filter(Boolean)).toEqual([
-      'While this runs, in another terminal (each finds this session, no variable needed):',
+      'While this runs, in another terminal (no variable needed):',
       'Outputs:    npx rerun ls s3://rerun-output/normalized/',
       'Quarantine: npx rerun ls s3://rerun-output/quarantine/',
       'One object: npx rerun cat s3://rerun-output/<key from ls>',
@@ -86,7 +86,8 @@ describe('the live view fits the terminal', () => {
     expect(external).toContain('npx rerun cat s3://rerun-output/');
     const embedded = lookAtOutputs({ outputBucket: 'rerun-output', topology }, 'http://127.0.0.1:4000', true);
     expect(embedded).not.toMatch(/npx rerun/);
-    expect(embedded).toMatch(/embedded emulator stops with rerun dev/);
+    expect(embedded).toMatch(/embedded emulator stopped with rerun dev/);
+    for (const line of embedded.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
     const own = lookAtOutputs({ outputBucket: 'out', topology, ownHandler: true }, 'http://h', false);
     expect(own.split('\n').filter(Boolean)).toEqual([
       'Outputs:    AWS_ENDPOINT_URL=http://h npx rerun ls s3://out/',
