@@ -153,7 +153,7 @@ function used(
     env,
     session,
     note:
-      `rerun ${command}: using the running rerun dev of app ${session.appName} (pid ${session.pid}, ` +
+      `note: rerun ${command} uses the running rerun dev of app ${session.appName} (pid ${session.pid}, ` +
       `started ${session.startedAt}) at ${session.endpoint}${choice}\n`,
   };
 }

@@ -67,7 +67,9 @@ describe('commands find a running rerun dev with no variable set', () => {
 
     const status = rerun(['status', '--from', '2026-03-01', '--to', '2026-03-03', '--app-name', app]);
     expect(await status.exit, status.stderr()).toBe(0);
-    expect(status.stderr()).toContain(`rerun status: using the running rerun dev of app ${app} (pid ${dev.child.pid},`);
+    expect(status.stderr()).toContain(
+      `note: rerun status uses the running rerun dev of app ${app} (pid ${dev.child.pid},`,
+    );
     expect(status.stderr()).toContain(`at ${ready.endpoint}`);
     // The demo's dated inputs, each normalized by the session: its buckets, not `rerun-*` ones.
     expect(status.stdout()).toMatch(/^dt=2026-03-02 +missing +2 +no summary published \(2 inputs: 2 with outputs\)$/m);
@@ -82,7 +84,7 @@ describe('commands find a running rerun dev with no variable set', () => {
 
     const ls = rerun(['ls', `s3://${ready.outputBucket}/normalized/`, '--app-name', app]);
     expect(await ls.exit, ls.stderr()).toBe(0);
-    expect(ls.stderr()).toContain(`rerun ls: using the running rerun dev of app ${app}`);
+    expect(ls.stderr()).toContain(`note: rerun ls uses the running rerun dev of app ${app}`);
     expect(ls.stdout()).toContain(`normalized/${ready.inputBucket}/dt=2026-03-01/orders.csv.ndjson`);
 
     dev.child.kill('SIGINT');

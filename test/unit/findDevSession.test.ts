@@ -133,7 +133,7 @@ describe('which session a command uses', () => {
     const newest = devSessionTarget({}, {}, 'status', { dir: shared });
     expect(newest.session?.appName).toBe('blog');
     expect(newest.note).toBe(
-      `rerun status: using the running rerun dev of app blog (pid ${process.ppid}, started 2026-12-05T11:00:00.000Z) ` +
+      `note: rerun status uses the running rerun dev of app blog (pid ${process.ppid}, started 2026-12-05T11:00:00.000Z) ` +
         'at http://127.0.0.1:45661 (the newest of 2; --app-name NAME chooses another)\n',
     );
     const named = devSessionTarget({ 'app-name': 'shop' }, {}, 'ls', { dir: shared });
