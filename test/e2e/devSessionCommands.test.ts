@@ -54,7 +54,7 @@ async function until(what: string, check: () => boolean, cli: Cli, timeoutMs = 9
 }
 
 describe('commands find a running rerun dev with no variable set', () => {
-  it('status and ls reach the running session from a bare environment; a second session of the app name leaves it intact', async () => {
+  it('status, ls and ui reach the running session from a bare environment; a second session of the app name leaves it intact', async () => {
     const app = uniqueName('devfind');
     const dev = rerun(['dev', '--demo', '--app-name', app]);
     // The hint lines come when it is ready, not at exit.
@@ -86,6 +86,13 @@ describe('commands find a running rerun dev with no variable set', () => {
     expect(await ls.exit, ls.stderr()).toBe(0);
     expect(ls.stderr()).toContain(`note: rerun ls uses the running rerun dev of app ${app}`);
     expect(ls.stdout()).toContain(`normalized/${ready.inputBucket}/dt=2026-03-01/orders.csv.ndjson`);
+
+    // The console too, as before, now from a bare environment as every command.
+    const ui = rerun(['ui', '--app-name', app, '--port', '0']);
+    await until('the console URL', () => /^URL /m.test(ui.stdout()), ui);
+    expect(ui.stderr()).toContain(`the console of the running rerun dev of app ${app} (pid ${dev.child.pid},`);
+    ui.child.kill('SIGINT');
+    expect(await ui.exit).toBe(0);
 
     dev.child.kill('SIGINT');
     expect(await dev.exit).toBe(0);
