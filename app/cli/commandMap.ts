@@ -22,7 +22,8 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: () => import('./commands/backfill.js'),
   },
   cat: {
-    summary: 'Print the object s3://bucket/key from the endpoint in use (AWS_ENDPOINT_URL or AWS).',
+    summary:
+      'Print the object s3://bucket/key from the endpoint in use (AWS_ENDPOINT_URL, a running rerun dev, or AWS).',
     load: () => import('./commands/cat.js'),
   },
   dev: {
@@ -31,7 +32,8 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: () => import('./commands/dev.js'),
   },
   ls: {
-    summary: 'List the objects under s3://bucket/prefix at the endpoint in use (AWS_ENDPOINT_URL or AWS).',
+    summary:
+      'List the objects under s3://bucket/prefix at the endpoint in use (AWS_ENDPOINT_URL, a running rerun dev, or AWS).',
     load: () => import('./commands/ls.js'),
   },
   redrive: {

@@ -5,6 +5,7 @@ import { requireBucket, requireQueueUrl } from '../status/pipelineResources.js';
 import { topology as defaultTopology, type Topology, type WorkerTopology, workerQueueNames } from '../topology.js';
 import { checkedEndpoint } from './checkedEndpoint.js';
 import { type CliIo, type CliOption, CliUsageError, type OptionValues } from './command.js';
+import { devSessionTarget, envCredentials } from './devSessionTarget.js';
 import { loadCloudFormation } from './loadCloudFormation.js';
 import { reportFailure } from './reportFailure.js';
 import { resolveStackResources, type StackResources } from './stackTarget.js';
@@ -94,7 +95,7 @@ export async function resolvePipelineTarget(
   // The stack's queues are named after it (<stack>-<worker>-queue), like the local ones after the app.
   const appName = stringOption(values, 'app-name') ?? stackName ?? (env.RERUN_APP_NAME || defaultTopology.appName);
   return {
-    clients: createAwsClients({ ...(endpoint ? { endpoint } : {}), region }),
+    clients: createAwsClients({ ...(endpoint ? { endpoint } : {}), region, credentials: envCredentials(env) }),
     ...(endpoint ? { endpoint } : {}),
     region,
     where,
@@ -117,12 +118,17 @@ export async function resolvePipelineTarget(
  * if (typeof target === 'number') return target;
  */
 export async function targetOrExit(values: OptionValues, io: CliIo, command: string): Promise<PipelineTarget | 1> {
+  let env = io.env;
   try {
+    // Nothing explicit: the running rerun dev of the user is the target (app/cli/devSessionTarget.ts).
+    const chosen = devSessionTarget(values, io.env, command);
+    env = chosen.env;
+    if (chosen.note) io.stderr(chosen.note);
     // A wrong AWS_ENDPOINT_URL fails here, in seconds, naming the cause (see checkedEndpoint).
-    await checkedEndpoint(io.env);
-    return await resolvePipelineTarget(values, io.env);
+    await checkedEndpoint(env);
+    return await resolvePipelineTarget(chosen.values, env);
   } catch (error) {
-    return reportCommandError(error, io, command, values.json === true);
+    return reportCommandError(error, { ...io, env }, command, values.json === true);
   }
 }
 

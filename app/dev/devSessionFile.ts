@@ -1,11 +1,13 @@
-import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
+import { createNewFile, replaceFile } from '../localState/noFollowFiles.js';
+import { type PrivateStateDirOptions, privateStateDir } from '../localState/privateStateDir.js';
 
 /**
- * What a running `rerun dev` tells other processes on this machine (`rerun ui`): where its emulator
- * and resources are, and the file where it appends every record outcome as it happens.
+ * What a running `rerun dev` tells the user's other processes on this machine (`rerun ui`, `status`,
+ * `ls`...): where its emulator and resources are, and the file where it appends every record outcome
+ * as it happens. Found by app/dev/findDevSession.ts.
  */
 export interface DevSessionInfo {
   readonly appName: string;
@@ -60,21 +62,32 @@ export function journalOutcome(o: RecordOutcome, at: number): JournalOutcome {
   };
 }
 
-/**
- * Where the session file of an app name lives: the machine's temporary directory, so `rerun ui`
- * finds a session started from any directory.
- *
- * @example
- * devSessionPath('rerun'); // '/tmp/rerun-dev-rerun.json'
- */
-export function devSessionPath(appName: string, dir: string = tmpdir()): string {
-  return join(dir, `rerun-dev-${appName}.json`);
+/** Where a session's files go, and which process it is: {@link publishDevSession}. */
+export interface DevSessionFileOptions extends PrivateStateDirOptions {
+  /** The session's process, which names its files. @default process.pid */
+  readonly pid?: number;
+  /** @default () => new Date() */
+  readonly now?: () => Date;
 }
 
 /**
- * Announces a running session: writes its session file, starts an empty journal, and appends every
- * record outcome of this process (the process-wide channel of src/worker/outcomes.ts) to it.
- * `close()` stops listening and removes both files.
+ * Where the session file of one `rerun dev` process lives: `dev-<app>-<pid>.json` in the user's
+ * private state directory (app/localState/privateStateDir.ts), one file per process, so two
+ * sessions of one app name never share (or delete) each other's file, and no other user can plant one.
+ *
+ * @example
+ * devSessionPath('/run/user/1000/rerun', 'shop', 4242); // '/run/user/1000/rerun/dev-shop-4242.json'
+ */
+export function devSessionPath(stateDir: string, appName: string, pid: number): string {
+  return join(stateDir, `dev-${appName}-${pid}.json`);
+}
+
+/**
+ * Announces a running session: writes its session file, starts an empty journal beside it, and
+ * appends every record outcome of this process (the process-wide channel of src/worker/outcomes.ts)
+ * to it. Both are created new in the private state directory, never through a link (a link planted
+ * at the journal's name made the old code truncate what it pointed to). `close()` stops listening
+ * and removes this process's two files, and only those.
  *
  * @example
  * const session = publishDevSession({ ...resources, appName: 'rerun' });
@@ -83,54 +96,32 @@ export function devSessionPath(appName: string, dir: string = tmpdir()): string 
  */
 export function publishDevSession(
   info: Omit<DevSessionInfo, 'pid' | 'startedAt' | 'journal'>,
-  dir: string = tmpdir(),
+  options: DevSessionFileOptions = {},
 ): { readonly path: string; close(): void } {
-  const path = devSessionPath(info.appName, dir);
+  const stateDir = privateStateDir({ ...options, create: true }) as string;
+  const pid = options.pid ?? process.pid;
+  const path = devSessionPath(stateDir, info.appName, pid);
   const journal = path.replace(/\.json$/, '.outcomes.jsonl');
-  const session: DevSessionInfo = { ...info, pid: process.pid, startedAt: new Date().toISOString(), journal };
-  writeFileSync(journal, '');
-  writeFileSync(path, `${JSON.stringify(session, null, 2)}\n`);
+  const startedAt = (options.now?.() ?? new Date()).toISOString();
+  const session: DevSessionInfo = { ...info, pid, startedAt, journal };
+  const fd = createNewFile(journal);
+  replaceFile(path, `${JSON.stringify(session, null, 2)}\n`);
   const unsubscribe = onRecordOutcome((o) => {
     const line = journalOutcome(o, Date.now());
     // Synchronous and small: a reader tailing the file sees whole lines in outcome order.
-    appendFileSync(journal, `${JSON.stringify(line)}\n`);
+    writeSync(fd, `${JSON.stringify(line)}\n`);
   });
+  let closed = false;
   return {
     path,
     close() {
+      if (closed) return;
+      closed = true;
       unsubscribe();
-      // Another session of the same app name may have started since and taken the files over.
-      if (readSessionFile(path)?.pid !== process.pid) return;
+      closeSync(fd);
+      // Named by this process's id: no other live session has these names.
       rmSync(path, { force: true });
       rmSync(journal, { force: true });
     },
   };
-}
-
-/**
- * The running session of an app name, or undefined when there is none (no file, or its process is
- * gone: a session killed with SIGKILL leaves its file behind).
- *
- * @example
- * const session = readDevSession('rerun');
- * if (session) console.log(session.endpoint);
- */
-export function readDevSession(appName: string, dir: string = tmpdir()): DevSessionInfo | undefined {
-  const session = readSessionFile(devSessionPath(appName, dir));
-  if (!session) return undefined;
-  try {
-    process.kill(session.pid, 0);
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user; it is running.
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
-  }
-  return session;
-}
-
-function readSessionFile(path: string): DevSessionInfo | undefined {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as DevSessionInfo;
-  } catch {
-    return undefined;
-  }
 }

@@ -135,22 +135,59 @@ async function approximateMessages(sqs: SQSClient, queueUrl: string): Promise<nu
   return Number(response.Attributes?.ApproximateNumberOfMessages ?? 0);
 }
 
+/** What {@link whileRunningHints} and {@link lookAtOutputs} name: the session's output bucket and prefixes. */
+export interface OutputsToLookAt {
+  readonly outputBucket: string;
+  readonly topology: Pick<Topology, 'appName' | 'outputPrefix' | 'quarantinePrefix'>;
+  /** A worker of the user's writes under prefixes of its own: the whole bucket is listed. @default false */
+  readonly ownHandler?: boolean;
+}
+
+/** The default app name: commands then need no `--app-name` to choose this session among others. */
+const DEFAULT_APP = 'rerun';
+
 /**
- * The closing lines: how to look at the outputs and the quarantine, with `rerun ls` / `rerun cat`
- * for the endpoint in use. They are printed while the emulator is still up; an embedded one stops
- * when rerun dev exits, which the text says (keep rerun dev running, or use AWS_ENDPOINT_URL).
- * A worker of the user's (`ownHandler`) writes under prefixes of its own: the whole bucket is listed.
+ * The lines `rerun dev` prints once it is ready: the commands that work against it while it runs,
+ * from another terminal, with no variable set (each finds the running session by itself,
+ * app/cli/devSessionTarget.ts). A session of another app name than `rerun` adds `--app-name`, which
+ * chooses it when several run.
  *
  * @example
- * lookAtOutputs('rerun-output', topology, 'http://127.0.0.1:4000', true);
+ * whileRunningHints({ outputBucket: 'rerun-output', topology });
  */
-export function lookAtOutputs(
-  outputBucket: string,
-  t: Pick<Topology, 'outputPrefix' | 'quarantinePrefix'>,
-  endpoint: string,
-  embedded: boolean,
-  ownHandler = false,
-): string {
+export function whileRunningHints({ outputBucket, topology: t, ownHandler = false }: OutputsToLookAt): string {
+  const app = t.appName === DEFAULT_APP ? '' : ` --app-name ${t.appName}`;
+  const lines = ['While this runs, in another terminal (no variable needed):'];
+  if (ownHandler) lines.push(`Outputs:    npx rerun ls s3://${outputBucket}/${app}`);
+  else {
+    lines.push(
+      `Outputs:    npx rerun ls s3://${outputBucket}/${t.outputPrefix}${app}`,
+      `Quarantine: npx rerun ls s3://${outputBucket}/${t.quarantinePrefix}${app}`,
+    );
+  }
+  lines.push(`One object: npx rerun cat s3://${outputBucket}/<key from ls>${app}`);
+  if (!ownHandler) lines.push(`Days:       npx rerun status --from YYYY-MM-DD --to YYYY-MM-DD${app}`);
+  lines.push(`Console:    npx rerun ui${app}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The closing lines, printed at exit while the emulator is still up: for an emulator of the user's
+ * (AWS_ENDPOINT_URL), which outlives the session, how to look at the outputs and the quarantine
+ * with `rerun ls` / `rerun cat` at its endpoint; for the embedded one, which stops with `rerun dev`,
+ * only that it stopped (the commands were printed when the session was ready, for while it runs).
+ *
+ * @example
+ * lookAtOutputs({ outputBucket: 'rerun-output', topology }, 'http://127.0.0.1:4566', false);
+ */
+export function lookAtOutputs(outputs: OutputsToLookAt, endpoint: string, embedded: boolean): string {
+  const { outputBucket, topology: t, ownHandler = false } = outputs;
+  if (embedded) {
+    return (
+      'The embedded emulator stopped with rerun dev, and its outputs with it:\n' +
+      'run without --once to look at them while it runs (the commands above).\n'
+    );
+  }
   const env = `AWS_ENDPOINT_URL=${endpoint}`;
   const lines = ownHandler
     ? [`Outputs:    ${env} npx rerun ls s3://${outputBucket}/`]
@@ -159,8 +196,5 @@ export function lookAtOutputs(
         `Quarantine: ${env} npx rerun ls s3://${outputBucket}/${t.quarantinePrefix}`,
       ];
   lines.push(`One object: ${env} npx rerun cat s3://${outputBucket}/<key from ls>`);
-  if (embedded) {
-    lines.push('(the embedded emulator stops when rerun dev exits: run these while it runs, without --once)');
-  }
   return `${lines.join('\n')}\n`;
 }

@@ -9,7 +9,7 @@ import type { DevReady, DevSummary } from './devResults.js';
 import { type DevSession, openDevSession, uploadDemo } from './devSession.js';
 import { publishDevSession } from './devSessionFile.js';
 import { createStageRunners, loadStageFunctions, runStages, type StageFunctions } from './devStages.js';
-import { DevView, lookAtOutputs } from './devView.js';
+import { DevView, lookAtOutputs, whileRunningHints } from './devView.js';
 import { localTopology } from './localTopology.js';
 import type { StackWorkerSynthesizer } from './StackWorkerSynthesizer.js';
 
@@ -144,14 +144,22 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
   try {
     functions = await loadStageFunctions({ ...options, session, lambdaTools, env, human, logger });
     const ready = readyOf(session);
-    options.writeResult(`READY ${JSON.stringify(ready)}`);
-    // For `rerun ui`: where this session is, and its outcomes as they happen (app/dev/devSessionFile.ts).
+    // For every command of the user on this machine: where this session is, and its outcomes as they
+    // happen (app/dev/devSessionFile.ts). Before READY, so a script that waits for READY finds it.
     published = publishDevSession({
       ...ready,
       appName: topology.appName,
       summaryQueueUrl: session.summaryStage.queueUrl,
       summaryDlqUrl: session.summaryStage.dlqUrl,
     });
+    options.writeResult(`READY ${JSON.stringify(ready)}`);
+    const outputs = {
+      outputBucket: session.stack.outputBucket,
+      topology,
+      ownHandler: options.handlerPath !== undefined,
+    };
+    // Now, while they work: at exit, the embedded emulator is about to stop.
+    human(whileRunningHints(outputs));
     const view = new DevView({ human, tty: options.tty, columns: options.columns });
     // The live view: each object's outcome on its own line as it happens, named by its object.
     unsubscribe = onRecordOutcome((o) => view.outcome(o));
@@ -181,15 +189,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     });
 
     const summary: DevSummary = { ...(await view.close(session)), ...demo, ended, durationMs: Date.now() - started };
-    human(
-      lookAtOutputs(
-        session.stack.outputBucket,
-        topology,
-        session.endpoint,
-        session.embedded,
-        options.handlerPath !== undefined,
-      ),
-    );
+    human(lookAtOutputs(outputs, session.endpoint, session.embedded));
     options.writeResult(`SUMMARY ${JSON.stringify(summary)}`);
     return summary;
   } finally {

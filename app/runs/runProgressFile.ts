@@ -1,6 +1,12 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { ownModifiedMs, readOwnFile, replaceFile } from '../localState/noFollowFiles.js';
+import {
+  type PrivateStateDirOptions,
+  PrivateStateDirUnsafeError,
+  privateStateDirPath,
+  privateStateSubdir,
+} from '../localState/privateStateDir.js';
 
 /** The commands whose runs other processes on this machine can follow (`rerun ui`). */
 export type RunCommand = 'reprocess' | 'backfill';
@@ -61,22 +67,30 @@ const STALE_FILE_MS = 24 * 60 * 60 * 1000;
 const WRITE_INTERVAL_MS = 500;
 let runsStarted = 0;
 
+/** Where the run files are, and the clock: {@link publishRun}, {@link readRuns}. */
+export interface RunFileOptions extends PrivateStateDirOptions {
+  /** @default Date.now */
+  readonly now?: () => number;
+}
+
 /**
- * The folder of the run files: the machine's temporary directory, as for `rerun dev`'s session
- * file, so a console started from any directory finds them.
+ * The folder of the run files: `runs/` in the user's private state directory
+ * (app/localState/privateStateDir.ts), so a console started from any directory finds them and no
+ * other user can plant, fake or prune them.
  *
  * @example
- * runProgressDir(); // '/tmp/rerun-runs'
+ * runProgressDir(); // '/run/user/1000/rerun/runs'
  */
-export function runProgressDir(dir: string = tmpdir()): string {
-  return join(dir, 'rerun-runs');
+export function runProgressDir(options: PrivateStateDirOptions = {}): string {
+  return join(privateStateDirPath(options), 'runs');
 }
 
 /**
  * Announces a running `rerun reprocess` or `rerun backfill`: writes its run file now, rewrites it
  * as its progress changes (at most twice a second, whole files renamed into place, so a reader never
  * sees half of one), and marks it ended with its exit code. Removes run files older than a day. A
- * file that cannot be written is left out: the run does not depend on it.
+ * file that cannot be written is left out: the run does not depend on it. A private state directory
+ * that cannot be trusted is refused: {@link PrivateStateDirUnsafeError}, before the run starts.
  *
  * @example
  * const run = publishRun({ command: 'backfill', label: 'backfill 2026-03-01..2026-03-03', target });
@@ -85,19 +99,24 @@ export function runProgressDir(dir: string = tmpdir()): string {
  */
 export function publishRun(
   info: Pick<RunInfo, 'command' | 'label' | 'target'>,
-  options: { readonly dir?: string; readonly now?: () => number } = {},
+  options: RunFileOptions = {},
 ): PublishedRun {
   const now = options.now ?? Date.now;
-  const dir = runProgressDir(options.dir);
+  let dir: string | undefined;
   try {
-    mkdirSync(dir, { recursive: true });
-    removeStaleFiles(dir, now());
-  } catch {
+    dir = privateStateSubdir('runs', { ...options, create: true });
+    if (dir) removeStaleFiles(dir, now());
+  } catch (error) {
+    // Another user's hand in the directory stops the command, with what to do (never followed).
+    if (error instanceof PrivateStateDirUnsafeError) throw error;
     // An unwritable temporary directory costs the console its view of this run, never the run.
   }
   const startedAt = now();
   // The count tells apart two runs one process starts within a millisecond.
-  const path = join(dir, `${info.command}-${process.pid}-${startedAt}-${++runsStarted}.json`);
+  const path = join(
+    dir ?? runProgressDir(options),
+    `${info.command}-${process.pid}-${startedAt}-${++runsStarted}.json`,
+  );
   // Only the three names: a pipeline target passed as it is must not put its clients in the file.
   const { where, inputBucket, outputBucket } = info.target;
   let state: RunInfo = {
@@ -116,10 +135,9 @@ export function publishRun(
     if (pending) clearTimeout(pending);
     pending = undefined;
     written = state.updatedAt;
+    if (dir === undefined) return;
     try {
-      const temporary = `${path}.tmp`;
-      writeFileSync(temporary, `${JSON.stringify(state)}\n`);
-      renameSync(temporary, path);
+      replaceFile(path, `${JSON.stringify(state)}\n`);
     } catch {
       // As above: the run goes on without its file.
     }
@@ -147,20 +165,27 @@ export function publishRun(
 
 /**
  * The runs of one pipeline that a console shows: the running ones, and those that ended (or whose
- * process is gone) within the last hour; newest first.
+ * process is gone) within the last hour; newest first. Only regular files of the user, in the
+ * private state directory, are read (links are not followed); an unsafe directory is refused
+ * ({@link PrivateStateDirUnsafeError}).
  *
  * @example
  * readRuns({ where: 'http://127.0.0.1:4566', inputBucket: 'rerun-input', outputBucket: 'rerun-output' });
  */
-export function readRuns(
-  target: RunTarget,
-  options: { readonly dir?: string; readonly now?: () => number } = {},
-): RunView[] {
+export function readRuns(target: RunTarget, options: RunFileOptions = {}): RunView[] {
   const now = (options.now ?? Date.now)();
-  const dir = runProgressDir(options.dir);
+  let dir: string | undefined;
+  try {
+    dir = privateStateSubdir('runs', options);
+  } catch (error) {
+    if (error instanceof PrivateStateDirUnsafeError) throw error;
+    return []; // unreadable (e.g. its parent is a file): no runs to show
+  }
+  if (dir === undefined) return [];
+  const uid = 'uid' in options ? options.uid : process.getuid?.();
   const runs: RunView[] = [];
   for (const name of listJson(dir)) {
-    const run = readJson(join(dir, name));
+    const run = readJson(join(dir, name), uid);
     if (!run || !sameTarget(run.target, target)) continue;
     const state = run.ended ? 'ended' : isAlive(run.pid) ? 'running' : 'gone';
     if (state !== 'running' && now - run.updatedAt > ENDED_RUN_SHOWN_MS) continue;
@@ -191,19 +216,23 @@ function listJson(dir: string): string[] {
   }
 }
 
-function readJson(path: string): RunInfo | undefined {
+function readJson(path: string, uid: number | undefined): RunInfo | undefined {
+  const text = readOwnFile(path, uid);
+  if (text === undefined) return undefined;
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as RunInfo;
+    return JSON.parse(text) as RunInfo;
   } catch {
     return undefined; // removed meanwhile, or not one of ours
   }
 }
 
+/** Removes entries older than a day: judged by their own lstat time and unlinked, so a link is never followed. */
 function removeStaleFiles(dir: string, now: number): void {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     try {
-      if (now - statSync(path).mtimeMs > STALE_FILE_MS) rmSync(path, { force: true });
+      const modified = ownModifiedMs(path);
+      if (modified !== undefined && now - modified > STALE_FILE_MS) unlinkSync(path);
     } catch {
       // removed by another run meanwhile
     }

@@ -1,8 +1,10 @@
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { OptionValues } from '../cli/command.js';
+import { devSessionTarget } from '../cli/devSessionTarget.js';
 import { type PipelineTarget, resolvePipelineTarget, stringOption, workerQueueUrl } from '../cli/pipelineTarget.js';
-import { type DevSessionInfo, readDevSession } from '../dev/devSessionFile.js';
+import type { DevSessionInfo } from '../dev/devSessionFile.js';
+import type { FindDevSessionsOptions } from '../dev/findDevSession.js';
 import { StackOutput } from '../stackOutputs.js';
 import type { WorkerTopology } from '../topology.js';
 import { guardReadOnly, guardReadOnlyClient } from './readOnlyClients.js';
@@ -31,11 +33,11 @@ export interface ConsoleSource {
 }
 
 /**
- * Finds what the console shows. Without `--stack`, resource options or an endpoint of another
- * emulator, a running `rerun dev` of the app name (its session file, app/dev/devSessionFile.ts)
- * gives the endpoint, buckets and queues; otherwise the target resolves as for every pipeline command
- * (app/cli/pipelineTarget.ts). Sets test credentials only for the embedded emulator of a dev session,
- * as `rerun dev` does.
+ * Finds what the console shows, as every command finds its target (app/cli/devSessionTarget.ts):
+ * with nothing explicit (`--stack`, resource options, AWS_ENDPOINT_URL, RERUN_* resources,
+ * credentials), the user's running `rerun dev` (by `--app-name`, else the newest) gives the
+ * endpoint, buckets, queues and journal, with the embedded emulator's test keys; otherwise the
+ * target resolves as for every pipeline command (app/cli/pipelineTarget.ts).
  *
  * @example
  * const source = await resolveConsoleSource(values, process.env);
@@ -43,23 +45,10 @@ export interface ConsoleSource {
 export async function resolveConsoleSource(
   values: OptionValues,
   env: NodeJS.ProcessEnv,
-  options: { readonly sessionDir?: string } = {},
+  options: FindDevSessionsOptions = {},
 ): Promise<ConsoleSource> {
-  const appName = stringOption(values, 'app-name') ?? (env.RERUN_APP_NAME || 'rerun');
-  const explicit =
-    stringOption(values, 'stack') ?? stringOption(values, 'input-bucket') ?? stringOption(values, 'output-bucket');
-  const found = explicit ? undefined : readDevSession(appName, options.sessionDir);
-  const session = found && (!env.AWS_ENDPOINT_URL || env.AWS_ENDPOINT_URL === found.endpoint) ? found : undefined;
-  if (session?.emulator === 'embedded') {
-    env.AWS_ACCESS_KEY_ID ||= 'test';
-    env.AWS_SECRET_ACCESS_KEY ||= 'test';
-  }
-  const target = session
-    ? await resolvePipelineTarget(
-        { ...values, 'app-name': appName, 'input-bucket': session.inputBucket, 'output-bucket': session.outputBucket },
-        { ...env, AWS_ENDPOINT_URL: session.endpoint, AWS_REGION: session.region },
-      )
-    : await resolvePipelineTarget(values, env);
+  const { session, ...chosen } = devSessionTarget(values, env, 'ui', options);
+  const target = await resolvePipelineTarget(chosen.values, chosen.env);
   // Every request of the console goes through these clients: refuse anything but a read before it leaves.
   guardReadOnly(target.clients);
   const known = new Map<string, { queue: string; dlq: string }>();

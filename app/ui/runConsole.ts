@@ -33,7 +33,7 @@ export async function runConsole(input: {
   const { kind, session, target } = api.source;
   const what =
     kind === 'dev'
-      ? `the running rerun dev (pid ${session?.pid}) at ${target.where}`
+      ? `the running rerun dev of app ${session?.appName} (pid ${session?.pid}, started ${session?.startedAt}) at ${target.where}`
       : kind === 'stack'
         ? `the stack ${target.stack?.stackName} at ${target.where}`
         : `${target.outputBucket} at ${target.where}`;

@@ -2,7 +2,9 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { devSessionPath, publishDevSession, readDevSession } from '../../app/dev/devSessionFile.js';
+import { devSessionPath, publishDevSession } from '../../app/dev/devSessionFile.js';
+import { findDevSessions } from '../../app/dev/findDevSession.js';
+import { privateStateDirPath } from '../../app/localState/privateStateDir.js';
 import { LiveFeed, liveKind } from '../../app/ui/liveFeed.js';
 import { emitRecordOutcome } from '../../src/worker/outcomes.js';
 
@@ -32,9 +34,9 @@ const RESOURCES = {
 describe('the dev session file and its outcome journal', () => {
   it('announces the running session, journals each outcome of the process, and leaves nothing behind on close', () => {
     const dir = scratch();
-    const session = publishDevSession(RESOURCES, dir);
-    expect(session.path).toBe(devSessionPath('shop', dir));
-    const found = readDevSession('shop', dir);
+    const session = publishDevSession(RESOURCES, { dir });
+    expect(session.path).toBe(devSessionPath(privateStateDirPath({ dir }), 'shop', process.pid));
+    const [found] = findDevSessions({ dir });
     expect(found).toMatchObject({ ...RESOURCES, pid: process.pid });
     emitRecordOutcome({
       messageId: 'm1',
@@ -53,22 +55,8 @@ describe('the dev session file and its outcome journal', () => {
       { status: 'skipped', subject: 'message m2' },
     ]);
     session.close();
-    expect(readDevSession('shop', dir)).toBeUndefined();
+    expect(findDevSessions({ dir })).toEqual([]);
     emitRecordOutcome({ messageId: 'm3', status: 'skipped', reason: 'after close' }); // no listener, no file
-  });
-
-  it('leaves the files of a newer session of the same app name when it closes', () => {
-    const dir = scratch();
-    const older = publishDevSession(RESOURCES, dir);
-    writeFileSync(older.path, JSON.stringify({ ...RESOURCES, pid: process.pid + 1, journal: 'other' }));
-    older.close();
-    expect(JSON.parse(readFileSync(older.path, 'utf8'))).toMatchObject({ pid: process.pid + 1 });
-  });
-
-  it('ignores a session file whose process is gone (a session killed with SIGKILL)', () => {
-    const dir = scratch();
-    writeFileSync(devSessionPath('shop', dir), JSON.stringify({ ...RESOURCES, pid: 2 ** 22 + 12_345, journal: 'x' }));
-    expect(readDevSession('shop', dir)).toBeUndefined();
   });
 });
 

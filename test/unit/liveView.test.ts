@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lookAtOutputs } from '../../app/dev/devView.js';
+import { lookAtOutputs, whileRunningHints } from '../../app/dev/devView.js';
 import { cutMiddle, formatOutcomeLine, formatOutcomeTable } from '../../app/dev/formatOutcomeTable.js';
 import type { ObjectOutcomeRow } from '../../app/dev/OutcomeTracker.js';
 import { parseS3Uri } from '../../src/s3/s3Uri.js';
@@ -54,25 +54,41 @@ describe('the live view fits the terminal', () => {
     expect(line).toMatch(/^processed {2}s3:\/\/rerun-input\/.*….*orders\.csv {2}output created$/);
   });
 
-  it('closes with rerun ls and rerun cat for the endpoint in use, and says when the embedded emulator stops', () => {
-    const text = lookAtOutputs(
-      'rerun-output',
-      { outputPrefix: 'normalized/', quarantinePrefix: 'quarantine/' },
-      'http://127.0.0.1:4000',
-      true,
-    );
-    expect(text).toContain('AWS_ENDPOINT_URL=http://127.0.0.1:4000 npx rerun ls s3://rerun-output/normalized/');
-    expect(text).toContain('AWS_ENDPOINT_URL=http://127.0.0.1:4000 npx rerun ls s3://rerun-output/quarantine/');
-    expect(text).toContain('npx rerun cat s3://rerun-output/');
-    expect(text).toMatch(/embedded emulator stops when rerun dev exits/);
-    // A worker of the user's writes under its own prefixes: the whole bucket is listed, no quarantine line.
-    const own = lookAtOutputs(
-      'out',
-      { outputPrefix: 'normalized/', quarantinePrefix: 'quarantine/' },
-      'http://h',
-      false,
-      true,
-    );
+  it('when ready, names the commands that find the running session by themselves, with --app-name for another app', () => {
+    const topology = { appName: 'rerun', outputPrefix: 'normalized/', quarantinePrefix: 'quarantine/' };
+    const text = whileRunningHints({ outputBucket: 'rerun-output', topology });
+    expect(text.split('\n').filter(Boolean)).toEqual([
+      'While this runs, in another terminal (no variable needed):',
+      'Outputs:    npx rerun ls s3://rerun-output/normalized/',
+      'Quarantine: npx rerun ls s3://rerun-output/quarantine/',
+      'One object: npx rerun cat s3://rerun-output/<key from ls>',
+      'Days:       npx rerun status --from YYYY-MM-DD --to YYYY-MM-DD',
+      'Console:    npx rerun ui',
+    ]);
+    // A worker of the user's writes under its own prefixes: the whole bucket, no quarantine or days.
+    const own = whileRunningHints({
+      outputBucket: 'out',
+      topology: { ...topology, appName: 'shop' },
+      ownHandler: true,
+    });
+    expect(own.split('\n').filter(Boolean).slice(1)).toEqual([
+      'Outputs:    npx rerun ls s3://out/ --app-name shop',
+      'One object: npx rerun cat s3://out/<key from ls> --app-name shop',
+      'Console:    npx rerun ui --app-name shop',
+    ]);
+  });
+
+  it('closes with rerun ls and rerun cat at an emulator of the user, and says the embedded one stopped', () => {
+    const topology = { appName: 'rerun', outputPrefix: 'normalized/', quarantinePrefix: 'quarantine/' };
+    const external = lookAtOutputs({ outputBucket: 'rerun-output', topology }, 'http://127.0.0.1:4000', false);
+    expect(external).toContain('AWS_ENDPOINT_URL=http://127.0.0.1:4000 npx rerun ls s3://rerun-output/normalized/');
+    expect(external).toContain('AWS_ENDPOINT_URL=http://127.0.0.1:4000 npx rerun ls s3://rerun-output/quarantine/');
+    expect(external).toContain('npx rerun cat s3://rerun-output/');
+    const embedded = lookAtOutputs({ outputBucket: 'rerun-output', topology }, 'http://127.0.0.1:4000', true);
+    expect(embedded).not.toMatch(/npx rerun/);
+    expect(embedded).toMatch(/embedded emulator stopped with rerun dev/);
+    for (const line of embedded.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    const own = lookAtOutputs({ outputBucket: 'out', topology, ownHandler: true }, 'http://h', false);
     expect(own.split('\n').filter(Boolean)).toEqual([
       'Outputs:    AWS_ENDPOINT_URL=http://h npx rerun ls s3://out/',
       'One object: AWS_ENDPOINT_URL=http://h npx rerun cat s3://out/<key from ls>',

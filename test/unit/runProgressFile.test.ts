@@ -1,8 +1,20 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  lutimesSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { replaceFile } from '../../app/localState/noFollowFiles.js';
+import { PrivateStateDirUnsafeError, privateStateDir } from '../../app/localState/privateStateDir.js';
 import {
   ENDED_RUN_SHOWN_MS,
   publishRun,
@@ -58,7 +70,7 @@ describe('run progress files (rerun reprocess and backfill, read by rerun ui)', 
     // The file holds the three names of the target, nothing else of it.
     const file = JSON.parse(readFileSync(run.path, 'utf8')) as RunInfo;
     expect(file.target).toEqual(TARGET);
-    expect(readdirSync(runProgressDir(dir)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    expect(readdirSync(runProgressDir({ dir })).filter((n) => n.endsWith('.tmp'))).toEqual([]);
 
     clock += ENDED_RUN_SHOWN_MS + 1;
     expect(readRuns(TARGET, { dir, now })).toEqual([]);
@@ -86,7 +98,7 @@ describe('run progress files (rerun reprocess and backfill, read by rerun ui)', 
     const exited = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
     const deadPid = Number(exited.stdout.trim());
     clock = Date.now(); // files' ages are told by their modification times
-    const runs = runProgressDir(dir);
+    const runs = runProgressDir({ dir });
     publishRun({ command: 'reprocess', label: 'first', target: TARGET }, { dir, now }).end(1);
     const killed: RunInfo = {
       command: 'reprocess',
@@ -133,5 +145,71 @@ describe('run progress files (rerun reprocess and backfill, read by rerun ui)', 
     run.progress({ phase: 'waiting', done: 1, unit: 'days' });
     run.end(0);
     expect(readRuns(TARGET, { dir: file, now })).toEqual([]);
+  });
+});
+
+describe('run files on a shared machine: another user can neither steer, fake nor prune them', () => {
+  let shared: string;
+  let victim: string;
+  const old = (Date.now() - 2 * 86_400_000) / 1000;
+  beforeEach(() => {
+    shared = mkdtempSync(join(tmpdir(), 'rerun-shared-tmp-'));
+    // What the planted links point to: the victim's own files, one of them older than a day.
+    victim = join(shared, 'victims-files');
+    mkdirSync(victim);
+    writeFileSync(join(victim, 'thesis.txt'), 'two years of work');
+    utimesSync(join(victim, 'thesis.txt'), old, old);
+  });
+  afterEach(() => rmSync(shared, { recursive: true, force: true }));
+
+  it('a symbolic link planted at <tmpdir>/rerun-runs is not followed: the files it points to, old ones too, stay', () => {
+    symlinkSync(victim, join(shared, 'rerun-runs'));
+    publishRun({ command: 'reprocess', label: 'dry run', target: TARGET }, { dir: shared }).end(0);
+    expect(readdirSync(victim)).toEqual(['thesis.txt']);
+    expect(readFileSync(join(victim, 'thesis.txt'), 'utf8')).toBe('two years of work');
+  });
+
+  it('fake runs in a pre-created <tmpdir>/rerun-runs are not shown', () => {
+    mkdirSync(join(shared, 'rerun-runs'));
+    const fake: RunInfo = {
+      command: 'backfill',
+      label: 'rm -rf your bucket',
+      pid: process.pid,
+      startedAt: Date.now(),
+      updatedAt: Date.now(),
+      target: TARGET,
+    };
+    writeFileSync(join(shared, 'rerun-runs', `backfill-${process.pid}-1.json`), JSON.stringify(fake));
+    expect(readRuns(TARGET, { dir: shared })).toEqual([]);
+  });
+
+  it('a symbolic link at runs/ inside the private directory is refused, and its target untouched', () => {
+    const state = privateStateDir({ dir: shared, create: true }) as string;
+    symlinkSync(victim, join(state, 'runs'));
+    expect(() => publishRun({ command: 'backfill', label: 'x', target: TARGET }, { dir: shared })).toThrow(
+      PrivateStateDirUnsafeError,
+    );
+    expect(() => readRuns(TARGET, { dir: shared })).toThrow(/runs, but it is a symbolic link/);
+    expect(readdirSync(victim)).toEqual(['thesis.txt']);
+  });
+
+  it('pruning removes an old link itself, never what it points to', () => {
+    const runs = join(privateStateDir({ dir: shared, create: true }) as string, 'runs');
+    mkdirSync(runs, { mode: 0o700 });
+    symlinkSync(join(victim, 'thesis.txt'), join(runs, 'backfill-1-1.json'));
+    lutimesSync(join(runs, 'backfill-1-1.json'), old, old);
+    publishRun({ command: 'backfill', label: 'next', target: TARGET }, { dir: shared });
+    expect(readdirSync(runs)).not.toContain('backfill-1-1.json');
+    expect(readFileSync(join(victim, 'thesis.txt'), 'utf8')).toBe('two years of work');
+  });
+
+  it('a run file is replaced whole, never written through a link at its name or at its temporary name', () => {
+    const target = join(victim, 'thesis.txt');
+    const path = join(shared, 'run.json');
+    symlinkSync(target, path);
+    symlinkSync(target, `${path}.tmp`);
+    replaceFile(path, '{"label":"mine"}\n');
+    expect(readFileSync(target, 'utf8')).toBe('two years of work');
+    expect(readFileSync(path, 'utf8')).toBe('{"label":"mine"}\n');
   });
 });

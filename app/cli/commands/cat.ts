@@ -1,29 +1,28 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { createAwsClients } from '../../../src/aws/clients.js';
 import { httpStatus } from '../../../src/s3/errors.js';
 import { parseS3Uri } from '../../../src/s3/s3Uri.js';
 import { explainAwsError } from '../../status/pipelineResources.js';
-import { checkedEndpoint } from '../checkedEndpoint.js';
 import { type CliCommand, CliUsageError } from '../command.js';
+import { s3OfTarget, sessionChoiceOption } from '../devSessionTarget.js';
 
 /** `rerun cat s3://bucket/key`: an object's bytes on stdout, at the endpoint in use. */
 export const command: CliCommand = {
   name: 'cat',
-  summary: 'Print the object s3://bucket/key from the endpoint in use (AWS_ENDPOINT_URL or AWS).',
-  usage: 'rerun cat s3://BUCKET/KEY',
+  summary: 'Print the object s3://bucket/key from the endpoint in use (AWS_ENDPOINT_URL, a running rerun dev, or AWS).',
+  usage: 'rerun cat s3://BUCKET/KEY [--app-name NAME]',
   allowPositionals: true,
-  options: {},
-  details: `Reads with GetObject against AWS_ENDPOINT_URL when set (the endpoint rerun dev prints in its READY
-line), otherwise the default credential chain, and writes the bytes to stdout as they are.
+  options: { ...sessionChoiceOption },
+  details: `Reads with GetObject against AWS_ENDPOINT_URL when set; else, when no credentials are set in the
+environment, against the running rerun dev (with its emulator's keys; it says which on stderr); otherwise AWS,
+with the default credential chain. Writes the bytes to stdout as they are.
 
 Examples:
   rerun cat "s3://rerun-output/normalized/rerun-input/orders.csv.ndjson"
   rerun cat "s3://rerun-output/quarantine/rerun-input/orders.csv.ndjson"`,
-  async run({ positionals }, io) {
+  async run({ values, positionals }, io) {
     const target = positionals.length === 1 ? parseS3Uri(positionals[0] ?? '') : undefined;
     if (!target?.key) throw new CliUsageError('rerun cat takes one s3://bucket/key.');
-    const endpoint = await checkedEndpoint(io.env);
-    const { s3 } = createAwsClients({ endpoint, region: io.env.AWS_REGION || 'us-east-1' });
+    const { s3, where } = await s3OfTarget(values, io, 'cat');
     try {
       const out = await s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: target.key }));
       const text = await (out.Body?.transformToString('utf8') ?? Promise.resolve(''));
@@ -40,8 +39,8 @@ Examples:
       throw explainAwsError(error, {
         role: 'bucket',
         name: target.bucket,
-        where: endpoint ?? `AWS (${io.env.AWS_REGION || 'us-east-1'})`,
-        hint: 'Check the bucket name, and AWS_ENDPOINT_URL (rerun dev prints it in its READY line).',
+        where,
+        hint: 'Check the bucket name, and the endpoint: AWS_ENDPOINT_URL, or the running rerun dev named above.',
       });
     }
   },

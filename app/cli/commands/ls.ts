@@ -1,19 +1,23 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { createAwsClients } from '../../../src/aws/clients.js';
 import { parseS3Uri } from '../../../src/s3/s3Uri.js';
 import { explainAwsError } from '../../status/pipelineResources.js';
-import { checkedEndpoint } from '../checkedEndpoint.js';
 import { type CliCommand, CliUsageError } from '../command.js';
+import { s3OfTarget, sessionChoiceOption } from '../devSessionTarget.js';
 
 /** `rerun ls s3://bucket/prefix`: the keys under a prefix, at the endpoint in use. */
 export const command: CliCommand = {
   name: 'ls',
-  summary: 'List the objects under s3://bucket/prefix at the endpoint in use (AWS_ENDPOINT_URL or AWS).',
-  usage: 'rerun ls s3://BUCKET/[PREFIX] [--json]',
+  summary:
+    'List the objects under s3://bucket/prefix at the endpoint in use (AWS_ENDPOINT_URL, a running rerun dev, or AWS).',
+  usage: 'rerun ls s3://BUCKET/[PREFIX] [--json] [--app-name NAME]',
   allowPositionals: true,
-  options: { json: { type: 'boolean', description: 'One JSON line per object (key, size, lastModified)' } },
-  details: `Lists with ListObjectsV2 against AWS_ENDPOINT_URL when set (the endpoint rerun dev prints in its
-READY line), otherwise the default credential chain. One line per object: size, last modified, key.
+  options: {
+    json: { type: 'boolean', description: 'One JSON line per object (key, size, lastModified)' },
+    ...sessionChoiceOption,
+  },
+  details: `Lists with ListObjectsV2 against AWS_ENDPOINT_URL when set; else, when no credentials are set in the
+environment, against the running rerun dev (with its emulator's keys; it says which on stderr); otherwise AWS,
+with the default credential chain. One line per object: size, last modified, key.
 
 Examples:
   rerun ls s3://rerun-output/normalized/
@@ -21,8 +25,7 @@ Examples:
   async run({ values, positionals }, io) {
     const target = positionals.length === 1 ? parseS3Uri(positionals[0] ?? '') : undefined;
     if (!target) throw new CliUsageError('rerun ls takes one s3://bucket/prefix.');
-    const endpoint = await checkedEndpoint(io.env);
-    const { s3 } = createAwsClients({ endpoint, region: io.env.AWS_REGION || 'us-east-1' });
+    const { s3, where } = await s3OfTarget(values, io, 'ls');
     let token: string | undefined;
     let count = 0;
     try {
@@ -42,8 +45,8 @@ Examples:
       throw explainAwsError(error, {
         role: 'bucket',
         name: target.bucket,
-        where: endpoint ?? `AWS (${io.env.AWS_REGION || 'us-east-1'})`,
-        hint: 'Check the bucket name, and AWS_ENDPOINT_URL (rerun dev prints it in its READY line).',
+        where,
+        hint: 'Check the bucket name, and the endpoint: AWS_ENDPOINT_URL, or the running rerun dev named above.',
       });
     }
     if (count === 0) io.stderr(`No object under s3://${target.bucket}/${target.key}\n`);

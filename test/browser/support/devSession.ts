@@ -5,12 +5,21 @@ import type { DevReady } from '../../../app/dev/runDev.js';
 import type { AwsClients } from '../../../src/aws/clients.js';
 
 /**
- * The environment of a `rerun` the browser tests start: the emulator's test keys, and no
- * AWS_ENDPOINT_URL (`rerun dev` serves its own, and `rerun ui` finds it from the session file).
+ * The environment of a `rerun` the browser tests start: no AWS_ENDPOINT_URL and no credentials
+ * (`rerun dev` serves its own emulator with its test keys, and `rerun ui` finds it from the session
+ * file; credentials in the environment would name a target of their own, which a session never overrides).
  */
 export function cliEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
-  delete env.AWS_ENDPOINT_URL;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of [
+    'AWS_ENDPOINT_URL',
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_SESSION_TOKEN',
+    'AWS_PROFILE',
+  ]) {
+    delete env[name];
+  }
   return env;
 }
 
@@ -31,7 +40,7 @@ export async function runCliAgainst(
     stderr: (text) => {
       stderr += text;
     },
-    env: { ...cliEnv(), AWS_ENDPOINT_URL: ready.endpoint },
+    env: { ...cliEnv(), AWS_ENDPOINT_URL: ready.endpoint, AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' },
     isTTY: false,
     signal: new AbortController().signal,
   };
