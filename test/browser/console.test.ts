@@ -144,6 +144,9 @@ describe('rerun ui in a browser: what a person sees', () => {
     // A day without inputs is not a gap: its tile says so instead of "missing".
     expect(await tile('2026-03-10').locator('.status').textContent()).toBe('no inputs');
     expect(await tile('2026-03-07').locator('.status').textContent()).toBe('missing');
+    expect(await page.locator('#days-cost').textContent()).toMatch(
+      /^4 published, 1 missing, 1 stale, 4 with no inputs · \d+ list \+ \d+ HEAD requests$/,
+    );
 
     await tile('2026-03-04').click();
     const poison = page.locator('#inputs tr[data-key="incoming/dt=2026-03-04/orders-poison.csv"]');

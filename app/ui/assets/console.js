@@ -109,16 +109,19 @@ async function loadDays() {
     ]);
     strip.replaceChildren(...report.partitions.map(dayTile));
     if (undated.items.length > 0) strip.appendChild(undatedTile(undated));
-    const counts = Object.entries(report.counts)
+    // The days with no inputs are counted apart: "missing" is for days with something to summarize.
+    const noInputs = report.partitions.filter(
+      (p) => p.status === 'missing' && (p.coverage ? p.coverage.inputs : p.inputs) === 0,
+    ).length;
+    const counts = Object.entries({ ...report.counts, missing: report.counts.missing - noInputs })
       .filter(([, n]) => n > 0)
       .map(([s, n]) => `${n} ${s}`);
+    if (noInputs > 0) counts.push(`${noInputs} with no inputs`);
     $('days-cost').textContent =
       `${counts.join(', ') || 'no days'} · ${report.requests.list} list + ${report.requests.head} HEAD requests`;
     if (state.day) markSelected(state.day);
     // Nothing dated in the window, but inputs outside any day (npm start's samples): show those.
-    const empty = report.partitions.every(
-      (p) => p.status === 'missing' && (p.coverage ? p.coverage.inputs : p.inputs) === 0,
-    );
+    const empty = noInputs === report.partitions.length;
     if (!state.day && empty && undated.items.length > 0) openDay('undated');
   } catch (error) {
     strip.replaceChildren(el('div', 'error', `Could not read the days: ${error.message}`));
