@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CopyObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
+import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { inputRulesOf } from '../../app/partition/inputCoverage.js';
 import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
@@ -173,6 +174,9 @@ describe('identical bytes uploaded again: the tools judge as the worker judges',
     // The opposite: c gets other bytes while its event is lost. Its output records the old ETag: stale.
     await sleep(1100);
     await upload(clients, p.stack.inputBucket, c, ordersCsv(`${DAY}c-v2`, 4));
+    // Lose it for real: a worker started below would otherwise build c from this event before the
+    // reprocess lists it, and there would be nothing left to plan (seen on a loaded machine).
+    await clients.sqs.send(new PurgeQueueCommand({ QueueUrl: p.stack.queueUrl }));
     const changed = await reprocess('--dry-run');
     expect(changed.json).toMatchObject({ planned: 1, counts: { current: 2, stale: 1 }, sourceChecks: 3 });
     for (const engine of [
