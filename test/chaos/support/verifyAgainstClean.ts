@@ -219,7 +219,13 @@ export function verifyAgainstClean(input: {
     const messageId = /([^/]+)\.json$/.exec(object.key)?.[1] ?? '';
     recorded.add(messageId);
     if (redriven.has(messageId)) continue; // the record of a proven crash storm the harness redrove
-    if (!dlqIds.has(messageId)) duplicated(`${object.key}: failure record of a message that is not in the DLQ`);
+    if (!dlqIds.has(messageId)) {
+      const record = parseFailureRecord(object.bytes);
+      const says = record
+        ? ` (receive ${record.receiveCount}/${record.maxReceiveCount}: ${record.reason}, at ${record.failedAt})`
+        : '';
+      duplicated(`${object.key}: failure record of a message that is not in the DLQ${says}`);
+    }
   }
   // A message whose every receive died with it (a proven crash storm) may have died before its
   // last attempt could write the provisional record (between ReceiveMessage and that PUT): the
