@@ -134,8 +134,8 @@ async function recordStarts(
 
 /**
  * Hands every failed record to the recorder, which keeps the give-ups (completing a provisional
- * record in place), and removes the provisional record of a last attempt that succeeded (bounded
- * concurrency).
+ * record in place), and removes the provisional record of a last attempt that succeeded, or the
+ * record an earlier receive wrote of a retry that succeeded (bounded concurrency).
  */
 async function recordEnds(
   recorder: FailureRecorder,
@@ -151,6 +151,15 @@ async function recordEnds(
   await mapWithConcurrency(ends, concurrency, async ({ record, outcome, started }) => {
     if (outcome.status !== RecordStatus.FAILED) {
       if (started) await recorder.attemptSucceeded?.(started);
+      else {
+        // A retry that succeeded: a record an earlier receive wrote would name a message that never
+        // reaches the DLQ (README: a record's message "is in the DLQ or on its way there").
+        await recorder.retrySucceeded?.({
+          queueArn: record.eventSourceARN,
+          messageId: record.messageId,
+          receiveCount: outcome.receiveCount ?? receiveCountOf(record),
+        });
+      }
       return;
     }
     await recorder.record(

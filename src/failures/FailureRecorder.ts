@@ -67,4 +67,13 @@ export interface FailureRecorder {
    * (a conditional delete on the ETag written at the start). Never throws.
    */
   attemptSucceeded?(started: StartedRecord): Promise<void>;
+  /**
+   * A delivery after the message's first succeeded, with no provisional record of its own: a record
+   * that an earlier receive wrote (a non-retryable failure, which SQS retries all the same until the
+   * DLQ) no longer names a message in the DLQ or on its way there, so it is removed with its index
+   * entry (conditional deletes). A record of a later receive (a concurrent delivery) stands. Never
+   * throws.
+   * @default absent: such a record stays until the bucket's lifecycle rule expires it
+   */
+  retrySucceeded?(delivery: StartedDelivery): Promise<void>;
 }

@@ -187,6 +187,29 @@ export class S3FailureRecorder implements FailureRecorder {
     }
   }
 
+  async retrySucceeded(delivery: StartedDelivery): Promise<void> {
+    // A first receive follows no attempt that could have written a record: no request at all.
+    if (delivery.receiveCount <= 1) return;
+    const queueName = queueNameOfArn(delivery.queueArn);
+    const key = failureRecordKey(this.prefix, queueName, delivery.messageId);
+    try {
+      const found = await this.readWithEtag(key);
+      // Only what an earlier receive wrote: a record of this receive or a later one is another
+      // delivery's, still running or given up since, and stands.
+      if (!found || found.record.receiveCount >= delivery.receiveCount) return;
+      const object = this.indexByObject ? objectOfSubject(found.record.subject) : undefined;
+      if (object) {
+        const entry = failureIndexKey(this.prefix, object, queueName, delivery.messageId, found.record.givenUp);
+        const seen = await this.options.store.head(this.options.bucket, entry);
+        if (seen) await this.options.store.deleteIfMatch(this.options.bucket, entry, seen.etag);
+      }
+      // If-Match on the ETag read: a record another delivery replaced since stands.
+      await this.options.store.deleteIfMatch(this.options.bucket, key, found.etag);
+    } catch (error) {
+      this.logger.warn('could not remove the failure record of a message whose retry succeeded', { key, error });
+    }
+  }
+
   /** Writes the index entry of a record about an S3 object (create-only; an existing one is the same entry). */
   private async index(
     subject: string | undefined,
@@ -216,6 +239,19 @@ export class S3FailureRecorder implements FailureRecorder {
     try {
       const out = await this.options.store.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
       return parseFailureRecord(await (out.Body?.transformToByteArray() ?? Promise.resolve(new Uint8Array())));
+    } catch (error) {
+      if (httpStatus(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** A record with the ETag it was read at, or undefined when there is none (or it is unreadable). */
+  private async readWithEtag(key: string): Promise<{ record: FailureRecord; etag: string } | undefined> {
+    try {
+      const out = await this.options.store.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
+      const record = parseFailureRecord(await (out.Body?.transformToByteArray() ?? Promise.resolve(new Uint8Array())));
+      const etag = out.ETag?.replace(/"/g, '');
+      return record && etag ? { record, etag } : undefined;
     } catch (error) {
       if (httpStatus(error) === 404) return undefined;
       throw error;

@@ -17,7 +17,12 @@ import type { PipelineSnapshot, SnapshotObject } from './support/ChaosPipeline.j
 import { formatChaosTable } from './support/chaosTable.js';
 import { killPointsOf } from './support/itemBoundaryKills.js';
 import { createPrng } from './support/prng.js';
-import { type CleanReference, checkDlqHoldsPoison, verifyAgainstClean } from './support/verifyAgainstClean.js';
+import {
+  type CleanReference,
+  checkDlqHoldsPoison,
+  contentSha256,
+  verifyAgainstClean,
+} from './support/verifyAgainstClean.js';
 import { lineageIds, verifySummaries } from './support/verifySummaries.js';
 
 const S3_AUTH = 'AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=x';
@@ -107,7 +112,7 @@ describe('verifyAgainstClean: the final state against the clean run', () => {
   const outKey = worker.outputKey({ bucket: 'in', key });
   const quarantineKey = worker.sideOutputs?.quarantine?.({ bucket: 'in', key }) ?? '';
   const bytes = Buffer.from('{"id":"1"}\n');
-  const checksum = 'Yb8P3RkTxqTHIqKvU0uAUqTBhOnxkZNt2VEjmMlOEhY=';
+  const checksum = createHash('sha256').update(bytes).digest('base64');
   const object = (k: string, body: Buffer, etag = 'e1', digest = checksum): SnapshotObject => ({
     key: k,
     bytes: body,
@@ -239,6 +244,75 @@ describe('verifyAgainstClean: the final state against the clean run', () => {
     expect(verify(orphan).problems).toEqual([
       expect.stringMatching(/failure record of a message that is not in the DLQ/),
     ]);
+  });
+
+  describe('a multipart output: S3 stores a composite checksum, the notification names the whole content', () => {
+    // A sealed 2-part output (src/done/integrity.ts, sha256-parts): S3's stored SHA-256 is the
+    // composite (digest of the parts' digests, `-2`), the worker notifies the whole content's SHA-256.
+    const large = Buffer.from(`${'{"id":"1"}\n'.repeat(40)}`);
+    const whole = contentSha256(large);
+    const composite = createHash('sha256').update('the parts digests').digest('base64');
+    const multipart: SnapshotObject = {
+      key: outKey,
+      bytes: large,
+      lastModified: 0,
+      head: {
+        etag: 'o2-2',
+        contentLength: large.length,
+        checksumSHA256: `${composite}-2`,
+        metadata: buildOutputMetadata({
+          source: { bucket: 'in', key, etag: 'e1' },
+          codeVersion: NORMALIZE_CODE_VERSION,
+          integrity: {
+            kind: 'sha256-parts',
+            sha256Base64: whole,
+            compositeBase64: composite,
+            parts: 2,
+            bytes: large.length,
+          },
+        }),
+      },
+    };
+    const notified = (sha256: string) =>
+      delivery({
+        key: outputNotificationKey({
+          bucket: 'out',
+          key: outKey,
+          sha256,
+          codeVersion: NORMALIZE_CODE_VERSION,
+          source: { bucket: 'in', key },
+        }),
+        body: { output: { key: outKey, sha256 } },
+      });
+    const verifyLarge = (deliveries: SinkDelivery[]) =>
+      verifyAgainstClean({
+        snapshot: snapshot({ objects: [multipart], deliveries }),
+        history: [{ key, etags: ['e1'], finalEtag: 'e1' }],
+        clean: { byEtag: new Map([['e1', { output: large, checksum: whole }]]), dlqBodies: [] },
+        worker,
+        codeVersion: NORMALIZE_CODE_VERSION,
+        poison: [],
+        failurePrefix: 'failures/',
+      });
+
+    it("accepts the notification of the whole content's SHA-256, as the worker documents it", () => {
+      expect(verifyLarge([notified(whole)])).toMatchObject({ lost: 0, duplicated: 0, problems: [] });
+    });
+
+    it('flags a notification of the composite checksum: never applied for the output, and for content no input had', () => {
+      const verdict = verifyLarge([notified(composite)]);
+      expect(verdict).toMatchObject({ lost: 1, duplicated: 1 });
+      expect(verdict.problems).toEqual([
+        expect.stringMatching(/^LOST .*notification .* never applied at the sink/),
+        expect.stringMatching(/^DUPLICATED notification .* for output content no input ever had/),
+      ]);
+    });
+
+    it("flags a notification of another content's SHA-256 beside the right one", () => {
+      const verdict = verifyLarge([notified(whole), notified(contentSha256(Buffer.from('other')))]);
+      expect(verdict).toMatchObject({ lost: 0, duplicated: 1 });
+      expect(verdict.problems).toEqual([expect.stringMatching(/for output content no input ever had/)]);
+    });
   });
 
   it('counts sink repeats as absorbed, not duplicated', () => {

@@ -1,7 +1,7 @@
 /**
  * `npm run test:chaos`: the full fault-injection suite, with a printed table of figures.
  *
- *   tsx test/chaos/run.ts [--seed N] [--only NAME[,NAME...]] [--json] [--list] [--cpu-hogs N]
+ *   tsx test/chaos/run.ts [--seed N] [--only NAME[,NAME...]] [--json] [--list] [--cpu-hogs N] [--report FILE]
  *
  * Starts its own emulator (moto with atomic conditional writes; AWS_ENDPOINT_URL overrides it),
  * then runs, each on fresh resources, compared with a clean run of the same inputs (the scenarios
@@ -16,13 +16,18 @@
  *     test/chaos/support/scenarios.ts).
  * `--cpu-hogs N` keeps N other processes spinning on the CPU for the whole run, so the suite runs on a
  * loaded machine (issue 12: healthy messages must not reach a DLQ under load).
+ * `--report FILE` also writes one verdict per scenario in the shape of Vitest's JSON report, which
+ * `.ci/run`'s closing line counts with the vitest tiers.
  * Exits 1 when anything was lost or duplicated, or a DLQ held anything but the poison.
  */
 import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startMotoServer } from '../../local/emulator/motoServer.js';
 import { createPipelineClients } from '../../src/aws/pipelineClients.js';
+import { type ScenarioVerdict, scenarioVerdict, vitestShapedReport } from './support/chaosReport.js';
 import { type ChaosRow, formatChaosTable, scenarioRow } from './support/chaosTable.js';
 import { largeCsv } from './support/inputs.js';
 import {
@@ -44,6 +49,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     list: { type: 'boolean', default: false },
     'cpu-hogs': { type: 'string', default: '0' },
+    report: { type: 'string' },
   },
 });
 const seed = Number(values.seed);
@@ -81,15 +87,19 @@ for (const name of only ?? []) if (!names.includes(name)) throw new Error(`unkno
 const selected = (name: string) => only === undefined || only.has(name);
 
 const log = (text: string) => process.stderr.write(`${text}\n`);
+const pointPassed = (r: KillPointResult) => r.killed && r.lost === 0 && r.duplicated === 0 && r.problems.length === 0;
 /** One line per kill point: ok, or FAIL with its problems. */
 const logKillPoints = (results: readonly KillPointResult[]) => {
   for (const r of results) {
-    const ok = r.killed && r.lost === 0 && r.duplicated === 0 && r.problems.length === 0;
+    const ok = pointPassed(r);
     log(
       `  ${ok ? 'ok  ' : 'FAIL'} ${r.label} (${(r.durationMs / 1000).toFixed(1)} s)${ok ? '' : `: ${r.problems.join('; ')}`}`,
     );
   }
 };
+/** The problems of a kill-point row: each failed point with its own. */
+const killPointProblems = (results: readonly KillPointResult[]) =>
+  results.filter((r) => !pointPassed(r)).map((r) => `${r.label}: ${r.problems.join('; ') || 'failed'}`);
 // Each hog is a child that spins until it is killed (at the end, or when this process dies: the hog
 // polls its parent's pid and exits when the parent is gone, so a killed suite leaves none behind).
 const hogs = Array.from({ length: cpuHogs }, () =>
@@ -113,7 +123,9 @@ const env: ChaosEnvironment = {
   runner: chaosRunner,
 };
 
+const startTime = Date.now();
 const rows: ChaosRow[] = [];
+const verdicts: ScenarioVerdict[] = [];
 const details: { boundaries: Record<string, KillPointResult[]>; scenarios: ScenarioResult[] } = {
   boundaries: {},
   scenarios: [],
@@ -129,7 +141,9 @@ try {
     const results = await runItemBoundaryKills(env, item, discovery, points, 3);
     logKillPoints(results);
     details.boundaries[name] = results;
-    rows.push(killPointsRow(name, results, Date.now() - started));
+    const row = killPointsRow(name, results, Date.now() - started);
+    rows.push(row);
+    verdicts.push(scenarioVerdict(row, killPointProblems(results)));
   }
   if (selected(summaryTask.name)) {
     const { name, inputs, day } = summaryTask;
@@ -142,12 +156,14 @@ try {
     logKillPoints(results);
     details.boundaries[name] = results;
     const failed = results.filter((r) => !r.killed || r.problems.length > 0).length;
-    rows.push({
+    const row = {
       ...killPointsRow(name, results, Date.now() - started),
       itemsVerified: 0,
       summariesVerified: results.length,
       notes: `${results.length} kill points of one partition task, ${failed} failed`,
-    });
+    };
+    rows.push(row);
+    verdicts.push(scenarioVerdict(row, killPointProblems(results)));
   }
   for (const scenario of scenarios) {
     if (!selected(scenario.name)) continue;
@@ -155,16 +171,23 @@ try {
     const result = await runChaosScenario(env, scenario);
     for (const problem of result.problems) log(`  ${problem}`);
     details.scenarios.push(result);
-    rows.push(scenarioRow(result));
+    const row = scenarioRow(result);
+    rows.push(row);
+    verdicts.push(scenarioVerdict(row, result.problems));
   }
 } finally {
   for (const hog of hogs) hog.kill('SIGKILL');
   await moto?.stop();
 }
 
-const failed =
-  rows.some((r) => r.lost > 0 || r.duplicated > 0 || !r.dlqOnlyPoison) ||
-  Object.values(details.boundaries).some((results) => results.some((r) => !r.killed || r.problems.length > 0));
+const failed = verdicts.some((v) => !v.passed);
+if (values.report) {
+  mkdirSync(dirname(values.report), { recursive: true });
+  writeFileSync(
+    values.report,
+    `${JSON.stringify(vitestShapedReport(verdicts, { startTime, seed, cpuHogs }), null, 2)}\n`,
+  );
+}
 if (values.json) {
   process.stdout.write(`${JSON.stringify({ seed, cpuHogs, rows, details, failed }, null, 2)}\n`);
 } else {

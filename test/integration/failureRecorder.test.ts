@@ -237,52 +237,53 @@ describe('S3FailureRecorder', () => {
     expect(failedLine).toMatchObject({ messageId: 'caused', error });
   });
 
-  describe('the last attempt', () => {
-    const record = (id: string, body: string, receives: string): SQSRecord =>
-      ({
-        messageId: id,
-        receiptHandle: 'r',
-        body,
-        attributes: { ApproximateReceiveCount: receives },
-        messageAttributes: {},
-        md5OfBody: '',
-        eventSource: 'aws:sqs',
-        eventSourceARN: queueArn,
-        awsRegion: 'us-east-1',
-      }) as unknown as SQSRecord;
-    const s3Event = (key: string) =>
-      JSON.stringify({
-        Records: [
-          {
-            eventVersion: '2.1',
-            eventSource: 'aws:s3',
-            eventName: 'ObjectCreated:Put',
-            s3: { bucket: { name: bucket }, object: { key } },
-          },
-        ],
-      });
-    const context = { getRemainingTimeInMillis: () => 60_000, awsRequestId: 'req' } as unknown as Context;
-    /** A worker that runs `during` while its transform runs, then does what `then` says. */
-    const handlerWith = (during: (key: string) => Promise<void>, then: 'succeed' | 'fail' | 'hang') =>
-      createSqsBatchHandler({
-        worker: defineWorker({
-          name: 'last-attempt',
-          codeVersion: '1',
-          outputBucket: bucket,
-          outputKey: (s) => `out/${s.key}`,
-          async transform(_input, { output }) {
-            await during('');
-            if (then === 'fail') throw new Error('transform failed');
-            if (then === 'hang') await new Promise(() => {});
-            await output.write('ok\n');
-            return {};
-          },
-        }),
-        store: new S3ObjectStore(clients.s3),
-        sqs: clients.sqs,
-        failureRecorder: recorder(),
-      });
+  const record = (id: string, body: string, receives: string): SQSRecord =>
+    ({
+      messageId: id,
+      receiptHandle: 'r',
+      body,
+      attributes: { ApproximateReceiveCount: receives },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: queueArn,
+      awsRegion: 'us-east-1',
+    }) as unknown as SQSRecord;
+  const s3Event = (key: string) =>
+    JSON.stringify({
+      Records: [
+        {
+          eventVersion: '2.1',
+          eventSource: 'aws:s3',
+          eventName: 'ObjectCreated:Put',
+          s3: { bucket: { name: bucket }, object: { key } },
+        },
+      ],
+    });
+  const context = { getRemainingTimeInMillis: () => 60_000, awsRequestId: 'req' } as unknown as Context;
+  /** A worker that runs `during` while its transform runs, then does what `then` says. */
+  const handlerWith = (during: (key: string) => Promise<void>, then: 'succeed' | 'fail' | 'refuse' | 'hang') =>
+    createSqsBatchHandler({
+      worker: defineWorker({
+        name: 'last-attempt',
+        codeVersion: '1',
+        outputBucket: bucket,
+        outputKey: (s) => `out/${s.key}`,
+        async transform(_input, { output }) {
+          await during('');
+          if (then === 'fail') throw new Error('transform failed');
+          if (then === 'refuse') throw new RerunError('input refused', { retryable: false });
+          if (then === 'hang') await new Promise(() => {});
+          await output.write('ok\n');
+          return {};
+        },
+      }),
+      store: new S3ObjectStore(clients.s3),
+      sqs: clients.sqs,
+      failureRecorder: recorder(),
+    });
 
+  describe('the last attempt', () => {
     it('is on record while it runs, and a crash or timeout leaves that record: "last attempt started, no outcome recorded"', async () => {
       await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'in/hang.csv', Body: 'x' }));
       let seenDuring: unknown;
@@ -382,6 +383,54 @@ describe('S3FailureRecorder', () => {
       expect((await recorder().read(queueName, 'deferred'))?.reason).toBe(
         "receives used up by deferrals: the last receive (3 of 3) was deferred 30 s, so the queue's redrive policy moves it to the DLQ when the deferral ends; last reason: LedgerInProgressError: in progress elsewhere (deferred 30 s)",
       );
+    });
+  });
+  describe('a retry that succeeds', () => {
+    it('removes the record and index entry an earlier receive wrote (a non-retryable failure SQS retried), with conditional deletes', async () => {
+      await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'in/retried.csv', Body: 'x' }));
+      const entries = `failures/.by-input/${bucket}/_/${inputKeyHash('in/retried.csv')}/`;
+      const first = await handlerWith(async () => {}, 'refuse')(
+        { Records: [record('retried', s3Event('in/retried.csv'), '1')] },
+        context,
+      );
+      expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'retried' }]);
+      expect(await recorder().read(queueName, 'retried')).toMatchObject({ givenUp: 'non-retryable', receiveCount: 1 });
+      expect(await listKeys(clients.s3, bucket, entries)).toEqual([`${entries}${queueName}.retried.non-retryable`]);
+      log.clear();
+      // SQS delivers a message the worker gave up on again until the DLQ; this time it succeeds, so
+      // the message is deleted and never reaches the DLQ: its record must not say it does.
+      const second = await handlerWith(async () => {}, 'succeed')(
+        { Records: [record('retried', s3Event('in/retried.csv'), '2')] },
+        context,
+      );
+      expect(second.batchItemFailures).toEqual([]);
+      expect(await recorder().read(queueName, 'retried')).toBeUndefined();
+      expect(await listKeys(clients.s3, bucket, entries)).toEqual([]);
+      const deletes = log.requests.filter(
+        (q) => q.operation === 'DeleteObject' && String(q.input.Key).startsWith('failures/'),
+      );
+      expect(deletes.map((q) => typeof q.input.IfMatch)).toEqual(['string', 'string']);
+    });
+
+    it("removes only what an earlier receive wrote: a later receive's record (another delivery's) stands, and a first receive reads none", async () => {
+      await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'in/later.csv', Body: 'x' }));
+      const r = recorder();
+      // 'earlier' was given up on at receive 1; 'later' has a concurrent delivery's last attempt
+      // (receive 3 of 3) running, whose provisional record must stand.
+      await r.record(delivery({ outcome: failed({ messageId: 'earlier', retryable: false }) }));
+      await r.attemptStarted({ queueArn, messageId: 'later', receiveCount: 3 });
+      await handlerWith(async () => {}, 'succeed')(
+        { Records: [record('earlier', s3Event('in/later.csv'), '2'), record('later', s3Event('in/later.csv'), '2')] },
+        context,
+      );
+      expect(await recorder().read(queueName, 'earlier')).toBeUndefined();
+      expect(await recorder().read(queueName, 'later')).toMatchObject({ receiveCount: 3 });
+      log.clear();
+      await handlerWith(async () => {}, 'succeed')(
+        { Records: [record('fresh', s3Event('in/later.csv'), '1')] },
+        context,
+      );
+      expect(log.requests.filter((q) => String(q.input.Key ?? '').startsWith('failures/'))).toEqual([]);
     });
   });
 });

@@ -5,7 +5,7 @@ import type { PipelineClients } from '../../../src/aws/pipelineClients.js';
 import { type Day, daysInWindow } from '../../../src/keys/partition.js';
 import { createNormalizeWorker } from '../../../src/normalize/normalizeWorker.js';
 import { ChaosPipeline, type ChaosRunnerSettings } from './ChaosPipeline.js';
-import { type CleanOutput, type CleanReference, storedChecksum } from './verifyAgainstClean.js';
+import { type CleanOutput, type CleanReference, contentSha256 } from './verifyAgainstClean.js';
 import { type CleanSummary, finalSummaryInputs, lineageIds } from './verifySummaries.js';
 
 /** One content to run through the clean pipeline. */
@@ -77,7 +77,7 @@ export async function runCleanReference(options: {
       const quarantine = objects.get(worker.sideOutputs?.quarantine?.(source) ?? '');
       byEtag.set(etag, {
         output: output.bytes,
-        checksum: storedChecksum(output.head),
+        checksum: contentSha256(output.bytes),
         ...(quarantine ? { quarantine: quarantine.bytes } : {}),
       });
     }

@@ -7,7 +7,7 @@ import type { ChaosRow } from './chaosTable.js';
 import type { Interceptor, InterceptPhase, ProxyLogEntry } from './FaultProxy.js';
 import type { ChaosInput } from './inputs.js';
 import type { ChaosEnvironment } from './runChaosScenario.js';
-import { type ChaosVerdict, type CleanReference, storedChecksum, verifyAgainstClean } from './verifyAgainstClean.js';
+import { type ChaosVerdict, type CleanReference, contentSha256, verifyAgainstClean } from './verifyAgainstClean.js';
 
 /** One request of an item's work, as the runner made it in a clean run. */
 export interface ItemRequest {
@@ -229,7 +229,7 @@ function referenceOf(
   const quarantine = objects.get(worker.sideOutputs?.quarantine?.(source) ?? '');
   const reference = {
     output: output.bytes,
-    checksum: storedChecksum(output.head),
+    checksum: contentSha256(output.bytes),
     ...(quarantine ? { quarantine: quarantine.bytes } : {}),
   };
   return { byEtag: new Map([[etag, reference]]), dlqBodies: snapshot.dlq.map((m) => m.body) };

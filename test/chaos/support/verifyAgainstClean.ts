@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { judgeOutput, OutputState } from '../../../src/done/judgeOutput.js';
 import { FAILURE_INDEX_FOLDER, parseFailureIndexKey } from '../../../src/failures/failureIndex.js';
 import { parseFailureRecord } from '../../../src/failures/failureRecord.js';
@@ -20,8 +21,8 @@ export interface InputHistory {
 /** What a clean run (no faults, no kills, one runner) produced, per input content. */
 export interface CleanReference {
   /**
-   * By input content ETag: the normalized output, the SHA-256 S3 stored for it (base64, without the
-   * `-N` part count of a multipart object) and, when the content has bad rows, the quarantine.
+   * By input content ETag: the normalized output, the SHA-256 of its bytes (base64, what the worker's
+   * notification names: {@link contentSha256}) and, when the content has bad rows, the quarantine.
    */
   readonly byEtag: ReadonlyMap<string, CleanOutput>;
   /** DLQ bodies of the clean run (the true poison). */
@@ -33,6 +34,7 @@ export interface CleanReference {
 /** What the clean run wrote for one input content. */
 export interface CleanOutput {
   readonly output: Buffer;
+  /** {@link contentSha256} of `output`. */
   readonly checksum: string;
   readonly quarantine?: Buffer;
 }
@@ -188,7 +190,9 @@ export function verifyAgainstClean(input: {
     const notification = outputNotificationKey({
       bucket: snapshot.outputBucket,
       key: outKey,
-      sha256: storedChecksum(main.head),
+      // The bytes equal the clean output's (checked above), so this is the digest a correct worker
+      // computed of what it wrote, whichever checksum S3 stored for it.
+      sha256: contentSha256(main.bytes),
       codeVersion,
       source: { bucket: source.bucket, key: source.key },
     });
@@ -215,7 +219,13 @@ export function verifyAgainstClean(input: {
     const messageId = /([^/]+)\.json$/.exec(object.key)?.[1] ?? '';
     recorded.add(messageId);
     if (redriven.has(messageId)) continue; // the record of a proven crash storm the harness redrove
-    if (!dlqIds.has(messageId)) duplicated(`${object.key}: failure record of a message that is not in the DLQ`);
+    if (!dlqIds.has(messageId)) {
+      const record = parseFailureRecord(object.bytes);
+      const says = record
+        ? ` (receive ${record.receiveCount}/${record.maxReceiveCount}: ${record.reason}, at ${record.failedAt})`
+        : '';
+      duplicated(`${object.key}: failure record of a message that is not in the DLQ${says}`);
+    }
   }
   // A message whose every receive died with it (a proven crash storm) may have died before its
   // last attempt could write the provisional record (between ReceiveMessage and that PUT): the
@@ -368,12 +378,15 @@ function checkSide(
 }
 
 /**
- * The checksum an output's notification carries: S3's stored SHA-256 of the content, without the
- * `-N` part count of a multipart (composite) checksum.
+ * The checksum an output's notification carries: the SHA-256 of the whole content (base64), for a
+ * single-part and a multipart output alike (src/notify/outputNotification.ts: "SHA-256 of the
+ * output's bytes"; src/publish/OutputWriter.ts's contentChecksum). Computed here from the bytes read
+ * back, not from S3's stored checksum: for a multipart output that one is a composite (the digest
+ * of the parts' digests) and names no notification.
  *
  * @example
- * storedChecksum(object.head); // 'n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg='
+ * contentSha256(Buffer.from('{"id":"1"}\n')); // '6B4KpXvh8K2LIQs+Y0h0DjijgDZWkrbWEpxTqEJkrB0='
  */
-export function storedChecksum(head: { readonly checksumSHA256?: string }): string {
-  return (head.checksumSHA256 ?? '').replace(/-\d+$/, '');
+export function contentSha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('base64');
 }
