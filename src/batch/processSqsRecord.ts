@@ -1,6 +1,6 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
-import { DeadlineNearError, RerunError } from '../errors.js';
+import { isRerunErrorNamed, retryableOf } from '../errors.js';
 import { IntakeKind, type IntakeResult, type S3ObjectEvent, sentByRerun } from '../intake/parseS3Event.js';
 import { describeError, type Logger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
@@ -126,7 +126,7 @@ export async function processSqsRecord(
   } catch (error) {
     // The deadline stopped this record (not started for memory, or its read ran short of time):
     // it fits a fresh invocation, so it is not a failure of the input (readGuard.ts).
-    if (error instanceof DeadlineNearError) stopped = { index, why: errorMessage(error), error };
+    if (isRerunErrorNamed(error, 'DeadlineNearError')) stopped = { index, why: errorMessage(error), error };
     else return failedRecord(run, error, { record, base, requeued, logger }, current);
   }
   if (stopped) return requeueRest(run.queues, record, intake.objects, outcomes, stopped, base, logger);
@@ -231,7 +231,7 @@ async function failedRecord(
   current: { bucket: string; key: string } | undefined,
 ): Promise<RecordOutcome> {
   const { record, base, logger } = delivery;
-  const retryable = error instanceof RerunError ? error.retryable : true;
+  const retryable = retryableOf(error);
   const deferred = await deferIfAsked(run.queues, record, error, logger, run.now, run.invocation.start);
   return {
     ...base,
