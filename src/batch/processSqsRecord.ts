@@ -6,6 +6,7 @@ import { describeError, type Logger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
+import { outsideInputs } from '../worker/inputScope.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import {
   type ObjectOutcome,
@@ -221,7 +222,8 @@ async function removeThenLookAgain(
     logger: delivery.logger,
     rebuild: (created) => processObject(options.worker, created, processOptions),
   });
-  if (isFifo(delivery.record)) return outcome;
+  // A refused input (outside the worker's buckets and prefixes) removed nothing: nothing to look at again.
+  if (isFifo(delivery.record) || outsideInputs(options.worker, object)) return outcome;
   const plan = planLookAgain(object.eventTime, now(), timeLimitMs);
   if (!plan.send) return { ...outcome, reason: `${outcome.reason}; ${plan.note}` };
   delivery.lookAgains.set(object, { object, eventTime: plan.eventTime, delaySeconds: plan.delaySeconds });
