@@ -84,10 +84,7 @@ describe('an input outside the buckets the pipeline reads is refused by name', (
     });
     expect(byId['m-delete']).toMatchObject({ status: 'skipped', reason: expect.stringContaining('output bucket') });
     expect(byId['m-input']).toMatchObject({ status: 'processed' });
-    expect((await listKeys(clients.s3, output)).sort()).toEqual([
-      'incoming/a.csv',
-      `normalized/${input}/a.csv.ndjson`,
-    ]);
+    expect((await listKeys(clients.s3, output)).sort()).toEqual(['incoming/a.csv', `normalized/${input}/a.csv.ndjson`]);
     const delayed = await clients.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessagesDelayed'] }),
     );
