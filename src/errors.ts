@@ -1,6 +1,21 @@
 /**
+ * The brand every {@link RerunError} carries, registered in the global symbol registry so that a
+ * second copy of the package (a bundle beside `dist/`, two versions in one `node_modules`) brands
+ * its errors with the same symbol. `instanceof` holds only within one copy: a worker bundled with
+ * its own rerun throws errors of another class, and a handler that trusted `instanceof` retried a
+ * non-retryable one to the DLQ. The AWS CDK brands its errors the same way.
+ */
+const RERUN_ERROR_BRAND = Symbol.for('rerun.error');
+
+/**
  * Base class of every error rerun throws on purpose. `retryable` tells the batch handler whether
  * the SQS message should come back (batch item failure) or whether retrying cannot help.
+ *
+ * Recognise one with {@link RerunError.isRerunError}, not `instanceof`: the brand holds across
+ * copies of the package.
+ *
+ * @example
+ * if (RerunError.isRerunError(error) && !error.retryable) alert(error.name);
  */
 export class RerunError extends Error {
   readonly retryable: boolean;
@@ -8,7 +23,47 @@ export class RerunError extends Error {
     super(message, { cause: options.cause });
     this.name = 'RerunError';
     this.retryable = options.retryable ?? true;
+    // Not enumerable: the brand stays out of logs and JSON of the error.
+    Object.defineProperty(this, RERUN_ERROR_BRAND, { value: true });
   }
+
+  /**
+   * True for an error thrown by any copy of rerun (branded with `Symbol.for('rerun.error')` and
+   * carrying a boolean `retryable`), where `instanceof RerunError` is true only for this copy's.
+   *
+   * @example
+   * const retryable = RerunError.isRerunError(error) ? error.retryable : true;
+   */
+  static isRerunError(value: unknown): value is RerunError {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[RERUN_ERROR_BRAND] === true &&
+      typeof (value as { retryable?: unknown }).retryable === 'boolean'
+    );
+  }
+}
+
+/**
+ * True for a rerun error (of any copy of the package, see {@link RerunError.isRerunError}) of the
+ * given class name: how a decision that depends on one subclass survives a second copy.
+ *
+ * @example
+ * if (isRerunErrorNamed(error, 'DeadlineNearError')) requeueTheRest();
+ */
+export function isRerunErrorNamed(value: unknown, name: string): value is RerunError {
+  return RerunError.isRerunError(value) && value.name === name;
+}
+
+/**
+ * Whether a failure may be retried: a rerun error (of any copy) says so itself; anything else (an
+ * SDK error, a bug) is assumed transient.
+ *
+ * @example
+ * retryableOf(new InputTooLargeError('too big')); // false
+ */
+export function retryableOf(error: unknown): boolean {
+  return RerunError.isRerunError(error) ? error.retryable : true;
 }
 
 /** An SQS message body that is not an S3 event notification (or is malformed). Not retryable. */

@@ -34,7 +34,7 @@ export function reportFailure(error: unknown, io: CliIo, command: string, json: 
  * describeCliFailure(new TypeError('Invalid URL'), 'AWS (us-east-1)').message; // 'unexpected TypeError: Invalid URL ...'
  */
 export function describeCliFailure(error: unknown, where: string): CliFailure {
-  if (error instanceof RerunError) return { name: error.name, message: error.message };
+  if (RerunError.isRerunError(error)) return { name: error.name, message: error.message };
   const e = (error ?? {}) as {
     name?: string;
     Code?: string;

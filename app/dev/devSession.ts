@@ -134,6 +134,7 @@ async function provisionResources(
 /** The handler builds its clients at module scope from these, as in Lambda: they are set before it loads. */
 function setWorkerEnvironment(session: DevSession, env: NodeJS.ProcessEnv): void {
   env.OUTPUT_BUCKET = session.stack.outputBucket;
+  env.INPUT_BUCKETS = session.stack.inputBucket;
   env.AWS_ENDPOINT_URL = session.endpoint;
   env.AWS_REGION = session.region;
   env.LEDGER_TABLE = session.ledgerTable;

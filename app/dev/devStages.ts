@@ -119,6 +119,7 @@ async function lambdaPools(input: {
   const environment: Record<StackWorker, Record<string, string>> = {
     normalize: {
       OUTPUT_BUCKET: session.stack.outputBucket,
+      INPUT_BUCKETS: session.stack.inputBucket,
       LEDGER_TABLE: session.ledgerTable,
       NOTIFY_URL: `${session.sink.url}/notify`,
     },

@@ -1,7 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { errorMessage } from '../../src/batch/errorMessage.js';
 import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from '../../src/batch/runBatch.js';
-import { RerunError } from '../../src/errors.js';
+import { retryableOf } from '../../src/errors.js';
 import type { FailureRecorder } from '../../src/failures/FailureRecorder.js';
 import { createInvocationLogger } from '../../src/logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../../src/logging/logger.js';
@@ -127,7 +127,7 @@ export function createTaskBatchHandler<T>(
       return {
         ...base,
         status: RecordStatus.FAILED,
-        retryable: error instanceof RerunError ? error.retryable : true,
+        retryable: retryableOf(error),
         reason: errorMessage(error),
         source: parsed.source,
         ...(error instanceof Error ? { error: describeError(error) } : {}),

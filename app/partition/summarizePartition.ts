@@ -280,7 +280,7 @@ async function readLineage(
       // A connection dropped mid-body: the lines read so far are already counted, so start the
       // round over with a fresh accumulator rather than failing the task. A corrupt input is not
       // retried (SummaryInputInvalidError is not retryable).
-      if (error instanceof RerunError && !error.retryable) throw error;
+      if (RerunError.isRerunError(error) && !error.retryable) throw error;
       return `reading an input was interrupted (${error instanceof Error ? error.message : String(error)})`;
     } finally {
       lines.close();

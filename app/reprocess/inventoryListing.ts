@@ -38,7 +38,7 @@ export function parseInventoryManifest(text: string): InventoryManifest {
   try {
     return parseManifestText(text, PLANNING_INVENTORY_COLUMNS);
   } catch (error) {
-    if (error instanceof RerunError) throw new InventoryManifestError(error.message);
+    if (RerunError.isRerunError(error)) throw new InventoryManifestError(error.message);
     throw error;
   }
 }

@@ -28,11 +28,17 @@ export interface ConsoleServer {
 }
 
 const ASSETS = fileURLToPath(new URL('./assets/', import.meta.url));
-const TYPES: Record<string, string> = {
-  'index.html': 'text/html; charset=utf-8',
-  'console.js': 'text/javascript; charset=utf-8',
-  'console.css': 'text/css; charset=utf-8',
-};
+/**
+ * The files the console serves, by the path that asks for each, with their type: an explicit list
+ * in a Map, so that a path such as `/assets/constructor` or `/assets/__proto__` names nothing (an
+ * object used as a map answered them with its prototype's members and the request never ended).
+ */
+const ASSET_FILES: ReadonlyMap<string, { readonly file: string; readonly type: string }> = new Map([
+  ['/', { file: 'index.html', type: 'text/html; charset=utf-8' }],
+  ['/assets/index.html', { file: 'index.html', type: 'text/html; charset=utf-8' }],
+  ['/assets/console.js', { file: 'console.js', type: 'text/javascript; charset=utf-8' }],
+  ['/assets/console.css', { file: 'console.css', type: 'text/css; charset=utf-8' }],
+]);
 
 /**
  * Serves the console: its three static files and the read-only JSON API of {@link ConsoleApi}. Every
@@ -101,16 +107,15 @@ async function handle(request: IncomingMessage, response: ServerResponse, ctx: C
     return;
   }
   if (url.pathname.startsWith('/api/')) return api(url, response, ctx.api);
-  const file = url.pathname === '/' ? 'index.html' : url.pathname.slice('/assets/'.length);
-  const type = url.pathname === '/' || url.pathname.startsWith('/assets/') ? TYPES[file] : undefined;
-  if (!type) return send(response, 404, { error: 'not found' });
+  const asset = ASSET_FILES.get(url.pathname);
+  if (!asset) return send(response, 404, { error: 'not found' });
   response.writeHead(200, {
-    'Content-Type': type,
+    'Content-Type': asset.type,
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
     'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
   });
-  response.end(await readFile(`${ASSETS}${file}`));
+  response.end(await readFile(`${ASSETS}${asset.file}`));
 }
 
 async function api(url: URL, response: ServerResponse, consoleApi: ConsoleApi): Promise<void> {
@@ -127,13 +132,13 @@ async function api(url: URL, response: ServerResponse, consoleApi: ConsoleApi): 
         return send(
           response,
           200,
-          await consoleApi.inputs(day === UNDATED ? UNDATED : day, q('after'), Number(q('limit') ?? 50)),
+          await consoleApi.inputs(day === UNDATED ? UNDATED : day, q('after'), wholeNumber(q('limit'), 'limit', 50)),
         );
       }
       case '/api/output':
         return send(response, 200, await consoleApi.output(required(q('key'), 'key')));
       case '/api/live':
-        return send(response, 200, await consoleApi.live(Number(q('after') ?? 0)));
+        return send(response, 200, await consoleApi.live(wholeNumber(q('after'), 'after', 0)));
       case '/api/dead-letters': {
         const worker = q('queue') === topology.summarize.name ? topology.summarize : topology.normalize;
         return send(response, 200, await consoleApi.deadLetters(worker));
@@ -158,6 +163,18 @@ async function api(url: URL, response: ServerResponse, consoleApi: ConsoleApi): 
 function required(value: string | undefined, name: string): string {
   if (value === undefined || value === '') throw new TypeError(`the ${name} parameter is required`);
   return value;
+}
+
+/**
+ * A numeric query parameter: absent means `fallback`; anything but a whole number of at least 0
+ * is refused (400) by name. `Number('abc')` is NaN, which answered 200 with an empty page.
+ */
+function wholeNumber(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d{1,15}$/.test(value)) {
+    throw new RangeError(`the ${name} parameter must be a whole number of at least 0 (got ${JSON.stringify(value)})`);
+  }
+  return Number(value);
 }
 
 function send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -3,6 +3,7 @@
  * Everything is built once per container, at module scope; the handler only delegates.
  *
  * Environment: OUTPUT_BUCKET (required; also holds the failures/ records of given-up messages);
+ * INPUT_BUCKETS (the buckets it reads, comma-separated: an event naming another is refused);
  * LEDGER_TABLE and NOTIFY_URL (together: notify a webhook once per output content); CODE_VERSION_PREFIX
  * (record when this code version first ran, see src/worker/codeVersionMarker.ts); MAX_INPUT_BYTES
  * (the largest input one invocation finishes; the stack sets it); LOG_LEVEL;
@@ -19,6 +20,7 @@ import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
 import { notifyAfterOutput } from '../../src/notify/notifyAfterOutput.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { inputBucketsFrom } from '../../src/worker/inputScope.js';
 
 const logger = createLogger({
   fields: { service: 'rerun-normalize' },
@@ -32,6 +34,7 @@ const notifyUrl = optionalEnv('NOTIFY_URL', '');
 const ledgerTable = notifyUrl ? requireEnv('LEDGER_TABLE', process.env, 'NOTIFY_URL needs the dedupe ledger.') : '';
 
 const outputBucket = requireEnv('OUTPUT_BUCKET');
+const inputBuckets = inputBucketsFrom(optionalEnv('INPUT_BUCKETS', ''));
 const codeVersionPrefix = optionalEnv('CODE_VERSION_PREFIX', '');
 // The largest input one invocation finishes (the stack derives it from memory, timeout and the
 // measured throughput); a larger one is refused at once instead of timing out until the DLQ.
@@ -39,7 +42,7 @@ const maxInputBytes = optionalEnv('MAX_INPUT_BYTES', '');
 const store = new S3ObjectStore(clients.s3);
 
 export const handler = createSqsBatchHandler({
-  worker: createNormalizeWorker({ outputBucket }),
+  worker: createNormalizeWorker({ outputBucket, ...(inputBuckets ? { inputBuckets } : {}) }),
   store,
   sqs: clients.sqs,
   logger,

@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { RerunError } from '../errors.js';
+import { RerunError, retryableOf } from '../errors.js';
 import type { FailureRecorder } from '../failures/FailureRecorder.js';
 import {
   type BatchOperationsResponse,
@@ -167,7 +167,7 @@ export function createBatchOperationsHandler(
         return {
           messageId: task.taskId,
           status: RecordStatus.FAILED,
-          retryable: error instanceof RerunError ? error.retryable : true,
+          retryable: retryableOf(error),
           reason: errorMessage(error),
           source: subject,
           ...(error instanceof Error ? { error: describeError(error) } : {}),

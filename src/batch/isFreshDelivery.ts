@@ -1,3 +1,5 @@
+import { CLOCK_SKEW_ALLOWANCE_MS } from './clockSkew.js';
+
 /**
  * Whether a delivery is provably the first of its event, so that no earlier attempt of it can have
  * died part-way (after its publish and before its closing check, or between a side output and the
@@ -16,7 +18,8 @@
  *   message that came back from the DLQ (a redrive sends a new message) and a re-sent message,
  *   which are older than that.
  *
- * An event without a time (rerun's own reprocess messages) is never fresh. The time limit passed in
+ * An event without a time (rerun's own reprocess messages) is never fresh, nor one dated further
+ * ahead of the clock than CLOCK_SKEW_ALLOWANCE_MS (clockSkew.ts). The time limit passed in
  * is the invocation's remaining time when it started, which is at most the function's timeout.
  *
  * @example
@@ -31,5 +34,8 @@ export function isFreshDelivery(
   if (delivery.receiveCount !== 1 || delivery.eventTime === undefined) return false;
   const eventTime = Date.parse(delivery.eventTime);
   if (Number.isNaN(eventTime)) return false;
+  // An event dated in the future beyond clock skew is forged or mistimed: judged fresh, it would
+  // stay fresh for every redelivery until that date.
+  if (eventTime - now > CLOCK_SKEW_ALLOWANCE_MS) return false;
   return now - eventTime < timeLimitMs;
 }

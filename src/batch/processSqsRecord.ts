@@ -1,11 +1,12 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
-import { DeadlineNearError, RerunError } from '../errors.js';
+import { isRerunErrorNamed, retryableOf } from '../errors.js';
 import { IntakeKind, type IntakeResult, type S3ObjectEvent, sentByRerun } from '../intake/parseS3Event.js';
 import { describeError, type Logger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
+import { outsideInputs } from '../worker/inputScope.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
 import {
   type ObjectOutcome,
@@ -20,7 +21,7 @@ import { deferIfAsked, inProcessWaitMs } from './deferMessage.js';
 import { errorMessage } from './errorMessage.js';
 import { isFreshDelivery } from './isFreshDelivery.js';
 import { joinReasons } from './joinReasons.js';
-import { lookAgainBody, lookAgainDelaySeconds, lookAgainDueAt } from './removalLookAgain.js';
+import { lookAgainMessages, type PendingLookAgain, planLookAgain } from './removalLookAgain.js';
 import { requeueRest, requeuesOf, type StoppedAt } from './requeueRest.js';
 import { receiveCountOf } from './runBatch.js';
 import { isFifo, type SourceQueues } from './sourceQueues.js';
@@ -64,6 +65,8 @@ interface Delivery {
   readonly base: { readonly messageId: string; readonly receiveCount: number };
   readonly requeued: boolean;
   readonly logger: Logger;
+  /** The look agains its deletions ask for, by S3 record: sent together once the records have run. */
+  readonly lookAgains: Map<S3ObjectEvent, PendingLookAgain>;
 }
 
 /**
@@ -108,6 +111,7 @@ export async function processSqsRecord(
   let index = 0;
   /** Where the deadline stopped this message, when it did: the records from `index` on are not done. */
   let stopped: StoppedAt | undefined;
+  const delivery: Delivery = { record, base, requeued, logger, lookAgains: new Map() };
   try {
     for (; index < intake.objects.length; index++) {
       const object = intake.objects[index] as (typeof intake.objects)[number];
@@ -119,7 +123,7 @@ export async function processSqsRecord(
         break;
       }
       current = { bucket: object.bucket, key: object.key };
-      const { outcome, effect } = await runObject(run, object, current, { record, base, requeued, logger });
+      const { outcome, effect } = await runObject(run, object, current, delivery);
       outcomes.push(outcome);
       if (effect?.executed) effectsExecuted++;
       if (effect) notes.push(effect.note);
@@ -127,8 +131,17 @@ export async function processSqsRecord(
   } catch (error) {
     // The deadline stopped this record (not started for memory, or its read ran short of time):
     // it fits a fresh invocation, so it is not a failure of the input (readGuard.ts).
-    if (error instanceof DeadlineNearError) stopped = { index, why: errorMessage(error), error };
-    else return failedRecord(run, error, { record, base, requeued, logger }, current);
+    if (isRerunErrorNamed(error, 'DeadlineNearError')) stopped = { index, why: errorMessage(error), error };
+    else return failedRecord(run, error, delivery, current);
+  }
+  // Sent once every record has run (or the deadline stopped them): a message of many deletions
+  // costs a send or two, not one per record. A failed send returns the whole message (its removals
+  // are idempotent), as a failed record does.
+  try {
+    const sent = await sendLookAgains(run, record, [...delivery.lookAgains.values()]);
+    if (sent) notes.push(sent);
+  } catch (error) {
+    return failedRecord(run, error, delivery, current);
   }
   if (stopped) return requeueRest(run.queues, record, intake.objects, outcomes, stopped, base, logger);
   return settledRecord(base, outcomes, notes, effectsExecuted, current);
@@ -167,7 +180,7 @@ async function runObject(
         deadline,
       };
       const outcome = object.eventName.startsWith('ObjectRemoved:')
-        ? await removeThenLookAgain(run, record, object, processOptions, timeLimitMs, logger)
+        ? await removeThenLookAgain(run, delivery, object, processOptions, timeLimitMs)
         : await processObject(options.worker, object, processOptions);
       let effect: AfterOutputResult | undefined;
       if (options.afterOutput && outcome.output) {
@@ -193,35 +206,51 @@ async function runObject(
 
 /**
  * Deletion propagates: an ObjectRemoved event removes the input's outputs at once (conditional
- * deletes), and on a standard queue the event is sent again to look once more when every build that
- * read the input before the delete has ended (src/batch/removalLookAgain.ts says why).
+ * deletes), and on a standard queue the event is to be sent again, to look once more when every
+ * build that read the input before the delete has ended (src/batch/removalLookAgain.ts says why),
+ * when its eventTime lies within that window; the outcome's reason says which.
  */
 async function removeThenLookAgain(
   run: RecordRun,
-  record: SQSRecord,
+  delivery: Delivery,
   object: S3ObjectEvent,
   processOptions: ProcessObjectOptions,
   timeLimitMs: number,
-  logger: Logger,
 ): Promise<ObjectOutcome> {
-  const { options, queues, now } = run;
+  const { options, now } = run;
   const outcome = await removeOutputs(options.worker, object, {
     store: options.store,
-    logger,
+    logger: delivery.logger,
     rebuild: (created) => processObject(options.worker, created, processOptions),
   });
-  if (isFifo(record)) return outcome;
-  const eventTime = object.eventTime ?? new Date(now()).toISOString();
-  const delaySeconds = lookAgainDelaySeconds(lookAgainDueAt(eventTime, timeLimitMs), now());
-  if (delaySeconds === undefined) return outcome;
-  await queues.sqs.send(
-    new SendMessageCommand({
-      QueueUrl: await queues.queueUrlOf(record.eventSourceARN),
-      MessageBody: lookAgainBody(object, eventTime),
-      DelaySeconds: delaySeconds,
-    }),
-  );
-  return { ...outcome, reason: `${outcome.reason}; looking again in ${delaySeconds} s` };
+  // A refused input (outside the worker's buckets and prefixes) removed nothing: nothing to look at again.
+  if (isFifo(delivery.record) || outsideInputs(options.worker, object)) return outcome;
+  const plan = planLookAgain(object.eventTime, now(), timeLimitMs);
+  if (!plan.send) return { ...outcome, reason: `${outcome.reason}; ${plan.note}` };
+  delivery.lookAgains.set(object, { object, eventTime: plan.eventTime, delaySeconds: plan.delaySeconds });
+  return { ...outcome, reason: `${outcome.reason}; looking again in ${plan.delaySeconds} s` };
+}
+
+/**
+ * Sends a message's look agains to its own queue, as few messages as fit (lookAgainMessages), and
+ * returns a note when they were more than one; nothing to send returns undefined.
+ */
+async function sendLookAgains(
+  run: RecordRun,
+  record: SQSRecord,
+  pending: readonly PendingLookAgain[],
+): Promise<string | undefined> {
+  if (pending.length === 0) return undefined;
+  const messages = lookAgainMessages(pending);
+  const queueUrl = await run.queues.queueUrlOf(record.eventSourceARN);
+  for (const message of messages) {
+    await run.queues.sqs.send(
+      new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: message.body, DelaySeconds: message.delaySeconds }),
+    );
+  }
+  if (pending.length === 1) return undefined;
+  const delays = messages.map((m) => m.delaySeconds).join(', ');
+  return `its ${pending.length} look agains went as ${messages.length} message${messages.length === 1 ? '' : 's'} delayed ${delays} s (the latest due of their records)`;
 }
 
 /** A message that failed (not for the deadline): deferred first when its error asks for a later retry. */
@@ -232,7 +261,7 @@ async function failedRecord(
   current: { bucket: string; key: string } | undefined,
 ): Promise<RecordOutcome> {
   const { record, base, logger } = delivery;
-  const retryable = error instanceof RerunError ? error.retryable : true;
+  const retryable = retryableOf(error);
   const deferred = await deferIfAsked(run.queues, record, error, logger, run.now, run.invocation.start);
   return {
     ...base,

@@ -40,7 +40,7 @@ export interface BatchOperationsHandlerProps {
   readonly failurePrefix: string;
   readonly memoryMiB: number;
   readonly timeoutSeconds: number;
-  /** Merged over OUTPUT_BUCKET, LOG_LEVEL and NODE_OPTIONS. @default {} */
+  /** Merged over OUTPUT_BUCKET, INPUT_BUCKETS, LOG_LEVEL and NODE_OPTIONS. @default {} */
   readonly environment?: Readonly<Record<string, string>>;
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
@@ -114,6 +114,8 @@ export class BatchOperationsHandler extends Construct {
       timeout: Duration.seconds(props.timeoutSeconds),
       environment: {
         OUTPUT_BUCKET: props.outputBucket.bucketName,
+        // The only bucket it reads: a task naming another (the output bucket too) is refused by name.
+        INPUT_BUCKETS: props.inputBucket.bucketName,
         LOG_LEVEL: 'info',
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,

@@ -301,8 +301,9 @@ const DEFAULT_SETTINGS = {
  * public access, retained data and queues, least-privilege grants scoped to prefixes, generated
  * names, cdk-nag AwsSolutions clean (the few accepted findings are acknowledged here, with reasons).
  *
- * The worker's environment: OUTPUT_BUCKET, LEDGER_TABLE, MAX_INPUT_BYTES, NOTIFY_URL (with a
- * webhook), LOG_LEVEL, plus `environment`. A worker built with `createSqsBatchHandler` passes
+ * The worker's environment: OUTPUT_BUCKET, INPUT_BUCKETS (the bucket it reads: give it to
+ * defineWorker's `inputBuckets` so that an event naming another is refused), LEDGER_TABLE,
+ * MAX_INPUT_BYTES, NOTIFY_URL (with a webhook), LOG_LEVEL, plus `environment`. A worker built with `createSqsBatchHandler` passes
  * MAX_INPUT_BYTES on, so an input too large for one invocation is refused at once with a failure
  * record naming the limit (`maxInputBytes: Number(process.env.MAX_INPUT_BYTES)`), as
  * functions/normalize/handler.ts does.
@@ -465,6 +466,8 @@ export class RerunPipeline extends Construct {
       source: props.worker,
       environment: {
         OUTPUT_BUCKET: this.outputBucket.bucketName,
+        // The only bucket it reads: an event naming another (the output bucket too) is refused by name.
+        INPUT_BUCKETS: this.inputBucket.bucketName,
         LEDGER_TABLE: this.ledgerTable.tableName,
         // The worker refuses a larger input at once (src/worker/processObject.ts, InputTooLargeError).
         MAX_INPUT_BYTES: String(plan.maxInputBytes),

@@ -49,6 +49,12 @@ export interface NormalizeWorkerOptions {
    * @default NORMALIZE_PREFIXES (`incoming/`, `normalized/`, `quarantine/`)
    */
   readonly prefixes?: NormalizePrefixes;
+  /**
+   * The buckets it reads (defineWorker's `inputBuckets`): an event or a Batch Operations task
+   * naming another bucket, the output bucket included, is skipped with a reason naming it.
+   * @default not declared: any bucket but its own outputs
+   */
+  readonly inputBuckets?: readonly string[];
   /** Multipart part size. @default 5 MiB (OutputWriter's DEFAULT_PART_BYTES) */
   readonly partBytes?: number;
   /**
@@ -73,6 +79,7 @@ export function createNormalizeWorker(options: NormalizeWorkerOptions): WorkerDe
     name: 'normalize',
     codeVersion: NORMALIZE_CODE_VERSION,
     outputBucket: options.outputBucket,
+    ...(options.inputBuckets ? { inputBuckets: options.inputBuckets } : {}),
     ...normalizeKeyRules(options.prefixes, formats),
     ...(options.partBytes ? { partBytes: options.partBytes } : {}),
     async transform({ source, body, contentLength, countDecoded }, { output, side }) {

@@ -68,6 +68,20 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
    */
   readonly outputPrefixes?: readonly string[];
   /**
+   * The buckets the worker reads, e.g. `[process.env.INPUT_BUCKETS]` (RerunPipeline and `rerun dev`
+   * set INPUT_BUCKETS; read it with inputBucketsFrom): an event or a Batch Operations task naming
+   * any other bucket, the output bucket included, is skipped with a reason that names it, before
+   * any request (src/worker/inputScope.ts).
+   * @default not declared: any bucket but the worker's own outputs (output bucket, under outputPrefixes)
+   */
+  readonly inputBuckets?: readonly string[];
+  /**
+   * The key prefixes the worker reads (`['incoming/']`): a key under none of them is skipped with
+   * a reason that names it, before any request.
+   * @default not declared: any key
+   */
+  readonly inputPrefixes?: readonly string[];
+  /**
    * Deterministic keys of side outputs by name, e.g. `{ quarantine: (s) => ... }`.
    * @default {}
    */
@@ -150,6 +164,8 @@ export function defineWorker<Summary extends Record<string, string | number>>(
     'outputBucket',
     'outputKey',
     'outputPrefixes',
+    'inputBuckets',
+    'inputPrefixes',
     'sideOutputs',
     'legacyOutputKeys',
     'skipReason',
@@ -163,6 +179,15 @@ export function defineWorker<Summary extends Record<string, string | number>>(
   if (unknown.length > 0) throw new WorkerConfigurationError(`defineWorker: unknown option(s) ${unknown.join(', ')}`);
   if (definition.firstRun !== undefined && definition.firstRun !== 'create' && definition.firstRun !== 'check') {
     throw new WorkerConfigurationError(`defineWorker: "firstRun" must be 'create' or 'check'`);
+  }
+  for (const field of ['inputBuckets', 'inputPrefixes'] as const) {
+    const list = definition[field];
+    if (list !== undefined && (!Array.isArray(list) || list.length === 0 || list.some((v) => typeof v !== 'string'))) {
+      throw new WorkerConfigurationError(`defineWorker: "${field}" must list one or more strings`);
+    }
+  }
+  if (definition.inputBuckets?.some((b) => b === '')) {
+    throw new WorkerConfigurationError('defineWorker: "inputBuckets" must not hold an empty bucket name');
   }
   const prefixes = definition.outputPrefixes;
   if (prefixes === undefined) return Object.freeze({ ...definition });

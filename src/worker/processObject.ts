@@ -10,6 +10,7 @@ import { withFields } from '../logging/withFields.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type GetResult, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
+import { outsideInputs } from './inputScope.js';
 import type { ObjectOutcome } from './ObjectOutcome.js';
 import { formatSize, type ReadDeadline, ReadGuard } from './readGuard.js';
 import { removeOutputs } from './removeOutputs.js';
@@ -269,6 +270,8 @@ async function removeAfterDelete(
 }
 
 function skipReason(worker: WorkerDefinition, object: S3ObjectEvent): string | undefined {
+  const outside = outsideInputs(worker, object);
+  if (outside) return outside;
   if (!object.eventName.startsWith('ObjectCreated:')) return `event ${object.eventName} does not create content`;
   if (object.key.endsWith('/')) return 'folder marker (key ends with "/")';
   return worker.skipReason?.(object);

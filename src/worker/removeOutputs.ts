@@ -4,6 +4,7 @@ import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import { DeleteStatus, type S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from './defineWorker.js';
+import { outsideInputs } from './inputScope.js';
 import type { ObjectOutcome } from './ObjectOutcome.js';
 
 /**
@@ -71,6 +72,9 @@ export async function removeOutputs(
     bucket: object.bucket,
     key: object.key,
   });
+  // A delete named outside the worker's inputs removes nothing: its outputs are not this object's.
+  const outside = outsideInputs(worker, object);
+  if (outside) return { status: 'skipped', reason: outside };
   if (object.key.endsWith('/')) return { status: 'skipped', reason: 'folder marker (key ends with "/")' };
   const skip = worker.skipReason?.({ ...object, eventName: object.eventName });
   if (skip) return { status: 'skipped', reason: skip };

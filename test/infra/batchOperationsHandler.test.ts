@@ -118,6 +118,7 @@ describe('RerunPipeline with batchOperations: the handler function and the job r
       Environment: {
         Variables: {
           OUTPUT_BUCKET: { Ref: logicalId(pipeline.outputBucket as never) },
+          INPUT_BUCKETS: { Ref: logicalId(pipeline.inputBucket as never) },
           MAX_INPUT_BYTES: String(pipeline.maxInputBytes),
         },
       },

@@ -24,4 +24,10 @@ describe('isFreshDelivery: only a provable first delivery may trust the event eT
     expect(isFreshDelivery({ receiveCount: 1 }, at(0), 60_000)).toBe(false);
     expect(isFreshDelivery({ receiveCount: 1, eventTime: 'yesterday' }, at(0), 60_000)).toBe(false);
   });
+
+  it('an event dated ahead of the clock beyond the skew allowance is never fresh: it would stay fresh until that date', () => {
+    expect(isFreshDelivery({ receiveCount: 1, eventTime }, at(-300), 60_000)).toBe(true);
+    expect(isFreshDelivery({ receiveCount: 1, eventTime }, at(-301), 60_000)).toBe(false);
+    expect(isFreshDelivery({ receiveCount: 1, eventTime: '2099-01-01T00:00:00.000Z' }, at(0), 60_000)).toBe(false);
+  });
 });

@@ -798,7 +798,7 @@ async function planningSetup(target: PipelineTarget, values: OptionValues, io: C
     signal: io.signal,
   };
   const explain = (error: unknown): never => {
-    if (error instanceof RerunError) throw error;
+    if (RerunError.isRerunError(error)) throw error;
     throw explainAwsError(error, {
       role: 'input bucket, output bucket or normalize queue',
       name: `${target.inputBucket} / ${target.outputBucket} / ${queueUrl || '(no queue)'}`,
