@@ -349,6 +349,35 @@ const SURFACE = {
       'TextLine',
     ],
   },
+  './window': {
+    entry: 'src/window/index.ts',
+    values: [
+      'MAX_RANGE_WINDOWS',
+      'PartitionKeysInvalidError',
+      'PartitionTemplateInvalidError',
+      'TimeGrain',
+      'WindowMappingUnsupportedError',
+      'WindowNameInvalidError',
+      'WindowRangeReversedError',
+      'WindowRangeTooLargeError',
+      'partitionScheme',
+      'windowsIntersecting',
+    ],
+    types: [
+      'PartitionScheme',
+      'PartitionSpec',
+      'PartitionWindow',
+      'StaticPartitionSpec',
+      'StaticWindow',
+      'TimePartitionScheme',
+      'TimePartitionSpec',
+      'TimeWindow',
+      'UnpartitionedSpec',
+      'WholeWindow',
+      'WindowRangeOptions',
+      'WindowReading',
+    ],
+  },
 } as const;
 
 /**
@@ -421,14 +450,17 @@ describe('the public surface of each subpath', () => {
     }
   });
 
-  it('every error class is exported: the ledger\'s by ./ledger, the constructs\' by ./cdk, the rest by "."', () => {
+  it("every error class is exported: the ledger's by ./ledger, the constructs' by ./cdk, the window tasks' and partitions' by ./window, the rest by \".\"", () => {
     const ledger = errorClassesUnder('src/ledger');
     const cdk = errorClassesUnder('src/cdk');
+    const window = [...errorClassesUnder('src/partitions'), ...errorClassesUnder('src/window')];
     const library = errorClassesUnder('src').filter(
-      (name) => !ledger.includes(name) && !cdk.includes(name) && !INTERNAL_ERRORS.includes(name),
+      (name) =>
+        !ledger.includes(name) && !cdk.includes(name) && !window.includes(name) && !INTERNAL_ERRORS.includes(name),
     );
     expect(ledger.filter((name) => !SURFACE['./ledger'].values.includes(name as never))).toEqual([]);
     expect(cdk.filter((name) => !SURFACE['./cdk'].values.includes(name as never))).toEqual([]);
+    expect(window.filter((name) => !SURFACE['./window'].values.includes(name as never))).toEqual([]);
     expect(library.filter((name) => !SURFACE['.'].values.includes(name as never))).toEqual([]);
     expect(errorClassesUnder('local').filter((name) => !SURFACE['./local'].values.includes(name as never))).toEqual([]);
     for (const name of library) {
