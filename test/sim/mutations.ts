@@ -181,7 +181,7 @@ export const MUTATIONS: readonly Mutation[] = [
     runsIn: /^summary /,
     caughtBy: 'summary of a built day single-part+side, crashes 0',
     defect: "the summary's publish overwrites whatever is there instead of what its done-check saw",
-    file: 'app/partition/summarizePartition.ts',
+    file: 'src/window/publishWindowOutput.ts',
     edits: [
       {
         find: "  const published = await put(key, head ? { ifMatch: head.etag } : { ifNoneMatch: '*' });",
@@ -197,7 +197,7 @@ export const MUTATIONS: readonly Mutation[] = [
     runsIn: /^summary /,
     caughtBy: 'summary of a built day single-part+side, crashes 0',
     defect: 'a summary writer that lost the publish leaves its staging copy behind',
-    file: 'app/partition/summarizePartition.ts',
+    file: 'src/window/publishWindowOutput.ts',
     edits: [
       {
         find: `    // The next round stages under its own lineage hash: do not leave this copy behind.
