@@ -3,7 +3,9 @@ import { windowsIntersecting } from '../partitions/mapWindows.js';
 import { type PartitionScheme, type PartitionWindow, partitionScheme } from '../partitions/partitionScheme.js';
 import type { PartitionSpec } from '../partitions/partitionSpec.js';
 import { grainTiles } from '../partitions/timeWindow.js';
+import type { S3PartitionStore } from '../s3/S3PartitionStore.js';
 import { WindowTaskConfigurationError } from './errors.js';
+import { listWindowStatus, type WindowStatusReport } from './listWindowStatus.js';
 import { runWindowTask } from './runWindowTask.js';
 import type {
   CompiledWindowTask,
@@ -20,6 +22,12 @@ export interface WindowTask<Result = unknown, InputRecord = undefined> extends C
    * missing or outdated, writes nothing when it is current.
    */
   run(window: string | PartitionWindow, options: WindowRunOptions): Promise<WindowOutcome<Result>>;
+  /**
+   * The state of each window from `from` to `to` (window names, both included), from listings alone
+   * (see listWindowStatus): what status shows and what a backfill of the range runs (every window not
+   * published).
+   */
+  status(from: string, to: string, options: { readonly reader: S3PartitionStore }): Promise<WindowStatusReport[]>;
 }
 
 const DEFAULT_WORDS: Required<WindowWords> = {
@@ -109,5 +117,6 @@ export function defineWindowTask<Result = unknown, InputRecord = undefined>(
     ...compiled,
     run: (window, options) =>
       runWindowTask(compiled, typeof window === 'string' ? scheme.parseWindow(window) : window, options),
+    status: (from, to, options) => listWindowStatus(compiled as never, scheme.windowsBetween(from, to), options.reader),
   };
 }

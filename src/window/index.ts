@@ -42,7 +42,9 @@ export type { TimeWindow } from '../partitions/timeWindow.js';
 export { S3PartitionStore } from '../s3/S3PartitionStore.js';
 export { defineWindowTask, type WindowTask } from './defineWindowTask.js';
 export { WindowOutputInvalidError, WindowTaskConfigurationError, WindowTooLargeError } from './errors.js';
+export { judgeWindow, type WindowListing, WindowStatus, type WindowVerdict } from './judgeWindow.js';
 export { type WindowOutputJudgement, WindowOutputState } from './judgeWindowHead.js';
+export type { WindowStatusReport } from './listWindowStatus.js';
 export { DEFAULT_MAX_WINDOW_INPUTS, DEFAULT_MAX_WINDOW_OUTPUT_BYTES } from './runWindowTask.js';
 export type {
   ListedLineageEntry,
@@ -58,3 +60,4 @@ export type {
   WindowWriter,
 } from './WindowTaskDefinition.js';
 export type { WindowLineageEntry } from './windowLineage.js';
+export type { WindowMarker } from './windowMarker.js';
