@@ -207,6 +207,17 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
   },
+  {
+    // The marker race the simulation tier found: a writer's marker step that deletes every marker
+    // but its own lets an older writer delete the newer writer's marker, leaving one that names an
+    // output no longer published.
+    name: 'window-marker-deletes-the-newer-writers',
+    runsIn: /^summary /,
+    caughtBy: 'summary after create single-part+side, crashes 0',
+    defect: "an older writer's marker step deletes the marker of the output published after it",
+    file: 'src/window/publishWindowOutput.ts',
+    edits: [{ find: '    if (names(candidate.marker)) continue;', replace: '    if (candidate === mine) continue;' }],
+  },
 ];
 
 /** The directories a mutant copies: everything the simulation imports. */
