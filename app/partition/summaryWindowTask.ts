@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import { type Day, partitionName } from '../../src/keys/partition.js';
+import { partitionName } from '../../src/keys/partition.js';
 import type { TimePartitionSpec } from '../../src/partitions/partitionSpec.js';
 import { defineWindowTask, type WindowTask } from '../../src/window/defineWindowTask.js';
 import { type DailySummary, parseSummary, SummaryAccumulator, serializeSummary } from './dailySummary.js';
@@ -45,7 +45,6 @@ export function summaryWindowTask(options: {
   readonly inputs?: InputRules;
 }): WindowTask<SummaryCounts, SummaryCoverage> {
   const { bucket, layout, codeVersion, inputs: rules } = options;
-  const dayOf = (name: string): Day => name;
   return defineWindowTask<SummaryCounts, SummaryCoverage>({
     name: 'summary',
     codeVersion,
@@ -62,7 +61,7 @@ export function summaryWindowTask(options: {
       contentType: 'application/json',
       stagingPrefix: `${stagingRoot(layout)}${layout.source}/`,
     },
-    partitionLabel: (window) => partitionName(dayOf(window.name)),
+    partitionLabel: (window) => partitionName(window.name),
     words: {
       output: 'summary',
       window: 'day',
@@ -75,7 +74,7 @@ export function summaryWindowTask(options: {
       ? {
           recordInputs: async (window, { lineage, reader }) => {
             const outputs = new Map(lineage.map((entry) => [entry.key, entry.lastModified]));
-            const coverage = await listDayCoverage(reader, bucket, dayOf(window.name), rules, outputs);
+            const coverage = await listDayCoverage(reader, bucket, window.name, rules, outputs);
             return { digest: coverage.digest, value: coverage };
           },
         }
@@ -104,7 +103,7 @@ export function summaryWindowTask(options: {
         etag: e.etag,
       }));
       const summary: DailySummary = accumulator.finish({
-        day: dayOf(context.window.name),
+        day: context.window.name,
         codeVersion: context.codeVersion,
         lineageHash: context.lineageHash,
         lineage,

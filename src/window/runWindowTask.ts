@@ -136,7 +136,14 @@ async function attempt<Result, InputRecord>(
       stagingKey: keys.stagingKey(hash),
       noun: words.output,
       head: verdict.state === WindowOutputState.MISSING ? undefined : verdict,
-      validate: (bytes) => definition.validate?.(bytes, { partition: label, lineageHash: hash, codeVersion }),
+      validate: (bytes) => {
+        try {
+          return definition.validate?.(bytes, { partition: label, lineageHash: hash, codeVersion });
+        } catch (error) {
+          // A validation that throws (JSON.parse of bad bytes) refuses the copy like one that says why.
+          return `its validation threw: ${error instanceof Error ? error.message : String(error)}`;
+        }
+      },
     },
     write,
   );

@@ -137,6 +137,26 @@ describe('a user-defined hourly-to-daily window task against the emulator', () =
     ]);
   });
 
+  it('never publishes a staged copy its validation refuses, even one whose validation throws: retryable, nothing published', async () => {
+    const broken = defineWindowTask({
+      ...task.definition,
+      build: async (inputs, writer) => {
+        for await (const input of inputs) input.body.resume();
+        writer.write('not json');
+        return { records: 0 };
+      },
+    });
+    const run = broken.run(DAY, options);
+    await expect(run).rejects.toMatchObject({
+      name: 'WindowOutputInvalidError',
+      retryable: true,
+      message: expect.stringMatching(
+        /staged window output s3:\/\/.*\/daily\/_staging\/dt=2026-12-05\/[0-9a-f]{64}\.json is invalid: its validation threw/,
+      ),
+    });
+    expect(await listKeys(clients.s3, bucket, 'daily/dt=2026-12-05/')).toEqual([]);
+  });
+
   it('two racing builds of one window publish it once and leave one marker and no staging copy', async () => {
     const outcomes = await Promise.all([task.run(DAY, options), task.run(DAY, options)]);
     expect(outcomes.map((o) => o.status).sort()).toEqual(['processed', 'skipped']);
