@@ -1,31 +1,12 @@
-import { integrityProblem } from '../../src/done/integrity.js';
 import type { OutputHead } from '../../src/done/judgeOutput.js';
 import { type Day, partitionName } from '../../src/keys/partition.js';
-import { SummaryMetadataKey } from './summaryMetadata.js';
+import { judgeWindowHead, type WindowOutputJudgement, WindowOutputState } from '../../src/window/judgeWindowHead.js';
 
-/** The verdict of the summary worker's done-check on a published summary. */
-export const SummaryState = {
-  /** Nothing published yet. */
-  MISSING: 'missing',
-  /** Complete, and built from exactly this lineage by this code: nothing to do. */
-  CURRENT: 'current',
-  /** Complete, but built from other inputs or by other code: replace it. */
-  OUTDATED: 'outdated',
-  /** Not a complete rerun summary of this partition (no or wrong metadata, content differs): replace it. */
-  INVALID: 'invalid',
-} as const;
-export type SummaryState = (typeof SummaryState)[keyof typeof SummaryState];
+/** The verdict of the summary worker's done-check on a published summary: a window task's. */
+export const SummaryState = WindowOutputState;
+export type SummaryState = WindowOutputState;
 
-export type SummaryJudgement =
-  | { readonly state: typeof SummaryState.MISSING }
-  | {
-      readonly state: Exclude<SummaryState, 'missing'>;
-      readonly etag: string;
-      readonly reason: string;
-      /** The lineage hash in its metadata, when it has one. */
-      readonly lineageHash?: string;
-      readonly codeVersion?: string;
-    };
+export type SummaryJudgement = WindowOutputJudgement;
 
 /**
  * Judges a published summary from its HEAD (with `ChecksumMode: 'ENABLED'`): its integrity metadata
@@ -42,43 +23,12 @@ export function judgeSummaryHead(
   head: OutputHead | undefined,
   expected: { day: Day; lineageHash: string; codeVersion: string; coverageDigest?: string },
 ): SummaryJudgement {
-  if (!head) return { state: SummaryState.MISSING };
-  const m = head.metadata;
-  const lineageHash = m[SummaryMetadataKey.LINEAGE_HASH];
-  const codeVersion = m[SummaryMetadataKey.CODE_VERSION];
-  const invalid = (reason: string): SummaryJudgement => ({ state: SummaryState.INVALID, etag: head.etag, reason });
-  if (!lineageHash || !codeVersion || !m[SummaryMetadataKey.INTEGRITY]) {
-    return invalid('object has no rerun summary metadata (written by something else)');
-  }
-  if (m[SummaryMetadataKey.PARTITION] !== partitionName(expected.day)) {
-    return invalid(`object names partition ${String(m[SummaryMetadataKey.PARTITION])}`);
-  }
-  const integrity = integrityProblem(m[SummaryMetadataKey.INTEGRITY] as string, head);
-  if (integrity) return invalid(integrity);
-  const known = { etag: head.etag, lineageHash, codeVersion };
-  if (codeVersion !== expected.codeVersion) {
-    return {
-      state: SummaryState.OUTDATED,
-      ...known,
-      reason: `built by code version ${codeVersion}, current is ${expected.codeVersion}`,
-    };
-  }
-  if (lineageHash !== expected.lineageHash) {
-    return {
-      state: SummaryState.OUTDATED,
-      ...known,
-      reason: 'inputs changed since it was built (lineage hash differs)',
-    };
-  }
-  if (expected.coverageDigest !== undefined && m[SummaryMetadataKey.COVERAGE_DIGEST] !== expected.coverageDigest) {
-    return {
-      state: SummaryState.OUTDATED,
-      ...known,
-      reason:
-        m[SummaryMetadataKey.COVERAGE_DIGEST] === undefined
-          ? 'it does not record which inputs of the day it covers'
-          : "the day's inputs changed since it was built (an input was added, removed, failed or dead-lettered)",
-    };
-  }
-  return { state: SummaryState.CURRENT, ...known, reason: 'built from the current inputs by the current code' };
+  // The window task's done-check (src/window/judgeWindowHead.ts), in the summary's words.
+  return judgeWindowHead(head, {
+    partition: partitionName(expected.day),
+    lineageHash: expected.lineageHash,
+    codeVersion: expected.codeVersion,
+    ...(expected.coverageDigest !== undefined ? { recordDigest: expected.coverageDigest } : {}),
+    words: { output: 'summary', window: 'day' },
+  });
 }

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import type { Day } from '../../src/keys/partition.js';
+import { type Day, partitionName } from '../../src/keys/partition.js';
+import { windowLineageHash } from '../../src/window/windowLineage.js';
 import type { LineageKind } from './summaryLayout.js';
 
 /**
@@ -38,10 +38,10 @@ export function sortLineage(entries: readonly LineageEntry[]): LineageEntry[] {
  * lineageHash({ day: '2026-01-05', codeVersion: 'summarize@1', entries }); // '3f9c...'
  */
 export function lineageHash(input: { day: Day; codeVersion: string; entries: readonly LineageEntry[] }): string {
-  const canonical = JSON.stringify({
+  // The window task's hash (src/window/windowLineage.ts), with the summary's label `dt=D` and kinds as sources.
+  return windowLineageHash({
+    partition: partitionName(input.day),
     codeVersion: input.codeVersion,
-    lineage: sortLineage(input.entries).map((e) => [e.kind, e.path, e.etag]),
-    partition: `dt=${input.day}`,
+    entries: input.entries.map((e) => ({ source: e.kind, path: e.path, etag: e.etag })),
   });
-  return createHash('sha256').update(canonical, 'utf8').digest('hex');
 }

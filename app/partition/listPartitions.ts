@@ -205,6 +205,25 @@ export async function listSummaryInputs(
 ): Promise<{ lineage: LineageEntry[]; coverage?: SummaryCoverage }> {
   const { lineage, outputs } = await listDayOutputs(store, bucket, layout, day);
   if (!rules) return { lineage };
+  return { lineage, coverage: await listDayCoverage(store, bucket, day, rules, outputs) };
+}
+
+/**
+ * Which inputs of one day a summary covers, given the day's outputs (full key -> LastModified, from
+ * the lineage listings): two listings (the day's inputs in the input bucket, the day's failure index
+ * entries), and one HEAD of each output older than its input (its recorded source decides), judged
+ * by the same rule as `rerun status` and the backfill planner.
+ *
+ * @example
+ * const coverage = await listDayCoverage(store, 'rerun-output', '2026-01-05', rules, outputs);
+ */
+export async function listDayCoverage(
+  store: S3PartitionStore,
+  bucket: string,
+  day: Day,
+  rules: InputRules,
+  outputs: ReadonlyMap<string, number>,
+): Promise<SummaryCoverage> {
   const inputs: CoverageInput[] = [];
   for await (const object of store.list(rules.bucket, { prefix: `${rules.prefix}${partitionName(day)}/` })) {
     if (object.key.endsWith('/')) continue; // a folder marker is no input
@@ -219,7 +238,7 @@ export async function listSummaryInputs(
   }
   const listing = { inputs, outputs, failures };
   const recordedSources = await readRecordedSources(store, bucket, listing, rules);
-  return { lineage, coverage: summaryCoverageOf(classifyInputs({ ...listing, recordedSources }, rules)) };
+  return summaryCoverageOf(classifyInputs({ ...listing, recordedSources }, rules));
 }
 
 async function listDayOutputs(

@@ -1,6 +1,5 @@
-import { formatIntegrity } from '../../src/done/integrity.js';
-import { MetadataKey } from '../../src/done/outputMetadata.js';
 import type { Day } from '../../src/keys/partition.js';
+import { buildWindowMetadata, WindowMetadataKey } from '../../src/window/windowMetadata.js';
 
 /**
  * The S3 user metadata of a published summary: enough for a HEAD to tell whether it is complete
@@ -9,18 +8,18 @@ import type { Day } from '../../src/keys/partition.js';
  */
 export const SummaryMetadataKey = {
   /** SHA-256 (hex) of the partition, code version and lineage the summary was computed from. */
-  LINEAGE_HASH: 'rerun-lineage-hash',
+  LINEAGE_HASH: WindowMetadataKey.LINEAGE_HASH,
   /** `dt=YYYY-MM-DD`. */
-  PARTITION: 'rerun-partition',
+  PARTITION: WindowMetadataKey.PARTITION,
   /** Same key and meaning as the outputs' (src/done/outputMetadata.ts). */
-  CODE_VERSION: MetadataKey.CODE_VERSION,
+  CODE_VERSION: WindowMetadataKey.CODE_VERSION,
   /** `sha256:<base64 digest>:<byte length>`, as for single-part outputs. */
-  INTEGRITY: MetadataKey.INTEGRITY,
+  INTEGRITY: WindowMetadataKey.INTEGRITY,
   /**
    * The digest of the day's inputs and their classes the summary records (app/partition/summaryCoverage.ts);
-   * absent on a summary built without the inputs.
+   * absent on a summary built without the inputs. The window task's record digest.
    */
-  COVERAGE_DIGEST: 'rerun-coverage-digest',
+  COVERAGE_DIGEST: WindowMetadataKey.RECORD_DIGEST,
 } as const;
 
 /**
@@ -37,15 +36,10 @@ export function buildSummaryMetadata(input: {
   bytes: number;
   coverageDigest?: string;
 }): Record<string, string> {
-  return {
-    [SummaryMetadataKey.LINEAGE_HASH]: input.lineageHash,
-    [SummaryMetadataKey.PARTITION]: `dt=${input.day}`,
-    [SummaryMetadataKey.CODE_VERSION]: input.codeVersion,
-    [SummaryMetadataKey.INTEGRITY]: formatIntegrity({
-      kind: 'sha256',
-      sha256Base64: input.sha256Base64,
-      bytes: input.bytes,
-    }),
-    ...(input.coverageDigest !== undefined ? { [SummaryMetadataKey.COVERAGE_DIGEST]: input.coverageDigest } : {}),
-  };
+  const { day, coverageDigest, ...rest } = input;
+  return buildWindowMetadata({
+    ...rest,
+    partition: `dt=${day}`,
+    ...(coverageDigest !== undefined ? { recordDigest: coverageDigest } : {}),
+  });
 }

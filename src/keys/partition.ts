@@ -1,4 +1,5 @@
 import { RerunError } from '../errors.js';
+import { partitionScheme } from '../partitions/partitionScheme.js';
 
 /**
  * Daily partitions. A partition is a calendar day in UTC, written `YYYY-MM-DD` (a "day") or
@@ -13,8 +14,8 @@ export type Day = string;
 /** Most days one window may span (about ten years): a typo in a year must not plan a century. */
 export const MAX_WINDOW_DAYS = 3660;
 
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
-const MS_PER_DAY = 86_400_000;
+/** The daily scheme these helpers are a shorthand for. */
+const DAILY = partitionScheme({ kind: 'time', grain: 'daily', template: 'dt={yyyy}-{MM}-{dd}' });
 
 /** A day or a window that cannot be used (bad date, reversed or oversized window). Not retryable. */
 export class PartitionWindowInvalidError extends RerunError {
@@ -32,10 +33,11 @@ export class PartitionWindowInvalidError extends RerunError {
  * isDay('2026-02-30'); // false
  */
 export function isDay(value: string): boolean {
-  const match = DAY.exec(value);
-  if (!match) return false;
-  const date = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])));
-  return date.toISOString().slice(0, 10) === value;
+  try {
+    return DAILY.parseWindow(value).name === value;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -69,9 +71,8 @@ export function dayOfPartition(name: string): Day | undefined {
  * dayOfRelativeKey('orders.csv.ndjson'); // undefined
  */
 export function dayOfRelativeKey(relativeKey: string): Day | undefined {
-  const slash = relativeKey.indexOf('/');
-  if (slash < 0) return undefined;
-  return dayOfPartition(relativeKey.slice(0, slash));
+  const reading = DAILY.windowOfKey(relativeKey);
+  return 'window' in reading ? reading.window.name : undefined;
 }
 
 /**
@@ -93,7 +94,7 @@ export function previousDay(day: Day): Day {
 export function dayOfInstant(instant: number | string): Day {
   const ms = typeof instant === 'number' ? instant : Date.parse(instant);
   if (!Number.isFinite(ms)) throw new PartitionWindowInvalidError(`"${String(instant)}" is not a date and time`);
-  return new Date(ms).toISOString().slice(0, 10);
+  return DAILY.windowAt(ms).name;
 }
 
 /**
@@ -109,18 +110,18 @@ export function daysInWindow(from: Day, to: Day): Day[] {
   ] as const) {
     if (!isDay(value)) throw new PartitionWindowInvalidError(`--${name} "${value}" is not a day (YYYY-MM-DD)`);
   }
-  const start = Date.parse(`${from}T00:00:00Z`);
-  const count = Math.round((Date.parse(`${to}T00:00:00Z`) - start) / MS_PER_DAY) + 1;
+  const first = DAILY.parseWindow(from);
+  const count = Math.round((DAILY.parseWindow(to).start - first.start) / (first.end - first.start)) + 1;
   if (count < 1) throw new PartitionWindowInvalidError(`the window ends (${to}) before it starts (${from})`);
   if (count > MAX_WINDOW_DAYS) {
     throw new PartitionWindowInvalidError(
       `the window ${from}..${to} spans ${count} days; at most ${MAX_WINDOW_DAYS} at once (split it)`,
     );
   }
-  return Array.from({ length: count }, (_, i) => new Date(start + i * MS_PER_DAY).toISOString().slice(0, 10));
+  return DAILY.windowsBetween(from, to, { maxWindows: MAX_WINDOW_DAYS }).map((window) => window.name);
 }
 
 function addDays(day: Day, days: number): Day {
   if (!isDay(day)) throw new PartitionWindowInvalidError(`"${day}" is not a day (YYYY-MM-DD)`);
-  return new Date(Date.parse(`${day}T00:00:00Z`) + days * MS_PER_DAY).toISOString().slice(0, 10);
+  return DAILY.next(DAILY.parseWindow(day), days).name;
 }

@@ -312,6 +312,34 @@ describe('summarizePartition against the emulator', () => {
     expect(await listKeys(clients.s3, bucket, 'summaries/_staging/')).toEqual([]);
   });
 
+  it("an older writer's marker step never deletes a newer writer's marker: only markers that do not name the published summary go", async () => {
+    await summarizePartition(DAY, options);
+    // Writer A publishes a new lineage; just before A lists the markers, writer B publishes a newer
+    // lineage and records its marker (the race the simulation tier found, test/sim/invariants.ts).
+    await normalized(`dt=${DAY}/orders.csv.ndjson`, '{"id":"1","amount":"2"}\n');
+    const reader = new S3PartitionStore(clients.s3);
+    const listAll = reader.listAll.bind(reader);
+    let newer: Awaited<ReturnType<typeof summarizePartition>> | undefined;
+    reader.listAll = async (b, listing) => {
+      if (!newer && listing.prefix === markerPrefix(layout(), DAY)) {
+        await normalized(`dt=${DAY}/orders.csv.ndjson`, '{"id":"1","amount":"3"}\n');
+        newer = await summarizePartition(DAY, options);
+      }
+      return listAll(b, listing);
+    };
+    const older = await summarizePartition(DAY, { ...options, reader });
+    expect(older.status).toBe('processed');
+    expect(newer?.status).toBe('processed');
+    const published = await clients.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: summaryKey(layout(), DAY) }));
+    expect(published.ETag).toBe(`"${newer?.etag}"`);
+    // The newer writer's marker stays, and it is the only one: the older writer removed its own.
+    expect(await listKeys(clients.s3, bucket, markerPrefix(layout(), DAY))).toEqual([
+      `${markerPrefix(layout(), DAY)}${newer?.lineageHash}/${newer?.etag}/summarize%401`,
+    ]);
+    const [listing] = await listPartitions({ store: options.reader, bucket, layout: layout(), from: DAY, to: DAY });
+    expect(judgePartition(listing as never, CODE).status).toBe('published');
+  });
+
   it('fails without retry on a normalized output that is not NDJSON of objects, naming it', async () => {
     await normalized(`dt=${DAY}/broken.csv.ndjson`, '{"id":"1"}\n[1,2]\n');
     log.clear();

@@ -261,7 +261,7 @@ describe('the packed package in a new project', () => {
 
   it('every subpath imports with plain node', () => {
     const script =
-      "for (const p of ['rerun-pipeline', 'rerun-pipeline/ledger', 'rerun-pipeline/observability', 'rerun-pipeline/local', 'rerun-pipeline/normalize', 'rerun-pipeline/cdk']) " +
+      "for (const p of ['rerun-pipeline', 'rerun-pipeline/ledger', 'rerun-pipeline/observability', 'rerun-pipeline/local', 'rerun-pipeline/normalize', 'rerun-pipeline/cdk', 'rerun-pipeline/window']) " +
       'console.log(p, Object.keys(await import(p)).length);';
     const out = run(process.execPath, ['--input-type=module', '-e', script], scratch);
     for (const subpath of [
@@ -271,6 +271,7 @@ describe('the packed package in a new project', () => {
       'rerun-pipeline/local',
       'rerun-pipeline/normalize',
       'rerun-pipeline/cdk',
+      'rerun-pipeline/window',
     ]) {
       expect(out).toMatch(new RegExp(`^${subpath} [1-9][0-9]*$`, 'm'));
     }

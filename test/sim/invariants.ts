@@ -262,17 +262,20 @@ export function checkSummary(world: SimWorld, options: SummaryInvariantOptions):
   if (!current && planned.status === PartitionStatus.PUBLISHED)
     violations.push(`the planner calls the day current, the summary is not: ${planned.reason}`);
   // Two writers that both published (an older lineage's, then the current one's) race on the
-  // markers: ensureMarker lists, creates its own and deletes the others, so the superseded writer
-  // may leave its marker beside the winner's (the planner: stale, "raced") or delete the winner's
-  // and leave only its own, which names an ETag no longer published (the planner: invalid). The
-  // next run's done-check finds the summary current and rewrites only the markers. Any verdict on a
-  // current summary other than published that its markers do not explain is wrong.
+  // markers: the superseded writer may leave its marker beside the winner's (the planner: stale,
+  // "raced"; the next run's done-check finds the summary current and removes it). It never deletes
+  // the winner's: a marker goes only when a HEAD made after the marker listing shows that another
+  // output is published (src/window/publishWindowOutput.ts, ensureWindowMarker). So with no crash, a
+  // current summary always keeps its own marker. Any verdict on a current summary other than
+  // published that its markers do not explain is wrong.
   const summaryEtag = summaryObject ? unquote(summaryObject.etag) : '';
   const markersWrong = markers.length !== 1 || markers[0]?.summaryEtag !== summaryEtag;
   if (current && !crashed && planned.status !== PartitionStatus.PUBLISHED && !markersWrong)
     violations.push(`the summary is current but the planner says ${planned.status}: ${planned.reason}`);
   if (current && !crashed && markersWrong && options.stableLineage)
     violations.push(`the summary of a lineage that never changed has wrong markers: ${planned.reason}`);
+  if (current && !crashed && !markers.some((m) => m.summaryEtag === summaryEtag && m.lineageHash === currentHash))
+    violations.push(`the published summary's own marker is gone (a writer deleted it): ${planned.reason}`);
 
   const staging = keys.filter((k) => k.startsWith(stagingRoot(layout)));
   if (staging.length > 0 && !crashed)

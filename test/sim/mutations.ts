@@ -181,7 +181,7 @@ export const MUTATIONS: readonly Mutation[] = [
     runsIn: /^summary /,
     caughtBy: 'summary of a built day single-part+side, crashes 0',
     defect: "the summary's publish overwrites whatever is there instead of what its done-check saw",
-    file: 'app/partition/summarizePartition.ts',
+    file: 'src/window/publishWindowOutput.ts',
     edits: [
       {
         find: "  const published = await put(key, head ? { ifMatch: head.etag } : { ifNoneMatch: '*' });",
@@ -197,7 +197,7 @@ export const MUTATIONS: readonly Mutation[] = [
     runsIn: /^summary /,
     caughtBy: 'summary of a built day single-part+side, crashes 0',
     defect: 'a summary writer that lost the publish leaves its staging copy behind',
-    file: 'app/partition/summarizePartition.ts',
+    file: 'src/window/publishWindowOutput.ts',
     edits: [
       {
         find: `    // The next round stages under its own lineage hash: do not leave this copy behind.
@@ -206,6 +206,17 @@ export const MUTATIONS: readonly Mutation[] = [
         replace: '',
       },
     ],
+  },
+  {
+    // The marker race the simulation tier found: a writer's marker step that deletes every marker
+    // but its own lets an older writer delete the newer writer's marker, leaving one that names an
+    // output no longer published.
+    name: 'window-marker-deletes-the-newer-writers',
+    runsIn: /^summary /,
+    caughtBy: 'summary after create single-part+side, crashes 0',
+    defect: "an older writer's marker step deletes the marker of the output published after it",
+    file: 'src/window/publishWindowOutput.ts',
+    edits: [{ find: '    if (names(candidate.marker)) continue;', replace: '    if (candidate === mine) continue;' }],
   },
 ];
 

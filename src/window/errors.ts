@@ -1,0 +1,47 @@
+import { RerunError } from '../errors.js';
+
+/**
+ * A window too large for its task: more inputs or a larger output than one task takes, or more than
+ * one invocation can read. Retrying cannot help: build the window from windows of a finer grain or
+ * raise the bound (and the function's memory and timeout). Not retryable.
+ *
+ * @example
+ * throw new WindowTooLargeError('2026-12-05 has 30000 lineage entries (inputs), above the bound of 20000 (maxInputs)');
+ */
+export class WindowTooLargeError extends RerunError {
+  constructor(message: string) {
+    super(message, { retryable: false });
+    this.name = 'WindowTooLargeError';
+  }
+}
+
+/**
+ * The staged copy of a window's output is not what was written (overwritten, truncated), or the
+ * task's own validation refuses it. Retryable: the next attempt builds and stages it again.
+ *
+ * @example
+ * throw new WindowOutputInvalidError('staged window output s3://out/_staging/2026-12-05/ab.json is invalid: not JSON');
+ */
+export class WindowOutputInvalidError extends RerunError {
+  constructor(message: string) {
+    super(message, { retryable: true });
+    this.name = 'WindowOutputInvalidError';
+  }
+}
+
+/**
+ * A window task definition that cannot be used (caught by defineWindowTask, never mid-run): its
+ * partition schemes do not map onto each other, its output layout cannot name a window, or a name
+ * is missing. Not retryable.
+ *
+ * @example
+ * throw new WindowTaskConfigurationError('daily', 'the input "hourly" has a static scheme; a time window cannot depend on it');
+ */
+export class WindowTaskConfigurationError extends RerunError {
+  constructor(task: string, problem: string) {
+    super(`The window task "${task}" cannot be used: ${problem}. Fix its definition (defineWindowTask).`, {
+      retryable: false,
+    });
+    this.name = 'WindowTaskConfigurationError';
+  }
+}

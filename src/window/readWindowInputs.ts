@@ -1,0 +1,105 @@
+import { DeadlineNearError } from '../errors.js';
+import type { S3PartitionStore } from '../s3/S3PartitionStore.js';
+import { WindowTooLargeError } from './errors.js';
+import type { CompiledWindowTask, WindowDeadline, WindowInput } from './WindowTaskDefinition.js';
+import type { WindowLineageEntry } from './windowLineage.js';
+
+/**
+ * The inputs of a window as its build reads them: each GET pinned to the ETag its lineage lists
+ * (`If-Match`), so the output is exactly the function of the lineage it records. An input replaced
+ * or removed since the listing ends the round (the engine starts over with a fresh listing); a body
+ * that fails mid-read is noted, so the engine can tell a dropped connection from a build's own error.
+ */
+
+/** What the engine learns from a round's reads. */
+export interface InputReads {
+  readonly inputs: AsyncIterable<WindowInput>;
+  /** The error a body failed with mid-read, if one did (a dropped connection). */
+  bodyError(): unknown;
+  /** Whether an input was replaced or removed since it was listed (the round must start over). */
+  changed(): boolean;
+  /** Checks the time left against the inputs read so far. */
+  checkDeadline(): void;
+}
+
+/**
+ * The reads of one round over `lineage`, with the time guard of `deadline`.
+ *
+ * @example
+ * const reads = readWindowInputs(task, label, lineage, bucketOf, reader, deadline);
+ * for await (const input of reads.inputs) input.body.resume();
+ */
+export function readWindowInputs(
+  task: CompiledWindowTask<unknown, unknown>,
+  label: string,
+  lineage: readonly WindowLineageEntry[],
+  reader: S3PartitionStore,
+  deadline: WindowDeadline | undefined,
+): InputReads {
+  let done = 0;
+  let failed: unknown;
+  let changed = false;
+  const guard = timeGuard(task, label, lineage.length, deadline);
+  const sources = new Map(task.sources.map((s) => [s.source.name, s]));
+  async function* inputs(): AsyncGenerator<WindowInput> {
+    for (const [index, entry] of lineage.entries()) {
+      done = index;
+      guard(done);
+      const source = sources.get(entry.source);
+      if (!source) throw new Error(`lineage entry of unknown source ${entry.source}`);
+      const key = `${source.source.prefix}${entry.path}`;
+      const read = await reader.getExact(source.bucket, key, entry.etag);
+      if (read.status !== 'ok') {
+        changed = true;
+        // Thrown through the build, which cannot go on without this input; the engine starts over.
+        throw new Error(`the input ${key} changed since it was listed`);
+      }
+      read.body.once('error', (error) => {
+        failed ??= error;
+      });
+      try {
+        yield { ...entry, bucket: source.bucket, key, contentLength: read.contentLength, body: read.body };
+      } finally {
+        read.body.destroy();
+      }
+    }
+    done = lineage.length;
+  }
+  return { inputs: inputs(), bodyError: () => failed, changed: () => changed, checkDeadline: () => guard(done) };
+}
+
+/**
+ * Checks the time left while a window is read (`done` inputs of `total` so far): throws before the
+ * timeout, which would return the task with no outcome until the DLQ says "crashed or timed out".
+ * A task whose pace cannot read the window within a whole invocation is too large; one that only
+ * started late is retried (an output is built whole, so an invocation that started fresh is the
+ * only measure).
+ */
+function timeGuard(
+  task: CompiledWindowTask<unknown, unknown>,
+  label: string,
+  total: number,
+  deadline: WindowDeadline | undefined,
+): (done: number) => void {
+  if (!deadline) return () => {};
+  const { words } = task;
+  const startedAt = deadline.now();
+  return (done) => {
+    if (deadline.remainingTimeMs() >= deadline.marginMs) return;
+    const elapsedMs = Math.max(0, deadline.now() - startedAt);
+    const budgetMs = deadline.timeLimitMs - deadline.marginMs;
+    const read = `read ${done} of ${total} inputs in ${(elapsedMs / 1000).toFixed(1)} s`;
+    if (done > 0 && (elapsedMs * total) / done > budgetMs) {
+      throw new WindowTooLargeError(
+        `${label} cannot be ${words.built} within the function's time: it ${read}, which projects ` +
+          `${((elapsedMs * total) / done / 1000).toFixed(0)} s for the ${words.window}, above the ${(budgetMs / 1000).toFixed(0)} s an ` +
+          `invocation has; stopped before the timeout, nothing was written; raise the ${words.functionName}'s timeout ` +
+          'and memory (or build the window from windows of a finer grain), then redrive this task',
+      );
+    }
+    throw new DeadlineNearError(
+      `stopped: the function deadline came near (less than ${deadline.marginMs} ms left) after it ${read}; ` +
+        `the ${words.window} fits a fresh invocation, so the task will be retried`,
+    );
+  };
+}

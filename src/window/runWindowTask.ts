@@ -1,0 +1,253 @@
+import { createHash } from 'node:crypto';
+import { PublishConflictError, RerunError } from '../errors.js';
+import { type Logger, silentLogger } from '../logging/logger.js';
+import { withFields } from '../logging/withFields.js';
+import type { PartitionWindow } from '../partitions/partitionScheme.js';
+import { WindowTooLargeError } from './errors.js';
+import { judgeWindowHead, WindowOutputState } from './judgeWindowHead.js';
+import { listWindowLineage } from './listWindowLineage.js';
+import { ensureWindowMarker, type OutputWrite, removeIfPresent, stageValidatePublish } from './publishWindowOutput.js';
+import { readWindowInputs } from './readWindowInputs.js';
+import type { CompiledWindowTask, WindowOutcome, WindowRunOptions } from './WindowTaskDefinition.js';
+import { type WindowLineageEntry, windowLineageHash } from './windowLineage.js';
+import { buildWindowMetadata } from './windowMetadata.js';
+import { windowOutputKeys } from './windowOutputLayout.js';
+
+/** Lineage entries one window takes by default: one invocation reads them all. */
+export const DEFAULT_MAX_WINDOW_INPUTS = 20_000;
+/** The largest output by default, bytes (built in memory, written with one PutObject). */
+export const DEFAULT_MAX_WINDOW_OUTPUT_BYTES = 64 * 1024 ** 2;
+
+/**
+ * Brings one window's output up to date, idempotently: a task that owns its output slice.
+ *
+ * 1. Lineage: list the window's inputs with their ETags (sorted; keys in no window are reported
+ *    skipped, with their reason); with `recordInputs`, the task's record of its inputs too. Hash
+ *    the lineage with the window's label and the code version.
+ * 2. Done-check: HEAD the published output; when its integrity holds and it records this lineage
+ *    hash, code version and record, it is done: only make sure its marker is right, write nothing else.
+ * 3. Build: the task's build reads every input with `If-Match: <listed ETag>`; a 412/404 means an
+ *    input changed meanwhile, and a body that fails mid-read a dropped connection: start over.
+ * 4. Stage -> validate -> publish (publishWindowOutput.ts); a 412 means another writer published
+ *    first: start over (its output may be current).
+ * 5. Record the manifest marker and remove superseded ones.
+ *
+ * A crash at any point leaves either the previous output or the new one; a leftover staging copy or a
+ * missing or extra marker is repaired by the next run (and the judge calls the window stale meanwhile).
+ *
+ * @throws WindowTooLargeError (not retryable) for a window above maxInputs or maxOutputBytes, or one
+ *   whose pace cannot be read within one invocation; PublishConflictError (retryable) after maxRounds.
+ * @example
+ * const outcome = await runWindowTask(task, task.scheme.parseWindow('2026-12-05'), { store, reader });
+ */
+export async function runWindowTask<Result, InputRecord>(
+  task: CompiledWindowTask<Result, InputRecord>,
+  window: PartitionWindow,
+  options: WindowRunOptions,
+): Promise<WindowOutcome<Result>> {
+  const maxRounds = options.maxRounds ?? 4;
+  const label = task.definition.partitionLabel?.(window) ?? window.name;
+  const logger = withFields(options.logger ?? silentLogger, { task: task.definition.name, partition: label });
+  let last = '';
+  for (let round = 1; round <= maxRounds; round++) {
+    const result = await attempt(task, window, label, options, logger);
+    if (typeof result !== 'string') return result;
+    last = result;
+    logger.info(`${task.words.output} attempt restarts: ${result}`, { round });
+  }
+  throw new PublishConflictError(
+    `The ${task.words.output} of ${label} could not be completed in ${maxRounds} rounds (last: ${last}); ` +
+      'the message will be retried.',
+  );
+}
+
+type Restart = string;
+
+async function attempt<Result, InputRecord>(
+  task: CompiledWindowTask<Result, InputRecord>,
+  window: PartitionWindow,
+  label: string,
+  options: WindowRunOptions,
+  logger: Logger,
+): Promise<WindowOutcome<Result> | Restart> {
+  const { definition, words } = task;
+  const { store, reader } = options;
+  const { bucket } = definition.output;
+  const { codeVersion } = definition;
+  const keys = windowOutputKeys(task.scheme, window, definition.output);
+
+  // 1. Lineage (and the task's record of its inputs).
+  const { lineage: listed, skipped } = await listWindowLineage(task as never, window, reader);
+  const maxInputs = options.maxInputs ?? DEFAULT_MAX_WINDOW_INPUTS;
+  if (listed.length > maxInputs) {
+    throw new WindowTooLargeError(
+      `${label} has ${listed.length} lineage entries (${words.entries}), above the ${words.output}'s bound of ` +
+        `${maxInputs} (maxInputs): nothing was read or written; raise maxInputs with the ${words.functionName}'s ` +
+        'memory and timeout (or build the window from windows of a finer grain), then redrive this task',
+    );
+  }
+  const lineage = listed.map(({ source, path, etag }) => ({ source, path, etag }));
+  const hash = windowLineageHash({ partition: label, codeVersion, entries: lineage });
+  const record = await definition.recordInputs?.(window, { lineage: listed, reader });
+  const recordDigest = record?.digest;
+  const recorded = recordDigest !== undefined ? { recordDigest } : {};
+
+  // 2. Done-check.
+  const head = await store.head(bucket, keys.outputKey);
+  const verdict = judgeWindowHead(head, {
+    partition: label,
+    lineageHash: hash,
+    codeVersion,
+    ...recorded,
+    words: { output: words.output, window: words.window },
+  });
+  const base = { window, outputKey: keys.outputKey, lineageHash: hash, inputs: lineage.length, skipped };
+  const markerTarget = { bucket, outputKey: keys.outputKey, markerPrefix: keys.markerPrefix };
+  if (verdict.state === WindowOutputState.CURRENT) {
+    const marker = { lineageHash: hash, outputEtag: verdict.etag, codeVersion, ...recorded };
+    const repaired = await ensureWindowMarker(store, reader, markerTarget, marker);
+    // A missing marker means a publish was interrupted, possibly before its staging copy was removed.
+    if (repaired) await removeIfPresent(store, bucket, keys.stagingKey(hash));
+    return {
+      ...base,
+      status: 'skipped',
+      reason: `already done: ${words.output} is current (${lineage.length} inputs)${repaired ? '; manifest marker repaired' : ''}`,
+      etag: verdict.etag,
+      markerRepaired: repaired,
+    };
+  }
+  if (verdict.state !== WindowOutputState.MISSING) {
+    logger.info(`rebuilding ${words.output}`, { was: verdict.state, why: verdict.reason });
+  }
+
+  // 3. Build from exactly the listed versions.
+  const built = await buildOutput(task, window, label, options, { hash, lineage, record: record?.value });
+  if (typeof built === 'string') return built;
+  const { result } = built;
+  const write = outputWrite(task, label, options, built.bytes, { hash, entries: lineage.length, recorded });
+
+  // 4. Stage -> validate -> publish, then 5. the marker.
+  const published = await stageValidatePublish(
+    {
+      store,
+      reader,
+      bucket,
+      key: keys.outputKey,
+      stagingKey: keys.stagingKey(hash),
+      noun: words.output,
+      head: verdict.state === WindowOutputState.MISSING ? undefined : verdict,
+      validate: (bytes) => {
+        try {
+          return definition.validate?.(bytes, { partition: label, lineageHash: hash, codeVersion });
+        } catch (error) {
+          // A validation that throws (JSON.parse of bad bytes) refuses the copy like one that says why.
+          return `its validation threw: ${error instanceof Error ? error.message : String(error)}`;
+        }
+      },
+    },
+    write,
+  );
+  if (typeof published === 'string') return published;
+  await ensureWindowMarker(store, reader, markerTarget, {
+    lineageHash: hash,
+    outputEtag: published.etag,
+    codeVersion,
+    ...recorded,
+  });
+  return {
+    ...base,
+    status: 'processed',
+    reason:
+      verdict.state === WindowOutputState.MISSING
+        ? `${words.output} published (${lineage.length} inputs)`
+        : `${words.output} replaced (${verdict.reason})`,
+    etag: published.etag,
+    ...(verdict.state === WindowOutputState.MISSING
+      ? {}
+      : { previous: { state: verdict.state, reason: verdict.reason } }),
+    result,
+  };
+}
+
+/**
+ * 3. Runs the task's build over one round's reads into memory. A restart when an input changed since
+ * the listing or a body failed mid-read (a dropped connection); a build's own non-retryable verdict
+ * (a corrupt input) and any other failure are thrown.
+ */
+async function buildOutput<Result, InputRecord>(
+  task: CompiledWindowTask<Result, InputRecord>,
+  window: PartitionWindow,
+  label: string,
+  options: WindowRunOptions,
+  round: {
+    readonly hash: string;
+    readonly lineage: readonly WindowLineageEntry[];
+    readonly record: InputRecord | undefined;
+  },
+): Promise<{ readonly result: Result; readonly bytes: Buffer } | Restart> {
+  const chunks: Uint8Array[] = [];
+  const writer = {
+    write: (chunk: string | Uint8Array) => {
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
+    },
+  };
+  const reads = readWindowInputs(task as never, label, round.lineage, options.reader, options.deadline);
+  try {
+    const result = await task.definition.build(reads.inputs, writer, {
+      window,
+      partition: label,
+      codeVersion: task.definition.codeVersion,
+      lineageHash: round.hash,
+      lineage: round.lineage,
+      record: round.record,
+      checkDeadline: reads.checkDeadline,
+    });
+    return { result, bytes: Buffer.concat(chunks) };
+  } catch (error) {
+    if (reads.changed()) return 'inputs changed while being read';
+    // A build's own verdict that retrying cannot help (a corrupt input) stands; a connection that
+    // dropped mid-body starts the round over with a fresh build.
+    if (RerunError.isRerunError(error) && !error.retryable) throw error;
+    const dropped = reads.bodyError();
+    if (dropped !== undefined) {
+      return `reading an input was interrupted (${dropped instanceof Error ? dropped.message : String(dropped)})`;
+    }
+    throw error;
+  }
+}
+
+/** The output's bytes within `maxOutputBytes`, their digest, and a put of them with their metadata. */
+function outputWrite(
+  task: CompiledWindowTask<unknown, unknown>,
+  label: string,
+  options: WindowRunOptions,
+  bytes: Buffer,
+  lineage: { readonly hash: string; readonly entries: number; readonly recorded: { readonly recordDigest?: string } },
+): OutputWrite {
+  const { definition, words } = task;
+  const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_WINDOW_OUTPUT_BYTES;
+  if (bytes.byteLength > maxBytes) {
+    throw new WindowTooLargeError(
+      `the ${words.output} of ${label} is ${bytes.byteLength} bytes (${lineage.entries} lineage entries), above the bound of ` +
+        `${maxBytes} bytes (${words.maxBytesOption}): nothing was written; raise ${words.maxBytesOption} with the ` +
+        `${words.functionName}'s memory, then redrive this task`,
+    );
+  }
+  const sha256Base64 = createHash('sha256').update(bytes).digest('base64');
+  const metadata = buildWindowMetadata({
+    partition: label,
+    lineageHash: lineage.hash,
+    codeVersion: definition.codeVersion,
+    sha256Base64,
+    bytes: bytes.byteLength,
+    ...lineage.recorded,
+  });
+  const { bucket, contentType = 'application/octet-stream' } = definition.output;
+  return {
+    bytes,
+    sha256Base64,
+    // The store retries a 409 ConditionalRequestConflict (full jitter); one left over is a lost race.
+    put: (target, condition) =>
+      options.store.put(bucket, target, bytes, { condition, metadata, sha256Base64, contentType }),
+  };
+}
