@@ -1,5 +1,9 @@
 import { crc32, createInflateRaw } from 'node:zlib';
-import type { DecodeReport } from './decodeInput.js';
+
+/** Where a gzip input tells why it stopped being read (decodeInput.ts's DecodeReport is one). */
+interface InflateReport {
+  rejected?: string;
+}
 
 /** What bounds a gzip input's inflation (decodeInput.ts derives them from DecodeLimits). */
 export interface InflateLimits {
@@ -25,7 +29,7 @@ export interface InflateLimits {
  */
 export async function* inflateGzip(
   compressed: AsyncIterable<Uint8Array | string>,
-  report: DecodeReport,
+  report: InflateReport,
   limits: InflateLimits,
 ): AsyncGenerator<Uint8Array> {
   const input = new ByteQueue(compressed[Symbol.asyncIterator]());
@@ -63,7 +67,7 @@ export async function* inflateGzip(
 async function* inflateMember(
   input: ByteQueue,
   state: { produced: number },
-  report: DecodeReport,
+  report: InflateReport,
   limits: InflateLimits,
 ): AsyncGenerator<Uint8Array, boolean> {
   const { bound, boundReason } = limits;
