@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { RerunError } from '../../src/errors.js';
 import { parseInventoryManifest } from '../../src/intake/inventoryManifest.js';
-import { boundedLines } from '../../src/intake/manifestLines.js';
+import { boundedLines, boundedText } from '../../src/intake/manifestLines.js';
 import { encodeManifestKey } from '../../src/intake/parseBatchOperationsEvent.js';
 import { splitCsvLine } from '../../src/intake/splitCsvLine.js';
 import { LocalSetupError } from '../errors.js';
@@ -97,8 +98,10 @@ function manifestCsvRow(line: string, n: number): ManifestRow | undefined {
 async function inventoryTasks(s3: S3Client, bucket: string, key: string): Promise<ManifestRow[]> {
   let manifest: ReturnType<typeof parseInventoryManifest>;
   try {
-    manifest = parseInventoryManifest(await readText(s3, bucket, key), ['Bucket', 'Key']);
+    const text = await boundedText(await readBody(s3, bucket, key), { file: `s3://${bucket}/${key}` });
+    manifest = parseInventoryManifest(text, ['Bucket', 'Key']);
   } catch (error) {
+    if (RerunError.isRerunError(error) && error.name === 'ManifestTooLargeError') throw error;
     throw new LocalSetupError(`s3://${bucket}/${key}: ${(error as Error).message}`);
   }
   const column = (name: string) => manifest.columns.indexOf(name);
@@ -164,9 +167,4 @@ async function generatedTasks(
 async function readBody(s3: S3Client, bucket: string, key: string): Promise<Readable> {
   const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   return (out.Body as Readable | undefined) ?? Readable.from([]);
-}
-
-async function readText(s3: S3Client, bucket: string, key: string): Promise<string> {
-  const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-  return (await out.Body?.transformToString('utf8')) ?? '';
 }

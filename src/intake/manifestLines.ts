@@ -81,3 +81,55 @@ export async function* boundedLines(
   }
   if (held > 0) yield text(Buffer.alloc(0));
 }
+
+/**
+ * The largest manifest.json of an inventory read, in bytes. It lists the data files, about 200 bytes
+ * each: 16 MiB holds tens of thousands of them, far more than an inventory writes.
+ */
+export const MAX_MANIFEST_JSON_BYTES = 16 * 1024 ** 2;
+
+/**
+ * A manifest (an inventory's manifest.json) is larger than any real one: reading stopped at the
+ * limit instead of holding the object whole. Not retryable: the file must be fixed.
+ *
+ * @example
+ * throw new ManifestTooLargeError('s3://inv/manifest.json', 16777216);
+ */
+export class ManifestTooLargeError extends RerunError {
+  /** The file, as `s3://bucket/key`. */
+  readonly file: string;
+  readonly limitBytes: number;
+  constructor(file: string, limitBytes: number) {
+    super(
+      `${file} is larger than ${limitBytes} bytes, more than any inventory manifest.json (a list of its data files) ` +
+        'can be; reading stopped there. Check that the URL names the manifest.json of an S3 Inventory report.',
+      { retryable: false },
+    );
+    this.name = 'ManifestTooLargeError';
+    this.file = file;
+    this.limitBytes = limitBytes;
+  }
+}
+
+/**
+ * A manifest's whole text, read as it streams, holding at most `maxBytes`: a larger one throws
+ * {@link ManifestTooLargeError} as soon as it passes the limit.
+ *
+ * @example
+ * const manifest = parseInventoryManifest(await boundedText(body, { file: 's3://inv/manifest.json' }));
+ */
+export async function boundedText(
+  chunks: AsyncIterable<Uint8Array | string>,
+  options: { readonly file: string; readonly maxBytes?: number },
+): Promise<string> {
+  const limit = options.maxBytes ?? MAX_MANIFEST_JSON_BYTES;
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const value of chunks) {
+    const chunk = typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value);
+    size += chunk.length;
+    if (size > limit) throw new ManifestTooLargeError(options.file, limit);
+    parts.push(chunk);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}

@@ -85,4 +85,21 @@ describe('hostile manifests: an inventory data file of a few hundred KB of gzip 
     });
     expect(result.peakRssMiB).toBeLessThan(MAX_PEAK_RSS_MIB);
   });
+
+  it('the local stand-in refuses a manifest.json larger than any inventory writes with ManifestTooLargeError, unread past its limit', async () => {
+    const clients = testClients();
+    const bucket = await createBucket(clients.s3, uniqueName('inv'));
+    const huge = `{"sourceBucket":"in","files":[],"pad":"${'x'.repeat(17 * 1024 * 1024)}"}`;
+    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'huge/manifest.json', Body: huge }));
+    const { readManifestTasks } = await import('../../local/batchOperations/manifestTasks.js');
+    const refused = readManifestTasks(clients.s3, {
+      bucket,
+      key: 'huge/manifest.json',
+      format: 'S3InventoryReport_CSV_20161130',
+    });
+    await expect(refused).rejects.toMatchObject({
+      name: 'ManifestTooLargeError',
+      message: expect.stringMatching(new RegExp(`^s3://${bucket}/huge/manifest\\.json is larger than 16777216 bytes`)),
+    });
+  });
 });
