@@ -12,6 +12,7 @@ import {
   PLANNING_INVENTORY_COLUMNS,
   parseInventoryManifest as parseManifestText,
 } from '../../src/intake/inventoryManifest.js';
+import { boundedLines } from '../../src/intake/manifestLines.js';
 import { decodeS3EventKey } from '../../src/intake/parseS3Event.js';
 import { splitCsvLine } from '../../src/intake/splitCsvLine.js';
 import type { ListedObject } from './planReprocess.js';
@@ -105,7 +106,10 @@ export async function* inventoryListing(options: InventoryListingOptions): Async
       const body = await options.read(options.manifest.destinationBucket, file.key);
       const md5 = createHash('md5');
       body.on('data', (chunk: Buffer) => md5.update(chunk));
-      const lines = createInterface({ input: body.pipe(createGunzip()), crlfDelay: Number.POSITIVE_INFINITY });
+      // Bounded lines: a small gzip can expand to one line of hundreds of MiB (manifestLines.ts).
+      const lines = boundedLines(body.pipe(createGunzip()), {
+        file: `s3://${options.manifest.destinationBucket}/${file.key}`,
+      });
       for await (const line of lines) {
         if (line === '') continue;
         const row = inventoryRow(line, options.manifest.columns);

@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { RerunError } from '../../src/errors.js';
 import { parseInventoryManifest } from '../../src/intake/inventoryManifest.js';
+import { boundedLines, boundedText } from '../../src/intake/manifestLines.js';
 import { encodeManifestKey } from '../../src/intake/parseBatchOperationsEvent.js';
 import { splitCsvLine } from '../../src/intake/splitCsvLine.js';
 import { LocalSetupError } from '../errors.js';
@@ -51,7 +54,17 @@ export type LocalJobManifest =
 export async function readManifestTasks(s3: S3Client, manifest: LocalJobManifest): Promise<ManifestRow[]> {
   if ('generator' in manifest) return generatedTasks(s3, manifest.generator);
   if (manifest.format === 'S3InventoryReport_CSV_20161130') return inventoryTasks(s3, manifest.bucket, manifest.key);
-  return parseManifestCsv(await readText(s3, manifest.bucket, manifest.key));
+  const rows: ManifestRow[] = [];
+  const lines = boundedLines(await readBody(s3, manifest.bucket, manifest.key), {
+    file: `s3://${manifest.bucket}/${manifest.key}`,
+  });
+  let n = 0;
+  for await (const line of lines) {
+    n++;
+    const row = manifestCsvRow(line, n);
+    if (row) rows.push(row);
+  }
+  return rows;
 }
 
 /**
@@ -64,36 +77,43 @@ export async function readManifestTasks(s3: S3Client, manifest: LocalJobManifest
 export function parseManifestCsv(text: string): ManifestRow[] {
   const rows: ManifestRow[] = [];
   for (const [n, line] of text.split(/\r?\n/).entries()) {
-    if (line.trim() === '') continue;
-    const fields = splitCsvLine(line);
-    const [bucket, key, versionId] = fields;
-    if (!bucket || !key || fields.length > 3) {
-      throw new LocalSetupError(`manifest line ${n + 1} is not "bucket,key[,versionId]": ${JSON.stringify(line)}`);
-    }
-    rows.push({ bucket, key, ...(versionId ? { versionId } : {}) });
+    const row = manifestCsvRow(line, n + 1);
+    if (row) rows.push(row);
   }
   return rows;
+}
+
+/** One line of a CSV manifest as a row; undefined for a blank line. */
+function manifestCsvRow(line: string, n: number): ManifestRow | undefined {
+  if (line.trim() === '') return undefined;
+  const fields = splitCsvLine(line);
+  const [bucket, key, versionId] = fields;
+  if (!bucket || !key || fields.length > 3) {
+    throw new LocalSetupError(`manifest line ${n} is not "bucket,key[,versionId]": ${JSON.stringify(line)}`);
+  }
+  return { bucket, key, ...(versionId ? { versionId } : {}) };
 }
 
 /** The rows of an S3 Inventory report: Bucket and Key (URL-encoded already), VersionId when listed. */
 async function inventoryTasks(s3: S3Client, bucket: string, key: string): Promise<ManifestRow[]> {
   let manifest: ReturnType<typeof parseInventoryManifest>;
   try {
-    manifest = parseInventoryManifest(await readText(s3, bucket, key), ['Bucket', 'Key']);
+    const text = await boundedText(await readBody(s3, bucket, key), { file: `s3://${bucket}/${key}` });
+    manifest = parseInventoryManifest(text, ['Bucket', 'Key']);
   } catch (error) {
+    if (RerunError.isRerunError(error) && error.name === 'ManifestTooLargeError') throw error;
     throw new LocalSetupError(`s3://${bucket}/${key}: ${(error as Error).message}`);
   }
   const column = (name: string) => manifest.columns.indexOf(name);
   const rows: ManifestRow[] = [];
   for (const file of manifest.files) {
-    const out = await s3.send(new GetObjectCommand({ Bucket: manifest.destinationBucket, Key: file.key }));
-    const bytes = Buffer.from((await out.Body?.transformToByteArray()) ?? new Uint8Array());
-    if (file.md5 && createHash('md5').update(bytes).digest('hex') !== file.md5) {
-      throw new LocalSetupError(
-        `inventory data file s3://${manifest.destinationBucket}/${file.key} does not match its MD5 in the manifest`,
-      );
-    }
-    for (const line of gunzipSync(bytes).toString('utf8').split(/\r?\n/)) {
+    // Streamed, lines bounded: a data file of a few hundred KB of gzip can expand to one line of
+    // 600 MiB, which a whole-file gunzip held at once (1.3 GB) before failing as a bug.
+    const body = await readBody(s3, manifest.destinationBucket, file.key);
+    const md5 = createHash('md5');
+    body.on('data', (chunk: Buffer) => md5.update(chunk));
+    const lines = boundedLines(body.pipe(createGunzip()), { file: `s3://${manifest.destinationBucket}/${file.key}` });
+    for await (const line of lines) {
       if (line === '') continue;
       const fields = splitCsvLine(line);
       // A delete marker or a noncurrent version is no object to run (S3 runs them by version id).
@@ -104,6 +124,11 @@ async function inventoryTasks(s3: S3Client, bucket: string, key: string): Promis
         key: fields[column('Key')] ?? '',
         ...(versionId ? { versionId } : {}),
       });
+    }
+    if (file.md5 && md5.digest('hex') !== file.md5) {
+      throw new LocalSetupError(
+        `inventory data file s3://${manifest.destinationBucket}/${file.key} does not match its MD5 in the manifest`,
+      );
     }
   }
   return rows;
@@ -138,7 +163,8 @@ async function generatedTasks(
   return rows;
 }
 
-async function readText(s3: S3Client, bucket: string, key: string): Promise<string> {
+/** The body of an object as a Node stream (the SDK's body in Node.js is one). */
+async function readBody(s3: S3Client, bucket: string, key: string): Promise<Readable> {
   const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-  return (await out.Body?.transformToString('utf8')) ?? '';
+  return (out.Body as Readable | undefined) ?? Readable.from([]);
 }

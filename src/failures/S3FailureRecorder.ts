@@ -17,6 +17,16 @@ import {
   queueNameOfArn,
 } from './failureRecord.js';
 
+/**
+ * The message of the warn line a recorder writes when a failure record cannot be written (a 403 on
+ * the failure prefix, say), with the message id, the reason and the error: where the cause is left
+ * for `rerun redrive` (app/redrive/failureFromLogs.ts).
+ *
+ * @example
+ * line.message === RECORDER_WRITE_FAILED_MESSAGE; // the recorder could not write this message's record
+ */
+export const RECORDER_WRITE_FAILED_MESSAGE = 'could not record why the message was given up on';
+
 /** Options of {@link S3FailureRecorder}. */
 export interface S3FailureRecorderOptions {
   readonly store: S3ObjectStore;
@@ -109,8 +119,11 @@ export class S3FailureRecorder implements FailureRecorder {
       await this.index(failure.subject, queueName, failure.messageId, givenUp);
       return key;
     } catch (error) {
-      this.logger.warn('could not record why the message was given up on', {
+      // The record's place could not be written, and there is no other: this line (message id,
+      // the recorder's error, the reason) is what `rerun redrive --stack` reads back instead.
+      this.logger.warn(RECORDER_WRITE_FAILED_MESSAGE, {
         messageId: failure.messageId,
+        reason: failure.outcome.reason,
         error,
       });
       return undefined;

@@ -1,5 +1,5 @@
 import { isAscii } from 'node:buffer';
-import { createGunzip } from 'node:zlib';
+import { inflateGzip } from './inflateGzip.js';
 import { ContentKind, SNIFF_BYTES, sniffContent, TextEncoding } from './inputSniffer.js';
 
 /** Defaults of the gzip bomb guard (see {@link DecodeLimits}). */
@@ -166,12 +166,11 @@ async function* decodeText(chunks: AsyncIterable<Uint8Array | string>, encoding:
 }
 
 /**
- * Decompresses a gzip stream chunk by chunk (concatenated members too, as `gunzip` does). Stops with
- * `report.rejected` on corrupt data, truncation, or output beyond the bomb guard's bound; the bound is
- * a byte count fixed before reading (from the stored size), so where the text stops does not depend
- * on how the network cut the input into chunks.
+ * Decompresses a gzip input (inflateGzip.ts) within the bomb guard's bound: a byte count fixed
+ * before reading (from the stored size), so where the text stops does not depend on how the network
+ * cut the input into chunks.
  */
-async function* inflate(
+function inflate(
   compressed: AsyncIterable<Uint8Array | string>,
   report: DecodeReport,
   limits: DecodeLimits,
@@ -187,86 +186,10 @@ async function* inflate(
     bound === maxBytes
       ? `gzip content exceeds ${maxBytes} bytes when decompressed (bomb guard: maxInflatedBytes)`
       : `gzip content expands more than ${ratio}x its stored ${limits.storedBytes} bytes (bomb guard: maxInflateRatio)`;
-
-  const gunzip = createGunzip();
-  let sourceError: { error: unknown } | undefined;
-  const abort = new AbortController();
-  const source = compressed[Symbol.asyncIterator]();
-  // Feeds the decompressor; an error of the source is kept apart from a decompression error.
-  const feeding = (async () => {
-    try {
-      for (let step = await source.next(); !step.done; step = await source.next()) {
-        if (abort.signal.aborted) break;
-        const chunk = typeof step.value === 'string' ? Buffer.from(step.value, 'utf8') : step.value;
-        if (!gunzip.write(chunk)) await onceDrained(gunzip, abort.signal);
-      }
-      if (!abort.signal.aborted) gunzip.end();
-    } catch (error) {
-      if (!abort.signal.aborted && !gunzip.destroyed) {
-        sourceError = { error };
-        gunzip.destroy();
-      }
-    } finally {
-      await source.return?.(undefined);
-    }
-  })();
-
-  let produced = 0;
-  let guardError: { error: unknown } | undefined;
-  try {
-    for await (const out of gunzip as AsyncIterable<Buffer>) {
-      try {
-        limits.onInflated?.(out.length);
-      } catch (error) {
-        guardError = { error };
-        throw error;
-      }
-      if (produced + out.length > bound) {
-        const room = bound - produced;
-        if (room > 0) yield out.subarray(0, room);
-        report.rejected = boundReason;
-        return;
-      }
-      produced += out.length;
-      yield out;
-    }
-  } catch (error) {
-    if (guardError) throw guardError.error;
-    if (sourceError) throw sourceError.error;
-    if (abort.signal.aborted) return;
-    const code = (error as { code?: string }).code;
-    report.rejected =
-      code === 'Z_BUF_ERROR'
-        ? 'gzip stream is truncated: the rest of the file could not be read'
-        : `gzip stream is corrupt (${code ?? 'unknown error'}): the rest of the file could not be read`;
-    return;
-  } finally {
-    abort.abort();
-    gunzip.destroy();
-    await feeding;
-  }
-  if (sourceError) throw sourceError.error;
-}
-
-function onceDrained(stream: NodeJS.EventEmitter, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const done = () => {
-      stream.off('drain', done);
-      stream.off('error', fail);
-      stream.off('close', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const fail = (error: unknown) => {
-      stream.off('drain', done);
-      stream.off('close', done);
-      signal.removeEventListener('abort', done);
-      reject(error);
-    };
-    stream.once('drain', done);
-    stream.once('close', done);
-    stream.once('error', fail);
-    signal.addEventListener('abort', done, { once: true });
+  return inflateGzip(compressed, report, {
+    bound,
+    boundReason,
+    ...(limits.onInflated ? { onInflated: limits.onInflated } : {}),
   });
 }
 

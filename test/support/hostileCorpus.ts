@@ -174,6 +174,21 @@ export function hostileCorpus(): CorpusFile[] {
       },
     },
     {
+      name: 'a whole gzip member then 3 stray bytes: every row stands, one quarantine line names the bytes ignored',
+      key: `${DAY}/trailing-bytes.ndjson.gz`,
+      body: new Uint8Array(
+        Buffer.concat([gzipSync(Array.from({ length: 100 }, (_, i) => `{"n":${i}}\n`).join('')), Buffer.from('\nBC')]),
+      ),
+      expected: {
+        status: 'processed',
+        summary: {
+          records: '100',
+          quarantined: '1',
+          rejected: /^3 trailing bytes after the gzip data ignored \(not a gzip member; gzip -d warns likewise\)/,
+        },
+      },
+    },
+    {
       name: 'a corrupt gzip stream',
       key: `${DAY}/corrupt.csv.gz`,
       body: new Uint8Array(corruptGzip),

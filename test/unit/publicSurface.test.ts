@@ -411,9 +411,16 @@ const SURFACE = {
 /**
  * Error classes of src/ that no entry exports, each because no exported function throws it:
  * PartitionWindowInvalidError comes from the CLI's partition windows (src/keys/partition.ts, which no
- * entry exports), and the CLI turns it into a usage error.
+ * entry exports), and the CLI turns it into a usage error. ManifestLineTooLongError comes from the
+ * manifest readers of `rerun reprocess` and the local Batch Operations stand-in (src/intake/manifestLines.ts,
+ * which no entry exports), and so does ManifestTooLargeError; a caller recognises them by
+ * RerunError.isRerunError and their names.
  */
-const INTERNAL_ERRORS: readonly string[] = ['PartitionWindowInvalidError'];
+const INTERNAL_ERRORS: readonly string[] = [
+  'PartitionWindowInvalidError',
+  'ManifestLineTooLongError',
+  'ManifestTooLargeError',
+];
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const packageJson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {

@@ -2,6 +2,7 @@ import { S3FailureRecorder } from '../../../src/failures/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { alignColumns } from '../../alignColumns.js';
 import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
+import { type FailureReader, failuresWithLogFallback } from '../../redrive/failureFromLogs.js';
 import { referenceRecheck } from '../../redrive/recheckDeadLetter.js';
 import { type DeadLetter, type RedriveResult, redriveDeadLetters } from '../../redrive/redriveDeadLetters.js';
 import { StackOutput } from '../../stackOutputs.js';
@@ -93,6 +94,8 @@ Examples:
         prefix: target.topology.failurePrefix,
       });
       const queues = await resolveQueues(target, chosen, queue, stringOption(values, 'source-queue-url'), io.env);
+      // With --stack: where a message has no failure record, the cause the worker logged instead.
+      const failuresOf = await failureReaders(target, recorder);
       const results: RedriveResult[] = [];
       let progressOpen = false;
       for (const q of queues) {
@@ -101,7 +104,7 @@ Examples:
           sqs: target.clients.sqs,
           dlqUrl: q.dlqUrl,
           ...(q.sourceQueueUrl ? { sourceQueueUrl: q.sourceQueueUrl } : {}),
-          failures: recorder,
+          failures: failuresOf(q.stage),
           ...(q.stage ? { recheck: referenceRecheck(q.stage) } : {}),
           ...(max !== undefined ? { max } : {}),
           ...(rate !== undefined ? { ratePerSecond: rate } : {}),
@@ -236,4 +239,34 @@ function describeResult(result: RedriveResult): string {
     kept +
     (failed ? `Not moved:\n${failed}` : '')
   );
+}
+
+/**
+ * The failure records of a stage's messages; with `--stack` (its log groups in the outputs) and
+ * @aws-sdk/client-cloudwatch-logs installed, a message without one is looked up in the stage's log
+ * group, where the worker left the recorder's error when it could not write the record.
+ */
+async function failureReaders(
+  target: {
+    readonly region: string;
+    readonly endpoint?: string | undefined;
+    readonly stack?: { readonly outputs: Readonly<Record<string, string>> } | undefined;
+  },
+  recorder: FailureReader,
+): Promise<(stage: 'normalize' | 'summarize' | undefined) => FailureReader> {
+  const outputs = target.stack?.outputs ?? {};
+  const groups = { normalize: outputs[StackOutput.LOG_GROUP], summarize: outputs[StackOutput.SUMMARIZE_LOG_GROUP] };
+  const cwl =
+    groups.normalize || groups.summarize
+      ? await import('@aws-sdk/client-cloudwatch-logs').catch(() => undefined)
+      : undefined;
+  if (!cwl) return () => recorder;
+  const logs = new cwl.CloudWatchLogsClient({
+    region: target.region,
+    ...(target.endpoint ? { endpoint: target.endpoint } : {}),
+  });
+  return (stage) => {
+    const logGroup = stage ? groups[stage] : undefined;
+    return logGroup ? failuresWithLogFallback(recorder, { logs, logGroup }) : recorder;
+  };
 }

@@ -4,6 +4,7 @@ import { batchOperationsManifestKey, batchOperationsReportPrefix } from '../../.
 import { createBatchOperationsHandler } from '../../../src/batch/createBatchOperationsHandler.js';
 import { RerunError } from '../../../src/errors.js';
 import { S3FailureRecorder } from '../../../src/failures/S3FailureRecorder.js';
+import { boundedText } from '../../../src/intake/manifestLines.js';
 import { createNormalizeWorker } from '../../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
@@ -241,9 +242,8 @@ async function inventoryListings(
       throw new CliUsageError(`--${option} must be an s3://bucket/key URL of a manifest.json (got "${url}").`);
     const [, manifestBucket, manifestKey] = match as unknown as [string, string, string];
     const out = await s3.send(new GetObjectCommand({ Bucket: manifestBucket, Key: manifestKey }));
-    const manifest = parseInventoryManifest(
-      await (out.Body as { transformToString(): Promise<string> }).transformToString(),
-    );
+    // Bounded: a manifest.json lists data files; an object of any size at that URL is not held whole.
+    const manifest = parseInventoryManifest(await boundedText(out.Body as AsyncIterable<Uint8Array>, { file: url }));
     if (manifest.sourceBucket !== bucket) {
       throw new InventoryManifestError(
         `--${option} ${url} is an inventory of ${manifest.sourceBucket}, not of ${bucket}: pass that bucket's inventory.`,
