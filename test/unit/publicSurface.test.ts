@@ -349,6 +349,39 @@ const SURFACE = {
       'TextLine',
     ],
   },
+  './pipeline': {
+    entry: 'src/pipeline/index.ts',
+    values: [
+      'PIPELINE_DESCRIPTION_VERSION',
+      'PipelineDescriptionError',
+      'TimeGrain',
+      'definePipeline',
+      'describeKeyRule',
+      'describePipeline',
+      'isCustomKeyRule',
+      'outputKeyOf',
+      'parsePipelineDescription',
+    ],
+    types: [
+      'CustomKeyRule',
+      'DescribedKeyRule',
+      'DescribedStage',
+      'DeterministicKeyRule',
+      'ObjectRef',
+      'ObjectStage',
+      'OutputKeyRule',
+      'PartitionSpec',
+      'PipelineDefinition',
+      'PipelineDescription',
+      'PublishedCustomKeyRule',
+      'StageDefinition',
+      'StageInput',
+      'StaticPartitionSpec',
+      'TimePartitionSpec',
+      'UnpartitionedSpec',
+      'WindowStage',
+    ],
+  },
 } as const;
 
 /**
@@ -421,12 +454,15 @@ describe('the public surface of each subpath', () => {
     }
   });
 
-  it('every error class is exported: the ledger\'s by ./ledger, the constructs\' by ./cdk, the rest by "."', () => {
+  it("every error class is exported: the ledger's by ./ledger, the constructs' by ./cdk, the pipeline description's by ./pipeline, the rest by \".\"", () => {
     const ledger = errorClassesUnder('src/ledger');
     const cdk = errorClassesUnder('src/cdk');
+    const pipeline = errorClassesUnder('src/pipeline');
     const library = errorClassesUnder('src').filter(
-      (name) => !ledger.includes(name) && !cdk.includes(name) && !INTERNAL_ERRORS.includes(name),
+      (name) =>
+        !ledger.includes(name) && !cdk.includes(name) && !pipeline.includes(name) && !INTERNAL_ERRORS.includes(name),
     );
+    expect(pipeline.filter((name) => !SURFACE['./pipeline'].values.includes(name as never))).toEqual([]);
     expect(ledger.filter((name) => !SURFACE['./ledger'].values.includes(name as never))).toEqual([]);
     expect(cdk.filter((name) => !SURFACE['./cdk'].values.includes(name as never))).toEqual([]);
     expect(library.filter((name) => !SURFACE['.'].values.includes(name as never))).toEqual([]);
