@@ -1,12 +1,19 @@
 /**
- * The known name nearest to `name` by edit distance, when it is near enough to be a typo (at most a
- * third of its length, at least 1), else undefined: what a "did you mean" hint offers.
+ * The known name nearest to `name`: one that differs only in case, or that starts with it (a
+ * shortened name), or the nearest by edit distance when near enough to be a typo (at most a third
+ * of its length, at least 1); else undefined. What a "did you mean" hint offers.
  *
  * @example
  * nearestName('uper', ['upper', 'daily']); // 'upper'
+ * nearestName('strip', ['prefix', 'stripPrefix']); // 'stripPrefix'
  * nearestName('zzz', ['upper']); // undefined
  */
 export function nearestName(name: string, known: readonly string[]): string | undefined {
+  const lower = name.toLowerCase();
+  const sameButCase = known.find((k) => k.toLowerCase() === lower);
+  if (sameButCase !== undefined) return sameButCase;
+  const longer = lower.length >= 3 ? known.find((k) => k.toLowerCase().startsWith(lower)) : undefined;
+  if (longer !== undefined) return longer;
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const candidate of known) {

@@ -138,7 +138,14 @@ function checkInput(input: Record<string, unknown>, path: string): { prefix: str
   return Object.freeze({ prefix: p });
 }
 
-function checkKeyRule(
+/**
+ * One output key rule, checked as a stage's is (declarative parameters, or a custom pair of
+ * functions when `functions`): what `defineWorker({ outputKey: { prefix, ... } })` accepts.
+ *
+ * @example
+ * const rule = checkKeyRule({ prefix: 'upper/', stripPrefix: 'incoming/' }, 'outputKey', { functions: true });
+ */
+export function checkKeyRule(
   value: unknown,
   path: string,
   options: { readonly functions: boolean },

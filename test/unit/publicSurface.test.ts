@@ -124,6 +124,7 @@ const SURFACE = {
       'TransformOutputs',
       'WebhookResponse',
       'WorkerDefinition',
+      'WorkerDefinitionInput',
       'WriteCondition',
       'WriteResult',
       'WriteStatus',
