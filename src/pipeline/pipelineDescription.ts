@@ -36,8 +36,8 @@ export interface ObjectStage<Rule = OutputKeyRule> {
 }
 
 /**
- * A stage that owns one output per window of another stage's outputs (the window task itself lives
- * in src/window/): its input stage, its partitions (required), its output prefix and code version.
+ * A stage that owns one output per window of another stage's outputs (built by the library's window
+ * task): its input stage, its partitions (required), its output prefix and code version.
  *
  * @example
  * const daily: WindowStage = { kind: 'window', input: { stage: 'upper' },
