@@ -2,7 +2,11 @@ import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudf
 import { CreateBucketCommand, DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import { referenceInputRules } from '../../app/cli/inputRules.js';
+import { resolvePlanningStage, stageInputRules } from '../../app/cli/pipelineStage.js';
 import { StackOutput } from '../../app/stackOutputs.js';
+import { ConsoleApi } from '../../app/ui/consoleApi.js';
+import { resolveConsoleSource } from '../../app/ui/consoleSource.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { definePipeline } from '../../src/pipeline/definePipeline.js';
 import { describePipeline } from '../../src/pipeline/pipelineDescription.js';
@@ -140,5 +144,33 @@ describe('rerun reprocess --stack on the README user pipeline (moto CloudFormati
     ]);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toMatch(/--stage uper: .* has no stage named "uper"; did you mean "upper"\?/);
+  });
+
+  it('rerun status refuses a described user stage instead of judging it by the reference layout', async () => {
+    const p = await userPipeline(true);
+    const run = await rerunCli(['status', '--stack', p.stackName, '--from', '2026-12-05', '--to', '2026-12-05']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /rerun status: rerun status judges the daily summaries of rerun's reference pipeline .* stage "upper" .* is not that stage/,
+    );
+  });
+
+  it("the console judges the user's inputs by the published key rule, not the reference normalizer's skip rules", async () => {
+    const p = await userPipeline(true);
+    const source = await resolveConsoleSource({ stack: p.stackName }, { AWS_ENDPOINT_URL: awsEndpoint() });
+    const stage = await resolvePlanningStage(source.target, { stack: p.stackName });
+    const api = new ConsoleApi(source, {
+      rules: stageInputRules(stage, source.target, referenceInputRules(source.target)),
+    });
+    const day = await api.inputs('2026-12-05', undefined, 10);
+    // c d.txt is no format of the reference normalizer's (it would be "skipped"): here it is covered.
+    expect(day.items.map((i) => [i.key, i.class, i.outputKey])).toEqual([
+      ['incoming/dt=2026-12-05/b.csv', 'covered', `upper/${p.inputBucket}/dt=2026-12-05/b.csv`],
+      ['incoming/dt=2026-12-05/c d.txt', 'covered', `upper/${p.inputBucket}/dt=2026-12-05/c d.txt`],
+    ]);
+    expect((await api.overview()).inputPrefix).toBe('incoming/');
+    const output = await api.output('incoming/z.json');
+    expect(output.outputKey).toBe(`upper/${p.inputBucket}/z.json`);
+    expect(output.output).toBeDefined();
   });
 });
