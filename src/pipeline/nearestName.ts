@@ -23,7 +23,9 @@ export function nearestName(name: string, known: readonly string[]): string | un
       bestDistance = d;
     }
   }
-  return best !== undefined && bestDistance <= Math.max(1, Math.floor(name.length / 3)) ? best : undefined;
+  // Never a name that shares nothing with this one (a one-letter name is not a typo of another).
+  const near = bestDistance <= Math.max(1, Math.floor(name.length / 3)) && bestDistance < name.length;
+  return best !== undefined && near ? best : undefined;
 }
 
 /** `; did you mean "x"?` for a hint, or ''. */
