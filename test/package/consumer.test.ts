@@ -135,6 +135,7 @@ console.log(JSON.stringify({
   violations: report.violations.map((v) => v.ruleName + ' ' + v.violatingResources.map((r) => r.constructPath).join(',')),
   messages: artifact.messages.filter((m) => m.level !== 'info').map((m) => m.level + ' ' + m.id + ' ' + String(m.entry.data)),
   types: resources.map((r) => r.Type),
+  outputs: Object.fromEntries(Object.entries(artifact.template.Outputs ?? {}).map(([k, o]) => [k, o.Value])),
   workers: workers.map((r) => ({
     runtime: r.Properties.Runtime,
     asset: join(assembly.directory, 'asset.' + r.Properties.Code.S3Key.replace(/\\.zip$/, '')),
@@ -162,6 +163,7 @@ interface CdkAppReport {
   violations: string[];
   messages: string[];
   types: string[];
+  outputs: Record<string, unknown>;
   workers: { runtime: string; asset: string }[];
 }
 
@@ -459,6 +461,13 @@ describe('the packed package in a new project', () => {
     expect(report.types).toContain('AWS::Lambda::Function');
     expect(report.types).toContain('AWS::SQS::Queue');
     expect(report.types).toContain('AWS::S3::Bucket');
+    // The README's pipeline.mjs, published for the tools' --stack as it was defined.
+    expect(JSON.parse(report.outputs.PipelineDescription as string)).toMatchObject({
+      version: 1,
+      name: 'uploads',
+      stages: { upper: { outputKey: { prefix: 'upper/', stripPrefix: 'incoming/' }, codeVersion: 'upper@1' } },
+    });
+    expect(report.outputs.PipelineStage).toBe('upper');
   }, 180_000);
 
   it("a user CDK app with `referenceWorker('normalize')` synthesizes the prebuilt bundle with neither esbuild nor a lockfile, cdk-nag clean", () => {
