@@ -22,5 +22,9 @@ export const StackOutput = {
   SUMMARY_SCHEDULE_RULES: 'SummaryScheduleRuleNames',
   SCHEDULE_DLQ_URL: 'ScheduleDeadLetterQueueUrl',
   ALARM_TOPIC_ARN: 'AlarmTopicArn',
+  /** The pipeline as data (src/pipeline/): the key rules the tools plan with. */
+  PIPELINE_DESCRIPTION: 'PipelineDescription',
+  /** The stage of the description the stack's worker runs (the default `--stage`). */
+  PIPELINE_STAGE: 'PipelineStage',
 } as const;
 export type StackOutput = (typeof StackOutput)[keyof typeof StackOutput];

@@ -13,6 +13,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { stagingRoot } from '../app/partition/summaryLayout.js';
 import { SCHEDULE_WEEKDAYS, SUMMARIZE_TASK_TYPE, scheduleMessageGroup } from '../app/partition/summaryTask.js';
+import { referencePipeline } from '../app/referencePipeline.js';
 import { StackOutput } from '../app/stackOutputs.js';
 import { topology as defaultTopology, INPUT_EVENTS, type Topology } from '../app/topology.js';
 import { acknowledgeCheckov, CheckovCheck } from '../src/cdk/checkovAcknowledgements.js';
@@ -24,6 +25,7 @@ import { PipelineDashboard } from '../src/cdk/PipelineDashboard.js';
 import { grantPrefixAccess } from '../src/cdk/prefixGrants.js';
 import { RerunPipeline, type RerunWebhookSource } from '../src/cdk/RerunPipeline.js';
 import { SqsWorker, type WorkerSource } from '../src/cdk/SqsWorker.js';
+import { describePipeline } from '../src/pipeline/pipelineDescription.js';
 import { projectRoot } from './paths.js';
 
 export { StackOutput } from '../app/stackOutputs.js';
@@ -342,6 +344,11 @@ export class RerunStack extends Stack {
         'Dead letters of the daily schedule (EventBridge could not deliver them)',
       ],
       [StackOutput.ALARM_TOPIC_ARN]: [this.alarmTopic.topicArn, 'Every alarm notifies this topic: subscribe to it'],
+      [StackOutput.PIPELINE_DESCRIPTION]: [
+        JSON.stringify(describePipeline(referencePipeline(t))),
+        'The pipeline as data (rerun-pipeline/pipeline): the key rules rerun --stack plans with',
+      ],
+      [StackOutput.PIPELINE_STAGE]: [t.normalize.name, "The stage of the description the stack's queue feeds"],
     };
     for (const [name, [value, description]] of Object.entries(outputs)) {
       new CfnOutput(this, name, { value, description });

@@ -99,6 +99,7 @@ export {
   type TransformInput,
   type TransformOutputs,
   type WorkerDefinition,
+  type WorkerDefinitionInput,
 } from './worker/defineWorker.js';
 export {
   type OutcomeHook,

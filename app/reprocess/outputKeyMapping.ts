@@ -40,14 +40,25 @@ export function deterministicKeyMapping(options: {
   readonly inputPrefix: string;
   readonly outputPrefix: string;
   readonly suffix: string;
+  /**
+   * The key rule's stripPrefix: a start of `inputPrefix` (a pipeline description checks it), so
+   * every input under the prefix keeps the same rest, and outputs stay in the inputs' key order.
+   * @default inputPrefix
+   */
+  readonly stripPrefix?: string;
 }): OutputKeyMapping {
   const { inputBucket, inputPrefix, outputPrefix, suffix } = options;
-  const outputRoot = `${outputPrefix}${inputBucket}/`;
+  const stripPrefix = options.stripPrefix ?? inputPrefix;
+  if (!inputPrefix.startsWith(stripPrefix)) {
+    throw new RangeError(`stripPrefix "${stripPrefix}" must start the input prefix "${inputPrefix}"`);
+  }
+  // What the rule keeps of the input prefix sits between the bucket and the relative key.
+  const outputRoot = `${outputPrefix}${inputBucket}/${inputPrefix.slice(stripPrefix.length)}`;
   const outputKeyOf = (inputKey: string) =>
     deterministicKey({
       prefix: outputPrefix,
       source: { bucket: inputBucket, key: inputKey },
-      stripPrefix: inputPrefix,
+      stripPrefix,
       suffix,
     });
   const relativeOf = (outputKey: string): string | undefined =>

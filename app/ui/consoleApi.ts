@@ -84,12 +84,17 @@ export class ConsoleApi {
       readonly window?: { readonly from: Day; readonly to: Day };
       /** @default Date.now */
       readonly now?: () => number;
+      /**
+       * How the stage's inputs are judged (app/cli/pipelineStage.ts, stageInputRules).
+       * @default the reference normalizer's (referenceInputRules)
+       */
+      readonly rules?: InputRules;
     } = {},
   ) {
     const { target } = source;
     this.now = options.now ?? Date.now;
     this.reader = new S3PartitionStore(target.clients.s3);
-    this.rules = referenceInputRules(target);
+    this.rules = options.rules ?? referenceInputRules(target);
     this.recorder = new S3FailureRecorder({
       store: new S3ObjectStore(target.clients.s3),
       sqs: target.clients.sqs,
@@ -106,7 +111,7 @@ export class ConsoleApi {
   async overview() {
     const { target, kind, session } = this.source;
     const today = dayOfInstant(this.now());
-    const span = await inputDaySpan(target.clients.s3, target.inputBucket, target.topology.inputPrefix);
+    const span = await inputDaySpan(target.clients.s3, target.inputBucket, this.rules.prefix);
     const recent = defaultWindow(today);
     const window = this.options.window ?? (span && span.last < recent.from ? defaultWindow(span.last) : recent);
     return {
@@ -115,7 +120,7 @@ export class ConsoleApi {
       appName: target.appName,
       ...(target.stack ? { stackName: target.stack.stackName } : {}),
       inputBucket: target.inputBucket,
-      inputPrefix: target.topology.inputPrefix,
+      inputPrefix: this.rules.prefix,
       outputBucket: target.outputBucket,
       codeVersion: SUMMARIZE_CODE_VERSION,
       today,

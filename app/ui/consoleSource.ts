@@ -94,7 +94,16 @@ async function cloudWatchClients(
   const logGroups = [outputs[StackOutput.LOG_GROUP], outputs[StackOutput.SUMMARIZE_LOG_GROUP]].filter(
     (g): g is string => Boolean(g),
   );
-  if (cwl && logGroups.length === 0) missing.push("Outcomes are read from the stack's log groups: pass --stack NAME.");
+  if (cwl && logGroups.length === 0) {
+    // With --stack given, asking for it again misleads: say what the stack lacks instead.
+    missing.push(
+      target.stack
+        ? `Outcomes are read from the stack's log groups, and the stack "${target.stack.stackName}" has no output ` +
+            `${StackOutput.LOG_GROUP} or ${StackOutput.SUMMARIZE_LOG_GROUP} naming one (a RerunPipeline stack does not ` +
+            "publish its worker's log group): outcomes are not shown."
+        : "Outcomes are read from the stack's log groups: pass --stack NAME.",
+    );
+  }
   return {
     ...(cw ? { cloudwatch: guardReadOnlyClient('cloudwatch', new cw.CloudWatchClient(config)) } : {}),
     ...(cwl && logGroups.length > 0 ? { logs: guardReadOnlyClient('logs', new cwl.CloudWatchLogsClient(config)) } : {}),

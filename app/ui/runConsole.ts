@@ -1,5 +1,7 @@
 import { checkedEndpoint } from '../cli/checkedEndpoint.js';
 import type { CliIo, OptionValues } from '../cli/command.js';
+import { referenceInputRules } from '../cli/inputRules.js';
+import { resolvePlanningStage, stageInputRules } from '../cli/pipelineStage.js';
 import { reportCommandError, requireOutputBucket, requireWindow } from '../cli/pipelineTarget.js';
 import { ConsoleApi } from './consoleApi.js';
 import { startConsoleServer } from './consoleServer.js';
@@ -25,7 +27,10 @@ export async function runConsole(input: {
     await checkedEndpoint(io.env);
     const source = await resolveConsoleSource(values, io.env);
     await requireOutputBucket(source.target);
-    api = new ConsoleApi(source, window ? { window } : {});
+    // The inputs are judged by the stage's own key rules (the reference normalizer's only for its stage).
+    const stage = await resolvePlanningStage(source.target, values);
+    const rules = stageInputRules(stage, source.target, referenceInputRules(source.target));
+    api = new ConsoleApi(source, { rules, ...(window ? { window } : {}) });
   } catch (error) {
     return reportCommandError(error, io, 'ui', false);
   }

@@ -14,6 +14,8 @@ import { Construct } from 'constructs';
 import { batchOperationsManifestPrefix } from '../batch/batchOperationsLayout.js';
 import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
 import { InputFormat } from '../normalize/inputFormat.js';
+import type { CustomKeyRule, DeterministicKeyRule } from '../pipeline/keyRule.js';
+import type { PipelineDefinition, PipelineDescription } from '../pipeline/pipelineDescription.js';
 import { maxInputBytesFor, planningMibPerCpuSecond, sizeWorker } from '../sizing/sizeWorker.js';
 import type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
 import { allowCloudWatchAlarms } from './alarmTopicAccess.js';
@@ -25,6 +27,12 @@ import { grantLedgerAccess, LedgerTable, type LedgerTableProps } from './LedgerT
 import { acknowledgeBucketNotificationsHandler, acknowledgePrefixWildcards } from './nagAcknowledgements.js';
 import { PipelineDashboard } from './PipelineDashboard.js';
 import { grantPrefixAccess } from './prefixGrants.js';
+import {
+  PIPELINE_DESCRIPTION_STACK_OUTPUTS,
+  type PipelineProps,
+  type PlannedStage,
+  planStage,
+} from './publishedPipeline.js';
 import { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
 import { SqsWorker, sqsWorkerViolations, type WorkerFunctionProps, type WorkerSource } from './SqsWorker.js';
 
@@ -211,6 +219,27 @@ export interface RerunPipelineProps {
    */
   readonly outputs?: boolean;
   /**
+   * The pipeline this construct runs a stage of (definePipeline of rerun-pipeline/pipeline): the
+   * stage's input prefix and key rules come from it, and are checked at synth (a
+   * PipelineDescriptionError names the field). With `outputs: true` the stack publishes it as the
+   * output PipelineDescription (and PipelineStage), which `rerun reprocess|status|ui --stack` read:
+   * the tools then plan with the worker's own key rule. A worker of `referenceWorker('normalize')`
+   * publishes its own without this prop.
+   * @default none: the tools refuse to plan a stack that publishes no key rule
+   */
+  readonly pipeline?: PipelineDefinition | PipelineDescription;
+  /**
+   * The stage of `pipeline` the worker runs.
+   * @default the pipeline's only object stage over a prefix of the input bucket
+   */
+  readonly stage?: string;
+  /**
+   * The worker's key rule alone, when there is no `pipeline`: `{ prefix, stripPrefix?, suffix? }`
+   * (defineWorker's `outputKey` as data). Published as a one-stage description named `workerName`.
+   * @default none
+   */
+  readonly outputKey?: DeterministicKeyRule | CustomKeyRule;
+  /**
    * A CloudWatch dashboard of the pipeline (PipelineDashboard): queue depth and age, DLQ depth,
    * record outcomes and quarantined entries (from the worker's `emfOutcomeMetrics`, whose `Worker`
    * dimension is its defineWorker name: give that as `workerName`), duration, errors and throttles.
@@ -352,7 +381,7 @@ export class RerunPipeline extends Construct {
   readonly batchOperations?: BatchOperationsHandler;
 
   constructor(scope: Construct, id: string, props: RerunPipelineProps) {
-    const plan = planPipeline(props);
+    const plan = planPipeline(props, Stack.of(scope).stackName);
     super(scope, id);
     this.inputPrefix = plan.inputPrefix;
     this.outputPrefixes = plan.outputPrefixes;
@@ -549,6 +578,16 @@ export class RerunPipeline extends Construct {
     ] as const) {
       new CfnOutput(Stack.of(this), key, { value, description });
     }
+    if (plan.stage) {
+      new CfnOutput(Stack.of(this), PIPELINE_DESCRIPTION_STACK_OUTPUTS.DESCRIPTION, {
+        value: plan.stage.json,
+        description: 'The pipeline as data (rerun-pipeline/pipeline): the key rules rerun --stack plans with',
+      });
+      new CfnOutput(Stack.of(this), PIPELINE_DESCRIPTION_STACK_OUTPUTS.STAGE, {
+        value: plan.stage.stageName,
+        description: "The stage of the description this stack's worker runs",
+      });
+    }
   }
 }
 
@@ -556,7 +595,7 @@ export class RerunPipeline extends Construct {
 type PipelinePlan = ReturnType<typeof planPipeline>;
 
 /** Everything the props decide, checked before the construct joins the tree (nothing left behind on error). */
-function planPipeline(props: RerunPipelineProps) {
+function planPipeline(props: RerunPipelineProps, stackName: string) {
   const v: string[] = [];
   const exclusive = [
     ['existingInputBucketObj', 'inputBucketProps'],
@@ -580,7 +619,9 @@ function planPipeline(props: RerunPipelineProps) {
       'environment.NOTIFY_URL: the webhook URL comes from Secrets Manager or SSM (props.webhook), never a plain value',
     );
   }
-  const { inputPrefix, outputPrefixes, failurePrefix } = planPrefixes(props, v);
+  const declaredStage = (props.worker as { stage?: PipelineProps['declaredStage'] } | undefined)?.stage;
+  const stage = planStage({ ...props, ...(declaredStage ? { declaredStage } : {}) }, stackName, v);
+  const { inputPrefix, outputPrefixes, failurePrefix } = planPrefixes(props, stage, v);
   const { fp, s, memoryMiB, timeoutSeconds, finishes } = planSizing(props, v);
   if (v.length > 0) throw new StackConfigurationInvalidError(v);
 
@@ -611,6 +652,7 @@ function planPipeline(props: RerunPipelineProps) {
     inputPrefix,
     outputPrefixes,
     failurePrefix,
+    stage,
     inputEvents: props.inputEvents ?? [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED],
     // The advertised limit: the declared one when given (the function finishes at least that much).
     maxInputBytes: props.maxInputBytes ?? finishes,
@@ -620,12 +662,23 @@ function planPipeline(props: RerunPipelineProps) {
 }
 
 /** The prefixes (input, outputs, failures), with what is wrong with them pushed onto `v`. */
-function planPrefixes(props: RerunPipelineProps, v: string[]) {
-  const inputPrefix = props.inputPrefix ?? PIPELINE_DEFAULT_PREFIXES.inputPrefix;
+function planPrefixes(props: RerunPipelineProps, stage: PlannedStage | undefined, v: string[]) {
+  const inputPrefix = props.inputPrefix ?? stage?.inputPrefix ?? PIPELINE_DEFAULT_PREFIXES.inputPrefix;
   const declared = (props.worker as { outputPrefixes?: readonly string[] } | undefined)?.outputPrefixes;
-  const outputPrefixes = props.outputPrefixes ?? declared ?? [];
+  // Without a list, the stage's own key rules say where the worker writes.
+  const fromStage = stage && stage.prefixes.length > 0 ? stage.prefixes : undefined;
+  const outputPrefixes = props.outputPrefixes ?? declared ?? fromStage ?? [];
+  // The role may write only under outputPrefixes: a key rule elsewhere would meet AccessDenied.
+  for (const prefix of stage?.prefixes ?? []) {
+    if (outputPrefixes.length > 0 && !outputPrefixes.some((p) => prefix.startsWith(p))) {
+      v.push(
+        `stage "${stage?.stageName}" writes under ${prefix}, outside outputPrefixes (${outputPrefixes.join(', ')}): ` +
+          'add it to outputPrefixes, or fix the key rule',
+      );
+    }
+  }
   const failurePrefix = props.failurePrefix ?? DEFAULT_FAILURE_PREFIX;
-  if (props.outputPrefixes === undefined && declared === undefined) {
+  if (props.outputPrefixes === undefined && declared === undefined && fromStage === undefined) {
     v.push(
       'outputPrefixes: name the prefixes your worker writes its outputs under, as its defineWorker({ outputPrefixes }) ' +
         "declares them (e.g. outputPrefixes: ['upper/']): the worker's role may write there and nowhere else. " +

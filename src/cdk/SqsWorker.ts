@@ -16,6 +16,8 @@ import { NodejsFunction, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption, type QueueProps, RedrivePermission } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { DeterministicKeyRule } from '../pipeline/keyRule.js';
+import type { ObjectStage } from '../pipeline/pipelineDescription.js';
 import type { WorkerTopology } from '../topology/WorkerTopology.js';
 import { workerTopologyViolations } from '../topology/workerTopologyRules.js';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
@@ -78,6 +80,12 @@ export type WorkerSource =
        * @default not declared
        */
       readonly outputPrefixes?: readonly string[];
+      /**
+       * The pipeline stage the code runs, when the source declares it (`referenceWorker('normalize')`
+       * does): RerunPipeline publishes it with `outputs: true` unless its `pipeline` prop says otherwise.
+       * @default not declared
+       */
+      readonly stage?: ObjectStage<DeterministicKeyRule>;
     };
 
 /**

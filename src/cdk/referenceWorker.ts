@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Code } from 'aws-cdk-lib/aws-lambda';
+import { normalizeStage } from '../normalize/normalizeStage.js';
 import { ReferenceWorkerBundleMissingError, StackConfigurationInvalidError } from './errors.js';
 import type { WorkerSource } from './SqsWorker.js';
 
@@ -67,6 +68,9 @@ export function referenceWorkerIn(workersDir: string, name: ReferenceWorkerName)
   return {
     code: Code.fromAsset(directory),
     handler: 'index.handler',
-    ...(name === ReferenceWorker.NORMALIZE ? { outputPrefixes: NORMALIZE_OUTPUT_PREFIXES } : {}),
+    // Its keys as data: a stack with outputs: true publishes them for the tools (--stack).
+    ...(name === ReferenceWorker.NORMALIZE
+      ? { outputPrefixes: NORMALIZE_OUTPUT_PREFIXES, stage: normalizeStage() }
+      : {}),
   };
 }

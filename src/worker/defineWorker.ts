@@ -3,6 +3,9 @@ import type { OutputHead } from '../done/judgeOutput.js';
 import type { SourceIdentity } from '../done/outputMetadata.js';
 import { OutputKeyOutsidePrefixesError, WorkerConfigurationError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
+import { type CustomKeyRule, type DeterministicKeyRule, outputKeyOf } from '../pipeline/keyRule.js';
+import { PipelineDescriptionError } from '../pipeline/PipelineDescriptionError.js';
+import { checkKeyRule } from '../pipeline/parsePipelineDescription.js';
 
 /** Where a transform writes; `write` resolves when it is safe to write more (backpressure). */
 export interface OutputStream {
@@ -132,15 +135,28 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
 }
 
 /**
+ * What {@link defineWorker} accepts: a {@link WorkerDefinition} whose `outputKey` may also be a key
+ * rule as data, `deterministicKey`'s parameters (`{ prefix: 'upper/', stripPrefix: 'incoming/' }`),
+ * or a custom pair `{ outputKeyOf, inputKeyOf }`: the rule a pipeline description
+ * (rerun-pipeline/pipeline) holds, so the worker and the stack share one.
+ */
+export type WorkerDefinitionInput<Summary extends Record<string, string | number> = Record<string, string | number>> =
+  Omit<WorkerDefinition<Summary>, 'outputKey'> & {
+    readonly outputKey: WorkerDefinition<Summary>['outputKey'] | DeterministicKeyRule | CustomKeyRule;
+  };
+
+/**
  * Declares a worker. Checks the definition at start-up, so a mistake fails the deployment's first
- * invocation loudly instead of one record at a time.
+ * invocation loudly instead of one record at a time. `outputKey` is a function, or a key rule as
+ * data (`{ prefix, stripPrefix?, suffix? }`, e.g. a stage's `outputKey` from definePipeline), which
+ * becomes `deterministicKey` over those parameters.
  *
  * @example
  * export const upper = defineWorker({
  *   name: 'upper',
  *   codeVersion: '1',
  *   outputBucket: 'my-output',
- *   outputKey: (s) => deterministicKey({ prefix: 'upper/', source: s }),
+ *   outputKey: { prefix: 'upper/', stripPrefix: 'incoming/' }, // or (s) => deterministicKey({ prefix: 'upper/', source: s })
  *   async transform({ text }, { output }) {
  *     for await (const chunk of text()) await output.write(chunk.toUpperCase());
  *     return {};
@@ -148,8 +164,9 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
  * });
  */
 export function defineWorker<Summary extends Record<string, string | number>>(
-  definition: WorkerDefinition<Summary>,
+  input: WorkerDefinitionInput<Summary>,
 ): WorkerDefinition<Summary> {
+  const definition = { ...input, outputKey: keyFunction(input.outputKey) } as WorkerDefinition<Summary>;
   for (const field of ['name', 'codeVersion', 'outputBucket'] as const) {
     if (typeof definition[field] !== 'string' || definition[field] === '') {
       throw new WorkerConfigurationError(`defineWorker: "${field}" must be a non-empty string`);
@@ -199,6 +216,30 @@ export function defineWorker<Summary extends Record<string, string | number>>(
     throw new WorkerConfigurationError('defineWorker: "outputPrefixes" must list key prefixes, each ending with "/"');
   }
   return Object.freeze({ ...definition, ...keysWithin(definition, prefixes) });
+}
+
+/** `outputKey` as a function: as given, or the key function of a rule given as data. */
+function keyFunction(outputKey: unknown): WorkerDefinition['outputKey'] {
+  if (typeof outputKey === 'function') return outputKey as WorkerDefinition['outputKey'];
+  // Absent or not an object: the message every release gave.
+  if (typeof outputKey !== 'object' || outputKey === null) {
+    throw new WorkerConfigurationError('defineWorker: "outputKey" and "transform" must be functions');
+  }
+  try {
+    const rule = checkKeyRule(outputKey, 'outputKey', { functions: true });
+    if ('custom' in rule) {
+      throw new WorkerConfigurationError(
+        'defineWorker: outputKey { custom: true } is how a published description says a rule is code: give the worker ' +
+          'the functions ({ outputKeyOf, inputKeyOf }) or a function',
+      );
+    }
+    return outputKeyOf(rule);
+  } catch (error) {
+    if (!(error instanceof PipelineDescriptionError)) throw error;
+    throw new WorkerConfigurationError(
+      `defineWorker: ${error.message} ("outputKey" is a function, or a key rule such as { prefix: 'upper/', stripPrefix: 'incoming/' })`,
+    );
+  }
 }
 
 /** The definition's key functions, each refusing a key outside `prefixes`. */

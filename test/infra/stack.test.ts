@@ -7,8 +7,11 @@ import { Runtime, RuntimeFamily } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { referencePipeline } from '../../app/referencePipeline.js';
 import { topology } from '../../app/topology.js';
 import { StackOutput } from '../../infra/RerunStack.js';
+import { parsePipelineDescription } from '../../src/pipeline/parsePipelineDescription.js';
+import { describePipeline } from '../../src/pipeline/pipelineDescription.js';
 import { maxInputBytesFor, NORMALIZE_MIB_PER_CPU_SECOND } from '../../src/sizing/sizeWorker.js';
 import { externalSdkImports } from '../support/externalSdkImports.js';
 import { handlerTypeInIsolation } from '../support/isolatedBundle.js';
@@ -733,6 +736,14 @@ describe('parameters and outputs', () => {
     expect(outputs[StackOutput.LEDGER_TABLE]?.Value).toEqual({ Ref: ids.table });
     expect(outputs[StackOutput.FUNCTION_NAME]?.Value).toEqual({ Ref: ids.fn });
     expect(outputs[StackOutput.LOG_GROUP]?.Value).toEqual({ Ref: ids.logGroup });
+  });
+
+  it('publish the reference pipeline as data: the normalize stage the queue feeds, the daily summary over it', () => {
+    const outputs = json.Outputs ?? {};
+    const published = parsePipelineDescription(JSON.parse(outputs[StackOutput.PIPELINE_DESCRIPTION]?.Value as string));
+    expect(published).toEqual(describePipeline(referencePipeline(topology)));
+    expect(published.stages.summarize).toMatchObject({ kind: 'window', input: { stage: 'normalize' } });
+    expect(outputs[StackOutput.PIPELINE_STAGE]?.Value).toBe(topology.normalize.name);
   });
 });
 

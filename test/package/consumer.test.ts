@@ -38,31 +38,50 @@ const CONSUMER_DEPENDENCIES = [
   'esbuild',
 ].map(pinned);
 
+/** The user's pipeline as data, shared by the worker and the CDK app. */
+const PIPELINE = `import { definePipeline } from 'rerun-pipeline/pipeline';
+
+// One stage: each upload under incoming/ becomes upper/{bucket}/{key without incoming/}.
+export const pipeline = definePipeline({
+  name: 'uploads',
+  stages: {
+    upper: {
+      kind: 'object',
+      input: { prefix: 'incoming/' },
+      outputKey: { prefix: 'upper/', stripPrefix: 'incoming/' },
+      codeVersion: 'upper@1',
+    },
+  },
+});
+`;
+
 /** A user's worker in plain JavaScript, written against the package name only. */
 const WORKER = `import {
   createAwsClients,
   createSqsBatchHandler,
   defineWorker,
-  deterministicKey,
   optionalEnv,
   requireEnv,
   S3FailureRecorder,
   S3ObjectStore,
 } from 'rerun-pipeline';
 import { createLogger } from 'rerun-pipeline/observability';
+import { pipeline } from './pipeline.mjs';
 
 const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
 const store = new S3ObjectStore(clients.s3);
 const outputBucket = requireEnv('OUTPUT_BUCKET');
 const logger = createLogger();
+const stage = pipeline.stages.upper;
 
 export const upper = defineWorker({
   name: 'upper',
-  codeVersion: 'upper@1',
+  codeVersion: stage.codeVersion,
   outputBucket,
   // Where it writes: the same list goes to RerunPipeline, which grants these prefixes and no other.
   outputPrefixes: ['upper/'],
-  outputKey: (source) => deterministicKey({ prefix: 'upper/', source, stripPrefix: 'incoming/' }),
+  // The key rule as data (deterministicKey's parameters): the tools read the same rule from the stack.
+  outputKey: stage.outputKey,
   async transform({ text }, { output }) {
     let chars = 0;
     for await (const chunk of text()) {
@@ -94,11 +113,12 @@ const cdkApp = (
   worker: string,
   outdir: string,
   stackName: string,
+  extraImports = '',
 ) => `import { join } from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ${imports} } from 'rerun-pipeline/cdk';
-
+${extraImports}
 const app = new App({ outdir: '${outdir}' });
 const stack = new Stack(app, '${stackName}');
 new RerunPipeline(stack, 'Pipeline', { worker: ${worker} });
@@ -115,6 +135,7 @@ console.log(JSON.stringify({
   violations: report.violations.map((v) => v.ruleName + ' ' + v.violatingResources.map((r) => r.constructPath).join(',')),
   messages: artifact.messages.filter((m) => m.level !== 'info').map((m) => m.level + ' ' + m.id + ' ' + String(m.entry.data)),
   types: resources.map((r) => r.Type),
+  outputs: Object.fromEntries(Object.entries(artifact.template.Outputs ?? {}).map(([k, o]) => [k, o.Value])),
   workers: workers.map((r) => ({
     runtime: r.Properties.Runtime,
     asset: join(assembly.directory, 'asset.' + r.Properties.Code.S3Key.replace(/\\.zip$/, '')),
@@ -125,9 +146,10 @@ console.log(JSON.stringify({
 /** The minimal RerunPipeline: the user's worker.mjs, bundled by esbuild at synth. */
 const CDK_APP = cdkApp(
   'RerunPipeline',
-  "{ entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true",
+  "{ entry: 'worker.mjs' }, pipeline, outputPrefixes: ['upper/'], outputs: true",
   'cdk.out',
   'Consumer',
+  "import { pipeline } from './pipeline.mjs';\n",
 );
 /** rerun's own normalizer, prebuilt in the package: no esbuild, no lockfile at synth. */
 const PREBUILT_CDK_APP = cdkApp(
@@ -141,6 +163,7 @@ interface CdkAppReport {
   violations: string[];
   messages: string[];
   types: string[];
+  outputs: Record<string, unknown>;
   workers: { runtime: string; asset: string }[];
 }
 
@@ -186,6 +209,7 @@ beforeAll(() => {
     join(scratch, 'package.json'),
     `${JSON.stringify({ name: 'rerun-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
   );
+  writeFileSync(join(scratch, 'pipeline.mjs'), PIPELINE);
   writeFileSync(join(scratch, 'worker.mjs'), WORKER);
   writeFileSync(join(scratch, 'app.mjs'), CDK_APP);
   writeFileSync(join(scratch, 'prebuilt.mjs'), PREBUILT_CDK_APP);
@@ -221,9 +245,10 @@ afterAll(() => {
 describe('the README shows what this test runs', () => {
   it("its worker.mjs is this test's worker, and its CDK apps this test's RerunPipeline calls", () => {
     const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    expect(readme).toContain(`\`\`\`js\n${PIPELINE}\`\`\``);
     expect(readme).toContain(`\`\`\`js\n${WORKER}\`\`\``);
     const call =
-      "new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true });";
+      "new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, pipeline, outputPrefixes: ['upper/'], outputs: true });";
     expect(readme).toContain(call);
     expect(CDK_APP).toContain(call);
     expect(readme).toContain("new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });");
@@ -440,6 +465,13 @@ describe('the packed package in a new project', () => {
     expect(report.types).toContain('AWS::Lambda::Function');
     expect(report.types).toContain('AWS::SQS::Queue');
     expect(report.types).toContain('AWS::S3::Bucket');
+    // The README's pipeline.mjs, published for the tools' --stack as it was defined.
+    expect(JSON.parse(report.outputs.PipelineDescription as string)).toMatchObject({
+      version: 1,
+      name: 'uploads',
+      stages: { upper: { outputKey: { prefix: 'upper/', stripPrefix: 'incoming/' }, codeVersion: 'upper@1' } },
+    });
+    expect(report.outputs.PipelineStage).toBe('upper');
   }, 180_000);
 
   it("a user CDK app with `referenceWorker('normalize')` synthesizes the prebuilt bundle with neither esbuild nor a lockfile, cdk-nag clean", () => {

@@ -124,6 +124,7 @@ const SURFACE = {
       'TransformOutputs',
       'WebhookResponse',
       'WorkerDefinition',
+      'WorkerDefinitionInput',
       'WriteCondition',
       'WriteResult',
       'WriteStatus',
@@ -406,6 +407,39 @@ const SURFACE = {
       'WindowWriter',
     ],
   },
+  './pipeline': {
+    entry: 'src/pipeline/index.ts',
+    values: [
+      'PIPELINE_DESCRIPTION_VERSION',
+      'PipelineDescriptionError',
+      'TimeGrain',
+      'definePipeline',
+      'describeKeyRule',
+      'describePipeline',
+      'isCustomKeyRule',
+      'outputKeyOf',
+      'parsePipelineDescription',
+    ],
+    types: [
+      'CustomKeyRule',
+      'DescribedKeyRule',
+      'DescribedStage',
+      'DeterministicKeyRule',
+      'ObjectRef',
+      'ObjectStage',
+      'OutputKeyRule',
+      'PartitionSpec',
+      'PipelineDefinition',
+      'PipelineDescription',
+      'PublishedCustomKeyRule',
+      'StageDefinition',
+      'StageInput',
+      'StaticPartitionSpec',
+      'TimePartitionSpec',
+      'UnpartitionedSpec',
+      'WindowStage',
+    ],
+  },
 } as const;
 
 /**
@@ -485,14 +519,20 @@ describe('the public surface of each subpath', () => {
     }
   });
 
-  it("every error class is exported: the ledger's by ./ledger, the constructs' by ./cdk, the window tasks' and partitions' by ./window, the rest by \".\"", () => {
+  it("every error class is exported: the ledger's by ./ledger, the constructs' by ./cdk, the window tasks' and partitions' by ./window, the pipeline description's by ./pipeline, the rest by \".\"", () => {
     const ledger = errorClassesUnder('src/ledger');
     const cdk = errorClassesUnder('src/cdk');
     const window = [...errorClassesUnder('src/partitions'), ...errorClassesUnder('src/window')];
+    const pipeline = errorClassesUnder('src/pipeline');
     const library = errorClassesUnder('src').filter(
       (name) =>
-        !ledger.includes(name) && !cdk.includes(name) && !window.includes(name) && !INTERNAL_ERRORS.includes(name),
+        !ledger.includes(name) &&
+        !cdk.includes(name) &&
+        !window.includes(name) &&
+        !pipeline.includes(name) &&
+        !INTERNAL_ERRORS.includes(name),
     );
+    expect(pipeline.filter((name) => !SURFACE['./pipeline'].values.includes(name as never))).toEqual([]);
     expect(ledger.filter((name) => !SURFACE['./ledger'].values.includes(name as never))).toEqual([]);
     expect(cdk.filter((name) => !SURFACE['./cdk'].values.includes(name as never))).toEqual([]);
     expect(window.filter((name) => !SURFACE['./window'].values.includes(name as never))).toEqual([]);

@@ -29,7 +29,7 @@ import {
 } from '../../reprocess/batchOperationsJob.js';
 import { codeVersionCutoff } from '../../reprocess/codeVersionCutoff.js';
 import { InventoryManifestError, inventoryListing, parseInventoryManifest } from '../../reprocess/inventoryListing.js';
-import { deterministicKeyMapping } from '../../reprocess/outputKeyMapping.js';
+import { deterministicKeyMapping, type OutputKeyMapping } from '../../reprocess/outputKeyMapping.js';
 import {
   type ListedObject,
   parseReprocessMode,
@@ -48,6 +48,7 @@ import { type PublishedRun, type RunProgress, withPublishedRun } from '../../run
 import { explainAwsError, requireBucket } from '../../status/pipelineResources.js';
 import { type CliCommand, type CliIo, CliUsageError, integerOption, type OptionValues } from '../command.js';
 import { liveLine } from '../liveLine.js';
+import { type PlanningStage, planningWorker, resolvePlanningStage, stageOptions } from '../pipelineStage.js';
 import {
   type PipelineTarget,
   reportCommandError,
@@ -57,9 +58,6 @@ import {
   targetOrExit,
   workerQueueUrl,
 } from '../pipelineTarget.js';
-
-/** The output suffix of the normalize worker (src/normalize/normalizeWorker.ts). */
-const NORMALIZE_SUFFIX = '.ndjson';
 
 /** `rerun reprocess`: rerun the main stage over a prefix of the input bucket. */
 export const command: CliCommand = {
@@ -154,6 +152,7 @@ export const command: CliCommand = {
       description: 'DLQ watched by --wait (default: $RERUN_DLQ_URL)',
     },
     ...targetOptions,
+    ...stageOptions,
   },
   details: `Planning lists the inputs under the prefix and their outputs together, page
 by page (a merge-join: memory does not grow with the object count), and
@@ -191,6 +190,13 @@ rerun dev) a local stand-in runs the job in this process: no emulator has S3
 Control. The job's function and role come from --function-arn and --role-arn,
 or the outputs of --stack.
 
+The stage's input prefix and output key rule come from the pipeline's
+description: the PipelineDescription output of --stack (RerunPipeline with a
+pipeline or outputKey prop and outputs: true), or --pipeline FILE; --stage
+chooses among several. Without --stack, the reference pipeline. A stack that
+publishes no description (and is not rerun's own), or a custom key rule, is
+refused: the tool never plans with a key rule it does not know.
+
 Exit: 0 done (or planned, without --wait); 1 when --wait ends with inputs not
 done (see rerun redrive) or times out; 130 when interrupted.
 
@@ -203,7 +209,13 @@ Examples:
   async run({ values }, io) {
     const target = await targetOrExit(values, io, 'reprocess');
     if (typeof target === 'number') return target;
-    const args = reprocessArgs(values, target, io);
+    let stage: PlanningStage;
+    try {
+      stage = await resolvePlanningStage(target, values);
+    } catch (error) {
+      return reportCommandError(error, io, 'reprocess', values.json === true);
+    }
+    const args = reprocessArgs(values, target, io, stage);
     try {
       await requireInputBucket(target);
       await requireOutputBucket(target);
@@ -231,6 +243,7 @@ async function inventoryListings(
   target: PipelineTarget,
   values: Record<string, unknown>,
   prefix: string,
+  mapping: OutputKeyMapping,
   human: (text: string) => void,
 ): Promise<{ inputs?: () => AsyncIterable<ListedObject>; outputs?: () => AsyncIterable<ListedObject> } | undefined> {
   const s3 = target.clients.s3;
@@ -264,7 +277,7 @@ async function inventoryListings(
   const outputs = await open(
     'output-manifest',
     target.outputBucket,
-    `${target.topology.outputPrefix}${target.inputBucket}/${prefix.slice(target.topology.inputPrefix.length)}`,
+    `${mapping.outputRoot}${prefix.slice(mapping.inputPrefix.length)}`,
   );
   if (!inputs && !outputs) return undefined;
   return { ...(inputs ? { inputs } : {}), ...(outputs ? { outputs } : {}) };
@@ -288,9 +301,17 @@ async function jobRunner(
   target: PipelineTarget,
   values: Record<string, unknown>,
   human: (text: string) => void,
+  stage: PlanningStage,
 ): Promise<JobRunner> {
   const option = (name: string) => stringOption(values as Parameters<typeof stringOption>[0], name);
   if (target.endpoint) {
+    if (!stage.reference) {
+      // The stand-in runs rerun's normalizer in this process: it is not this stage's worker.
+      throw new CliUsageError(
+        `--engine batch-operations against an emulator runs rerun's reference normalizer in this process, and stage ` +
+          `"${stage.name}" runs another worker: use --engine sqs (the default) here.`,
+      );
+    }
     human(
       `engine: batch-operations (local stand-in: AWS_ENDPOINT_URL=${target.endpoint} is an emulator, ` +
         'which has no S3 Control jobs; the job runs in this process, same manifest and report)\n',
@@ -609,12 +630,18 @@ function manifestGeneratorOption(
 }
 
 /** The options of `rerun reprocess`, parsed and checked (a usage error is thrown before anything runs). */
-function reprocessArgs(values: OptionValues, target: PipelineTarget, io: CliIo) {
+function reprocessArgs(values: OptionValues, target: PipelineTarget, io: CliIo, stage: PlanningStage) {
   const topology = target.topology;
-  const prefix = stringOption(values, 'prefix') ?? topology.inputPrefix;
-  if (!prefix.startsWith(topology.inputPrefix)) {
+  const prefix = stringOption(values, 'prefix') ?? stage.inputPrefix;
+  if (!prefix.startsWith(stage.inputPrefix)) {
     throw new CliUsageError(
-      `--prefix must start with the input prefix ${topology.inputPrefix} (got "${prefix}"): only keys there are processed.`,
+      `--prefix must start with the input prefix ${stage.inputPrefix} of stage "${stage.name}" (got "${prefix}"): only keys there are processed.`,
+    );
+  }
+  if (values.verify === true && !stage.codeVersion) {
+    throw new CliUsageError(
+      `--verify judges each output's code version, and stage "${stage.name}" of ${stage.from} declares none: add ` +
+        "codeVersion (the worker's) to the stage in the pipeline and publish it again.",
     );
   }
   const modeText = stringOption(values, 'mode') ?? ReprocessMode.STALE;
@@ -651,6 +678,7 @@ function reprocessArgs(values: OptionValues, target: PipelineTarget, io: CliIo) 
   const generator = manifestGeneratorOption(values, requested, target.inputBucket, prefix);
   return {
     topology,
+    stage,
     prefix,
     mode,
     rate,
@@ -688,7 +716,7 @@ async function runUnplannedJob(
 ): Promise<number> {
   const { prefix, json, human, attachTo, jobManifestUrl, generator } = args;
   // No planning: a job that exists, or one over a manifest the operator already has.
-  const runner = await jobRunner(target, values, human);
+  const runner = await jobRunner(target, values, human, args.stage);
   const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
   let job: SubmittedJob | undefined;
   if (!attachTo) {
@@ -742,27 +770,47 @@ async function planningSetup(target: PipelineTarget, values: OptionValues, io: C
       : undefined;
   // Planning streams (the plan's total is known only when the listings end): say what runs first.
   human(
-    `Planning ${prefix} of ${target.inputBucket} (mode ${mode}${values.verify ? ', verify' : ''})` +
+    `Planning stage "${args.stage.name}" (${args.stage.from}): ${prefix} of ${target.inputBucket} (mode ${mode}${values.verify ? ', verify' : ''})` +
       `${dryRun ? ': dry run, nothing is sent' : requested === ReprocessEngine.SQS ? ', enqueueing as it goes' : ''}...\n`,
   );
   const reader = new S3ListingReader(target.clients.s3);
-  const worker = createNormalizeWorker({ outputBucket: target.outputBucket, prefixes: topology });
+  const { stage } = args;
+  // The stage's own worker as planning sees it: its keys from the description, and the reference
+  // normalizer's skip rules only when the stage is the reference normalizer.
+  const worker = planningWorker(stage, target.outputBucket, () =>
+    createNormalizeWorker({ outputBucket: target.outputBucket, prefixes: topology }),
+  );
   // A code-version bump, from the markers the deployed worker writes (one listing request).
   const markerRoot = `${topology.codeVersionPrefix}${encodeURIComponent(worker.name)}/`;
   const markers: ListedObject[] = [];
-  for await (const marker of reader.list(target.outputBucket, markerRoot)) markers.push(marker);
-  const cutoff = codeVersionCutoff(markers, {
-    prefix: topology.codeVersionPrefix,
-    worker: worker.name,
-    codeVersion: worker.codeVersion,
-    overlapMs: overlapSeconds * 1000,
-  });
+  if (worker.codeVersion) for await (const marker of reader.list(target.outputBucket, markerRoot)) markers.push(marker);
+  const cutoff = worker.codeVersion
+    ? codeVersionCutoff(markers, {
+        prefix: topology.codeVersionPrefix,
+        worker: worker.name,
+        codeVersion: worker.codeVersion,
+        overlapMs: overlapSeconds * 1000,
+      })
+    : ({
+        state: 'unknown',
+        codeVersion: '',
+        reason: `stage "${stage.name}" declares no codeVersion: old-code outputs cannot be told`,
+      } as const);
   human(
     cutoff.state === 'known'
       ? `Code version ${cutoff.codeVersion} first ran at ${new Date(cutoff.since).toISOString()}: older outputs are old-code.\n`
       : `note: ${cutoff.reason}.\n`,
   );
-  const listings = await inventoryListings(target, values, prefix, human);
+  const mappingOf = (rule: PlanningStage['outputKey']) =>
+    deterministicKeyMapping({
+      inputBucket: target.inputBucket,
+      inputPrefix: stage.inputPrefix,
+      outputPrefix: rule.prefix,
+      suffix: rule.suffix ?? '',
+      stripPrefix: rule.stripPrefix ?? '',
+    });
+  const mapping = mappingOf(stage.outputKey);
+  const listings = await inventoryListings(target, values, prefix, mapping, human);
   const common: RunReprocessOptions = {
     reader,
     ...(listings ? { listings } : {}),
@@ -771,21 +819,9 @@ async function planningSetup(target: PipelineTarget, values: OptionValues, io: C
     sqs: target.clients.sqs,
     inputBucket: target.inputBucket,
     worker,
-    mapping: deterministicKeyMapping({
-      inputBucket: target.inputBucket,
-      inputPrefix: topology.inputPrefix,
-      outputPrefix: topology.outputPrefix,
-      suffix: NORMALIZE_SUFFIX,
-    }),
-    // The quarantine side output, so --prune also finds quarantine objects whose main output is gone.
-    sideMappings: [
-      deterministicKeyMapping({
-        inputBucket: target.inputBucket,
-        inputPrefix: topology.inputPrefix,
-        outputPrefix: topology.quarantinePrefix,
-        suffix: NORMALIZE_SUFFIX,
-      }),
-    ],
+    mapping,
+    // The side outputs (the normalizer's quarantine), so --prune also finds side objects whose main output is gone.
+    sideMappings: Object.values(stage.sideOutputs).map(mappingOf),
     prefix,
     mode,
     verify: values.verify === true,
@@ -846,7 +882,7 @@ async function runPlannedJob(
   const { common, explain, cutoff } = setup;
   const engine = ReprocessEngine.BATCH_OPERATIONS;
   // A dry run writes no manifest and creates no job: it needs no function or role.
-  const runner = dryRun ? undefined : await jobRunner(target, values, human);
+  const runner = dryRun ? undefined : await jobRunner(target, values, human, args.stage);
   if (!runner) human('engine: batch-operations (dry run: no manifest, no job)\n');
   const builder = new ManifestBuilder();
   const result = await runReprocess({

@@ -8,6 +8,7 @@ import { partitionStatus } from '../../status/partitionStatus.js';
 import { explainAwsError, PipelineResourceError } from '../../status/pipelineResources.js';
 import { type CliCommand, writeResult } from '../command.js';
 import { referenceInputRules } from '../inputRules.js';
+import { resolvePlanningStage, StageKeyRuleUnknownError, stageOptions } from '../pipelineStage.js';
 import {
   emptyWindowHint,
   reportCommandError,
@@ -32,6 +33,7 @@ export const command: CliCommand = {
         'List only: skip the HEAD that verifies each published summary (no "invalid" detection beyond ETags)',
     },
     ...targetOptions,
+    ...stageOptions,
   },
   details: `States: published (its manifest names the current inputs and code version), missing (never
 published), stale (inputs or code changed since, or its publish was interrupted), invalid (the object is
@@ -54,6 +56,15 @@ Examples:
     const target = await targetOrExit(values, io, 'status');
     if (typeof target === 'number') return target;
     try {
+      // Days are judged by the normalize stage's key rules: read them as the pipeline describes them.
+      const stage = await resolvePlanningStage(target, values);
+      if (!stage.reference) {
+        throw new StageKeyRuleUnknownError(
+          `rerun status judges the daily summaries of rerun's reference pipeline over its normalize stage, and stage ` +
+            `"${stage.name}" of ${stage.from} is not that stage: status of your own stages' windows is not there yet, ` +
+            'and judging them by the reference layout would be wrong. rerun reprocess --dry-run plans this stage.',
+        );
+      }
       await requireOutputBucket(target);
       const layout = summaryLayout(target.inputBucket, target.topology);
       const reader = new S3PartitionStore(target.clients.s3);

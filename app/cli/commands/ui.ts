@@ -1,4 +1,5 @@
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
+import { stageOptions } from '../pipelineStage.js';
 
 /**
  * `rerun ui`: the operator's console in a browser. The module stays cheap to import (the command
@@ -38,6 +39,7 @@ export const command: CliCommand = {
       description: "A deployed stack's outcome metrics namespace, emfOutcomeMetrics({ namespace }) (default: rerun)",
     },
     port: { type: 'string', valueName: 'N', description: 'Port to listen on (default: a free one)' },
+    ...stageOptions,
     host: {
       type: 'string',
       valueName: 'ADDRESS',

@@ -15,7 +15,8 @@ function javascriptBlocks(markdown: string): string[] {
 }
 
 /**
- * Writes the README's "Usage" worker (`worker.mjs`) and its "In your CDK app" app (`app.mjs`), both
+ * Writes the README's "Usage" pipeline (`pipeline.mjs`) and worker (`worker.mjs`) and its "In your CDK
+ * app" app (`app.mjs`), all
  * taken verbatim from README.md, into `<root>/.rerun/readme-app/`. A `tsconfig.json` there maps
  * the package name `rerun-pipeline` to this checkout's sources, so tsx (the app) and esbuild (the
  * worker's bundle, through RerunPipeline's NodejsFunction) resolve the imports as an installed
@@ -26,17 +27,20 @@ function javascriptBlocks(markdown: string): string[] {
  */
 export function writeReadmeApp(root: string): ReadmeApp {
   const blocks = javascriptBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
+  const pipeline = blocks.find((b) => b.includes('export const pipeline = definePipeline('));
   const worker = blocks.find((b) => b.includes('defineWorker({') && b.includes('export const handler'));
   const app = blocks.find((b) => b.includes("new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }"));
   const stackName = /new Stack\(app, '([^']+)'\)/.exec(app ?? '')?.[1];
-  if (!worker || !app || !stackName) {
+  if (!pipeline || !worker || !app || !stackName) {
     throw new Error(
-      'README.md has no worker.mjs block or no `new RerunPipeline(...)` CDK app block: the deployed tier deploys both',
+      'README.md has no pipeline.mjs block, no worker.mjs block or no `new RerunPipeline(...)` CDK app block: the ' +
+        'deployed tier deploys them',
     );
   }
   const dir = join(root, '.rerun', 'readme-app');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'pipeline.mjs'), pipeline);
   writeFileSync(join(dir, 'worker.mjs'), worker);
   writeFileSync(join(dir, 'app.mjs'), app);
   const sources = (path: string) => join(root, path);
@@ -45,7 +49,11 @@ export function writeReadmeApp(root: string): ReadmeApp {
     `${JSON.stringify(
       {
         compilerOptions: {
-          paths: { 'rerun-pipeline': [sources('src/index.ts')], 'rerun-pipeline/cdk': [sources('src/cdk/index.ts')] },
+          paths: {
+            'rerun-pipeline': [sources('src/index.ts')],
+            'rerun-pipeline/cdk': [sources('src/cdk/index.ts')],
+            'rerun-pipeline/pipeline': [sources('src/pipeline/index.ts')],
+          },
         },
       },
       null,
