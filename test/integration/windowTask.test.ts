@@ -87,7 +87,7 @@ describe('a user-defined hourly-to-daily window task against the emulator', () =
     // The day's 24 hours in one listing of the day's prefix in the hourly template, then the markers.
     expect(lists).toEqual(['events/year=2026/month=12/day=05/hour=', 'daily/dt=2026-12-05/_manifest/']);
     expect(await listKeys(clients.s3, bucket, 'daily/')).toEqual([
-      'daily/dt=2026-12-05/_manifest/' + `${outcome.lineageHash}/${outcome.etag}/daily-counts%401`,
+      `daily/dt=2026-12-05/_manifest/${outcome.lineageHash}/${outcome.etag}/daily-counts%401`,
       'daily/dt=2026-12-05/counts.json',
     ]);
     // A second run finds it current: one listing, one HEAD, the marker listing; nothing read or written.
