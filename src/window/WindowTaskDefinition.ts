@@ -17,10 +17,10 @@ import type { WindowLineageEntry } from './windowLineage.js';
  * task reads the windows of this scheme that intersect it (a day reads its 24 hours).
  *
  * @example
- * const hourly: WindowInputSource = { name: 'hourly', prefix: 'events/',
+ * const hourly: WindowObjectsSource = { name: 'hourly', prefix: 'events/',
  *   partitions: { kind: 'time', grain: 'hourly', template: 'year={yyyy}/month={MM}/day={dd}/hour={HH}' } };
  */
-export interface WindowInputSource {
+export interface WindowObjectsSource {
   /** The name its lineage entries carry (unique among the task's inputs). */
   readonly name: string;
   /**
@@ -33,9 +33,43 @@ export interface WindowInputSource {
   readonly partitions: PartitionSpec;
 }
 
+/**
+ * The published outputs of another window task as an input: a stage chained onto another. Its
+ * bucket, root and scheme are that task's; only its published outputs are inputs (its manifest
+ * markers and staging copies are its own bookkeeping, not inputs), and any other object under a
+ * window's prefix is reported skipped with its reason.
+ *
+ * @example
+ * const days: WindowTaskOutputsSource = { name: 'daily', outputsOf: dailyCounts };
+ */
+export interface WindowTaskOutputsSource {
+  /** The name its lineage entries carry (unique among the task's inputs). */
+  readonly name: string;
+  /** The upstream task (its definition is what is read). */
+  readonly outputsOf: {
+    readonly definition: Pick<WindowTaskDefinition<unknown, unknown>, 'name' | 'partitions' | 'output'>;
+  };
+}
+
+/** One input of a window task. */
+export type WindowInputSource = WindowObjectsSource | WindowTaskOutputsSource;
+
+/** An input as the engine reads it: where, under which scheme, and which of its keys are inputs. */
+export interface ResolvedInputSource {
+  readonly name: string;
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly partitions: PartitionSpec;
+  /**
+   * What a key (relative to `prefix`) in one of the input's windows is: an input, the upstream
+   * task's bookkeeping (left out: not an input), or the reason it is skipped.
+   */
+  classify(path: string, window: PartitionWindow): 'input' | 'bookkeeping' | { readonly reason: string };
+}
+
 /** One input of a window as the build reads it: exactly the version its lineage names. */
 export interface WindowInput {
-  /** The name of the {@link WindowInputSource} it comes from. */
+  /** The name of the input ({@link WindowInputSource}) it comes from. */
   readonly source: string;
   readonly bucket: string;
   readonly key: string;
@@ -186,7 +220,7 @@ export interface CompiledWindowTask<Result = unknown, InputRecord = undefined> {
   readonly scheme: PartitionScheme;
   /** Each input with its scheme, and, where its windows tile the task's, its scheme at the task's grain (one listing per window). */
   readonly sources: readonly {
-    readonly source: WindowInputSource;
+    readonly source: ResolvedInputSource;
     readonly bucket: string;
     readonly scheme: PartitionScheme;
     readonly listingScheme: PartitionScheme | undefined;

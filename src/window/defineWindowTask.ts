@@ -6,6 +6,7 @@ import { grainTiles } from '../partitions/timeWindow.js';
 import type { S3PartitionStore } from '../s3/S3PartitionStore.js';
 import { WindowTaskConfigurationError } from './errors.js';
 import { listWindowStatus, type WindowStatusReport } from './listWindowStatus.js';
+import { resolveInputSource } from './resolveInputSource.js';
 import { runWindowTask } from './runWindowTask.js';
 import type {
   CompiledWindowTask,
@@ -90,7 +91,8 @@ export function defineWindowTask<Result = unknown, InputRecord = undefined>(
   }
   if (definition.inputs.length === 0) refuse('it has no inputs');
   const names = new Set<string>();
-  const sources = definition.inputs.map((source) => {
+  const sources = definition.inputs.map((input) => {
+    const source = resolveInputSource(input, output.bucket);
     if (!source.name || names.has(source.name)) refuse(`the input name "${source.name}" is empty or appears twice`);
     names.add(source.name);
     const inputScheme = partitionScheme(source.partitions);
@@ -102,7 +104,7 @@ export function defineWindowTask<Result = unknown, InputRecord = undefined>(
     }
     return {
       source,
-      bucket: source.bucket ?? output.bucket,
+      bucket: source.bucket,
       scheme: inputScheme,
       listingScheme: listingSchemeOf(definition.partitions, source.partitions),
     };

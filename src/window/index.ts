@@ -48,14 +48,17 @@ export type { WindowStatusReport } from './listWindowStatus.js';
 export { DEFAULT_MAX_WINDOW_INPUTS, DEFAULT_MAX_WINDOW_OUTPUT_BYTES } from './runWindowTask.js';
 export type {
   ListedLineageEntry,
+  ResolvedInputSource,
   SkippedKey,
   WindowBuildContext,
   WindowDeadline,
   WindowInput,
   WindowInputSource,
+  WindowObjectsSource,
   WindowOutcome,
   WindowRunOptions,
   WindowTaskDefinition,
+  WindowTaskOutputsSource,
   WindowWords,
   WindowWriter,
 } from './WindowTaskDefinition.js';

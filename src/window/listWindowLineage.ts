@@ -11,7 +11,9 @@ import { sortWindowLineage } from './windowLineage.js';
  * serves them all (`year=2026/month=12/day=05/hour=`); otherwise each intersecting window's own
  * prefixes are listed. Every listed key is classified by the input's scheme: in one of the
  * intersecting windows (an entry), in a neighbouring window (a listing that narrows: not this
- * window's), or in none (skipped, with its reason; never silently left out).
+ * window's), or in none (skipped, with its reason; never silently left out). An upstream window
+ * task's markers and staging copies are its bookkeeping, not inputs, and other objects beside its
+ * outputs are skipped with their reason.
  *
  * @example
  * const { lineage, skipped } = await listWindowLineage(task, task.scheme.parseWindow('2026-12-05'), reader);
@@ -36,8 +38,15 @@ export async function listWindowLineage(
         seen.add(object.key);
         const path = object.key.slice(source.prefix.length);
         const reading = scheme.windowOfKey(path);
-        if ('reason' in reading) skipped.push({ source: source.name, key: object.key, reason: reading.reason });
-        else if (wanted.has(reading.window.name)) {
+        const kind =
+          'reason' in reading
+            ? reading
+            : wanted.has(reading.window.name)
+              ? source.classify(path, reading.window)
+              : undefined;
+        if (kind === undefined || kind === 'bookkeeping') continue;
+        if (kind !== 'input') skipped.push({ source: source.name, key: object.key, reason: kind.reason });
+        else {
           lineage.push({
             source: source.name,
             path,

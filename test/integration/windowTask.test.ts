@@ -87,7 +87,7 @@ describe('a user-defined hourly-to-daily window task against the emulator', () =
     // The day's 24 hours in one listing of the day's prefix in the hourly template, then the markers.
     expect(lists).toEqual(['events/year=2026/month=12/day=05/hour=', 'daily/dt=2026-12-05/_manifest/']);
     expect(await listKeys(clients.s3, bucket, 'daily/')).toEqual([
-      'daily/dt=2026-12-05/_manifest/' + `${outcome.lineageHash}/${outcome.etag}/daily-counts%401`,
+      `daily/dt=2026-12-05/_manifest/${outcome.lineageHash}/${outcome.etag}/daily-counts%401`,
       'daily/dt=2026-12-05/counts.json',
     ]);
     // A second run finds it current: one listing, one HEAD, the marker listing; nothing read or written.
@@ -163,5 +163,61 @@ describe('a user-defined hourly-to-daily window task against the emulator', () =
     expect(new Set(outcomes.map((o) => o.etag)).size).toBe(1);
     expect(await listKeys(clients.s3, bucket, 'daily/dt=2026-12-05/_manifest/')).toHaveLength(1);
     expect(await listKeys(clients.s3, bucket, 'daily/_staging/')).toEqual([]);
+  });
+
+  describe("a weekly task chained onto the daily task's outputs", () => {
+    const WEEK_DAYS = [
+      '2026-11-30',
+      '2026-12-01',
+      '2026-12-02',
+      '2026-12-03',
+      '2026-12-04',
+      '2026-12-05',
+      '2026-12-06',
+    ];
+    const weekly = () =>
+      defineWindowTask({
+        name: 'weekly-counts',
+        codeVersion: 'weekly-counts@1',
+        partitions: { kind: 'time', grain: 'weekly', template: '{yyyy}-W{ww}' },
+        inputs: [{ name: 'daily', outputsOf: task }],
+        output: { bucket, prefix: 'weekly/', fileName: 'week.json' },
+        async build(inputs, writer) {
+          let records = 0;
+          let days = 0;
+          for await (const input of inputs) {
+            const chunks: Buffer[] = [];
+            for await (const chunk of input.body) chunks.push(chunk as Buffer);
+            records += (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { records: number }).records;
+            days++;
+          }
+          writer.write(`${JSON.stringify({ days, records })}\n`);
+          return { days, records };
+        },
+      });
+
+    it('reads the 7 published days of its ISO week (not their markers), and is judged stale when a day is rebuilt', async () => {
+      for (const day of WEEK_DAYS) await task.run(day, options);
+      await put('daily/dt=2026-12-05/notes.txt', 'not an output');
+      const week = weekly();
+      const first = await week.run('2026-W49', options);
+      // 4 records on 2026-12-05, and the neighbouring days' hours 23 of 12-04 and 00 of 12-06: 6 in the week.
+      expect(first).toMatchObject({ status: 'processed', inputs: 7, result: { days: 7, records: 6 } });
+      expect(first.skipped).toEqual([
+        {
+          source: 'daily',
+          key: 'daily/dt=2026-12-05/notes.txt',
+          reason:
+            'not the output of window task "daily-counts" for 2026-12-05 (daily/dt=2026-12-05/counts.json), nor its marker',
+        },
+      ]);
+      expect((await week.status('2026-W49', '2026-W49', options)).map((r) => r.status)).toEqual(['published']);
+
+      // A late hour: its day is rebuilt, and the week over it becomes stale, then is rebuilt.
+      await hour('05', 'late.json', '{"n":5}\n{"n":6}\n');
+      await task.run(DAY, options);
+      expect((await week.status('2026-W49', '2026-W49', options))[0]).toMatchObject({ status: 'stale' });
+      expect(await week.run('2026-W49', options)).toMatchObject({ status: 'processed', result: { records: 8 } });
+    });
   });
 });
