@@ -163,6 +163,8 @@ export interface ReprocessResult {
   readonly pruned: number;
   /** Whether orphans were to be removed (`prune`), so a report can tell "kept" from "not asked". */
   readonly prune: boolean;
+  /** With `prune`: orphans found in the listing that were gone when pruned (their delete event removed them). */
+  readonly alreadyGone: number;
   /**
    * With `prune`: orphans left in place, each with the reason (the object names another input, has
    * no rerun metadata, or its input exists again): the first `sampleSize`, and how many in all.
@@ -244,6 +246,7 @@ export async function runReprocess(options: RunReprocessOptions): Promise<Reproc
     enqueued: run.enqueued,
     pruned: run.pruned,
     prune: options.prune === true,
+    alreadyGone: run.alreadyGone,
     kept: run.kept,
     sideOrphans,
     interrupted: run.interrupted,
@@ -270,6 +273,7 @@ interface RunState {
   selected: number;
   enqueued: number;
   pruned: number;
+  alreadyGone: number;
   readonly kept: { count: number; first: { inputKey: string; reason: string }[] };
   interrupted: boolean;
 }
@@ -286,6 +290,7 @@ function newRunState(options: RunReprocessOptions): RunState {
     selected: 0,
     enqueued: 0,
     pruned: 0,
+    alreadyGone: 0,
     kept: { count: 0, first: [] },
     interrupted: false,
   };
@@ -341,7 +346,11 @@ function orphanPruner(
       },
     );
     if (removed.status === 'processed') run.pruned++;
-    else {
+    else if (!removed.kept) {
+      // Nothing left to remove: its input's own delete event (or another prune) removed it since the
+      // listing. Not "kept": there is nothing there any more.
+      run.alreadyGone++;
+    } else {
       run.kept.count++;
       // The outcome's reason is written for a delete event ("input deleted: nothing removed; kept
       // main: ..."); here no input was deleted by this run, so the report keeps what was kept and why.

@@ -31,4 +31,9 @@ export interface ObjectOutcome {
   readonly output?: OutputDescription;
   /** Publish races (412) this call lost before it published or found the output done. */
   readonly publishRacesLost?: number;
+  /**
+   * A removal's objects left in place, each for a reason (replaced meanwhile by a rebuild, or not
+   * this input's output). Absent when none was: a removal that found its outputs already gone kept nothing.
+   */
+  readonly kept?: number;
 }

@@ -99,6 +99,8 @@ export async function removeOutputs(
 
   const removed: string[] = [];
   const keptNow: string[] = [];
+  // Removed meanwhile by another removal (the input's own delete event, or a prune): nothing left.
+  const gone: string[] = [];
   for (const o of decision.remove) {
     const result = await store.deleteIfMatch(worker.outputBucket, o.key, o.etag);
     if (result === DeleteStatus.PRECONDITION_FAILED) {
@@ -106,6 +108,8 @@ export async function removeOutputs(
       logger.info('output changed since it was seen (a re-upload is being built): kept', { outputKey: o.key });
     } else if (result === DeleteStatus.DELETED) {
       removed.push(o.name);
+    } else {
+      gone.push(o.name);
     }
   }
   for (const k of decision.kept)
@@ -116,13 +120,16 @@ export async function removeOutputs(
   }
   const parts = [
     removed.length > 0 ? `input deleted: removed ${removed.join(', ')}` : 'input deleted: nothing removed',
+    ...(gone.length > 0 ? [`already gone: ${gone.join(', ')} (removed meanwhile by another removal)`] : []),
     ...(keptNow.length > 0 ? [`kept ${keptNow.join(', ')} (replaced meanwhile by a rebuild)`] : []),
     // Each kept object with why: an operator pruning orphans must see what was left and for what reason.
     ...decision.kept.map((k) => `kept ${k.name}: ${k.reason}`),
   ];
+  const kept = keptNow.length + decision.kept.length;
   return {
     status: removed.length > 0 ? 'processed' : 'skipped',
     reason: parts.join('; '),
     ...(mainKey ? { outputKey: mainKey } : {}),
+    ...(kept > 0 ? { kept } : {}),
   };
 }

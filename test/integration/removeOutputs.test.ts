@@ -171,12 +171,34 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
     expect(outcome).toMatchObject({
       status: 'skipped',
       reason: 'input deleted: nothing removed; kept main, quarantine (replaced meanwhile by a rebuild)',
+      kept: 2,
     });
     expect(deletes()).toHaveLength(2);
     expect(await readText(clients.s3, output, `out/${input}/a.txt.txt`)).toBe('NEW\n');
     expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toContain('!new-bad');
     // And the rebuilt output is valid and current: a rerun writes nothing.
     expect(await processObject(worker, created('a.txt'), { store })).toMatchObject({ status: 'skipped' });
+  });
+
+  it('outputs removed meanwhile by another removal are already gone, not kept', async () => {
+    await put('a.txt', 'old\n!old-bad\n');
+    await processObject(worker, created('a.txt'), { store });
+    await deleteInput('a.txt');
+    // The remover's HEADs find both outputs; right after, the input's own delete event (another
+    // remover) removes them before this one's conditional deletes arrive: 404 on each.
+    const racing = new (class extends S3ObjectStore {
+      override async deleteIfMatch(bucket: string, key: string, etag: string) {
+        await clients.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+        return super.deleteIfMatch(bucket, key, etag);
+      }
+    })(clients.s3);
+    const outcome = await removeOutputs(worker, removed('a.txt'), { store: racing, rebuild });
+    expect(outcome).toEqual({
+      status: 'skipped',
+      reason: 'input deleted: nothing removed; already gone: main, quarantine (removed meanwhile by another removal)',
+      outputKey: `out/${input}/a.txt.txt`,
+    });
+    expect(await listKeys(clients.s3, output, '')).toEqual([]);
   });
 
   it('an object at an output key that does not name this input is kept', async () => {
@@ -186,6 +208,7 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
     expect(outcome).toMatchObject({
       status: 'skipped',
       reason: 'input deleted: nothing removed; kept main: object does not name this input (no rerun metadata)',
+      kept: 1,
     });
     expect(deletes()).toEqual([]);
   });

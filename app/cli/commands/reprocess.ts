@@ -475,6 +475,7 @@ function planSummary(
     planned: result.planned,
     enqueued: result.enqueued,
     pruned: result.pruned,
+    alreadyGone: result.alreadyGone,
     kept: result.kept,
     sideOrphans: result.sideOrphans,
     interrupted: result.interrupted,
@@ -562,6 +563,10 @@ function describeResult(result: ReprocessResult, target: PipelineTarget, sent = 
   else lines.push(`${planned}: ${result.enqueued} in it.`);
   if (result.sideOrphans > 0) lines.push(`  ${result.sideOrphans} side object(s) of gone inputs had no main output.`);
   if (result.pruned > 0) lines.push(`Pruned ${result.pruned} orphan output(s) (conditional deletes).`);
+  if (result.alreadyGone > 0)
+    lines.push(
+      `${result.alreadyGone} orphan(s) were already gone when pruned (their input's delete event removed them).`,
+    );
   if (!result.prune && c.orphan > 0) lines.push(`${c.orphan} orphan output(s) kept: remove them with --prune.`);
   if (result.kept.count > 0) {
     lines.push(`Kept ${result.kept.count} orphan(s) --prune does not remove, each for its reason:`);
