@@ -42,7 +42,12 @@ export const MUTATIONS: readonly Mutation[] = [
     caughtBy: 'create then delete single-part, crashes 0',
     defect: 'a removal that does not look again after the builds that read the input before the delete',
     file: 'src/batch/processSqsRecord.ts',
-    edits: [{ find: '  if (isFifo(record)) return outcome;\n', replace: '  return outcome;\n' }],
+    edits: [
+      {
+        find: '  if (isFifo(delivery.record) || outsideInputs(options.worker, object)) return outcome;\n',
+        replace: '  return outcome;\n',
+      },
+    ],
   },
   {
     // The orphan rule has two halves: only a side object the call created, and only one the output
