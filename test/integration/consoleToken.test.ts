@@ -1,6 +1,10 @@
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../app/cli/command.js';
+import { runCli } from '../../app/cli/dispatch.js';
 import type { ConsoleApi } from '../../app/ui/consoleApi.js';
 import { type ConsoleServer, startConsoleServer } from '../../app/ui/consoleServer.js';
+import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
 
 /**
  * Where the console's token travels and what guards the page: the real HTTP server over an API
@@ -83,5 +87,91 @@ describe('rerun ui: the token stays in a header, the page cannot be framed, --ho
     expect(html).not.toMatch(/<style\b/);
     expect(html).not.toMatch(/\sstyle=/);
     expect(html).not.toMatch(/\son[a-z]+=/);
+  });
+});
+
+describe('rerun ui --host', () => {
+  function cliIo(signal: AbortSignal) {
+    const out = { stdout: [] as string[], stderr: '' };
+    const io: CliIo = {
+      stdout: (line) => void out.stdout.push(line),
+      stderr: (text) => {
+        out.stderr += text;
+      },
+      env: {
+        AWS_ENDPOINT_URL: awsEndpoint(),
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+        // No rerun dev of this name is running: the console reads the buckets given.
+        RERUN_APP_NAME: uniqueName('console-host'),
+      },
+      isTTY: false,
+      signal,
+    };
+    return { io, out };
+  }
+
+  it('refuses an address other machines reach without --insecure-plain-http, naming the flag, and starts nothing; a loopback address such as 127.0.0.2 needs no flag and no warning', async () => {
+    for (const host of ['0.0.0.0', '::', '192.168.1.10']) {
+      const { io, out } = cliIo(new AbortController().signal);
+      const code = await runCli(['ui', '--host', host], io);
+      expect(code, host).toBe(2);
+      expect(out.stderr, host).toContain('--insecure-plain-http');
+      expect(out.stderr, host).toContain('unencrypted');
+      expect(out.stdout, host).toEqual([]);
+    }
+    const s3 = testClients().s3;
+    const input = uniqueName('ui-loop-in');
+    const output = uniqueName('ui-loop-out');
+    await s3.send(new CreateBucketCommand({ Bucket: input }));
+    await s3.send(new CreateBucketCommand({ Bucket: output }));
+    const ctrlC = new AbortController();
+    const { io, out } = cliIo(ctrlC.signal);
+    const running = runCli(['ui', '--host', '127.0.0.2', '--input-bucket', input, '--output-bucket', output], io);
+    let ended = false;
+    void running.finally(() => {
+      ended = true;
+    });
+    // Until it prints its URL, or ends without one (a refused option must fail here, not time out).
+    const deadline = Date.now() + 30_000;
+    while (out.stdout.length === 0 && !ended && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const url = new URL((out.stdout[0] ?? '').replace(/^URL /, ''));
+    expect(url.hostname, out.stderr).toBe('127.0.0.2');
+    expect(out.stderr).not.toContain('WARNING');
+    const overview = await fetch(`${url.origin}/api/overview`, {
+      headers: { 'X-Rerun-Token': url.searchParams.get('token') ?? '' },
+    });
+    expect(overview.status).toBe(200);
+    ctrlC.abort();
+    expect(await running).toBe(0);
+  });
+
+  it('serves on 0.0.0.0 with --insecure-plain-http, warning on stderr that the token and data travel unencrypted', async () => {
+    const s3 = testClients().s3;
+    const input = uniqueName('ui-host-in');
+    const output = uniqueName('ui-host-out');
+    await s3.send(new CreateBucketCommand({ Bucket: input }));
+    await s3.send(new CreateBucketCommand({ Bucket: output }));
+    const ctrlC = new AbortController();
+    const { io, out } = cliIo(ctrlC.signal);
+    const running = runCli(
+      ['ui', '--host', '0.0.0.0', '--insecure-plain-http', '--input-bucket', input, '--output-bucket', output],
+      io,
+    );
+    let ended = false;
+    void running.finally(() => {
+      ended = true;
+    });
+    // Until it prints its URL, or ends without one (a refused option must fail here, not time out).
+    const deadline = Date.now() + 30_000;
+    while (out.stdout.length === 0 && !ended && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const url = new URL((out.stdout[0] ?? '').replace(/^URL /, ''));
+    expect(url.hostname, out.stderr).toBe('0.0.0.0');
+    expect(out.stderr).toMatch(/WARNING: .*plain HTTP.*the token and all the data .* travel unencrypted/);
+    const page = await fetch(`http://127.0.0.1:${url.port}/`);
+    expect(page.status).toBe(200);
+    ctrlC.abort();
+    expect(await running).toBe(0);
   });
 });
