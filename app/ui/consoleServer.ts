@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { explainAwsError } from '../status/pipelineResources.js';
 import type { ConsoleApi } from './consoleApi.js';
 import { UNDATED } from './dayInputs.js';
+import { isLoopbackAddress } from './listenAddress.js';
 
 /** Options of {@link startConsoleServer}. */
 export interface ConsoleServerOptions {
@@ -41,11 +42,14 @@ const ASSET_FILES: ReadonlyMap<string, { readonly file: string; readonly type: s
 ]);
 
 /**
- * Serves the console: its three static files and the read-only JSON API of {@link ConsoleApi}. Every
- * request needs the token (the `token` query parameter of the printed URL, then a cookie scoped to
- * this port, or an `X-Rerun-Token` header): without one it is refused with 401, with a wrong one
- * 403. Only GET is answered, and only for a Host naming the address it listens on (a page elsewhere
- * cannot reach it through DNS rebinding).
+ * Serves the console: its three static files and the read-only JSON API of {@link ConsoleApi}. The
+ * static files hold no data and are served to anyone who reaches the port; every `/api/` path needs
+ * the token in an `X-Rerun-Token` header (the page reads it once from its `?token=` and keeps it in
+ * the tab's sessionStorage): without one it is refused with 401, with a wrong one 403. The token is
+ * never put in a cookie: browsers send a cookie to every port of a host, so another server on
+ * 127.0.0.1 would receive it. Every response forbids framing and caching. Only GET is answered, and
+ * only for a Host naming the address it listens on (a page elsewhere cannot reach it through DNS
+ * rebinding).
  *
  * @example
  * const server = await startConsoleServer({ api });
@@ -78,6 +82,22 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   };
 }
 
+/**
+ * On every response, the page, its files, the API's answers and its refusals alike. The page builds
+ * its DOM and SVG from console.js with no inline script or style, so a strict policy costs nothing;
+ * `frame-ancestors 'none'` (and X-Frame-Options for older browsers) keeps another site from framing
+ * it; `no-referrer` keeps the `?token=` of the first load out of the Referer of the page's own requests.
+ */
+const SECURITY_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+  'Cache-Control': 'no-store',
+} as const;
+
 interface Context {
   readonly api: ConsoleApi;
   readonly token: string;
@@ -88,33 +108,21 @@ interface Context {
 async function handle(request: IncomingMessage, response: ServerResponse, ctx: Context): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://console');
   if (!hostAllowed(request.headers.host, ctx)) return send(response, 403, { error: 'unexpected Host header' });
-  const cookieName = `rerun_ui_${ctx.port}`;
-  const given =
-    url.searchParams.get('token') ??
-    header(request, 'x-rerun-token') ??
-    cookie(request.headers.cookie, cookieName) ??
-    undefined;
-  if (given === undefined) return send(response, 401, { error: 'token required: open the URL rerun ui printed' });
-  if (!same(given, ctx.token)) return send(response, 403, { error: 'wrong token' });
   if (request.method !== 'GET' && request.method !== 'HEAD') {
     return send(response, 405, { error: 'the console is read-only' }, { Allow: 'GET, HEAD' });
   }
-  if (url.pathname === '/' && url.searchParams.has('token')) {
-    // The token moves into a cookie of this port, and out of the address bar and its history.
-    const attributes = 'Path=/; HttpOnly; SameSite=Strict';
-    response.writeHead(303, { Location: '/', 'Set-Cookie': `${cookieName}=${ctx.token}; ${attributes}` });
-    response.end();
-    return;
+  if (url.pathname.startsWith('/api/')) {
+    // The header only: a cookie would reach every port of this host, a query parameter the logs.
+    const given = header(request, 'x-rerun-token');
+    if (given === undefined) {
+      return send(response, 401, { error: 'token required: open the URL rerun ui printed' });
+    }
+    if (!same(given, ctx.token)) return send(response, 403, { error: 'wrong token: open the URL rerun ui printed' });
+    return api(url, response, ctx.api);
   }
-  if (url.pathname.startsWith('/api/')) return api(url, response, ctx.api);
   const asset = ASSET_FILES.get(url.pathname);
   if (!asset) return send(response, 404, { error: 'not found' });
-  response.writeHead(200, {
-    'Content-Type': asset.type,
-    'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
-    'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'",
-  });
+  response.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': asset.type });
   response.end(await readFile(`${ASSETS}${asset.file}`));
 }
 
@@ -180,34 +188,23 @@ function wholeNumber(value: string | undefined, name: string, fallback: number):
 function send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (response.headersSent) return;
   response.writeHead(status, {
+    ...SECURITY_HEADERS,
     'Content-Type': 'application/json; charset=utf-8',
-    'Cache-Control': 'no-store',
     ...headers,
   });
   response.end(JSON.stringify(body));
 }
 
 function hostAllowed(hostHeader: string | undefined, ctx: Context): boolean {
-  // Bound to another interface on purpose (--host): the token alone guards it.
-  if (!isLoopback(ctx.host)) return true;
-  return ['127.0.0.1', 'localhost', '[::1]'].some((name) => hostHeader === `${name}:${ctx.port}`);
-}
-
-function isLoopback(host: string): boolean {
-  return host === '127.0.0.1' || host === '::1' || host === 'localhost';
+  // Bound to another interface on purpose (--host with --insecure-plain-http): the token alone guards it.
+  if (!isLoopbackAddress(ctx.host)) return true;
+  const bound = ctx.host.includes(':') ? `[${ctx.host}]` : ctx.host;
+  return ['127.0.0.1', 'localhost', '[::1]', bound].some((name) => hostHeader === `${name}:${ctx.port}`);
 }
 
 function header(request: IncomingMessage, name: string): string | undefined {
   const value = request.headers[name];
   return typeof value === 'string' ? value : undefined;
-}
-
-function cookie(cookies: string | undefined, name: string): string | undefined {
-  for (const part of (cookies ?? '').split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === name) return value.join('=');
-  }
-  return undefined;
 }
 
 function same(a: string, b: string): boolean {

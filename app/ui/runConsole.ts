@@ -12,13 +12,15 @@ import { resolveConsoleSource } from './consoleSource.js';
  * (`URL ...` on stdout, a sentence on stderr), and serves until the signal aborts (Ctrl+C).
  *
  * @example
- * const code = await runConsole({ values, io, port: 0, host: '127.0.0.1' });
+ * const code = await runConsole({ values, io, port: 0, host: '127.0.0.1', exposed: false });
  */
 export async function runConsole(input: {
   readonly values: OptionValues;
   readonly io: CliIo;
   readonly port: number;
   readonly host: string;
+  /** The host is reachable from other machines (the operator gave --insecure-plain-http): warn. */
+  readonly exposed: boolean;
 }): Promise<number> {
   const { values, io } = input;
   const window = values.from !== undefined ? requireWindow(values) : undefined;
@@ -44,6 +46,11 @@ export async function runConsole(input: {
         : `${target.outputBucket} at ${target.where}`;
   io.stderr(`rerun ui: the console of ${what}, read-only.\n`);
   if (kind !== 'dev') io.stderr('  (no running rerun dev found: live outcomes are not shown; queue depths are)\n');
+  if (input.exposed) {
+    io.stderr(
+      `rerun ui: WARNING: listening on ${input.host} over plain HTTP (--insecure-plain-http): the token and all the data the console shows travel unencrypted; anyone on the network path can read them.\n`,
+    );
+  }
   io.stderr(`  Open ${server.url}\n  Press Ctrl+C to stop.\n`);
   io.stdout(`URL ${server.url}`);
   await new Promise<void>((resolve) => {

@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
@@ -154,6 +156,46 @@ describe('rerun ui in a browser: what a person sees', () => {
     expect(await poison.getAttribute('data-class')).toBe('dead-lettered');
     expect(await poison.locator('.why').textContent()).toBe('Error: cannot parse amount "1.000,50" (bug #42)');
     if (SHOTS) await page.screenshot({ path: join(SHOTS, 'days.png') });
+  });
+
+  it('keeps the token out of the address bar and out of cookies, so a second server on 127.0.0.1 never receives it', async () => {
+    await page.goto(url);
+    await page.locator('.day[data-day="2026-03-02"]').waitFor();
+    const token = new URL(url).searchParams.get('token') ?? '';
+    expect(token.length).toBeGreaterThan(20);
+    expect(page.url()).not.toContain('token=');
+    const cookies = await page.evaluate(
+      () => (globalThis as unknown as { document: { cookie: string } }).document.cookie,
+    );
+    expect(cookies).toBe('');
+    // A reload still works: the tab keeps the token in its sessionStorage (per origin, port included).
+    await page.reload();
+    await page.locator('.day[data-day="2026-03-02"]').waitFor();
+
+    // Another server on the same host, another port: what the browser sends it when this browser goes there.
+    const seen: { url: string; headers: Record<string, string | string[] | undefined> }[] = [];
+    const other = createServer((request, response) => {
+      seen.push({ url: request.url ?? '', headers: request.headers });
+      response.writeHead(200, { 'Content-Type': 'text/html' });
+      response.end('<!doctype html><title>another server</title>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', () => resolve()));
+    const otherPage = await page.context().newPage();
+    try {
+      await otherPage.goto(`http://127.0.0.1:${(other.address() as AddressInfo).port}/elsewhere`);
+    } finally {
+      await otherPage.close();
+      // Chromium keeps its sockets to the server open (one it preconnected never sent a request): end them.
+      await new Promise<void>((resolve) => {
+        other.close(() => resolve());
+        other.closeAllConnections();
+      });
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    for (const request of seen) {
+      expect(request.headers.cookie, request.url).toBeUndefined();
+      expect(JSON.stringify(request), request.url).not.toContain(token);
+    }
   });
 
   it("shows an input's output and quarantine lines", async () => {

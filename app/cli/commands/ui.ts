@@ -1,3 +1,4 @@
+import { isLoopbackAddress } from '../../ui/listenAddress.js';
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
 import { stageOptions } from '../pipelineStage.js';
 
@@ -43,7 +44,13 @@ export const command: CliCommand = {
     host: {
       type: 'string',
       valueName: 'ADDRESS',
-      description: 'Address to listen on (default: 127.0.0.1, this machine only)',
+      description:
+        'Address to listen on (default: 127.0.0.1, this machine only); an address other machines reach needs --insecure-plain-http',
+    },
+    'insecure-plain-http': {
+      type: 'boolean',
+      description:
+        'Allow a --host other machines reach: the console speaks plain HTTP, so its token and every answer travel unencrypted',
     },
   },
   details: `What it shows, from the same functions as the CLI: each day's status as rerun status computes it
@@ -60,7 +67,10 @@ directory), else as rerun status: --stack, the options, RERUN_* variables, AWS_E
 It changes nothing: its SDK clients refuse every command but reads. Inspecting a dead-letter queue
 receives its messages and makes them visible again at once, as rerun redrive --dry-run does.
 
-stdout: URL <the address with its token>. Anyone with the token can read what the console shows.
+stdout: URL <the address with its token>. Anyone with the token can read what the console shows. The
+page takes the token out of the address bar and sends it in a header, never in a cookie (a cookie
+would reach every other server on this host). It listens on this machine only unless --host names
+another address, which needs --insecure-plain-http: the console has no TLS.
 
 Examples:
   npm start            # in one terminal
@@ -69,10 +79,17 @@ Examples:
   async run({ values }, io) {
     const port = integerOption(values, 'port', { min: 0, max: 65_535 }) ?? 0;
     const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
+    const exposed = !isLoopbackAddress(host);
+    if (exposed && values['insecure-plain-http'] !== true) {
+      throw new CliUsageError(
+        `--host ${host} lets other machines connect, and the console speaks plain HTTP: its token and everything it shows would travel unencrypted. ` +
+          'Keep the default (127.0.0.1) and reach it through an SSH tunnel, or add --insecure-plain-http to accept that.',
+      );
+    }
     if ((values.from === undefined) !== (values.to === undefined)) {
       throw new CliUsageError('--from and --to go together (YYYY-MM-DD).');
     }
     const { runConsole } = await import('../../ui/runConsole.js');
-    return runConsole({ values, io, port, host });
+    return runConsole({ values, io, port, host, exposed });
   },
 };

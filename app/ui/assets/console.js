@@ -14,11 +14,28 @@ const QUEUE_ROLES = {
 
 const state = { overview: undefined, from: '', to: '', day: undefined, after: undefined, liveSeq: 0, view: 'days' };
 
-/** GET an API path; throws with the server's message on an error status. */
+/**
+ * The token of the printed URL, read once from `?token=` and then taken out of the address bar (and
+ * so out of the history). It lives in this tab's sessionStorage, which is per origin, port included,
+ * so a reload keeps working; never in a cookie, which the browser would send to every port of the host.
+ */
+const TOKEN = takeToken();
+
+function takeToken() {
+  const url = new URL(location.href);
+  const given = url.searchParams.get('token');
+  if (given === null) return sessionStorage.getItem('rerun-token') ?? '';
+  sessionStorage.setItem('rerun-token', given);
+  url.searchParams.delete('token');
+  history.replaceState(history.state, '', `${url.pathname}${url.search}${url.hash}`);
+  return given;
+}
+
+/** GET an API path with the token in its header; throws with the server's message on an error status. */
 async function get(path, params = {}) {
   const url = new URL(path, location.origin);
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
-  const response = await fetch(url, { credentials: 'same-origin' });
+  const response = await fetch(url, { headers: { 'X-Rerun-Token': TOKEN }, credentials: 'omit' });
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(body.error || `${response.status} ${response.statusText}`);
   return body;
