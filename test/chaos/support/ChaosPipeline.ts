@@ -192,10 +192,8 @@ export class ChaosPipeline {
       LOG_LEVEL: 'error',
       RUNNER_FUNCTION_TIMEOUT: String(options.runner.functionTimeoutSeconds),
       RUNNER_MAX_CONCURRENCY: String(options.runner.maxConcurrency),
-      // CHAOS_CUT_OFF_TIMEOUTS=1: a timed-out invocation makes no more requests, as Lambda resets its
-      // environment (lambdaRunner.ts). Off by default: with it on, everything-at-once dead-letters
-      // healthy summary tasks at seed 0 beside a CPU hog (test/chaos/README.md, "Runner processes").
-      RUNNER_CUT_OFF_TIMEOUTS: process.env.CHAOS_CUT_OFF_TIMEOUTS === '1' ? '1' : '0',
+      // A timed-out invocation makes no more requests, as Lambda resets its environment (lambdaRunner.ts).
+      RUNNER_CUT_OFF_TIMEOUTS: '1',
     };
     const supervise = (stage: ChaosStage, index: number, env: Record<string, string>) =>
       new RunnerSupervisor({
