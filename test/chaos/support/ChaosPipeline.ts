@@ -192,8 +192,8 @@ export class ChaosPipeline {
       LOG_LEVEL: 'error',
       RUNNER_FUNCTION_TIMEOUT: String(options.runner.functionTimeoutSeconds),
       RUNNER_MAX_CONCURRENCY: String(options.runner.maxConcurrency),
-      // A timed-out invocation ends its process, as Lambda resets its environment (lambdaRunner.ts).
-      RUNNER_RESET_ON_TIMEOUT: '1',
+      // A timed-out invocation makes no more requests, as Lambda resets its environment (lambdaRunner.ts).
+      RUNNER_CUT_OFF_TIMEOUTS: '1',
     };
     const supervise = (stage: ChaosStage, index: number, env: Record<string, string>) =>
       new RunnerSupervisor({
