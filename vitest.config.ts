@@ -28,6 +28,8 @@ export default defineConfig({
       exclude: ['src/**/index.ts'],
       reporter: ['text-summary', ['json-summary', { file: 'coverage-summary.json' }]],
       reportsDirectory: 'coverage',
+      // A run with a failure still says how much it covered.
+      reportOnFailure: true,
     },
     testTimeout: 60_000,
     hookTimeout: 60_000,
