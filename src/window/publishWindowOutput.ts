@@ -98,7 +98,7 @@ export async function stageValidatePublish(
  * means it exists) and removes the markers that name another ETag than the published one.
  *
  * The published output (its ETag, lineage hash and code version) is read with a HEAD made AFTER the marker listing, and a delete is conditional
- * on the marker's own ETag (`If-Match`; AWS-SEMANTICS "Conditional deletes"). A marker is written
+ * on the marker's own ETag (`If-Match`; docs/AWS-BEHAVIOUR.md, "Conditional deletes"). A marker is written
  * only after its output was published, so a marker in the listing names an output published before
  * that HEAD: if it does not name the one the HEAD sees, it is superseded and may go. A writer whose own
  * output was superseded meanwhile removes its own marker instead of the newer writer's. (Before,
