@@ -70,7 +70,7 @@ const SOURCE_ROOTS = ['functions', 'src', 'infra', 'package.json', 'package-lock
  * @example
  * const { normalize } = await synthesizeWorkerBundles();
  * normalize.directory; // '/tmp/rerun-lambda-bundles/<digest>/normalize' (holds index.mjs)
- * normalize.deployTimeEnvironment; // ['OUTPUT_BUCKET', 'LEDGER_TABLE'] (and NOTIFY_URL with a webhook)
+ * normalize.deployTimeEnvironment; // ['OUTPUT_BUCKET', 'INPUT_BUCKETS', 'LEDGER_TABLE'] (and NOTIFY_URL with a webhook)
  */
 export async function synthesizeWorkerBundles(
   options: SynthesizeWorkerBundlesOptions = {},

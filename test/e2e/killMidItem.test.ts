@@ -140,6 +140,7 @@ describe('kill mid-item, then rerun', () => {
       });
       const pool = await startNormalizePool({
         endpoint: proxy.url,
+        inputBucket: input,
         outputBucket,
         timeoutSeconds: 60,
         onSlot: (started) => {

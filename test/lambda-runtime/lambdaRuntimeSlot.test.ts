@@ -200,7 +200,7 @@ describe('a Lambda runtime slot running the deployed normalize bundle', () => {
       logging: { format: 'JSON', applicationLogLevel: 'INFO' },
       environment: { LOG_LEVEL: 'info', NODE_OPTIONS: '--enable-source-maps' },
       // No webhook by default: NOTIFY_URL is set only with a secret or SSM parameter (a dynamic reference).
-      deployTimeEnvironment: ['OUTPUT_BUCKET', 'LEDGER_TABLE'],
+      deployTimeEnvironment: ['OUTPUT_BUCKET', 'INPUT_BUCKETS', 'LEDGER_TABLE'],
     });
     const lines: string[] = [];
     const startedAt = Date.now();

@@ -26,6 +26,8 @@ export const testRuntime: TestRuntime = (() => {
 export interface NormalizePoolOptions {
   /** The endpoint the function's SDK clients use (the emulator, or a proxy in front of it). */
   readonly endpoint: string;
+  /** The bucket the function reads (INPUT_BUCKETS: an event naming any other is refused). */
+  readonly inputBucket: string;
   readonly outputBucket: string;
   readonly timeoutSeconds: number;
   /** Receives each slot once started (the kill test reaches its runtime process through it). */
@@ -47,6 +49,7 @@ export async function startNormalizePool(options: NormalizePoolOptions): Promise
       // No webhook: the ledger table is then never used.
       environment: {
         OUTPUT_BUCKET: options.outputBucket,
+        INPUT_BUCKETS: options.inputBucket,
         LEDGER_TABLE: 'unused',
         NOTIFY_URL: '',
         // The seed tests count the worker's requests per item, as the in-process runs do; the

@@ -105,6 +105,7 @@ export async function drainNormalize(
   const proxy = await FaultProxy.start({ upstream: awsEndpoint() });
   const pool = await startNormalizePool({
     endpoint: proxy.url,
+    inputBucket: stack.inputBucket,
     outputBucket: stack.outputBucket,
     timeoutSeconds: t.normalize.functionTimeoutSeconds,
   });
