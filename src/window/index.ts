@@ -39,7 +39,7 @@ export {
   type UnpartitionedSpec,
 } from '../partitions/partitionSpec.js';
 export type { TimeWindow } from '../partitions/timeWindow.js';
-export { S3PartitionStore } from '../s3/S3PartitionStore.js';
+export { type GetExactResult, type ListedObject, type ListOptions, S3PartitionStore } from '../s3/S3PartitionStore.js';
 export { defineWindowTask, type WindowTask } from './defineWindowTask.js';
 export { WindowOutputInvalidError, WindowTaskConfigurationError, WindowTooLargeError } from './errors.js';
 export { judgeWindow, type WindowListing, WindowStatus, type WindowVerdict } from './judgeWindow.js';

@@ -375,7 +375,10 @@ const SURFACE = {
       'windowsIntersecting',
     ],
     types: [
+      'GetExactResult',
+      'ListOptions',
       'ListedLineageEntry',
+      'ListedObject',
       'PartitionScheme',
       'PartitionSpec',
       'PartitionWindow',
@@ -512,6 +515,17 @@ describe('the public surface of each subpath', () => {
 
   it('the exports map has no subpath that is not pinned here', () => {
     expect(Object.keys(packageJson.exports).sort()).toEqual([...Object.keys(SURFACE), './package.json'].sort());
+  });
+
+  it('the API reference (typedoc.json) documents every pinned subpath, and nothing else', () => {
+    // A subpath the reference leaves out makes every type it declares a TypeDoc warning on the
+    // pages that reference it, and `npm run docs` fails CI on a warning.
+    const typedoc = JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8')) as { entryPoints: string[] };
+    expect([...typedoc.entryPoints].sort()).toEqual(
+      Object.values(SURFACE)
+        .map((surface) => surface.entry)
+        .sort(),
+    );
   });
 
   it('the root holds at most 40 runtime names: what a worker author needs, the rest in subpaths', () => {
