@@ -63,3 +63,29 @@ export function codeVersionCutoff(
   }
   return { state: 'known', codeVersion, since: current.lastModified, until: current.lastModified + options.overlapMs };
 }
+
+/**
+ * The cutoff of a worker from its markers as they are now: one listing of `{prefix}{worker}/` in the
+ * output bucket, then {@link codeVersionCutoff}. A worker that declares no code version has none.
+ *
+ * @example
+ * const cutoff = await readCodeVersionCutoff(reader, 'out', { prefix: 'code-versions/', worker: 'upper',
+ *   codeVersion: 'upper@1', overlapMs: 960_000 });
+ */
+export async function readCodeVersionCutoff(
+  reader: { list(bucket: string, prefix: string): AsyncIterable<ListedObject> },
+  outputBucket: string,
+  options: {
+    readonly prefix: string;
+    readonly worker: string;
+    readonly codeVersion: string;
+    readonly overlapMs: number;
+  },
+  unknownReason: string,
+): Promise<CodeVersionCutoff> {
+  if (!options.codeVersion) return { state: 'unknown', codeVersion: '', reason: unknownReason };
+  const markers: ListedObject[] = [];
+  const root = `${options.prefix}${encodeURIComponent(options.worker)}/`;
+  for await (const marker of reader.list(outputBucket, root)) markers.push(marker);
+  return codeVersionCutoff(markers, options);
+}

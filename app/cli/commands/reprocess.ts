@@ -27,7 +27,7 @@ import {
   manifestFormatOf,
   ReprocessEngine,
 } from '../../reprocess/batchOperationsJob.js';
-import { codeVersionCutoff } from '../../reprocess/codeVersionCutoff.js';
+import { type CodeVersionCutoff, readCodeVersionCutoff } from '../../reprocess/codeVersionCutoff.js';
 import { InventoryManifestError, inventoryListing, parseInventoryManifest } from '../../reprocess/inventoryListing.js';
 import { deterministicKeyMapping, type OutputKeyMapping } from '../../reprocess/outputKeyMapping.js';
 import {
@@ -465,7 +465,7 @@ function planSummary(
   prefix: string,
   mode: string,
   dryRun: boolean,
-  cutoff: ReturnType<typeof codeVersionCutoff>,
+  cutoff: CodeVersionCutoff,
 ) {
   return {
     prefix,
@@ -786,21 +786,17 @@ async function planningSetup(target: PipelineTarget, values: OptionValues, io: C
     createNormalizeWorker({ outputBucket: target.outputBucket, prefixes: topology }),
   );
   // A code-version bump, from the markers the deployed worker writes (one listing request).
-  const markerRoot = `${topology.codeVersionPrefix}${encodeURIComponent(worker.name)}/`;
-  const markers: ListedObject[] = [];
-  if (worker.codeVersion) for await (const marker of reader.list(target.outputBucket, markerRoot)) markers.push(marker);
-  const cutoff = worker.codeVersion
-    ? codeVersionCutoff(markers, {
-        prefix: topology.codeVersionPrefix,
-        worker: worker.name,
-        codeVersion: worker.codeVersion,
-        overlapMs: overlapSeconds * 1000,
-      })
-    : ({
-        state: 'unknown',
-        codeVersion: '',
-        reason: `stage "${stage.name}" declares no codeVersion: old-code outputs cannot be told`,
-      } as const);
+  const cutoff = await readCodeVersionCutoff(
+    reader,
+    target.outputBucket,
+    {
+      prefix: topology.codeVersionPrefix,
+      worker: worker.name,
+      codeVersion: worker.codeVersion,
+      overlapMs: overlapSeconds * 1000,
+    },
+    `stage "${stage.name}" declares no codeVersion: old-code outputs cannot be told`,
+  );
   human(
     cutoff.state === 'known'
       ? `Code version ${cutoff.codeVersion} first ran at ${new Date(cutoff.since).toISOString()}: older outputs are old-code.\n`
