@@ -98,8 +98,15 @@ export function commandHelp(command: CliCommand, columns?: number): string {
     .join('\n');
   const prose = (text: string) => (fit === undefined ? text : reflowParagraphs(text, fit));
   const details = command.details ? `\n${prose(command.details.trimEnd())}\n` : '';
-  const usage =
-    fit === undefined ? `Usage: ${command.usage}` : wrapWords(`Usage: ${command.usage}`, fit, '    ').join('\n');
+  // Each synopsis (a usage of several lines gives one per line, aligned under the first) wraps on its own.
+  const usage = `Usage: ${command.usage}`
+    .split('\n')
+    .map((line) => {
+      if (fit === undefined) return line;
+      const lead = /^\s*/.exec(line)?.[0] ?? '';
+      return `${lead}${wrapWords(line, fit - lead.length, `${lead}    `).join('\n')}`;
+    })
+    .join('\n');
   return `${usage}\n\n${prose(command.summary)}\n\nOptions:\n${options}\n${details}`;
 }
 

@@ -23,6 +23,17 @@ describe('help fitted to the terminal', () => {
     expect(fitted.split(/\s+/)).toEqual(globalHelp(COMMANDS).split(/\s+/));
   });
 
+  it('wraps each synopsis of a usage of several lines on its own, aligned under the first', async () => {
+    const command = (await (COMMANDS.status as NonNullable<(typeof COMMANDS)['status']>).load()).command;
+    expect(command.usage.split('\n').length).toBeGreaterThan(1);
+    const lines = commandHelp(command, 80).split('\n');
+    expect(lines[0]).toMatch(/^Usage: rerun status --from /);
+    const second = lines.findIndex((l) => /^ {7}rerun status --stage /.test(l));
+    expect(second).toBeGreaterThan(0);
+    // The first synopsis's continuation lines sit between the two, indented further.
+    expect(lines.slice(1, second).every((l) => /^ {4}\S/.test(l))).toBe(true);
+  });
+
   it("fits every command's help in 80 columns, and leaves it as written without a terminal", async () => {
     for (const [name, entry] of Object.entries(COMMANDS)) {
       const { command } = await entry.load();
