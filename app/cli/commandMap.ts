@@ -46,7 +46,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   },
   status: {
     summary:
-      'Show each daily partition of a window: published, missing, stale, invalid or incomplete (inputs without outputs).',
+      "Show each daily partition of a window (published, missing, stale, invalid or incomplete), or an object stage's inputs (current or to do).",
     load: () => import('./commands/status.js'),
   },
   ui: {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { CreateBucketCommand, DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
@@ -7,6 +8,7 @@ import { resolvePlanningStage, stageInputRules } from '../../app/cli/pipelineSta
 import { StackOutput } from '../../app/stackOutputs.js';
 import { ConsoleApi } from '../../app/ui/consoleApi.js';
 import { resolveConsoleSource } from '../../app/ui/consoleSource.js';
+import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { definePipeline } from '../../src/pipeline/definePipeline.js';
 import { describePipeline } from '../../src/pipeline/pipelineDescription.js';
@@ -45,16 +47,32 @@ describe('rerun reprocess --stack on the README user pipeline (moto CloudFormati
       .QueueUrl as string;
     const dlqUrl = (await clients.sqs.send(new CreateQueueCommand({ QueueName: uniqueName('uploads-dlq') })))
       .QueueUrl as string;
-    for (const key of INPUTS) await clients.s3.send(new PutObjectCommand({ Bucket: inputBucket, Key: key, Body: 'x' }));
-    // Written after the inputs (LastModified has a one-second grain): current, not stale.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const etags = new Map<string, string>();
     for (const key of INPUTS) {
-      const outputKey = deterministicKey({
-        prefix: 'upper/',
-        source: { bucket: inputBucket, key },
-        stripPrefix: 'incoming/',
-      });
-      await clients.s3.send(new PutObjectCommand({ Bucket: outputBucket, Key: outputKey, Body: 'X' }));
+      const put = await clients.s3.send(new PutObjectCommand({ Bucket: inputBucket, Key: key, Body: 'x' }));
+      etags.set(key, (put.ETag as string).replaceAll('"', ''));
+    }
+    // Written after the inputs (LastModified has a one-second grain): current, not stale. Each is an
+    // intact output as the worker writes it: built from its input's ETag by upper@1, sealed by its SHA-256.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const sha256Base64 = createHash('sha256').update('X').digest('base64');
+    for (const key of INPUTS) {
+      const source = { bucket: inputBucket, key };
+      const outputKey = deterministicKey({ prefix: 'upper/', source, stripPrefix: 'incoming/' });
+      await clients.s3.send(
+        new PutObjectCommand({
+          Bucket: outputBucket,
+          Key: outputKey,
+          Body: 'X',
+          ChecksumAlgorithm: 'SHA256',
+          ChecksumSHA256: sha256Base64,
+          Metadata: buildOutputMetadata({
+            source: { ...source, etag: etags.get(key) as string },
+            codeVersion: 'upper@1',
+            integrity: { kind: 'sha256', sha256Base64, bytes: 1 },
+          }),
+        }),
+      );
     }
     const outputs: Record<string, string> = {
       [StackOutput.INPUT_BUCKET]: inputBucket,
@@ -146,13 +164,46 @@ describe('rerun reprocess --stack on the README user pipeline (moto CloudFormati
     expect(wrong.stderr).toMatch(/--stage uper: .* has no stage named "uper"; did you mean "upper"\?/);
   });
 
-  it('rerun status refuses a described user stage instead of judging it by the reference layout', async () => {
+  it("rerun status judges a user stage's inputs by its published rule: current, missing, stale, and --from refused", async () => {
     const p = await userPipeline(true);
-    const run = await rerunCli(['status', '--stack', p.stackName, '--from', '2026-12-05', '--to', '2026-12-05']);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(
-      /rerun status: rerun status judges the daily summaries of rerun's reference pipeline .* stage "upper" .* is not that stage/,
+    const all = await rerunCli(['status', '--stack', p.stackName, '--json']);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.json()).toMatchObject({
+      stage: 'upper',
+      prefix: 'incoming/',
+      inputs: INPUTS.length,
+      toDo: 0,
+      counts: { current: INPUTS.length, missing: 0, stale: 0, orphan: 0, skipped: 0 },
+    });
+    // One output deleted, one input changed (other bytes, so its output's recorded source is not the input's).
+    // A second later: LastModified has a one-second grain, and an input no newer than its output is not a
+    // candidate of the listing (docs/JUDGING.md; --verify finds it).
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: p.outputBucket, Key: `upper/${p.inputBucket}/z.json` }));
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await clients.s3.send(new PutObjectCommand({ Bucket: p.inputBucket, Key: 'incoming/a.csv', Body: 'other bytes' }));
+    // The same bytes again (a sync after a touch): newer than its output, but built from the same ETag.
+    await clients.s3.send(
+      new PutObjectCommand({ Bucket: p.inputBucket, Key: 'incoming/dt=2026-12-05/b.csv', Body: 'x' }),
     );
+    const run = await rerunCli(['status', '--stack', p.stackName]);
+    expect(run.code, run.stderr).toBe(0);
+    const text = run.text;
+    expect(text).toMatch(/^current +2 +done/m);
+    expect(text).toMatch(/^missing +1 +to do: no output/m);
+    expect(text).toMatch(/^stale +1 +to do: its output was built from other input bytes/m);
+    expect(text).toMatch(/^ +missing +incoming\/z\.json +/m);
+    expect(text).toMatch(/^ +stale +incoming\/a\.csv +/m);
+    const summary = JSON.parse(
+      (run.stdout.find((l) => l.startsWith('SUMMARY ')) as string).slice('SUMMARY '.length),
+    ) as Record<string, unknown>;
+    expect(summary).toMatchObject({ stage: 'upper', inputs: 4, toDo: 2, current: 2, missing: 1, stale: 1 });
+    expect(summary.requests).toMatchObject({ head: 2 });
+    // Status sent nothing: reprocess still plans the same two.
+    const plan = await rerunCli(['reprocess', '--stack', p.stackName, '--dry-run', '--json']);
+    expect(plan.json()).toMatchObject({ planned: 2 });
+    const windowed = await rerunCli(['status', '--stack', p.stackName, '--from', '2026-12-05', '--to', '2026-12-05']);
+    expect(windowed.code).toBe(2);
+    expect(windowed.stderr).toMatch(/stage "upper" of the stack ".*" is an object stage/);
   });
 
   it("the console judges the user's inputs by the published key rule, not the reference normalizer's skip rules", async () => {

@@ -1,19 +1,23 @@
+import { RerunError } from '../../../src/errors.js';
 import { S3BucketMissingError } from '../../../src/s3/errors.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { SUMMARIZE_CODE_VERSION } from '../../partition/codeVersion.js';
 import { S3PartitionStore } from '../../partition/S3PartitionStore.js';
 import { summaryLayout } from '../../partition/summaryLayout.js';
 import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
+import { formatObjectStageStatus, objectStageStatus } from '../../status/objectStageStatus.js';
 import { partitionStatus } from '../../status/partitionStatus.js';
 import { explainAwsError, PipelineResourceError } from '../../status/pipelineResources.js';
-import { type CliCommand, writeResult } from '../command.js';
+import { type CliCommand, type CliIo, CliUsageError, type OptionValues, writeResult } from '../command.js';
 import { referenceInputRules } from '../inputRules.js';
-import { resolvePlanningStage, StageKeyRuleUnknownError, stageOptions } from '../pipelineStage.js';
+import { type PlanningStage, resolvePlanningStage, stageOptions } from '../pipelineStage.js';
 import {
   emptyWindowHint,
+  type PipelineTarget,
   reportCommandError,
   requireOutputBucket,
   requireWindow,
+  stringOption,
   targetOptions,
   targetOrExit,
 } from '../pipelineTarget.js';
@@ -22,11 +26,22 @@ import {
 export const command: CliCommand = {
   name: 'status',
   summary:
-    'Show each daily partition of a window: published, missing, stale, invalid or incomplete (inputs without outputs).',
-  usage: 'rerun status --from YYYY-MM-DD --to YYYY-MM-DD [--no-validate] [--json] [options]',
+    "Show each daily partition of a window (published, missing, stale, invalid or incomplete), or an object stage's inputs (current or to do).",
+  usage:
+    'rerun status --from YYYY-MM-DD --to YYYY-MM-DD [--no-validate] [--json] [options]\n' +
+    '       rerun status --stage NAME [--prefix PREFIX] [--verify] [--json] [options]',
   options: {
     from: { type: 'string', valueName: 'DAY', description: 'First day of the window (UTC, included)' },
     to: { type: 'string', valueName: 'DAY', description: 'Last day of the window (UTC, included)' },
+    prefix: {
+      type: 'string',
+      valueName: 'PREFIX',
+      description: "An object stage: the input prefix to judge (default: the stage's input prefix)",
+    },
+    verify: {
+      type: 'boolean',
+      description: 'An object stage: also run the done-check (one HEAD) on every output that looks current',
+    },
     'no-validate': {
       type: 'boolean',
       description:
@@ -39,8 +54,16 @@ export const command: CliCommand = {
 published), stale (inputs or code changed since, or its publish was interrupted), invalid (the object is
 not what rerun published: replaced, truncated, or failing its checksum).
 
-The check lists the window's normalized outputs, quarantine objects and summaries (about one request per
-1000 objects); with validation it also HEADs each published summary. stdout: SUMMARY {json}, or with
+An object stage of your own pipeline (its description from --stack or --pipeline FILE; --stage NAME
+where it has several): every input under --prefix is judged by the stage's published key rule as
+rerun reprocess --dry-run plans it: current (done), missing, stale (its output was built from other
+bytes), invalid (not an intact rerun output) or old-code (older than the code version's first run). An
+input newer than its output costs one HEAD of the output, whose recorded source ETag decides; --verify
+HEADs every output.
+It sends and writes nothing; rerun reprocess enqueues what is to do.
+
+The check of the daily summaries lists the window's normalized outputs, quarantine objects and
+summaries (about one request per 1000 objects); with validation it also HEADs each published summary. stdout: SUMMARY {json}, or with
 --json the whole report.
 
 Target: AWS_ENDPOINT_URL (an emulator, e.g. the endpoint rerun dev prints) or the default AWS credential
@@ -50,21 +73,22 @@ chain; resources from the options, the outputs of the stack named by --stack, RE
 Examples:
   rerun status --from 2026-01-01 --to 2026-01-31
   rerun status --stack rerun --from 2026-01-01 --to 2026-01-31
+  rerun status --stack Uploads --stage upper --verify
   RERUN_OUTPUT_BUCKET=... RERUN_INPUT_BUCKET=... rerun status --from 2026-01-01 --to 2026-01-31 --json`,
   async run({ values }, io) {
-    const { from, to } = requireWindow(values);
+    // A window given is checked before anything is looked up; whether one is needed depends on the stage.
+    const window = values.from !== undefined || values.to !== undefined ? requireWindow(values) : undefined;
     const target = await targetOrExit(values, io, 'status');
     if (typeof target === 'number') return target;
+    let stage: PlanningStage;
     try {
-      // Days are judged by the normalize stage's key rules: read them as the pipeline describes them.
-      const stage = await resolvePlanningStage(target, values);
-      if (!stage.reference) {
-        throw new StageKeyRuleUnknownError(
-          `rerun status judges the daily summaries of rerun's reference pipeline over its normalize stage, and stage ` +
-            `"${stage.name}" of ${stage.from} is not that stage: status of your own stages' windows is not there yet, ` +
-            'and judging them by the reference layout would be wrong. rerun reprocess --dry-run plans this stage.',
-        );
-      }
+      stage = await resolvePlanningStage(target, values);
+    } catch (error) {
+      return reportCommandError(error, io, 'status', values.json === true);
+    }
+    if (!stage.reference) return objectStageCommand(values, io, target, stage, window !== undefined);
+    const { from, to } = window ?? requireWindow(values);
+    try {
       await requireOutputBucket(target);
       const layout = summaryLayout(target.inputBucket, target.topology);
       const reader = new S3PartitionStore(target.clients.s3);
@@ -116,3 +140,67 @@ Examples:
     }
   },
 };
+
+/** `rerun status` of an object stage of the user's pipeline: its inputs, current or to do. */
+async function objectStageCommand(
+  values: OptionValues,
+  io: CliIo,
+  target: PipelineTarget,
+  stage: PlanningStage,
+  windowGiven: boolean,
+): Promise<number> {
+  if (windowGiven) {
+    throw new CliUsageError(
+      `--from and --to select the windows of rerun's daily summaries, and stage "${stage.name}" of ${stage.from} is an ` +
+        'object stage: its status judges every input under --prefix (default: its input prefix). Drop --from and --to.',
+    );
+  }
+  const prefix = stringOption(values, 'prefix') ?? stage.inputPrefix;
+  if (!prefix.startsWith(stage.inputPrefix)) {
+    throw new CliUsageError(
+      `--prefix must start with the input prefix ${stage.inputPrefix} of stage "${stage.name}" (got "${prefix}").`,
+    );
+  }
+  if (values.verify === true && !stage.codeVersion) {
+    throw new CliUsageError(
+      `--verify judges each output's code version, and stage "${stage.name}" of ${stage.from} declares none: add ` +
+        "codeVersion (the worker's) to the stage in the pipeline and publish it again.",
+    );
+  }
+  try {
+    await requireOutputBucket(target);
+    const status = await objectStageStatus(target, stage, {
+      prefix,
+      verify: values.verify === true,
+      ...(io.signal ? { signal: io.signal } : {}),
+    }).catch((error: unknown) => {
+      if (RerunError.isRerunError(error)) throw error;
+      throw explainAwsError(error, {
+        role: 'input or output bucket',
+        name: `${target.inputBucket} / ${target.outputBucket}`,
+        where: target.where,
+        hint: 'Check the names and your permissions (ListBucket on both buckets).',
+      });
+    });
+    if (values.json) {
+      io.stdout(JSON.stringify(status));
+      return 0;
+    }
+    io.stderr(
+      `Stage "${stage.name}" (${stage.from}): ${prefix} of ${target.inputBucket}. Note: ${status.codeVersion.note}.\n`,
+    );
+    writeResult(io, formatObjectStageStatus(status));
+    const r = status.requests;
+    writeResult(
+      io,
+      `${status.inputs} input(s): ${status.counts.current} current, ${status.toDo} to do` +
+        `${status.toDo > 0 ? ' (rerun reprocess enqueues them)' : ''} (${r.list} list + ${r.head} HEAD requests)`,
+    );
+    io.stdout(
+      `SUMMARY ${JSON.stringify({ stage: stage.name, prefix, inputs: status.inputs, toDo: status.toDo, ...status.counts, requests: r })}`,
+    );
+    return 0;
+  } catch (error) {
+    return reportCommandError(error, io, 'status', values.json === true);
+  }
+}
