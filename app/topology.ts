@@ -51,6 +51,12 @@ export interface Topology {
    * in the stack and in `rerun dev`.
    */
   readonly abortIncompleteMultipartUploadAfterDays: number;
+  /**
+   * Days after which S3 deletes an input's replaced or deleted versions. The input bucket is
+   * versioned so that every write sends its own event (src/done/eventProvesCurrent.ts); the old
+   * versions are not rerun's to keep. In the stack and in `rerun dev`.
+   */
+  readonly noncurrentInputVersionDays: number;
 }
 
 /**
@@ -63,6 +69,7 @@ export interface Topology {
 export const topology: Topology = {
   appName: 'rerun',
   abortIncompleteMultipartUploadAfterDays: 1,
+  noncurrentInputVersionDays: 1,
   ...NORMALIZE_PREFIXES,
   normalize: {
     name: 'normalize',

@@ -340,7 +340,12 @@ async function setUp(
     const out = await clients.s3.send(
       new PutObjectCommand({ Bucket: stack.inputBucket, Key: input.key, Body: Buffer.from(input.body) }),
     );
-    return { key: input.key, etag: (out.ETag ?? '').replace(/"/g, ''), size: Buffer.byteLength(input.body) };
+    return {
+      key: input.key,
+      etag: (out.ETag ?? '').replace(/"/g, ''),
+      size: Buffer.byteLength(input.body),
+      ...versionOf(out),
+    };
   });
   return { system, clients, stack, proxy, env, inputs: uploaded };
 }
@@ -429,7 +434,7 @@ async function redeliver(
   how: Resend,
 ) {
   const sentAt = Date.now();
-  const bodies = inputs.map(({ key, etag, size }) =>
+  const bodies = inputs.map(({ key, etag, size, versionId }) =>
     how === Resend.REPROCESS
       ? reprocessMessageBody({ bucket: sut.stack.inputBucket, key, etag, size, sentAt })
       : JSON.stringify({
@@ -442,7 +447,13 @@ async function redeliver(
               eventName: 'ObjectCreated:Put',
               s3: {
                 bucket: { name: sut.stack.inputBucket },
-                object: { key: encodeS3EventKey(key), eTag: etag, size },
+                // S3's own event names the write's version; a stale re-send is as a hand-made message.
+                object: {
+                  key: encodeS3EventKey(key),
+                  eTag: etag,
+                  size,
+                  ...(how === Resend.S3_DUPLICATE && versionId ? { versionId } : {}),
+                },
               },
             },
           ],
@@ -458,11 +469,20 @@ async function redeliver(
   }
 }
 
-/** An input as uploaded: what S3's event names (key, ETag, size). */
+/**
+ * An input as uploaded: what S3's event names (key, ETag, size, and the version it made: the input
+ * bucket is versioned, as RerunPipeline creates it).
+ */
 export interface UploadedInput {
   readonly key: string;
   readonly etag: string;
   readonly size: number;
+  readonly versionId?: string;
+}
+
+/** The version an upload made, as its event names it (none from a bucket that is not versioned). */
+function versionOf(out: { VersionId?: string | undefined }): { versionId?: string } {
+  return out.VersionId && out.VersionId !== 'null' ? { versionId: out.VersionId } : {};
 }
 
 /** How the phases send every object again. */
@@ -558,7 +578,7 @@ async function overwriteInputs(clients: PipelineClients, sut: SystemUnderTest, i
     const body = bodies.get(key) ?? '';
     const bytes = Buffer.from(body + lastLine(body));
     const out = await clients.s3.send(new PutObjectCommand({ Bucket: sut.stack.inputBucket, Key: key, Body: bytes }));
-    return { key, etag: (out.ETag ?? '').replace(/"/g, ''), size: bytes.length };
+    return { key, etag: (out.ETag ?? '').replace(/"/g, ''), size: bytes.length, ...versionOf(out) };
   });
   sut.inputs.splice(0, sut.inputs.length, ...updated);
 }

@@ -49,7 +49,12 @@ export async function measureWorkerThroughput(options: {
   readonly clients: PipelineClients;
   readonly system: 'rerun' | 'powertools';
   readonly inputBucket: string;
-  readonly inputs: readonly { readonly key: string; readonly etag: string; readonly size: number }[];
+  readonly inputs: readonly {
+    readonly key: string;
+    readonly etag: string;
+    readonly size: number;
+    readonly versionId?: string;
+  }[];
   readonly repeats: number;
 }): Promise<WorkerThroughput> {
   const { clients } = options;
@@ -130,11 +135,11 @@ async function invokeAll(handler: Handler, events: readonly SQSEvent[], items: n
  */
 function batches(
   bucket: string,
-  inputs: readonly { key: string; etag: string; size: number }[],
+  inputs: readonly { key: string; etag: string; size: number; versionId?: string }[],
   how: 's3' | 'reprocess',
 ): SQSEvent[] {
   const sentAt = Date.now();
-  const records = inputs.map(({ key, etag, size }, i) =>
+  const records = inputs.map(({ key, etag, size, versionId }, i) =>
     toSqsRecord(
       {
         MessageId: `bench-${i}`,
@@ -150,7 +155,10 @@ function batches(
                     awsRegion: 'us-east-1',
                     eventTime: new Date(sentAt).toISOString(),
                     eventName: 'ObjectCreated:Put',
-                    s3: { bucket: { name: bucket }, object: { key: encodeS3EventKey(key), eTag: etag, size } },
+                    s3: {
+                      bucket: { name: bucket },
+                      object: { key: encodeS3EventKey(key), eTag: etag, size, ...(versionId ? { versionId } : {}) },
+                    },
                   },
                 ],
               }),

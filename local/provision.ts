@@ -2,11 +2,13 @@ import {
   CreateBucketCommand,
   GetBucketLifecycleConfigurationCommand,
   GetBucketNotificationConfigurationCommand,
+  GetBucketVersioningCommand,
   HeadBucketCommand,
   type LifecycleRule,
   type NotificationConfiguration,
   PutBucketLifecycleConfigurationCommand,
   PutBucketNotificationConfigurationCommand,
+  PutBucketVersioningCommand,
   type QueueConfiguration,
 } from '@aws-sdk/client-s3';
 import {
@@ -65,11 +67,30 @@ export async function ensureLifecycleRule(
   return current ? ProvisionAction.UPDATED : ProvisionAction.CREATED;
 }
 
+/**
+ * Turns versioning on for `bucket` unless it is on already. As RerunPipeline's input bucket: in a
+ * versioned bucket every write sends its own event, so a fresh event's eTag may prove an output
+ * current (src/done/eventProvesCurrent.ts).
+ *
+ * @example
+ * await ensureVersioning(clients, 'rerun-input');
+ */
+export async function ensureVersioning(clients: Pick<AwsClients, 's3'>, bucket: string): Promise<ProvisionAction> {
+  const current = await clients.s3.send(new GetBucketVersioningCommand({ Bucket: bucket }));
+  if (current.Status === 'Enabled') return ProvisionAction.UNCHANGED;
+  await clients.s3.send(
+    new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }),
+  );
+  return current.Status === undefined ? ProvisionAction.CREATED : ProvisionAction.UPDATED;
+}
+
 function sameLifecycleRule(a: LifecycleRule, b: LifecycleRule): boolean {
   return (
     a.Status === b.Status &&
     (a.Filter?.Prefix ?? '') === (b.Filter?.Prefix ?? '') &&
-    a.AbortIncompleteMultipartUpload?.DaysAfterInitiation === b.AbortIncompleteMultipartUpload?.DaysAfterInitiation
+    a.AbortIncompleteMultipartUpload?.DaysAfterInitiation === b.AbortIncompleteMultipartUpload?.DaysAfterInitiation &&
+    a.NoncurrentVersionExpiration?.NoncurrentDays === b.NoncurrentVersionExpiration?.NoncurrentDays &&
+    a.Expiration?.ExpiredObjectDeleteMarker === b.Expiration?.ExpiredObjectDeleteMarker
   );
 }
 

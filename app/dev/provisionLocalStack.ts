@@ -5,6 +5,7 @@ import {
   ensureNotification,
   ensureQueue,
   ensureQueueAttributes,
+  ensureVersioning,
   ProvisionAction,
   s3SendPolicy,
 } from '../../local/provision.js';
@@ -69,6 +70,20 @@ export async function provisionLocalStack(options: ProvisionLocalStackOptions): 
 
   for (const bucket of [names.inputBucket, names.outputBucket]) {
     note(`bucket ${bucket}`, await ensureBucket(clients, bucket, region));
+    // As in the stack: the input bucket is versioned, so every write sends its own event.
+    if (bucket === names.inputBucket) {
+      note(`versioning ${bucket}`, await ensureVersioning(clients, bucket));
+      note(
+        `lifecycle rule ${bucket} expire-noncurrent-versions`,
+        await ensureLifecycleRule(clients, bucket, {
+          ID: 'expire-noncurrent-versions',
+          Status: 'Enabled',
+          Filter: { Prefix: '' },
+          NoncurrentVersionExpiration: { NoncurrentDays: t.noncurrentInputVersionDays },
+          Expiration: { ExpiredObjectDeleteMarker: true },
+        }),
+      );
+    }
     // As in the stack (DataBucket): a worker killed mid-upload leaves a multipart upload behind.
     note(
       `lifecycle rule ${bucket} abort-incomplete-multipart-uploads`,

@@ -16,6 +16,7 @@ import {
   sendS3Event,
   testTopology,
   upload,
+  uploadVersion,
 } from '../support/pipeline.js';
 import { listKeys, readText } from '../support/s3.js';
 
@@ -112,9 +113,16 @@ describe('the pipeline end to end: S3 upload -> SQS -> local runner -> normalize
     const drainFresh = () => drainNormalize(clients, fresh, { log, t: minute });
     const keys = Array.from({ length: 10 }, (_, i) => `incoming/day ${i}.csv`);
     const etags = new Map<string, string>();
+    const versions = new Map<string, string | undefined>();
     const bodyOf = (key: string) => ORDERS.replace('Ada', `Ada ${key}`);
     const uploadedAt = new Date().toISOString();
-    for (const key of keys) etags.set(key, await upload(clients, fresh.inputBucket, key, bodyOf(key)));
+    for (const key of keys) {
+      const { eTag, versionId } = await uploadVersion(clients, fresh.inputBucket, key, bodyOf(key));
+      etags.set(key, eTag);
+      versions.set(key, versionId);
+    }
+    // The input bucket is versioned (as RerunPipeline creates it): S3's events name each write's version.
+    expect([...versions.values()].every((v) => v !== undefined && v !== 'null')).toBe(true);
     log.clear();
     await drainFresh();
     // First run, S3's own first delivery of each event: GET input + PUT output with If-None-Match: *,
@@ -169,6 +177,7 @@ describe('the pipeline end to end: S3 upload -> SQS -> local runner -> normalize
     for (const key of keys)
       await sendS3Event(clients, fresh.queueUrl, fresh.inputBucket, key, {
         eTag: etags.get(key),
+        ...(versions.get(key) ? { versionId: versions.get(key) } : {}),
         eventTime: uploadedAt,
         size: Buffer.byteLength(bodyOf(key)),
       });

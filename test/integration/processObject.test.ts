@@ -3,6 +3,7 @@ import {
   DeleteObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
+  PutBucketVersioningCommand,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -49,17 +50,31 @@ describe('processObject against the emulator', () => {
   let output: string;
   let worker: WorkerDefinition;
   const event = (key: string) => ({ bucket: input, key, eventName: 'ObjectCreated:Put' });
-  const put = (key: string, body: string) =>
-    clients.s3.send(new PutObjectCommand({ Bucket: input, Key: key, Body: body }));
+  /** The version each upload made, by key and ETag, as its event names it (the input bucket is versioned). */
+  const versions = new Map<string, string>();
+  const put = async (key: string, body: string) => {
+    const out = await clients.s3.send(new PutObjectCommand({ Bucket: input, Key: key, Body: body }));
+    if (out.VersionId) versions.set(`${key}\n${(out.ETag ?? '').replace(/"/g, '')}`, out.VersionId);
+    return out;
+  };
   /** Uploads and returns the ETag (unquoted), as the upload's event would carry it. */
   const putEtag = async (key: string, body: string) => ((await put(key, body)).ETag ?? '').replace(/"/g, '');
-  const eventOf = (key: string, eTag: string) => ({ ...event(key), eTag });
+  /** The event of the upload of `key` with `eTag`: with its versionId when the bucket made one. */
+  const eventOf = (key: string, eTag: string) => {
+    const versionId = versions.get(`${key}\n${eTag}`);
+    return { ...event(key), eTag, ...(versionId ? { versionId } : {}) };
+  };
   const outKey = (key: string) => `out/${input}/${key}.txt`;
 
   beforeEach(async () => {
+    // Versioned, as RerunPipeline creates it: every write sends its own event (eventProvesCurrent.ts).
     input = await createBucket(clients.s3, uniqueName('in'));
+    await clients.s3.send(
+      new PutBucketVersioningCommand({ Bucket: input, VersioningConfiguration: { Status: 'Enabled' } }),
+    );
     output = await createBucket(clients.s3, uniqueName('out'));
     worker = upperWorker(output);
+    versions.clear();
     log.clear();
   });
 
@@ -196,6 +211,36 @@ describe('processObject against the emulator', () => {
     });
     expect(log.operations('S3')).toEqual(['HeadObject']);
     expect(log.requests).toHaveLength(1);
+  });
+
+  describe('a non-versioned input bucket: S3 may send one event for two writes made at the same time', () => {
+    /** A bucket of the user's own, not versioned: its events carry no versionId. */
+    const plainInput = async () => {
+      input = await createBucket(clients.s3, uniqueName('plain'));
+      log.clear();
+    };
+
+    it("a duplicate costs 2 requests there, not 1: the event's eTag alone proves nothing (HEAD, then the conditional GET: 304)", async () => {
+      await plainInput();
+      const etag = await putEtag('a.txt', 'x\n');
+      await processObject(worker, eventOf('a.txt', etag), { store, freshDelivery: true });
+      log.clear();
+      const outcome = await processObject(worker, eventOf('a.txt', etag), { store, freshDelivery: true });
+      expect(outcome).toMatchObject({ status: 'skipped', source: { etag } });
+      expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject']);
+      expect(log.requests[1]?.input.IfNoneMatch).toBe(`"${etag}"`);
+    });
+
+    it('the only event of two coalesced writes names the earlier content: the output still ends built from the later', async () => {
+      await plainInput();
+      const v1 = await putEtag('a.txt', 'v1\n');
+      await processObject(worker, eventOf('a.txt', v1), { store, freshDelivery: true });
+      // The second write's notification is the one S3 coalesced away; a duplicate of the first arrives.
+      const v2 = await putEtag('a.txt', 'v2\n');
+      const outcome = await processObject(worker, eventOf('a.txt', v1), { store, freshDelivery: true });
+      expect(outcome).toMatchObject({ status: 'processed', source: { etag: v2 } });
+      expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('V2\n');
+    });
   });
 
   it('an old event after new content (output built from the new ETag): conditional GET answers 304, no regression', async () => {

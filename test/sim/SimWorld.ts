@@ -59,8 +59,8 @@ export class SimWorld {
       visibilityTimeoutSeconds: VISIBILITY_TIMEOUT_SECONDS,
       deadLetter: { url: this.dlqUrl, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
-    // S3 delivers each event of the input bucket to the queue some time after the write (usually
-    // seconds), at least once: each copy is a send of its own, which the explorer places anywhere
+    // S3 delivers each event of the input bucket (versioned: one event per write) to the queue some
+    // time after the write (usually seconds), at least once: each copy is a send of its own, which the explorer places anywhere
     // after the write.
     this.s3.onWrite = (change) => {
       if (change.bucket !== INPUT_BUCKET) return;
@@ -84,6 +84,7 @@ export class SimWorld {
       key: change.key,
       eventName: change.eventName,
       ...(change.object ? { eTag: change.object.etag, size: change.object.body.byteLength } : {}),
+      versionId: versionOf(this.events.length),
     };
   }
 
@@ -163,6 +164,14 @@ export type Service = 'S3' | 'SQS' | 'DynamoDB';
 
 const INVISIBLE = new Set(['CreateMultipartUpload', 'UploadPart', 'GetQueueUrl']);
 
+/**
+ * The version id of the input bucket's `sequence`-th write (or delete marker). The input bucket is
+ * versioned, as RerunPipeline creates it: every write sends its own event, each naming its version.
+ */
+function versionOf(sequence: number): string {
+  return `v${sequence}`;
+}
+
 /** The event S3 sends for a write or delete (S3 User Guide, "Event message structure"). */
 function eventNotification(change: ObjectChange, now: number, sequence: number): unknown {
   return {
@@ -180,6 +189,7 @@ function eventNotification(change: ObjectChange, now: number, sequence: number):
             // URL-encoded as in an HTML form, as S3 writes keys into events.
             key: encodeURIComponent(change.key).replace(/%20/g, '+'),
             ...(change.object ? { size: change.object.body.byteLength, eTag: change.object.etag } : {}),
+            versionId: versionOf(sequence),
             sequencer: sequence.toString(16).toUpperCase().padStart(16, '0'),
           },
         },

@@ -139,6 +139,20 @@ export async function drainNormalize(
   }
 }
 
+/**
+ * Uploads an input and returns its ETag and the version it made (the local input bucket is
+ * versioned, as RerunPipeline creates it), as S3's event of it names them.
+ */
+export async function uploadVersion(
+  clients: AwsClients,
+  bucket: string,
+  key: string,
+  body: string | Uint8Array,
+): Promise<{ eTag: string; versionId?: string }> {
+  const out = await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+  return { eTag: (out.ETag ?? '').replace(/"/g, ''), ...(out.VersionId ? { versionId: out.VersionId } : {}) };
+}
+
 /** Uploads an input (the bucket notification enqueues its event). */
 export async function upload(
   clients: AwsClients,
@@ -156,7 +170,7 @@ export async function sendS3Event(
   queueUrl: string,
   bucket: string,
   key: string,
-  extra: { eTag?: string; eventTime?: string; size?: number } = {},
+  extra: { eTag?: string; versionId?: string; eventTime?: string; size?: number } = {},
 ): Promise<void> {
   const encoded = encodeURIComponent(key).replace(/%20/g, '+').replace(/%2F/g, '/');
   const body = {
@@ -171,6 +185,7 @@ export async function sendS3Event(
           object: {
             key: encoded,
             ...(extra.eTag ? { eTag: extra.eTag } : {}),
+            ...(extra.versionId ? { versionId: extra.versionId } : {}),
             ...(extra.size !== undefined ? { size: extra.size } : {}),
           },
         },
