@@ -36,6 +36,20 @@ export interface DataBucketProps {
    */
   readonly expireObjectsAfterDays?: number;
   /**
+   * Keep every write as a version, and delete replaced and deleted versions after
+   * `noncurrentVersionExpirationDays` (with the delete markers they leave). RerunPipeline's input
+   * bucket is versioned: in a versioned bucket every write sends its own event notification, while
+   * two writes made at the same time to a non-versioned object may send only one (S3 User Guide,
+   * "Amazon S3 event notifications"), so only there may an event's eTag alone prove an output current.
+   * @default false
+   */
+  readonly versioned?: boolean;
+  /**
+   * Days after which S3 deletes a version that was replaced or deleted (with `versioned`).
+   * @default 1
+   */
+  readonly noncurrentVersionExpirationDays?: number;
+  /**
    * Encrypt with this KMS key (SSE-KMS, with an S3 Bucket Key to cut KMS requests) instead of
    * SSE-S3. `grantPrefixAccess` then grants the key's use through S3 with every object grant. Not
    * for an access-log bucket: S3 server access logging delivers to SSE-S3 buckets only.
@@ -80,21 +94,34 @@ export class DataBucket extends Construct {
       ...(props.accessLogsBucket
         ? { serverAccessLogsBucket: props.accessLogsBucket, serverAccessLogsPrefix: props.accessLogsPrefix ?? `${id}/` }
         : {}),
+      ...(props.versioned ? { versioned: true } : {}),
       lifecycleRules: [
         {
           id: 'abort-incomplete-multipart-uploads',
           abortIncompleteMultipartUploadAfter: Duration.days(props.abortIncompleteMultipartUploadAfterDays ?? 1),
           ...(props.expireObjectsAfterDays ? { expiration: Duration.days(props.expireObjectsAfterDays) } : {}),
         },
+        ...(props.versioned
+          ? [
+              {
+                id: 'expire-noncurrent-versions',
+                noncurrentVersionExpiration: Duration.days(props.noncurrentVersionExpirationDays ?? 1),
+              },
+              // A separate rule: S3 refuses ExpiredObjectDeleteMarker beside other expiration actions.
+              { id: 'remove-expired-delete-markers', expiredObjectDeleteMarker: true },
+            ]
+          : []),
       ],
     });
-    acknowledgeCheckov(
-      this.bucket,
-      CheckovCheck.S3_VERSIONING,
-      'Not versioned on purpose: every write and delete of what rerun owns is conditional (If-None-Match, If-Match), ' +
-        'outputs are rebuilt from their inputs, and versioning would keep every replaced output and turn deletes into ' +
-        'delete markers. Bring a versioned bucket of your own (existingInputBucketObj) to keep input history.',
-    );
+    if (!props.versioned) {
+      acknowledgeCheckov(
+        this.bucket,
+        CheckovCheck.S3_VERSIONING,
+        'Not versioned on purpose: every write and delete of what rerun owns is conditional (If-None-Match, If-Match), ' +
+          'outputs are rebuilt from their inputs, and versioning would keep every replaced output and turn deletes into ' +
+          'delete markers. The input bucket is versioned (its events then name each write).',
+      );
+    }
     if (!props.accessLogsBucket) {
       acknowledgeCheckov(
         this.bucket,

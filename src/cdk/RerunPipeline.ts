@@ -79,13 +79,16 @@ export interface RerunPipelineProps {
   readonly workerName?: string;
 
   /**
-   * An existing bucket whose uploads feed the worker (its notifications are added here).
-   * @default a new DataBucket (encrypted, private, TLS-only, retained, access-logged)
+   * An existing bucket whose uploads feed the worker (its notifications are added here). Versioned
+   * or not: in a bucket that is not versioned, S3 may send one event for two writes made at the same
+   * time, so the worker trusts no event's eTag there and a duplicate delivery costs 2 requests, not 1.
+   * @default a new DataBucket (encrypted, private, TLS-only, retained, access-logged, versioned)
    */
   readonly existingInputBucketObj?: IBucket;
   /**
    * Settings of the created input bucket.
-   * @default DataBucket defaults, with access logs to the created access-log bucket
+   * @default DataBucket defaults, versioned (replaced versions deleted after 1 day), with access logs
+   *   to the created access-log bucket
    */
   readonly inputBucketProps?: DataBucketProps;
   /**
@@ -424,7 +427,8 @@ export class RerunPipeline extends Construct {
       (createsBucket ? new DataBucket(this, 'AccessLogs', { expireObjectsAfterDays: 90 }).bucket : undefined);
     const logs = accessLogsBucket ? { accessLogsBucket } : {};
     const inputBucket =
-      props.existingInputBucketObj ?? new DataBucket(this, 'Input', { ...logs, ...props.inputBucketProps }).bucket;
+      props.existingInputBucketObj ??
+      new DataBucket(this, 'Input', { ...logs, versioned: true, ...props.inputBucketProps }).bucket;
     const createdOutput = props.existingOutputBucketObj
       ? undefined
       : new DataBucket(this, 'Output', { ...logs, ...props.outputBucketProps }).bucket;

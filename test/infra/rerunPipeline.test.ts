@@ -146,6 +146,27 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
     });
   });
 
+  it('versions the input bucket (every write sends its own event), expiring replaced versions after a day; not the others', () => {
+    const buckets = template.findResources('AWS::S3::Bucket') as Record<
+      string,
+      { Properties: { VersioningConfiguration?: { Status: string }; LifecycleConfiguration?: { Rules: unknown[] } } }
+    >;
+    const versioned = Object.entries(buckets).filter(
+      ([, b]) => b.Properties.VersioningConfiguration?.Status === 'Enabled',
+    );
+    expect(versioned.map(([id]) => id)).toEqual([expect.stringMatching(/^PipelineInput/)]);
+    expect(versioned[0]?.[1].Properties.LifecycleConfiguration?.Rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Id: 'expire-noncurrent-versions',
+          NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+        }),
+        expect.objectContaining({ Id: 'remove-expired-delete-markers', ExpiredObjectDeleteMarker: true }),
+        expect.objectContaining({ Id: 'abort-incomplete-multipart-uploads' }),
+      ]),
+    );
+  });
+
   it("sends uploads and deletes under 'incoming/' to the queue", () => {
     template.hasResourceProperties('Custom::S3BucketNotifications', {
       NotificationConfiguration: {
