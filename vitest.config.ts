@@ -4,18 +4,33 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const lambdaRuntime = process.env.RERUN_TEST_RUNTIME === 'lambda';
 /** `npm run test:sim` (RERUN_SIM=full): the simulation tier at full size (test/sim/simMode.ts). */
 const simFull = process.env.RERUN_SIM === 'full';
-const reportName = lambdaRuntime ? 'vitest-lambda-runtime' : simFull ? 'vitest-sim' : 'vitest';
+/** `npm run test:second-user` (RERUN_SECOND_USER=1, as root): a second OS user on the same machine. */
+const secondUser = process.env.RERUN_SECOND_USER === '1';
+const reportName = lambdaRuntime
+  ? 'vitest-lambda-runtime'
+  : simFull
+    ? 'vitest-sim'
+    : secondUser
+      ? 'vitest-second-user'
+      : 'vitest';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // test/second-user/ acts as the user nobody, which needs root: `npm run test:second-user` runs it alone.
+    include: secondUser ? ['test/second-user/**/*.test.ts'] : ['test/**/*.test.ts'],
     // The deployed tier has its own config and emulator: npm run test:deployed (vitest.deployed.config.ts);
     // the browser tier its own Chromium: npm run test:browser (vitest.browser.config.ts).
     // test/lambda-runtime/ needs the tools of scripts/install-lambda-runtime.sh: `npm run test:lambda-runtime`
     // runs it, with the seed tests on the deployed bundle.
     exclude: lambdaRuntime
       ? [...configDefaults.exclude, 'test/deployed/**', 'test/browser/**']
-      : [...configDefaults.exclude, 'test/deployed/**', 'test/lambda-runtime/**', 'test/browser/**'],
+      : [
+          ...configDefaults.exclude,
+          'test/deployed/**',
+          'test/lambda-runtime/**',
+          'test/browser/**',
+          ...(secondUser ? [] : ['test/second-user/**']),
+        ],
     globalSetup: ['test/globalSetup.ts'],
     // CI also writes a JSON report per run, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', ['json', { outputFile: `.ci-report/${reportName}.json` }]] : ['default'],
