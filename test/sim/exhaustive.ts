@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { exploreExhaustively, formatFailure, type SimConfig, shrink } from './explore.js';
-import { budgetOf, describeExploration, recordExploration, SIM_TIMEOUT_MS } from './simMode.js';
+import { budgetOf, describeExploration, recordExploration, SIM_FULL, SIM_TIMEOUT_MS } from './simMode.js';
 
 /**
  * One test per configuration: explored in full mode up to its `fullBudget` or FULL_MODE_BUDGET
@@ -21,6 +21,12 @@ export function exploreEach(configs: readonly SimConfig[], bounded: number): voi
           expect.fail(formatFailure(config, shrunk, `depth-first, schedule ${exploration.schedules}`));
         }
         expect(exploration.schedules).toBeGreaterThan(0);
+        if (SIM_FULL && config.exhaustive) {
+          expect(
+            exploration.exhaustive,
+            `${config.name} stopped short of the end: ${describeExploration(exploration)}`,
+          ).toBe(true);
+        }
       },
       SIM_TIMEOUT_MS,
     );

@@ -39,6 +39,12 @@ export interface SimConfig {
    * within the tier's time (it is then also in the random exploration). @default no limit: exhaustive
    */
   readonly fullBudget?: number;
+  /**
+   * Meant to be explored to the end in full mode (`npm run test:sim`), within its budget: its test
+   * fails when the exploration stops short, so a configuration that outgrows the tier says so
+   * instead of quietly becoming a sample. @default false
+   */
+  readonly exhaustive?: boolean;
 }
 
 /** Decides each choice point of one execution. */

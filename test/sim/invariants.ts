@@ -16,11 +16,18 @@ import { SummaryMetadataKey } from '../../app/partition/summaryMetadata.js';
 import { judgeOutput, OutputState } from '../../src/done/judgeOutput.js';
 import { MetadataKey, publishedSideOutputs, readSummary } from '../../src/done/outputMetadata.js';
 import type { Day } from '../../src/keys/partition.js';
+import { judgeWindow, WindowStatus } from '../../src/window/judgeWindow.js';
+import { judgeWindowHead, WindowOutputState } from '../../src/window/judgeWindowHead.js';
+import { type WindowLineageEntry, windowLineageHash } from '../../src/window/windowLineage.js';
+import { parseWindowMarker, type WindowMarker } from '../../src/window/windowMarker.js';
+import { WindowMetadataKey } from '../../src/window/windowMetadata.js';
+import { windowOutputKeys } from '../../src/window/windowOutputLayout.js';
 import type { Receiver } from './actors.js';
 import type { StoredObject } from './model/S3Model.js';
 import { INPUT_BUCKET, OUTPUT_BUCKET, type SimWorld } from './SimWorld.js';
 import { expectedOutputs, outputKeyOf, quarantineKeyOf } from './simWorker.js';
 import type { SummarySetup } from './summaryActor.js';
+import { HOURLY_PREFIX, LAKE_BUCKET, parseCounts, SIM_WINDOW, type WindowTaskSetup } from './windowTaskActor.js';
 
 /** What the checks need to know of one configuration. */
 export interface InvariantOptions {
@@ -293,4 +300,149 @@ export function checkSummary(world: SimWorld, options: SummaryInvariantOptions):
 
 function unquote(etag: string | undefined): string {
   return (etag ?? '').replace(/^"|"$/g, '');
+}
+
+/** What the checks of a user's window task need to know of one configuration. */
+export interface WindowTaskInvariantOptions {
+  readonly setup: WindowTaskSetup;
+  /**
+   * The events of every version of every input the configuration ever wrote, by `path|etag`: what a
+   * read of the version an output names must have counted.
+   */
+  readonly versions: ReadonlyMap<string, number>;
+  /** Keys under the window's listing that are no input (reported skipped by every delivery). */
+  readonly notInputs: readonly string[];
+  /**
+   * The window's inputs do not change while the deliveries run: then the output must end current,
+   * and without a crash at most one delivery publishes (the others find it done).
+   */
+  readonly stableLineage: boolean;
+}
+
+/**
+ * The summary stage's invariants, generalised to any window task (here the user's task of
+ * windowTaskActor.ts), once every delivery has settled:
+ *
+ * 1. No delivery failed for good or was dead-lettered; every delivery reported the keys under the
+ *    window that are no input as skipped (never silently left out).
+ * 2. An output is published, and it is valid by the library's own judge (judgeWindowHead against the
+ *    lineage hash it records: its integrity holds), its bytes are the task's format, and that hash is
+ *    the hash of the lineage its own lines name: the lineage names exactly the inputs it was built from.
+ * 3. Nothing is published from a partial or stale read: each input the output names is counted as
+ *    the version with the ETag it names holds (a read not pinned to the listed ETag counts another).
+ * 4. Its lineage is the window's current one; or it is outdated (a late input), and then neither the
+ *    planner's list-only check (judgeWindow) nor the next delivery's done-check (judgeWindowHead with
+ *    the current lineage) calls it current: the window is stale, to be rebuilt, not silently missed.
+ *    With a stable lineage it must be current, and (no crash) published once.
+ * 5. Markers: as the summary's (checkSummary 4): the planner calls the window published whenever the
+ *    output is current and its markers are exactly its own, and a current output's own marker is
+ *    never deleted by a writer that did not crash.
+ * 6. No staging copy is left except by a writer that crashed, and nothing else is under the task's
+ *    output prefix.
+ */
+export function checkWindowTask(world: SimWorld, options: WindowTaskInvariantOptions): string[] {
+  const { setup, versions } = options;
+  const { task } = setup;
+  const violations = [...setup.failures.map((f) => `window task ${f}`)];
+  const crashed = world.scheduler.all().some((a) => a.status === 'crashed' && a.id.startsWith('window-'));
+  const window = task.scheme.parseWindow(SIM_WINDOW);
+  const keys = windowOutputKeys(task.scheme, window, task.definition.output);
+  const codeVersion = task.definition.codeVersion;
+
+  for (const outcome of setup.outcomes) {
+    const reported = outcome.skipped.map((s) => s.key).sort();
+    if (reported.join(',') !== [...options.notInputs].sort().join(','))
+      violations.push(
+        `${outcome.actor} reported skipped [${reported.join(', ')}], the window holds [${options.notInputs.join(', ')}]`,
+      );
+  }
+
+  // The window's inputs now, read straight from the bucket (not through the library's listing).
+  const windowPrefix = `${HOURLY_PREFIX}year=2026/month=01/day=05/`;
+  const lineage: WindowLineageEntry[] = world.s3
+    .keys(LAKE_BUCKET)
+    .filter((k) => k.startsWith(windowPrefix) && /\/hour=\d\d\/[^/]+$/.test(k))
+    .map((k) => ({
+      source: 'hourly',
+      path: k.slice(HOURLY_PREFIX.length),
+      etag: unquote(world.s3.peek(LAKE_BUCKET, k)?.etag),
+    }));
+  const currentHash = windowLineageHash({ partition: SIM_WINDOW, codeVersion, entries: lineage });
+
+  const output = world.s3.peek(LAKE_BUCKET, keys.outputKey);
+  const markers: WindowMarker[] = [];
+  const unexpected: string[] = [];
+  const staging: string[] = [];
+  const stagingRootKey = task.definition.output.stagingPrefix ?? `${task.definition.output.prefix}_staging/`;
+  for (const key of world.s3.keys(LAKE_BUCKET)) {
+    if (!key.startsWith(task.definition.output.prefix) || key === keys.outputKey) continue;
+    const marker = key.startsWith(keys.markerPrefix)
+      ? parseWindowMarker(key.slice(keys.markerPrefix.length))
+      : undefined;
+    if (marker) markers.push(marker);
+    else if (key.startsWith(stagingRootKey)) staging.push(key);
+    else unexpected.push(key);
+  }
+  if (unexpected.length > 0)
+    violations.push(`unexpected objects under the task's output prefix: ${unexpected.join(', ')}`);
+  if (staging.length > 0 && !crashed)
+    violations.push(`staging copies left though no writer crashed: ${staging.join(', ')}`);
+
+  const outputEtag = output ? unquote(output.etag) : '';
+  const planned = judgeWindow(
+    { partition: SIM_WINDOW, lineage, markers, ...(output ? { output: { etag: outputEtag } } : {}) },
+    codeVersion,
+  );
+  let current = false;
+  if (!output) {
+    if (setup.failures.length === 0) violations.push('no output is published, though every delivery ended');
+  } else {
+    const recordedHash = output.metadata[WindowMetadataKey.LINEAGE_HASH] ?? '';
+    const verdict = judgeWindowHead(headOf(output), { partition: SIM_WINDOW, lineageHash: recordedHash, codeVersion });
+    const lines = parseCounts(output.body);
+    if (verdict.state !== WindowOutputState.CURRENT) {
+      violations.push(`published output is ${verdict.state}: ${'reason' in verdict ? verdict.reason : ''}`);
+    } else if (typeof lines === 'string') {
+      violations.push(`published output is not the task's format: ${lines}`);
+    } else {
+      const named = lines.map((l) => ({ source: 'hourly', path: l.path, etag: l.etag }));
+      if (windowLineageHash({ partition: SIM_WINDOW, codeVersion, entries: named }) !== recordedHash)
+        violations.push("published output's lineage hash is not the hash of the inputs it names");
+      for (const line of lines) {
+        const events = versions.get(`${line.path}|${line.etag}`);
+        if (events === undefined)
+          violations.push(`published output names ${line.path} at ETag ${line.etag}, never written`);
+        else if (events !== line.events)
+          violations.push(
+            `published output counts ${line.events} events in ${line.path} at ETag ${line.etag}, which holds ${events} (a partial or stale read)`,
+          );
+      }
+      current = recordedHash === currentHash;
+      if (!current) {
+        if (options.stableLineage)
+          violations.push("published output is outdated though the window's inputs never changed");
+        const next = judgeWindowHead(headOf(output), { partition: SIM_WINDOW, lineageHash: currentHash, codeVersion });
+        if (next.state === WindowOutputState.CURRENT)
+          violations.push("the next delivery's done-check calls an outdated output current (a late input missed)");
+      }
+    }
+  }
+  if (!current && planned.status === WindowStatus.PUBLISHED)
+    violations.push(`the planner calls the window published, the output is not current: ${planned.reason}`);
+  const markersWrong = markers.length !== 1 || markers[0]?.outputEtag !== outputEtag;
+  if (current && !crashed && planned.status !== WindowStatus.PUBLISHED && !markersWrong)
+    violations.push(`the output is current but the planner says ${planned.status}: ${planned.reason}`);
+  if (current && !crashed && markersWrong && options.stableLineage)
+    violations.push(`the output of inputs that never changed has wrong markers: ${planned.reason}`);
+  if (current && !crashed && !markers.some((m) => m.outputEtag === outputEtag && m.lineageHash === currentHash))
+    violations.push(`the published output's own marker is gone (a writer deleted it): ${planned.reason}`);
+
+  if (options.stableLineage && !crashed) {
+    const published = setup.outcomes.filter((o) => o.status === 'processed');
+    if (published.length > 1)
+      violations.push(
+        `${published.length} deliveries published the output of one lineage: ${published.map((o) => `${o.actor}: ${o.reason}`).join('; ')}`,
+      );
+  }
+  return violations;
 }

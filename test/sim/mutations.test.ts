@@ -5,6 +5,7 @@ import type { boundedConfigs } from './configs.js';
 import type { exploreExhaustively } from './explore.js';
 import { buildMutant, MUTATIONS, type MutantResult, runMutant } from './mutations.js';
 import { SIM_FULL, SIM_TIMEOUT_MS } from './simMode.js';
+import type { windowTaskConfigs } from './windowConfigs.js';
 
 /**
  * The mutation suite: each mutation puts back one class of defect into a copy of the product, and
@@ -20,12 +21,19 @@ describe('the mutation suite: the explorer catches each class of defect', () => 
       `catches ${mutation.name}: ${mutation.defect}`,
       async () => {
         const configsUrl = buildMutant(root, mutation, 'test/sim/configs.ts');
-        const exploreUrl = buildMutant(root, mutation, 'test/sim/explore.ts');
+        // One copy of the tree per mutant: its other modules sit beside configs.ts.
+        const exploreUrl = new URL('explore.ts', configsUrl).href;
+        const windowUrl = new URL('windowConfigs.ts', configsUrl).href;
         const { boundedConfigs: configsOf } = (await import(configsUrl)) as { boundedConfigs: typeof boundedConfigs };
+        const { windowTaskConfigs: windowConfigsOf } = (await import(windowUrl)) as {
+          windowTaskConfigs: typeof windowTaskConfigs;
+        };
         const { exploreExhaustively: explore } = (await import(exploreUrl)) as {
           exploreExhaustively: typeof exploreExhaustively;
         };
-        const all = [...configsOf(0), ...configsOf(1)].filter((c) => mutation.runsIn?.test(c.name) ?? true);
+        const all = [...configsOf(0), ...configsOf(1), ...windowConfigsOf(0), ...windowConfigsOf(1)].filter(
+          (c) => mutation.runsIn?.test(c.name) ?? true,
+        );
         // The one that caught it last time first, explored to the end, then the others (in full
         // mode up to 50,000 executions each, in npm test within the bounded budget). Full mode tried
         // every configuration in order before the removal's look again made the deletion

@@ -223,6 +223,23 @@ export const MUTATIONS: readonly Mutation[] = [
     file: 'src/window/publishWindowOutput.ts',
     edits: [{ find: '    if (names(candidate.marker)) continue;', replace: '    if (candidate === mine) continue;' }],
   },
+  {
+    // A user's window task reads each input with If-Match on the ETag its listing named, so the
+    // output is exactly the function of the lineage it records. A read that takes whatever is there
+    // publishes, under the old ETag, the counts of the version written after the listing.
+    name: 'window-reads-not-pinned',
+    runsIn: /^window task: /,
+    caughtBy: 'window task: an input rewritten during the build, crashes 0',
+    defect: "a window task's build reads the input as it is now, not the version its lineage names",
+    file: 'src/s3/S3PartitionStore.ts',
+    edits: [
+      {
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a template literal, to find
+        find: 'new GetObjectCommand({ Bucket: bucket, Key: key, IfMatch: `"${etag}"` })',
+        replace: 'new GetObjectCommand({ Bucket: bucket, Key: key })',
+      },
+    ],
+  },
 ];
 
 /** The directories a mutant copies: everything the simulation imports. */

@@ -83,6 +83,10 @@ export const SCRIPTED: readonly Sequence[] = [
       s3('GetObject', { Bucket: OUT, Key: 'a', IfNoneMatch: '$quoted-etag:0' }),
       s3('HeadObject', { Bucket: OUT, Key: 'missing' }),
       s3('GetObject', { Bucket: OUT, Key: 'missing' }),
+      // A read pinned to a version (a window task's inputs): the current ETag reads, a replaced one is 412.
+      s3('GetObject', { Bucket: OUT, Key: 'a', IfMatch: '$quoted-etag:3' }),
+      s3('GetObject', { Bucket: OUT, Key: 'a', IfMatch: '$quoted-etag:0' }),
+      s3('GetObject', { Bucket: OUT, Key: 'missing', IfMatch: '$quoted-etag:3' }),
     ],
   },
   {

@@ -24,7 +24,7 @@ import { SimServiceError } from './serviceError.js';
  *   EntityTooSmall), unknown or completed uploads 404 NoSuchUpload, an upload created with a checksum
  *   algorithm needs each part's checksum at completion (400 InvalidRequest);
  * - user metadata lower-cased, 2 KB at most (400 MetadataTooLarge); strong read-after-write;
- * - GetObject `If-None-Match` answers 304 on the same ETag; HeadObject 404 is `NotFound`, GetObject's
+ * - GetObject `If-Match` answers 412 on another ETag, `If-None-Match` 304 on the same ETag; HeadObject 404 is `NotFound`, GetObject's
  *   `NoSuchKey`; a missing bucket is 404 NoSuchBucket;
  * - ListObjectsV2 in UTF-8 binary key order, with Prefix, StartAfter, ContinuationToken, MaxKeys and
  *   Delimiter.
@@ -183,6 +183,16 @@ export class S3Model {
   private getObject(input: Record<string, unknown>): Record<string, unknown> {
     const object = this.bucket(input.Bucket).get(String(input.Key));
     if (!object) throw new SimServiceError(404, 'NoSuchKey', 'The specified key does not exist.');
+    // GetObject API reference: If-Match returns the object only when its ETag is the one given,
+    // otherwise 412 Precondition Failed (the reads a window task pins to its listed ETags).
+    const ifMatch = input.IfMatch as string | undefined;
+    if (ifMatch !== undefined && unquote(ifMatch) !== object.etag) {
+      throw new SimServiceError(
+        412,
+        'PreconditionFailed',
+        'At least one of the pre-conditions you specified did not hold',
+      );
+    }
     const ifNoneMatch = input.IfNoneMatch as string | undefined;
     if (ifNoneMatch !== undefined && unquote(ifNoneMatch) === object.etag) {
       throw new SimServiceError(304, 'NotModified', 'Not Modified');
