@@ -31,8 +31,19 @@ export interface DevSummary {
   retrying: number;
   /** Deliveries (record outcomes) by their own status: a duplicate counts here, not as an object. */
   deliveries: DeliveryCounts;
-  /** Messages in both DLQs (normalize, summarize) at the end (includes earlier sessions' messages). */
+  /**
+   * Messages in both DLQs (normalize, summarize) at the end, also those a reader holds invisible
+   * (includes earlier sessions' messages).
+   */
   deadLettered: number;
+  /**
+   * Messages still in both source queues at the end, not settled (visible, held invisible, or
+   * delayed): each is delivered again, or, when its last receive failed, moved to the DLQ by the
+   * queue's redrive policy at that next receive, which SQS makes only after the visibility timeout.
+   * A session that ends before then (Ctrl+C, a drain timeout) counts such a message here and in
+   * `failed`, not in `deadLettered`. 0 after a drained `--once`.
+   */
+  inFlight: number;
   /** Webhook notifications sent in this session (replays of already-sent ones are not counted). */
   notified: number;
   /** Distinct Idempotency-Keys the local sink applied in this session, and repeats it discarded. */

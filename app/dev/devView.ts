@@ -94,12 +94,13 @@ export class DevView {
           "or the function's time ran short and its remaining S3 records were requeued as a new message.\n",
       );
     }
-    const deadLettered = await this.deadLettered(session);
+    const { deadLettered, inFlight } = await this.settlement(session);
     const deliveries = session.sink.deliveries();
     return {
       ...tracker.counts(),
       deliveries: tracker.deliveries(),
       deadLettered,
+      inFlight,
       notified: tracker.effectsExecuted,
       sinkApplied: deliveries.filter((d) => d.applied).length,
       sinkRepeats: deliveries.reduce((sum, d) => sum + d.repeats, 0),
@@ -109,30 +110,61 @@ export class DevView {
     };
   }
 
-  /** Messages in both DLQs (normalize, summarize), each non-empty one said with what to do. */
-  private async deadLettered(session: DevSession): Promise<number> {
+  /**
+   * Where the messages stand at the end, per stage (normalize, summarize): in the DLQ, or still in
+   * the source queue, not settled. Counted apart because SQS moves a message whose last receive
+   * failed to the DLQ only at its next receive after the visibility timeout (the queue's redrive
+   * policy): a session that ends before then leaves it in the source queue, held invisible, and a
+   * count of the DLQ alone would say nothing was dead-lettered. Each non-empty queue is said with
+   * what to do.
+   */
+  private async settlement(session: DevSession): Promise<{ deadLettered: number; inFlight: number }> {
     let deadLettered = 0;
-    for (const [dlqUrl, dlqName] of [
-      [session.stack.dlqUrl, session.names.dlq],
-      [session.summaryStage.dlqUrl, session.summaryNames.dlq],
-    ] as const) {
-      const count = await approximateMessages(session.clients.sqs, dlqUrl);
-      deadLettered += count;
-      if (count > 0) {
+    let inFlight = 0;
+    for (const stage of [
+      { queueUrl: session.stack.queueUrl, dlqUrl: session.stack.dlqUrl, names: session.names },
+      { queueUrl: session.summaryStage.queueUrl, dlqUrl: session.summaryStage.dlqUrl, names: session.summaryNames },
+    ]) {
+      // Every message of the DLQ, also one a reader holds (the console's Dead letters view, a redrive).
+      const dlq = await messagesIn(session.clients.sqs, stage.dlqUrl);
+      deadLettered += dlq;
+      if (dlq > 0) {
         this.human(
-          `${count} message(s) in the DLQ ${dlqName}: rerun redrive --dry-run shows why; fix the cause, then redrive.\n`,
+          `${dlq} message(s) in the DLQ ${stage.names.dlq}: rerun redrive --dry-run shows why; fix the cause, then redrive.\n`,
+        );
+      }
+      const unsettled = await messagesIn(session.clients.sqs, stage.queueUrl);
+      inFlight += unsettled;
+      if (unsettled > 0) {
+        this.human(
+          `${unsettled} message(s) still in the queue ${stage.names.queue}, not settled: each is delivered again after ` +
+            'its visibility timeout, or, when its last receive failed, moved to the DLQ at that next receive ' +
+            '(the next rerun dev, or another consumer); rerun dev --once waits until they settle.\n',
         );
       }
     }
-    return deadLettered;
+    return { deadLettered, inFlight };
   }
 }
 
-async function approximateMessages(sqs: SQSClient, queueUrl: string): Promise<number> {
+/** Every message of a queue: visible, held invisible by a reader, and delayed (all approximate, as SQS counts). */
+async function messagesIn(sqs: SQSClient, queueUrl: string): Promise<number> {
   const response = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ],
+    }),
   );
-  return Number(response.Attributes?.ApproximateNumberOfMessages ?? 0);
+  const a = response.Attributes ?? {};
+  return (
+    Number(a.ApproximateNumberOfMessages ?? 0) +
+    Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
+    Number(a.ApproximateNumberOfMessagesDelayed ?? 0)
+  );
 }
 
 /** What {@link whileRunningHints} and {@link lookAtOutputs} name: the session's output bucket and prefixes. */

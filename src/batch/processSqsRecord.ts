@@ -286,6 +286,9 @@ function settledRecord(
   const first = processed ?? outcomes[0];
   const quarantined = sumOf(outcomes, (o) => o.summary?.quarantined);
   const publishRacesLost = sumOf(outcomes, (o) => o.publishRacesLost);
+  const covered = outcomes.flatMap((o) =>
+    o.output && o.source ? [{ bucket: o.source.bucket, key: o.source.key, etag: o.output.sourceEtag }] : [],
+  );
   return {
     ...base,
     status: processed ? RecordStatus.PROCESSED : RecordStatus.SKIPPED,
@@ -295,6 +298,7 @@ function settledRecord(
     ...(publishRacesLost > 0 ? { publishRacesLost } : {}),
     ...(current ? { source: current } : {}),
     ...(first?.outputKey ? { outputKey: first.outputKey } : {}),
+    ...(covered.length > 0 ? { covered } : {}),
   };
 }
 

@@ -50,6 +50,7 @@ const OUTCOME_KEY_SET = {
   reason: true,
   source: true,
   outputKey: true,
+  covered: true,
   receiveCount: true,
   effectsExecuted: true,
   quarantined: true,

@@ -21,7 +21,10 @@ export async function reportOutcomes(
 ): Promise<void> {
   for (const outcome of outcomes) {
     const log = outcome.status === RecordStatus.FAILED ? rules.logger.warn : rules.logger.info;
-    log(recordOutcomeLogMessage(outcome.status), { ...outcome });
+    // `covered` is for the failure recorder (one entry per input of the message): the line names
+    // the source and the output already, and stays short for a message of many records.
+    const { covered: _covered, ...logged } = outcome;
+    log(recordOutcomeLogMessage(outcome.status), logged);
     emitRecordOutcome(outcome);
     if (rules.onOutcome) {
       try {

@@ -160,6 +160,11 @@ async function recordEnds(
           receiveCount: outcome.receiveCount ?? receiveCountOf(record),
         });
       }
+      // Earlier failures of the same inputs, under other messages (one `rerun redrive` moved back
+      // with a new id, a duplicate given up on): the index must not keep calling them dead-lettered.
+      if (recorder.inputCovered) {
+        for (const input of outcome.covered ?? []) await recorder.inputCovered(input);
+      }
       return;
     }
     await recorder.record(

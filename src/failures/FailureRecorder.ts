@@ -1,4 +1,4 @@
-import type { RecordOutcome } from '../worker/outcomes.js';
+import type { CoveredInput, RecordOutcome } from '../worker/outcomes.js';
 
 /** One failed delivery, as a batch handler knows it. */
 export interface FailedDelivery {
@@ -76,4 +76,12 @@ export interface FailureRecorder {
    * @default absent: such a record stays until the bucket's lifecycle rule expires it
    */
   retrySucceeded?(delivery: StartedDelivery): Promise<void>;
+  /**
+   * A record succeeded and left this input with a valid output built from the content with this
+   * ETag: the failures of that input it supersedes (of any message: one `rerun redrive` moved back
+   * under a new id, a duplicate given up on) no longer describe where the input stands, so their
+   * index entries are removed, conditionally; a failure of newer content stands. Never throws.
+   * @default absent: index entries stay until the bucket's lifecycle rule expires them
+   */
+  inputCovered?(input: CoveredInput): Promise<void>;
 }

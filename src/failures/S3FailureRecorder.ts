@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { httpStatus, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
+import type { CoveredInput } from '../worker/outcomes.js';
 import type { FailedDelivery, FailureRecorder, StartedDelivery, StartedRecord } from './FailureRecorder.js';
-import { failureIndexKey, objectOfSubject } from './failureIndex.js';
+import { failureIndexInputPrefix, failureIndexKey, objectOfSubject } from './failureIndex.js';
 import {
   DEFAULT_FAILURE_PREFIX,
   FAILURE_RECORD_SCHEMA,
@@ -184,9 +185,13 @@ export class S3FailureRecorder implements FailureRecorder {
         const messageId = /([^/]+)\.json$/.exec(started.key)?.[1] ?? '';
         // The entry's key names this message alone: no other writer has one to lose. Conditional
         // all the same, on the ETag seen now, like every delete of the pipeline.
-        const entry = failureIndexKey(this.prefix, object, queueName, messageId, GiveUpReason.LAST_RECEIVE);
-        const seen = await this.options.store.head(this.options.bucket, entry);
-        if (seen) await this.options.store.deleteIfMatch(this.options.bucket, entry, seen.etag);
+        // Both reasons: the record this attempt found may be an earlier receive's non-retryable one,
+        // which it keeps and removes in place of a provisional record of its own.
+        for (const givenUp of [GiveUpReason.LAST_RECEIVE, GiveUpReason.NON_RETRYABLE]) {
+          const entry = failureIndexKey(this.prefix, object, queueName, messageId, givenUp);
+          const seen = await this.options.store.head(this.options.bucket, entry);
+          if (seen) await this.options.store.deleteIfMatch(this.options.bucket, entry, seen.etag);
+        }
       }
     } catch (error) {
       // 412: another writer replaced the record since (a concurrent delivery of the same message
@@ -220,6 +225,36 @@ export class S3FailureRecorder implements FailureRecorder {
       await this.options.store.deleteIfMatch(this.options.bucket, key, found.etag);
     } catch (error) {
       this.logger.warn('could not remove the failure record of a message whose retry succeeded', { key, error });
+    }
+  }
+
+  async inputCovered(input: CoveredInput): Promise<void> {
+    if (!this.indexByObject) return;
+    const { store, bucket } = this.options;
+    const folder = failureIndexInputPrefix(this.prefix, input);
+    try {
+      // One listing of this input's entries: the whole cost of a success when it has none.
+      const listed = await store.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: folder }));
+      const entries = (listed.Contents ?? []).flatMap((o) =>
+        o.Key && o.ETag ? [{ key: o.Key, etag: o.ETag.replace(/"/g, '') }] : [],
+      );
+      if (entries.length === 0) return;
+      // The listing comes first, then the input's HEAD: S3 reads are strongly consistent, so an entry
+      // listed before a HEAD that still shows the content the output was built from is a failure of
+      // that content or an older one, which this output supersedes. When the input changed since
+      // (a newer content, perhaps failing now), nothing is removed: its own success clears it.
+      const current = await store.head(input.bucket, input.key);
+      if (!current || current.etag !== input.etag) return;
+      for (const entry of entries) {
+        // If-Match on the listed ETag, like every delete of the pipeline; an entry written after the
+        // listing (a failure landing now) was not listed and stands.
+        await store.deleteIfMatch(bucket, entry.key, entry.etag);
+      }
+    } catch (error) {
+      this.logger.warn('could not remove the failure index entries of an input that succeeded', {
+        input: `s3://${input.bucket}/${input.key}`,
+        error,
+      });
     }
   }
 

@@ -81,6 +81,20 @@ export function failureIndexRoot(failurePrefix: string, bucket: string): string 
 }
 
 /**
+ * The folder of one input's index entries: every failure record of that object, of any message.
+ *
+ * @example
+ * failureIndexInputPrefix('failures/', { bucket: 'in', key: 'incoming/dt=2026-01-05/a.csv' });
+ * // 'failures/.by-input/in/dt=2026-01-05/<sha256>/'
+ */
+export function failureIndexInputPrefix(
+  failurePrefix: string,
+  object: { readonly bucket: string; readonly key: string },
+): string {
+  return `${failureIndexDayPrefix(failurePrefix, object.bucket, dayOfInputKey(object.key))}${inputKeyHash(object.key)}/`;
+}
+
+/**
  * The key of the index entry of one failure record of an S3 object.
  *
  * @example
@@ -94,7 +108,7 @@ export function failureIndexKey(
   messageId: string,
   givenUp: GiveUpReason,
 ): string {
-  return `${failureIndexDayPrefix(failurePrefix, object.bucket, dayOfInputKey(object.key))}${inputKeyHash(object.key)}/${queueName}.${messageId}.${givenUp}`;
+  return `${failureIndexInputPrefix(failurePrefix, object)}${queueName}.${messageId}.${givenUp}`;
 }
 
 /**

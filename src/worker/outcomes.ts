@@ -18,6 +18,14 @@ export const RecordStatus = {
 } as const;
 export type RecordStatus = (typeof RecordStatus)[keyof typeof RecordStatus];
 
+/** An input with a valid output, and the ETag of the input content that output was built from. */
+export interface CoveredInput {
+  readonly bucket: string;
+  readonly key: string;
+  /** ETag without quotes. */
+  readonly etag: string;
+}
+
 /** The classified outcome of one SQS record, with the reason an operator reads. */
 export interface RecordOutcome {
   readonly messageId: string;
@@ -25,6 +33,12 @@ export interface RecordOutcome {
   readonly reason: string;
   readonly source?: { readonly bucket: string; readonly key: string };
   readonly outputKey?: string;
+  /**
+   * The inputs this record leaves with a valid output (written now or found done), each with the
+   * ETag of the input content that output was built from: what a failure recorder needs to tell
+   * which earlier failures of an input a success supersedes (FailureRecorder.inputCovered).
+   */
+  readonly covered?: readonly CoveredInput[];
   /** How many times SQS has delivered this message (ApproximateReceiveCount). */
   readonly receiveCount?: number;
   /** Side effects (e.g. webhook notifications) that ran for this record now, not replayed. */

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../app/cli/command.js';
 import { runCli } from '../../app/cli/dispatch.js';
@@ -239,6 +240,46 @@ describe('rerun dev (spawned)', () => {
     );
     expect(table).toMatch(/^retrying: its last delivery here failed with receives left, so the message went back/m);
     expect(table).not.toMatch(/^failed\s/m);
+  });
+
+  it('a session ended while a poison message waits for its move to the DLQ counts it in inFlight, as the queues hold it', async () => {
+    const appName = uniqueName('poison');
+    const endpoint = awsEndpoint();
+    // One receive allowed, and a visibility timeout long enough that the session ends before it
+    // lapses: SQS moves the message to the DLQ only at its next receive after that, so at the end it
+    // is still in the source queue, held invisible.
+    const args = ['dev', '--no-demo', '--handler', FIXTURE_HANDLER, '--app-name', appName];
+    const timings = ['--visibility-timeout', '60', '--function-timeout', '1', '--max-receive-count', '1'];
+    const run = rerun([...args, ...timings], { AWS_ENDPOINT_URL: endpoint });
+    const ready = payload<DevReady>(await run.line(/^READY /), 'READY');
+    await put(ready.inputBucket, 'incoming/poison-fail.csv', 'id\n');
+    await waitForText(run, /^failed\s+s3:\/\/\S+\/incoming\/poison-fail\.csv\s+fixture: asked to fail$/m);
+    run.child.kill('SIGINT');
+    expect(await run.exit).toBe(0);
+
+    const summary = payload<DevSummary>(run.stdout[1] ?? '', 'SUMMARY');
+    expect(summary).toMatchObject({ failed: 1, deadLettered: 0, inFlight: 1, ended: 'interrupted' });
+    expect(run.stderr()).toMatch(
+      new RegExp(`^1 message\\(s\\) still in the queue ${appName}-normalize-queue, not settled: `, 'm'),
+    );
+    // What the queues hold after the session: the counts above, not a guess.
+    const attributes = async (queueUrl: string) =>
+      (
+        await testClients().sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: queueUrl,
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+          }),
+        )
+      ).Attributes;
+    expect(await attributes(ready.queueUrl)).toEqual({
+      ApproximateNumberOfMessages: '0',
+      ApproximateNumberOfMessagesNotVisible: '1',
+    });
+    expect(await attributes(ready.dlqUrl)).toEqual({
+      ApproximateNumberOfMessages: '0',
+      ApproximateNumberOfMessagesNotVisible: '0',
+    });
   });
 
   it("through npm start --silent, stdout holds exactly READY and SUMMARY; plain npm start adds only npm's banner before them", async () => {

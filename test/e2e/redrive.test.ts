@@ -78,6 +78,19 @@ describe('rerun redrive: a DLQ is a button, not a ritual', () => {
     });
     await normalizeStageRunner(clients, p, buggy).runUntilDrained({ timeoutMs: 60_000 });
     expect(await queueDepth(clients, p.stack.dlqUrl)).toBe(2);
+    // The failure index names both inputs as dead-lettered (what `rerun status` and the console read).
+    const indexed = async () =>
+      (await new S3PartitionStore(clients.s3).listAll(p.stack.outputBucket, { prefix: 'failures/.by-input/' })).map(
+        (o) => o.key,
+      );
+    expect(await indexed()).toEqual([
+      expect.stringMatching(
+        new RegExp(`^failures/\\.by-input/${p.stack.inputBucket}/_/[0-9a-f]{64}/\\S+\\.last-receive$`),
+      ),
+      expect.stringMatching(
+        new RegExp(`^failures/\\.by-input/${p.stack.inputBucket}/dt=2026-01-05/[0-9a-f]{64}/\\S+\\.last-receive$`),
+      ),
+    ]);
 
     const before = await outputs(p);
     const dry = await rerunCli(['redrive', '--queue', 'normalize', '--dry-run', '--app-name', p.appName, '--json']);
@@ -123,6 +136,10 @@ describe('rerun redrive: a DLQ is a button, not a ritual', () => {
 
     expect(await outputs(p)).toEqual(await outputs(clean));
     expect(Object.keys(await outputs(p))).toHaveLength(6); // 4 normalized + 2 quarantine
+    // The redriven messages came back under new ids (SQS gives a moved message a new one) and
+    // succeeded: the entries of the failures they superseded are gone, so nothing calls them
+    // dead-lettered any more.
+    expect(await indexed()).toEqual([]);
     expect(await queueDepth(clients, p.stack.dlqUrl)).toBe(0);
     const again = await rerunCli(['redrive', '--app-name', p.appName, '--json']);
     expect(again.json()).toMatchObject({ inspected: 0, moved: 0 });

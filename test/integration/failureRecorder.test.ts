@@ -1,4 +1,4 @@
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureQueue } from '../../local/provision.js';
@@ -359,6 +359,37 @@ describe('S3FailureRecorder', () => {
       ]);
     });
 
+    it("a last attempt that succeeds without an output removes an earlier receive's non-retryable record and its index entry", async () => {
+      await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'in/late-skip.csv', Body: 'x' }));
+      const entries = `failures/.by-input/${bucket}/_/${inputKeyHash('in/late-skip.csv')}/`;
+      await handlerWith(async () => {}, 'refuse')(
+        { Records: [record('late-skip', s3Event('in/late-skip.csv'), '1')] },
+        context,
+      );
+      expect(await listKeys(clients.s3, bucket, entries)).toEqual([`${entries}${queueName}.late-skip.non-retryable`]);
+      // The last receive finds that record (it keeps it instead of a provisional one), and the worker
+      // now skips the input by its key: a success with no output, so no `covered` input to clean up.
+      const skipping = createSqsBatchHandler({
+        worker: defineWorker({
+          name: 'late-skip',
+          codeVersion: '1',
+          outputBucket: bucket,
+          outputKey: (src) => `out/${src.key}`,
+          skipReason: () => 'no longer a supported type',
+          async transform() {
+            return {};
+          },
+        }),
+        store: new S3ObjectStore(clients.s3),
+        sqs: clients.sqs,
+        failureRecorder: recorder(),
+      });
+      const response = await skipping({ Records: [record('late-skip', s3Event('in/late-skip.csv'), '3')] }, context);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(await recorder().read(queueName, 'late-skip')).toBeUndefined();
+      expect(await listKeys(clients.s3, bucket, entries)).toEqual([]);
+    });
+
     it('a conditional delete leaves a record that another writer replaced since', async () => {
       const r = recorder();
       const started = await r.attemptStarted({ queueArn, messageId: 'raced', receiveCount: 3 });
@@ -430,7 +461,121 @@ describe('S3FailureRecorder', () => {
         { Records: [record('fresh', s3Event('in/later.csv'), '1')] },
         context,
       );
-      expect(log.requests.filter((q) => String(q.input.Key ?? '').startsWith('failures/'))).toEqual([]);
+      // One listing of the input's index entries (none here), and nothing else under failures/.
+      expect(
+        log.requests
+          .filter((q) => String(q.input.Key ?? q.input.Prefix ?? '').startsWith('failures/'))
+          .map((q) => [q.operation, q.input.Prefix]),
+      ).toEqual([['ListObjectsV2', `failures/.by-input/${bucket}/_/${inputKeyHash('in/later.csv')}/`]]);
+    });
+  });
+
+  describe('a success supersedes the earlier failures of its input', () => {
+    /**
+     * A handler whose recorder's S3 client runs `race` once, just before the first request of the
+     * kind named (the cleanup's listing of the index, or its first delete of an entry), as a concurrent
+     * writer would land at that moment.
+     */
+    const racingHandler = (at: 'ListObjectsV2' | 'DeleteEntry', race: () => Promise<void>) => {
+      let raced = false;
+      const racy = new Proxy(clients.s3, {
+        get(target, name, receiver) {
+          if (name !== 'send') return Reflect.get(target, name, receiver);
+          return async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+            const kind = command.constructor.name;
+            const key = String(command.input.Key ?? command.input.Prefix ?? '');
+            const hit =
+              (at === 'ListObjectsV2' && kind === 'ListObjectsV2Command' && key.includes('.by-input/')) ||
+              (at === 'DeleteEntry' && kind === 'DeleteObjectCommand' && key.includes('.by-input/'));
+            if (hit && !raced) {
+              raced = true;
+              await race();
+            }
+            return target.send(command as unknown as Parameters<S3Client['send']>[0]);
+          };
+        },
+      });
+      return createSqsBatchHandler({
+        worker: defineWorker({
+          name: 'supersede',
+          codeVersion: '1',
+          outputBucket: bucket,
+          outputKey: (src) => `out/${src.key}`,
+          async transform(_input, { output }) {
+            await output.write('ok\n');
+            return {};
+          },
+        }),
+        store: new S3ObjectStore(clients.s3),
+        sqs: clients.sqs,
+        failureRecorder: new S3FailureRecorder({ store: new S3ObjectStore(racy), sqs: clients.sqs, bucket }),
+      });
+    };
+    const entriesOf = (key: string) => `failures/.by-input/${bucket}/dt=2026-01-07/${inputKeyHash(key)}/`;
+    /** A give-up of message `id` about `key`, recorded as the worker records one. */
+    const gaveUp = (id: string, key: string, retryable: boolean) =>
+      recorder().record(
+        delivery({
+          outcome: failed({ messageId: id, retryable, receiveCount: 3 }),
+          receiveCount: 3,
+          subject: `s3://${bucket}/${key}`,
+        }),
+      );
+
+    it('a redriven message (a new id, first receive) that succeeds removes the index entries of every earlier failure of its input', async () => {
+      const key = 'in/dt=2026-01-07/redriven.csv';
+      await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'v1' }));
+      await gaveUp('dead-1', key, true);
+      await gaveUp('dead-2', key, false);
+      expect(await listKeys(clients.s3, bucket, entriesOf(key))).toEqual([
+        `${entriesOf(key)}${queueName}.dead-1.last-receive`,
+        `${entriesOf(key)}${queueName}.dead-2.non-retryable`,
+      ]);
+      log.clear();
+      const response = await racingHandler('ListObjectsV2', async () => {})(
+        { Records: [record('redriven', s3Event(key), '1')] },
+        context,
+      );
+      expect(response.batchItemFailures).toEqual([]);
+      expect(await listKeys(clients.s3, bucket, entriesOf(key))).toEqual([]);
+      const deletes = log.requests.filter((q) => q.operation === 'DeleteObject');
+      expect(deletes.map((q) => [String(q.input.Key).startsWith(entriesOf(key)), typeof q.input.IfMatch])).toEqual([
+        [true, 'string'],
+        [true, 'string'],
+      ]);
+      // The records stay: `rerun redrive` reads them by the id of a message still in a DLQ.
+      expect(await recorder().read(queueName, 'dead-1')).toMatchObject({ givenUp: 'last-receive' });
+    });
+
+    it('a newer content that fails before the success looks at its input keeps its entry (and the older one)', async () => {
+      const key = 'in/dt=2026-01-07/race-before.csv';
+      await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'v1' }));
+      await gaveUp('old', key, true);
+      // The output is built from v1; as the cleanup lists the entries, v2 is uploaded and fails.
+      const response = await racingHandler('ListObjectsV2', async () => {
+        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'v2' }));
+        await gaveUp('newer', key, false);
+      })({ Records: [record('redriven', s3Event(key), '1')] }, context);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(await listKeys(clients.s3, bucket, entriesOf(key))).toEqual([
+        `${entriesOf(key)}${queueName}.newer.non-retryable`,
+        `${entriesOf(key)}${queueName}.old.last-receive`,
+      ]);
+    });
+
+    it('a failure that lands after the success looked at its input is not listed, and stands', async () => {
+      const key = 'in/dt=2026-01-07/race-after.csv';
+      await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'v1' }));
+      await gaveUp('old', key, true);
+      // The listing and the HEAD saw v1 current; v2 lands and fails just before the first delete.
+      const response = await racingHandler('DeleteEntry', async () => {
+        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'v2' }));
+        await gaveUp('newer', key, false);
+      })({ Records: [record('redriven', s3Event(key), '1')] }, context);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(await listKeys(clients.s3, bucket, entriesOf(key))).toEqual([
+        `${entriesOf(key)}${queueName}.newer.non-retryable`,
+      ]);
     });
   });
 });
