@@ -105,6 +105,8 @@ export async function processSqsRecord(
   // (before a closing check rebuilt it), and that round's own closing check never ran.
   const requeued = requeuesOf(record) !== undefined;
   const outcomes: ObjectOutcome[] = [];
+  /** Per outcome: whether its success may supersede earlier failures of its input (see settledRecord). */
+  const superseding: boolean[] = [];
   const notes: string[] = [];
   let effectsExecuted = 0;
   let current: { bucket: string; key: string } | undefined;
@@ -125,6 +127,7 @@ export async function processSqsRecord(
       current = { bucket: object.bucket, key: object.key };
       const { outcome, effect } = await runObject(run, object, current, delivery);
       outcomes.push(outcome);
+      superseding.push(mayFollowAFailure(run, delivery, object));
       if (effect?.executed) effectsExecuted++;
       if (effect) notes.push(effect.note);
     }
@@ -144,7 +147,20 @@ export async function processSqsRecord(
     return failedRecord(run, error, delivery, current);
   }
   if (stopped) return requeueRest(run.queues, record, intake.objects, outcomes, stopped, base, logger);
-  return settledRecord(base, outcomes, notes, effectsExecuted, current);
+  return settledRecord(base, outcomes, notes, effectsExecuted, current, superseding);
+}
+
+/**
+ * Whether a success of `object` in this delivery may follow a failure that left an index entry: a
+ * retry, a redriven or requeued message, a message of rerun's tools (a reprocess after a fix). Not
+ * S3's own fresh delivery of a new write, the common case, which then costs no listing of the
+ * failure index; an older content's failure stays indexed while its dead letter is in the DLQ, and
+ * the success of that dead letter's redrive clears it.
+ */
+function mayFollowAFailure(run: RecordRun, delivery: Delivery, object: S3ObjectEvent): boolean {
+  if (delivery.requeued || sentByRerun(object)) return true;
+  const { now, invocation } = run;
+  return !isFreshDelivery({ ...delivery.base, eventTime: object.eventTime }, now(), invocation.timeLimitMs);
 }
 
 /**
@@ -281,13 +297,16 @@ function settledRecord(
   notes: readonly string[],
   effectsExecuted: number,
   current: { bucket: string; key: string } | undefined,
+  superseding: readonly boolean[],
 ): RecordOutcome {
   const processed = outcomes.find((o) => o.status === 'processed');
   const first = processed ?? outcomes[0];
   const quarantined = sumOf(outcomes, (o) => o.summary?.quarantined);
   const publishRacesLost = sumOf(outcomes, (o) => o.publishRacesLost);
-  const covered = outcomes.flatMap((o) =>
-    o.output && o.source ? [{ bucket: o.source.bucket, key: o.source.key, etag: o.output.sourceEtag }] : [],
+  const covered = outcomes.flatMap((o, i) =>
+    o.output && o.source && superseding[i]
+      ? [{ bucket: o.source.bucket, key: o.source.key, etag: o.output.sourceEtag }]
+      : [],
   );
   return {
     ...base,

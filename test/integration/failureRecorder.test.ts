@@ -468,6 +468,21 @@ describe('S3FailureRecorder', () => {
           .map((q) => [q.operation, q.input.Prefix]),
       ).toEqual([['ListObjectsV2', `failures/.by-input/${bucket}/_/${inputKeyHash('in/later.csv')}/`]]);
     });
+
+    it("S3's own fresh delivery of a new write that succeeds lists no failure index: the common case costs nothing more", async () => {
+      await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'in/new.csv', Body: 'x' }));
+      log.clear();
+      const fresh = JSON.parse(s3Event('in/new.csv')) as { Records: Record<string, unknown>[] };
+      fresh.Records = fresh.Records.map((r) => ({ ...r, eventTime: new Date().toISOString() }));
+      const response = await handlerWith(async () => {}, 'succeed')(
+        { Records: [record('s3-fresh', JSON.stringify(fresh), '1')] },
+        context,
+      );
+      expect(response.batchItemFailures).toEqual([]);
+      expect(log.requests.filter((q) => String(q.input.Key ?? q.input.Prefix ?? '').startsWith('failures/'))).toEqual(
+        [],
+      );
+    });
   });
 
   describe('a success supersedes the earlier failures of its input', () => {
