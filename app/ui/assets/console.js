@@ -256,7 +256,7 @@ function previewPanel(title, preview, empty) {
 
 async function loadDeadLetters() {
   const target = $('dlqs');
-  target.replaceChildren(el('p', 'muted', 'Inspecting the dead-letter queues…'));
+  target.replaceChildren(el('p', 'muted', 'Reading the failure records…'));
   const panels = [];
   for (const queue of ['normalize', 'summarize']) {
     try {
@@ -278,41 +278,58 @@ function dlqPanel(view) {
   el('h2', '', `${view.worker} dead-letter queue`, head);
   el('span', 'muted small mono', view.dlqUrl, head);
   const stats = el('div', 'dlq-stats', undefined, panel);
-  const stat = (label, value) => {
+  const stat = (label, value, name) => {
     const s = el('span', '', undefined, stats);
+    s.dataset.stat = name;
     el('b', '', value, s);
     s.append(` ${label}`);
   };
-  stat('messages', view.depth);
-  stat('in flight', view.inFlight);
-  if (view.oldestAgeSeconds !== undefined) stat('oldest', formatAge(view.oldestAgeSeconds));
+  stat('messages', view.depth, 'depth');
+  stat('in flight', view.inFlight, 'in-flight');
+  stat(
+    `failure record${view.letters.length === 1 ? '' : 's'}`,
+    `${view.letters.length}${view.more ? '+' : ''}`,
+    'records',
+  );
+  if (view.oldestFailureAgeSeconds !== undefined)
+    stat('since the oldest failure', formatAge(view.oldestFailureAgeSeconds), 'oldest');
+  const notes = el('ul', 'notes', undefined, panel);
+  for (const note of view.notes) el('li', '', note, notes);
   if (view.letters.length === 0) {
-    el('p', 'muted', 'Empty: nothing to redrive.', panel);
+    el(
+      'p',
+      'muted',
+      view.depth + view.inFlight === 0 ? 'Empty: nothing to redrive.' : 'No failure record to show.',
+      panel,
+    );
     return panel;
   }
   const table = el('table', 'grid', undefined, panel);
   const hr = el('tr', '', undefined, el('thead', '', undefined, table));
-  for (const h of ['Object', 'Receives', 'Failure record', 'Verdict']) el('th', '', h, hr);
+  for (const h of ['Object', 'Receives', 'Failure record', 'Given up']) el('th', '', h, hr);
   const body = el('tbody', '', undefined, table);
   for (const letter of view.letters) {
     const row = el('tr', '', undefined, body);
     row.dataset.messageId = letter.messageId;
     el('td', 'key', letter.subject, row);
-    el('td', '', letter.receiveCount ?? '', row);
-    el('td', 'why', letter.reason || 'no failure record: a timeout or crash (see the function logs)', row);
+    el(
+      'td',
+      '',
+      letter.maxReceiveCount ? `${letter.receiveCount} of ${letter.maxReceiveCount}` : letter.receiveCount,
+      row,
+    );
+    el('td', 'why', letter.reason, row).title = `message ${letter.messageId}, recorded ${letter.failedAt}`;
     const verdict = el('td', '', undefined, row);
-    if (letter.wouldFailAgain) {
-      el('span', 'pill doomed verdict', '[WOULD FAIL AGAIN]', verdict).title = letter.wouldFailAgain;
+    if (letter.retryable) {
+      el('span', 'pill retry verdict', 'receives ran out: may succeed after a fix', verdict);
     } else {
-      el('span', 'pill retry verdict', 'may succeed after a fix', verdict);
+      el('span', 'pill doomed verdict', 'non-retryable', verdict).title =
+        'The worker said no retry fixes it as it stands. rerun redrive --dry-run rechecks each message and keeps back those that would fail again.';
     }
   }
   const command = el('div', 'command', undefined, panel);
   el('span', 'muted', 'To move them back, after the fix:', command);
   el('code', 'redrive-command', view.command, command);
-  if (view.letters.some((l) => l.wouldFailAgain)) {
-    el('p', 'muted small', '[WOULD FAIL AGAIN] messages stay in the DLQ unless you add --include-doomed.', panel);
-  }
   return panel;
 }
 
