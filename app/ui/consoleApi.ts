@@ -157,6 +157,7 @@ export class ConsoleApi {
       window,
       ...(span ? { inputDays: span } : {}),
       live: session ? 'dev' : 'cloudwatch',
+      ...(session ? { session: { pid: session.pid, startedAt: session.startedAt, endpoint: session.endpoint } } : {}),
     };
   }
 
