@@ -89,6 +89,10 @@ describe('rerun ui in a browser when its rerun dev stops', () => {
     await page.waitForTimeout(1000);
     expect(await tile.locator('.count').textContent()).toBe('1 input');
     expect(await banner.isVisible()).toBe(true);
+    // A view not opened before says it was not read, instead of reading forever.
+    await page.locator('.tabs button[data-view="dead-letters"]').click();
+    await page.locator('#dlqs', { hasText: 'Not read: see above.' }).waitFor({ timeout: 10_000 });
+    await page.locator('.tabs button[data-view="days"]').click();
     if (SHOTS) {
       mkdirSync(SHOTS, { recursive: true });
       await page.screenshot({ path: join(SHOTS, 'dev-stopped.png') });

@@ -278,7 +278,7 @@ async function openOutput(key) {
     );
     target.appendChild(previewPanel('Quarantine', result.quarantine, 'No quarantine object: no record was rejected.'));
   } catch (error) {
-    if (stopped(error)) return;
+    if (stopped(error)) return target.replaceChildren(el('p', 'muted', `${key} was not read: see above.`));
     target.replaceChildren(el('p', 'error', error.message));
   }
 }
@@ -318,7 +318,11 @@ async function loadDeadLetters() {
     try {
       panels.push(dlqPanel(await get('/api/dead-letters', { queue })));
     } catch (error) {
-      if (stopped(error)) return;
+      if (stopped(error)) {
+        // Keep the panels it showed; a first look says what happened instead of "Reading…".
+        if (!target.querySelector('.panel')) target.replaceChildren(el('p', 'muted', 'Not read: see above.'));
+        return;
+      }
       const panel = el('div', 'panel');
       el('h2', '', `${queue} DLQ`, panel);
       el('p', 'error', error.message, panel);
