@@ -99,7 +99,13 @@ function parseSession(text: string | undefined): DevSessionInfo | undefined {
   return value as unknown as DevSessionInfo;
 }
 
-function isOwnProcessRunning(pid: number): boolean {
+/**
+ * Whether a process of this user runs with that id (a signal 0 that succeeds).
+ *
+ * @example
+ * isOwnProcessRunning(session.pid); // false once that rerun dev has exited
+ */
+export function isOwnProcessRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -107,7 +107,14 @@ export async function requireQueueUrl(sqs: SQSClient, resource: ResourceRef): Pr
   }
 }
 
-function isConnectionError(error: unknown): boolean {
+/**
+ * Whether an error, or one of its causes, says nothing answered at the endpoint (refused, reset,
+ * unknown host, unreachable).
+ *
+ * @example
+ * if (isConnectionError(error)) console.error('nothing answers at the endpoint');
+ */
+export function isConnectionError(error: unknown): boolean {
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
     const code = (e as { code?: string }).code;
     if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ECONNRESET' || code === 'EHOSTUNREACH')

@@ -1,4 +1,7 @@
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
+import { type FailureRecord, failureRecordKey } from '../../src/failures/failureRecord.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { type Day, dayOfInstant, daysInWindow } from '../../src/keys/partition.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -7,8 +10,6 @@ import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
 import type { InputRules } from '../partition/inputCoverage.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { summaryLayout } from '../partition/summaryLayout.js';
-import { referenceRecheck } from '../redrive/recheckDeadLetter.js';
-import { type DeadLetter, redriveDeadLetters } from '../redrive/redriveDeadLetters.js';
 import { type RunView, readRuns } from '../runs/runProgressFile.js';
 import { partitionStatus, type StatusReport } from '../status/partitionStatus.js';
 import type { WorkerTopology } from '../topology.js';
@@ -44,24 +45,54 @@ export interface LiveView {
   readonly notes: readonly string[];
 }
 
-/** A DLQ as the console shows it: what `rerun redrive --dry-run` shows, and the command to act. */
+/** A dead letter as the console shows it: what its worker's failure record says. */
+export interface RecordedDeadLetter {
+  readonly messageId: string;
+  /** What it was about (`s3://bucket/key`), or the message id when the record names no object. */
+  readonly subject: string;
+  /** Why the worker gave up on it. */
+  readonly reason: string;
+  /** Receives of the failed delivery the record was written on, and the queue's limit. */
+  readonly receiveCount: number;
+  readonly maxReceiveCount?: number;
+  /** `non-retryable`: no retry fixes it as the worker stands; `last-receive`: its receives ran out. */
+  readonly givenUp: FailureRecord['givenUp'];
+  readonly retryable: boolean;
+  readonly failedAt: string;
+}
+
+/**
+ * A DLQ as the console shows it, without receiving from it: the DLQ's counts from GetQueueAttributes,
+ * and its messages from the failure records the worker wrote (`failures/<queue>/<message id>.json`).
+ * A receive would raise each message's receive count, and hide it from a redrive for a while.
+ */
 export interface DeadLetterView {
   readonly worker: string;
   readonly dlqUrl: string;
+  /** Messages the DLQ holds (ApproximateNumberOfMessages). */
   readonly depth: number;
+  /** Messages held invisible by a reader, e.g. a running redrive (ApproximateNumberOfMessagesNotVisible). */
   readonly inFlight: number;
-  readonly letters: readonly DeadLetter[];
-  /** Age of the oldest inspected message (from SentTimestamp), seconds. */
-  readonly oldestAgeSeconds?: number;
+  /** The failure records of the worker's queue, newest first (at most {@link MAX_DEAD_LETTERS}). */
+  readonly letters: readonly RecordedDeadLetter[];
+  /** Records under the prefix beyond those shown. */
+  readonly more: boolean;
+  /** Where the records were listed: `s3://<output bucket>/<failure prefix><queue>/`. */
+  readonly recordsAt: string;
+  /** Age of the oldest record shown (from its failedAt), seconds. */
+  readonly oldestFailureAgeSeconds?: number;
   /** The exact command that moves them back (the console moves nothing). */
   readonly command: string;
   readonly notes: readonly string[];
 }
 
+/** The most failure records one Dead letters view reads. */
+export const MAX_DEAD_LETTERS = 100;
+
 /**
  * The console's read-only API: each method is one view, computed by the library functions the CLI
- * uses (`partitionStatus` of `rerun status`, `classifyInputs`, `redriveDeadLetters` in dry-run mode of
- * `rerun redrive --dry-run`), over the guarded clients of its {@link ConsoleSource}.
+ * uses (`partitionStatus` of `rerun status`, `classifyInputs`, the failure records `rerun redrive` reads),
+ * over the guarded clients of its {@link ConsoleSource}.
  *
  * @example
  * const api = new ConsoleApi(source);
@@ -73,7 +104,6 @@ export class ConsoleApi {
   private readonly recorder: S3FailureRecorder;
   private readonly feed?: LiveFeed;
   private cloudFeed?: CloudWatchFeed;
-  private readonly letters = new Map<string, { at: number; view: Promise<DeadLetterView> }>();
 
   private readonly now: () => number;
 
@@ -127,6 +157,7 @@ export class ConsoleApi {
       window,
       ...(span ? { inputDays: span } : {}),
       live: session ? 'dev' : 'cloudwatch',
+      ...(session ? { session: { pid: session.pid, startedAt: session.startedAt, endpoint: session.endpoint } } : {}),
     };
   }
 
@@ -211,47 +242,64 @@ export class ConsoleApi {
   }
 
   /**
-   * A worker's DLQ inspected as `rerun redrive --dry-run` does (received, shown, made visible again),
-   * at most `max` messages; one inspection serves every request for 10 s, so an open page does not
-   * keep receiving.
+   * A worker's DLQ as the console shows it, never received from: its counts (GetQueueAttributes) and
+   * the failure records its worker wrote, one listing and one GET per record (at most `max`). A
+   * record's message is in the DLQ or on its way there (a non-retryable failure is received until
+   * maxReceiveCount); a message the worker could not record (a timeout, a crash) is counted, not
+   * listed, and the notes say so when the counts differ.
    */
-  deadLetters(worker: WorkerTopology, max = 50): Promise<DeadLetterView> {
-    const cached = this.letters.get(worker.name);
-    if (cached && this.now() - cached.at < 10_000) return cached.view;
-    const view = this.inspect(worker, max);
-    this.letters.set(worker.name, { at: this.now(), view });
-    view.catch(() => this.letters.delete(worker.name));
-    return view;
-  }
-
-  private async inspect(worker: WorkerTopology, max: number): Promise<DeadLetterView> {
+  async deadLetters(worker: WorkerTopology, max = MAX_DEAD_LETTERS): Promise<DeadLetterView> {
     const { target } = this.source;
     const urls = await this.source.queueUrls(worker);
-    const stage = worker.name === target.topology.summarize.name ? 'summarize' : 'normalize';
-    const result = await redriveDeadLetters({
-      sqs: target.clients.sqs,
-      dlqUrl: urls.dlq,
-      sourceQueueUrl: urls.queue,
-      failures: this.recorder,
-      recheck: referenceRecheck(stage),
-      max,
-      dryRun: true,
+    const queueName = queueNameOfUrl(urls.queue);
+    const prefix = failureRecordKey(target.topology.failurePrefix, queueName, '').replace(/\.json$/, '');
+    const [counts, listed] = await Promise.all([
+      this.depth(`${worker.name} DLQ`, urls.dlq),
+      target.clients.s3.send(new ListObjectsV2Command({ Bucket: target.outputBucket, Prefix: prefix, MaxKeys: max })),
+    ]);
+    const ids = (listed.Contents ?? []).flatMap((o) => {
+      const id = o.Key?.slice(prefix.length).replace(/\.json$/, '');
+      return id && !id.includes('/') && o.Key?.endsWith('.json') ? [id] : [];
     });
-    const sent = result.inspected.flatMap((l) => (l.sentAt ? [Date.parse(l.sentAt)] : []));
+    const records = await mapWithConcurrency(ids, 8, (id) => this.recorder.read(queueName, id));
+    const letters = records
+      .flatMap((r) => (r ? [recordedLetter(r)] : []))
+      .sort((a, b) => b.failedAt.localeCompare(a.failedAt));
+    const failed = letters.flatMap((l) => {
+      const at = Date.parse(l.failedAt);
+      return Number.isFinite(at) ? [at] : [];
+    });
     const where = target.stack
       ? ` --stack ${target.stack.stackName}`
       : target.appName !== 'rerun'
         ? ` --app-name ${target.appName}`
         : '';
+    const notes: string[] = [];
+    const held = counts.visible + counts.inFlight;
+    const more = listed.IsTruncated === true;
+    if (more) notes.push(`The newest ${letters.length} failure records are read; more are stored under ${prefix}.`);
+    if (!more && held > letters.length) {
+      notes.push(
+        `The DLQ holds ${held} message(s) and ${letters.length} have a failure record: the others ended without one ` +
+          '(a function timeout or crash; see the function logs). rerun redrive --dry-run receives and shows each.',
+      );
+    } else if (held < letters.length) {
+      notes.push(
+        `${letters.length - held} failure record(s) more than the DLQ holds: their messages are still being received ` +
+          'by the worker (a non-retryable failure reaches the DLQ at its last receive), or were moved back since.',
+      );
+    }
     return {
       worker: worker.name,
       dlqUrl: urls.dlq,
-      depth: result.depth,
-      inFlight: result.inFlight,
-      letters: result.inspected,
-      ...(sent.length > 0 ? { oldestAgeSeconds: Math.round((this.now() - Math.min(...sent)) / 1000) } : {}),
+      depth: counts.visible,
+      inFlight: counts.inFlight,
+      letters,
+      more,
+      recordsAt: `s3://${target.outputBucket}/${prefix}`,
+      ...(failed.length > 0 ? { oldestFailureAgeSeconds: Math.round((this.now() - Math.min(...failed)) / 1000) } : {}),
       command: `rerun redrive --queue ${worker.name}${where}`,
-      notes: result.notes,
+      notes,
     };
   }
 
@@ -285,6 +333,20 @@ export class ConsoleApi {
  */
 export function defaultWindow(today: Day, days = 14): { from: Day; to: Day } {
   return { from: dayOfInstant(Date.parse(`${today}T00:00:00Z`) - (days - 1) * 86_400_000), to: today };
+}
+
+/** A failure record as the Dead letters view lists it. */
+function recordedLetter(record: FailureRecord): RecordedDeadLetter {
+  return {
+    messageId: record.messageId,
+    subject: record.subject ?? `message ${record.messageId}`,
+    reason: record.reason,
+    receiveCount: record.receiveCount,
+    ...(record.maxReceiveCount !== undefined ? { maxReceiveCount: record.maxReceiveCount } : {}),
+    givenUp: record.givenUp,
+    retryable: record.retryable,
+    failedAt: record.failedAt,
+  };
 }
 
 /** The queue's name: the last segment of its URL. */

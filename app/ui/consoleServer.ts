@@ -3,10 +3,12 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { explainAwsError } from '../status/pipelineResources.js';
+import { isOwnProcessRunning } from '../dev/findDevSession.js';
+import { explainAwsError, isConnectionError } from '../status/pipelineResources.js';
 import type { ConsoleApi } from './consoleApi.js';
 import { UNDATED } from './dayInputs.js';
 import { isLoopbackAddress } from './listenAddress.js';
+import { stoppedDevSession } from './stoppedDevSession.js';
 
 /** Options of {@link startConsoleServer}. */
 export interface ConsoleServerOptions {
@@ -17,7 +19,19 @@ export interface ConsoleServerOptions {
   readonly port?: number;
   /** @default 32 random bytes, base64url */
   readonly token?: string;
+  /**
+   * For a console of a `rerun dev` session: when its endpoint no longer answers, finds a newer running
+   * `rerun dev` of the same app and returns the console's API over it (undefined when there is none).
+   * Asked at most once per {@link REOPEN_INTERVAL_MS}.
+   * @default none: the console waits for the same endpoint to answer again
+   */
+  readonly reopen?: (current: ConsoleApi) => Promise<ConsoleApi | undefined>;
+  /** Whether the `rerun dev` process of a pid still runs. @default a signal 0 (isOwnProcessRunning) */
+  readonly isAlive?: (pid: number) => boolean;
 }
+
+/** How often a stopped session's console looks for its successor. */
+export const REOPEN_INTERVAL_MS = 2000;
 
 /** A running console. */
 export interface ConsoleServer {
@@ -59,8 +73,10 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? randomBytes(32).toString('base64url');
   let port = 0;
+  const live: LiveApi = { api: options.api, lastReopen: 0 };
+  const isAlive = options.isAlive ?? isOwnProcessRunning;
   const server = createServer((request, response) => {
-    handle(request, response, { api: options.api, token, port, host }).catch((error: unknown) => {
+    handle(request, response, { live, reopen: options.reopen, isAlive, token, port, host }).catch((error: unknown) => {
       send(response, 500, { error: error instanceof Error ? error.message : String(error) });
     });
   });
@@ -98,8 +114,17 @@ const SECURITY_HEADERS = {
   'Cache-Control': 'no-store',
 } as const;
 
+/** The API the console serves now: a newer `rerun dev` of the same app replaces a stopped one's. */
+interface LiveApi {
+  api: ConsoleApi;
+  lastReopen: number;
+  reopening?: Promise<ConsoleApi | undefined>;
+}
+
 interface Context {
-  readonly api: ConsoleApi;
+  readonly live: LiveApi;
+  readonly reopen: ConsoleServerOptions['reopen'];
+  readonly isAlive: (pid: number) => boolean;
   readonly token: string;
   readonly port: number;
   readonly host: string;
@@ -118,7 +143,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, ctx: C
       return send(response, 401, { error: 'token required: open the URL rerun ui printed' });
     }
     if (!same(given, ctx.token)) return send(response, 403, { error: 'wrong token: open the URL rerun ui printed' });
-    return api(url, response, ctx.api);
+    return api(url, response, ctx);
   }
   const asset = ASSET_FILES.get(url.pathname);
   if (!asset) return send(response, 404, { error: 'not found' });
@@ -126,7 +151,8 @@ async function handle(request: IncomingMessage, response: ServerResponse, ctx: C
   response.end(await readFile(`${ASSETS}${asset.file}`));
 }
 
-async function api(url: URL, response: ServerResponse, consoleApi: ConsoleApi): Promise<void> {
+async function api(url: URL, response: ServerResponse, ctx: Context, retried = false): Promise<void> {
+  const consoleApi = ctx.live.api;
   const q = (name: string) => url.searchParams.get(name) ?? undefined;
   const topology = consoleApi.source.target.topology;
   try {
@@ -162,10 +188,36 @@ async function api(url: URL, response: ServerResponse, consoleApi: ConsoleApi): 
     ) {
       return send(response, 400, { error: (error as Error).message });
     }
-    const { target } = consoleApi.source;
+    const { target, session } = consoleApi.source;
+    if (session && isConnectionError(error)) {
+      // The rerun dev it was reading has stopped. A newer one of the same app takes its place; else
+      // say so in the session's own words: the user set no AWS_ENDPOINT_URL to unset.
+      if (!retried && (await reopened(ctx, consoleApi))) return api(url, response, ctx, true);
+      const stopped = stoppedDevSession(session, ctx.isAlive(session.pid));
+      return send(response, 503, { error: stopped.message, stopped });
+    }
     const explained = explainAwsError(error, { role: 'pipeline', name: target.appName, where: target.where, hint: '' });
     return send(response, 502, { error: explained instanceof Error ? explained.message : String(explained) });
   }
+}
+
+/** Replaces a stopped session's API by its successor's, when one runs; asked once per interval. */
+async function reopened(ctx: Context, stale: ConsoleApi): Promise<boolean> {
+  const { live, reopen } = ctx;
+  if (live.api !== stale) return true; // another request already moved on
+  if (!reopen) return false;
+  if (!live.reopening) {
+    if (Date.now() - live.lastReopen < REOPEN_INTERVAL_MS) return false;
+    live.lastReopen = Date.now();
+    live.reopening = reopen(stale)
+      .catch(() => undefined)
+      .finally(() => {
+        live.reopening = undefined;
+      });
+  }
+  const next = await live.reopening;
+  if (next && live.api === stale) live.api = next;
+  return live.api !== stale;
 }
 
 function required(value: string | undefined, name: string): string {

@@ -1,22 +1,16 @@
 import type { AwsClients } from '../../src/aws/clients.js';
 
 /**
- * The only commands the console sends. Every one reads, except the two with which a DLQ is
- * inspected, exactly as `rerun redrive --dry-run` does: ReceiveMessage (the DLQ's own receive count
- * of a message grows) and ChangeMessageVisibilityBatch, which makes the received messages visible
- * again at once. No object, message or attribute is created, changed or deleted. The console has no
+ * The only commands the console sends, every one a read. No ReceiveMessage: receiving a DLQ's
+ * message to show it raises its receive count and hides it from a redrive for a while, so the Dead
+ * letters view lists the failure records instead (app/ui/consoleApi.ts). No object, message or
+ * attribute is created, changed or deleted. The console has no
  * DynamoDB client at all (the pipeline target holds S3 and SQS only): the ledger is not read.
  * CloudWatch and CloudWatch Logs, for a deployed pipeline's live view, are read with one command each.
  */
 export const CONSOLE_COMMANDS = {
   s3: ['HeadBucketCommand', 'HeadObjectCommand', 'GetObjectCommand', 'ListObjectsV2Command'],
-  sqs: [
-    'GetQueueUrlCommand',
-    'GetQueueAttributesCommand',
-    'ListDeadLetterSourceQueuesCommand',
-    'ReceiveMessageCommand',
-    'ChangeMessageVisibilityBatchCommand',
-  ],
+  sqs: ['GetQueueUrlCommand', 'GetQueueAttributesCommand'],
   /** A deployed pipeline's live view: metrics (throughput, queue ages) and the workers' log lines. */
   cloudwatch: ['GetMetricDataCommand'],
   logs: ['FilterLogEventsCommand'],

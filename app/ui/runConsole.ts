@@ -3,6 +3,7 @@ import type { CliIo, OptionValues } from '../cli/command.js';
 import { referenceInputRules } from '../cli/inputRules.js';
 import { resolvePlanningStage, stageInputRules } from '../cli/pipelineStage.js';
 import { reportCommandError, requireOutputBucket, requireWindow } from '../cli/pipelineTarget.js';
+import { findDevSessions } from '../dev/findDevSession.js';
 import { ConsoleApi } from './consoleApi.js';
 import { startConsoleServer } from './consoleServer.js';
 import { resolveConsoleSource } from './consoleSource.js';
@@ -27,16 +28,30 @@ export async function runConsole(input: {
   let api: ConsoleApi;
   try {
     await checkedEndpoint(io.env);
-    const source = await resolveConsoleSource(values, io.env);
-    await requireOutputBucket(source.target);
-    // The inputs are judged by the stage's own key rules (the reference normalizer's only for its stage).
-    const stage = await resolvePlanningStage(source.target, values);
-    const rules = stageInputRules(stage, source.target, referenceInputRules(source.target));
-    api = new ConsoleApi(source, { rules, ...(window ? { window } : {}) });
+    api = await openConsoleApi(values, io.env, window);
   } catch (error) {
     return reportCommandError(error, io, 'ui', false);
   }
-  const server = await startConsoleServer({ api, host: input.host, port: input.port });
+  const first = api.source.session;
+  // A rerun dev that stops is replaced by the next one of the same app (a new emulator, a new endpoint).
+  const reopen = first
+    ? async (current: ConsoleApi) => {
+        const was = current.source.session;
+        // Only another running session of the app: never AWS, which a console of rerun dev did not read.
+        const others = findDevSessions({ env: io.env }).filter(
+          (s) => s.appName === first.appName && s.pid !== was?.pid,
+        );
+        if (others.length === 0) return undefined;
+        const next = await openConsoleApi({ ...values, 'app-name': first.appName }, io.env, window);
+        const now = next.source.session;
+        if (!now || now.pid === was?.pid) return undefined;
+        io.stderr(
+          `rerun ui: the rerun dev of app ${now.appName} was restarted: now reading pid ${now.pid} at ${next.source.target.where}.\n`,
+        );
+        return next;
+      }
+    : undefined;
+  const server = await startConsoleServer({ api, host: input.host, port: input.port, ...(reopen ? { reopen } : {}) });
   const { kind, session, target } = api.source;
   const what =
     kind === 'dev'
@@ -59,4 +74,18 @@ export async function runConsole(input: {
   });
   await server.close();
   return 0;
+}
+
+/** Finds the pipeline and opens the console's API over it, judging inputs by the stage's own key rules. */
+async function openConsoleApi(
+  values: OptionValues,
+  env: NodeJS.ProcessEnv,
+  window: { readonly from: string; readonly to: string } | undefined,
+): Promise<ConsoleApi> {
+  const source = await resolveConsoleSource(values, env);
+  await requireOutputBucket(source.target);
+  // The inputs are judged by the stage's own key rules (the reference normalizer's only for its stage).
+  const stage = await resolvePlanningStage(source.target, values);
+  const rules = stageInputRules(stage, source.target, referenceInputRules(source.target));
+  return new ConsoleApi(source, { rules, ...(window ? { window } : {}) });
 }

@@ -211,20 +211,30 @@ describe('rerun ui in a browser: what a person sees', () => {
     if (SHOTS) await page.screenshot({ path: join(SHOTS, 'output.png') });
   });
 
-  it("shows each dead letter with its failure record, redrive's verdict and the command to run", async () => {
+  it('shows each dead letter with its failure record and the command to run, receiving nothing from the DLQ', async () => {
     await page.locator('.tabs button[data-view="dead-letters"]').click();
     const panel = page.locator('#dlqs .panel[data-queue="normalize"]');
     await panel.locator('tbody tr').nth(1).waitFor();
     const rows = await panel
       .locator('tbody tr')
-      .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-    const bySubject = Object.fromEntries(rows.map((r) => [r[0], r]));
+      .evaluateAll((trs) =>
+        trs.map((tr) => [
+          tr.getAttribute('data-message-id'),
+          ...[...tr.querySelectorAll('td')].map((td) => td.textContent),
+        ]),
+      );
+    const bySubject = Object.fromEntries(rows.map((r) => [r[1], r]));
     expect(bySubject[`s3://${ready.inputBucket}/incoming/dt=2026-03-04/orders-poison.csv`]?.slice(2)).toEqual([
+      '2 of 2',
       'Error: cannot parse amount "1.000,50" (bug #42)',
-      'may succeed after a fix',
+      'receives ran out: may succeed after a fix',
     ]);
-    expect(bySubject['not an S3 event']?.[3]).toBe('[WOULD FAIL AGAIN]');
+    // The message that is no S3 event: its record names no object, so the row names its message.
+    const invalid = rows.find((r) => r[1] === `message ${r[0]}`);
+    expect(invalid?.[3]).toMatch(/S3 event/);
+    expect(invalid?.[4]).toBe('non-retryable');
     expect(rows).toHaveLength(2);
+    expect(await panel.locator('[data-stat="depth"] b').textContent()).toBe('2');
     expect(await panel.locator('.redrive-command').textContent()).toBe(
       `rerun redrive --queue normalize --app-name ${APP}`,
     );

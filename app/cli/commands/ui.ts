@@ -55,8 +55,8 @@ export const command: CliCommand = {
   },
   details: `What it shows, from the same functions as the CLI: each day's status as rerun status computes it
 (click a day for its inputs, each classified, with the reason of each failure, and an input for its
-output's metadata and first lines); each dead letter with its failure record and the verdict of rerun
-redrive --dry-run, and the exact command to move them back; the queues' depths; every outcome as it
+output's metadata and first lines); each dead letter as its failure record tells it, the DLQ's counts, and
+the exact command to move them back; the queues' depths; every outcome as it
 happens (a running rerun dev's, or a deployed stack's from its log groups, with throughput and queue
 ages from CloudWatch metrics); and the runs of rerun reprocess and rerun backfill on this machine,
 with their progress.
@@ -64,8 +64,9 @@ with their progress.
 Target: a running rerun dev of the app name (found through the session file it writes in the temporary
 directory), else as rerun status: --stack, the options, RERUN_* variables, AWS_ENDPOINT_URL.
 
-It changes nothing: its SDK clients refuse every command but reads. Inspecting a dead-letter queue
-receives its messages and makes them visible again at once, as rerun redrive --dry-run does.
+It changes nothing: its SDK clients refuse every command but reads, and it never receives a message
+(a receive would raise its receive count). When the rerun dev it reads stops, the page keeps what it
+showed, says so, and reads the next rerun dev of the same app once one runs.
 
 stdout: URL <the address with its token>. Anyone with the token can read what the console shows. The
 page takes the token out of the address bar and sends it in a header, never in a cookie (a cookie

@@ -37,8 +37,61 @@ async function get(path, params = {}) {
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
   const response = await fetch(url, { headers: { 'X-Rerun-Token': TOKEN }, credentials: 'omit' });
   const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(body.error || `${response.status} ${response.statusText}`);
+  if (!response.ok) {
+    const error = new Error(body.error || `${response.status} ${response.statusText}`);
+    // The rerun dev it reads has stopped (503): the page keeps what it shows and says so.
+    if (body.stopped) error.stopped = body.stopped;
+    throw error;
+  }
   return body;
+}
+
+/* ---------- A rerun dev that stopped ---------- */
+
+let recoverTimer;
+
+/**
+ * When the error says the rerun dev this page reads has stopped: shows why and how to start it
+ * again above what the page last showed (nothing is cleared), and looks again every 2 s. True then.
+ */
+function stopped(error) {
+  if (!error.stopped) return false;
+  const banner = $('stopped');
+  banner.dataset.app = error.stopped.appName;
+  $('stopped-what').textContent = error.stopped.what;
+  $('stopped-todo').textContent = error.stopped.todo;
+  $('stopped-restart').textContent = error.stopped.restart;
+  $('stopped-meanwhile').textContent = error.stopped.meanwhile;
+  banner.classList.remove('hidden');
+  clearTimeout(liveTimer);
+  clearTimeout(recoverTimer);
+  recoverTimer = setTimeout(recover, 2000);
+  return true;
+}
+
+/** Reads the overview again; once it answers, the banner goes and the open view is read afresh. */
+async function recover() {
+  let overview;
+  try {
+    overview = await get('/api/overview');
+  } catch (error) {
+    if (!stopped(error)) recoverTimer = setTimeout(recover, 2000);
+    return;
+  }
+  $('stopped').classList.add('hidden');
+  const before = state.overview;
+  const restarted = before?.session?.pid !== overview.session?.pid;
+  if (restarted) {
+    // Another rerun dev: its journal starts afresh, and what the old one showed is not its own.
+    state.liveSeq = 0;
+    $('outcomes').tBodies[0].replaceChildren();
+  }
+  if (!before) return begin(overview);
+  state.overview = overview;
+  showTarget(overview);
+  if (state.view === 'days') loadDays();
+  if (state.view === 'dead-letters') loadDeadLetters();
+  if (state.view === 'live') pollLive();
 }
 
 /** An element with a class and text, appended to a parent when given. */
@@ -141,6 +194,7 @@ async function loadDays() {
     const empty = noInputs === report.partitions.length;
     if (!state.day && empty && undated.items.length > 0) openDay('undated');
   } catch (error) {
+    if (stopped(error)) return;
     strip.replaceChildren(el('div', 'error', `Could not read the days: ${error.message}`));
   }
 }
@@ -186,6 +240,7 @@ async function loadInputs() {
       el('td', 'muted', 'No inputs.', el('tr', '', undefined, body)).colSpan = 3;
     }
   } catch (error) {
+    if (stopped(error)) return;
     el('td', 'error', `Could not list the inputs: ${error.message}`, el('tr', '', undefined, body)).colSpan = 3;
   }
 }
@@ -223,6 +278,7 @@ async function openOutput(key) {
     );
     target.appendChild(previewPanel('Quarantine', result.quarantine, 'No quarantine object: no record was rejected.'));
   } catch (error) {
+    if (stopped(error)) return target.replaceChildren(el('p', 'muted', `${key} was not read: see above.`));
     target.replaceChildren(el('p', 'error', error.message));
   }
 }
@@ -256,12 +312,17 @@ function previewPanel(title, preview, empty) {
 
 async function loadDeadLetters() {
   const target = $('dlqs');
-  target.replaceChildren(el('p', 'muted', 'Inspecting the dead-letter queues…'));
+  if (target.children.length === 0) target.replaceChildren(el('p', 'muted', 'Reading the failure records…'));
   const panels = [];
   for (const queue of ['normalize', 'summarize']) {
     try {
       panels.push(dlqPanel(await get('/api/dead-letters', { queue })));
     } catch (error) {
+      if (stopped(error)) {
+        // Keep the panels it showed; a first look says what happened instead of "Reading…".
+        if (!target.querySelector('.panel')) target.replaceChildren(el('p', 'muted', 'Not read: see above.'));
+        return;
+      }
       const panel = el('div', 'panel');
       el('h2', '', `${queue} DLQ`, panel);
       el('p', 'error', error.message, panel);
@@ -278,41 +339,58 @@ function dlqPanel(view) {
   el('h2', '', `${view.worker} dead-letter queue`, head);
   el('span', 'muted small mono', view.dlqUrl, head);
   const stats = el('div', 'dlq-stats', undefined, panel);
-  const stat = (label, value) => {
+  const stat = (label, value, name) => {
     const s = el('span', '', undefined, stats);
+    s.dataset.stat = name;
     el('b', '', value, s);
     s.append(` ${label}`);
   };
-  stat('messages', view.depth);
-  stat('in flight', view.inFlight);
-  if (view.oldestAgeSeconds !== undefined) stat('oldest', formatAge(view.oldestAgeSeconds));
+  stat('messages', view.depth, 'depth');
+  stat('in flight', view.inFlight, 'in-flight');
+  stat(
+    `failure record${view.letters.length === 1 ? '' : 's'}`,
+    `${view.letters.length}${view.more ? '+' : ''}`,
+    'records',
+  );
+  if (view.oldestFailureAgeSeconds !== undefined)
+    stat('since the oldest failure', formatAge(view.oldestFailureAgeSeconds), 'oldest');
+  const notes = el('ul', 'notes', undefined, panel);
+  for (const note of view.notes) el('li', '', note, notes);
   if (view.letters.length === 0) {
-    el('p', 'muted', 'Empty: nothing to redrive.', panel);
+    el(
+      'p',
+      'muted',
+      view.depth + view.inFlight === 0 ? 'Empty: nothing to redrive.' : 'No failure record to show.',
+      panel,
+    );
     return panel;
   }
   const table = el('table', 'grid', undefined, panel);
   const hr = el('tr', '', undefined, el('thead', '', undefined, table));
-  for (const h of ['Object', 'Receives', 'Failure record', 'Verdict']) el('th', '', h, hr);
+  for (const h of ['Object', 'Receives', 'Failure record', 'Given up']) el('th', '', h, hr);
   const body = el('tbody', '', undefined, table);
   for (const letter of view.letters) {
     const row = el('tr', '', undefined, body);
     row.dataset.messageId = letter.messageId;
     el('td', 'key', letter.subject, row);
-    el('td', '', letter.receiveCount ?? '', row);
-    el('td', 'why', letter.reason || 'no failure record: a timeout or crash (see the function logs)', row);
+    el(
+      'td',
+      '',
+      letter.maxReceiveCount ? `${letter.receiveCount} of ${letter.maxReceiveCount}` : letter.receiveCount,
+      row,
+    );
+    el('td', 'why', letter.reason, row).title = `message ${letter.messageId}, recorded ${letter.failedAt}`;
     const verdict = el('td', '', undefined, row);
-    if (letter.wouldFailAgain) {
-      el('span', 'pill doomed verdict', '[WOULD FAIL AGAIN]', verdict).title = letter.wouldFailAgain;
+    if (letter.retryable) {
+      el('span', 'pill retry verdict', 'receives ran out: may succeed after a fix', verdict);
     } else {
-      el('span', 'pill retry verdict', 'may succeed after a fix', verdict);
+      el('span', 'pill doomed verdict', 'non-retryable', verdict).title =
+        'The worker said no retry fixes it as it stands. rerun redrive --dry-run rechecks each message and keeps back those that would fail again.';
     }
   }
   const command = el('div', 'command', undefined, panel);
   el('span', 'muted', 'To move them back, after the fix:', command);
   el('code', 'redrive-command', view.command, command);
-  if (view.letters.some((l) => l.wouldFailAgain)) {
-    el('p', 'muted small', '[WOULD FAIL AGAIN] messages stay in the DLQ unless you add --include-doomed.', panel);
-  }
   return panel;
 }
 
@@ -353,6 +431,7 @@ async function pollLive() {
       $('throughput-note').textContent = 'not available for this target';
     }
   } catch (error) {
+    if (stopped(error)) return;
     $('live-note').textContent = `Could not read: ${error.message}`;
   }
   liveTimer = setTimeout(pollLive, 2000);
@@ -501,19 +580,34 @@ async function start() {
   $('next').addEventListener('click', () => shiftWindow(1));
   $('refresh-days').addEventListener('click', () => loadDays());
   $('more-inputs').addEventListener('click', () => loadInputs());
+  let overview;
   try {
-    state.overview = await get('/api/overview');
+    overview = await get('/api/overview');
   } catch (error) {
-    $('target').textContent = error.message;
+    if (!stopped(error)) $('target').textContent = error.message;
     return;
   }
-  const o = state.overview;
+  await begin(overview);
+}
+
+/** Shows the target and the first window, once the overview is read. */
+async function begin(overview) {
+  state.overview = overview;
   const params = new URLSearchParams(location.hash.slice(1));
-  state.from = params.get('from') || o.window.from;
-  state.to = params.get('to') || o.window.to;
-  const where = o.kind === 'dev' ? 'rerun dev' : o.kind === 'stack' ? `stack ${o.stackName}` : o.appName;
-  $('target').textContent = `${where} · s3://${o.inputBucket}/${o.inputPrefix} → s3://${o.outputBucket} · ${o.where}`;
+  state.from = params.get('from') || overview.window.from;
+  state.to = params.get('to') || overview.window.to;
+  showTarget(overview);
   await loadDays();
+}
+
+function showTarget(o) {
+  const where =
+    o.kind === 'dev'
+      ? `rerun dev of app ${o.appName}${o.session ? ` (pid ${o.session.pid})` : ''}`
+      : o.kind === 'stack'
+        ? `stack ${o.stackName}`
+        : o.appName;
+  $('target').textContent = `${where} · s3://${o.inputBucket}/${o.inputPrefix} → s3://${o.outputBucket} · ${o.where}`;
 }
 
 function shiftWindow(direction) {
