@@ -1,15 +1,33 @@
 import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
+import {
+  dayOfInputKey,
+  type FailureIndexEntry,
+  failureIndexDayPrefix,
+  parseFailureIndexKey,
+} from '../../src/failures/failureIndex.js';
+import { windowsIntersecting } from '../../src/partitions/mapWindows.js';
 import type { PartitionWindow } from '../../src/partitions/partitionScheme.js';
 import type { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import type { S3PartitionStore } from '../../src/s3/S3PartitionStore.js';
 import type { WindowTask } from '../../src/window/defineWindowTask.js';
 import { WindowStatus } from '../../src/window/judgeWindow.js';
 import { judgeWindowHead, WindowOutputState } from '../../src/window/judgeWindowHead.js';
-import { listWindowStatus } from '../../src/window/listWindowStatus.js';
+import { listWindowStatus, type WindowStatusReport } from '../../src/window/listWindowStatus.js';
 import type { SkippedKey } from '../../src/window/WindowTaskDefinition.js';
 import { windowOutputKeys } from '../../src/window/windowOutputLayout.js';
 import { alignColumns } from '../alignColumns.js';
+import {
+  type CoverageInput,
+  classifyInputs,
+  describeCoverage,
+  InputClass,
+  type InputCoverage,
+  type InputRules,
+  isFullyCovered,
+  judgeInputCoverage,
+} from '../partition/inputCoverage.js';
 import { PartitionStatus } from '../partition/judgePartition.js';
+import { coverageInput, readRecordedSources } from '../partition/listPartitions.js';
 
 /** One window of a user's window stage, as status reports it. */
 export interface WindowStageVerdict {
@@ -57,6 +75,13 @@ export interface WindowStageStatusOptions {
   readonly validateWith?: S3ObjectStore;
   /** Concurrent HEADs when validating. @default 8 */
   readonly concurrency?: number;
+  /**
+   * The key rules of the upstream object stage over its input prefix (windowStageInputRules): each
+   * published window's upstream inputs are listed too, and a window some of whose inputs have no
+   * current output (pending, or changed since their output) is `incomplete`, not `published`.
+   * @default undefined: the window's outputs only
+   */
+  readonly upstreamInputs?: InputRules;
 }
 
 /** How many skipped keys a report keeps. */
@@ -83,6 +108,7 @@ export async function windowStageStatus(
   const { reader } = options;
   const { definition } = task;
   const listBefore = reader.listRequests;
+  const headBefore = reader.headRequests;
   const reports = await listWindowStatus(task, windows, reader);
   let head = 0;
   const skipped: SkippedKey[] = [];
@@ -99,6 +125,22 @@ export async function windowStageStatus(
       skipped: report.skipped.length,
     };
   });
+  const rules = options.upstreamInputs;
+  const source = task.sources[0];
+  if (rules && source) {
+    const failures = new FailureIndexCache(reader, definition.output.bucket, rules);
+    verdicts = await mapWithConcurrency(verdicts, 1, async (verdict, i) => {
+      const report = reports[i];
+      if (!report || verdict.status !== WindowStatus.PUBLISHED) return verdict;
+      const coverage = await upstreamCoverage(reader, source, report, rules, failures);
+      if (isFullyCovered(coverage)) return verdict;
+      return {
+        ...verdict,
+        status: PartitionStatus.INCOMPLETE,
+        reason: `output current, but not every upstream input has a current output (${describeCoverage(coverage)})`,
+      };
+    });
+  }
   const store = options.validateWith;
   if (store) {
     verdicts = await mapWithConcurrency(verdicts, options.concurrency ?? 8, async (verdict, i) => {
@@ -132,6 +174,7 @@ export async function windowStageStatus(
   const counts = { published: 0, missing: 0, stale: 0, invalid: 0, incomplete: 0 } as Record<PartitionStatus, number>;
   for (const v of verdicts) counts[v.status]++;
   const { spec } = task.scheme;
+  const heads = reader.headRequests - headBefore;
   return {
     stage: definition.name,
     grain: spec.kind === 'time' ? spec.grain : spec.kind,
@@ -139,8 +182,84 @@ export async function windowStageStatus(
     windows: verdicts,
     counts,
     skipped: { count: skippedCount, first: skipped },
-    requests: { list: reader.listRequests - listBefore, head },
+    requests: { list: reader.listRequests - listBefore, head: head + heads },
   };
+}
+
+/** One upstream source of the task, as the compiled task holds it. */
+type TaskSource = WindowTask<unknown, unknown>['sources'][number];
+
+/**
+ * The coverage of one window's upstream inputs (app/partition/inputCoverage.ts, the rule rerun's own
+ * summary and `rerun status` share): the inputs of the upstream object stage in the window's
+ * intersecting windows, listed in the input bucket as the window's lineage is listed in the output
+ * bucket, against the window's lineage (output key to LastModified); an output older than its input
+ * costs one HEAD, whose recorded source ETag decides. The failure index is listed only for inputs
+ * without a current output (a dead-lettered input is a classified outcome, not incomplete).
+ */
+async function upstreamCoverage(
+  reader: S3PartitionStore,
+  source: TaskSource,
+  report: WindowStatusReport,
+  rules: InputRules,
+  failures: FailureIndexCache,
+): Promise<InputCoverage> {
+  const { scheme, listingScheme } = source;
+  const wanted = new Set(windowsIntersecting(scheme, report.window).map((w) => w.name));
+  const prefixes = listingScheme
+    ? listingScheme.prefixesOf(report.window as never)
+    : [...wanted].flatMap((name) => scheme.prefixesOf(scheme.parseWindow(name) as never));
+  const inputs: CoverageInput[] = [];
+  for (const prefix of new Set(prefixes)) {
+    for await (const object of reader.list(rules.bucket, { prefix: `${rules.prefix}${prefix}` })) {
+      if (object.key.endsWith('/')) continue; // a folder marker is no input
+      const reading = scheme.windowOfKey(object.key.slice(rules.prefix.length));
+      // An input in no window is the object stage's to judge: its output, if any, is counted skipped here.
+      if ('window' in reading && wanted.has(reading.window.name)) inputs.push(coverageInput(object));
+    }
+  }
+  const outputs = new Map(report.lineage.map((entry) => [entry.key, entry.lastModified]));
+  const listing = { inputs, outputs, failures: [] as FailureIndexEntry[] };
+  const recordedSources = await readRecordedSources(reader, failures.bucket, listing, rules);
+  const first = classifyInputs({ ...listing, recordedSources }, rules);
+  const uncovered = first.filter((c) => c.class === InputClass.PENDING || c.class === InputClass.OUTDATED);
+  if (uncovered.length === 0) return judgeInputCoverage({ ...listing, recordedSources }, rules);
+  const indexed = await failures.of(uncovered.map((c) => c.key));
+  return judgeInputCoverage({ ...listing, failures: indexed, recordedSources }, rules);
+}
+
+/** The failure index entries of the input bucket, listed once per folder (a day, or the keys of none). */
+class FailureIndexCache {
+  private readonly folders = new Map<string, Promise<FailureIndexEntry[]>>();
+  constructor(
+    private readonly reader: S3PartitionStore,
+    readonly bucket: string,
+    private readonly rules: InputRules,
+  ) {}
+
+  async of(inputKeys: readonly string[]): Promise<FailureIndexEntry[]> {
+    const prefixes = new Set(
+      inputKeys.map((key) => failureIndexDayPrefix(this.rules.failurePrefix, this.rules.bucket, dayOfInputKey(key))),
+    );
+    const lists = await Promise.all([...prefixes].map((prefix) => this.folder(prefix)));
+    return lists.flat();
+  }
+
+  private folder(prefix: string): Promise<FailureIndexEntry[]> {
+    let entries = this.folders.get(prefix);
+    if (!entries) {
+      entries = (async () => {
+        const found: FailureIndexEntry[] = [];
+        for await (const object of this.reader.list(this.bucket, { prefix })) {
+          const entry = parseFailureIndexKey(object.key);
+          if (entry) found.push(entry);
+        }
+        return found;
+      })();
+      this.folders.set(prefix, entries);
+    }
+    return entries;
+  }
 }
 
 /**

@@ -1,9 +1,10 @@
 import { RerunError } from '../../src/errors.js';
-import { isCustomKeyRule } from '../../src/pipeline/keyRule.js';
+import { type DeterministicKeyRule, isCustomKeyRule, outputKeyOf } from '../../src/pipeline/keyRule.js';
 import type { DescribedStage, WindowStage } from '../../src/pipeline/pipelineDescription.js';
 import { defineWindowTask, type WindowTask } from '../../src/window/defineWindowTask.js';
 import type { WindowInputSource } from '../../src/window/WindowTaskDefinition.js';
 import { StageKeyRuleUnknownError, type WindowPlanningStage } from '../cli/pipelineStage.js';
+import { type InputRules, inputRulesOf } from '../partition/inputCoverage.js';
 
 /**
  * A window stage of a pipeline description as the library's window task (src/window/), built from
@@ -105,5 +106,28 @@ function requireFileName(name: string, from: string, window: WindowStage): strin
     `Window stage "${name}" of ${from} declares no fileName: its outputs are {outputPrefix}{window's prefix}{fileName}, ` +
       "so rerun cannot tell which object is a window's output, and judges none rather than guess. Add fileName (the " +
       "window task's output.fileName) to the stage in the pipeline and publish it again, or pass --pipeline FILE.",
+  );
+}
+
+/**
+ * The key rules of the object stage a window stage reads (over a prefix of the input bucket), for
+ * judging whether each window's upstream inputs all have a current output (its `incomplete` state);
+ * undefined when the stage reads a window stage. Only the main output counts: an input whose worker
+ * wrote only a side output (a whole file quarantined) has no output in the window.
+ *
+ * @example
+ * const rules = windowStageInputRules(stage, { inputBucket: 'in', failurePrefix: 'failures/' });
+ */
+export function windowStageInputRules(
+  stage: WindowPlanningStage,
+  where: { readonly inputBucket: string; readonly failurePrefix: string },
+): InputRules | undefined {
+  const upstream = stage.description.stages[stage.window.input.stage];
+  if (upstream?.kind !== 'object' || isCustomKeyRule(upstream.outputKey) || !('prefix' in upstream.input)) {
+    return undefined;
+  }
+  return inputRulesOf(
+    { outputKey: outputKeyOf(upstream.outputKey as DeterministicKeyRule) },
+    { bucket: where.inputBucket, prefix: upstream.input.prefix, failurePrefix: where.failurePrefix },
   );
 }

@@ -1,8 +1,12 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { topology } from '../../app/topology.js';
+import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
+import { failureIndexKey } from '../../src/failures/failureIndex.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { definePipeline } from '../../src/pipeline/definePipeline.js';
 import { describePipeline, type PipelineDefinition } from '../../src/pipeline/pipelineDescription.js';
@@ -97,8 +101,27 @@ describe("rerun status --stage on a user's window stage (moto)", () => {
   /** The object stage's output of an input key, written as its worker would (deterministicKey). */
   const outputKeyOf = (inputKey: string) =>
     deterministicKey({ prefix: 'hourly/', source: { bucket: inputBucket, key: inputKey }, stripPrefix: 'incoming/' });
-  const writeOutput = (inputKey: string, body: string) =>
-    clients.s3.send(new PutObjectCommand({ Bucket: outputBucket, Key: outputKeyOf(inputKey), Body: body }));
+  const writeInput = async (inputKey: string) => {
+    const put = await clients.s3.send(new PutObjectCommand({ Bucket: inputBucket, Key: inputKey, Body: inputKey }));
+    return (put.ETag as string).replaceAll('"', '');
+  };
+  /** The input (its bytes are its key), then its output recording the input's ETag as its source, as the worker writes it. */
+  const writeOutput = async (inputKey: string, body: string) => {
+    const etag = await writeInput(inputKey);
+    const sha256Base64 = createHash('sha256').update(body).digest('base64');
+    await clients.s3.send(
+      new PutObjectCommand({
+        Bucket: outputBucket,
+        Key: outputKeyOf(inputKey),
+        Body: body,
+        Metadata: buildOutputMetadata({
+          source: { bucket: inputBucket, key: inputKey, etag },
+          codeVersion: 'hourly@1',
+          integrity: { kind: 'sha256', sha256Base64, bytes: Buffer.byteLength(body) },
+        }),
+      }),
+    );
+  };
   const hour = (day: string, h: string, name: string) => `incoming/year=2026/month=12/day=${day}/hour=${h}/${name}`;
   const status = (args: string[]) =>
     rerunCli(['status', '--pipeline', file, '--stage', 'daily', ...args], { env }).then((run) => ({
@@ -137,15 +160,16 @@ describe("rerun status --stage on a user's window stage (moto)", () => {
     ]);
     expect(report).toMatchObject({ stage: 'daily', grain: 'daily', skipped: { count: 0 } });
     expect(report.counts).toEqual({ published: 2, missing: 1, stale: 0, invalid: 0, incomplete: 0 });
-    // Per day: one listing of its hours, one of its output folder; a HEAD of each published output.
-    expect(report.requests).toEqual({ list: 6, head: 2 });
+    // Per day: one listing of its hours, one of its output folder; per published day one listing of
+    // its upstream inputs; a HEAD of each published output.
+    expect(report.requests).toEqual({ list: 8, head: 2 });
 
     const text = await status(['--from', '2026-12-04', '--to', '2026-12-06']);
     expect(text.code, text.stderr).toBe(0);
     expect(text.text).toMatch(/^WINDOW +STATUS +INPUTS +REASON\n2026-12-04 +published +1 +up to date \(1 input\)/);
     expect(text.text).toContain('3 partitions: 2 published, 1 missing, 0 stale, 0 invalid');
     expect(text.stdout.at(-1)).toBe(
-      `SUMMARY ${JSON.stringify({ stage: 'daily', from: '2026-12-04', to: '2026-12-06', published: 2, missing: 1, stale: 0, invalid: 0, incomplete: 0, skipped: 0, requests: { list: 6, head: 2 } })}`,
+      `SUMMARY ${JSON.stringify({ stage: 'daily', from: '2026-12-04', to: '2026-12-06', published: 2, missing: 1, stale: 0, invalid: 0, incomplete: 0, skipped: 0, requests: { list: 8, head: 2 } })}`,
     );
   });
 
@@ -173,6 +197,37 @@ describe("rerun status --stage on a user's window stage (moto)", () => {
     expect(report.windows.map((w) => [w.status, w.reason])).toEqual([
       ['stale', 'inputs changed since publish (1 input now)'],
     ]);
+  });
+
+  it('an upstream input without its output makes its day incomplete; once dead-lettered with a failure record, it is classified', async () => {
+    const late = hour('05', '09', 'late.json');
+    await writeInput(late);
+    const report = (await status(['--from', '2026-12-05', '--to', '2026-12-05', '--json'])).report();
+    expect(report.windows.map((w) => [w.status, w.reason])).toEqual([
+      [
+        'incomplete',
+        `output current, but not every upstream input has a current output (3 inputs: 2 with outputs, 1 pending (${late}))`,
+      ],
+    ]);
+    // The worker gave up on it: its failure index entry makes it a classified outcome, the day published.
+    await clients.s3.send(
+      new PutObjectCommand({
+        Bucket: outputBucket,
+        Key: failureIndexKey(topology.failurePrefix, { bucket: inputBucket, key: late }, 'q', 'm-1', 'non-retryable'),
+        Body: '',
+      }),
+    );
+    const after = (await status(['--from', '2026-12-05', '--to', '2026-12-05', '--json'])).report();
+    expect(after.windows.map((w) => w.status)).toEqual(['published']);
+  });
+
+  it('an upstream input uploaded again with identical bytes leaves its day published (its output records that ETag)', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // LastModified has a one-second grain
+    await writeInput(hour('05', '13', 'c.json'));
+    const report = (await status(['--from', '2026-12-05', '--to', '2026-12-05', '--json'])).report();
+    expect(report.windows.map((w) => [w.status, w.reason])).toEqual([['published', 'up to date (2 inputs)']]);
+    // The listings nominate the older output; one HEAD of it reads its recorded source (plus the done-check).
+    expect(report.requests.head).toBe(2);
   });
 
   it("a deleted window output is missing; one overwritten behind rerun's back is invalid", async () => {

@@ -16,7 +16,7 @@ import { formatObjectStageStatus, objectStageStatus } from '../../status/objectS
 import { partitionStatus } from '../../status/partitionStatus.js';
 import { explainAwsError, PipelineResourceError } from '../../status/pipelineResources.js';
 import { formatWindowStageStatus, windowStageStatus } from '../../status/windowStageStatus.js';
-import { windowStageTask } from '../../status/windowStageTask.js';
+import { windowStageInputRules, windowStageTask } from '../../status/windowStageTask.js';
 import { type CliCommand, type CliIo, CliUsageError, type OptionValues, writeResult } from '../command.js';
 import { referenceInputRules } from '../inputRules.js';
 import { type PlanningStage, resolveStage, stageOptions, type WindowPlanningStage } from '../pipelineStage.js';
@@ -279,16 +279,21 @@ async function windowStageCommand(
   try {
     await requireOutputBucket(target);
     const reader = new S3PartitionStore(target.clients.s3);
+    const upstreamInputs = windowStageInputRules(stage, {
+      inputBucket: target.inputBucket,
+      failurePrefix: target.topology.failurePrefix,
+    });
     const judged = await windowStageStatus(task, windows, {
       reader,
+      ...(upstreamInputs ? { upstreamInputs } : {}),
       ...(values['no-validate'] ? {} : { validateWith: new S3ObjectStore(target.clients.s3) }),
     }).catch((error: unknown) => {
       if (RerunError.isRerunError(error)) throw error;
       throw explainAwsError(error, {
-        role: 'output bucket',
-        name: target.outputBucket,
+        role: 'input or output bucket',
+        name: `${target.inputBucket} / ${target.outputBucket}`,
         where: target.where,
-        hint: 'Check the name and your permissions (ListBucket on it).',
+        hint: 'Check the names and your permissions (ListBucket on both buckets).',
       });
     });
     const report = { ...judged, from: stage.from, range: { from, to }, outputBucket: target.outputBucket };
