@@ -76,12 +76,13 @@ input newer than its output costs one HEAD of the output, whose recorded source 
 HEADs every output.
 It sends and writes nothing; rerun reprocess enqueues what is to do.
 
-A window stage of your own pipeline (--stage NAME): each window from --from to --to by the stage's
+A window stage of your own pipeline (--stage NAME): every window of --from..--to, by the stage's
 own scheme. W is a window of its grain: 2026-12-05T13 hourly, 2026-12-05 daily, 2026-W49 weekly
 (ISO), 2026-12 monthly, or a name of a static list; any other form is refused (exit 2). It lists
 each window's inputs (the upstream stage's outputs in it) and its output folder: published,
 missing, stale (an upstream output added, removed or rebuilt since its publish: status propagates
-downstream) or invalid. Keys in no window are counted as skipped, each with its reason. The stage
+downstream), invalid, or incomplete (over an object stage: some of its inputs in the window have no
+current output yet). Keys in no window are counted as skipped, each with its reason. The stage
 needs fileName in its description; a stage over a custom key rule is refused.
 
 The check of the daily summaries lists the window's normalized outputs, quarantine objects and
