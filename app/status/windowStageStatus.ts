@@ -68,12 +68,12 @@ export interface WindowStageStatus {
 export interface WindowStageStatusOptions {
   readonly reader: S3PartitionStore;
   /**
-   * HEAD each published or stale output and run the window task's done-check on it (integrity
+   * HEAD each published, incomplete or stale output and run the window task's done-check on it (integrity
    * against S3's stored SHA-256, metadata against its marker), to report `invalid` ones.
    * @default undefined: listings only
    */
   readonly validateWith?: S3ObjectStore;
-  /** Concurrent HEADs when validating. @default 8 */
+  /** Windows judged at once when validating or listing upstream inputs. @default 8 */
   readonly concurrency?: number;
   /**
    * The key rules of the upstream object stage over its input prefix (windowStageInputRules): each
@@ -129,7 +129,7 @@ export async function windowStageStatus(
   const source = task.sources[0];
   if (rules && source) {
     const failures = new FailureIndexCache(reader, definition.output.bucket, rules);
-    verdicts = await mapWithConcurrency(verdicts, 1, async (verdict, i) => {
+    verdicts = await mapWithConcurrency(verdicts, options.concurrency ?? 8, async (verdict, i) => {
       const report = reports[i];
       if (!report || verdict.status !== WindowStatus.PUBLISHED) return verdict;
       const coverage = await upstreamCoverage(reader, source, report, rules, failures);
@@ -145,9 +145,12 @@ export async function windowStageStatus(
   if (store) {
     verdicts = await mapWithConcurrency(verdicts, options.concurrency ?? 8, async (verdict, i) => {
       const report = reports[i];
-      if (!report || (verdict.status !== WindowStatus.PUBLISHED && verdict.status !== WindowStatus.STALE)) {
-        return verdict;
-      }
+      const judgedByHead: readonly PartitionStatus[] = [
+        PartitionStatus.PUBLISHED,
+        PartitionStatus.STALE,
+        PartitionStatus.INCOMPLETE,
+      ];
+      if (!report || !judgedByHead.includes(verdict.status)) return verdict;
       head++;
       // A stale output is checked against what its marker says was published, a current one against now.
       const judged = judgeWindowHead(await store.head(definition.output.bucket, verdict.outputKey), {
