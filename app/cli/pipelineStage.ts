@@ -9,6 +9,7 @@ import {
   describePipeline,
   type ObjectStage,
   type PipelineDescription,
+  type WindowStage,
 } from '../../src/pipeline/pipelineDescription.js';
 import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 import type { InputRules } from '../partition/inputCoverage.js';
@@ -83,15 +84,61 @@ const HOW_TO_PUBLISH =
  * stage.outputKey; // { prefix: 'upper/', stripPrefix: 'incoming/' }
  */
 export async function resolvePlanningStage(target: PipelineTarget, values: OptionValues): Promise<PlanningStage> {
+  const chosen = await resolveStage(target, values);
+  if ('window' in chosen) {
+    throw new StageKeyRuleUnknownError(
+      `Stage "${chosen.name}" of ${chosen.from} is a window stage: this command plans an object stage (one output per ` +
+        `input). Pass --stage with one of ${objectStages(chosen.description).join(', ') || '(none)'}.`,
+    );
+  }
+  return chosen;
+}
+
+/** A window stage as the tools judge it: its description, and whether it is rerun's own daily summary. */
+export interface WindowPlanningStage {
+  readonly name: string;
+  /** Where the description came from, for messages. */
+  readonly from: string;
+  readonly window: WindowStage;
+  /**
+   * Whether it is rerun's own daily summary over its reference normalizer: its layout is the
+   * reference one (`summaries/{input bucket}/dt=D/summary.json`), judged by its days.
+   */
+  readonly reference: boolean;
+  readonly description: PipelineDescription;
+}
+
+/**
+ * The stage a command acts on, object or window (see {@link resolvePlanningStage}, which refuses a
+ * window stage): a window stage comes back as it is described, for `rerun status` to judge by its
+ * windows.
+ *
+ * @example
+ * const stage = await resolveStage(target, { stage: 'daily' });
+ * if ('window' in stage) stage.window.partitions; // { kind: 'time', grain: 'daily', ... }
+ */
+export async function resolveStage(
+  target: PipelineTarget,
+  values: OptionValues,
+): Promise<PlanningStage | WindowPlanningStage> {
   const { description, from } = await readDescription(target, values);
   const reference = describePipeline(referencePipeline(target.topology));
   const name = chooseStage(description, from, values, target);
   const stage = description.stages[name] as DescribedStage;
   if (stage.kind !== 'object') {
-    throw new StageKeyRuleUnknownError(
-      `Stage "${name}" of ${from} is a window stage: this command plans an object stage (one output per input). ` +
-        `Pass --stage with one of ${objectStages(description).join(', ') || '(none)'}.`,
-    );
+    const upstream = description.stages[stage.input.stage];
+    const referenceWindow = reference.stages[target.topology.summarize.name];
+    return {
+      name,
+      from,
+      window: stage,
+      // rerun's own summary: the reference window stage over the reference normalizer's rules.
+      reference:
+        upstream !== undefined &&
+        sameRules(upstream, reference.stages[target.topology.normalize.name]) &&
+        JSON.stringify({ ...stage, input: {} }) === JSON.stringify({ ...referenceWindow, input: {} }),
+      description,
+    };
   }
   const rules = [['outputKey', stage.outputKey], ...Object.entries(stage.sideOutputs ?? {})] as const;
   for (const [rule, value] of rules) {

@@ -132,7 +132,13 @@ async function listCoverage(
   return judged;
 }
 
-function coverageInput(object: { key: string; etag: string; lastModified?: number }): CoverageInput {
+/**
+ * An input as an input coverage reads it from a listing: its key, LastModified and ETag.
+ *
+ * @example
+ * inputs.push(coverageInput(object)); // { key, lastModified, etag }
+ */
+export function coverageInput(object: { key: string; etag: string; lastModified?: number }): CoverageInput {
   return { key: object.key, lastModified: object.lastModified ?? 0, etag: object.etag };
 }
 
@@ -140,8 +146,11 @@ function coverageInput(object: { key: string; etag: string; lastModified?: numbe
  * One HEAD (8 at a time) of each output the listings call older than its input, for the input ETag
  * it records: the same rule in `rerun status`, the backfill planner and the summary's own coverage
  * record, so a day whose inputs were uploaded again with identical bytes stays published.
+ *
+ * @example
+ * const recordedSources = await readRecordedSources(store, 'rerun-output', { inputs, outputs, failures }, rules);
  */
-async function readRecordedSources(
+export async function readRecordedSources(
   store: S3PartitionStore,
   bucket: string,
   listing: CoverageListing,

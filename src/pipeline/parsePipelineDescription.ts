@@ -71,12 +71,19 @@ function checkStage(value: unknown, path: string, options: { readonly functions:
   const stage = record(value, path);
   const kind = own(stage, 'kind');
   if (kind === 'window') {
-    fields(stage, path, ['kind', 'input', 'partitions', 'outputPrefix', 'codeVersion'], []);
+    fields(stage, path, ['kind', 'input', 'partitions', 'outputPrefix', 'codeVersion'], ['fileName']);
     const input = record(own(stage, 'input'), `${path}.input`);
     if (!Object.hasOwn(input, 'stage')) {
       throw new PipelineDescriptionError(
         `${path}.input`,
         'a window stage reads another stage\'s outputs: give { "stage": NAME }',
+      );
+    }
+    const fileName = own(stage, 'fileName');
+    if (fileName !== undefined && (text(fileName, `${path}.fileName`).includes('/') || fileName === '_manifest')) {
+      throw new PipelineDescriptionError(
+        `${path}.fileName`,
+        `is the last segment of each window's output key: no "/", not "_manifest" (got ${show(fileName)})`,
       );
     }
     return Object.freeze({
@@ -85,6 +92,7 @@ function checkStage(value: unknown, path: string, options: { readonly functions:
       partitions: checkPartitions(own(stage, 'partitions'), `${path}.partitions`),
       outputPrefix: prefix(own(stage, 'outputPrefix'), `${path}.outputPrefix`),
       codeVersion: text(own(stage, 'codeVersion'), `${path}.codeVersion`),
+      ...(fileName !== undefined ? { fileName } : {}),
     });
   }
   if (kind !== 'object') {

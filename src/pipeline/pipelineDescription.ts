@@ -42,7 +42,7 @@ export interface ObjectStage<Rule = OutputKeyRule> {
  * @example
  * const daily: WindowStage = { kind: 'window', input: { stage: 'upper' },
  *   partitions: { kind: 'time', grain: 'daily', template: 'dt={yyyy}-{MM}-{dd}' },
- *   outputPrefix: 'daily/', codeVersion: 'daily@1' };
+ *   outputPrefix: 'daily/', fileName: 'counts.json', codeVersion: 'daily@1' };
  */
 export interface WindowStage {
   readonly kind: 'window';
@@ -51,6 +51,12 @@ export interface WindowStage {
   /** Prefix of the window outputs, ending with `/`. */
   readonly outputPrefix: string;
   readonly codeVersion: string;
+  /**
+   * The last segment of each window's output key (the window task's `output.fileName`): a window's
+   * output is `{outputPrefix}{window's prefix}{fileName}`. The tools need it to judge the stage.
+   * @default not declared: `rerun status` refuses to judge the stage, saying so
+   */
+  readonly fileName?: string;
 }
 
 /** A stage in code (its key rules may be functions). */

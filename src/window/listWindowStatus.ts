@@ -2,7 +2,7 @@ import type { PartitionWindow } from '../partitions/partitionScheme.js';
 import type { S3PartitionStore } from '../s3/S3PartitionStore.js';
 import { judgeWindow, type WindowVerdict } from './judgeWindow.js';
 import { listWindowLineage } from './listWindowLineage.js';
-import type { CompiledWindowTask, SkippedKey } from './WindowTaskDefinition.js';
+import type { CompiledWindowTask, ListedLineageEntry, SkippedKey } from './WindowTaskDefinition.js';
 import { parseWindowMarker, type WindowMarker } from './windowMarker.js';
 import { windowOutputKeys } from './windowOutputLayout.js';
 
@@ -11,6 +11,8 @@ export interface WindowStatusReport extends WindowVerdict {
   readonly window: PartitionWindow;
   /** Keys under the window's listings that belong to no window of their scheme, with their reason. */
   readonly skipped: readonly SkippedKey[];
+  /** The window's inputs as listed, with their keys and LastModified (what an input coverage compares). */
+  readonly lineage: readonly ListedLineageEntry[];
 }
 
 /**
@@ -49,7 +51,7 @@ export async function listWindowStatus(
       { partition, lineage: entries, markers, ...(output ? { output } : {}) },
       definition.codeVersion,
     );
-    reports.push({ ...verdict, window, skipped });
+    reports.push({ ...verdict, window, skipped, lineage });
   }
   return reports;
 }

@@ -56,6 +56,16 @@ describe('parsePipelineDescription', () => {
     expect(Object.isFrozen(parsed.stages)).toBe(true);
   });
 
+  it("keeps a window stage's output file name, which the tools need to find its outputs", () => {
+    const parsed = parsePipelineDescription(
+      edited((p) => {
+        (p.stages.daily as Record<string, unknown>).fileName = 'counts.json';
+      }),
+    );
+    expect(parsed.stages.daily).toMatchObject({ kind: 'window', fileName: 'counts.json' });
+    expect(describePipeline(parsed).stages.daily).toMatchObject({ fileName: 'counts.json' });
+  });
+
   it('names an unknown stage reference by its path, with the nearest known name', () => {
     const error = refusal(
       edited((p) => {
@@ -191,6 +201,20 @@ describe('parsePipelineDescription', () => {
         (p.stages.upper as Record<string, unknown>).input = { prefix: 'incoming/', stage: 'daily' };
       },
       /^stages\.upper\.input: give either/,
+    ],
+    [
+      'a window output file name holding a slash',
+      (p: { stages: Record<string, Record<string, unknown>> }) => {
+        (p.stages.daily as Record<string, unknown>).fileName = 'out/counts.json';
+      },
+      /^stages\.daily\.fileName: is the last segment of each window's output key: no "\/"/,
+    ],
+    [
+      'an empty window output file name',
+      (p: { stages: Record<string, Record<string, unknown>> }) => {
+        (p.stages.daily as Record<string, unknown>).fileName = '';
+      },
+      /^stages\.daily\.fileName: must be a non-empty string/,
     ],
     [
       'a window stage over a prefix',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OptionValues } from '../../app/cli/command.js';
-import { resolvePlanningStage, StageKeyRuleUnknownError } from '../../app/cli/pipelineStage.js';
+import { resolvePlanningStage, resolveStage, StageKeyRuleUnknownError } from '../../app/cli/pipelineStage.js';
 import type { PipelineTarget } from '../../app/cli/pipelineTarget.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 import { topology } from '../../app/topology.js';
@@ -85,5 +85,21 @@ describe('resolvePlanningStage: the stage a tool plans, or a refusal that says w
     expect(error.message).toBe(
       'stages.a.input.stage: no stage named "x" (in the PipelineDescription output of the stack "Uploads")',
     );
+  });
+
+  it("resolveStage: a user's window stage as described; rerun's own summary stage is the reference one", async () => {
+    const user = await resolveStage(target({ [StackOutput.PIPELINE_DESCRIPTION]: JSON.stringify(twoStages) }), {
+      stage: 'w',
+    });
+    expect(user).toMatchObject({ name: 'w', reference: false, window: { kind: 'window', outputPrefix: 'w/' } });
+    const summary = await resolveStage(target(undefined), { stage: 'summarize' });
+    expect(summary).toMatchObject({ name: 'summarize', reference: true, window: { kind: 'window' } });
+    // The same window over a stage with other rules is the user's, not the reference summary.
+    const moved = structuredClone(twoStages) as unknown as { stages: Record<string, unknown> };
+    moved.stages.w = { ...(summary as { window: object }).window, input: { stage: 'a' } };
+    const other = await resolveStage(target({ [StackOutput.PIPELINE_DESCRIPTION]: JSON.stringify(moved) }), {
+      stage: 'w',
+    });
+    expect(other.reference).toBe(false);
   });
 });

@@ -1,4 +1,11 @@
 import { RerunError } from '../../../src/errors.js';
+import {
+  WindowNameInvalidError,
+  WindowRangeReversedError,
+  WindowRangeTooLargeError,
+} from '../../../src/partitions/errors.js';
+import type { PartitionWindow } from '../../../src/partitions/partitionScheme.js';
+import { WINDOW_NAME_FORMS } from '../../../src/partitions/timeWindow.js';
 import { S3BucketMissingError } from '../../../src/s3/errors.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { SUMMARIZE_CODE_VERSION } from '../../partition/codeVersion.js';
@@ -8,9 +15,11 @@ import { formatStatusCounts, formatStatusTable } from '../../status/formatStatus
 import { formatObjectStageStatus, objectStageStatus } from '../../status/objectStageStatus.js';
 import { partitionStatus } from '../../status/partitionStatus.js';
 import { explainAwsError, PipelineResourceError } from '../../status/pipelineResources.js';
+import { formatWindowStageStatus, windowStageStatus } from '../../status/windowStageStatus.js';
+import { windowStageInputRules, windowStageTask } from '../../status/windowStageTask.js';
 import { type CliCommand, type CliIo, CliUsageError, type OptionValues, writeResult } from '../command.js';
 import { referenceInputRules } from '../inputRules.js';
-import { type PlanningStage, resolvePlanningStage, stageOptions } from '../pipelineStage.js';
+import { type PlanningStage, resolveStage, stageOptions, type WindowPlanningStage } from '../pipelineStage.js';
 import {
   emptyWindowHint,
   type PipelineTarget,
@@ -22,17 +31,22 @@ import {
   targetOrExit,
 } from '../pipelineTarget.js';
 
-/** `rerun status`: per-partition state of the daily summaries in a window. */
+/** `rerun status`: per-window state of a window stage (rerun's daily summaries or the user's), or an object stage's inputs. */
 export const command: CliCommand = {
   name: 'status',
   summary:
-    "Show each daily partition of a window (published, missing, stale, invalid or incomplete), or an object stage's inputs (current or to do).",
+    "Show each window of a window stage (published, missing, stale, invalid or incomplete), or an object stage's inputs (current or to do).",
   usage:
     'rerun status --from YYYY-MM-DD --to YYYY-MM-DD [--no-validate] [--json] [options]\n' +
+    '       rerun status --stage WINDOW-STAGE --from W --to W [--no-validate] [--json] [options]\n' +
     '       rerun status --stage NAME [--prefix PREFIX] [--verify] [--json] [options]',
   options: {
-    from: { type: 'string', valueName: 'DAY', description: 'First day of the window (UTC, included)' },
-    to: { type: 'string', valueName: 'DAY', description: 'Last day of the window (UTC, included)' },
+    from: {
+      type: 'string',
+      valueName: 'W',
+      description: "First window (UTC, included), in the stage's grain: a day YYYY-MM-DD for rerun's summaries",
+    },
+    to: { type: 'string', valueName: 'W', description: 'Last window (UTC, included), in the same form' },
     prefix: {
       type: 'string',
       valueName: 'PREFIX',
@@ -45,7 +59,7 @@ export const command: CliCommand = {
     'no-validate': {
       type: 'boolean',
       description:
-        'List only: skip the HEAD that verifies each published summary (no "invalid" detection beyond ETags)',
+        'List only: skip the HEAD that verifies each published window output (no "invalid" detection beyond ETags)',
     },
     ...targetOptions,
     ...stageOptions,
@@ -62,6 +76,15 @@ input newer than its output costs one HEAD of the output, whose recorded source 
 HEADs every output.
 It sends and writes nothing; rerun reprocess enqueues what is to do.
 
+A window stage of your own pipeline (--stage NAME): every window of --from..--to, by the stage's
+own scheme. W is a window of its grain: 2026-12-05T13 hourly, 2026-12-05 daily, 2026-W49 weekly
+(ISO), 2026-12 monthly, or a name of a static list; any other form is refused (exit 2). It lists
+each window's inputs (the upstream stage's outputs in it) and its output folder: published,
+missing, stale (an upstream output added, removed or rebuilt since its publish: status propagates
+downstream), invalid, or incomplete (over an object stage: some of its inputs in the window have no
+current output yet). Keys in no window are counted as skipped, each with its reason. The stage
+needs fileName in its description; a stage over a custom key rule is refused.
+
 The check of the daily summaries lists the window's normalized outputs, quarantine objects and
 summaries (about one request per 1000 objects); with validation it also HEADs each published summary. stdout: SUMMARY {json}, or with
 --json the whole report.
@@ -74,20 +97,27 @@ Examples:
   rerun status --from 2026-01-01 --to 2026-01-31
   rerun status --stack rerun --from 2026-01-01 --to 2026-01-31
   rerun status --stack Uploads --stage upper --verify
+  rerun status --stack Uploads --stage daily --from 2026-12-01 --to 2026-12-07
+  rerun status --pipeline pipeline.json --stage hourly --from 2026-12-05T00 --to 2026-12-05T23
   RERUN_OUTPUT_BUCKET=... RERUN_INPUT_BUCKET=... rerun status --from 2026-01-01 --to 2026-01-31 --json`,
   async run({ values }, io) {
-    // A window given is checked before anything is looked up; whether one is needed depends on the stage.
-    const window = values.from !== undefined || values.to !== undefined ? requireWindow(values) : undefined;
+    // --from and --to go together; their form depends on the stage's grain, read from its description.
+    const windowGiven = values.from !== undefined || values.to !== undefined;
+    if (windowGiven && (stringOption(values, 'from') === undefined || stringOption(values, 'to') === undefined)) {
+      throw new CliUsageError(`--from and --to are required together (${WINDOW_FORMS}).`);
+    }
     const target = await targetOrExit(values, io, 'status');
     if (typeof target === 'number') return target;
-    let stage: PlanningStage;
+    let stage: PlanningStage | WindowPlanningStage;
     try {
-      stage = await resolvePlanningStage(target, values);
+      stage = await resolveStage(target, values);
     } catch (error) {
       return reportCommandError(error, io, 'status', values.json === true);
     }
-    if (!stage.reference) return objectStageCommand(values, io, target, stage, window !== undefined);
-    const { from, to } = window ?? requireWindow(values);
+    if ('window' in stage) {
+      if (!stage.reference) return windowStageCommand(values, io, target, stage);
+    } else if (!stage.reference) return objectStageCommand(values, io, target, stage, windowGiven);
+    const { from, to } = requireWindow(values);
     try {
       await requireOutputBucket(target);
       const layout = summaryLayout(target.inputBucket, target.topology);
@@ -151,7 +181,7 @@ async function objectStageCommand(
 ): Promise<number> {
   if (windowGiven) {
     throw new CliUsageError(
-      `--from and --to select the windows of rerun's daily summaries, and stage "${stage.name}" of ${stage.from} is an ` +
+      `--from and --to select the windows of a window stage, and stage "${stage.name}" of ${stage.from} is an ` +
         'object stage: its status judges every input under --prefix (default: its input prefix). Drop --from and --to.',
     );
   }
@@ -198,6 +228,89 @@ async function objectStageCommand(
     );
     io.stdout(
       `SUMMARY ${JSON.stringify({ stage: stage.name, prefix, inputs: status.inputs, toDo: status.toDo, ...status.counts, requests: r })}`,
+    );
+    return 0;
+  } catch (error) {
+    return reportCommandError(error, io, 'status', values.json === true);
+  }
+}
+
+/** The window names --from and --to accept, by grain. */
+const WINDOW_FORMS =
+  "windows of the stage's grain: 2026-12-05 daily, 2026-12-05T13 hourly, 2026-W49 weekly, 2026-12 monthly";
+
+/** `rerun status` of a window stage of the user's pipeline: each window of the range, by its own scheme. */
+async function windowStageCommand(
+  values: OptionValues,
+  io: CliIo,
+  target: PipelineTarget,
+  stage: WindowPlanningStage,
+): Promise<number> {
+  let task: ReturnType<typeof windowStageTask>;
+  try {
+    task = windowStageTask(stage, target);
+  } catch (error) {
+    return reportCommandError(error, io, 'status', values.json === true);
+  }
+  const { spec } = task.scheme;
+  const forms = spec.kind === 'time' ? `${spec.grain}: ${WINDOW_NAME_FORMS[spec.grain]}` : `${spec.kind} partitions`;
+  const from = stringOption(values, 'from');
+  const to = stringOption(values, 'to');
+  if (from === undefined || to === undefined) {
+    throw new CliUsageError(`--from and --to are required: the windows of stage "${stage.name}" are ${forms}.`);
+  }
+  if (values.prefix !== undefined || values.verify === true) {
+    throw new CliUsageError(
+      `--prefix and --verify judge an object stage's inputs, and stage "${stage.name}" of ${stage.from} is a window ` +
+        'stage: its status judges each window of --from..--to. Drop them.',
+    );
+  }
+  let windows: PartitionWindow[];
+  try {
+    windows = task.scheme.windowsBetween(from, to);
+  } catch (error) {
+    if (error instanceof WindowNameInvalidError) {
+      throw new CliUsageError(`--from/--to: ${error.message} Stage "${stage.name}" has ${forms} windows.`);
+    }
+    if (error instanceof WindowRangeReversedError || error instanceof WindowRangeTooLargeError) {
+      throw new CliUsageError(error.message);
+    }
+    throw error;
+  }
+  try {
+    await requireOutputBucket(target);
+    const reader = new S3PartitionStore(target.clients.s3);
+    const upstreamInputs = windowStageInputRules(stage, {
+      inputBucket: target.inputBucket,
+      failurePrefix: target.topology.failurePrefix,
+    });
+    const judged = await windowStageStatus(task, windows, {
+      reader,
+      ...(upstreamInputs ? { upstreamInputs } : {}),
+      ...(values['no-validate'] ? {} : { validateWith: new S3ObjectStore(target.clients.s3) }),
+    }).catch((error: unknown) => {
+      if (RerunError.isRerunError(error)) throw error;
+      throw explainAwsError(error, {
+        role: 'input or output bucket',
+        name: `${target.inputBucket} / ${target.outputBucket}`,
+        where: target.where,
+        hint: 'Check the names and your permissions (ListBucket on both buckets).',
+      });
+    });
+    const report = { ...judged, from: stage.from, range: { from, to }, outputBucket: target.outputBucket };
+    if (values.json) {
+      io.stdout(JSON.stringify(report));
+      return 0;
+    }
+    io.stderr(`Window stage "${stage.name}" (${stage.from}), ${forms}, code version ${report.codeVersion}.\n`);
+    writeResult(io, formatWindowStageStatus(report));
+    const skipped = report.skipped.count > 0 ? `, ${report.skipped.count} key(s) in no window skipped` : '';
+    writeResult(
+      io,
+      `${formatStatusCounts(report.counts)}${skipped} (${report.requests.list} list + ${report.requests.head} HEAD requests)`,
+    );
+    io.stdout(
+      `SUMMARY ${JSON.stringify({ stage: stage.name, from, to, ...report.counts, skipped: report.skipped.count, requests: report.requests })}`,
     );
     return 0;
   } catch (error) {
