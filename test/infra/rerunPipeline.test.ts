@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
@@ -134,16 +134,22 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
     }
   });
 
-  it('creates input, output and access-log buckets, retained, and a retained ledger', () => {
+  it('creates input, output and access-log buckets, retained', () => {
     template.resourceCountIs('AWS::S3::Bucket', 3);
     template.hasResource('AWS::S3::Bucket', {
       DeletionPolicy: 'Retain',
       Properties: Match.objectLike({ LoggingConfiguration: Match.anyValue() }),
     });
-    template.hasResource('AWS::DynamoDB::Table', {
-      DeletionPolicy: 'Retain',
-      Properties: Match.objectLike({ KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }),
-    });
+  });
+
+  it('creates no ledger table, no LEDGER_TABLE and no DynamoDB grant: its worker uses no ledger', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 0);
+    expect(pipeline.ledgerTable).toBeUndefined();
+    const workerId = stack.getLogicalId(pipeline.workerFunction.node.defaultChild as CfnElement);
+    const variables = template.toJSON().Resources[workerId].Properties.Environment.Variables;
+    expect(variables).toHaveProperty('OUTPUT_BUCKET');
+    expect(variables).not.toHaveProperty('LEDGER_TABLE');
+    expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).not.toMatch(/dynamodb:/);
   });
 
   it("sends uploads and deletes under 'incoming/' to the queue", () => {
@@ -221,7 +227,6 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
       'queue',
       'deadLetterQueue',
       'workerFunction',
-      'ledgerTable',
       'alarmTopic',
       'worker',
       'workerRole',
@@ -369,6 +374,32 @@ describe('RerunPipeline props', () => {
     expect(Object.values(fns)[0]?.Properties.Environment.Variables.RERUN_TRACE_AWS_SDK).toBeUndefined();
     expect(JSON.stringify(template.toJSON())).not.toContain('xray:PutTraceSegments');
     expect(new AwsSolutionsChecks(app).validateScope(app).violations).toEqual([]);
+  });
+
+  it('creates the ledger for a worker that uses it (ledger: true): a retained table, LEDGER_TABLE, PutItem and UpdateItem only', () => {
+    const { template, pipeline } = pipelineStack({ ledger: true });
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }),
+    });
+    const [tableId] = Object.keys(template.findResources('AWS::DynamoDB::Table'));
+    expect(pipeline.ledgerTable).toBeDefined();
+    expect(fnEnv(template).LEDGER_TABLE).toEqual({ Ref: tableId });
+    const dynamodb = Object.values(template.findResources('AWS::IAM::Policy'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
+      .filter((st) => JSON.stringify(st.Action).includes('dynamodb:'));
+    expect(dynamodb).toHaveLength(1);
+    expect(dynamodb[0]?.Action).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(JSON.stringify(dynamodb[0]?.Resource)).toContain(tableId);
+  });
+
+  it('creates the ledger when a webhook needs it (the reference normalizer notifies through it)', () => {
+    const { template } = pipelineStack({ webhook: { parameterName: '/team/webhook-url' } });
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    expect(fnEnv(template).LEDGER_TABLE).toBeDefined();
+    // Without the webhook, the same worker gets none.
+    pipelineStack().template.resourceCountIs('AWS::DynamoDB::Table', 0);
   });
 
   it('uses existing buckets, ledger and topic instead of creating them', () => {
@@ -521,6 +552,18 @@ describe('RerunPipeline fails fast on contradictory props', () => {
       (s) => ({ existingAlarmTopicObj: Topic.fromTopicArn(s, 'T', 'arn:aws:sns:us-east-1:1:t'), alarmTopicProps: {} }),
       /existingAlarmTopicObj and alarmTopicProps/,
     );
+  });
+
+  it('ledger: false with a webhook, an existing table or table settings', () => {
+    refused(
+      () => ({ ledger: false, webhook: { parameterName: '/hook' } }),
+      /ledger: false contradicts webhook: the worker notifies the webhook once per output through the dedupe ledger/,
+    );
+    refused(
+      (s) => ({ ledger: false, existingLedgerTableObj: Table.fromTableName(s, 'T', 't') }),
+      /ledger: false contradicts existingLedgerTableObj/,
+    );
+    refused(() => ({ ledger: false, ledgerTableProps: {} }), /ledger: false contradicts ledgerTableProps/);
   });
 
   it('a worker that does not say where it writes (the README pipeline that got a 403 on every message)', () => {
