@@ -218,11 +218,19 @@ export interface RerunPipelineProps {
    */
   readonly tracing?: Tracing;
   /**
-   * Concurrency reserved for the worker function, at least `workerSettings.maxConcurrency` (see
-   * SqsWorkerProps.reservedConcurrentExecutions).
-   * @default none: the account's unreserved concurrency
+   * Concurrency reserved for the worker function, at least `workerSettings.maxConcurrency` (the
+   * mapping's MaximumConcurrency; a smaller value fails at synth). See SqsWorkerProps.
+   * @default `workerSettings.maxConcurrency` (4), unless `reserveConcurrency` is false
    */
   readonly reservedConcurrentExecutions?: number;
+  /**
+   * Reserve concurrency for the worker, so other functions of the account cannot starve it (their
+   * throttles would count as receives and send messages to the DLQ without a failure record). Turn it
+   * off only in an account whose concurrency limit refuses any reservation (a limit of 10, as new
+   * accounts have): the synth then warns (`rerun:concurrencyNotReserved`). docs/DEPLOY.md, "Concurrency".
+   * @default true
+   */
+  readonly reserveConcurrency?: boolean;
   /**
    * Write the stack outputs `rerun --stack` reads, with their exact keys at the stack's top level:
    * InputBucketName, OutputBucketName, QueueUrl, DeadLetterQueueUrl, and AlarmTopicArn. With them
@@ -522,6 +530,7 @@ export class RerunPipeline extends Construct {
       ...(props.reservedConcurrentExecutions !== undefined
         ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
         : {}),
+      ...(props.reserveConcurrency !== undefined ? { reserveConcurrency: props.reserveConcurrency } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
       ...(plan.functionProps ? { functionProps: plan.functionProps } : {}),
       ...(props.queueProps ? { queueProps: props.queueProps } : {}),
@@ -661,6 +670,7 @@ function planPipeline(props: RerunPipelineProps, stackName: string) {
     ...(props.reservedConcurrentExecutions !== undefined
       ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
       : {}),
+    ...(props.reserveConcurrency !== undefined ? { reserveConcurrency: props.reserveConcurrency } : {}),
   });
   if (worker.length > 0) throw new StackConfigurationInvalidError(worker);
   return {

@@ -56,6 +56,10 @@ function pipelineStack(props: Partial<RerunPipelineProps> = {}, setup?: (stack: 
   return { app, stack, pipeline, template: Template.fromStack(stack) };
 }
 
+/** The worker function's logical id. */
+const workerLogicalId = (stack: Stack, pipeline: RerunPipeline): string =>
+  stack.getLogicalId(pipeline.workerFunction.node.defaultChild as CfnElement);
+
 const fnEnv = (template: Template): Record<string, unknown> => {
   const fns = template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } });
   const [fn] = Object.values(fns) as { Properties: { Environment: { Variables: Record<string, unknown> } } }[];
@@ -145,8 +149,7 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
   it('creates no ledger table, no LEDGER_TABLE and no DynamoDB grant: its worker uses no ledger', () => {
     template.resourceCountIs('AWS::DynamoDB::Table', 0);
     expect(pipeline.ledgerTable).toBeUndefined();
-    const workerId = stack.getLogicalId(pipeline.workerFunction.node.defaultChild as CfnElement);
-    const variables = template.toJSON().Resources[workerId].Properties.Environment.Variables;
+    const variables = template.toJSON().Resources[workerLogicalId(stack, pipeline)].Properties.Environment.Variables;
     expect(variables).toHaveProperty('OUTPUT_BUCKET');
     expect(variables).not.toHaveProperty('LEDGER_TABLE');
     expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).not.toMatch(/dynamodb:/);
@@ -344,27 +347,47 @@ describe('RerunPipeline props', () => {
       expect(known.has(skip.id), skip.id).toBe(true);
       expect(skip.comment.length, skip.id).toBeGreaterThan(40);
     }
-    // With the setting the check asks for, no skip: reserved concurrency given, none acknowledged.
-    const reserved = pipelineStack({ reservedConcurrentExecutions: 8 }).template.findResources(
-      'AWS::Lambda::Function',
-      {
-        Properties: { Handler: 'index.handler' },
-      },
-    );
-    const ids = (Object.values(reserved)[0]?.Metadata?.checkov?.skip ?? []).map((s: { id: string }) => s.id);
-    expect(ids).not.toContain(CheckovCheck.LAMBDA_CONCURRENCY);
-    expect(ids).toContain(CheckovCheck.LAMBDA_DLQ);
+    // The concurrency check is met by default (reserved concurrency) and acknowledged only when opted out.
+    const checkovIds = (p: Partial<RerunPipelineProps>) => {
+      const { stack, pipeline } = pipelineStack(p);
+      const worker = Template.fromStack(stack).toJSON().Resources[workerLogicalId(stack, pipeline)];
+      return (worker?.Metadata?.checkov?.skip ?? []).map((s: { id: string }) => s.id);
+    };
+    expect(checkovIds({})).not.toContain(CheckovCheck.LAMBDA_CONCURRENCY);
+    expect(checkovIds({})).toContain(CheckovCheck.LAMBDA_DLQ);
+    expect(checkovIds({ reserveConcurrency: false })).toContain(CheckovCheck.LAMBDA_CONCURRENCY);
   });
 
-  it('reserves concurrency when asked, no dashboard when asked', () => {
-    const { template, pipeline } = pipelineStack({ reservedConcurrentExecutions: 8, dashboard: false });
-    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 8 });
+  it("reserves the mapping's maximum concurrency by default, so other functions cannot starve the worker", () => {
+    const reservedAndMaximum = (p: Partial<RerunPipelineProps>) => {
+      const { stack, pipeline, template } = pipelineStack(p);
+      const id = workerLogicalId(stack, pipeline);
+      const reserved = template.toJSON().Resources[id].Properties.ReservedConcurrentExecutions;
+      const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
+        (m) => m.Properties.FunctionName.Ref === id,
+      );
+      expect(mappings).toHaveLength(1);
+      return [reserved, mappings[0]?.Properties.ScalingConfig.MaximumConcurrency];
+    };
+    expect(reservedAndMaximum({})).toEqual([4, 4]);
+    expect(reservedAndMaximum({ workerSettings: { maxConcurrency: 10 } })).toEqual([10, 10]);
+    // More than the maximum when asked (room for invocations from elsewhere), never less (refused below).
+    expect(reservedAndMaximum({ reservedConcurrentExecutions: 8 })).toEqual([8, 4]);
+    expect(reservedAndMaximum({ reserveConcurrency: false })).toEqual([undefined, 4]);
+  });
+
+  it('warns at synth when opted out of reserved concurrency, and only then', () => {
+    const warning = Match.stringLikeRegexp('reserves no concurrency \\(reserveConcurrency: false\\).*DLQ');
+    expect(
+      Annotations.fromStack(pipelineStack({ reserveConcurrency: false }).stack).findWarning('*', warning),
+    ).toHaveLength(1);
+    expect(Annotations.fromStack(pipelineStack().stack).findWarning('*', warning)).toHaveLength(0);
+  });
+
+  it('no dashboard when asked', () => {
+    const { template, pipeline } = pipelineStack({ dashboard: false });
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
     expect(pipeline.dashboard).toBeUndefined();
-    const unreserved = pipelineStack().template.findResources('AWS::Lambda::Function', {
-      Properties: { Handler: 'index.handler' },
-    });
-    expect(Object.values(unreserved)[0]?.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
   it('turns tracing off when asked (and then needs no X-Ray grant)', () => {
@@ -619,6 +642,13 @@ describe('RerunPipeline fails fast on contradictory props', () => {
     refused(
       () => ({ reservedConcurrentExecutions: 2, workerSettings: { maxConcurrency: 4 } }),
       /reservedConcurrentExecutions \(2\) must be an integer of at least the mapping's maxConcurrency \(4\)/,
+    );
+  });
+
+  it('reserveConcurrency: false with a reservedConcurrentExecutions', () => {
+    refused(
+      () => ({ reserveConcurrency: false, reservedConcurrentExecutions: 8 }),
+      /reserveConcurrency: false contradicts reservedConcurrentExecutions/,
     );
   });
 
