@@ -88,6 +88,13 @@ export interface RerunStackProps extends StackProps {
    * @default Tracing.ACTIVE (see SqsWorker)
    */
   readonly tracing?: Tracing;
+  /**
+   * Reserve each worker's maximum concurrency for it (see SqsWorkerProps.reserveConcurrency). An
+   * account whose concurrency limit is 10 refuses any reservation: deploy there with
+   * `-c rerun:reserveConcurrency=false` (read by `buildRerunApp`), and the synth warns.
+   * @default true
+   */
+  readonly reserveConcurrency?: boolean;
 }
 
 /**
@@ -197,6 +204,7 @@ export class RerunStack extends Stack {
       ...(props.webhook ? { webhook: this.webhookSource(props.webhook) } : {}),
       ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      ...(props.reserveConcurrency !== undefined ? { reserveConcurrency: props.reserveConcurrency } : {}),
       // The stack's dashboard shows both stages (below).
       dashboard: false,
     });
@@ -229,6 +237,7 @@ export class RerunStack extends Stack {
       alarmActions,
       ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
+      ...(props.reserveConcurrency !== undefined ? { reserveConcurrency: props.reserveConcurrency } : {}),
     });
     // Exactly what a partition task does: list and read its lineage (normalized/, quarantine/);
     // list the day's inputs (the input bucket's inputPrefix, list only) and failure index; read,

@@ -36,7 +36,13 @@ export function buildRerunApp(options: BuildRerunAppOptions = {}): { app: App; s
   const contextName: unknown = app.node.tryGetContext('rerun:stackName');
   const stackName = options.stackName ?? (typeof contextName === 'string' ? contextName : topology.appName);
   const webhook = webhookFromContext(app);
-  const stack = new RerunStack(app, stackName, { ...(webhook ? { webhook } : {}), ...options.stackProps });
+  // `-c rerun:reserveConcurrency=false` for an account whose concurrency limit refuses any reservation.
+  const reserve: unknown = app.node.tryGetContext('rerun:reserveConcurrency');
+  const stack = new RerunStack(app, stackName, {
+    ...(webhook ? { webhook } : {}),
+    ...(reserve === false || reserve === 'false' ? { reserveConcurrency: false } : {}),
+    ...options.stackProps,
+  });
   if (options.nag ?? true) Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   return { app, stack };
 }

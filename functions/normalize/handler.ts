@@ -31,7 +31,13 @@ const clients = createPipelineClients({ endpoint: process.env.AWS_ENDPOINT_URL, 
 if (process.env.RERUN_TRACE_AWS_SDK === 'true') await traceAwsClients(clients);
 const notifyUrl = optionalEnv('NOTIFY_URL', '');
 // A webhook without its ledger would be sent on every rerun: refuse to start rather than do that.
-const ledgerTable = notifyUrl ? requireEnv('LEDGER_TABLE', process.env, 'NOTIFY_URL needs the dedupe ledger.') : '';
+const ledgerTable = notifyUrl
+  ? requireEnv(
+      'LEDGER_TABLE',
+      process.env,
+      "NOTIFY_URL needs the dedupe ledger: RerunPipeline's `webhook` sets both (or give it `ledger: true`).",
+    )
+  : '';
 
 const outputBucket = requireEnv('OUTPUT_BUCKET');
 const inputBuckets = inputBucketsFrom(optionalEnv('INPUT_BUCKETS', ''));

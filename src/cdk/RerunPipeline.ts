@@ -145,12 +145,25 @@ export interface RerunPipelineProps {
    */
   readonly webhook?: RerunWebhookSource;
   /**
+   * Whether the worker uses the dedupe ledger (a `DynamoDBLedger`, as `notifyAfterOutput` does):
+   * then the construct creates the ledger table (or takes `existingLedgerTableObj`), sets
+   * LEDGER_TABLE and grants the worker PutItem and UpdateItem on it (with its KMS key). Without it
+   * there is no table, no LEDGER_TABLE and no DynamoDB grant, and a worker that builds a
+   * `DynamoDBLedger` anyway refuses to start (LedgerConfigurationError naming this prop) instead of
+   * running its side effects without their dedupe. `false` with any of the props that imply it is
+   * refused.
+   * @default true when `webhook` (the reference normalizer notifies through the ledger),
+   *   `existingLedgerTableObj` or `ledgerTableProps` is given; false otherwise
+   */
+  readonly ledger?: boolean;
+  /**
    * An existing ledger table (partition key and TTL attribute as in `ledgerTableProps.ledger`).
-   * @default a new LedgerTable
+   * Implies `ledger: true`.
+   * @default a new LedgerTable, with `ledger: true`
    */
   readonly existingLedgerTableObj?: ITable;
   /**
-   * Settings of the created ledger.
+   * Settings of the created ledger. Implies `ledger: true`.
    * @default { ledger: { name: 'ledger', partitionKey: 'pk', ttlAttribute: 'ttl' } }, retained
    */
   readonly ledgerTableProps?: Partial<LedgerTableProps>;
@@ -208,11 +221,19 @@ export interface RerunPipelineProps {
    */
   readonly tracing?: Tracing;
   /**
-   * Concurrency reserved for the worker function, at least `workerSettings.maxConcurrency` (see
-   * SqsWorkerProps.reservedConcurrentExecutions).
-   * @default none: the account's unreserved concurrency
+   * Concurrency reserved for the worker function, at least `workerSettings.maxConcurrency` (the
+   * mapping's MaximumConcurrency; a smaller value fails at synth). See SqsWorkerProps.
+   * @default `workerSettings.maxConcurrency` (4), unless `reserveConcurrency` is false
    */
   readonly reservedConcurrentExecutions?: number;
+  /**
+   * Reserve concurrency for the worker, so other functions of the account cannot starve it (their
+   * throttles would count as receives and send messages to the DLQ without a failure record). Turn it
+   * off only in an account whose concurrency limit refuses any reservation (a limit of 10, as new
+   * accounts have): the synth then warns (`rerun:concurrencyNotReserved`). docs/DEPLOY.md, "Concurrency".
+   * @default true
+   */
+  readonly reserveConcurrency?: boolean;
   /**
    * Write the stack outputs `rerun --stack` reads, with their exact keys at the stack's top level:
    * InputBucketName, OutputBucketName, QueueUrl, DeadLetterQueueUrl, and AlarmTopicArn. With them
@@ -329,12 +350,12 @@ const DEFAULT_SETTINGS = {
  * `inputPrefix` reach an SQS queue; a Lambda worker with partial batch responses, a DLQ and
  * alarms; an output bucket whose policy denies any write without `If-None-Match` / `If-Match`
  * (and any delete without `If-Match`) under the output prefixes; a dedupe ledger for the webhook
- * side effect; an SNS topic the alarms notify. Safe defaults are on: encryption, TLS only, no
+ * side effect, when the worker uses one (`ledger`, implied by `webhook`); an SNS topic the alarms notify. Safe defaults are on: encryption, TLS only, no
  * public access, retained data and queues, least-privilege grants scoped to prefixes, generated
  * names, cdk-nag AwsSolutions clean (the few accepted findings are acknowledged here, with reasons).
  *
  * The worker's environment: OUTPUT_BUCKET, INPUT_BUCKETS (the bucket it reads: give it to
- * defineWorker's `inputBuckets` so that an event naming another is refused), LEDGER_TABLE,
+ * defineWorker's `inputBuckets` so that an event naming another is refused), LEDGER_TABLE (with a ledger),
  * MAX_INPUT_BYTES, NOTIFY_URL (with a webhook), LOG_LEVEL, plus `environment`. A worker built with `createSqsBatchHandler` passes
  * MAX_INPUT_BYTES on, so an input too large for one invocation is refused at once with a failure
  * record naming the limit (`maxInputBytes: Number(process.env.MAX_INPUT_BYTES)`), as
@@ -364,8 +385,8 @@ export class RerunPipeline extends Construct {
   readonly workerRole: SqsWorker['role'];
   /** The worker function's log group. */
   readonly logGroup: SqsWorker['logGroup'];
-  /** The dedupe ledger. */
-  readonly ledgerTable: ITable;
+  /** The dedupe ledger (undefined when the worker uses none: see the `ledger` prop). */
+  readonly ledgerTable?: ITable;
   /** The topic every alarm notifies. */
   readonly alarmTopic: ITopic;
   /** The alarms: DLQ depth, age of the oldest message, Lambda errors, throttles and duration near the timeout. */
@@ -396,7 +417,7 @@ export class RerunPipeline extends Construct {
     this.inputBucket = buckets.inputBucket;
     this.outputBucket = buckets.outputBucket;
     const workerWritten = this.protectOutputs(props, plan, buckets.createdOutput);
-    this.ledgerTable = this.createLedger(props);
+    if (plan.ledger) this.ledgerTable = this.createLedger(props);
     this.alarmTopic = this.createAlarmTopic(props);
 
     this.worker = this.createWorker(props, plan);
@@ -501,7 +522,8 @@ export class RerunPipeline extends Construct {
         OUTPUT_BUCKET: this.outputBucket.bucketName,
         // The only bucket it reads: an event naming another (the output bucket too) is refused by name.
         INPUT_BUCKETS: this.inputBucket.bucketName,
-        LEDGER_TABLE: this.ledgerTable.tableName,
+        // Only for a worker that uses the ledger: without it, a DynamoDBLedger refuses to start.
+        ...(this.ledgerTable ? { LEDGER_TABLE: this.ledgerTable.tableName } : {}),
         // The worker refuses a larger input at once (src/worker/processObject.ts, InputTooLargeError).
         MAX_INPUT_BYTES: String(plan.maxInputBytes),
         ...(notifyUrl ? { NOTIFY_URL: notifyUrl } : {}),
@@ -512,6 +534,7 @@ export class RerunPipeline extends Construct {
       ...(props.reservedConcurrentExecutions !== undefined
         ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
         : {}),
+      ...(props.reserveConcurrency !== undefined ? { reserveConcurrency: props.reserveConcurrency } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
       ...(plan.functionProps ? { functionProps: plan.functionProps } : {}),
       ...(props.queueProps ? { queueProps: props.queueProps } : {}),
@@ -527,8 +550,8 @@ export class RerunPipeline extends Construct {
     grantPrefixAccess(fn, this.inputBucket, [plan.inputPrefix], { read: true });
     grantPrefixAccess(fn, this.outputBucket, plan.outputPrefixes, { read: true, write: true, delete: true });
     grantPrefixAccess(fn, this.outputBucket, [plan.failurePrefix], { read: true, write: true, delete: true });
-    // With the table's customer managed key, when it has one.
-    grantLedgerAccess(this.ledgerTable, fn);
+    // With the table's customer managed key, when it has one; no DynamoDB grant without a ledger.
+    if (this.ledgerTable) grantLedgerAccess(this.ledgerTable, fn);
     acknowledgePrefixWildcards(this.worker, this.inputBucket, [plan.inputPrefix]);
     acknowledgePrefixWildcards(this.worker, this.outputBucket, workerWritten);
   }
@@ -614,6 +637,7 @@ function planPipeline(props: RerunPipelineProps, stackName: string) {
       );
     }
   }
+  const ledger = planLedger(props, v);
   const webhook = props.webhook as { secret?: unknown; parameterName?: unknown } | undefined;
   if (webhook && (webhook.secret !== undefined) === (webhook.parameterName !== undefined)) {
     v.push('webhook: give either secret or parameterName');
@@ -650,12 +674,14 @@ function planPipeline(props: RerunPipelineProps, stackName: string) {
     ...(props.reservedConcurrentExecutions !== undefined
       ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
       : {}),
+    ...(props.reserveConcurrency !== undefined ? { reserveConcurrency: props.reserveConcurrency } : {}),
   });
   if (worker.length > 0) throw new StackConfigurationInvalidError(worker);
   return {
     inputPrefix,
     outputPrefixes,
     failurePrefix,
+    ledger,
     stage,
     inputEvents: props.inputEvents ?? [EventType.OBJECT_CREATED, EventType.OBJECT_REMOVED],
     // The advertised limit: the declared one when given (the function finishes at least that much).
@@ -663,6 +689,27 @@ function planPipeline(props: RerunPipelineProps, stackName: string) {
     topology,
     functionProps: props.functionProps ? functionProps : undefined,
   };
+}
+
+/**
+ * Whether the worker gets the dedupe ledger: `ledger` when given, else implied by the props that
+ * only a ledger user needs (a webhook, a table, table settings). A contradiction is pushed onto `v`.
+ */
+function planLedger(props: RerunPipelineProps, v: string[]): boolean {
+  const implying = (['webhook', 'existingLedgerTableObj', 'ledgerTableProps'] as const).filter(
+    (name) => props[name] !== undefined,
+  );
+  if (props.ledger === false) {
+    for (const name of implying) {
+      v.push(
+        name === 'webhook'
+          ? 'ledger: false contradicts webhook: the worker notifies the webhook once per output through the dedupe ledger'
+          : `ledger: false contradicts ${name}: drop ${name}, or the ledger: false`,
+      );
+    }
+    return false;
+  }
+  return props.ledger === true || implying.length > 0;
 }
 
 /** The prefixes (input, outputs, failures), with what is wrong with them pushed onto `v`. */

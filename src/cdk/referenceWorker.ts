@@ -13,7 +13,7 @@ import type { WorkerSource } from './SqsWorker.js';
  * - `normalize`: the reference CSV/NDJSON normalizer (functions/normalize/handler.ts), the worker
  *   {@link RerunPipeline} is made for. It reads OUTPUT_BUCKET (required), MAX_INPUT_BYTES, LEDGER_TABLE
  *   and NOTIFY_URL (the webhook, which needs the ledger), LOG_LEVEL, and CODE_VERSION_PREFIX (optional):
- *   RerunPipeline sets all but the last. It writes `normalized/` and `quarantine/` (RerunPipeline's
+ *   RerunPipeline sets all but the last (LEDGER_TABLE and NOTIFY_URL with its `webhook` only). It writes `normalized/` and `quarantine/` (RerunPipeline's
  *   default `outputPrefixes`) and `failures/`. With CODE_VERSION_PREFIX (in `environment`) it also
  *   records when its code version first ran under that prefix: grant it write access there
  *   (`grantPrefixAccess`) and add the prefix to `requireConditionalWrites`, as rerun's reference stack does.

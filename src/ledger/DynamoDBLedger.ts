@@ -130,7 +130,14 @@ export class DynamoDBLedger implements Ledger {
     if (unknown.length > 0)
       throw new LedgerConfigurationError(`Unknown DynamoDBLedger option(s): ${unknown.join(', ')}.`);
     if (!options.client) throw new LedgerConfigurationError('DynamoDBLedger needs a DynamoDB client.');
-    if (!options.tableName) throw new LedgerConfigurationError('DynamoDBLedger needs a tableName.');
+    if (!options.tableName) {
+      // Usually `tableName: process.env.LEDGER_TABLE` in a worker deployed without a ledger: refuse at
+      // start rather than run the side effects without their dedupe.
+      throw new LedgerConfigurationError(
+        'DynamoDBLedger needs a tableName (LEDGER_TABLE is empty or unset?). RerunPipeline creates the ledger table ' +
+          'and sets LEDGER_TABLE only for a worker that uses it: give it `ledger: true` (or `existingLedgerTableObj`).',
+      );
+    }
     this.client = options.client;
     this.tableName = options.tableName;
     this.now = options.now ?? Date.now;

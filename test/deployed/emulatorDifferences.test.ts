@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CloudFormationClient, GetTemplateCommand } from '@aws-sdk/client-cloudformation';
+import { GetFunctionConcurrencyCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
@@ -17,9 +19,17 @@ import {
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import { StackOutput } from '../../app/stackOutputs.js';
 import { topology } from '../../app/topology.js';
 import { uniqueName } from '../support/aws.js';
-import { createUser, deployedClients, deployedStack, ministackEndpoint, waitFor } from './support/deployedStack.js';
+import {
+  createUser,
+  deployedClients,
+  deployedStack,
+  ministackEndpoint,
+  ROOT_KEY,
+  waitFor,
+} from './support/deployedStack.js';
 import { queueArnOf } from './support/operatorIdentity.js';
 
 /**
@@ -49,6 +59,27 @@ describe('MiniStack 1.5.33 as seen by the deployed tier (docs/EMULATORS.md)', ()
         deadLetterTargetArn: dlq.Attributes?.QueueArn,
         maxReceiveCount: worker.maxReceiveCount,
       });
+    }
+  });
+
+  it("drops a function's ReservedConcurrentExecutions when CloudFormation deploys it (the template has it)", async () => {
+    const aws = { endpoint: ministackEndpoint(), region: 'us-east-1', credentials: ROOT_KEY };
+    const template = JSON.parse(
+      (await new CloudFormationClient(aws).send(new GetTemplateCommand({ StackName: stack.stackName }))).TemplateBody ??
+        '{}',
+    ) as { Resources: Record<string, { Type: string; Properties?: { ReservedConcurrentExecutions?: number } }> };
+    const reserved = Object.values(template.Resources)
+      .filter((r) => r.Type === 'AWS::Lambda::Function')
+      .map((r) => r.Properties?.ReservedConcurrentExecutions)
+      .filter((n) => n !== undefined);
+    // Both workers reserve their mapping's maximum concurrency (4 each) in the deployed template.
+    expect(reserved).toEqual([topology.normalize.maxConcurrency, topology.summarize.maxConcurrency]);
+    const lambda = new LambdaClient(aws);
+    for (const output of [StackOutput.FUNCTION_NAME, StackOutput.SUMMARIZE_FUNCTION_NAME]) {
+      const name = stack.outputs[output];
+      expect(name, output).toBeTruthy();
+      const concurrency = await lambda.send(new GetFunctionConcurrencyCommand({ FunctionName: name }));
+      expect(concurrency.ReservedConcurrentExecutions, name).toBeUndefined();
     }
   });
 

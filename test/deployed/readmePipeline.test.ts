@@ -1,8 +1,9 @@
+import { CloudFormationClient, ListStackResourcesCommand } from '@aws-sdk/client-cloudformation';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, inject, it } from 'vitest';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { readText } from '../support/s3.js';
-import { deployedClients, drained, rerunOnStack, waitFor } from './support/deployedStack.js';
+import { deployedClients, drained, ROOT_KEY, rerunOnStack, waitFor } from './support/deployedStack.js';
 
 /**
  * The README's own pipeline: its "Usage" worker.mjs and its "In your CDK app" call, both taken
@@ -13,6 +14,15 @@ import { deployedClients, drained, rerunOnStack, waitFor } from './support/deplo
 describe("the README's worker and RerunPipeline call, deployed with IAM enforced", () => {
   const clients = deployedClients();
   const stack = inject('readmeStack');
+
+  it('deploys no ledger table: its worker uses none (RerunPipeline creates one only with `ledger`)', async () => {
+    const aws = { endpoint: inject('ministackEndpoint'), region: 'us-east-1', credentials: ROOT_KEY };
+    const resources =
+      (await new CloudFormationClient(aws).send(new ListStackResourcesCommand({ StackName: stack.stackName })))
+        .StackResourceSummaries ?? [];
+    expect(resources.filter((r) => r.ResourceType === 'AWS::Lambda::Function').length).toBeGreaterThan(0);
+    expect(resources.filter((r) => r.ResourceType === 'AWS::DynamoDB::Table')).toEqual([]);
+  });
 
   it('processes an upload: the output is the upper-cased text at its deterministic key under upper/, with its summary', async () => {
     const key = 'incoming/greeting.txt';

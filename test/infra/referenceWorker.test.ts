@@ -77,11 +77,11 @@ describe('RerunPipeline with the prebuilt normalize worker', () => {
   it("gets from the construct's defaults every variable the normalize handler requires", () => {
     const vars = fn.Properties.Environment.Variables;
     // functions/normalize/handler.ts: OUTPUT_BUCKET required, MAX_INPUT_BYTES the size limit,
-    // LEDGER_TABLE for NOTIFY_URL (which only a webhook sets), RERUN_TRACE_AWS_SDK with tracing on,
-    // INPUT_BUCKETS the only bucket it reads (an event naming another is refused).
+    // RERUN_TRACE_AWS_SDK with tracing on, INPUT_BUCKETS the only bucket it reads (an event naming
+    // another is refused). No LEDGER_TABLE: it uses the ledger only for NOTIFY_URL, which a webhook
+    // sets together with the ledger (RerunPipeline's `ledger`).
     expect(Object.keys(vars).sort()).toEqual([
       'INPUT_BUCKETS',
-      'LEDGER_TABLE',
       'LOG_LEVEL',
       'MAX_INPUT_BYTES',
       'NODE_OPTIONS',

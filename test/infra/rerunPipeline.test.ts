@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
@@ -55,6 +55,10 @@ function pipelineStack(props: Partial<RerunPipelineProps> = {}, setup?: (stack: 
   const pipeline = new RerunPipeline(stack, 'Pipeline', { worker: prebuilt, ...props, ...setup?.(stack) });
   return { app, stack, pipeline, template: Template.fromStack(stack) };
 }
+
+/** The worker function's logical id. */
+const workerLogicalId = (stack: Stack, pipeline: RerunPipeline): string =>
+  stack.getLogicalId(pipeline.workerFunction.node.defaultChild as CfnElement);
 
 const fnEnv = (template: Template): Record<string, unknown> => {
   const fns = template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } });
@@ -134,16 +138,21 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
     }
   });
 
-  it('creates input, output and access-log buckets, retained, and a retained ledger', () => {
+  it('creates input, output and access-log buckets, retained', () => {
     template.resourceCountIs('AWS::S3::Bucket', 3);
     template.hasResource('AWS::S3::Bucket', {
       DeletionPolicy: 'Retain',
       Properties: Match.objectLike({ LoggingConfiguration: Match.anyValue() }),
     });
-    template.hasResource('AWS::DynamoDB::Table', {
-      DeletionPolicy: 'Retain',
-      Properties: Match.objectLike({ KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }),
-    });
+  });
+
+  it('creates no ledger table, no LEDGER_TABLE and no DynamoDB grant: its worker uses no ledger', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 0);
+    expect(pipeline.ledgerTable).toBeUndefined();
+    const variables = template.toJSON().Resources[workerLogicalId(stack, pipeline)].Properties.Environment.Variables;
+    expect(variables).toHaveProperty('OUTPUT_BUCKET');
+    expect(variables).not.toHaveProperty('LEDGER_TABLE');
+    expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).not.toMatch(/dynamodb:/);
   });
 
   it('versions the input bucket (every write sends its own event), expiring replaced versions after a day; not the others', () => {
@@ -242,7 +251,6 @@ describe('RerunPipeline: the minimal call in a fresh CDK app', () => {
       'queue',
       'deadLetterQueue',
       'workerFunction',
-      'ledgerTable',
       'alarmTopic',
       'worker',
       'workerRole',
@@ -360,27 +368,47 @@ describe('RerunPipeline props', () => {
       expect(known.has(skip.id), skip.id).toBe(true);
       expect(skip.comment.length, skip.id).toBeGreaterThan(40);
     }
-    // With the setting the check asks for, no skip: reserved concurrency given, none acknowledged.
-    const reserved = pipelineStack({ reservedConcurrentExecutions: 8 }).template.findResources(
-      'AWS::Lambda::Function',
-      {
-        Properties: { Handler: 'index.handler' },
-      },
-    );
-    const ids = (Object.values(reserved)[0]?.Metadata?.checkov?.skip ?? []).map((s: { id: string }) => s.id);
-    expect(ids).not.toContain(CheckovCheck.LAMBDA_CONCURRENCY);
-    expect(ids).toContain(CheckovCheck.LAMBDA_DLQ);
+    // The concurrency check is met by default (reserved concurrency) and acknowledged only when opted out.
+    const checkovIds = (p: Partial<RerunPipelineProps>) => {
+      const { stack, pipeline } = pipelineStack(p);
+      const worker = Template.fromStack(stack).toJSON().Resources[workerLogicalId(stack, pipeline)];
+      return (worker?.Metadata?.checkov?.skip ?? []).map((s: { id: string }) => s.id);
+    };
+    expect(checkovIds({})).not.toContain(CheckovCheck.LAMBDA_CONCURRENCY);
+    expect(checkovIds({})).toContain(CheckovCheck.LAMBDA_DLQ);
+    expect(checkovIds({ reserveConcurrency: false })).toContain(CheckovCheck.LAMBDA_CONCURRENCY);
   });
 
-  it('reserves concurrency when asked, no dashboard when asked', () => {
-    const { template, pipeline } = pipelineStack({ reservedConcurrentExecutions: 8, dashboard: false });
-    template.hasResourceProperties('AWS::Lambda::Function', { ReservedConcurrentExecutions: 8 });
+  it("reserves the mapping's maximum concurrency by default, so other functions cannot starve the worker", () => {
+    const reservedAndMaximum = (p: Partial<RerunPipelineProps>) => {
+      const { stack, pipeline, template } = pipelineStack(p);
+      const id = workerLogicalId(stack, pipeline);
+      const reserved = template.toJSON().Resources[id].Properties.ReservedConcurrentExecutions;
+      const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
+        (m) => m.Properties.FunctionName.Ref === id,
+      );
+      expect(mappings).toHaveLength(1);
+      return [reserved, mappings[0]?.Properties.ScalingConfig.MaximumConcurrency];
+    };
+    expect(reservedAndMaximum({})).toEqual([4, 4]);
+    expect(reservedAndMaximum({ workerSettings: { maxConcurrency: 10 } })).toEqual([10, 10]);
+    // More than the maximum when asked (room for invocations from elsewhere), never less (refused below).
+    expect(reservedAndMaximum({ reservedConcurrentExecutions: 8 })).toEqual([8, 4]);
+    expect(reservedAndMaximum({ reserveConcurrency: false })).toEqual([undefined, 4]);
+  });
+
+  it('warns at synth when opted out of reserved concurrency, and only then', () => {
+    const warning = Match.stringLikeRegexp('reserves no concurrency \\(reserveConcurrency: false\\).*DLQ');
+    expect(
+      Annotations.fromStack(pipelineStack({ reserveConcurrency: false }).stack).findWarning('*', warning),
+    ).toHaveLength(1);
+    expect(Annotations.fromStack(pipelineStack().stack).findWarning('*', warning)).toHaveLength(0);
+  });
+
+  it('no dashboard when asked', () => {
+    const { template, pipeline } = pipelineStack({ dashboard: false });
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
     expect(pipeline.dashboard).toBeUndefined();
-    const unreserved = pipelineStack().template.findResources('AWS::Lambda::Function', {
-      Properties: { Handler: 'index.handler' },
-    });
-    expect(Object.values(unreserved)[0]?.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
   it('turns tracing off when asked (and then needs no X-Ray grant)', () => {
@@ -390,6 +418,32 @@ describe('RerunPipeline props', () => {
     expect(Object.values(fns)[0]?.Properties.Environment.Variables.RERUN_TRACE_AWS_SDK).toBeUndefined();
     expect(JSON.stringify(template.toJSON())).not.toContain('xray:PutTraceSegments');
     expect(new AwsSolutionsChecks(app).validateScope(app).violations).toEqual([]);
+  });
+
+  it('creates the ledger for a worker that uses it (ledger: true): a retained table, LEDGER_TABLE, PutItem and UpdateItem only', () => {
+    const { template, pipeline } = pipelineStack({ ledger: true });
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }),
+    });
+    const [tableId] = Object.keys(template.findResources('AWS::DynamoDB::Table'));
+    expect(pipeline.ledgerTable).toBeDefined();
+    expect(fnEnv(template).LEDGER_TABLE).toEqual({ Ref: tableId });
+    const dynamodb = Object.values(template.findResources('AWS::IAM::Policy'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
+      .filter((st) => JSON.stringify(st.Action).includes('dynamodb:'));
+    expect(dynamodb).toHaveLength(1);
+    expect(dynamodb[0]?.Action).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(JSON.stringify(dynamodb[0]?.Resource)).toContain(tableId);
+  });
+
+  it('creates the ledger when a webhook needs it (the reference normalizer notifies through it)', () => {
+    const { template } = pipelineStack({ webhook: { parameterName: '/team/webhook-url' } });
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    expect(fnEnv(template).LEDGER_TABLE).toBeDefined();
+    // Without the webhook, the same worker gets none.
+    pipelineStack().template.resourceCountIs('AWS::DynamoDB::Table', 0);
   });
 
   it('uses existing buckets, ledger and topic instead of creating them', () => {
@@ -544,6 +598,18 @@ describe('RerunPipeline fails fast on contradictory props', () => {
     );
   });
 
+  it('ledger: false with a webhook, an existing table or table settings', () => {
+    refused(
+      () => ({ ledger: false, webhook: { parameterName: '/hook' } }),
+      /ledger: false contradicts webhook: the worker notifies the webhook once per output through the dedupe ledger/,
+    );
+    refused(
+      (s) => ({ ledger: false, existingLedgerTableObj: Table.fromTableName(s, 'T', 't') }),
+      /ledger: false contradicts existingLedgerTableObj/,
+    );
+    refused(() => ({ ledger: false, ledgerTableProps: {} }), /ledger: false contradicts ledgerTableProps/);
+  });
+
   it('a worker that does not say where it writes (the README pipeline that got a 403 on every message)', () => {
     refused(
       () => ({ worker: { entry: plainWorker } }),
@@ -597,6 +663,13 @@ describe('RerunPipeline fails fast on contradictory props', () => {
     refused(
       () => ({ reservedConcurrentExecutions: 2, workerSettings: { maxConcurrency: 4 } }),
       /reservedConcurrentExecutions \(2\) must be an integer of at least the mapping's maxConcurrency \(4\)/,
+    );
+  });
+
+  it('reserveConcurrency: false with a reservedConcurrentExecutions', () => {
+    refused(
+      () => ({ reserveConcurrency: false, reservedConcurrentExecutions: 8 }),
+      /reserveConcurrency: false contradicts reservedConcurrentExecutions/,
     );
   });
 

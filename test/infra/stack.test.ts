@@ -231,6 +231,35 @@ describe('the event source mapping', () => {
     );
     expect(mappingsOfFn).toHaveLength(1);
   });
+
+  it("is never starved: each worker reserves its mapping's maximum concurrency (Lambda Developer Guide, SQS scaling)", () => {
+    synth.template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: `rerun ${w.name} worker`,
+      ReservedConcurrentExecutions: w.maxConcurrency,
+    });
+    synth.template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: `rerun ${topology.summarize.name} worker`,
+      ReservedConcurrentExecutions: topology.summarize.maxConcurrency,
+    });
+  });
+
+  it('reserves none with -c rerun:reserveConcurrency=false (an account whose limit refuses any), and warns for each worker', () => {
+    const optedOut = synthRerun({ nag: false, appProps: { context: { 'rerun:reserveConcurrency': 'false' } } });
+    try {
+      const fns = Object.values(optedOut.template.findResources('AWS::Lambda::Function')).filter((f) =>
+        String(f.Properties.Description).endsWith(' worker'),
+      );
+      expect(fns).toHaveLength(2);
+      for (const fn of fns) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
+      const warnings = Annotations.fromStack(optedOut.stack).findWarning(
+        '*',
+        Match.stringLikeRegexp('reserves no concurrency \\(reserveConcurrency: false\\)'),
+      );
+      expect(warnings).toHaveLength(2);
+    } finally {
+      optedOut.dispose();
+    }
+  }, 120_000);
 });
 
 describe('the queues', () => {
