@@ -1,6 +1,7 @@
 import {
   GetBucketLifecycleConfigurationCommand,
   GetBucketNotificationConfigurationCommand,
+  GetBucketVersioningCommand,
   HeadBucketCommand,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
@@ -34,6 +35,9 @@ describe('provisionLocalStack', () => {
     expect(stack.dlqArn).toBe(`arn:aws:sqs:us-east-1:123456789012:${names.dlq}`);
     expect(stack.actions).toEqual([
       { resource: `bucket ${names.inputBucket}`, action: 'created' },
+      // As in the stack: the input bucket is versioned (every write sends its own event), old versions kept a day.
+      { resource: `versioning ${names.inputBucket}`, action: 'created' },
+      { resource: `lifecycle rule ${names.inputBucket} expire-noncurrent-versions`, action: 'created' },
       { resource: `lifecycle rule ${names.inputBucket} abort-incomplete-multipart-uploads`, action: 'created' },
       { resource: `bucket ${names.outputBucket}`, action: 'created' },
       { resource: `lifecycle rule ${names.outputBucket} abort-incomplete-multipart-uploads`, action: 'created' },
@@ -47,13 +51,25 @@ describe('provisionLocalStack', () => {
       await expect(clients.s3.send(new HeadBucketCommand({ Bucket: bucket }))).resolves.toBeDefined();
       // As in the stack: a worker killed mid-upload leaves no multipart upload billed for long.
       const lifecycle = await clients.s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }));
+      const input = bucket === names.inputBucket;
       expect(lifecycle.Rules).toEqual([
+        ...(input
+          ? [
+              expect.objectContaining({
+                ID: 'expire-noncurrent-versions',
+                Status: 'Enabled',
+                NoncurrentVersionExpiration: { NoncurrentDays: 1 },
+              }),
+            ]
+          : []),
         expect.objectContaining({
           ID: 'abort-incomplete-multipart-uploads',
           Status: 'Enabled',
           AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
         }),
       ]);
+      const versioning = await clients.s3.send(new GetBucketVersioningCommand({ Bucket: bucket }));
+      expect(versioning.Status).toBe(input ? 'Enabled' : undefined);
     }
 
     const queue = (
