@@ -130,8 +130,8 @@ export function windowStageOutputKeys(stage: string): { readonly queueUrl: strin
  *
  * @example
  * const pipeline = definePipeline({ name: 'uploads', stages: { upper, daily } });
- * const upload = new RerunPipeline(this, 'Pipeline', { worker: { entry: 'src/upper.ts' }, pipeline, stage: 'upper', outputs: true });
- * new RerunWindowStage(this, 'Daily', { pipeline, stage: 'daily', handler: { entry: 'src/daily.ts' },
+ * const upload = new RerunPipeline(this, 'Pipeline', { worker: { entry: 'upper.ts' }, pipeline, stage: 'upper', outputs: true });
+ * new RerunWindowStage(this, 'Daily', { pipeline, stage: 'daily', handler: { entry: 'dailyCounts.handler.ts' },
  *   bucket: upload.outputBucket, outputs: true });
  */
 export class RerunWindowStage extends Construct {
