@@ -193,6 +193,14 @@ describe('createWindowTaskHandler: a user window stage run from its FIFO queue, 
     expect(await listKeys(clients.s3, bucket, 'daily/')).toEqual([]);
   });
 
+  it('starts no window when the invocation is past its deadline margin: the record comes back, nothing is written', async () => {
+    const event = await deliver([windowTaskMessage({ stage: 'daily-files', window: '2026-12-05' })]);
+    const late = createWindowTaskHandler({ task: dailyFiles(bucket), clients, deadlineMarginMs: 5_000 });
+    const nearlyOut = { ...OFFLINE_CONTEXT, getRemainingTimeInMillis: () => 1_000 };
+    expect(await late(event, nearlyOut)).toEqual({ batchItemFailures: [{ itemIdentifier: ids(event)[0] }] });
+    expect(await listKeys(clients.s3, bucket, 'daily/')).toEqual([]);
+  });
+
   it("a schedule's message builds the window that closed last before the rule fired", async () => {
     const body = JSON.stringify(scheduledWindowTaskBody('daily-files', '2026-12-06T00:15:00Z'));
     const event = await deliver([{ body, groupId: 'schedule-daily-files', deduplicationId: 's-1' }]);
