@@ -1,5 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../../src/aws/clients.js';
+import { createTaskBatchHandler } from '../../src/batch/createTaskBatchHandler.js';
 import type { FailureRecorder } from '../../src/failures/FailureRecorder.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import type { Day } from '../../src/keys/partition.js';
@@ -8,7 +9,6 @@ import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import type { OutcomeHook } from '../../src/worker/outcomes.js';
 import { topology as defaultTopology, type Topology } from '../topology.js';
 import { SUMMARIZE_CODE_VERSION } from './codeVersion.js';
-import { createTaskBatchHandler } from './createTaskBatchHandler.js';
 import type { InputRules } from './inputCoverage.js';
 import { S3PartitionStore } from './S3PartitionStore.js';
 import { summarizePartition } from './summarizePartition.js';

@@ -36,6 +36,12 @@ export {
   type RerunPipelineProps,
   type RerunWebhookSource,
 } from './RerunPipeline.js';
+export {
+  RerunWindowStage,
+  type RerunWindowStageProps,
+  WINDOW_STAGE_DEFAULT_SETTINGS,
+  windowStageOutputKeys,
+} from './RerunWindowStage.js';
 export { ReferenceWorker, type ReferenceWorkerName, referenceWorker } from './referenceWorker.js';
 export { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
 export { SqsWorker, type SqsWorkerProps, type WorkerFunctionProps, type WorkerSource } from './SqsWorker.js';

@@ -45,3 +45,16 @@ export class WindowTaskConfigurationError extends RerunError {
     this.name = 'WindowTaskConfigurationError';
   }
 }
+
+/**
+ * A window task message that cannot be built (an empty stage or window name). Not retryable.
+ *
+ * @example
+ * throw new WindowTaskMessageInvalidError('a window task message names a stage and a window by name');
+ */
+export class WindowTaskMessageInvalidError extends RerunError {
+  constructor(message: string) {
+    super(message, { retryable: false });
+    this.name = 'WindowTaskMessageInvalidError';
+  }
+}

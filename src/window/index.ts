@@ -40,8 +40,14 @@ export {
 } from '../partitions/partitionSpec.js';
 export type { TimeWindow } from '../partitions/timeWindow.js';
 export { type GetExactResult, type ListedObject, type ListOptions, S3PartitionStore } from '../s3/S3PartitionStore.js';
+export { createWindowTaskHandler, type WindowTaskHandlerOptions } from './createWindowTaskHandler.js';
 export { defineWindowTask, type WindowTask } from './defineWindowTask.js';
-export { WindowOutputInvalidError, WindowTaskConfigurationError, WindowTooLargeError } from './errors.js';
+export {
+  WindowOutputInvalidError,
+  WindowTaskConfigurationError,
+  WindowTaskMessageInvalidError,
+  WindowTooLargeError,
+} from './errors.js';
 export { judgeWindow, type WindowListing, WindowStatus, type WindowVerdict } from './judgeWindow.js';
 export { type WindowOutputJudgement, WindowOutputState } from './judgeWindowHead.js';
 export type { WindowStatusReport } from './listWindowStatus.js';
@@ -64,3 +70,15 @@ export type {
 } from './WindowTaskDefinition.js';
 export type { WindowLineageEntry } from './windowLineage.js';
 export type { WindowMarker } from './windowMarker.js';
+export {
+  CLOSED_WINDOW,
+  type ParsedWindowTaskMessage,
+  parseWindowTaskMessage,
+  scheduledWindowTaskBody,
+  WINDOW_TASK_MESSAGE_TYPE,
+  WINDOW_TASK_MESSAGE_VERSION,
+  type WindowTaskEnvelope,
+  type WindowTaskMessageBody,
+  type WindowTaskMessageOptions,
+  windowTaskMessage,
+} from './windowTaskMessage.js';

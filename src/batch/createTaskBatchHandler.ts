@@ -1,12 +1,12 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { errorMessage } from '../../src/batch/errorMessage.js';
-import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from '../../src/batch/runBatch.js';
-import { retryableOf } from '../../src/errors.js';
-import type { FailureRecorder } from '../../src/failures/FailureRecorder.js';
-import { createInvocationLogger } from '../../src/logging/lambdaContext.js';
-import { describeError, type Logger, silentLogger } from '../../src/logging/logger.js';
-import { withFields } from '../../src/logging/withFields.js';
-import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../../src/worker/outcomes.js';
+import { retryableOf } from '../errors.js';
+import type { FailureRecorder } from '../failures/FailureRecorder.js';
+import { createInvocationLogger } from '../logging/lambdaContext.js';
+import { describeError, type Logger, silentLogger } from '../logging/logger.js';
+import { withFields } from '../logging/withFields.js';
+import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { errorMessage } from './errorMessage.js';
+import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from './runBatch.js';
 
 /** What a message asks for: a task, or the reason it is not a valid one (failed, not retryable). */
 export type ParsedTask<T> =

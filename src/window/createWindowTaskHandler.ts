@@ -1,0 +1,144 @@
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { AwsClients } from '../aws/clients.js';
+import { createTaskBatchHandler } from '../batch/createTaskBatchHandler.js';
+import type { FailureRecorder } from '../failures/FailureRecorder.js';
+import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
+import { S3FailureRecorder } from '../failures/S3FailureRecorder.js';
+import { type Logger, silentLogger } from '../logging/logger.js';
+import type { PartitionWindow } from '../partitions/partitionScheme.js';
+import { S3ObjectStore } from '../s3/S3ObjectStore.js';
+import { S3PartitionStore } from '../s3/S3PartitionStore.js';
+import type { OutcomeHook } from '../worker/outcomes.js';
+import type { WindowTask } from './defineWindowTask.js';
+import { windowOutputKeys } from './windowOutputLayout.js';
+import { parseWindowTaskMessage } from './windowTaskMessage.js';
+
+/** Options of {@link createWindowTaskHandler}. */
+export interface WindowTaskHandlerOptions {
+  /** The window task the stage runs (defineWindowTask). */
+  // biome-ignore lint/suspicious/noExplicitAny: any task's result and record types are accepted here
+  readonly task: WindowTask<any, any>;
+  /** S3 for the task's reads and writes; SQS to read the queue's maxReceiveCount for failure records. */
+  readonly clients: Pick<AwsClients, 's3' | 'sqs'>;
+  /**
+   * The stage's name in its messages: a message for another stage is refused (failed, not retryable).
+   * @default the task's `name`
+   */
+  readonly stage?: string;
+  /**
+   * The prefix of the failure records, in the task's output bucket.
+   * @default DEFAULT_FAILURE_PREFIX ('failures/')
+   */
+  readonly failurePrefix?: string;
+  /**
+   * Where give-ups are recorded for `rerun redrive`.
+   * @default an S3FailureRecorder writing under failurePrefix in the task's output bucket
+   */
+  readonly failureRecorder?: FailureRecorder;
+  /**
+   * Stop starting a window, and stop a window that is reading its inputs, when less than this much
+   * of the function's time is left (the window task's deadline).
+   * @default a tenth of the invocation's time, from 250 ms to 5 s (defaultDeadlineMarginMs)
+   */
+  readonly deadlineMarginMs?: number;
+  /**
+   * Bounds of one window (see WindowRunOptions' `maxInputs`, `maxOutputBytes` and `maxRounds`).
+   * @default DEFAULT_MAX_WINDOW_INPUTS, DEFAULT_MAX_WINDOW_OUTPUT_BYTES, 4 rounds
+   */
+  readonly limits?: {
+    readonly maxInputs?: number;
+    readonly maxOutputBytes?: number;
+    readonly maxRounds?: number;
+  };
+  /**
+   * Called with every window's outcome, then flushed once per invocation (e.g. `emfOutcomeMetrics()`).
+   * @default none
+   */
+  readonly onOutcome?: OutcomeHook;
+  /**
+   * The clock (epoch ms) that measures how long a window has read its inputs.
+   * @default Date.now
+   */
+  readonly now?: () => number;
+  /** @default silentLogger */
+  readonly logger?: Logger;
+}
+
+/**
+ * The SQS handler of a user's window stage: each message names the stage and one window
+ * ({@link windowTaskMessage}, or a schedule's `"window": "closed"`), and the handler brings that
+ * window's output up to date with `task.run(window)` under the invocation's deadline. Each record
+ * gets a classified outcome: processed (published or replaced), skipped with the reason (already
+ * current: nothing is rewritten), or failed, retryable or not (the task's error says; a message that
+ * is malformed, for another stage or names a window the stage's scheme does not have is refused by
+ * name, not retryable). A give-up gets a failure record for `rerun redrive`; the partial batch
+ * response lists what must come back. Windows run one at a time, in order (a FIFO queue).
+ *
+ * @example
+ * import { createAwsClients } from 'rerun-pipeline';
+ * import { createWindowTaskHandler } from 'rerun-pipeline/window';
+ * import { dailyCounts } from './dailyCounts.js';
+ * export const handler = createWindowTaskHandler({ task: dailyCounts, clients: createAwsClients() });
+ */
+export function createWindowTaskHandler(
+  options: WindowTaskHandlerOptions,
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  const { task } = options;
+  const stage = options.stage ?? task.definition.name;
+  const { bucket } = task.definition.output;
+  const store = new S3ObjectStore(options.clients.s3);
+  const reader = new S3PartitionStore(options.clients.s3);
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  const limits = options.limits ?? {};
+  return createTaskBatchHandler<{ window: PartitionWindow; origin: string }>({
+    name: stage,
+    logger,
+    // A window reads many inputs; one at a time keeps the memory bound of one window per invocation.
+    concurrency: 1,
+    ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
+    ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
+    failureRecorder:
+      options.failureRecorder ??
+      new S3FailureRecorder({
+        store,
+        sqs: options.clients.sqs,
+        bucket,
+        prefix: options.failurePrefix ?? DEFAULT_FAILURE_PREFIX,
+        logger,
+        // A window task is about a window, not about one input: nothing to index by object.
+        indexByObject: false,
+      }),
+    parse(record) {
+      const sent = Number(record.attributes?.SentTimestamp);
+      const parsed = parseWindowTaskMessage(record.body, {
+        stage,
+        scheme: task.scheme,
+        ...(Number.isFinite(sent) ? { sentTimestampMs: sent } : {}),
+      });
+      if (parsed.kind === 'invalid') return parsed;
+      return {
+        kind: 'task',
+        task: { window: parsed.window, origin: parsed.origin },
+        source: { bucket, key: windowOutputKeys(task.scheme, parsed.window, task.definition.output).outputKey },
+      };
+    },
+    async run(work, context) {
+      const outcome = await task.run(work.window, {
+        store,
+        reader,
+        logger: context.logger,
+        ...(limits.maxInputs !== undefined ? { maxInputs: limits.maxInputs } : {}),
+        ...(limits.maxOutputBytes !== undefined ? { maxOutputBytes: limits.maxOutputBytes } : {}),
+        ...(limits.maxRounds !== undefined ? { maxRounds: limits.maxRounds } : {}),
+        deadline: { ...context.deadline, now },
+      });
+      const origin = work.origin === 'window' ? '' : ` [${work.origin}]`;
+      return {
+        status: outcome.status,
+        reason: `${work.window.name}: ${outcome.reason}${origin}`,
+        outputKey: outcome.outputKey,
+      };
+    },
+  });
+}

@@ -1,0 +1,212 @@
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ensureQueue } from '../../local/provision.js';
+import { toSqsRecord } from '../../local/runner/sqsRecord.js';
+import { RerunError } from '../../src/errors.js';
+import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
+import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { createWindowTaskHandler } from '../../src/window/createWindowTaskHandler.js';
+import { defineWindowTask } from '../../src/window/defineWindowTask.js';
+import { scheduledWindowTaskBody, windowTaskMessage } from '../../src/window/windowTaskMessage.js';
+import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { OFFLINE_CONTEXT } from '../support/offlineBatch.js';
+import { createBucket, listKeys, readText } from '../support/s3.js';
+
+const HOURLY = 'year={yyyy}/month={MM}/day={dd}/hour={HH}';
+const CORRUPT_DAY = '2026-12-04';
+
+/** A user's daily stage over hourly inputs; its build refuses 2026-12-04 as corrupt (not retryable). */
+function dailyFiles(bucket: string) {
+  return defineWindowTask({
+    name: 'daily-files',
+    codeVersion: 'daily-files@1',
+    partitions: { kind: 'time', grain: 'daily', template: 'dt={yyyy}-{MM}-{dd}' },
+    inputs: [{ name: 'hourly', prefix: 'events/', partitions: { kind: 'time', grain: 'hourly', template: HOURLY } }],
+    output: { bucket, prefix: 'daily/', fileName: 'files.json', contentType: 'application/json' },
+    async build(inputs, writer, context) {
+      if (context.window.name === CORRUPT_DAY) {
+        throw new RerunError(`an input of ${CORRUPT_DAY} is corrupt: fix it, then redrive`, { retryable: false });
+      }
+      const paths: string[] = [];
+      for await (const input of inputs) {
+        paths.push(input.path);
+        input.body.resume();
+      }
+      writer.write(`${JSON.stringify({ window: context.window.name, paths })}\n`);
+      return { files: paths.length };
+    },
+  });
+}
+
+describe('createWindowTaskHandler: a user window stage run from its FIFO queue, against the emulator', () => {
+  const log = new RequestLog();
+  const clients = testClients(log);
+  let bucket: string;
+  let queue: { url: string; arn: string; name: string };
+  let handler: ReturnType<typeof createWindowTaskHandler>;
+
+  const hour = (day: string, h: string, name: string) =>
+    clients.s3.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: `events/year=2026/month=12/day=${day}/hour=${h}/${name}`,
+        Body: '{"n":1}\n',
+      }),
+    );
+
+  /** Sends the bodies to the FIFO queue and receives them as Lambda would hand them over, in the order sent. */
+  async function deliver(messages: { body: string; groupId: string; deduplicationId: string }[]): Promise<SQSEvent> {
+    for (const m of messages) {
+      await clients.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: queue.url,
+          MessageBody: m.body,
+          MessageGroupId: m.groupId,
+          MessageDeduplicationId: m.deduplicationId,
+        }),
+      );
+    }
+    const received = await clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }),
+    );
+    const records = (received.Messages ?? []).map((m) => toSqsRecord(m, { queueArn: queue.arn, region: 'us-east-1' }));
+    expect(records).toHaveLength(messages.length);
+    // SQS returns several groups in no promised order; Lambda hands over what it received: pin the order sent.
+    const order = messages.map((m) => m.body);
+    records.sort((a, b) => order.indexOf(a.body) - order.indexOf(b.body));
+    return { Records: records };
+  }
+  const ids = (event: SQSEvent) => event.Records.map((r: SQSRecord) => r.messageId);
+  const recorder = () => new S3FailureRecorder({ store: new S3ObjectStore(clients.s3), sqs: clients.sqs, bucket });
+
+  beforeEach(async () => {
+    bucket = await createBucket(clients.s3, uniqueName('wth'));
+    const name = `${uniqueName('wth-q')}.fifo`;
+    const dlq = await ensureQueue(clients, name.replace('.fifo', '-dlq.fifo'), { FifoQueue: 'true' });
+    const redrive = JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: 3 });
+    queue = { ...(await ensureQueue(clients, name, { FifoQueue: 'true', RedrivePolicy: redrive })), name };
+    handler = createWindowTaskHandler({ task: dailyFiles(bucket), clients });
+    await hour('05', '00', 'a.json');
+    await hour('05', '13', 'b.json');
+    await hour('04', '10', 'c.json');
+  });
+
+  it('publishes the good window, records the failing one and answers the partial batch response', async () => {
+    const good = windowTaskMessage({ stage: 'daily-files', window: '2026-12-05' });
+    const corrupt = windowTaskMessage({ stage: 'daily-files', window: CORRUPT_DAY });
+    const malformed = { body: '{"type":"rerun.window","version":1', groupId: 'junk', deduplicationId: 'junk-1' };
+    const event = await deliver([good, corrupt, malformed]);
+    const [goodId, corruptId, malformedId] = ids(event);
+
+    const response = await handler(event, OFFLINE_CONTEXT);
+
+    // The corrupt day failed; on a FIFO queue the record after it was not started (AWS keeps the order
+    // of a FIFO batch only if every later record is reported too).
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: corruptId }, { itemIdentifier: malformedId }] });
+    expect(JSON.parse(await readText(clients.s3, bucket, 'daily/dt=2026-12-05/files.json'))).toEqual({
+      window: '2026-12-05',
+      paths: ['year=2026/month=12/day=05/hour=00/a.json', 'year=2026/month=12/day=05/hour=13/b.json'],
+    });
+    expect(await listKeys(clients.s3, bucket, 'daily/dt=2026-12-04/')).toEqual([]);
+    expect(goodId).toBeDefined();
+
+    // The non-retryable failure is a give-up at once: its record names the window and the build's reason.
+    const record = await recorder().read(queue.name, corruptId as string);
+    expect(record).toMatchObject({
+      messageId: corruptId,
+      givenUp: 'non-retryable',
+      retryable: false,
+      subject: `s3://${bucket}/daily/dt=2026-12-04/files.json`,
+    });
+    expect(record?.reason).toContain('an input of 2026-12-04 is corrupt');
+    // The unstarted record is retryable and has no record yet.
+    expect(await recorder().read(queue.name, malformedId as string)).toBeUndefined();
+
+    // Delivered again alone, the malformed body is refused by name, not retryable, with its record.
+    const again = { Records: event.Records.filter((r) => r.messageId === malformedId) };
+    expect(await handler(again, OFFLINE_CONTEXT)).toEqual({ batchItemFailures: [{ itemIdentifier: malformedId }] });
+    expect(await recorder().read(queue.name, malformedId as string)).toMatchObject({
+      givenUp: 'non-retryable',
+      reason: 'not a window task message: the body is not a JSON object',
+    });
+  });
+
+  it('a duplicate message for a published window is skipped and nothing is rewritten', async () => {
+    const first = await deliver([windowTaskMessage({ stage: 'daily-files', window: '2026-12-05' })]);
+    expect(await handler(first, OFFLINE_CONTEXT)).toEqual({ batchItemFailures: [] });
+    // What Lambda does with a success: delete it (a FIFO group delivers nothing behind a message in flight).
+    await clients.sqs.send(
+      new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: first.Records[0]?.receiptHandle }),
+    );
+    const before = await listKeys(clients.s3, bucket, 'daily/');
+
+    // A copy past FIFO's deduplication (another token): the same window asked for again.
+    const duplicate = await deliver([
+      windowTaskMessage({ stage: 'daily-files', window: '2026-12-05', token: 'again' }),
+    ]);
+    log.clear();
+    const outcomes: { status: string; reason: string }[] = [];
+    const watched = createWindowTaskHandler({
+      task: dailyFiles(bucket),
+      clients,
+      onOutcome: (o) => void outcomes.push(o),
+    });
+    expect(await watched(duplicate, OFFLINE_CONTEXT)).toEqual({ batchItemFailures: [] });
+    expect(outcomes).toMatchObject([{ status: 'skipped', reason: expect.stringMatching(/^2026-12-05: already done/) }]);
+    expect(log.count({ operation: 'PutObject' })).toBe(0);
+    expect(log.count({ operation: 'DeleteObject' })).toBe(0);
+    expect(await listKeys(clients.s3, bucket, 'daily/')).toEqual(before);
+  });
+
+  it("refuses by name, not retryable, a message for another stage or a window outside the stage's scheme", async () => {
+    const cases = [
+      [
+        windowTaskMessage({ stage: 'hourly-files', window: '2026-12-05' }),
+        /for the stage "hourly-files", not "daily-files"/,
+      ],
+      [
+        windowTaskMessage({ stage: 'daily-files', window: '2026-12-05T10' }),
+        /the window "2026-12-05T10" is not one of the stage "daily-files"/,
+      ],
+      [
+        {
+          body: JSON.stringify({
+            ...JSON.parse(windowTaskMessage({ stage: 'daily-files', window: '2026-12-05' }).body),
+            version: 2,
+          }),
+          groupId: 'v2',
+          deduplicationId: 'v2',
+        },
+        /version 2 is not one this handler reads/,
+      ],
+    ] as const;
+    for (const [message, reason] of cases) {
+      const event = await deliver([message]);
+      const [id] = ids(event);
+      expect(await handler(event, OFFLINE_CONTEXT)).toEqual({ batchItemFailures: [{ itemIdentifier: id }] });
+      const record = await recorder().read(queue.name, id as string);
+      expect(record).toMatchObject({ givenUp: 'non-retryable', retryable: false });
+      expect(record?.reason).toMatch(reason);
+    }
+    expect(await listKeys(clients.s3, bucket, 'daily/')).toEqual([]);
+  });
+
+  it('starts no window when the invocation is past its deadline margin: the record comes back, nothing is written', async () => {
+    const event = await deliver([windowTaskMessage({ stage: 'daily-files', window: '2026-12-05' })]);
+    const late = createWindowTaskHandler({ task: dailyFiles(bucket), clients, deadlineMarginMs: 5_000 });
+    const nearlyOut = { ...OFFLINE_CONTEXT, getRemainingTimeInMillis: () => 1_000 };
+    expect(await late(event, nearlyOut)).toEqual({ batchItemFailures: [{ itemIdentifier: ids(event)[0] }] });
+    expect(await listKeys(clients.s3, bucket, 'daily/')).toEqual([]);
+  });
+
+  it("a schedule's message builds the window that closed last before the rule fired", async () => {
+    const body = JSON.stringify(scheduledWindowTaskBody('daily-files', '2026-12-06T00:15:00Z'));
+    const event = await deliver([{ body, groupId: 'schedule-daily-files', deduplicationId: 's-1' }]);
+    expect(await handler(event, OFFLINE_CONTEXT)).toEqual({ batchItemFailures: [] });
+    expect(await listKeys(clients.s3, bucket, 'daily/dt=2026-12-05/files.json')).toEqual([
+      'daily/dt=2026-12-05/files.json',
+    ]);
+  });
+});
