@@ -125,9 +125,12 @@ export async function processSqsRecord(
         break;
       }
       current = { bucket: object.bucket, key: object.key };
+      // Judged before the object runs, at the moment its own freshness is judged: a long run must not
+      // turn S3's fresh delivery into one that lists the failure index.
+      const mayFollow = mayFollowAFailure(run, delivery, object);
       const { outcome, effect } = await runObject(run, object, current, delivery);
       outcomes.push(outcome);
-      superseding.push(mayFollowAFailure(run, delivery, object));
+      superseding.push(mayFollow);
       if (effect?.executed) effectsExecuted++;
       if (effect) notes.push(effect.note);
     }
