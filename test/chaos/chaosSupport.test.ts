@@ -10,6 +10,7 @@ import { LineageKind, markerKey, stagingKey, summaryKey, summaryLayout } from '.
 import { buildSummaryMetadata } from '../../app/partition/summaryMetadata.js';
 import type { SinkDelivery } from '../../local/sink/WebhookSink.js';
 import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
+import { FAILURE_RECORD_SCHEMA, LAST_ATTEMPT_STARTED_REASON } from '../../src/failures/failureRecord.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
 import { outputNotificationKey } from '../../src/notify/outputNotification.js';
 import { classifyAwsRequest } from './support/awsRequest.js';
@@ -442,6 +443,34 @@ describe('verifySummaries: the summary stage against the final lineage and the c
     expect(kept).toMatchObject({ summariesWithKeptDeleted: 1, lost: 0 });
     const notDeleted = await verify([input, summary, marker()], { clean: cleanWithout });
     expect(notDeleted.problems).toEqual([expect.stringMatching(/lineage differs from the clean run/)]);
+  });
+
+  it('reports a healthy summary dead letter with what its failure record says, as rerun redrive shows it', async () => {
+    // The last receive wrote its provisional record before it started, then timed out.
+    const record: SnapshotObject = {
+      key: 'failures/sum-q.fifo/m1.json',
+      bytes: Buffer.from(
+        JSON.stringify({
+          schema: FAILURE_RECORD_SCHEMA,
+          queueName: 'sum-q.fifo',
+          messageId: 'm1',
+          receiveCount: 5,
+          maxReceiveCount: 5,
+          givenUp: 'last-receive',
+          retryable: true,
+          reason: LAST_ATTEMPT_STARTED_REASON,
+        }),
+      ),
+      lastModified: 4000,
+      head: { etag: 'f', contentLength: 0, metadata: {} },
+    };
+    const healthy = '{"type":"summarize","partition":"dt=2026-01-05"}';
+    const withRecord = await verify([input, summary, marker(), record], { summaryDlq: ['not a task', healthy] });
+    expect(withRecord.problems).toEqual([
+      expect.stringContaining(`failure record: 5/5: ${LAST_ATTEMPT_STARTED_REASON}`),
+    ]);
+    const without = await verify([input, summary, marker()], { summaryDlq: ['not a task', healthy] });
+    expect(without.problems).toEqual([expect.stringContaining('failure record: none')]);
   });
 
   it('requires the summarize DLQ to hold exactly the summary poison', async () => {

@@ -29,7 +29,14 @@ import type { OutputHead } from '../../../src/done/judgeOutput.js';
 import type { Day } from '../../../src/keys/partition.js';
 import { createLedgerTable } from '../../../src/ledger/createLedgerTable.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
-import { emptyStats, type FaultPlan, FaultProxy, type FaultProxyStats, type Interceptor } from './FaultProxy.js';
+import {
+  emptyStats,
+  type FaultPlan,
+  FaultProxy,
+  type FaultProxyStats,
+  type Interceptor,
+  type ProxyLogEntry,
+} from './FaultProxy.js';
 import { emptyRunnerTotals, type RunnerEvent, RunnerSupervisor, type RunnerTotals } from './RunnerSupervisor.js';
 
 /** Runner settings of a chaos pipeline (the event source mapping of each runner process). */
@@ -205,16 +212,39 @@ export class ChaosPipeline {
           options.onRunnerEvent?.(event, { stage, index });
         },
       });
+    // CHAOS_DEBUG=1 also prints every request a runner made, when it arrived at its proxy and how it
+    // ended, so a receive that died can be matched with the request it was waiting for.
+    const traceRequests = (stage: ChaosStage, index: number, leg: 'aws' | 'webhook') =>
+      process.env.CHAOS_DEBUG
+        ? {
+            onRequestDone: (entry: ProxyLogEntry, timing: { startedAt: number; endedAt: number }) =>
+              process.stderr.write(
+                `${new Date(timing.endedAt).toISOString()} ${id} ${stage}#${index} ${JSON.stringify({
+                  event: 'request',
+                  leg,
+                  operation: `${entry.service}:${entry.operation}`,
+                  path: decodeURIComponent(entry.url.split('?')[0] ?? '').slice(0, 120),
+                  startedAt: new Date(timing.startedAt).toISOString(),
+                  ms: timing.endedAt - timing.startedAt,
+                  ...(entry.fault ? { fault: entry.fault } : {}),
+                  ...(entry.status !== undefined ? { status: entry.status } : {}),
+                  ...(entry.dropped ? { dropped: true } : {}),
+                })}\n`,
+              ),
+          }
+        : {};
     for (let index = 0; index < (options.runners ?? 1); index++) {
       const aws = await FaultProxy.start({
         upstream: options.endpoint,
         seed: seed * 101 + index,
         plan: options.awsFaults ?? {},
+        ...traceRequests(ChaosStage.NORMALIZE, index, 'aws'),
       });
       const webhook = await FaultProxy.start({
         upstream: sink.url,
         seed: seed * 103 + index,
         plan: options.webhookFaults ?? {},
+        ...traceRequests(ChaosStage.NORMALIZE, index, 'webhook'),
       });
       const runner = supervise(ChaosStage.NORMALIZE, index, {
         AWS_ENDPOINT_URL: aws.url,
@@ -230,6 +260,7 @@ export class ChaosPipeline {
         upstream: options.endpoint,
         seed: seed * 107 + index,
         plan: options.awsFaults ?? {},
+        ...traceRequests(ChaosStage.SUMMARIZE, index, 'aws'),
       });
       const runner = supervise(ChaosStage.SUMMARIZE, index, {
         AWS_ENDPOINT_URL: aws.url,

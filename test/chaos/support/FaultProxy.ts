@@ -95,6 +95,15 @@ export interface FaultProxyOptions {
   readonly classify?: typeof classifyAwsRequest;
   /** Keep every request in {@link FaultProxy.log}. @default true */
   readonly keepLog?: boolean;
+  /**
+   * Called once per request when the proxy is done with it, with when it arrived and ended (epoch
+   * ms): `CHAOS_DEBUG` prints each one, to tell what a receive that died was waiting for.
+   * @default none
+   */
+  readonly onRequestDone?: (
+    entry: ProxyLogEntry,
+    timing: { readonly startedAt: number; readonly endedAt: number },
+  ) => void;
 }
 
 /** Totals of a {@link FaultProxy}. */
@@ -258,7 +267,8 @@ export class FaultProxy {
       requestBodyBytes: 0,
       responseBodyBytes: 0,
     };
-    this.openEntries.set(entry.id, { entry, since: Date.now() });
+    const startedAt = Date.now();
+    this.openEntries.set(entry.id, { entry, since: startedAt });
     try {
       await this.process(req, res, entry);
     } finally {
@@ -266,6 +276,7 @@ export class FaultProxy {
       this.open--;
       this.lastActivity = Date.now();
       this.record(entry);
+      this.options.onRequestDone?.(entry, { startedAt, endedAt: this.lastActivity });
     }
   }
 

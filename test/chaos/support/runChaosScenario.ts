@@ -292,6 +292,7 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       clean: reference.summaries ?? new Map(),
       deleted: lineageOfInputs(plan.deletes, worker, snapshot.inputBucket, pipeline.summaryLayout),
       poison: summaryPoison,
+      failurePrefix: env.topology.failurePrefix,
       crashStorm: {
         maxReceiveCount: env.topology.summarize.maxReceiveCount,
         diedWhileHeld: stats.byStage.summarize.diedWhileHeld,
