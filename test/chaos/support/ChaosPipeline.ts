@@ -31,6 +31,7 @@ import { createLedgerTable } from '../../../src/ledger/createLedgerTable.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import {
   emptyStats,
+  FaultKind,
   type FaultPlan,
   FaultProxy,
   type FaultProxyStats,
@@ -370,7 +371,11 @@ export class ChaosPipeline {
               else {
                 const sender = receiverOf.get(entry.id);
                 receiverOf.delete(entry.id);
-                if (entry.responseText && sender !== undefined) {
+                // An answer the proxy drops (reset-after) never reaches the process: SQS counted
+                // the receive, nobody holds the messages, so that receive died with each of them.
+                if (entry.responseText && entry.fault === FaultKind.RESET_AFTER) {
+                  slot.runner.noteLost(receivedMessageIds(entry.responseText));
+                } else if (entry.responseText && sender !== undefined) {
                   slot.runner.noteReceived(receivedMessageIds(entry.responseText), sender);
                 }
               }
