@@ -8,6 +8,7 @@ import { referenceInputRules } from '../../app/partition/referenceInputRules.js'
 import { summaryCoverageOf } from '../../app/partition/summaryCoverage.js';
 import { LineageKind, markerKey, stagingKey, summaryKey, summaryLayout } from '../../app/partition/summaryLayout.js';
 import { buildSummaryMetadata } from '../../app/partition/summaryMetadata.js';
+import { topology } from '../../app/topology.js';
 import type { SinkDelivery } from '../../local/sink/WebhookSink.js';
 import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
 import { FAILURE_RECORD_SCHEMA, LAST_ATTEMPT_STARTED_REASON } from '../../src/failures/failureRecord.js';
@@ -18,6 +19,7 @@ import type { PipelineSnapshot, SnapshotObject } from './support/ChaosPipeline.j
 import { formatChaosTable } from './support/chaosTable.js';
 import { killPointsOf } from './support/itemBoundaryKills.js';
 import { createPrng } from './support/prng.js';
+import { chaosTopology, fullScenarios, withSummarizeTimeout } from './support/scenarios.js';
 import {
   type CleanReference,
   checkDlqHoldsPoison,
@@ -68,6 +70,23 @@ describe('classifyAwsRequest: the operation from what is on the wire', () => {
       service: 'HTTP',
       operation: 'POST',
     });
+  });
+});
+
+describe('the chaos topology against the deployed one', () => {
+  it('gives everything-at-once a summarize timeout scaled from the deployed topology like normalize, with the visibility timeout Lambda requires', () => {
+    const everything = fullScenarios(0).find((s) => s.name === 'everything-at-once');
+    const seconds = everything?.summarizeTimeoutSeconds ?? chaosTopology.summarize.functionTimeoutSeconds;
+    // As deployed, summarize has 5 times normalize's time (300 s against 60 s); 8 s for both
+    // starved its summary tasks beside the CPU hog (issue 33).
+    expect(seconds / chaosTopology.normalize.functionTimeoutSeconds).toBe(
+      topology.summarize.functionTimeoutSeconds / topology.normalize.functionTimeoutSeconds,
+    );
+    const scaled = withSummarizeTimeout(chaosTopology, seconds);
+    expect(scaled.summarize).toMatchObject({ functionTimeoutSeconds: seconds, visibilityTimeoutSeconds: seconds });
+    expect(scaled.summarize.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(scaled.summarize.functionTimeoutSeconds);
+    expect(scaled.normalize).toEqual(chaosTopology.normalize);
+    expect(scaled.summarize.maxReceiveCount).toBe(topology.summarize.maxReceiveCount);
   });
 });
 

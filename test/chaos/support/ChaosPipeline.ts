@@ -267,6 +267,8 @@ export class ChaosPipeline {
         AWS_ENDPOINT_URL: aws.url,
         INPUT_BUCKET: stack.inputBucket,
         RUNNER_HANDLER: 'functions/summarize/handler.ts',
+        // Its own function's timeout, as deployed (a scenario may give summarize more than normalize).
+        RUNNER_FUNCTION_TIMEOUT: String(options.topology.summarize.functionTimeoutSeconds),
         RUNNER_QUEUE_URL: summaryStage.queueUrl,
         // One partition task per invocation, as the stack's event source mapping.
         RUNNER_BATCH_SIZE: String(options.topology.summarize.batchSize),
