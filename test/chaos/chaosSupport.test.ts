@@ -8,8 +8,10 @@ import { referenceInputRules } from '../../app/partition/referenceInputRules.js'
 import { summaryCoverageOf } from '../../app/partition/summaryCoverage.js';
 import { LineageKind, markerKey, stagingKey, summaryKey, summaryLayout } from '../../app/partition/summaryLayout.js';
 import { buildSummaryMetadata } from '../../app/partition/summaryMetadata.js';
+import { topology } from '../../app/topology.js';
 import type { SinkDelivery } from '../../local/sink/WebhookSink.js';
 import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
+import { FAILURE_RECORD_SCHEMA, LAST_ATTEMPT_STARTED_REASON } from '../../src/failures/failureRecord.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
 import { outputNotificationKey } from '../../src/notify/outputNotification.js';
 import { classifyAwsRequest } from './support/awsRequest.js';
@@ -17,6 +19,7 @@ import type { PipelineSnapshot, SnapshotObject } from './support/ChaosPipeline.j
 import { formatChaosTable } from './support/chaosTable.js';
 import { killPointsOf } from './support/itemBoundaryKills.js';
 import { createPrng } from './support/prng.js';
+import { chaosTopology, fullScenarios, withSummarizeTimeout } from './support/scenarios.js';
 import {
   type CleanReference,
   checkDlqHoldsPoison,
@@ -67,6 +70,23 @@ describe('classifyAwsRequest: the operation from what is on the wire', () => {
       service: 'HTTP',
       operation: 'POST',
     });
+  });
+});
+
+describe('the chaos topology against the deployed one', () => {
+  it('gives everything-at-once a summarize timeout scaled from the deployed topology like normalize, with the visibility timeout Lambda requires', () => {
+    const everything = fullScenarios(0).find((s) => s.name === 'everything-at-once');
+    const seconds = everything?.summarizeTimeoutSeconds ?? chaosTopology.summarize.functionTimeoutSeconds;
+    // As deployed, summarize has 5 times normalize's time (300 s against 60 s); 8 s for both
+    // starved its summary tasks beside the CPU hog (issue 33).
+    expect(seconds / chaosTopology.normalize.functionTimeoutSeconds).toBe(
+      topology.summarize.functionTimeoutSeconds / topology.normalize.functionTimeoutSeconds,
+    );
+    const scaled = withSummarizeTimeout(chaosTopology, seconds);
+    expect(scaled.summarize).toMatchObject({ functionTimeoutSeconds: seconds, visibilityTimeoutSeconds: seconds });
+    expect(scaled.summarize.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(scaled.summarize.functionTimeoutSeconds);
+    expect(scaled.normalize).toEqual(chaosTopology.normalize);
+    expect(scaled.summarize.maxReceiveCount).toBe(topology.summarize.maxReceiveCount);
   });
 });
 
@@ -442,6 +462,34 @@ describe('verifySummaries: the summary stage against the final lineage and the c
     expect(kept).toMatchObject({ summariesWithKeptDeleted: 1, lost: 0 });
     const notDeleted = await verify([input, summary, marker()], { clean: cleanWithout });
     expect(notDeleted.problems).toEqual([expect.stringMatching(/lineage differs from the clean run/)]);
+  });
+
+  it('reports a healthy summary dead letter with what its failure record says, as rerun redrive shows it', async () => {
+    // The last receive wrote its provisional record before it started, then timed out.
+    const record: SnapshotObject = {
+      key: 'failures/sum-q.fifo/m1.json',
+      bytes: Buffer.from(
+        JSON.stringify({
+          schema: FAILURE_RECORD_SCHEMA,
+          queueName: 'sum-q.fifo',
+          messageId: 'm1',
+          receiveCount: 5,
+          maxReceiveCount: 5,
+          givenUp: 'last-receive',
+          retryable: true,
+          reason: LAST_ATTEMPT_STARTED_REASON,
+        }),
+      ),
+      lastModified: 4000,
+      head: { etag: 'f', contentLength: 0, metadata: {} },
+    };
+    const healthy = '{"type":"summarize","partition":"dt=2026-01-05"}';
+    const withRecord = await verify([input, summary, marker(), record], { summaryDlq: ['not a task', healthy] });
+    expect(withRecord.problems).toEqual([
+      expect.stringContaining(`failure record: 5/5: ${LAST_ATTEMPT_STARTED_REASON}`),
+    ]);
+    const without = await verify([input, summary, marker()], { summaryDlq: ['not a task', healthy] });
+    expect(without.problems).toEqual([expect.stringContaining('failure record: none')]);
   });
 
   it('requires the summarize DLQ to hold exactly the summary poison', async () => {

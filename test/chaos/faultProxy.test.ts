@@ -171,6 +171,37 @@ describe('FaultProxy: HTTP-level faults in front of the emulator', () => {
     expect(await stored.Body?.transformToString()).toBe('kept');
   });
 
+  it('reset-after on ReceiveMessage: the interceptor still sees the messages SQS handed out, which the client never gets', async () => {
+    const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
+    const sent = await direct.sqs.send(
+      new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'lost on the way back' }),
+    );
+    const seen: { phase: string; fault?: string; responseText?: string }[] = [];
+    const proxy = await FaultProxy.start({
+      upstream: awsEndpoint(),
+      plan: { rates: { [FaultKind.RESET_AFTER]: 1 } },
+      intercept: (entry, phase) => {
+        if (entry.operation === 'ReceiveMessage') {
+          seen.push({
+            phase,
+            ...(entry.fault ? { fault: entry.fault } : {}),
+            ...(entry.responseText ? { responseText: entry.responseText } : {}),
+          });
+        }
+        return 'continue';
+      },
+    });
+    proxies.push(proxy);
+    const { sqs } = createPipelineClients({ endpoint: proxy.url, region: 'us-east-1', maxAttempts: 1 });
+    await failure(
+      sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60 })),
+    );
+    // SQS applied the receive (the message is in flight, its receive counted); only the proxy saw it.
+    const after = seen.find((s) => s.phase === 'after-response');
+    expect(after).toMatchObject({ fault: FaultKind.RESET_AFTER });
+    expect(after?.responseText).toContain(sent.MessageId as string);
+  });
+
   it('rejects unknown fault kinds and rates that add up to more than 1', async () => {
     await expect(
       FaultProxy.start({ upstream: awsEndpoint(), plan: { rates: { nope: 0.1 } as never } }),

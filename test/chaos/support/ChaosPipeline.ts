@@ -29,7 +29,15 @@ import type { OutputHead } from '../../../src/done/judgeOutput.js';
 import type { Day } from '../../../src/keys/partition.js';
 import { createLedgerTable } from '../../../src/ledger/createLedgerTable.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
-import { emptyStats, type FaultPlan, FaultProxy, type FaultProxyStats, type Interceptor } from './FaultProxy.js';
+import {
+  emptyStats,
+  FaultKind,
+  type FaultPlan,
+  FaultProxy,
+  type FaultProxyStats,
+  type Interceptor,
+  type ProxyLogEntry,
+} from './FaultProxy.js';
 import { emptyRunnerTotals, type RunnerEvent, RunnerSupervisor, type RunnerTotals } from './RunnerSupervisor.js';
 
 /** Runner settings of a chaos pipeline (the event source mapping of each runner process). */
@@ -205,16 +213,39 @@ export class ChaosPipeline {
           options.onRunnerEvent?.(event, { stage, index });
         },
       });
+    // CHAOS_DEBUG=1 also prints every request a runner made, when it arrived at its proxy and how it
+    // ended, so a receive that died can be matched with the request it was waiting for.
+    const traceRequests = (stage: ChaosStage, index: number, leg: 'aws' | 'webhook') =>
+      process.env.CHAOS_DEBUG
+        ? {
+            onRequestDone: (entry: ProxyLogEntry, timing: { startedAt: number; endedAt: number }) =>
+              process.stderr.write(
+                `${new Date(timing.endedAt).toISOString()} ${id} ${stage}#${index} ${JSON.stringify({
+                  event: 'request',
+                  leg,
+                  operation: `${entry.service}:${entry.operation}`,
+                  path: decodeURIComponent(entry.url.split('?')[0] ?? '').slice(0, 120),
+                  startedAt: new Date(timing.startedAt).toISOString(),
+                  ms: timing.endedAt - timing.startedAt,
+                  ...(entry.fault ? { fault: entry.fault } : {}),
+                  ...(entry.status !== undefined ? { status: entry.status } : {}),
+                  ...(entry.dropped ? { dropped: true } : {}),
+                })}\n`,
+              ),
+          }
+        : {};
     for (let index = 0; index < (options.runners ?? 1); index++) {
       const aws = await FaultProxy.start({
         upstream: options.endpoint,
         seed: seed * 101 + index,
         plan: options.awsFaults ?? {},
+        ...traceRequests(ChaosStage.NORMALIZE, index, 'aws'),
       });
       const webhook = await FaultProxy.start({
         upstream: sink.url,
         seed: seed * 103 + index,
         plan: options.webhookFaults ?? {},
+        ...traceRequests(ChaosStage.NORMALIZE, index, 'webhook'),
       });
       const runner = supervise(ChaosStage.NORMALIZE, index, {
         AWS_ENDPOINT_URL: aws.url,
@@ -230,11 +261,14 @@ export class ChaosPipeline {
         upstream: options.endpoint,
         seed: seed * 107 + index,
         plan: options.awsFaults ?? {},
+        ...traceRequests(ChaosStage.SUMMARIZE, index, 'aws'),
       });
       const runner = supervise(ChaosStage.SUMMARIZE, index, {
         AWS_ENDPOINT_URL: aws.url,
         INPUT_BUCKET: stack.inputBucket,
         RUNNER_HANDLER: 'functions/summarize/handler.ts',
+        // Its own function's timeout, as deployed (a scenario may give summarize more than normalize).
+        RUNNER_FUNCTION_TIMEOUT: String(options.topology.summarize.functionTimeoutSeconds),
         RUNNER_QUEUE_URL: summaryStage.queueUrl,
         // One partition task per invocation, as the stack's event source mapping.
         RUNNER_BATCH_SIZE: String(options.topology.summarize.batchSize),
@@ -339,7 +373,11 @@ export class ChaosPipeline {
               else {
                 const sender = receiverOf.get(entry.id);
                 receiverOf.delete(entry.id);
-                if (entry.responseText && sender !== undefined) {
+                // An answer the proxy drops (reset-after) never reaches the process: SQS counted
+                // the receive, nobody holds the messages, so that receive died with each of them.
+                if (entry.responseText && entry.fault === FaultKind.RESET_AFTER) {
+                  slot.runner.noteLost(receivedMessageIds(entry.responseText));
+                } else if (entry.responseText && sender !== undefined) {
                   slot.runner.noteReceived(receivedMessageIds(entry.responseText), sender);
                 }
               }

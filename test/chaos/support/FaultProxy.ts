@@ -75,6 +75,8 @@ export type InterceptPhase = 'before-forward' | 'after-response';
  * Called for every request at both phases. Return `drop` to reset the connection (after awaiting
  * whatever must happen first, e.g. killing the client process): at `before-forward` the request is
  * then never applied, at `after-response` it was applied but the client never sees the answer.
+ * A request the plan resets after the server applied it ({@link FaultKind.RESET_AFTER}) reaches
+ * `after-response` too, with `entry.fault` set: its connection drops whatever the interceptor answers.
  */
 export type Interceptor = (
   entry: ProxyLogEntry,
@@ -95,6 +97,15 @@ export interface FaultProxyOptions {
   readonly classify?: typeof classifyAwsRequest;
   /** Keep every request in {@link FaultProxy.log}. @default true */
   readonly keepLog?: boolean;
+  /**
+   * Called once per request when the proxy is done with it, with when it arrived and ended (epoch
+   * ms): `CHAOS_DEBUG` prints each one, to tell what a receive that died was waiting for.
+   * @default none
+   */
+  readonly onRequestDone?: (
+    entry: ProxyLogEntry,
+    timing: { readonly startedAt: number; readonly endedAt: number },
+  ) => void;
 }
 
 /** Totals of a {@link FaultProxy}. */
@@ -258,7 +269,8 @@ export class FaultProxy {
       requestBodyBytes: 0,
       responseBodyBytes: 0,
     };
-    this.openEntries.set(entry.id, { entry, since: Date.now() });
+    const startedAt = Date.now();
+    this.openEntries.set(entry.id, { entry, since: startedAt });
     try {
       await this.process(req, res, entry);
     } finally {
@@ -266,6 +278,7 @@ export class FaultProxy {
       this.open--;
       this.lastActivity = Date.now();
       this.record(entry);
+      this.options.onRequestDone?.(entry, { startedAt, endedAt: this.lastActivity });
     }
   }
 
@@ -340,7 +353,13 @@ export class FaultProxy {
     const payload = Buffer.concat(chunks);
     entry.responseBodyBytes = payload.byteLength;
     this.capture(entry, upstream, payload);
-    if (fault === FaultKind.RESET_AFTER) return drop(req, entry);
+    if (fault === FaultKind.RESET_AFTER) {
+      // The server applied it: the interceptor still sees the answer the client never gets (a
+      // ReceiveMessage's messages are then in flight with nobody holding them). The connection drops
+      // whatever it answers.
+      await this.intercept?.(entry, 'after-response');
+      return drop(req, entry);
+    }
     if ((await this.intercept?.(entry, 'after-response')) === 'drop') return drop(req, entry);
     const status = upstream.statusCode ?? 502;
     entry.status = status;

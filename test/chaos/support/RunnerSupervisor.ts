@@ -138,6 +138,15 @@ export class RunnerSupervisor {
     for (const id of messageIds) this.held.add(id);
   }
 
+  /**
+   * Messages of a ReceiveMessage that SQS applied but whose answer never reached the process (the
+   * connection dropped on the way back): each one's receive counts towards maxReceiveCount, and
+   * no process holds it, so that receive died with it.
+   */
+  noteLost(messageIds: readonly string[]): void {
+    for (const id of messageIds) this.totals.diedWhileHeld[id] = (this.totals.diedWhileHeld[id] ?? 0) + 1;
+  }
+
   /** SIGKILLs the live process and waits until it is gone; a fresh one is started unless stopping. */
   async kill(): Promise<void> {
     const child = this.child;

@@ -13,6 +13,7 @@ import { runCleanReference } from './cleanReference.js';
 import type { FaultPlan, Interceptor, ProxyLogEntry } from './FaultProxy.js';
 import { CHAOS_WINDOW, type ChaosInput, generateInputs, rewriteInput } from './inputs.js';
 import { createPrng, type Prng } from './prng.js';
+import { withSummarizeTimeout } from './scenarios.js';
 import { type ChaosVerdict, type InputHistory, verifyAgainstClean } from './verifyAgainstClean.js';
 import { type SummaryVerdict, verifySummaries } from './verifySummaries.js';
 
@@ -60,6 +61,12 @@ export interface ChaosScenario {
   readonly kills?: Kills;
   /** The same for the summarize runner processes. @default none */
   readonly summaryKills?: Kills;
+  /**
+   * The summarize function's timeout in this scenario, s (its queue's visibility timeout is set to
+   * the same, the least Lambda accepts): see {@link withSummarizeTimeout}.
+   * @default the chaos topology's (as normalize's, 8 s)
+   */
+  readonly summarizeTimeoutSeconds?: number;
   /** Give up after this long. @default 300_000 */
   readonly timeoutMs?: number;
 }
@@ -140,6 +147,10 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
   const id = `chaos-${randomBytes(3).toString('hex')}`;
   const timeoutMs = scenario.timeoutMs ?? 300_000;
   const runner: ChaosRunnerSettings = { ...env.runner, ...scenario.runner };
+  const topology =
+    scenario.summarizeTimeoutSeconds === undefined
+      ? env.topology
+      : withSummarizeTimeout(env.topology, scenario.summarizeTimeoutSeconds);
   const window = CHAOS_WINDOW;
 
   const deletedKeys = new Set(plan.deletes.map((d) => d.key));
@@ -148,7 +159,7 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
     endpoint: env.endpoint,
     clients: env.clients,
     id: `${id}-clean`,
-    topology: env.topology,
+    topology,
     runner,
     // What the input bucket holds at the end, and every content it held before.
     finals: inputs.filter((i) => !deletedKeys.has(i.key)).map((i) => replaced.get(i.key) ?? i),
@@ -166,7 +177,7 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
     endpoint: env.endpoint,
     clients: env.clients,
     id,
-    topology: env.topology,
+    topology,
     runner,
     runners: scenario.runners ?? 1,
     summaryRunners: scenario.summaryRunners ?? scenario.runners ?? 1,
@@ -258,7 +269,7 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
     await pipeline.waitDrained(timeoutMs);
     // A healthy message proven dead-lettered by a crash storm is what an operator redrives; the
     // final state is then checked against the clean run as for every other message.
-    const redriven = await pipeline.redriveProvenCrashStorms(env.topology.normalize.maxReceiveCount);
+    const redriven = await pipeline.redriveProvenCrashStorms(topology.normalize.maxReceiveCount);
     if (redriven.length > 0) {
       await pipeline.waitDrained(timeoutMs);
       await pipeline.backfill(window);
@@ -268,7 +279,7 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
     const snapshot = await pipeline.snapshot();
     const reference = await clean;
     const stats = pipeline.stats();
-    const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, prefixes: env.topology });
+    const worker = createNormalizeWorker({ outputBucket: snapshot.outputBucket, prefixes: topology });
     const verdict = verifyAgainstClean({
       snapshot,
       history: [...history].map(([key, h]): InputHistory => ({ key, etags: h.etags, finalEtag: h.finalEtag })),
@@ -276,10 +287,10 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       worker,
       codeVersion: NORMALIZE_CODE_VERSION,
       poison,
-      failurePrefix: env.topology.failurePrefix,
-      summaryPrefix: env.topology.summaryPrefix,
+      failurePrefix: topology.failurePrefix,
+      summaryPrefix: topology.summaryPrefix,
       crashStorm: {
-        maxReceiveCount: env.topology.normalize.maxReceiveCount,
+        maxReceiveCount: topology.normalize.maxReceiveCount,
         diedWhileHeld: stats.byStage.normalize.diedWhileHeld,
       },
       redriven: redriven.map((m) => m.messageId),
@@ -292,8 +303,9 @@ export async function runChaosScenario(env: ChaosEnvironment, scenario: ChaosSce
       clean: reference.summaries ?? new Map(),
       deleted: lineageOfInputs(plan.deletes, worker, snapshot.inputBucket, pipeline.summaryLayout),
       poison: summaryPoison,
+      failurePrefix: topology.failurePrefix,
       crashStorm: {
-        maxReceiveCount: env.topology.summarize.maxReceiveCount,
+        maxReceiveCount: topology.summarize.maxReceiveCount,
         diedWhileHeld: stats.byStage.summarize.diedWhileHeld,
       },
     });

@@ -263,13 +263,7 @@ export function verifyAgainstClean(input: {
     if (delivery.missingKey) duplicated('a notification without Idempotency-Key');
   }
 
-  const recordReasons = new Map<string, string>();
-  for (const object of snapshot.objects) {
-    if (!object.key.startsWith(input.failurePrefix)) continue;
-    const record = parseFailureRecord(object.bytes);
-    if (record)
-      recordReasons.set(record.messageId, `${record.receiveCount}/${record.maxReceiveCount}: ${record.reason}`);
-  }
+  const recordReasons = failureRecordReasons(snapshot.objects, input.failurePrefix);
   checkDlqHoldsPoison(
     verdict,
     'DLQ',
@@ -317,6 +311,23 @@ export function recorders(verdict: Tally): { lost: (why: string) => void; duplic
       verdict.problems.push(`DUPLICATED ${why}`);
     },
   };
+}
+
+/**
+ * Per message id, what its failure record says (`receive/maxReceiveCount: reason`), for every record
+ * under `failurePrefix` (both stages' queues): what `rerun redrive` would show for a dead letter.
+ */
+export function failureRecordReasons(
+  objects: readonly { readonly key: string; readonly bytes: Uint8Array }[],
+  failurePrefix: string,
+): Map<string, string> {
+  const reasons = new Map<string, string>();
+  for (const object of objects) {
+    if (!object.key.startsWith(failurePrefix)) continue;
+    const record = parseFailureRecord(object.bytes);
+    if (record) reasons.set(record.messageId, `${record.receiveCount}/${record.maxReceiveCount}: ${record.reason}`);
+  }
+  return reasons;
 }
 
 /** Counts into the verdict the DLQ messages that are not poison and the poison missing from it. */

@@ -17,9 +17,10 @@ import {
   summaryRoot,
 } from '../../../app/partition/summaryLayout.js';
 import { failureIndexDayPrefix, parseFailureIndexKey } from '../../../src/failures/failureIndex.js';
+import { DEFAULT_FAILURE_PREFIX } from '../../../src/failures/failureRecord.js';
 import { type Day, daysInWindow, partitionName } from '../../../src/keys/partition.js';
 import type { PipelineSnapshot, SnapshotObject } from './ChaosPipeline.js';
-import { type CrashStormEvidence, checkDlqHoldsPoison, recorders } from './verifyAgainstClean.js';
+import { type CrashStormEvidence, checkDlqHoldsPoison, failureRecordReasons, recorders } from './verifyAgainstClean.js';
 
 /** What a clean run published for one day. */
 export interface CleanSummary {
@@ -85,6 +86,12 @@ export async function verifySummaries(input: {
   readonly poison: readonly string[];
   /** Per-message evidence that lets a healthy dead letter count as a proven crash storm. @default none */
   readonly crashStorm?: CrashStormEvidence;
+  /**
+   * Where the failure records are (`failures/{queue}/{messageId}.json`): a healthy dead letter is
+   * reported with what its record says, as `rerun redrive` would show it.
+   * @default DEFAULT_FAILURE_PREFIX
+   */
+  readonly failurePrefix?: string;
 }): Promise<SummaryVerdict> {
   const { snapshot, layout, codeVersion } = input;
   const verdict: SummaryVerdict = {
@@ -167,7 +174,14 @@ export async function verifySummaries(input: {
     duplicated(`${object.key}: ${what === 'marker' ? 'a second manifest marker' : 'extra object'} under the summaries`);
   }
 
-  checkDlqHoldsPoison(verdict, 'summarize DLQ', snapshot.summaryDlq, input.poison, input.crashStorm);
+  // The records' reasons are read for the report whether or not there is crash-storm evidence:
+  // without them every healthy dead letter read "failure record: none", records or not.
+  const recordReasons = failureRecordReasons(snapshot.objects, input.failurePrefix ?? DEFAULT_FAILURE_PREFIX);
+  checkDlqHoldsPoison(verdict, 'summarize DLQ', snapshot.summaryDlq, input.poison, {
+    maxReceiveCount: input.crashStorm?.maxReceiveCount ?? Number.POSITIVE_INFINITY,
+    diedWhileHeld: input.crashStorm?.diedWhileHeld ?? {},
+    recordReasons,
+  });
   return verdict;
 }
 
