@@ -4,6 +4,7 @@ import type { BackfillPlanningResult } from './backfillPlanning.js';
 import type { BundleFigures } from './bundleSize.js';
 import type { ColdStartResult } from './coldStart.js';
 import type { CsvReaderComparison } from './csvReaders.js';
+import type { FirstRunMixResult } from './firstRunMix.js';
 import type { NormalizerThroughput } from './normalizerThroughput.js';
 import type { PeakRssResult } from './peakRss.js';
 import type { ReprocessPlanningResult } from './reprocessPlanning.js';
@@ -24,6 +25,8 @@ export interface BenchReport {
     readonly sectionSeconds?: Readonly<Record<string, number>>;
   };
   readonly sideBySide?: SideBySideResult;
+  /** The adaptive first run against both fixed paths, per workload (bench/firstRunMix.ts). */
+  readonly firstRunMix?: FirstRunMixResult;
   readonly backfillPlanning?: BackfillPlanningResult;
   readonly reprocessPlanning?: ReprocessPlanningResult;
   /** Planning's listing, sequential against sharded, under a modelled LIST latency (in memory). */
@@ -62,6 +65,7 @@ export function formatBenchReport(report: BenchReport): string {
     '',
   );
   if (report.sideBySide) out.push(...formatSideBySide(report.sideBySide, table));
+  if (report.firstRunMix) formatFirstRunMix(report.firstRunMix, out);
   formatPlanning(report, out);
   formatHandlers(report, out);
   formatRss(report, out);
@@ -69,6 +73,22 @@ export function formatBenchReport(report: BenchReport): string {
   for (const failure of report.failures ?? []) out.push(`FAILED to run: ${failure.section}: ${failure.error}`);
   for (const skipped of report.notRun ?? []) out.push(`NOT MEASURED: ${skipped.section}: ${skipped.reason}`);
   return `${out.join('\n')}\n`;
+}
+
+/** Per workload: S3 requests and their cost per item for each firstRun, and the adaptive verdict. */
+function formatFirstRunMix(mix: FirstRunMixResult, out: string[]): void {
+  out.push(
+    'First run per workload (one warm sandbox, fresh deliveries, versioned input; S3 requests only, list prices)',
+    table(
+      ['workload', 'firstRun', 'S3 requests per item', 'S3 USD per million items'],
+      mix.figures.map((f) => [f.workload, f.firstRun, String(f.requestsPerItem), f.s3UsdPerMillion.toFixed(2)]),
+    ),
+    ...mix.verdicts.map(
+      (v) =>
+        `${v.workload}: adaptive ${v.adaptive.toFixed(2)} USD, bound ${v.bound.toFixed(2)} (the cheaper fixed path ${v.cheaperFixed.toFixed(2)} + 5 %): ${v.met ? 'met' : 'MISSED'}`,
+    ),
+    '',
+  );
 }
 
 /** The planning sections: backfill, reprocess, sharded listing. */

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: rerun side by side with a Powertools baseline, and the project's other figures.
  *
- *   tsx bench/run.ts [--json] [--only side,planning,reprocess,sharding,bundles,cold-start,rss,normalizer,csv] [--items N] [--repeats N]
+ *   tsx bench/run.ts [--json] [--only side,first-run,planning,reprocess,sharding,bundles,cold-start,rss,normalizer,csv] [--items N] [--repeats N]
  *                    [--planning-items N] [--reprocess-items N] [--sharding-keys N] [--rss-bytes N] [--normalizer-bytes N]
  *                    [--cold-start-runs N] [--rss-formats csv,csv-wide,ndjson] [--cpu-prof DIR]
  *
@@ -22,6 +22,7 @@ import { measureBackfillPlanning } from './backfillPlanning.js';
 import { bundleEntry, measureBundle, stackWorkerBundles } from './bundleSize.js';
 import { BenchSectionNotRunnableError, ensureLambdaRuntimeTools, measureColdStart } from './coldStart.js';
 import { compareCsvReaders } from './csvReaders.js';
+import { measureFirstRunMix } from './firstRunMix.js';
 import { measureNormalizerThroughput } from './normalizerThroughput.js';
 import { measurePeakRss } from './peakRss.js';
 import { type BenchReport, formatBenchReport } from './report.js';
@@ -33,6 +34,7 @@ import { checkTargets } from './targets.js';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const SECTIONS = [
   'side',
+  'first-run',
   'planning',
   'reprocess',
   'sharding',
@@ -99,6 +101,7 @@ const clients = createPipelineClients({ endpoint, region: 'us-east-1' });
 const sections: {
   -readonly [K in
     | 'sideBySide'
+    | 'firstRunMix'
     | 'backfillPlanning'
     | 'reprocessPlanning'
     | 'shardedPlanning'
@@ -133,6 +136,9 @@ const section = async (name: (typeof SECTIONS)[number], run: () => Promise<void>
 try {
   await section('side', async () => {
     sections.sideBySide = await runSideBySide({ endpoint, clients, items, repeats, log });
+  });
+  await section('first-run', async () => {
+    sections.firstRunMix = await measureFirstRunMix({ endpoint, items, log });
   });
   await section('planning', async () => {
     sections.backfillPlanning = await measureBackfillPlanning({ clients, items: planningItems, days: 30, log });

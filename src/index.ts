@@ -93,8 +93,10 @@ export {
   type WriteResult,
   type WriteStatus,
 } from './s3/S3ObjectStore.js';
+export type { FirstRunObject, FirstRunPath, FirstRunPolicy } from './worker/adaptiveFirstRun.js';
 export {
   defineWorker,
+  type FirstRun,
   type OutputStream,
   type TransformInput,
   type TransformOutputs,

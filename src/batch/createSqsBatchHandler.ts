@@ -8,6 +8,7 @@ import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
+import { AdaptiveFirstRun, type FirstRunPolicy } from '../worker/adaptiveFirstRun.js';
 import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import type { OutcomeHook } from '../worker/outcomes.js';
@@ -118,6 +119,13 @@ export interface SqsBatchHandlerOptions {
    * @default false
    */
   readonly throwOnFullBatchFailure?: boolean;
+  /**
+   * How S3's fresh deliveries choose between creating first and checking first when the worker's
+   * `firstRun` is `'adaptive'` (the default): a policy that learns from what each delivery found
+   * (src/worker/adaptiveFirstRun.ts). Kept for the handler's life, so a warm sandbox remembers.
+   * @default new AdaptiveFirstRun(), one per handler (one sandbox)
+   */
+  readonly firstRunPolicy?: FirstRunPolicy;
 }
 
 /**
@@ -154,6 +162,8 @@ export function createSqsBatchHandler(
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => delay(ms));
   const markCodeVersion = codeVersionMarking(options);
+  // One per sandbox: the adaptive first run learns across the invocations a warm sandbox serves.
+  const handling = { ...options, firstRunPolicy: options.firstRunPolicy ?? new AdaptiveFirstRun() };
 
   return async (event, context) => {
     const invocationStart = now();
@@ -179,7 +189,7 @@ export function createSqsBatchHandler(
       deadline,
       ...(admission ? { admission } : {}),
     };
-    const run: RecordRun = { options, queues, now, sleep, context, invocationLogger: logger, invocation };
+    const run: RecordRun = { options: handling, queues, now, sleep, context, invocationLogger: logger, invocation };
     // One parse per body: a record's subject (named when it never starts, and to the failure
     // recorder before it starts) and its processing read the same intake.
     const intakeOf = intakeCache();

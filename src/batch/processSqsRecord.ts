@@ -5,6 +5,7 @@ import { IntakeKind, type IntakeResult, type S3ObjectEvent, sentByRerun } from '
 import { describeError, type Logger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
+import type { FirstRunPolicy } from '../worker/adaptiveFirstRun.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { outsideInputs } from '../worker/inputScope.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
@@ -32,6 +33,8 @@ export interface RecordHandling {
   readonly store: S3ObjectStore;
   readonly maxInputBytes?: number | undefined;
   readonly afterOutput?: AfterOutputHook | undefined;
+  /** Chooses the first run of S3's fresh deliveries for an adaptive worker (ProcessObjectOptions.firstRunPolicy). */
+  readonly firstRunPolicy?: FirstRunPolicy | undefined;
 }
 
 /** What every record of one invocation shares. */
@@ -192,6 +195,7 @@ async function runObject(
         // S3's own first delivery of an event, not a message of rerun's tools (those name objects
         // that are usually done): a new object is created at once.
         createFirst: fresh && !sentByRerun(object),
+        ...(options.firstRunPolicy ? { firstRunPolicy: options.firstRunPolicy } : {}),
         // A create needs no closing check where every removal looks again (removalLookAgain.ts).
         removalsLookAgain: !isFifo(record),
         ...(admission ? { admission } : {}),

@@ -7,6 +7,11 @@ import { type CustomKeyRule, type DeterministicKeyRule, outputKeyOf } from '../p
 import { PipelineDescriptionError } from '../pipeline/PipelineDescriptionError.js';
 import { checkKeyRule } from '../pipeline/parsePipelineDescription.js';
 
+/** The values of a worker's `firstRun` (WorkerDefinition.firstRun says what each does). */
+export const FIRST_RUNS = ['adaptive', 'create', 'check'] as const;
+/** How S3's own first delivery of an event starts: see WorkerDefinition.firstRun. */
+export type FirstRun = (typeof FIRST_RUNS)[number];
+
 /** Where a transform writes; `write` resolves when it is safe to write more (backpressure). */
 export interface OutputStream {
   write(chunk: string | Uint8Array): Promise<void>;
@@ -128,10 +133,14 @@ export interface WorkerDefinition<Summary extends Record<string, string | number
    * only when that create answers 412 (a new object costs a GET and a PUT; an overwritten one pays for
    * the failed create first); a larger input runs the done-check first.
    * `'check'`: the done-check (a HEAD) comes first, for inputs that are mostly overwritten in place.
+   * `'adaptive'`: each warm sandbox chooses per delivery (src/worker/adaptiveFirstRun.ts): create
+   * first while fewer than about 7 % of the recent fresh deliveries under the key's directory found an
+   * output in place, check first above that (with hysteresis), and check first for a key whose output
+   * this sandbox built (a re-upload of the same bytes then costs the HEAD alone).
    * Every other delivery (a retry, a redrive, rerun's own messages) runs the done-check first anyway.
-   * @default 'create'
+   * @default 'adaptive'
    */
-  readonly firstRun?: 'create' | 'check';
+  readonly firstRun?: FirstRun;
 }
 
 /**
@@ -194,8 +203,10 @@ export function defineWorker<Summary extends Record<string, string | number>>(
   ]);
   const unknown = Object.keys(definition).filter((k) => !known.has(k));
   if (unknown.length > 0) throw new WorkerConfigurationError(`defineWorker: unknown option(s) ${unknown.join(', ')}`);
-  if (definition.firstRun !== undefined && definition.firstRun !== 'create' && definition.firstRun !== 'check') {
-    throw new WorkerConfigurationError(`defineWorker: "firstRun" must be 'create' or 'check'`);
+  if (definition.firstRun !== undefined && !(FIRST_RUNS as readonly unknown[]).includes(definition.firstRun)) {
+    throw new WorkerConfigurationError(
+      `defineWorker: "firstRun" must be ${FIRST_RUNS.map((v) => `'${v}'`).join(', ')}, not ${JSON.stringify(definition.firstRun)}`,
+    );
   }
   for (const field of ['inputBuckets', 'inputPrefixes'] as const) {
     const list = definition[field];

@@ -9,6 +9,7 @@ import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type GetResult, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
+import { FirstRunPath, type FirstRunPolicy } from './adaptiveFirstRun.js';
 import type { WorkerDefinition } from './defineWorker.js';
 import { outsideInputs } from './inputScope.js';
 import type { ObjectOutcome } from './ObjectOutcome.js';
@@ -54,10 +55,19 @@ export interface ProcessObjectOptions {
    * costs its GET and its PUT, with no round trip before the work. A 412 means an output is there (an
    * overwrite, or a duplicate delivery): the round is a lost race, and the next one runs the
    * done-check, which finds it done or replaces it. Only for an event that gives the input's size,
-   * at most `CREATE_FIRST_MAX_BYTES`; the worker's `firstRun: 'check'` turns it off.
+   * at most `CREATE_FIRST_MAX_BYTES`; the worker's `firstRun: 'check'` turns it off, and its
+   * `firstRun: 'adaptive'` (the default) asks `firstRunPolicy` per delivery.
    * @default false: the done-check first
    */
   readonly createFirst?: boolean;
+  /**
+   * Chooses, for the worker's `firstRun: 'adaptive'`, whether a delivery that may create first
+   * (`createFirst`) does, and learns from what the first round found (an output in place or not) and
+   * what the delivery ended with (src/worker/adaptiveFirstRun.ts). The batch handler keeps one per
+   * sandbox. Either answer is safe: it only picks between two paths that are each correct.
+   * @default none: 'adaptive' creates first, as a policy that has learnt nothing would
+   */
+  readonly firstRunPolicy?: FirstRunPolicy;
   /**
    * Every removal of a deleted input looks again once every build that read it before the delete has
    * ended (the batch handler's do: src/batch/removalLookAgain.ts). Then an output this call *created*
@@ -170,13 +180,17 @@ export async function processObject(
   let racesLost = 0;
   const fresh = options.freshDelivery === true;
   // A new object's first delivery writes before it reads the output (options.createFirst), when
-  // the input is small enough that reading it in vain (it was an overwrite) costs less than the HEAD saves.
-  const createFirst =
-    fresh &&
-    options.createFirst === true &&
-    worker.firstRun !== 'check' &&
-    object.size !== undefined &&
-    object.size <= CREATE_FIRST_MAX_BYTES;
+  // the input is small enough that reading it in vain (it was an overwrite) costs less than the HEAD
+  // saves, and the worker's firstRun allows it ('adaptive': the policy's answer for this object).
+  const mayCreateFirst =
+    fresh && options.createFirst === true && object.size !== undefined && object.size <= CREATE_FIRST_MAX_BYTES;
+  const firstRun = worker.firstRun ?? 'adaptive';
+  const policy = firstRun === 'adaptive' ? options.firstRunPolicy : undefined;
+  let createFirst = mayCreateFirst && firstRun !== 'check';
+  if (mayCreateFirst && policy) {
+    createFirst = (await policy.choose(object)) === FirstRunPath.CREATE;
+    logger.debug('first run', { path: createFirst ? FirstRunPath.CREATE : FirstRunPath.CHECK });
+  }
   let sweepDebris = !fresh;
   // The event the next round judges by, and the outcome of the round that published or found the
   // output done (a closing check that finds it done does not replace it). A delivery that may
@@ -186,7 +200,11 @@ export async function processObject(
   let settled: ObjectOutcome | undefined;
   /** The input content this call last published an output of, if it did. */
   let published: string | undefined;
-  const finish = (outcome: ObjectOutcome) => (racesLost > 0 ? { ...outcome, publishRacesLost: racesLost } : outcome);
+  const finish = (outcome: ObjectOutcome) => {
+    // What the delivery ended with in place: a key this sandbox built checks first next time.
+    policy?.settle(object, outcome.output?.sourceEtag);
+    return racesLost > 0 ? { ...outcome, publishRacesLost: racesLost } : outcome;
+  };
   for (let round = 1; round <= maxRounds; round++) {
     // Memory reserved for this round's transform (options.admission), given back when the round ends.
     const held: HeldMemory = {};
@@ -196,6 +214,11 @@ export async function processObject(
       result = await attempt(worker, judged, logger, { ...options, skipDoneCheck }, held);
     } finally {
       held.release?.();
+    }
+    // What S3's fresh delivery found at the output key, the rate the adaptive first run keeps: the
+    // create's 412 (a lost race) or the HEAD's answer.
+    if (round === 1 && mayCreateFirst && policy) {
+      policy.observe(object, { outputInPlace: 'lostRace' in result || result.outputWasInPlace });
     }
     if ('lostRace' in result) {
       for (const [name, etag] of Object.entries(result.created)) orphans.set(name, etag);
@@ -290,6 +313,8 @@ type AttemptResult =
       readonly inputGone?: boolean;
       /** This round published the output with `If-None-Match: *`: there was none before it. */
       readonly created?: boolean;
+      /** The round's done-check found an output at the key (false when it skipped the check and created). */
+      readonly outputWasInPlace: boolean;
     }
   | { readonly lostRace: true; readonly created: Readonly<Record<string, string>> };
 
@@ -315,7 +340,12 @@ async function attempt(
   const { verdict, outputKey } = judged;
   const { input } = read;
   if (input.status === 'not-modified' && verdict.state === OutputState.BUILT) {
-    return { outcome: doneOutcome(worker, object, judged, verdict), final: judged.inPlace, changedSideObjects: 0 };
+    return {
+      outcome: doneOutcome(worker, object, judged, verdict),
+      final: judged.inPlace,
+      changedSideObjects: 0,
+      outputWasInPlace: true,
+    };
   }
   if (input.status !== 'ok') {
     // The event is older than a delete: acknowledge it and write nothing.
@@ -324,6 +354,7 @@ async function attempt(
       final: judged.inPlace,
       changedSideObjects: 0,
       inputGone: true,
+      outputWasInPlace: judged.head !== undefined,
     };
   }
   const source: SourceIdentity = {
@@ -591,6 +622,7 @@ async function tidy(
     final: { sourceEtag: source.etag, sideOutputs: new Map(Object.entries(published.listed)) },
     changedSideObjects: listedNow.length + staleRemoved,
     created: head === undefined,
+    outputWasInPlace: head !== undefined,
   };
 }
 

@@ -9,6 +9,7 @@ import {
 import { beforeEach, describe, expect, it } from 'vitest';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { AdaptiveFirstRun } from '../../src/worker/adaptiveFirstRun.js';
 import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';
 import { CREATE_FIRST_MAX_BYTES, processObject } from '../../src/worker/processObject.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
@@ -185,6 +186,102 @@ describe('processObject against the emulator', () => {
       log.clear();
       await processObject(worker, created, { store, createFirst: true });
       expect(log.operations('S3')[0]).toBe('HeadObject');
+    });
+  });
+
+  describe("firstRun: 'adaptive' (the default): a sandbox's AdaptiveFirstRun picks the path per delivery", () => {
+    /** S3's fresh delivery on a standard queue, as the batch handler runs it, with this sandbox's policy. */
+    const sandbox = (policy: AdaptiveFirstRun) => ({
+      store,
+      freshDelivery: true,
+      createFirst: true,
+      removalsLookAgain: true,
+      firstRunPolicy: policy,
+    });
+    const uploaded = async (key: string, body: string) => ({
+      ...eventOf(key, await putEtag(key, body)),
+      size: Buffer.byteLength(body),
+    });
+
+    it('a run of new objects creates first: 2 S3 requests each (GET input, PUT If-None-Match: *)', async () => {
+      const options = sandbox(new AdaptiveFirstRun());
+      for (let i = 0; i < 5; i++) {
+        const created = await uploaded(`new/${i}.txt`, `row ${i}\n`);
+        log.clear();
+        const outcome = await processObject(worker, created, options);
+        expect(outcome).toMatchObject({ status: 'processed', reason: 'output created: lines 1, bad 0' });
+        expect(log.operations('S3')).toEqual(['GetObject', 'PutObject']);
+        expect(log.requests[1]?.input.IfNoneMatch).toBe('*');
+      }
+    });
+
+    it('after a run of overwrites under a prefix, its next overwrite and its next new object check first (HEAD first, no create in vain)', async () => {
+      // Another sandbox built the outputs; this one sees their overwrites, each create answering 412.
+      for (let i = 0; i < 4; i++)
+        await processObject(worker, await uploaded(`mutable/${i}.txt`, 'v1\n'), {
+          store,
+          freshDelivery: true,
+          createFirst: true,
+        });
+      const policy = new AdaptiveFirstRun();
+      const options = sandbox(policy);
+      for (let i = 0; i < 3; i++) {
+        const overwrite = await uploaded(`mutable/${i}.txt`, 'v2\n');
+        log.clear();
+        const outcome = await processObject(worker, overwrite, options);
+        expect(outcome).toMatchObject({ status: 'processed', publishRacesLost: 1 });
+        expect(log.operations('S3').slice(0, 3)).toEqual(['GetObject', 'PutObject', 'HeadObject']);
+      }
+      const overwrite = await uploaded('mutable/3.txt', 'v2\n');
+      log.clear();
+      const replaced = await processObject(worker, overwrite, options);
+      expect(replaced).toMatchObject({ status: 'processed', source: { etag: overwrite.eTag } });
+      expect(replaced.publishRacesLost).toBeUndefined();
+      // The check path's overwrite: HEAD, GET, PUT If-Match, the closing conditional GET (304).
+      expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject', 'GetObject']);
+      expect(log.requests[2]?.input.IfMatch).toBeDefined();
+      expect(await readText(clients.s3, output, outKey('mutable/3.txt'))).toBe('V2\n');
+      const created = await uploaded('mutable/new.txt', 'n\n');
+      log.clear();
+      expect(await processObject(worker, created, options)).toMatchObject({ status: 'processed' });
+      expect(log.operations('S3')).toEqual(['HeadObject', 'GetObject', 'PutObject']);
+      // Another prefix still creates first.
+      const elsewhere = await uploaded('append/a.txt', 'a\n');
+      log.clear();
+      await processObject(worker, elsewhere, options);
+      expect(log.operations('S3')).toEqual(['GetObject', 'PutObject']);
+    });
+
+    it('a re-upload of the bytes this sandbox built checks first: its duplicate costs the HEAD alone', async () => {
+      const options = sandbox(new AdaptiveFirstRun());
+      const created = await uploaded('daily/a.txt', 'x\n');
+      await processObject(worker, created, options);
+      const again = await uploaded('daily/a.txt', 'x\n');
+      expect(again.eTag).toBe(created.eTag);
+      expect(again.versionId).not.toBe(created.versionId);
+      log.clear();
+      const outcome = await processObject(worker, again, options);
+      expect(outcome).toMatchObject({
+        status: 'skipped',
+        reason: expect.stringMatching(/built from the event's content/),
+      });
+      expect(log.operations('S3')).toEqual(['HeadObject']);
+    });
+
+    it("an explicit firstRun: 'create' ignores the policy, and firstRun: 'check' never asks it", async () => {
+      const policy = new AdaptiveFirstRun();
+      const options = sandbox(policy);
+      await processObject(worker, await uploaded('k/a.txt', 'x\n'), options);
+      const again = await uploaded('k/a.txt', 'x\n');
+      log.clear();
+      await processObject(upperWorker(output, { firstRun: 'create' }), again, options);
+      expect(log.operations('S3')).toEqual(['GetObject', 'PutObject', 'HeadObject']);
+      const other = await uploaded('k/b.txt', 'y\n');
+      log.clear();
+      await processObject(upperWorker(output, { firstRun: 'check' }), other, options);
+      expect(log.operations('S3')[0]).toBe('HeadObject');
+      // Neither taught the policy: k/b.txt was never remembered, its prefix saw one new object only.
+      expect(policy.prefixState(again)).toEqual({ rate: 0, path: 'create' });
     });
   });
 

@@ -76,6 +76,38 @@ export class Scheduler {
     });
   }
 
+  /**
+   * A decision of `actor` between `options`, each a step of its own that the explorer may pick, so
+   * every branch is explored like an order of requests: the first picked answers, and the others are
+   * withdrawn. It touches no resource (an empty footprint): only what follows from it differs.
+   */
+  decide<T extends string>(actor: Actor, label: string, options: readonly T[]): Promise<T> {
+    if (actor.status !== 'live') return new Promise<T>(() => {});
+    this.activity++;
+    return new Promise<T>((resolve, reject) => {
+      const steps: PendingStep[] = options.map((option) => {
+        const seq = actor.nextSeq++;
+        return {
+          label: `${label}: ${option}`,
+          footprint: { reads: [], writes: [] },
+          apply: () => {
+            for (const other of steps) {
+              const at = actor.pending.indexOf(other);
+              if (at >= 0) actor.pending.splice(at, 1);
+            }
+            return option;
+          },
+          actor,
+          seq,
+          key: `${actor.id}#${seq}`,
+          resolve: resolve as (value: unknown) => void,
+          reject,
+        };
+      });
+      actor.pending.push(...steps);
+    });
+  }
+
   /** A sleep of `ms` virtual milliseconds. */
   sleep(actor: Actor, ms: number): Promise<void> {
     const wakeAt = this.now + Math.max(0, ms);

@@ -7,6 +7,7 @@ import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js'
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { outputNotificationKey } from '../../src/notify/outputNotification.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { FirstRunPath, type FirstRunPolicy } from '../../src/worker/adaptiveFirstRun.js';
 import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 import type { RecordOutcome } from '../../src/worker/outcomes.js';
 import type { Actor, Scheduler } from './Scheduler.js';
@@ -75,6 +76,36 @@ export interface WorkerSetup {
   readonly batchSize: number;
   /** Every record's outcome, as the handler reported it (its `onOutcome` hook). */
   readonly outcomes: RecordOutcome[];
+  /**
+   * The first run of each of S3's fresh deliveries as the sandbox's own decision, explored both ways
+   * (`first` is the alternative a depth-first search tries first; each answer is told to `told`),
+   * instead of the handler's AdaptiveFirstRun.
+   * @default the handler's AdaptiveFirstRun, one per sandbox
+   */
+  readonly exploreFirstRun?: ExploredFirstRun;
+}
+
+/** How the sandboxes' first-run decisions are explored (WorkerSetup.exploreFirstRun). */
+export interface ExploredFirstRun {
+  readonly first: FirstRunPath;
+  readonly told: (path: FirstRunPath) => void;
+}
+
+/**
+ * A first-run policy whose every choice is the explorer's: 'create' and 'check' are two steps of
+ * the sandbox, and whichever the explorer picks is the path taken, so both are checked everywhere.
+ */
+function exploredFirstRun(scheduler: Scheduler, self: Actor, explored: ExploredFirstRun): FirstRunPolicy {
+  const other = explored.first === FirstRunPath.CREATE ? FirstRunPath.CHECK : FirstRunPath.CREATE;
+  return {
+    async choose() {
+      const path = await scheduler.decide(self, 'first run', [explored.first, other]);
+      explored.told(path);
+      return path;
+    },
+    observe() {},
+    settle() {},
+  };
 }
 
 /**
@@ -106,6 +137,7 @@ export function spawnPoller(world: SimWorld, setup: WorkerSetup, id: string): Ac
         store,
         sqs: clients.sqs,
         memoryBudget: false,
+        ...(setup.exploreFirstRun ? { firstRunPolicy: exploredFirstRun(scheduler, self, setup.exploreFirstRun) } : {}),
         onOutcome: (outcome) => {
           setup.outcomes.push(outcome);
         },

@@ -1,7 +1,16 @@
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import type { RecordOutcome } from '../../src/worker/outcomes.js';
 import { processObject } from '../../src/worker/processObject.js';
-import { Receiver, spawnPoller, spawnPruner, spawnUploader, type Tamper, tamper, type Upload } from './actors.js';
+import {
+  type ExploredFirstRun,
+  Receiver,
+  spawnPoller,
+  spawnPruner,
+  spawnUploader,
+  type Tamper,
+  tamper,
+  type Upload,
+} from './actors.js';
 import type { SimConfig } from './explore.js';
 import { checkPipeline, checkSummary } from './invariants.js';
 import type { Actor } from './Scheduler.js';
@@ -71,6 +80,11 @@ export interface PipelineSpec {
   readonly maxDepth?: number;
   /** Multipart part size (and the in-memory S3's smallest part). @default SIM_PART_BYTES */
   readonly partBytes?: number;
+  /**
+   * Each sandbox's first run of S3's fresh deliveries is its own nondeterministic decision ('create'
+   * or 'check', both explored), each told here. @default the handler's AdaptiveFirstRun
+   */
+  readonly exploreFirstRun?: ExploredFirstRun | undefined;
   /** Executions explored in full mode (SimConfig.fullBudget). @default no limit: exhaustive */
   readonly fullBudget?: number | undefined;
 }
@@ -130,6 +144,7 @@ export function pipelineConfig(spec: PipelineSpec): SimConfig {
         receiver,
         batchSize: 1,
         outcomes,
+        ...(spec.exploreFirstRun ? { exploreFirstRun: spec.exploreFirstRun } : {}),
       };
       for (let i = 1; i <= (spec.pollers ?? 2); i++) spawnPoller(world, setup, `lambda-${i}`);
       const race = () => {

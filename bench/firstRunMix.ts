@@ -1,0 +1,196 @@
+import {
+  CreateBucketCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  type PutObjectCommandOutput,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import type { S3ObjectEvent } from '../src/intake/parseS3Event.js';
+import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
+import { AdaptiveFirstRun } from '../src/worker/adaptiveFirstRun.js';
+import { defineWorker, type FirstRun, type WorkerDefinition } from '../src/worker/defineWorker.js';
+import { processObject } from '../src/worker/processObject.js';
+import { costPerMillionItems } from './awsCost.js';
+
+/** The workloads of issue 32, each judged on its own. */
+export const MIX_WORKLOADS = ['append', 'mutable', 'reupload'] as const;
+export type MixWorkload = (typeof MIX_WORKLOADS)[number];
+const FIRST_RUNS: readonly FirstRun[] = ['create', 'check', 'adaptive'];
+
+/** One workload through one `firstRun`: S3 requests and their cost per item. */
+export interface FirstRunMixFigures {
+  readonly workload: MixWorkload;
+  readonly firstRun: FirstRun;
+  readonly items: number;
+  /** S3 requests of the deliveries, by operation (uploads and the state before are not counted). */
+  readonly operations: Readonly<Record<string, number>>;
+  readonly requestsPerItem: number;
+  /** USD per million items, S3 requests only, at the list prices (no Lambda compute: not measured here). */
+  readonly s3UsdPerMillion: number;
+}
+
+/** Per workload: each firstRun's figures, and whether 'adaptive' is within 5 % of the cheaper fixed path. */
+export interface FirstRunMixResult {
+  readonly figures: readonly FirstRunMixFigures[];
+  readonly verdicts: readonly {
+    readonly workload: MixWorkload;
+    readonly adaptive: number;
+    readonly cheaperFixed: number;
+    readonly bound: number;
+    readonly met: boolean;
+  }[];
+}
+
+/**
+ * The adaptive first run against both fixed paths, on issue 32's workloads, as one warm sandbox sees
+ * them (S3's fresh deliveries one after another, a standard queue: processObject with createFirst,
+ * removalsLookAgain and one policy for the whole run), against the emulator on a versioned input
+ * bucket, counting the S3 requests of the deliveries:
+ *
+ * - append: 99 % new objects, 1 % S3 duplicates (an event delivered again);
+ * - mutable: 80 % new objects, 20 % overwrites of inputs another sandbox built;
+ * - reupload: the same files uploaded again (same bytes, new versions) after another sandbox built them.
+ *
+ * The figure judged is the S3 request cost per item (the bench's side-by-side section has the Lambda
+ * compute; the first run changes requests, not the transform's CPU, except for a read in vain).
+ *
+ * @example
+ * const mix = await measureFirstRunMix({ endpoint, items: 200, log: console.error });
+ */
+export async function measureFirstRunMix(options: {
+  readonly endpoint: string;
+  readonly items: number;
+  readonly log: (line: string) => void;
+}): Promise<FirstRunMixResult> {
+  const figures: FirstRunMixFigures[] = [];
+  for (const workload of MIX_WORKLOADS) {
+    for (const firstRun of FIRST_RUNS) {
+      const result = await runMix(options.endpoint, workload, firstRun, options.items);
+      options.log(`first-run mix: ${workload}, ${firstRun}: ${result.requestsPerItem} S3 requests per item`);
+      figures.push(result);
+    }
+  }
+  const verdicts = MIX_WORKLOADS.map((workload) => {
+    const cost = (firstRun: FirstRun) =>
+      figures.find((f) => f.workload === workload && f.firstRun === firstRun)?.s3UsdPerMillion ?? Number.NaN;
+    const cheaperFixed = Math.min(cost('create'), cost('check'));
+    const bound = round(cheaperFixed * 1.05);
+    return { workload, adaptive: cost('adaptive'), cheaperFixed, bound, met: cost('adaptive') <= bound };
+  });
+  return { figures, verdicts };
+}
+
+async function runMix(endpoint: string, workload: MixWorkload, firstRun: FirstRun, items: number) {
+  const client = () => new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1 });
+  const uploads = client();
+  const counted = client();
+  const operations: Record<string, number> = {};
+  let counting = false;
+  counted.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (counting) {
+        const name = `S3:${String(context.commandName).replace(/Command$/, '')}`;
+        operations[name] = (operations[name] ?? 0) + 1;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'countFirstRunMix' },
+  );
+  const suffix = `${workload}-${firstRun}-${Date.now().toString(36)}`;
+  const input = `mix-in-${suffix}`;
+  const output = `mix-out-${suffix}`;
+  await uploads.send(new CreateBucketCommand({ Bucket: input }));
+  await uploads.send(new PutBucketVersioningCommand({ Bucket: input, VersioningConfiguration: { Status: 'Enabled' } }));
+  await uploads.send(new CreateBucketCommand({ Bucket: output }));
+  const worker = mixWorker(output, firstRun);
+  const store = new S3ObjectStore(counted);
+  const sandbox = {
+    store,
+    freshDelivery: true,
+    createFirst: true,
+    removalsLookAgain: true,
+    firstRunPolicy: new AdaptiveFirstRun(),
+  };
+  const upload = async (key: string, body: string): Promise<S3ObjectEvent> => {
+    const out: PutObjectCommandOutput = await uploads.send(
+      new PutObjectCommand({ Bucket: input, Key: key, Body: body }),
+    );
+    return {
+      bucket: input,
+      key,
+      eventName: 'ObjectCreated:Put',
+      eTag: (out.ETag ?? '').replace(/"/g, ''),
+      size: Buffer.byteLength(body),
+      ...(out.VersionId ? { versionId: out.VersionId } : {}),
+    };
+  };
+  // The state before: outputs another sandbox built (its own policy, not counted).
+  const before = async (keys: string[]) => {
+    const other = { store, freshDelivery: true, createFirst: true, removalsLookAgain: true };
+    for (const key of keys) await processObject(worker, await upload(key, `v1 ${key}\n`), other);
+  };
+  const deliveries: (() => Promise<S3ObjectEvent>)[] = [];
+  if (workload === 'append') {
+    let last: S3ObjectEvent | undefined;
+    for (let i = 0; i < items; i++) {
+      if (i % 100 === 99 && last) {
+        const again = last;
+        deliveries.push(async () => again);
+      } else {
+        deliveries.push(async () => {
+          last = await upload(`data/new-${i}.csv`, `row ${i}\n`);
+          return last;
+        });
+      }
+    }
+  } else if (workload === 'mutable') {
+    const overwritten = Array.from({ length: Math.ceil(items / 5) }, (_, i) => `data/kept-${i}.csv`);
+    await before(overwritten);
+    for (let i = 0; i < items; i++) {
+      deliveries.push(
+        i % 5 === 4
+          ? () => upload(overwritten[Math.floor(i / 5)] as string, `v2 ${i}\n`)
+          : () => upload(`data/new-${i}.csv`, `row ${i}\n`),
+      );
+    }
+  } else {
+    const keys = Array.from({ length: items }, (_, i) => `data/daily-${i}.csv`);
+    await before(keys);
+    for (const key of keys) deliveries.push(() => upload(key, `v1 ${key}\n`));
+  }
+  for (const delivery of deliveries) {
+    const event = await delivery();
+    counting = true;
+    await processObject(worker, event, sandbox);
+    counting = false;
+  }
+  uploads.destroy();
+  counted.destroy();
+  const requests = Object.values(operations).reduce((a, b) => a + b, 0);
+  return {
+    workload,
+    firstRun,
+    items,
+    operations,
+    requestsPerItem: round(requests / items),
+    s3UsdPerMillion: round(costPerMillionItems(operations, items).s3),
+  };
+}
+
+function mixWorker(outputBucket: string, firstRun: FirstRun): WorkerDefinition {
+  return defineWorker({
+    name: 'mix',
+    codeVersion: 'mix@1',
+    outputBucket,
+    outputKey: (s) => `out/${s.key}`,
+    firstRun,
+    async transform({ text }, { output }) {
+      for await (const chunk of text()) await output.write(chunk.toUpperCase());
+      return {};
+    },
+  });
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}
