@@ -7,9 +7,10 @@ import { summaryLayout } from '../../partition/summaryLayout.js';
 import { type PublishedRun, withPublishedRun } from '../../runs/runProgressFile.js';
 import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
 import { explainAwsError } from '../../status/pipelineResources.js';
-import { type CliCommand, CliUsageError, integerOption, writeResult } from '../command.js';
+import { type CliCommand, type CliOption, CliUsageError, integerOption, writeResult } from '../command.js';
 import { referenceInputRules } from '../inputRules.js';
 import { liveLine } from '../liveLine.js';
+import { resolveStage, stageOptions } from '../pipelineStage.js';
 import {
   emptyWindowHint,
   reportCommandError,
@@ -20,6 +21,7 @@ import {
   targetOrExit,
   workerQueueUrl,
 } from '../pipelineTarget.js';
+import { windowStageBackfill } from '../windowStageBackfill.js';
 
 /** Most task lines printed in a plan (the JSON output always has them all). */
 const PLAN_LINES = 40;
@@ -54,6 +56,22 @@ export const command: CliCommand = {
       valueName: 'URL',
       description: 'Its DLQ, watched with --wait (default: $RERUN_SUMMARY_DLQ_URL or <app>-summarize-dlq.fifo)',
     },
+    stage: {
+      type: 'string',
+      valueName: 'NAME',
+      description: "A window stage of your pipeline (--stack or --pipeline): its windows, in the stage's grain",
+    },
+    pipeline: stageOptions.pipeline as CliOption,
+    downstream: {
+      type: 'boolean',
+      description: 'With --stage: also every window stage that reads it, over the windows that intersect the range',
+    },
+    'downstream-queue': {
+      type: 'string',
+      multiple: true,
+      valueName: 'STAGE=URL',
+      description: "A downstream stage's queue, without a stack (default: its <Stage>WindowQueueUrl output)",
+    },
     ...targetOptions,
   },
   details: `Planning lists the window's normalized outputs, quarantine objects and published summaries (no
@@ -74,10 +92,34 @@ Examples:
   rerun backfill --from 2026-01-01 --to 2026-01-30 --mode all --rate 20 --wait
   rerun backfill --stack rerun --from 2026-01-01 --to 2026-01-30 --wait`,
   async run({ values }, io) {
-    const { from, to } = requireWindow(values);
     const modeText = stringOption(values, 'mode') ?? BackfillMode.STALE;
     const mode = parseBackfillMode(modeText);
     if (!mode) throw new CliUsageError(`--mode must be missing, stale or all (got "${modeText}").`);
+    let staged: Awaited<ReturnType<typeof targetOrExit>> | undefined;
+    if (stringOption(values, 'stage') !== undefined || stringOption(values, 'pipeline') !== undefined) {
+      const target = await targetOrExit(values, io, 'backfill');
+      if (typeof target === 'number') return target;
+      staged = target;
+      let stage: Awaited<ReturnType<typeof resolveStage>>;
+      try {
+        stage = await resolveStage(target, values);
+      } catch (error) {
+        return reportCommandError(error, io, 'backfill', values.json === true);
+      }
+      if (!('window' in stage)) {
+        throw new CliUsageError(
+          `stage "${stage.name}" of ${stage.from} is an object stage: a backfill reruns the windows of a window ` +
+            `stage. Rerun an object stage's inputs with rerun reprocess --stage ${stage.name}.`,
+        );
+      }
+      if (!stage.reference) return windowStageBackfill(values, io, target, stage, mode);
+    }
+    if (values.downstream === true || values['downstream-queue'] !== undefined) {
+      throw new CliUsageError(
+        "--downstream needs --stage with a window stage of your pipeline (rerun's own daily summary has no stage downstream).",
+      );
+    }
+    const { from, to } = requireWindow(values);
     const rate = integerOption(values, 'rate', { min: 1, max: 3000 });
     const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
     const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
@@ -89,7 +131,8 @@ Examples:
     const table = (text: string) => {
       if (!json) writeResult(io, text);
     };
-    const target = await targetOrExit(values, io, 'backfill');
+    // rerun's own summary asked by --stage: the target resolved above serves.
+    const target = staged ?? (await targetOrExit(values, io, 'backfill'));
     if (typeof target === 'number') return target;
 
     try {
