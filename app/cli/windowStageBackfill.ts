@@ -250,7 +250,7 @@ function describeEnd(result: WindowBackfillResult, from: string, to: string): st
       for (const r of w.remaining) lines.push(`  ${r.window} ${r.status}: ${r.reason}`);
       lines.push(
         w.deadLettered > 0
-          ? `${w.deadLettered} message(s) reached the DLQ: rerun redrive shows why.`
+          ? `${w.deadLettered} message(s) reached the stage's DLQ: rerun redrive --queue <its URL> --dry-run shows why.`
           : 'Their inputs changed after their task ran: run the backfill again.',
       );
     } else if (w.ended === BackfillWaitEnd.TIMEOUT) {
