@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { StackOutput } from '../../app/stackOutputs.js';
 import { ensureQueue } from '../../local/provision.js';
 import { toSqsRecord } from '../../local/runner/sqsRecord.js';
 import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
@@ -13,7 +15,7 @@ import { definePipeline } from '../../src/pipeline/definePipeline.js';
 import { describePipeline } from '../../src/pipeline/pipelineDescription.js';
 import { createWindowTaskHandler } from '../../src/window/createWindowTaskHandler.js';
 import { defineWindowTask } from '../../src/window/defineWindowTask.js';
-import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { awsEndpoint, RequestLog, testClients, uniqueName } from '../support/aws.js';
 import { OFFLINE_CONTEXT } from '../support/offlineBatch.js';
 import { createBucket, readText } from '../support/s3.js';
 import { type CliResult, rerunCli } from '../support/summaryPipeline.js';
@@ -369,6 +371,83 @@ describe("rerun backfill --stage on a user's window stages (moto)", () => {
       [],
       [['2026-W49', 'stale']],
     ]);
+  });
+
+  it("--stack: finds each stage's queue by its <Stage>WindowQueueUrl output; a wait that times out leaves the downstream stage unsent (exit 1)", async () => {
+    const outputs: Record<string, string> = {
+      [StackOutput.INPUT_BUCKET]: inputBucket,
+      [StackOutput.OUTPUT_BUCKET]: outputBucket,
+      [StackOutput.PIPELINE_DESCRIPTION]: JSON.stringify(describePipeline(pipeline)),
+      [StackOutput.PIPELINE_STAGE]: 'hourly',
+      DailyWindowQueueUrl: queues.daily.url,
+      WeeklyWindowQueueUrl: queues.weekly.url,
+    };
+    const stackName = uniqueName('Events');
+    await new CloudFormationClient({ endpoint: awsEndpoint(), region: 'us-east-1' }).send(
+      new CreateStackCommand({
+        StackName: stackName,
+        TemplateBody: JSON.stringify({
+          Resources: { Placeholder: { Type: 'AWS::SQS::Queue' } },
+          Outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, { Value: v }])),
+        }),
+      }),
+    );
+    // Nothing drains the queues: the days are sent, the wait times out, the week is not sent.
+    const run = await rerunCli(
+      [
+        'backfill',
+        '--stack',
+        stackName,
+        '--stage',
+        'daily',
+        '--from',
+        '2026-12-01',
+        '--to',
+        '2026-12-02',
+        '--downstream',
+        '--wait',
+        '--timeout',
+        '1',
+        '--poll-interval',
+        '200',
+      ],
+      {},
+    );
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.text).toMatch(/^Stage daily, windows 2026-12-01\.\.2026-12-02: 2 partitions: 0 published, 2 missing/);
+    expect(run.text).toMatch(/WINDOW +STATUS +INPUTS +REASON\n2026-12-01 +missing +2 /);
+    expect(run.text).toContain('daily: enqueued 2/2. Timed out with 0/2 published; the tasks keep running.');
+    expect(run.text).toContain(
+      'weekly: not sent: stage "daily" ended its wait timeout with 2 window(s) not published; run the same backfill again once it is.',
+    );
+    const summary = JSON.parse((run.stdout.at(-1) as string).replace(/^SUMMARY /, ''));
+    expect(summary).toMatchObject({ stage: 'daily', planned: 2, enqueued: 2, mode: 'stale' });
+    expect(summary.stages.map((s: { stage: string; notSent?: string }) => [s.stage, s.notSent !== undefined])).toEqual([
+      ['daily', false],
+      ['weekly', true],
+    ]);
+    // What was sent: one window task message per day, in a group per window, deduplicated by window and run token.
+    const received = await clients.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queues.daily.url,
+        MaxNumberOfMessages: 10,
+        MessageSystemAttributeNames: ['MessageGroupId', 'MessageDeduplicationId'],
+      }),
+    );
+    const sent = (received.Messages ?? []).map((m) => [
+      JSON.parse(m.Body as string).window,
+      m.Attributes?.MessageGroupId,
+      m.Attributes?.MessageDeduplicationId,
+    ]);
+    sent.sort((x, y) => String(x[0]).localeCompare(String(y[0])));
+    expect(sent).toEqual([
+      ['2026-12-01', 'daily/2026-12-01', `daily/2026-12-01:${summary.token}`],
+      ['2026-12-02', 'daily/2026-12-02', `daily/2026-12-02:${summary.token}`],
+    ]);
+    expect(summary.token).toMatch(/^backfill-\d{8}T\d{9}Z$/);
+    expect(
+      (await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: queues.weekly.url }))).Messages,
+    ).toBeUndefined();
   });
 
   it('refuses an object stage, a window stage without a queue, and --downstream without --stage', async () => {
