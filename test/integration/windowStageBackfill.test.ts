@@ -462,6 +462,19 @@ describe("rerun backfill --stage on a user's window stages (moto)", () => {
     });
     expect(noStage.code).toBe(2);
     expect(noStage.stderr).toMatch(/--downstream needs --stage/);
+    const badQueue = await backfill([
+      '--stage',
+      'daily',
+      '--from',
+      '2026-12-01',
+      '--to',
+      '2026-12-01',
+      '--downstream',
+      '--downstream-queue',
+      queues.weekly.url,
+    ]);
+    expect(badQueue.code).toBe(2);
+    expect(badQueue.stderr).toMatch(/--downstream-queue takes STAGE=URL/);
     const wrongGrain = await backfill(['--stage', 'weekly', '--from', '2026-12-01', '--to', '2026-12-01', '--dry-run']);
     expect(wrongGrain.code).toBe(2);
     expect(wrongGrain.stderr).toMatch(/"2026-12-01" is not a weekly window/);
