@@ -46,6 +46,19 @@ const SELECTED: Record<BackfillMode, ReadonlySet<PartitionStatus>> = {
 };
 
 /**
+ * Whether a backfill of `mode` reruns a window in `status`: the one rule rerun's own summaries and a
+ * user's window stages are planned by.
+ *
+ * @example
+ * backfillSelects(BackfillMode.MISSING, 'stale'); // false
+ */
+export function backfillSelects(mode: BackfillMode, status: PartitionStatus): boolean {
+  const selected = SELECTED[mode];
+  if (!selected) throw new RangeError(`unknown backfill mode ${String(mode)} (missing, stale or all)`);
+  return selected.has(status);
+}
+
+/**
  * Chooses the tasks of a backfill from the partitions' statuses (the bulk done-check). Pure: the
  * same statuses and mode give the same plan, so a backfill run twice plans nothing the second time
  * once the first has completed.

@@ -16,6 +16,7 @@ import {
   type WindowStage,
 } from '../pipeline/pipelineDescription.js';
 import type { WorkerTopology } from '../topology/WorkerTopology.js';
+import { windowStageOutputKeys } from '../window/windowStageOutputKeys.js';
 import { scheduledWindowTaskBody } from '../window/windowTaskMessage.js';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
 import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
@@ -102,21 +103,7 @@ export const WINDOW_STAGE_DEFAULT_SETTINGS: Omit<WorkerTopology, 'name'> = {
   fifo: true,
 };
 
-/**
- * The stack output keys of a window stage (`outputs: true`), from its name: `daily-counts` gives
- * `DailyCountsWindowQueueUrl` and `DailyCountsWindowDeadLetterQueueUrl`.
- *
- * @example
- * windowStageOutputKeys('daily-counts').queueUrl; // 'DailyCountsWindowQueueUrl'
- */
-export function windowStageOutputKeys(stage: string): { readonly queueUrl: string; readonly dlqUrl: string } {
-  const pascal = stage
-    .split(/[^A-Za-z0-9]+/)
-    .filter((part) => part !== '')
-    .map((part) => part[0]?.toUpperCase() + part.slice(1))
-    .join('');
-  return { queueUrl: `${pascal}WindowQueueUrl`, dlqUrl: `${pascal}WindowDeadLetterQueueUrl` };
-}
+export { windowStageOutputKeys } from '../window/windowStageOutputKeys.js';
 
 /**
  * One window stage of a pipeline, deployed beside a RerunPipeline: the user's window task handler

@@ -7,9 +7,10 @@ import { summaryLayout } from '../../partition/summaryLayout.js';
 import { type PublishedRun, withPublishedRun } from '../../runs/runProgressFile.js';
 import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
 import { explainAwsError } from '../../status/pipelineResources.js';
-import { type CliCommand, CliUsageError, integerOption, writeResult } from '../command.js';
+import { type CliCommand, type CliOption, CliUsageError, integerOption, writeResult } from '../command.js';
 import { referenceInputRules } from '../inputRules.js';
 import { liveLine } from '../liveLine.js';
+import { resolveStage, stageOptions } from '../pipelineStage.js';
 import {
   emptyWindowHint,
   reportCommandError,
@@ -20,6 +21,7 @@ import {
   targetOrExit,
   workerQueueUrl,
 } from '../pipelineTarget.js';
+import { windowStageBackfill } from '../windowStageBackfill.js';
 
 /** Most task lines printed in a plan (the JSON output always has them all). */
 const PLAN_LINES = 40;
@@ -27,12 +29,18 @@ const PLAN_LINES = 40;
 /** `rerun backfill`: a controlled rerun of the daily summaries of an older window. */
 export const command: CliCommand = {
   name: 'backfill',
-  summary: 'Rerun the daily summaries of a window: plan (bulk done-check), enqueue what is needed, optionally wait.',
+  summary:
+    "Rerun the windows of a window stage (rerun's daily summaries or yours): plan, enqueue what is needed, optionally wait.",
   usage:
-    'rerun backfill --from YYYY-MM-DD --to YYYY-MM-DD [--mode missing|stale|all] [--dry-run] [--rate N] [--wait] [options]',
+    'rerun backfill --from YYYY-MM-DD --to YYYY-MM-DD [--mode missing|stale|all] [--dry-run] [--rate N] [--wait] [options]\n' +
+    '       rerun backfill --stage WINDOW-STAGE --from W --to W [--downstream] [--mode ...] [--dry-run] [--wait] [options]',
   options: {
-    from: { type: 'string', valueName: 'DAY', description: 'First day of the window (UTC, included)' },
-    to: { type: 'string', valueName: 'DAY', description: 'Last day of the window (UTC, included)' },
+    from: {
+      type: 'string',
+      valueName: 'W',
+      description: "First window (UTC, included), in the stage's grain: a day YYYY-MM-DD for rerun's summaries",
+    },
+    to: { type: 'string', valueName: 'W', description: 'Last window (UTC, included)' },
     mode: {
       type: 'string',
       valueName: 'MODE',
@@ -47,12 +55,32 @@ export const command: CliCommand = {
     'queue-url': {
       type: 'string',
       valueName: 'URL',
-      description: 'Summarize queue (default: $RERUN_SUMMARY_QUEUE_URL or <app>-summarize-queue.fifo)',
+      description:
+        "Summarize queue (default: $RERUN_SUMMARY_QUEUE_URL or <app>-summarize-queue.fifo); with --stage, the stage's " +
+        'queue (default: its <Stage>WindowQueueUrl stack output)',
     },
     'dlq-url': {
       type: 'string',
       valueName: 'URL',
-      description: 'Its DLQ, watched with --wait (default: $RERUN_SUMMARY_DLQ_URL or <app>-summarize-dlq.fifo)',
+      description:
+        'Its DLQ, watched with --wait (default: $RERUN_SUMMARY_DLQ_URL or <app>-summarize-dlq.fifo; with --stage, ' +
+        'its <Stage>WindowDeadLetterQueueUrl output, else not watched)',
+    },
+    stage: {
+      type: 'string',
+      valueName: 'NAME',
+      description: "A window stage of your pipeline (--stack or --pipeline): its windows, in the stage's grain",
+    },
+    pipeline: stageOptions.pipeline as CliOption,
+    downstream: {
+      type: 'boolean',
+      description: 'With --stage: also every window stage that reads it, over the windows that intersect the range',
+    },
+    'downstream-queue': {
+      type: 'string',
+      multiple: true,
+      valueName: 'STAGE=URL',
+      description: "A downstream stage's queue, without a stack (default: its <Stage>WindowQueueUrl output)",
     },
     ...targetOptions,
   },
@@ -66,18 +94,56 @@ backfill is resumed by running it again; tasks it already sent within the last 5
 SQS (same deduplication id), older duplicates are absorbed by the worker's done-check. Two backfills in
 flight at once may send a task twice after 5 minutes: harmless, the second run finds it done.
 
+A window stage of your own pipeline (--stage NAME, its description from --stack or --pipeline FILE):
+the windows of --from..--to in the stage's grain (2026-12-05T13 hourly, 2026-12-05 daily, 2026-W49
+weekly, 2026-12 monthly) are judged as rerun status judges them (listings only) and each planned
+window becomes one window task message {"type":"rerun.window","stage":S,"window":W} on the stage's
+FIFO queue, with MessageGroupId S/W and MessageDeduplicationId S/W:<run token>: a deliberate backfill
+sends again even within SQS's 5-minute deduplication interval. With --downstream, every window stage
+that reads S (transitively) is planned too, over its windows that intersect the range: a window is
+planned when its mode selects it or when a window it reads is planned. With --wait each stage is sent
+once every planned window of the stage it reads is published; without --wait all are sent at once, and
+a downstream window built before its upstream one is stale afterwards, rebuilt by the next backfill.
+
 Exit: 0 done (or planned, without --wait); 1 when --wait ends with days not published (failed tasks go
-to the DLQ: see rerun redrive --queue summarize) or times out; 130 when interrupted.
+to the DLQ: see rerun redrive --queue summarize) or times out, or a downstream stage was not sent
+because its upstream did not publish; 130 when interrupted.
 
 Examples:
   rerun backfill --from 2026-01-01 --to 2026-01-30 --dry-run
   rerun backfill --from 2026-01-01 --to 2026-01-30 --mode all --rate 20 --wait
-  rerun backfill --stack rerun --from 2026-01-01 --to 2026-01-30 --wait`,
+  rerun backfill --stack rerun --from 2026-01-01 --to 2026-01-30 --wait
+  rerun backfill --stack Uploads --stage daily --from 2026-12-01 --to 2026-12-07 --dry-run
+  rerun backfill --stack Uploads --stage daily --from 2026-12-01 --to 2026-12-07 --downstream --wait`,
   async run({ values }, io) {
-    const { from, to } = requireWindow(values);
     const modeText = stringOption(values, 'mode') ?? BackfillMode.STALE;
     const mode = parseBackfillMode(modeText);
     if (!mode) throw new CliUsageError(`--mode must be missing, stale or all (got "${modeText}").`);
+    let staged: Awaited<ReturnType<typeof targetOrExit>> | undefined;
+    if (stringOption(values, 'stage') !== undefined || stringOption(values, 'pipeline') !== undefined) {
+      const target = await targetOrExit(values, io, 'backfill');
+      if (typeof target === 'number') return target;
+      staged = target;
+      let stage: Awaited<ReturnType<typeof resolveStage>>;
+      try {
+        stage = await resolveStage(target, values);
+      } catch (error) {
+        return reportCommandError(error, io, 'backfill', values.json === true);
+      }
+      if (!('window' in stage)) {
+        throw new CliUsageError(
+          `stage "${stage.name}" of ${stage.from} is an object stage: a backfill reruns the windows of a window ` +
+            `stage. Rerun an object stage's inputs with rerun reprocess --stage ${stage.name}.`,
+        );
+      }
+      if (!stage.reference) return windowStageBackfill(values, io, target, stage, mode);
+    }
+    if (values.downstream === true || values['downstream-queue'] !== undefined) {
+      throw new CliUsageError(
+        "--downstream needs --stage with a window stage of your pipeline (rerun's own daily summary has no stage downstream).",
+      );
+    }
+    const { from, to } = requireWindow(values);
     const rate = integerOption(values, 'rate', { min: 1, max: 3000 });
     const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
     const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
@@ -89,7 +155,8 @@ Examples:
     const table = (text: string) => {
       if (!json) writeResult(io, text);
     };
-    const target = await targetOrExit(values, io, 'backfill');
+    // rerun's own summary asked by --stage: the target resolved above serves.
+    const target = staged ?? (await targetOrExit(values, io, 'backfill'));
     if (typeof target === 'number') return target;
 
     try {

@@ -1,11 +1,4 @@
 import { RerunError } from '../../../src/errors.js';
-import {
-  WindowNameInvalidError,
-  WindowRangeReversedError,
-  WindowRangeTooLargeError,
-} from '../../../src/partitions/errors.js';
-import type { PartitionWindow } from '../../../src/partitions/partitionScheme.js';
-import { WINDOW_NAME_FORMS } from '../../../src/partitions/timeWindow.js';
 import { S3BucketMissingError } from '../../../src/s3/errors.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { SUMMARIZE_CODE_VERSION } from '../../partition/codeVersion.js';
@@ -30,6 +23,7 @@ import {
   targetOptions,
   targetOrExit,
 } from '../pipelineTarget.js';
+import { windowStageRange } from '../windowStageRange.js';
 
 /** `rerun status`: per-window state of a window stage (rerun's daily summaries or the user's), or an object stage's inputs. */
 export const command: CliCommand = {
@@ -252,31 +246,13 @@ async function windowStageCommand(
   } catch (error) {
     return reportCommandError(error, io, 'status', values.json === true);
   }
-  const { spec } = task.scheme;
-  const forms = spec.kind === 'time' ? `${spec.grain}: ${WINDOW_NAME_FORMS[spec.grain]}` : `${spec.kind} partitions`;
-  const from = stringOption(values, 'from');
-  const to = stringOption(values, 'to');
-  if (from === undefined || to === undefined) {
-    throw new CliUsageError(`--from and --to are required: the windows of stage "${stage.name}" are ${forms}.`);
-  }
   if (values.prefix !== undefined || values.verify === true) {
     throw new CliUsageError(
       `--prefix and --verify judge an object stage's inputs, and stage "${stage.name}" of ${stage.from} is a window ` +
         'stage: its status judges each window of --from..--to. Drop them.',
     );
   }
-  let windows: PartitionWindow[];
-  try {
-    windows = task.scheme.windowsBetween(from, to);
-  } catch (error) {
-    if (error instanceof WindowNameInvalidError) {
-      throw new CliUsageError(`--from/--to: ${error.message} Stage "${stage.name}" has ${forms} windows.`);
-    }
-    if (error instanceof WindowRangeReversedError || error instanceof WindowRangeTooLargeError) {
-      throw new CliUsageError(error.message);
-    }
-    throw error;
-  }
+  const { from, to, windows, forms } = windowStageRange(task, stage.name, values);
   try {
     await requireOutputBucket(target);
     const reader = new S3PartitionStore(target.clients.s3);
