@@ -104,6 +104,7 @@ export {
   type WorkerDefinitionInput,
 } from './worker/defineWorker.js';
 export {
+  type CoveredInput,
   type OutcomeHook,
   type OutcomeHookContext,
   onRecordOutcome,

@@ -35,7 +35,7 @@ export interface FirstRunObject {
 }
 
 /**
- * What processObject asks and tells about first runs. {@link AdaptiveFirstRun} is the one the batch
+ * What processObject asks and tells about first runs. `AdaptiveFirstRun` is the one the batch
  * handler keeps per sandbox; a test (the simulation tier) may give another, e.g. one that lets the
  * explorer pick each path. `choose` may answer with a promise for that reason.
  */

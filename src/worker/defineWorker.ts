@@ -8,9 +8,9 @@ import { PipelineDescriptionError } from '../pipeline/PipelineDescriptionError.j
 import { checkKeyRule } from '../pipeline/parsePipelineDescription.js';
 
 /** The values of a worker's `firstRun` (WorkerDefinition.firstRun says what each does). */
-export const FIRST_RUNS = ['adaptive', 'create', 'check'] as const;
+export const FIRST_RUNS: readonly FirstRun[] = ['adaptive', 'create', 'check'];
 /** How S3's own first delivery of an event starts: see WorkerDefinition.firstRun. */
-export type FirstRun = (typeof FIRST_RUNS)[number];
+export type FirstRun = 'adaptive' | 'create' | 'check';
 
 /** Where a transform writes; `write` resolves when it is safe to write more (backpressure). */
 export interface OutputStream {

@@ -82,6 +82,7 @@ const SURFACE = {
       'BatchOperationsTaskResult',
       'CheckEndpointOptions',
       'ConflictRetryPolicy',
+      'CoveredInput',
       'DeleteStatus',
       'DeterministicKeyOptions',
       'FailedDelivery',
