@@ -307,6 +307,8 @@ async function setUp(
     clients,
     names: { inputBucket: `${id}-in`, outputBucket: `${id}-out`, queue: `${id}-q`, dlq: `${id}-dlq` },
     topology: BENCH_TOPOLOGY,
+    // As deployed: the events the bench re-sends name each upload's version (moto's own do not).
+    versionedInput: true,
   });
   await clients.sqs.send(new PurgeQueueCommand({ QueueUrl: stack.queueUrl }));
   const proxy = await FaultProxy.start({

@@ -27,6 +27,15 @@ export interface ProvisionLocalStackOptions {
   topology?: Topology;
   /** @default silentLogger */
   logger?: Logger;
+  /**
+   * Version the input bucket, as RerunPipeline's is (replaced versions expire after a day). Off for
+   * `rerun dev`: moto sends no event for a delete in a versioned bucket (S3 sends
+   * `ObjectRemoved:DeleteMarkerCreated`), so deletes would not propagate, and its events carry no
+   * `versionId`, so versioning would save nothing there (docs/EMULATORS.md). Tests and the bench that
+   * send S3's events by hand, with the upload's version, turn it on to measure the deployed path.
+   * @default false
+   */
+  versionedInput?: boolean;
 }
 
 /** The provisioned resources. */
@@ -70,8 +79,8 @@ export async function provisionLocalStack(options: ProvisionLocalStackOptions): 
 
   for (const bucket of [names.inputBucket, names.outputBucket]) {
     note(`bucket ${bucket}`, await ensureBucket(clients, bucket, region));
-    // As in the stack: the input bucket is versioned, so every write sends its own event.
-    if (bucket === names.inputBucket) {
+    // As in the stack when asked (versionedInput): every write then sends its own event.
+    if (bucket === names.inputBucket && options.versionedInput === true) {
       note(`versioning ${bucket}`, await ensureVersioning(clients, bucket));
       note(
         `lifecycle rule ${bucket} expire-noncurrent-versions`,

@@ -108,7 +108,8 @@ describe('the pipeline end to end: S3 upload -> SQS -> local runner -> normalize
       ...testTopology,
       normalize: { ...testTopology.normalize, functionTimeoutSeconds: 60, visibilityTimeoutSeconds: 60 },
     };
-    const fresh = await provisionTestPipeline(clients, minute);
+    // Versioned, as RerunPipeline creates it: S3's events (sent by hand below) then name each write's version.
+    const fresh = await provisionTestPipeline(clients, minute, { versionedInput: true });
     const outOf = (key: string) => `normalized/${fresh.inputBucket}/${key.slice('incoming/'.length)}.ndjson`;
     const drainFresh = () => drainNormalize(clients, fresh, { log, t: minute });
     const keys = Array.from({ length: 10 }, (_, i) => `incoming/day ${i}.csv`);
@@ -121,7 +122,7 @@ describe('the pipeline end to end: S3 upload -> SQS -> local runner -> normalize
       etags.set(key, eTag);
       versions.set(key, versionId);
     }
-    // The input bucket is versioned (as RerunPipeline creates it): S3's events name each write's version.
+    // The input bucket is versioned: S3's events name each write's version.
     expect([...versions.values()].every((v) => v !== undefined && v !== 'null')).toBe(true);
     log.clear();
     await drainFresh();

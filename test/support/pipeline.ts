@@ -34,12 +34,14 @@ export const testTopology: Topology = testRuntime === TestRuntime.LAMBDA ? lambd
 export async function provisionTestPipeline(
   clients: AwsClients,
   t: Topology = testTopology,
+  options: { versionedInput?: boolean } = {},
 ): Promise<LocalStackResources> {
   const id = uniqueName('p');
   return provisionLocalStack({
     clients,
     names: { inputBucket: `${id}-in`, outputBucket: `${id}-out`, queue: `${id}-q`, dlq: `${id}-dlq` },
     topology: t,
+    ...(options.versionedInput ? { versionedInput: true } : {}),
   });
 }
 
@@ -140,8 +142,8 @@ export async function drainNormalize(
 }
 
 /**
- * Uploads an input and returns its ETag and the version it made (the local input bucket is
- * versioned, as RerunPipeline creates it), as S3's event of it names them.
+ * Uploads an input and returns its ETag and the version it made (in an input bucket provisioned with
+ * `versionedInput`, as RerunPipeline creates it), as S3's event of it names them.
  */
 export async function uploadVersion(
   clients: AwsClients,
