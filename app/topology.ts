@@ -54,7 +54,7 @@ export interface Topology {
   /**
    * Days after which S3 deletes an input's replaced or deleted versions. The input bucket is
    * versioned so that every write sends its own event (src/done/eventProvesCurrent.ts); the old
-   * versions are not rerun's to keep. In the stack and in `rerun dev`.
+   * versions are not rerun's to keep. In the stack, and locally where `versionedInput` asks for it.
    */
   readonly noncurrentInputVersionDays: number;
 }

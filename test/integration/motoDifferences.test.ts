@@ -1,7 +1,10 @@
 import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  DeleteObjectCommand,
   PutBucketNotificationConfigurationCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
@@ -68,5 +71,43 @@ describe('moto 5.2.1 as seen by npm test (docs/EMULATORS.md)', () => {
       'ObjectCreated:Put',
     ]);
     expect(new Set(events.map((e) => e.eTag)).size).toBe(1);
+  });
+  it('sends no event for a delete in a versioned bucket, and no versionId in any event: rerun dev keeps its input bucket unversioned', async () => {
+    const bucket = await createBucket(clients.s3, uniqueName('ver-events'));
+    await clients.s3.send(
+      new PutBucketVersioningCommand({ Bucket: bucket, VersioningConfiguration: { Status: 'Enabled' } }),
+    );
+    const queueUrl = (await clients.sqs.send(new CreateQueueCommand({ QueueName: uniqueName('ver-events') })))
+      .QueueUrl as string;
+    const attributes = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+    );
+    await clients.s3.send(
+      new PutBucketNotificationConfigurationCommand({
+        Bucket: bucket,
+        NotificationConfiguration: {
+          QueueConfigurations: [
+            { QueueArn: attributes.Attributes?.QueueArn, Events: ['s3:ObjectCreated:*', 's3:ObjectRemoved:*'] },
+          ],
+        },
+      }),
+    );
+    const put = await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'a.csv', Body: 'x' }));
+    expect(put.VersionId).toBeTruthy();
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: 'a.csv' }));
+    const events: { eventName: string; versionId?: string }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const out = await clients.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+      );
+      for (const m of out.Messages ?? []) {
+        const body = JSON.parse(m.Body ?? '{}') as {
+          Records?: { eventName: string; s3: { object: { versionId?: string } } }[];
+        };
+        for (const r of body.Records ?? []) events.push({ eventName: r.eventName, versionId: r.s3.object.versionId });
+      }
+    }
+    // AWS sends ObjectCreated:Put with the version, then ObjectRemoved:DeleteMarkerCreated.
+    expect(events).toEqual([{ eventName: 'ObjectCreated:Put', versionId: undefined }]);
   });
 });
