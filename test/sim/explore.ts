@@ -35,16 +35,21 @@ export interface SimConfig {
   /** Choice points per execution, at most (a guard against a livelock). @default 2000 */
   readonly maxDepth?: number;
   /**
-   * Executions explored in full mode, when the configuration is too large to explore to the end
-   * within the tier's time (it is then also in the random exploration). @default no limit: exhaustive
+   * CPU seconds (process.cpuUsage of the exploring process) the configuration may take in full mode
+   * (`npm run test:sim`). Sized from its measured size, with room for a slower machine.
+   * @default FULL_MODE_CPU_SECONDS (test/sim/simMode.ts)
    */
-  readonly fullBudget?: number;
+  readonly cpuBudget?: number;
   /**
-   * Meant to be explored to the end in full mode (`npm run test:sim`), within its budget: its test
-   * fails when the exploration stops short, so a configuration that outgrows the tier says so
-   * instead of quietly becoming a sample. @default false
+   * Meant to be explored to the end in full mode, within `cpuBudget`: its test fails when the
+   * exploration stops short, so a configuration that outgrows its budget says so instead of quietly
+   * becoming a sample. A configuration too large for the tier's time sets `false` and says why in
+   * `bounded` (it is then also in the seeded random exploration, test/sim/random.test.ts).
+   * @default true
    */
   readonly exhaustive?: boolean;
+  /** Why a configuration with `exhaustive: false` is not explored to the end: its measured size. */
+  readonly bounded?: string;
 }
 
 /** Decides each choice point of one execution. */
@@ -210,7 +215,20 @@ export interface Exploration {
   /** True when every state was expanded within the budget. */
   readonly exhaustive: boolean;
   readonly failure?: Execution;
+  /** Wall time, milliseconds. */
   readonly ms: number;
+  /** CPU time of the exploring process (user + system, process.cpuUsage), seconds. */
+  readonly cpuSeconds: number;
+}
+
+/**
+ * When an exploration stops short of the end: after `executions` executions, or once the process
+ * has spent `cpuSeconds` of CPU time on it (process.cpuUsage: user + system, so a loaded machine
+ * stretches the wall time, not the budget). Either may be left out.
+ */
+export interface ExplorationBudget {
+  readonly executions?: number;
+  readonly cpuSeconds?: number;
 }
 
 /**
@@ -221,11 +239,22 @@ export interface Exploration {
  * there, since everything that can follow was explored from that state before. Orders of steps that
  * commute reach the same state, so this prunes what partial-order reduction would, and also orders
  * that do not commute but end alike. Each schedule is replayed from the start (the actors' state
- * cannot be copied), following the recorded picks. Stops at the first violation, or after `budget`
- * executions.
+ * cannot be copied), following the recorded picks. Stops at the first violation, or when `budget`
+ * (executions, CPU seconds; a number is executions) is spent.
  */
-export async function exploreExhaustively(config: SimConfig, budget = Number.POSITIVE_INFINITY): Promise<Exploration> {
+export async function exploreExhaustively(
+  config: SimConfig,
+  budget: ExplorationBudget | number = {},
+): Promise<Exploration> {
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
+  const cpuSeconds = () => {
+    const used = process.cpuUsage(cpuStart);
+    return (used.user + used.system) / 1e6;
+  };
+  const maxExecutions = typeof budget === 'number' ? budget : (budget.executions ?? Number.POSITIVE_INFINITY);
+  const maxCpuSeconds =
+    typeof budget === 'number' ? Number.POSITIVE_INFINITY : (budget.cpuSeconds ?? Number.POSITIVE_INFINITY);
   const frames: Frame[] = [];
   const visited = new Set<string>();
   let schedules = 0;
@@ -263,9 +292,10 @@ export async function exploreExhaustively(config: SimConfig, budget = Number.POS
         exhaustive: false,
         failure: run,
         ms: performance.now() - started,
+        cpuSeconds: cpuSeconds(),
       };
     }
-    if (schedules + merged >= budget) {
+    if (schedules + merged >= maxExecutions || cpuSeconds() >= maxCpuSeconds) {
       return {
         config: config.name,
         schedules,
@@ -273,6 +303,7 @@ export async function exploreExhaustively(config: SimConfig, budget = Number.POS
         states: visited.size,
         exhaustive: false,
         ms: performance.now() - started,
+        cpuSeconds: cpuSeconds(),
       };
     }
     // Backtrack: the deepest choice point with an alternative not yet explored.
@@ -296,6 +327,7 @@ export async function exploreExhaustively(config: SimConfig, budget = Number.POS
         states: visited.size,
         exhaustive: true,
         ms: performance.now() - started,
+        cpuSeconds: cpuSeconds(),
       };
     }
   }
