@@ -12,6 +12,7 @@ import {
   type Upload,
 } from './actors.js';
 import type { SimConfig } from './explore.js';
+import { fullModeOf } from './fullMode.js';
 import { checkPipeline, checkSummary } from './invariants.js';
 import type { Actor } from './Scheduler.js';
 import { INPUT_BUCKET, OUTPUT_BUCKET, OUTPUT_PREFIXES, SimWorld } from './SimWorld.js';
@@ -85,19 +86,7 @@ export interface PipelineSpec {
    * or 'check', both explored), each told here. @default the handler's AdaptiveFirstRun
    */
   readonly exploreFirstRun?: ExploredFirstRun | undefined;
-  /** Executions explored in full mode (SimConfig.fullBudget). @default no limit: exhaustive */
-  readonly fullBudget?: number | undefined;
 }
-
-/**
- * The full-mode budget of the configurations whose deletion looks again: the look again is one more
- * delivery that can interleave with everything after the removal, and multiplies their schedules
- * (recreate single-part+side: 248 schedules before it, 2,576 with it). With a crash, or with a
- * multipart output and a side output, or with the prune racing, such a configuration is explored up
- * to this many executions in full mode instead of to the end; its crashed variants are also in the
- * random exploration (test/sim/random.test.ts).
- */
-const LOOK_AGAIN_FULL_BUDGET = 5_000;
 
 /**
  * A configuration of the pipeline: an uploader, S3's events, Lambda sandboxes running the real
@@ -122,7 +111,7 @@ export function pipelineConfig(spec: PipelineSpec): SimConfig {
   return {
     name: spec.name,
     crashes: spec.crashes,
-    ...(spec.fullBudget !== undefined ? { fullBudget: spec.fullBudget } : {}),
+    ...fullModeOf(spec.name),
     ...(spec.maxDepth !== undefined ? { maxDepth: spec.maxDepth } : {}),
     // Only the uploader writes the input bucket: once it is done, reads of the input commute with
     // everything. Without uploads, redeliveries or prune, nothing writes the day's normalized outputs
@@ -295,7 +284,6 @@ export function boundedConfigs(crashes: number): SimConfig[] {
         redeliverBefore: true,
         uploads: [{ delete: true }],
         crashes,
-        fullBudget: crashes > 0 ? LOOK_AGAIN_FULL_BUDGET : undefined,
       }),
       pipelineConfig({
         name: `tamper ${shape}, crashes ${crashes}`,
@@ -316,7 +304,6 @@ export function boundedConfigs(crashes: number): SimConfig[] {
           name: `create then delete ${shape}, crashes ${crashes}`,
           uploads: [{ put: first }, { delete: true }],
           crashes,
-          fullBudget: crashes > 0 ? LOOK_AGAIN_FULL_BUDGET : undefined,
         }),
       );
     }
@@ -328,7 +315,6 @@ export function boundedConfigs(crashes: number): SimConfig[] {
           before: first,
           uploads: [{ delete: true }, { put: first }],
           crashes,
-          fullBudget: crashes > 0 || multipartWithSide ? LOOK_AGAIN_FULL_BUDGET : undefined,
         }),
       );
     }
@@ -411,7 +397,6 @@ export function boundedConfigs(crashes: number): SimConfig[] {
       uploads: [{ delete: true }],
       prune: true,
       crashes,
-      fullBudget: LOOK_AGAIN_FULL_BUDGET,
     }),
   );
   return configs;

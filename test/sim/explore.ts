@@ -1,5 +1,5 @@
 import type { Footprint } from './model/S3Model.js';
-import { type Actor, type PendingStep, Scheduler, type TraceEntry } from './Scheduler.js';
+import { type Actor, conflicts, type PendingStep, Scheduler, type TraceEntry } from './Scheduler.js';
 import type { SimWorld } from './SimWorld.js';
 
 /**
@@ -35,16 +35,21 @@ export interface SimConfig {
   /** Choice points per execution, at most (a guard against a livelock). @default 2000 */
   readonly maxDepth?: number;
   /**
-   * Executions explored in full mode, when the configuration is too large to explore to the end
-   * within the tier's time (it is then also in the random exploration). @default no limit: exhaustive
+   * CPU seconds (process.cpuUsage of the exploring process) the configuration may take in full mode
+   * (`npm run test:sim`). Sized from its measured size, with room for a slower machine.
+   * @default FULL_MODE_CPU_SECONDS (test/sim/simMode.ts)
    */
-  readonly fullBudget?: number;
+  readonly cpuBudget?: number;
   /**
-   * Meant to be explored to the end in full mode (`npm run test:sim`), within its budget: its test
-   * fails when the exploration stops short, so a configuration that outgrows the tier says so
-   * instead of quietly becoming a sample. @default false
+   * Meant to be explored to the end in full mode, within `cpuBudget`: its test fails when the
+   * exploration stops short, so a configuration that outgrows its budget says so instead of quietly
+   * becoming a sample. A configuration too large for the tier's time sets `false` and says why in
+   * `bounded` (it is then also in the seeded random exploration, test/sim/random.test.ts).
+   * @default true
    */
   readonly exhaustive?: boolean;
+  /** Why a configuration with `exhaustive: false` is not explored to the end: its measured size. */
+  readonly bounded?: string;
 }
 
 /** Decides each choice point of one execution. */
@@ -53,7 +58,23 @@ export interface Chooser {
    * The pick at depth `depth` among `alternatives`, or undefined to abandon the execution (its
    * state, named by `stateKey()`, was explored before).
    */
-  choose(depth: number, alternatives: readonly Alternative[], stateKey: () => string): Alternative | undefined;
+  choose(
+    depth: number,
+    alternatives: readonly Alternative[],
+    stateKey: () => string,
+    since: StepsSince,
+  ): Alternative | undefined;
+}
+
+/**
+ * What ran since the previous choice point: the pick and every step run without a choice point
+ * after it (invisible steps, reads of frozen resources), by actor and footprint. The sleep sets'
+ * independence is judged against all of it, not the pick alone: a pick can make another actor's
+ * pending read frozen, which then runs at once, in that actor's order of answers.
+ */
+export interface StepsSince {
+  readonly actors: ReadonlySet<string>;
+  readonly footprints: readonly Footprint[];
 }
 
 /** How one execution ended. */
@@ -72,11 +93,14 @@ export async function execute(config: SimConfig, chooser: Chooser): Promise<Exec
   const choices: string[] = [];
   let crashesLeft = config.crashes;
   const maxDepth = config.maxDepth ?? 2000;
+  let since = { actors: new Set<string>(), footprints: [] as Footprint[] };
   for (let depth = 0; ; ) {
     await scheduler.settle();
     const enabled = scheduler.enabled();
     const invisible = enabled.find((step) => step.invisible || readsOnlyFrozen(step, config));
     if (invisible) {
+      since.actors.add(invisible.actor.id);
+      since.footprints.push(invisible.footprint);
       scheduler.run(invisible);
       continue;
     }
@@ -103,9 +127,15 @@ export async function execute(config: SimConfig, chooser: Chooser): Promise<Exec
     if (timer !== undefined && (deadline === undefined || timer <= deadline)) {
       alternatives.push({ key: 'tick', kind: 'tick', footprint: { reads: [], writes: [] } });
     }
-    const pick = chooser.choose(depth, alternatives, () => `${crashesLeft}|${scheduler.digest()}|${world.digest()}`);
+    const pick = chooser.choose(
+      depth,
+      alternatives,
+      () => `${crashesLeft}|${scheduler.digest()}|${world.digest()}`,
+      since,
+    );
     if (!pick) return { abandoned: true, violations: [], choices, trace: scheduler.trace, depth };
     choices.push(pick.key);
+    since = { actors: new Set(pick.actor ? [pick.actor.id] : []), footprints: [pick.footprint] };
     depth++;
     if (pick.kind === 'tick') {
       scheduler.now = timer as number;
@@ -203,15 +233,37 @@ export interface Exploration {
   readonly config: string;
   /** Executions run to quiescence and checked: the distinct schedules of the configuration. */
   readonly schedules: number;
-  /** Executions cut short at a state already explored (by another order of the same steps, mostly). */
+  /**
+   * Executions cut short at a state already explored (by another order of the same steps, mostly),
+   * or at one whose every alternative sleeps (sleep sets: explored from an earlier order).
+   */
   readonly merged: number;
   /** Distinct states reached (choice points expanded). */
   readonly states: number;
   /** True when every state was expanded within the budget. */
   readonly exhaustive: boolean;
   readonly failure?: Execution;
+  /** Wall time, milliseconds. */
   readonly ms: number;
+  /** CPU time of the exploring process (user + system, process.cpuUsage), seconds. */
+  readonly cpuSeconds: number;
 }
+
+/**
+ * When an exploration stops short of the end: after `executions` executions, or once the process
+ * has spent `cpuSeconds` of CPU time on it (process.cpuUsage: user + system, so a loaded machine
+ * stretches the wall time, not the budget). Either may be left out.
+ */
+export interface ExplorationBudget {
+  readonly executions?: number;
+  readonly cpuSeconds?: number;
+}
+
+/**
+ * Whether the exhaustive exploration uses sleep sets (see exploreExhaustively). `RERUN_SIM_REDUCTION=none`
+ * turns them off: the explorer as it was before them, whose counts they are compared with.
+ */
+export const SLEEP_SETS = process.env.RERUN_SIM_REDUCTION !== 'none';
 
 /**
  * Bounded-exhaustive exploration: a depth-first search over every choice point of the
@@ -221,18 +273,50 @@ export interface Exploration {
  * there, since everything that can follow was explored from that state before. Orders of steps that
  * commute reach the same state, so this prunes what partial-order reduction would, and also orders
  * that do not commute but end alike. Each schedule is replayed from the start (the actors' state
- * cannot be copied), following the recorded picks. Stops at the first violation, or after `budget`
- * executions.
+ * cannot be copied), following the recorded picks.
+ *
+ * Sleep sets (Godefroid, "Partial-Order Methods for the Verification of Concurrent Systems", 1996,
+ * ch. 5) spare the executions that the state cache would only cut short after replaying them: once
+ * a request `b` was explored at a point, a sibling `a` independent of it explores on with `b`
+ * asleep (`a` then `b` reaches the state `b` then `a` reached), and a request asleep is not picked
+ * until something dependent on it runs. Independence is judged conservatively:
+ * - only two requests (`run`) of two different actors, neither touched by anything that ran
+ *   without a choice point after the pick (StepsSince), and whose footprints do not conflict (the
+ *   models' footprints: an S3 object, an upload id, a listing's prefix, a queue's arrivals and each
+ *   message, a DynamoDB item; a receive writes the queue's arrivals and every message, so it depends
+ *   on every send, delete and visibility change);
+ * - a crash (before or after a request) and the passing of time depend on everything: after one,
+ *   nothing sleeps, and none is ever put asleep. A crash changes the crashes left, which every
+ *   other crash depends on, and time changes what is enabled;
+ * - invisible steps (a part of one's own upload, whose id is the caller's own, a sleep) are not
+ *   choice points; they run inside the transition and count in its StepsSince.
+ * The state cache keeps, per state, the sleep set it was expanded with: a revisit is cut only when
+ * that set is within the revisit's own (everything this visit would explore was explored); a
+ * revisit with a smaller sleep set is expanded again with it (and the kept set becomes the
+ * intersection), never pruned. Stops at the first violation, or when `budget`
+ * (executions, CPU seconds; a number is executions) is spent.
  */
-export async function exploreExhaustively(config: SimConfig, budget = Number.POSITIVE_INFINITY): Promise<Exploration> {
+export async function exploreExhaustively(
+  config: SimConfig,
+  budget: ExplorationBudget | number = {},
+): Promise<Exploration> {
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
+  const cpuSeconds = () => {
+    const used = process.cpuUsage(cpuStart);
+    return (used.user + used.system) / 1e6;
+  };
+  const maxExecutions = typeof budget === 'number' ? budget : (budget.executions ?? Number.POSITIVE_INFINITY);
+  const maxCpuSeconds =
+    typeof budget === 'number' ? Number.POSITIVE_INFINITY : (budget.cpuSeconds ?? Number.POSITIVE_INFINITY);
   const frames: Frame[] = [];
-  const visited = new Set<string>();
+  // Each state expanded, with the sleep set it was expanded with (sleep sets off: always empty).
+  const visited = new Map<string, ReadonlySet<string>>();
   let schedules = 0;
   let merged = 0;
   for (;;) {
     const chooser: Chooser = {
-      choose(depth, alternatives, stateKey) {
+      choose(depth, alternatives, stateKey, since) {
         let frame = frames[depth];
         const keys = alternatives.map((a) => a.key).join(' ');
         if (frame) {
@@ -242,10 +326,30 @@ export async function exploreExhaustively(config: SimConfig, budget = Number.POS
             );
           }
         } else {
+          const sleep = SLEEP_SETS ? sleepSetOf(frames[depth - 1], alternatives, since) : new Map<string, Sleeper>();
           const state = stateKey();
-          if (visited.has(state)) return undefined;
-          visited.add(state);
-          frame = { keys, explored: new Set(), current: (alternatives[0] as Alternative).key };
+          const kept = visited.get(state);
+          if (kept !== undefined) {
+            if ([...kept].every((k) => sleep.has(k))) return undefined;
+            visited.set(state, new Set([...kept].filter((k) => sleep.has(k))));
+          } else {
+            visited.set(state, new Set(sleep.keys()));
+          }
+          const first = alternatives.find((a) => !sleep.has(a.key));
+          if (!first) return undefined;
+          frame = {
+            keys,
+            // Kept light: a frame outlives its execution, whose actors and world it must not hold.
+            alternatives: alternatives.map((a) => ({
+              key: a.key,
+              kind: a.kind,
+              actor: a.actor?.id,
+              footprint: a.footprint,
+            })),
+            sleep,
+            explored: new Set(),
+            current: first.key,
+          };
           frames.push(frame);
         }
         return alternatives.find((a) => a.key === frame.current);
@@ -263,9 +367,10 @@ export async function exploreExhaustively(config: SimConfig, budget = Number.POS
         exhaustive: false,
         failure: run,
         ms: performance.now() - started,
+        cpuSeconds: cpuSeconds(),
       };
     }
-    if (schedules + merged >= budget) {
+    if (schedules + merged >= maxExecutions || cpuSeconds() >= maxCpuSeconds) {
       return {
         config: config.name,
         schedules,
@@ -273,6 +378,7 @@ export async function exploreExhaustively(config: SimConfig, budget = Number.POS
         states: visited.size,
         exhaustive: false,
         ms: performance.now() - started,
+        cpuSeconds: cpuSeconds(),
       };
     }
     // Backtrack: the deepest choice point with an alternative not yet explored.
@@ -280,7 +386,7 @@ export async function exploreExhaustively(config: SimConfig, budget = Number.POS
     while (frames.length > 0) {
       const frame = frames[frames.length - 1] as Frame;
       frame.explored.add(frame.current);
-      const next = frame.keys.split(' ').find((k) => !frame.explored.has(k));
+      const next = frame.keys.split(' ').find((k) => !frame.explored.has(k) && !frame.sleep.has(k));
       if (next) {
         frame.current = next;
         resumed = true;
@@ -296,6 +402,7 @@ export async function exploreExhaustively(config: SimConfig, budget = Number.POS
         states: visited.size,
         exhaustive: true,
         ms: performance.now() - started,
+        cpuSeconds: cpuSeconds(),
       };
     }
   }
@@ -304,8 +411,46 @@ export async function exploreExhaustively(config: SimConfig, budget = Number.POS
 interface Frame {
   /** The alternatives at this point, in order (checked on every replay: determinism). */
   readonly keys: string;
+  readonly alternatives: readonly { key: string; kind: Alternative['kind']; actor?: string; footprint: Footprint }[];
+  /** The requests asleep here: explored from an earlier point, in another order of independent steps. */
+  readonly sleep: ReadonlyMap<string, Sleeper>;
   readonly explored: Set<string>;
   current: string;
+}
+
+/** A request asleep: its key (`run:lambda-1#7`), actor and footprint. */
+interface Sleeper {
+  readonly actor: string;
+  readonly footprint: Footprint;
+}
+
+/**
+ * The sleep set of the point reached from `parent` by its current pick: of the parent's sleep set
+ * and the requests it explored before that pick, those still pending here and independent of
+ * everything that ran since (see exploreExhaustively). Nothing sleeps after a crash or a tick.
+ */
+function sleepSetOf(
+  parent: Frame | undefined,
+  alternatives: readonly Alternative[],
+  since: StepsSince,
+): Map<string, Sleeper> {
+  const sleep = new Map<string, Sleeper>();
+  if (!parent) return sleep;
+  const pick = parent.alternatives.find((a) => a.key === parent.current);
+  if (pick?.kind !== 'run') return sleep;
+  const candidates = new Map(parent.sleep);
+  for (const a of parent.alternatives) {
+    if (a.kind === 'run' && a.actor && parent.explored.has(a.key)) {
+      candidates.set(a.key, { actor: a.actor, footprint: a.footprint });
+    }
+  }
+  const pending = new Set(alternatives.filter((a) => a.kind === 'run').map((a) => a.key));
+  for (const [key, b] of candidates) {
+    if (!pending.has(key) || since.actors.has(b.actor)) continue;
+    if (since.footprints.some((f) => conflicts(f, b.footprint))) continue;
+    sleep.set(key, b);
+  }
+  return sleep;
 }
 
 /** A seeded PRNG (mulberry32): the same seed gives the same schedule. */

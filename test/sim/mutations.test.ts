@@ -37,7 +37,7 @@ describe('the mutation suite: the explorer catches each class of defect', () => 
         // The one that caught it last time first, explored to the end, then the others (in full
         // mode up to 50,000 executions each, in npm test within the bounded budget). Full mode tried
         // every configuration in order before the removal's look again made the deletion
-        // configurations, early in that order, many times larger (configs.ts, LOOK_AGAIN_FULL_BUDGET).
+        // configurations, early in that order, many times larger (their sizes: docs/EMULATORS.md).
         const first = all.find((c) => c.name === mutation.caughtBy);
         const configs = !first ? all : [first, ...all.filter((c) => c !== first)];
         const result = await runMutant(

@@ -37,8 +37,8 @@ const LARGER = [
     uploads: [{ put: CONTENT.smallBad }, { put: CONTENT.small2 }, { put: CONTENT.smallBad }],
     crashes: 1,
   }),
-  // The configurations whose deletion looks again are explored up to a budget in full mode
-  // (configs.ts, LOOK_AGAIN_FULL_BUDGET); their crashed variants are sampled here as well.
+  // The largest configurations whose deletion looks again are explored within a CPU budget, not
+  // to the end, in full mode (configs.ts, `bounded`); their crashed variants are sampled here as well.
   pipelineConfig({
     name: 'create then delete single-part+side, 1 crash',
     uploads: [{ put: CONTENT.smallBad }, { delete: true }],

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SimConfig } from './explore.js';
+import { fullModeOf } from './fullMode.js';
 import { checkWindowTask } from './invariants.js';
 import type { Actor } from './Scheduler.js';
 import { SimWorld } from './SimWorld.js';
@@ -11,13 +12,6 @@ import {
   spawnWindowDelivery,
   type WindowTaskSetup,
 } from './windowTaskActor.js';
-
-/**
- * Executions each configuration may take in full mode: it must end below (its test fails when it
- * stops short). The largest, two deliveries of a built window with a crash, takes 9,657 (3,460
- * schedules, 6,197 merged); FULL_MODE_BUDGET (5,000) would stop it short.
- */
-const WINDOW_FULL_BUDGET = 15_000;
 
 /** One write of an hourly output of the upstream stage: the key and its content. */
 export interface HourlyWrite {
@@ -56,7 +50,7 @@ export const HOURLY = {
  * A configuration of a user's window task (windowTaskActor.ts: daily event counts over an upstream
  * stage's hourly outputs, in a bucket of its own): `deliveries` runs of the same window racing, the
  * upstream stage writing `during` them, up to `crashes` crashes at any request boundary, checked by
- * checkWindowTask once everything settled. Meant to be explored to the end (`exhaustive`).
+ * checkWindowTask once everything settled. Explored to the end in full mode (SimConfig.exhaustive).
  */
 export function windowTaskConfig(spec: WindowTaskSpec): SimConfig {
   const task = dailyEventCounts();
@@ -71,8 +65,7 @@ export function windowTaskConfig(spec: WindowTaskSpec): SimConfig {
   return {
     name: spec.name,
     crashes: spec.crashes,
-    exhaustive: true,
-    fullBudget: WINDOW_FULL_BUDGET,
+    ...fullModeOf(spec.name),
     // Only the upstream writer changes the hourly outputs: once it is done (or when there is none),
     // reads and listings of them commute with everything.
     frozen: (resource) =>
