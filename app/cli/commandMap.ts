@@ -18,7 +18,8 @@ export interface CommandEntry {
  */
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   backfill: {
-    summary: 'Rerun the windows of a window stage (rerun's daily summaries or yours): plan, enqueue what is needed, optionally wait.',
+    summary:
+      "Rerun the windows of a window stage (rerun's daily summaries or yours): plan, enqueue what is needed, optionally wait.",
     load: () => import('./commands/backfill.js'),
   },
   cat: {
