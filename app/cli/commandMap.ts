@@ -47,7 +47,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   },
   status: {
     summary:
-      "Show each daily partition of a window (published, missing, stale, invalid or incomplete), or an object stage's inputs (current or to do).",
+      "Show each window of a window stage (published, missing, stale, invalid or incomplete), or an object stage's inputs (current or to do).",
     load: () => import('./commands/status.js'),
   },
   ui: {
