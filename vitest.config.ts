@@ -34,7 +34,7 @@ export default defineConfig({
     globalSetup: ['test/globalSetup.ts'],
     // CI also writes a JSON report per run, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', ['json', { outputFile: `.ci-report/${reportName}.json` }]] : ['default'],
-    // `npm test -- --coverage` (what .ci/run runs): V8 coverage of the library the tests run in process.
+    // `npm test -- --coverage`: V8 coverage of the library the tests run in process (.ci/run does not run it yet).
     // Code that runs only in child processes (rerun dev, the Lambda runtime mode, the chaos runners) is
     // not counted, so the figure is a floor.
     coverage: {

@@ -431,7 +431,7 @@ describe('the packed package in a new project', () => {
     expect(version.stdout).toBe(`${manifest.version}\n`);
     const help = spawnSync(bin, ['--help'], { cwd: scratch, env: userEnv(), encoding: 'utf8' });
     expect(help.status, help.stderr).toBe(0);
-    expect(help.stdout).toMatch(/^Commands:\n(?:.*\n)*\s+status\s+Show each daily partition/m);
+    expect(help.stdout).toMatch(/^Commands:\n(?:.*\n)*\s+status\s+Show each window of a window stage/m);
     expect(help.stderr).toBe('');
 
     expect(existsSync(join(scratch, 'node_modules', '@aws-sdk', 'client-cloudformation'))).toBe(false);
