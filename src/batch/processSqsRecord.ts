@@ -158,13 +158,13 @@ export async function processSqsRecord(
 
 /**
  * Whether a success of `object` in this delivery may follow a failure that left an index entry: a
- * retry, a redriven or requeued message, a message of rerun's tools (a reprocess after a fix). Not
- * S3's own fresh delivery of a new write, the common case, which then costs no listing of the
- * failure index; an older content's failure stays indexed while its dead letter is in the DLQ, and
- * the success of that dead letter's redrive clears it.
+ * retry, a redriven or requeued message. Not a fresh delivery (S3's own of a new write, or a fresh
+ * `rerun reprocess` message, whose duplicate of a done object costs the HEAD alone), which then
+ * costs no listing of the failure index; an older failure stays indexed while its dead letter is in
+ * the DLQ, and the success of that dead letter's redrive clears it.
  */
 function mayFollowAFailure(run: RecordRun, delivery: Delivery, object: S3ObjectEvent): boolean {
-  if (delivery.requeued || sentByRerun(object)) return true;
+  if (delivery.requeued) return true;
   const { now, invocation } = run;
   return !isFreshDelivery({ ...delivery.base, eventTime: object.eventTime }, now(), invocation.timeLimitMs);
 }

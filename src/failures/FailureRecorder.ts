@@ -36,6 +36,8 @@ export interface StartedRecord {
   readonly etag: string;
   /** What the message is about, as in {@link StartedDelivery}. */
   readonly subject?: string | undefined;
+  /** An earlier record of the message was found and kept (not a provisional record of this attempt's). */
+  readonly kept?: boolean;
 }
 
 /**

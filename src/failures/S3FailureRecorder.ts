@@ -165,7 +165,7 @@ export class S3FailureRecorder implements FailureRecorder {
       // A record of this message exists already (an earlier non-retryable failure): its reason says
       // more than "started"; keep it, and complete or remove that one when the attempt ends.
       const head = await store.head(bucket, key);
-      return head ? { key, etag: head.etag, subject: delivery.subject } : undefined;
+      return head ? { key, etag: head.etag, subject: delivery.subject, kept: true } : undefined;
     } catch (error) {
       this.logger.warn('could not record that the last attempt of the message started', {
         messageId: delivery.messageId,
@@ -185,9 +185,12 @@ export class S3FailureRecorder implements FailureRecorder {
         const messageId = /([^/]+)\.json$/.exec(started.key)?.[1] ?? '';
         // The entry's key names this message alone: no other writer has one to lose. Conditional
         // all the same, on the ETag seen now, like every delete of the pipeline.
-        // Both reasons: the record this attempt found may be an earlier receive's non-retryable one,
-        // which it keeps and removes in place of a provisional record of its own.
-        for (const givenUp of [GiveUpReason.LAST_RECEIVE, GiveUpReason.NON_RETRYABLE]) {
+        // Its own provisional record has a last-receive entry; a record it found and kept may be an
+        // earlier receive's non-retryable one (or another delivery's provisional one): both reasons then.
+        const reasons = started.kept
+          ? [GiveUpReason.LAST_RECEIVE, GiveUpReason.NON_RETRYABLE]
+          : [GiveUpReason.LAST_RECEIVE];
+        for (const givenUp of reasons) {
           const entry = failureIndexKey(this.prefix, object, queueName, messageId, givenUp);
           const seen = await this.options.store.head(this.options.bucket, entry);
           if (seen) await this.options.store.deleteIfMatch(this.options.bucket, entry, seen.etag);
