@@ -232,7 +232,9 @@ describe('kill mid-item, then rerun', () => {
     // HEAD, GET, CreateMultipartUpload, 3 x UploadPart, quarantine PUT, CompleteMultipartUpload;
     // the seal: CreateMultipartUpload, UploadPartCopy, CompleteMultipartUpload; and the closing
     // done-check (an output that lists a side output): HEAD output, HEAD quarantine, GET input (304).
-    expect(requestsPerCleanRun).toBe(14);
+    // The deployed handler (the Lambda runtime mode) has a failure recorder: a success of a delivery
+    // that is not fresh (this event has no time) lists the input's failure-index entries once.
+    expect(requestsPerCleanRun).toBe(lambda ? 15 : 14);
     expect([...reference.keys()]).toEqual([
       `normalized/${input}/big file+1.csv.ndjson`,
       `quarantine/${input}/big file+1.csv.ndjson`,
