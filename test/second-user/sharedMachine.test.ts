@@ -193,6 +193,78 @@ describe('a second OS user on the same machine cannot steer, fake or delete anyt
     expect(existsSync(join(tmp, 'rerun-0', 'runs', 'reprocess-1-1-1.json'))).toBe(true);
   });
 
+  it("runs nobody plants where run files once lived never show in this user's console", async () => {
+    const tmp = sharedTmp();
+    // nobody's fake, planted before this user's first run: this user's pipeline, a label of nobody's
+    // choosing, still running (a live process), where rerun once kept its run files.
+    const now = Date.now();
+    const fake = {
+      command: 'reprocess',
+      label: 'FAKE run planted by nobody',
+      pid: 1,
+      startedAt: now,
+      updatedAt: now,
+      target: { where: awsEndpoint(), inputBucket, outputBucket },
+    };
+    asNobody(
+      `const fs = require('node:fs'); const p = require('node:path');
+       fs.mkdirSync(p.join(process.env.TMPDIR, 'rerun-runs'), { mode: 0o777 });
+       fs.chmodSync(p.join(process.env.TMPDIR, 'rerun-runs'), 0o777);
+       fs.writeFileSync(p.join(process.env.TMPDIR, 'rerun-runs', 'reprocess-1-1-1.json'), ${JSON.stringify(JSON.stringify(fake))});`,
+      { TMPDIR: tmp },
+    );
+    // This user's own run, on its pipeline: the console must list it (the control).
+    const own = await rerun(
+      ['reprocess', '--dry-run', '--input-bucket', inputBucket, '--output-bucket', outputBucket],
+      tmp,
+      moto(),
+    );
+    expect(own.code, own.stderr).toBe(0);
+    const ui = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'app/cli/rerun.ts', 'ui', '--input-bucket', inputBucket, '--output-bucket', outputBucket],
+      {
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          TMPDIR: tmp,
+          AWS_EC2_METADATA_DISABLED: 'true',
+          ...moto(),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      let out = '';
+      let err = '';
+      ui.stderr.on('data', (c: Buffer) => {
+        err += c.toString();
+      });
+      const url = await new Promise<URL>((resolve, reject) => {
+        ui.stdout.on('data', (c: Buffer) => {
+          out += c.toString();
+          const line = /^URL (\S+)$/m.exec(out);
+          if (line?.[1]) resolve(new URL(line[1]));
+        });
+        ui.once('exit', (code) => reject(new Error(`rerun ui exited ${code}: ${err}`)));
+      });
+      const token = url.searchParams.get('token') ?? '';
+      const runs = async () => {
+        const live = await fetch(new URL('/api/live', url), { headers: { 'x-rerun-token': token } });
+        expect(live.status).toBe(200);
+        return ((await live.json()) as { runs: Record<string, unknown>[] }).runs;
+      };
+      const shown = await runs();
+      const labels = shown.map((r) => r.label);
+      // The control: this user's own dry run is listed.
+      expect(shown.some((r) => r.command === 'reprocess' && r.label !== fake.label)).toBe(true);
+      expect(labels).not.toContain(fake.label);
+    } finally {
+      ui.kill('SIGINT');
+      await new Promise((resolve) => ui.once('exit', resolve));
+    }
+  });
+
   it('nobody cannot read what this user publishes: its private directory and files are 0700 and 0600', async () => {
     const tmp = sharedTmp();
     const run = await rerun(
