@@ -265,6 +265,34 @@ describe('a second OS user on the same machine cannot steer, fake or delete anyt
     }
   });
 
+  it("links nobody plants at rerun dev's old session and journal names are never written through", async () => {
+    const tmp = sharedTmp();
+    const session = victimFile();
+    const journal = victimFile();
+    const appName = uniqueName('dev');
+    // Where rerun dev once published its session and its outcomes journal, in the shared directory.
+    asNobody(
+      `const fs = require('node:fs'); const p = require('node:path');
+       fs.symlinkSync(${JSON.stringify(session)}, p.join(process.env.TMPDIR, ${JSON.stringify(`rerun-dev-${appName}.json`)}));
+       fs.symlinkSync(${JSON.stringify(journal)}, p.join(process.env.TMPDIR, ${JSON.stringify(`rerun-dev-${appName}.outcomes.jsonl`)}));`,
+      { TMPDIR: tmp },
+    );
+    const dev = await rerun(
+      ['dev', '--once', '--no-demo', '--handler', 'test/fixtures/handlers/s3Copy.ts', '--app-name', appName],
+      tmp,
+      {
+        AWS_ENDPOINT_URL: awsEndpoint(),
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'AKIAVICTIMKEY',
+        AWS_SECRET_ACCESS_KEY: 'victim-secret',
+      },
+    );
+    expect(dev.code, dev.stderr).toBe(0);
+    expect(dev.stdout).toMatch(/^READY /m);
+    expect(readFileSync(session, 'utf8')).toBe('three years of work\n');
+    expect(readFileSync(journal, 'utf8')).toBe('three years of work\n');
+  });
+
   it('nobody cannot read what this user publishes: its private directory and files are 0700 and 0600', async () => {
     const tmp = sharedTmp();
     const run = await rerun(
