@@ -198,6 +198,33 @@ describe('rerun ui in a browser: what a person sees', () => {
     }
   });
 
+  it('cannot be framed by a page of another server', async () => {
+    // Another server on the same host whose page frames the console, token and all.
+    const other = createServer((_request, response) => {
+      response.writeHead(200, { 'Content-Type': 'text/html' });
+      response.end(`<!doctype html><title>framing page</title><iframe id="console" src="${url}"></iframe>`);
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', () => resolve()));
+    const framing = await page.context().newPage();
+    try {
+      const consoleAnswered = framing.waitForResponse((r) => r.url().startsWith(new URL(url).origin));
+      await framing.goto(`http://127.0.0.1:${(other.address() as AddressInfo).port}/`);
+      // The console answered the frame's request; Chromium then refused to show it (frame-ancestors 'none').
+      expect((await consoleAnswered).status()).toBe(200);
+      const frame = framing.frames().find((f) => f !== framing.mainFrame());
+      expect(frame, 'the framing page has its frame').toBeDefined();
+      await framing.waitForLoadState('load');
+      expect(await frame?.locator('.day').count()).toBe(0);
+      expect(frame?.url()).not.toContain(new URL(url).origin);
+    } finally {
+      await framing.close();
+      await new Promise<void>((resolve) => {
+        other.close(() => resolve());
+        other.closeAllConnections();
+      });
+    }
+  });
+
   it("shows an input's output and quarantine lines", async () => {
     await page.locator('.day[data-day="2026-03-05"]').click();
     const row = page.locator('#inputs tr[data-key="incoming/dt=2026-03-05/orders-with-bad-rows.csv"]');
