@@ -221,7 +221,7 @@ export function whileRunningHints({
   for (const stage of windowStages) {
     lines.push(
       `Windows:    npx rerun status --stage ${stage} --from W --to W${app}`,
-      `Backfill:   npx rerun backfill --stage ${stage} --from W --to W --wait${app}`,
+      `Backfill:   npx rerun backfill --stage ${stage} --from W --to W${app}`,
     );
   }
   lines.push(`Console:    npx rerun ui${app}`);

@@ -129,9 +129,7 @@ describe("rerun dev --pipeline runs a user's object stage and daily window stage
     for (const key of [`dt=${yesterday}/one.csv`, `dt=${yesterday}/two.csv`, `dt=${older}/four.csv`]) {
       expect(dev.stderr()).toMatch(new RegExp(`^processed +s3://${ready.inputBucket}/incoming/${key} `, 'm'));
     }
-    expect(dev.stderr()).toContain(
-      `Backfill:   npx rerun backfill --stage daily --from W --to W --wait --app-name ${app}`,
-    );
+    expect(dev.stderr()).toContain(`Backfill:   npx rerun backfill --stage daily --from W --to W --app-name ${app}`);
     expect(await windowOutput(app, yesterday)).toEqual({
       day: yesterday,
       files: [`dt=${yesterday}/one.csv`, `dt=${yesterday}/two.csv`],
