@@ -95,8 +95,8 @@ drain timed out, or an error; 2 a usage error; 130 interrupted (Ctrl+C).
 With --pipeline, each window stage of your pipeline gets its FIFO queue and DLQ (as RerunWindowStage
 deploys them; the three timing flags above apply to them too) and runs the module --stage-handler
 names. At start the worker drains what is there, then each window stage builds its last closed
-window; while watching, each one's schedule fires at the end of every window. rerun status,
-backfill and redrive --stage find the stages and their queues from the session.
+window; while watching, each one's schedule fires at the end of every window. rerun status --stage,
+backfill --stage and redrive (--queue STAGE) find them from the session.
 
 With --runtime lambda every invocation runs the bundle \`cdk deploy\` would upload, in a warm child
 process of the AWS Lambda Runtime Interface Emulator with AWS's Node runtime interface client on the
@@ -107,8 +107,8 @@ Examples:
   rerun dev --once --demo --runtime lambda    # the same, on the deployed artifact
   rerun dev --once --demo                     # process the samples, print the table, exit
   rerun dev --handler ./my-worker.ts --once   # run your own SQS handler module
-  rerun dev --handler worker.mjs --pipeline pipeline.mjs --stage-handler daily=daily.mjs
-                                              # your own pipeline: its worker and window stages`,
+  rerun dev --handler worker.mjs --pipeline pipeline.mjs \\
+    --stage-handler daily=daily.mjs           # your pipeline, window stages too`,
   async run({ values }, io) {
     if (values.demo && values['no-demo']) throw new CliUsageError('--demo and --no-demo contradict each other.');
     const endpoint = io.env.AWS_ENDPOINT_URL || undefined;
