@@ -215,6 +215,19 @@ describe("rerun dev --pipeline runs a user's object stage and daily window stage
     expect(redrive.stdout()).toContain(`${app}-daily-dlq.fifo`);
     expect(redrive.stdout()).toContain(`fixture: dt=${before}/bad.csv is poisoned`);
     expect(redrive.stdout()).toMatch(/^1 message\(s\)/m);
+    // Redriven to the stage's own queue (from the session), it fails again and returns to the DLQ: the build
+    // is still broken for that day. Waited for by the DLQ itself, as an operator would look.
+    const moved = rerun(['redrive', '--queue', 'daily', '--app-name', app]);
+    expect(await moved.exit, moved.stderr()).toBe(0);
+    expect(moved.stdout()).toMatch(new RegExp(`^Moved 1 message\\(s\\) back to \\S*${app}-daily-queue\\.fifo`, 'm'));
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const look = rerun(['redrive', '--queue', 'daily', '--dry-run', '--app-name', app]);
+      expect(await look.exit, look.stderr()).toBe(0);
+      if (/^1 message\(s\)/m.test(look.stdout())) break;
+      expect(Date.now() < deadline, `the redriven window never returned to the DLQ:\n${dev.stderr()}`).toBe(true);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
 
     dev.child.kill('SIGINT');
     await dev.exit;
