@@ -188,6 +188,11 @@ async function readDescription(
     return { description: parseFrom(text, `--pipeline ${file}`), from: file };
   }
   const stack = target.stack;
+  const dev = target.devPipeline;
+  if (!stack && dev) {
+    // A running rerun dev of the user's pipeline (rerun dev --pipeline) published it in its session file.
+    return { description: parseFrom(JSON.stringify(dev.pipeline), dev.from), from: dev.from };
+  }
   if (!stack) {
     return { description: describePipeline(referencePipeline(target.topology)), from: 'the reference pipeline' };
   }

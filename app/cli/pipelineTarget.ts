@@ -1,6 +1,7 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { type AwsClients, createAwsClients } from '../../src/aws/clients.js';
 import { daysInWindow, PartitionWindowInvalidError } from '../../src/keys/partition.js';
+import type { DevSessionInfo } from '../dev/devSessionFile.js';
 import { requireBucket, requireQueueUrl } from '../status/pipelineResources.js';
 import { topology as defaultTopology, type Topology, type WorkerTopology, workerQueueNames } from '../topology.js';
 import { checkedEndpoint } from './checkedEndpoint.js';
@@ -33,6 +34,20 @@ export interface PipelineTarget {
   readonly outputBucket: string;
   /** The stack named by `--stack`, whose outputs gave the buckets and queues. */
   readonly stack?: StackResources;
+  /**
+   * The running `rerun dev` this target is, when it runs a pipeline of the user's (`--pipeline`): its
+   * description and its window stages' queues, read as a stack's outputs are.
+   */
+  readonly devPipeline?: DevPipeline;
+}
+
+/** What a running `rerun dev` of a user's pipeline tells the tools (app/dev/devSessionFile.ts). */
+export interface DevPipeline {
+  /** For messages: `the running rerun dev of app X`. */
+  readonly from: string;
+  /** The description as the session file holds it (parsed by the tool that reads it). */
+  readonly pipeline: unknown;
+  readonly windowStages: Readonly<Record<string, { readonly queueUrl: string; readonly dlqUrl: string }>>;
 }
 
 /** The options every pipeline command accepts. */
@@ -78,7 +93,7 @@ const QUEUE_VARIABLES: Record<string, { queue: string; dlq: string }> = {
 export async function resolvePipelineTarget(
   values: OptionValues,
   env: NodeJS.ProcessEnv,
-  options: { cloudformation?: Pick<CloudFormationClient, 'send'> } = {},
+  options: { cloudformation?: Pick<CloudFormationClient, 'send'>; session?: DevSessionInfo } = {},
 ): Promise<PipelineTarget> {
   const endpoint = env.AWS_ENDPOINT_URL || undefined;
   const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
@@ -106,6 +121,15 @@ export async function resolvePipelineTarget(
     outputBucket:
       stringOption(values, 'output-bucket') ?? stack?.outputBucket ?? (env.RERUN_OUTPUT_BUCKET || `${appName}-output`),
     ...(stack ? { stack } : {}),
+    ...(options.session?.pipeline !== undefined
+      ? {
+          devPipeline: {
+            from: `the running rerun dev of app ${options.session.appName}`,
+            pipeline: options.session.pipeline,
+            windowStages: options.session.windowStages ?? {},
+          },
+        }
+      : {}),
   };
 }
 
@@ -126,7 +150,7 @@ export async function targetOrExit(values: OptionValues, io: CliIo, command: str
     if (chosen.note) io.stderr(chosen.note);
     // A wrong AWS_ENDPOINT_URL fails here, in seconds, naming the cause (see checkedEndpoint).
     await checkedEndpoint(env);
-    return await resolvePipelineTarget(chosen.values, env);
+    return await resolvePipelineTarget(chosen.values, env, chosen.session ? { session: chosen.session } : {});
   } catch (error) {
     return reportCommandError(error, { ...io, env }, command, values.json === true);
   }

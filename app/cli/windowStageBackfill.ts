@@ -191,20 +191,22 @@ async function stageQueueUrl(
 ): Promise<string | undefined> {
   const keys = windowStageOutputKeys(stage);
   const output = kind === 'queue' ? keys.queueUrl : keys.dlqUrl;
-  const name = given ?? target.stack?.outputs[output];
+  // A running rerun dev of the user's pipeline provisioned the stage's queues and recorded them.
+  const dev = target.stack ? undefined : target.devPipeline?.windowStages[stage];
+  const name = given ?? target.stack?.outputs[output] ?? (kind === 'queue' ? dev?.queueUrl : dev?.dlqUrl);
   if (name === undefined) {
     if (optional) return undefined;
     throw new CliUsageError(
       `No queue for window stage "${stage}": pass --stack NAME of a stack whose RerunWindowStage publishes the ` +
         `${output} output, or --queue-url URL (the stage asked) or --downstream-queue ${stage}=URL (a downstream ` +
-        'stage). --dry-run needs no queue.',
+        'stage), or run rerun dev --pipeline with the stage. --dry-run needs no queue.',
     );
   }
   return requireQueueUrl(target.clients.sqs, {
     role: `window stage "${stage}" ${kind === 'dlq' ? 'dead-letter queue' : 'queue'}`,
     name,
     where: target.where,
-    hint: `Check the stack output ${output} or the option.`,
+    hint: dev ? `Is the rerun dev session still running?` : `Check the stack output ${output} or the option.`,
   });
 }
 

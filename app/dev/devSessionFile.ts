@@ -1,5 +1,6 @@
 import { closeSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import type { PipelineDescription } from '../../src/pipeline/pipelineDescription.js';
 import { onRecordOutcome, type RecordOutcome } from '../../src/worker/outcomes.js';
 import { createNewFile, replaceFile } from '../localState/noFollowFiles.js';
 import { type PrivateStateDirOptions, privateStateDir } from '../localState/privateStateDir.js';
@@ -23,6 +24,14 @@ export interface DevSessionInfo {
   readonly dlqUrl: string;
   readonly summaryQueueUrl: string;
   readonly summaryDlqUrl: string;
+  /**
+   * The user's pipeline (`rerun dev --pipeline`), which the tools then read as they read a stack's
+   * PipelineDescription output.
+   * @default none: rerun's reference pipeline
+   */
+  readonly pipeline?: PipelineDescription;
+  /** The queues of each window stage of `pipeline`, by stage name. @default none */
+  readonly windowStages?: Readonly<Record<string, { readonly queueUrl: string; readonly dlqUrl: string }>>;
   /** JSON lines, one {@link JournalOutcome} each, appended as outcomes happen. */
   readonly journal: string;
 }

@@ -14,6 +14,7 @@ import { createSummarizeHandler } from '../partition/createSummarizeHandler.js';
 import { startLocalSchedule } from '../partition/localSchedule.js';
 import { referenceInputRules } from '../partition/referenceInputRules.js';
 import type { DevSession } from './devSession.js';
+import { type DevWindowStage, sendScheduledWindow, startWindowSchedules } from './devWindowStages.js';
 import type { StackWorker, StackWorkerSynthesizer } from './StackWorkerSynthesizer.js';
 
 /** `.ts` when this runs from the sources (a checkout, under tsx), `.js` when compiled (the package). */
@@ -187,10 +188,49 @@ export function createStageRunners(options: StageRunnersOptions): LocalRunner[] 
   return [runner('normalize', session.stack.queueUrl), runner('summarize', session.summaryStage.queueUrl)];
 }
 
+/**
+ * A {@link LocalRunner} per window stage of the user's pipeline, on its FIFO queue, with its handler
+ * in this process and the stage's settings (RerunWindowStage's, with the session's overrides).
+ *
+ * @example
+ * const windowRunners = createWindowStageRunners({ session, stages, handlers, logger, onReceive, onInvocation });
+ */
+export function createWindowStageRunners(
+  options: Omit<StageRunnersOptions, 'functions'> & {
+    stages: readonly DevWindowStage[];
+    handlers: ReadonlyMap<string, SqsLambdaHandler>;
+  },
+): LocalRunner[] {
+  const { session } = options;
+  return options.stages.map((s) => {
+    const w = s.worker;
+    return new LocalRunner({
+      sqs: session.clients.sqs,
+      queueUrl: s.queueUrl,
+      handler: options.handlers.get(s.name) as SqsLambdaHandler,
+      functionName: `${session.topology.appName}-${w.name}`,
+      timeoutSeconds: w.functionTimeoutSeconds,
+      batchSize: w.batchSize,
+      maxBatchingWindowSeconds: w.maxBatchingWindowSeconds,
+      maxConcurrency: w.maxConcurrency,
+      memoryLimitInMB: w.memoryMiB,
+      region: session.region,
+      logger: options.logger,
+      onReceive: options.onReceive(w.maxReceiveCount),
+      onInvocation: options.onInvocation,
+    });
+  });
+}
+
 /** Options of {@link runStages}. */
 export interface RunStagesOptions {
   session: DevSession;
   runners: readonly LocalRunner[];
+  /**
+   * The window stages of the user's pipeline, in the order they run, each with its runner.
+   * @default none (rerun's own pipeline)
+   */
+  windowStages?: readonly { readonly stage: DevWindowStage; readonly runner: LocalRunner }[];
   /** Run until the queues are drained; otherwise until `signal` aborts. */
   once: boolean;
   /** @default (maxReceiveCount + 1) x visibility timeout + 60 s of the normalize stage */
@@ -213,23 +253,47 @@ export async function runStages(options: RunStagesOptions): Promise<'drained' | 
   const { session, runners, signal, note } = options;
   const t = session.topology;
   const w = t.normalize;
-  if (options.once) {
-    const timeoutMs = options.drainTimeoutMs ?? ((w.maxReceiveCount + 1) * w.visibilityTimeoutSeconds + 60) * 1000;
-    note(`Processing until ${session.names.queue} is drained (at most ${Math.round(timeoutMs / 1000)} s)...`);
-    const drains = await Promise.allSettled(
-      runners.map((r) => r.runUntilDrained({ timeoutMs, ...(signal ? { signal } : {}) })),
-    );
-    let ended: 'drained' | 'interrupted' | 'drain-timeout' = signal?.aborted ? 'interrupted' : 'drained';
+  const windowStages = options.windowStages ?? [];
+  const timeoutMs = options.drainTimeoutMs ?? ((w.maxReceiveCount + 1) * w.visibilityTimeoutSeconds + 60) * 1000;
+  // Set by settle(), also from inside catchUp: an object, so the type checker does not pin it.
+  const drainState = { timedOut: false };
+  const settle = (drains: PromiseSettledResult<void>[]) => {
     for (const drain of drains) {
       if (drain.status === 'fulfilled') continue;
       if (!(drain.reason instanceof RunnerDrainTimeoutError)) throw drain.reason;
-      ended = 'drain-timeout';
+      drainState.timedOut = true;
       note(drain.reason.message);
     }
-    return ended;
+  };
+  const drain = (r: LocalRunner) => r.runUntilDrained({ timeoutMs, ...(signal ? { signal } : {}) });
+  // The window stages of a user's pipeline build what is there at start, in order: the object stage
+  // first (its outputs are their inputs), then each stage's last closed window, as its schedule
+  // would have sent it (docs/DEV.md, "Your own pipeline").
+  const catchUp = async () => {
+    if (windowStages.length === 0) return;
+    const [objectRunner] = runners;
+    if (objectRunner) settle(await Promise.allSettled([drain(objectRunner)]));
+    for (const { stage, runner } of windowStages) {
+      if (signal?.aborted) return;
+      await sendScheduledWindow(session.clients.sqs, stage, Date.now(), note);
+      settle(await Promise.allSettled([drain(runner)]));
+    }
+  };
+  if (options.once) {
+    note(`Processing until ${session.names.queue} is drained (at most ${Math.round(timeoutMs / 1000)} s)...`);
+    const rest = windowStages.length === 0 ? runners : runners.slice(1);
+    settle(await Promise.allSettled([catchUp(), ...rest.map(drain)]));
+    return drainState.timedOut ? 'drain-timeout' : signal?.aborted ? 'interrupted' : 'drained';
+  }
+  if (windowStages.length > 0) {
+    note(`Building what is there: ${session.names.queue}, then ${windowStages.map((s) => s.stage.name).join(', ')}...`);
+    // The built-in summary stage keeps running meanwhile, as it does without a pipeline.
+    runners[1]?.start();
+    await catchUp();
   }
   note(`Watching s3://${session.stack.inputBucket}/${t.inputPrefix} via ${session.names.queue}; press Ctrl+C to stop.`);
-  for (const r of runners) r.start();
+  const all = [...runners, ...windowStages.map((s) => s.runner)];
+  for (const r of all) r.start();
   const stopSchedule = startLocalSchedule({
     sqs: session.clients.sqs,
     queueUrl: session.summaryStage.queueUrl,
@@ -237,11 +301,18 @@ export async function runStages(options: RunStagesOptions): Promise<'drained' | 
     logger: options.logger,
     onFire: (at) => note(`Daily schedule: summarize the day before ${new Date(at).toISOString()}`),
   });
+  const stopWindowSchedules = startWindowSchedules({
+    sqs: session.clients.sqs,
+    stages: windowStages.map((s) => s.stage),
+    logger: options.logger,
+    note,
+  });
   // A runner that cannot run (e.g. a refused configuration) ends the session instead of idling.
-  await Promise.race([waitForAbort(signal), ...runners.map((r) => r.whenStopped())]);
+  await Promise.race([waitForAbort(signal), ...all.map((r) => r.whenStopped())]);
   stopSchedule();
+  stopWindowSchedules();
   note('Stopping: waiting for in-flight invocations...');
-  await Promise.all(runners.map((r) => r.stop()));
+  await Promise.all(all.map((r) => r.stop()));
   return 'interrupted';
 }
 

@@ -76,7 +76,7 @@ export class DevView {
    * Ends the live view, then shows the per-object table, what `retrying` means when a row has it,
    * and each DLQ that holds messages; returns the counts of the `SUMMARY` line.
    */
-  async close(session: DevSession): Promise<ViewedSummary> {
+  async close(session: DevSession, windowStages: readonly SettledStage[] = []): Promise<ViewedSummary> {
     this.progress.finish();
     const { tracker, progress, human } = this;
     const rows = tracker.rows();
@@ -94,7 +94,7 @@ export class DevView {
           "or the function's time ran short and its remaining S3 records were requeued as a new message.\n",
       );
     }
-    const { deadLettered, inFlight } = await this.settlement(session);
+    const { deadLettered, inFlight } = await this.settlement(session, windowStages);
     const deliveries = session.sink.deliveries();
     return {
       ...tracker.counts(),
@@ -118,12 +118,16 @@ export class DevView {
    * count of the DLQ alone would say nothing was dead-lettered. Each non-empty queue is said with
    * what to do.
    */
-  private async settlement(session: DevSession): Promise<{ deadLettered: number; inFlight: number }> {
+  private async settlement(
+    session: DevSession,
+    windowStages: readonly SettledStage[],
+  ): Promise<{ deadLettered: number; inFlight: number }> {
     let deadLettered = 0;
     let inFlight = 0;
     for (const stage of [
       { queueUrl: session.stack.queueUrl, dlqUrl: session.stack.dlqUrl, names: session.names },
       { queueUrl: session.summaryStage.queueUrl, dlqUrl: session.summaryStage.dlqUrl, names: session.summaryNames },
+      ...windowStages,
     ]) {
       // Every message of the DLQ, also one a reader holds (the console's Dead letters view, a redrive).
       const dlq = await messagesIn(session.clients.sqs, stage.dlqUrl);
@@ -145,6 +149,13 @@ export class DevView {
     }
     return { deadLettered, inFlight };
   }
+}
+
+/** A stage whose queues the closing summary counts: a window stage of the user's pipeline. */
+export interface SettledStage {
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  readonly names: { readonly queue: string; readonly dlq: string };
 }
 
 /** Every message of a queue: visible, held invisible by a reader, and delayed (all approximate, as SQS counts). */
@@ -173,6 +184,8 @@ export interface OutputsToLookAt {
   readonly topology: Pick<Topology, 'appName' | 'outputPrefix' | 'quarantinePrefix'>;
   /** A worker of the user's writes under prefixes of its own: the whole bucket is listed. @default false */
   readonly ownHandler?: boolean;
+  /** The window stages of the user's pipeline (`rerun dev --pipeline`), by name. @default none */
+  readonly windowStages?: readonly string[];
 }
 
 /** The default app name: commands then need no `--app-name` to choose this session among others. */
@@ -187,7 +200,12 @@ const DEFAULT_APP = 'rerun';
  * @example
  * whileRunningHints({ outputBucket: 'rerun-output', topology });
  */
-export function whileRunningHints({ outputBucket, topology: t, ownHandler = false }: OutputsToLookAt): string {
+export function whileRunningHints({
+  outputBucket,
+  topology: t,
+  ownHandler = false,
+  windowStages = [],
+}: OutputsToLookAt): string {
   const app = t.appName === DEFAULT_APP ? '' : ` --app-name ${t.appName}`;
   const lines = ['While this runs, in another terminal (no variable needed):'];
   if (ownHandler) lines.push(`Outputs:    npx rerun ls s3://${outputBucket}/${app}`);
@@ -199,6 +217,13 @@ export function whileRunningHints({ outputBucket, topology: t, ownHandler = fals
   }
   lines.push(`One object: npx rerun cat s3://${outputBucket}/<key from ls>${app}`);
   if (!ownHandler) lines.push(`Days:       npx rerun status --from YYYY-MM-DD --to YYYY-MM-DD${app}`);
+  // A window stage of the user's pipeline: its windows, and a backfill of older ones (W in its grain).
+  for (const stage of windowStages) {
+    lines.push(
+      `Windows:    npx rerun status --stage ${stage} --from W --to W${app}`,
+      `Backfill:   npx rerun backfill --stage ${stage} --from W --to W${app}`,
+    );
+  }
   lines.push(`Console:    npx rerun ui${app}`);
   return `${lines.join('\n')}\n`;
 }

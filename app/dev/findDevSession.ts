@@ -96,6 +96,17 @@ function parseSession(text: string | undefined): DevSessionInfo | undefined {
   if (!STRING_FIELDS.every((field) => typeof value[field] === 'string')) return undefined;
   if (value.emulator !== 'embedded' && value.emulator !== 'external') return undefined;
   if (!/^https?:\/\//.test(value.endpoint as string)) return undefined;
+  // A user's pipeline (rerun dev --pipeline): its window stages' queues, each a pair of URLs.
+  const stages = value.windowStages;
+  if (stages !== undefined) {
+    const pairs = typeof stages === 'object' && stages !== null ? Object.values(stages) : [undefined];
+    const isPair = (p: unknown) =>
+      typeof p === 'object' &&
+      p !== null &&
+      typeof (p as Record<string, unknown>).queueUrl === 'string' &&
+      typeof (p as Record<string, unknown>).dlqUrl === 'string';
+    if (!pairs.every(isPair)) return undefined;
+  }
   return value as unknown as DevSessionInfo;
 }
 

@@ -2,14 +2,29 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LocalSetupError } from '../../local/errors.js';
+import type { LocalRunner } from '../../local/runner/LocalRunner.js';
 import { locateLambdaRuntimeTools } from '../../local/runner/lambdaRuntimeTools.js';
 import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { onRecordOutcome } from '../../src/worker/outcomes.js';
 import type { DevReady, DevSummary } from './devResults.js';
 import { type DevSession, openDevSession, uploadDemo } from './devSession.js';
 import { publishDevSession } from './devSessionFile.js';
-import { createStageRunners, loadStageFunctions, runStages, type StageFunctions } from './devStages.js';
+import {
+  createStageRunners,
+  createWindowStageRunners,
+  loadStageFunctions,
+  runStages,
+  type StageFunctions,
+} from './devStages.js';
 import { DevView, lookAtOutputs, whileRunningHints } from './devView.js';
+import {
+  type DevWindowStage,
+  loadDevPipeline,
+  loadWindowHandlers,
+  provisionWindowStages,
+  type StageHandlerSource,
+  windowStagesOf,
+} from './devWindowStages.js';
 import { localTopology } from './localTopology.js';
 import type { StackWorkerSynthesizer } from './StackWorkerSynthesizer.js';
 
@@ -71,6 +86,16 @@ export interface RunDevOptions {
   /** @default 'handler' */
   handlerExport?: string;
   /**
+   * The user's pipeline (`--pipeline FILE`): a module exporting its `definePipeline(...)` value as
+   * `pipeline`, or its description as JSON. Each window stage gets its FIFO queue and DLQ, runs the
+   * handler `stageHandlers` names for it, and has its schedule fired locally; the session file records
+   * the description and the queues for the other commands.
+   * @default undefined: rerun's own pipeline (the worker and the built-in daily summary)
+   */
+  pipelinePath?: string;
+  /** The handler module of each window stage of `pipelinePath`, by stage name. @default {} */
+  stageHandlers?: Readonly<Record<string, StageHandlerSource>>;
+  /**
    * Where the workers run. `lambda` runs the stack's own bundles (no `handlerPath`) and needs the
    * tools of scripts/install-lambda-runtime.sh.
    * @default 'in-process'
@@ -129,6 +154,9 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
   const examplesDir = options.examplesDir ?? DEFAULT_EXAMPLES;
   // Fail before starting anything when the runtime tools are missing (the error names the install script).
   const lambdaTools = refuseUnrunnable(options, examplesDir) ? locateLambdaRuntimeTools(PROJECT_ROOT) : undefined;
+  // The user's pipeline is read (and refused by field) before anything starts.
+  const description = options.pipelinePath !== undefined ? await loadDevPipeline(options.pipelinePath) : undefined;
+  const windowDefs = description ? windowStagesOf(description, topology, options) : [];
 
   const session = await openDevSession({
     endpoint: options.endpoint,
@@ -143,6 +171,16 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
   let published: { close(): void } | undefined;
   try {
     functions = await loadStageFunctions({ ...options, session, lambdaTools, env, human, logger });
+    const windowStages: DevWindowStage[] = await provisionWindowStages({
+      clients: session.clients,
+      topology,
+      stages: windowDefs,
+      provisioned: (actions) => {
+        for (const { resource, action } of actions) human(`  ${action.padEnd(9)} ${resource}\n`);
+      },
+    });
+    // After the session set the worker's environment (OUTPUT_BUCKET...), which the modules read at import.
+    const windowHandlers = await loadWindowHandlers(windowStages, options.stageHandlers ?? {});
     const ready = readyOf(session);
     // For every command of the user on this machine: where this session is, and its outcomes as they
     // happen (app/dev/devSessionFile.ts). Before READY, so a script that waits for READY finds it.
@@ -151,12 +189,21 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       appName: topology.appName,
       summaryQueueUrl: session.summaryStage.queueUrl,
       summaryDlqUrl: session.summaryStage.dlqUrl,
+      ...(description
+        ? {
+            pipeline: description,
+            windowStages: Object.fromEntries(
+              windowStages.map((s) => [s.name, { queueUrl: s.queueUrl, dlqUrl: s.dlqUrl }]),
+            ),
+          }
+        : {}),
     });
     options.writeResult(`READY ${JSON.stringify(ready)}`);
     const outputs = {
       outputBucket: session.stack.outputBucket,
       topology,
       ownHandler: options.handlerPath !== undefined,
+      windowStages: windowStages.map((s) => s.name),
     };
     // Now, while they work: at exit, the embedded emulator is about to stop.
     human(whileRunningHints(outputs));
@@ -179,16 +226,26 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
       onReceive: (maxReceiveCount) => view.onReceive(maxReceiveCount),
       onInvocation: (report) => view.invocation(report),
     });
+    const windowRunners = createWindowStageRunners({
+      session,
+      stages: windowStages,
+      handlers: windowHandlers,
+      logger,
+      onReceive: (maxReceiveCount) => view.onReceive(maxReceiveCount),
+      onInvocation: (report) => view.invocation(report),
+    });
     const ended = await runStages({
       ...options,
       once: options.once ?? false,
       session,
       runners,
+      windowStages: windowStages.map((stage, i) => ({ stage, runner: windowRunners[i] as LocalRunner })),
       logger,
       note: (t) => view.note(t),
     });
 
-    const summary: DevSummary = { ...(await view.close(session)), ...demo, ended, durationMs: Date.now() - started };
+    const closed = await view.close(session, windowStages);
+    const summary: DevSummary = { ...closed, ...demo, ended, durationMs: Date.now() - started };
     human(lookAtOutputs(outputs, session.endpoint, session.embedded));
     options.writeResult(`SUMMARY ${JSON.stringify(summary)}`);
     return summary;
@@ -208,7 +265,18 @@ function refuseUnrunnable(options: RunDevOptions, examplesDir: string): boolean 
   if (options.demo && !existsSync(examplesDir)) {
     throw new LocalSetupError(`The demo directory ${examplesDir} does not exist: pass --examples DIR, or --no-demo.`);
   }
+  if (options.pipelinePath === undefined && Object.keys(options.stageHandlers ?? {}).length > 0) {
+    throw new LocalSetupError(
+      '--stage-handler names a window stage of a pipeline: pass the pipeline with --pipeline FILE.',
+    );
+  }
   if ((options.runtime ?? DevRuntime.IN_PROCESS) !== DevRuntime.LAMBDA) return false;
+  if (options.pipelinePath !== undefined) {
+    throw new LocalSetupError(
+      "--runtime lambda runs the reference stack's bundles; a pipeline of your own (--pipeline) runs in this process " +
+        '(--runtime in-process, the default).',
+    );
+  }
   if (options.handlerPath !== undefined || options.handlerExport !== undefined) {
     throw new LocalSetupError(
       '--runtime lambda runs the bundles the stack synthesizes; --handler and --handler-export apply to --runtime in-process only.',

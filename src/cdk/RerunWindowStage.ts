@@ -16,6 +16,7 @@ import {
   type WindowStage,
 } from '../pipeline/pipelineDescription.js';
 import type { WorkerTopology } from '../topology/WorkerTopology.js';
+import { WINDOW_STAGE_DEFAULT_SETTINGS } from '../topology/windowStageSettings.js';
 import { windowStageOutputKeys } from '../window/windowStageOutputKeys.js';
 import { scheduledWindowTaskBody } from '../window/windowTaskMessage.js';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
@@ -86,22 +87,7 @@ export interface RerunWindowStageProps {
   readonly outputs?: boolean;
 }
 
-/** The settings of a window stage's worker unless `settings` says otherwise. */
-export const WINDOW_STAGE_DEFAULT_SETTINGS: Omit<WorkerTopology, 'name'> = {
-  // A window reads all its inputs in one invocation: time, memory, and one window at a time.
-  functionTimeoutSeconds: 300,
-  memoryMiB: 1024,
-  batchSize: 1,
-  maxBatchingWindowSeconds: 0,
-  maxConcurrency: 4,
-  visibilityTimeoutSeconds: 1800,
-  maxReceiveCount: 5,
-  dlqRetentionDays: 14,
-  queueRetentionDays: 4,
-  // One message group per window (windowTaskMessage): two tasks of one window never run at once,
-  // and a backfill re-sent within 5 minutes is dropped by SQS.
-  fifo: true,
-};
+export { WINDOW_STAGE_DEFAULT_SETTINGS } from '../topology/windowStageSettings.js';
 
 export { windowStageOutputKeys } from '../window/windowStageOutputKeys.js';
 

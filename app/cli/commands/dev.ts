@@ -1,3 +1,4 @@
+import { parseStageHandlers } from '../../dev/devWindowStages.js';
 import { DevRuntime, type DevSummary, runDev } from '../../dev/runDev.js';
 import { type CliCommand, CliUsageError, integerOption } from '../command.js';
 import { locateStackWorkers } from '../locateStackWorkers.js';
@@ -51,6 +52,19 @@ export const command: CliCommand = {
       valueName: 'NAME',
       description: 'Exported function of the handler module (default: handler)',
     },
+    pipeline: {
+      type: 'string',
+      valueName: 'FILE',
+      description:
+        'Your pipeline: a module exporting definePipeline(...) as pipeline (or its description as .json); its window stages run too',
+    },
+    'stage-handler': {
+      type: 'string',
+      multiple: true,
+      valueName: 'STAGE=PATH',
+      description:
+        'Handler module of a window stage of --pipeline (createWindowTaskHandler); PATH#EXPORT names the export',
+    },
     examples: {
       type: 'string',
       valueName: 'DIR',
@@ -78,6 +92,12 @@ Exit codes with --once: 0 drained and nothing failed; 3 drained, but an object f
 holds messages (of this session or an earlier one: rerun redrive --dry-run lists them); 1 the
 drain timed out, or an error; 2 a usage error; 130 interrupted (Ctrl+C).
 
+With --pipeline, each window stage of your pipeline gets its FIFO queue and DLQ (as RerunWindowStage
+deploys them; the three timing flags above apply to them too) and runs the module --stage-handler
+names. At start the worker drains what is there, then each window stage builds its last closed
+window; while watching, each one's schedule fires at the end of every window. rerun status --stage,
+backfill --stage and redrive (--queue STAGE) find them from the session.
+
 With --runtime lambda every invocation runs the bundle \`cdk deploy\` would upload, in a warm child
 process of the AWS Lambda Runtime Interface Emulator with AWS's Node runtime interface client on the
 runtime's Node version: the handler loads as Lambda loads it, and a timeout kills the invocation.
@@ -86,7 +106,9 @@ Examples:
   npm start                                   # = rerun dev --demo
   rerun dev --once --demo --runtime lambda    # the same, on the deployed artifact
   rerun dev --once --demo                     # process the samples, print the table, exit
-  rerun dev --handler ./my-worker.ts --once   # run your own SQS handler module`,
+  rerun dev --handler ./my-worker.ts --once   # run your own SQS handler module
+  rerun dev --handler worker.mjs --pipeline pipeline.mjs \\
+    --stage-handler daily=daily.mjs           # your pipeline, window stages too`,
   async run({ values }, io) {
     if (values.demo && values['no-demo']) throw new CliUsageError('--demo and --no-demo contradict each other.');
     const endpoint = io.env.AWS_ENDPOINT_URL || undefined;
@@ -115,6 +137,10 @@ Examples:
       ...(runtime === DevRuntime.LAMBDA ? { synthesizeStackWorkers: locateStackWorkers() } : {}),
       ...(typeof values.handler === 'string' ? { handlerPath: values.handler } : {}),
       ...(typeof values['handler-export'] === 'string' ? { handlerExport: values['handler-export'] } : {}),
+      ...(typeof values.pipeline === 'string' ? { pipelinePath: values.pipeline } : {}),
+      ...(Array.isArray(values['stage-handler'])
+        ? { stageHandlers: parseStageHandlers(values['stage-handler'].map(String)) }
+        : {}),
       ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
       ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
       ...(functionTimeoutSeconds !== undefined ? { functionTimeoutSeconds } : {}),

@@ -29,7 +29,8 @@ export const command: CliCommand = {
     queue: {
       type: 'string',
       valueName: 'NAME',
-      description: 'A worker (normalize, summarize), or a DLQ name or URL (default: every worker DLQ)',
+      description:
+        'A worker (normalize, summarize), a window stage of the running rerun dev, or a DLQ name or URL (default: every DLQ)',
     },
     max: {
       type: 'string',
@@ -82,6 +83,9 @@ Examples:
     if (typeof target === 'number') return target;
     const queue = stringOption(values, 'queue');
     const workers = [target.topology.normalize, target.topology.summarize];
+    // The window stages of a running rerun dev of the user's pipeline (rerun dev --pipeline), by stage name.
+    const windowStages = Object.entries(target.stack ? {} : (target.devPipeline?.windowStages ?? {}));
+    const windowChosen = queue ? windowStages.filter(([name]) => name === queue) : windowStages;
     const chosen = queue ? workers.filter((w) => w.name === queue) : workers.filter((w) => stackHas(target, w));
     const dryRun = values['dry-run'] === true;
 
@@ -93,7 +97,22 @@ Examples:
         bucket: target.outputBucket,
         prefix: target.topology.failurePrefix,
       });
-      const queues = await resolveQueues(target, chosen, queue, stringOption(values, 'source-queue-url'), io.env);
+      const sourceOverride = stringOption(values, 'source-queue-url');
+      const queues: Awaited<ReturnType<typeof resolveQueues>> = [
+        ...(queue && windowChosen.length > 0 ? [] : await resolveQueues(target, chosen, queue, sourceOverride, io.env)),
+        ...(await Promise.all(
+          windowChosen.map(async ([name, urls]) => ({
+            label: `${name} DLQ`,
+            dlqUrl: await requireQueueUrl(target.clients.sqs, {
+              role: `window stage "${name}" dead-letter queue`,
+              name: urls.dlqUrl,
+              where: target.where,
+              hint: 'Is the rerun dev session still running?',
+            }),
+            sourceQueueUrl: sourceOverride ?? urls.queueUrl,
+          })),
+        )),
+      ];
       // With --stack: where a message has no failure record, the cause the worker logged instead.
       const failuresOf = await failureReaders(target, recorder);
       const results: RedriveResult[] = [];
