@@ -164,6 +164,9 @@ export async function targetOrExit(values: OptionValues, io: CliIo, command: str
  * } catch (error) { return reportCommandError(error, io, 'status', json); }
  */
 export function reportCommandError(error: unknown, io: CliIo, command: string, json: boolean): 1 {
+  // A usage error found while the command runs (a --queue no stage or DLQ has) is the dispatcher's to
+  // report: exit 2 with the pointer to --help, never "a bug of rerun".
+  if (error instanceof CliUsageError) throw error;
   return reportFailure(error, io, command, json);
 }
 

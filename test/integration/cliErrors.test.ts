@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeCliFailure } from '../../app/cli/reportFailure.js';
 import { freeLoopbackPort } from '../../local/runner/freeLoopbackPort.js';
+import { testClients, uniqueName } from '../support/aws.js';
+import { createBucket } from '../support/s3.js';
 import { rerunCli } from '../support/summaryPipeline.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -95,6 +97,25 @@ describe('every CLI failure names the cause, what was looked at and what to do, 
     },
     30_000,
   );
+
+  it('a usage error found while a command runs exits 2 with the pointer to --help, never "a bug of rerun"', async () => {
+    const clients = testClients();
+    const outputBucket = await createBucket(clients.s3, uniqueName('usage-out'));
+    const run = await rerunCli([
+      'redrive',
+      '--queue',
+      'nonsense',
+      '--dry-run',
+      '--input-bucket',
+      uniqueName('usage-in'),
+      '--output-bucket',
+      outputBucket,
+    ]);
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toMatch(/^rerun redrive: --queue "nonsense" is neither a worker/m);
+    expect(run.stderr).toContain('Run "rerun redrive --help" for the options.');
+    expect(run.stderr).not.toContain('bug of rerun');
+  });
 
   it('an AWS or network error that reaches the CLI is named with what to do; anything else is called a bug', () => {
     const where = 'AWS (eu-west-1)';
