@@ -46,7 +46,7 @@ export function writeReadmeApp(root: string): ReadmeApp {
   writeFileSync(join(dir, 'worker.mjs'), worker);
   writeFileSync(join(dir, windowEntry), windowTask);
   writeFileSync(join(dir, 'app.mjs'), app);
-  // Every subpath the package exports, mapped to its source (./dist/src/x.js -> src/x.ts): the README's
+  // Every subpath the package exports, mapped to its source (the dist/ path of each, as .ts): the README's
   // files import several (rerun-pipeline/observability, /pipeline, /window, /cdk).
   const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
     exports: Record<string, { default?: string }>;
