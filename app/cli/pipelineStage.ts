@@ -172,8 +172,60 @@ export async function resolveStage(
   };
 }
 
-/** The description and where it came from (see {@link resolvePlanningStage}). */
-async function readDescription(
+/**
+ * The window stage `rerun backfill --stack S` acts on when `--stage` is not given: undefined when
+ * the stack is rerun's own (its daily summary, the reference backfill); otherwise the stack's only
+ * window stage, with a note that says it was chosen. A stack with several window stages, or none,
+ * is refused by name ({@link StageKeyRuleUnknownError}), and so is a stack that publishes no
+ * description (it cannot be known which windows it has).
+ *
+ * @example
+ * const chosen = await defaultWindowStage(target, values); // { name: 'daily', note: 'the stack "Uploads" has ...' }
+ */
+export async function defaultWindowStage(
+  target: PipelineTarget,
+  values: OptionValues,
+): Promise<{ readonly name: string; readonly note: string } | undefined> {
+  const stack = target.stack;
+  if (!stack) return undefined;
+  const { description, from } = await readDescription(target, values);
+  const names = Object.keys(description.stages);
+  const windows = names.filter((n) => description.stages[n]?.kind === 'window');
+  if (windows.length === 1) {
+    const name = windows[0] as string;
+    const stage = await resolveStage(target, { ...values, stage: name });
+    if ('window' in stage && stage.reference) return undefined;
+    return {
+      name,
+      note: `note: ${from} has one window stage, ${name}: backfilling it (--stage ${name} says so explicitly).\n`,
+    };
+  }
+  if (windows.length === 0) {
+    throw new StageKeyRuleUnknownError(
+      `${capitalized(from)} has no window stage (its stages: ${names.join(', ') || 'none'}): a backfill reruns the ` +
+        "windows of a window stage. Rerun an object stage's inputs with rerun reprocess --stack " +
+        `${stack.stackName}${names.length === 1 ? ` --stage ${names[0]}` : ''}.`,
+    );
+  }
+  throw new StageKeyRuleUnknownError(
+    `${capitalized(from)} has ${windows.length} window stages (${windows.join(', ')}): pass --stage NAME with the ` +
+      'one to backfill (--downstream adds the stages that read it).',
+  );
+}
+
+function capitalized(text: string): string {
+  return `${text[0]?.toUpperCase() ?? ''}${text.slice(1)}`;
+}
+
+/**
+ * The description a command acts on and where it came from, for messages (see
+ * {@link resolvePlanningStage}): `--pipeline FILE`, the stack's PipelineDescription output, or the
+ * reference pipeline.
+ *
+ * @example
+ * const { description, from } = await readDescription(target, {});
+ */
+export async function readDescription(
   target: PipelineTarget,
   values: OptionValues,
 ): Promise<{ description: PipelineDescription; from: string }> {

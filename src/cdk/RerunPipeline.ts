@@ -406,6 +406,7 @@ export class RerunPipeline extends Construct {
 
   constructor(scope: Construct, id: string, props: RerunPipelineProps) {
     const plan = planPipeline(props, Stack.of(scope).stackName);
+    if (props.outputs && plan.stage) refuseAnotherDescription(Stack.of(scope), plan.stage.json);
     super(scope, id);
     this.inputPrefix = plan.inputPrefix;
     this.outputPrefixes = plan.outputPrefixes;
@@ -606,15 +607,34 @@ export class RerunPipeline extends Construct {
       new CfnOutput(Stack.of(this), key, { value, description });
     }
     if (plan.stage) {
-      new CfnOutput(Stack.of(this), PIPELINE_DESCRIPTION_STACK_OUTPUTS.DESCRIPTION, {
-        value: plan.stage.json,
-        description: 'The pipeline as data (rerun-pipeline/pipeline): the key rules rerun --stack plans with',
-      });
+      // A RerunWindowStage with outputs: true created first has published the same description
+      // already (another one was refused before this construct joined the tree): either order works.
+      const stack = Stack.of(this);
+      if (stack.node.tryFindChild(PIPELINE_DESCRIPTION_STACK_OUTPUTS.DESCRIPTION) === undefined) {
+        new CfnOutput(stack, PIPELINE_DESCRIPTION_STACK_OUTPUTS.DESCRIPTION, {
+          value: plan.stage.json,
+          description: 'The pipeline as data (rerun-pipeline/pipeline): the key rules rerun --stack plans with',
+        });
+      }
       new CfnOutput(Stack.of(this), PIPELINE_DESCRIPTION_STACK_OUTPUTS.STAGE, {
         value: plan.stage.stageName,
         description: "The stage of the description this stack's worker runs",
       });
     }
+  }
+}
+
+/**
+ * Refuses a stack whose PipelineDescription output (written by a RerunWindowStage with
+ * `outputs: true` created before this construct) is another pipeline than this one's.
+ */
+function refuseAnotherDescription(stack: Stack, json: string): void {
+  const published = stack.node.tryFindChild(PIPELINE_DESCRIPTION_STACK_OUTPUTS.DESCRIPTION) as CfnOutput | undefined;
+  if (published !== undefined && published.value !== json) {
+    throw new StackConfigurationInvalidError([
+      `the stack already publishes another pipeline description (${PIPELINE_DESCRIPTION_STACK_OUTPUTS.DESCRIPTION}): ` +
+        'give the RerunPipeline the same pipeline as its RerunWindowStage constructs',
+    ]);
   }
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { Code } from 'aws-cdk-lib/aws-lambda';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StackConfigurationInvalidError } from '../../src/cdk/errors.js';
@@ -238,5 +239,56 @@ describe('RerunWindowStage: a schedule per grain, and what it refuses', () => {
     expect(() => stackWith({ stage: 'upper' })).toThrow(/"upper" is an object stage/);
     expect(() => stackWith({}, pipelineOf('daily', null))).toThrow(/declares no fileName/);
     expect(() => stackWith({ schedule: { minuteUtc: 60 } })).toThrow(StackConfigurationInvalidError);
+  });
+});
+
+describe('RerunWindowStage and RerunPipeline with outputs: true, in either order', () => {
+  const worker = { ...code('exports.handler = async () => ({ batchItemFailures: [] });'), outputPrefixes: ['upper/'] };
+  const handler = code('exports.handler = async () => ({ batchItemFailures: [] });');
+  /** A stack whose window stage is created before the pipeline, on a bucket given to both. */
+  function windowFirst(pipelineProp = pipelineOf()) {
+    const outdir = mkdtempSync(join(tmpdir(), 'rerun-window-stage-test-'));
+    outdirs.push(outdir);
+    const stack = new Stack(new App({ outdir }), 'Consumer');
+    const bucket = new Bucket(stack, 'Outputs');
+    new RerunWindowStage(stack, 'Daily', { pipeline: pipelineOf(), stage: 'daily', handler, bucket, outputs: true });
+    new RerunPipeline(stack, 'Pipeline', {
+      worker,
+      pipeline: pipelineProp,
+      stage: 'upper',
+      existingOutputBucketObj: bucket,
+      outputs: true,
+    });
+    return stack;
+  }
+
+  it.each([
+    ['the pipeline first', () => stackWith().stack],
+    ['the window stage first', () => windowFirst()],
+  ])('with %s: one PipelineDescription (with both stages), the PipelineStage and the window queues', (_, build) => {
+    const outputs = Template.fromStack(build()).findOutputs('*');
+    expect(Object.keys(outputs)).toEqual(
+      expect.arrayContaining([
+        'PipelineDescription',
+        'PipelineStage',
+        'QueueUrl',
+        'DeadLetterQueueUrl',
+        'DailyWindowQueueUrl',
+        'DailyWindowDeadLetterQueueUrl',
+      ]),
+    );
+    const description = parsePipelineDescription(JSON.parse(outputs.PipelineDescription?.Value as string));
+    expect(Object.keys(description.stages)).toEqual(['upper', 'daily']);
+    expect(outputs.PipelineStage?.Value).toBe('upper');
+  });
+
+  it('refuses another pipeline in either order, before the second construct joins the tree', () => {
+    const other = pipelineOf('hourly');
+    expect(() => stackWith({ pipeline: other })).toThrow(/already publishes another pipeline description/);
+    let stack: Stack | undefined;
+    expect(() => {
+      stack = windowFirst(other);
+    }).toThrow(/already publishes another pipeline description .*same pipeline as its RerunWindowStage/);
+    expect(stack).toBeUndefined();
   });
 });

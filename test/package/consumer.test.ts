@@ -41,7 +41,8 @@ const CONSUMER_DEPENDENCIES = [
 /** The user's pipeline as data, shared by the worker and the CDK app. */
 const PIPELINE = `import { definePipeline } from 'rerun-pipeline/pipeline';
 
-// One stage: each upload under incoming/ becomes upper/{bucket}/{key without incoming/}.
+// Two stages: each upload under incoming/ becomes upper/{bucket}/{key without incoming/}, and each
+// day of those outputs (uploads under incoming/dt=YYYY-MM-DD/) is rolled up into daily/dt=YYYY-MM-DD/counts.json.
 export const pipeline = definePipeline({
   name: 'uploads',
   stages: {
@@ -50,6 +51,14 @@ export const pipeline = definePipeline({
       input: { prefix: 'incoming/' },
       outputKey: { prefix: 'upper/', stripPrefix: 'incoming/' },
       codeVersion: 'upper@1',
+    },
+    daily: {
+      kind: 'window',
+      input: { stage: 'upper' },
+      partitions: { kind: 'time', grain: 'daily', template: 'dt={yyyy}-{MM}-{dd}' },
+      outputPrefix: 'daily/',
+      fileName: 'counts.json',
+      codeVersion: 'daily@1',
     },
   },
 });

@@ -48,11 +48,19 @@ const NOT_IN_THE_REPOSITORY = new Set([
   'test/fixtures/handlers/nope.ts',
 ]);
 /**
- * File names that are not files of the repository, each for its reason: the reader's own pipeline, worker and
- * CDK app (README), the bundles esbuild writes (`index.mjs`), moto's server module (`app.py`), a
+ * File names that are not files of the repository, each for its reason: the reader's own pipeline, worker,
+ * window task and CDK app (README), the bundles esbuild writes (`index.mjs`), moto's server module (`app.py`), a
  * declaration file's extension.
  */
-const NOT_REPOSITORY_FILES = new Set(['worker.mjs', 'pipeline.mjs', 'app.mjs', 'index.mjs', 'app.py', '.d.ts']);
+const NOT_REPOSITORY_FILES = new Set([
+  'worker.mjs',
+  'pipeline.mjs',
+  'daily.mjs',
+  'app.mjs',
+  'index.mjs',
+  'app.py',
+  '.d.ts',
+]);
 
 const PATH =
   /(?:^|[\s`'"([])((?:\.{1,2}\/)?(?:src|app|local|infra|functions|test|bench|docs|scripts|tools|examples|bin|requirements|\.ci)\/[\w./@+-]*[\w/])(\*?)/g;

@@ -7,12 +7,21 @@ import { summaryLayout } from '../../partition/summaryLayout.js';
 import { type PublishedRun, withPublishedRun } from '../../runs/runProgressFile.js';
 import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
 import { explainAwsError } from '../../status/pipelineResources.js';
-import { type CliCommand, type CliOption, CliUsageError, integerOption, writeResult } from '../command.js';
+import {
+  type CliCommand,
+  type CliIo,
+  type CliOption,
+  CliUsageError,
+  integerOption,
+  type OptionValues,
+  writeResult,
+} from '../command.js';
 import { referenceInputRules } from '../inputRules.js';
 import { liveLine } from '../liveLine.js';
-import { resolveStage, stageOptions } from '../pipelineStage.js';
+import { defaultWindowStage, resolveStage, stageOptions } from '../pipelineStage.js';
 import {
   emptyWindowHint,
+  type PipelineTarget,
   reportCommandError,
   requireOutputBucket,
   requireWindow,
@@ -69,7 +78,9 @@ export const command: CliCommand = {
     stage: {
       type: 'string',
       valueName: 'NAME',
-      description: "A window stage of your pipeline (--stack or --pipeline): its windows, in the stage's grain",
+      description:
+        "A window stage of your pipeline (--stack or --pipeline): its windows, in the stage's grain (default with " +
+        "--stack: the stack's only window stage)",
     },
     pipeline: stageOptions.pipeline as CliOption,
     downstream: {
@@ -104,6 +115,8 @@ that reads S (transitively) is planned too, over its windows that intersect the 
 planned when its mode selects it or when a window it reads is planned. With --wait each stage is sent
 once every planned window of the stage it reads is published; without --wait all are sent at once, and
 a downstream window built before its upstream one is stale afterwards, rebuilt by the next backfill.
+Without --stage, --stack of your own pipeline backfills its only window stage and says so; a stack with
+several window stages, or none, is refused by name. rerun's own stack backfills its daily summaries.
 
 Exit: 0 done (or planned, without --wait); 1 when --wait ends with days not published (failed tasks go
 to the DLQ: see rerun redrive --queue summarize) or times out, or a downstream stage was not sent
@@ -119,14 +132,17 @@ Examples:
     const modeText = stringOption(values, 'mode') ?? BackfillMode.STALE;
     const mode = parseBackfillMode(modeText);
     if (!mode) throw new CliUsageError(`--mode must be missing, stale or all (got "${modeText}").`);
-    let staged: Awaited<ReturnType<typeof targetOrExit>> | undefined;
-    if (stringOption(values, 'stage') !== undefined || stringOption(values, 'pipeline') !== undefined) {
-      const target = await targetOrExit(values, io, 'backfill');
+    const defaulted = await withDefaultStage(values, io);
+    if (typeof defaulted === 'number') return defaulted;
+    let staged = defaulted.target;
+    const stageValues = defaulted.values;
+    if (stringOption(stageValues, 'stage') !== undefined || stringOption(stageValues, 'pipeline') !== undefined) {
+      const target = staged ?? (await targetOrExit(values, io, 'backfill'));
       if (typeof target === 'number') return target;
       staged = target;
       let stage: Awaited<ReturnType<typeof resolveStage>>;
       try {
-        stage = await resolveStage(target, values);
+        stage = await resolveStage(target, stageValues);
       } catch (error) {
         return reportCommandError(error, io, 'backfill', values.json === true);
       }
@@ -136,7 +152,7 @@ Examples:
             `stage. Rerun an object stage's inputs with rerun reprocess --stage ${stage.name}.`,
         );
       }
-      if (!stage.reference) return windowStageBackfill(values, io, target, stage, mode);
+      if (!stage.reference) return windowStageBackfill(stageValues, io, target, stage, mode);
     }
     if (values.downstream === true || values['downstream-queue'] !== undefined) {
       throw new CliUsageError(
@@ -229,6 +245,28 @@ Examples:
     }
   },
 };
+
+/**
+ * `--stack` without `--stage`: a user's stack backfills its only window stage, said so on stderr
+ * (several or none are refused by name); rerun's own stack keeps its daily summary. Returns the
+ * target it resolved (none without --stack) and the options with the stage chosen, or the exit code.
+ */
+async function withDefaultStage(
+  values: OptionValues,
+  io: CliIo,
+): Promise<{ target?: PipelineTarget; values: OptionValues } | number> {
+  if (stringOption(values, 'stage') !== undefined || stringOption(values, 'stack') === undefined) return { values };
+  const target = await targetOrExit(values, io, 'backfill');
+  if (typeof target === 'number') return target;
+  try {
+    const chosen = await defaultWindowStage(target, values);
+    if (!chosen) return { target, values };
+    io.stderr(chosen.note);
+    return { target, values: { ...values, stage: chosen.name } };
+  } catch (error) {
+    return reportCommandError(error, io, 'backfill', values.json === true);
+  }
+}
 
 /**
  * The progress lines of a backfill on stderr: one line redrawn in place on a terminal, a line per

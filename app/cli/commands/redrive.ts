@@ -1,15 +1,21 @@
 import { S3FailureRecorder } from '../../../src/failures/S3FailureRecorder.js';
+import { partitionScheme } from '../../../src/partitions/partitionScheme.js';
+import type { PartitionSpec } from '../../../src/partitions/partitionSpec.js';
+import type { DescribedStage } from '../../../src/pipeline/pipelineDescription.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
+import { windowStageOutputKeys } from '../../../src/window/windowStageOutputKeys.js';
+import { parseWindowTaskMessage } from '../../../src/window/windowTaskMessage.js';
 import { alignColumns } from '../../alignColumns.js';
 import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
 import { type FailureReader, failuresWithLogFallback } from '../../redrive/failureFromLogs.js';
-import { referenceRecheck } from '../../redrive/recheckDeadLetter.js';
+import { type DeadLetterRecheck, referenceRecheck } from '../../redrive/recheckDeadLetter.js';
 import { type DeadLetter, type RedriveResult, redriveDeadLetters } from '../../redrive/redriveDeadLetters.js';
 import { StackOutput } from '../../stackOutputs.js';
 import { explainAwsError, requireQueueUrl } from '../../status/pipelineResources.js';
 import type { WorkerTopology } from '../../topology.js';
 import { type CliCommand, CliUsageError, integerOption, writeResult } from '../command.js';
 import { liveLine } from '../liveLine.js';
+import { readDescription } from '../pipelineStage.js';
 import {
   type PipelineTarget,
   reportCommandError,
@@ -30,7 +36,7 @@ export const command: CliCommand = {
       type: 'string',
       valueName: 'NAME',
       description:
-        'A worker (normalize, summarize), a window stage of the running rerun dev, or a DLQ name or URL (default: every DLQ)',
+        "A worker (normalize, summarize), a stage of the stack's pipeline or of the running rerun dev's, or a DLQ name or URL (default: every DLQ)",
     },
     max: {
       type: 'string',
@@ -62,12 +68,18 @@ sends to the source queue and deletes from the DLQ only after the send succeeded
 --max below the DLQ's size, exactly the inspected messages are moved, one by one. Inspecting receives
 the messages, so the DLQ's own receive count of each grows, even with --dry-run; nothing else changes.
 
+On a stack of your own (--stack, with the pipeline description RerunPipeline and RerunWindowStage publish
+with outputs: true), every stage's DLQ is found from the stack's outputs (DeadLetterQueueUrl for the object
+stage its worker runs, <Stage>WindowDeadLetterQueueUrl for each window stage) and named by its stage;
+--queue NAME takes a stage's name. A stage whose DLQ has no output is named in a note.
+
 Exit: 0 done; 1 when a message could not be moved.
 
 Examples:
   rerun redrive --dry-run
   rerun redrive --queue summarize --rate 10
-  rerun redrive --stack rerun --queue normalize --dry-run`,
+  rerun redrive --stack rerun --queue normalize --dry-run
+  rerun redrive --stack Uploads --queue daily`,
   async run({ values }, io) {
     const max = integerOption(values, 'max', { min: 1, max: 100_000 });
     const rate = integerOption(values, 'rate', { min: 1, max: 500 });
@@ -89,6 +101,15 @@ Examples:
     const chosen = queue ? workers.filter((w) => w.name === queue) : workers.filter((w) => stackHas(target, w));
     const dryRun = values['dry-run'] === true;
 
+    const sourceOverride = stringOption(values, 'source-queue-url');
+    let described: Awaited<ReturnType<typeof describedQueues>>;
+    try {
+      // A user's stack: every stage's DLQ, found and named from the description it publishes.
+      described = await describedQueues(target, queue, sourceOverride);
+    } catch (error) {
+      if (error instanceof CliUsageError) throw error;
+      return reportCommandError(error, io, 'redrive', json);
+    }
     try {
       await requireOutputBucket(target);
       const recorder = new S3FailureRecorder({
@@ -97,8 +118,8 @@ Examples:
         bucket: target.outputBucket,
         prefix: target.topology.failurePrefix,
       });
-      const sourceOverride = stringOption(values, 'source-queue-url');
-      const queues: Awaited<ReturnType<typeof resolveQueues>> = [
+      for (const note of described?.notes ?? []) human(`note: ${note}\n`);
+      const queues: Awaited<ReturnType<typeof resolveQueues>> = described?.queues ?? [
         ...(queue && windowChosen.length > 0 ? [] : await resolveQueues(target, chosen, queue, sourceOverride, io.env)),
         ...(await Promise.all(
           windowChosen.map(async ([name, urls]) => ({
@@ -124,7 +145,7 @@ Examples:
           dlqUrl: q.dlqUrl,
           ...(q.sourceQueueUrl ? { sourceQueueUrl: q.sourceQueueUrl } : {}),
           failures: failuresOf(q.stage),
-          ...(q.stage ? { recheck: referenceRecheck(q.stage) } : {}),
+          ...(q.recheck ? { recheck: q.recheck } : q.stage ? { recheck: referenceRecheck(q.stage) } : {}),
           ...(max !== undefined ? { max } : {}),
           ...(rate !== undefined ? { ratePerSecond: rate } : {}),
           dryRun,
@@ -180,6 +201,88 @@ function stackHas(target: PipelineTarget, worker: WorkerTopology): boolean {
   return Boolean(target.stack.outputs[output]);
 }
 
+/** A DLQ to redrive, with what tells its messages' fate. */
+interface RedriveQueue {
+  readonly label: string;
+  readonly dlqUrl: string;
+  readonly sourceQueueUrl?: string;
+  /** rerun's own worker whose recheck and log group apply. */
+  readonly stage?: 'normalize' | 'summarize';
+  /** A user's window stage's recheck. */
+  readonly recheck?: DeadLetterRecheck;
+}
+
+/**
+ * The DLQs of a user's stack, from the pipeline description it publishes (RerunPipeline and
+ * RerunWindowStage with `outputs: true`): the object stage its worker runs (PipelineStage) by
+ * QueueUrl and DeadLetterQueueUrl, each window stage by `<Stage>WindowQueueUrl` and
+ * `<Stage>WindowDeadLetterQueueUrl`, each named by its stage. A stage without those outputs is
+ * named in a note. `--queue NAME` picks a stage by name. Undefined when the target is not such a
+ * stack (no --stack, rerun's own stack, no description) or `--queue` is a DLQ's name or URL.
+ */
+async function describedQueues(
+  target: PipelineTarget,
+  queue: string | undefined,
+  sourceOverride: string | undefined,
+): Promise<{ queues: RedriveQueue[]; notes: string[] } | undefined> {
+  const outputs = target.stack?.outputs;
+  if (!outputs || outputs[StackOutput.PIPELINE_DESCRIPTION] === undefined) return undefined;
+  // rerun's own stack: its normalize and summarize workers, as before descriptions.
+  if (outputs[StackOutput.FUNCTION_NAME] || outputs[StackOutput.SUMMARY_QUEUE_URL]) return undefined;
+  const { description, from } = await readDescription(target, {});
+  const names = Object.keys(description.stages);
+  if (queue !== undefined && !names.includes(queue)) {
+    if (/^https?:\/\//.test(queue) || /dlq|dead/i.test(queue)) return undefined;
+    throw new CliUsageError(
+      `--queue "${queue}" is neither a stage of ${from} (${names.join(', ')}) nor a DLQ name or URL (expected a name with "dlq").`,
+    );
+  }
+  const queues: RedriveQueue[] = [];
+  const notes: string[] = [];
+  for (const name of queue === undefined ? names : [queue]) {
+    const stage = description.stages[name] as DescribedStage;
+    let urls: { queue?: string | undefined; dlq?: string | undefined; outputs: string };
+    if (stage.kind === 'window') {
+      const keys = windowStageOutputKeys(name);
+      urls = { queue: outputs[keys.queueUrl], dlq: outputs[keys.dlqUrl], outputs: `${keys.dlqUrl}` };
+    } else if (outputs[StackOutput.PIPELINE_STAGE] === name) {
+      urls = { queue: outputs[StackOutput.QUEUE_URL], dlq: outputs[StackOutput.DLQ_URL], outputs: StackOutput.DLQ_URL };
+    } else {
+      urls = { outputs: `a RerunPipeline's ${StackOutput.DLQ_URL} with ${StackOutput.PIPELINE_STAGE} ${name}` };
+    }
+    if (urls.dlq === undefined) {
+      const why = `${from} has no output for the DLQ of stage ${name} (${urls.outputs})`;
+      if (queue !== undefined)
+        throw new CliUsageError(`--queue ${name}: ${why}. Pass the DLQ's URL with --queue instead.`);
+      notes.push(`${why}: not looked at.`);
+      continue;
+    }
+    const source = sourceOverride ?? urls.queue;
+    queues.push({
+      label: `${name} DLQ (${stage.kind} stage)`,
+      dlqUrl: urls.dlq,
+      ...(source ? { sourceQueueUrl: source } : {}),
+      // An object stage's worker reads S3 events, as rerun's normalizer does.
+      ...(stage.kind === 'window' ? { recheck: windowRecheck(name, stage.partitions) } : { stage: 'normalize' }),
+    });
+  }
+  return { queues, notes };
+}
+
+/**
+ * A window stage's dead letter fails again when its failure was not retryable and its body is still
+ * no window task message of the stage (createWindowTaskHandler refuses it the same way).
+ */
+function windowRecheck(stage: string, partitions: PartitionSpec): DeadLetterRecheck {
+  const scheme = partitionScheme(partitions);
+  return (body, record) => {
+    if (!record || record.retryable) return undefined;
+    // Any sent time: a "closed" message always names a window; only whether the body is one matters.
+    const parsed = parseWindowTaskMessage(body, { stage, scheme, sentTimestampMs: 0 });
+    return parsed.kind === 'invalid' ? `would fail again: ${parsed.reason}` : undefined;
+  };
+}
+
 /** The DLQs to redrive: by worker (with its work queue as the source) or one given by name/URL. */
 async function resolveQueues(
   target: PipelineTarget,
@@ -187,7 +290,7 @@ async function resolveQueues(
   queue: string | undefined,
   sourceOverride: string | undefined,
   env: NodeJS.ProcessEnv,
-): Promise<{ label: string; dlqUrl: string; sourceQueueUrl?: string; stage?: 'normalize' | 'summarize' }[]> {
+): Promise<RedriveQueue[]> {
   if (queue && workers.length === 0) {
     if (!/^https?:\/\//.test(queue) && !/dlq|dead/i.test(queue)) {
       throw new CliUsageError(
@@ -202,7 +305,7 @@ async function resolveQueues(
     });
     return [{ label: 'dead-letter queue', dlqUrl, ...(sourceOverride ? { sourceQueueUrl: sourceOverride } : {}) }];
   }
-  const queues = [];
+  const queues: RedriveQueue[] = [];
   for (const worker of workers) {
     const stage: 'normalize' | 'summarize' | undefined =
       worker.name === 'normalize' || worker.name === 'summarize' ? worker.name : undefined;

@@ -24,15 +24,23 @@ export function queueArnOf(queueUrl: string): string {
  * `redrive` with `--stack` on the deployed stack, and nothing else (docs/DEPLOY.md, "Using the
  * deployed stack", lists the same): DescribeStacks of the stack; listings of both buckets; reads of
  * uploads and of everything rerun writes; deletes (If-Match, as the bucket policy requires) of
- * outputs for `--prune`; sending to the work queues; reading, deleting and moving dead letters.
+ * outputs for `--prune`; sending to the work queues (window stages' too); reading, deleting and moving dead letters.
  * No write to a bucket, no queue administration. The `...Batch` names are there for MiniStack only.
  */
 export function operatorPolicy(stack: StackResources): { Version: string; Statement: unknown[] } {
   const bucket = (name: string) => `arn:aws:s3:::${name}`;
   // The queues the stack has outputs for (a RerunPipeline stack has no summary stage).
   const urls = (...keys: string[]) => keys.map((k) => stack.outputs[k]).filter((u): u is string => Boolean(u));
-  const workQueues = urls(StackOutput.QUEUE_URL, StackOutput.SUMMARY_QUEUE_URL).map(queueArnOf);
-  const deadLetterQueues = urls(StackOutput.DLQ_URL, StackOutput.SUMMARY_DLQ_URL).map(queueArnOf);
+  // A user's window stages (RerunWindowStage, outputs: true): <Stage>WindowQueueUrl and <Stage>WindowDeadLetterQueueUrl.
+  const windowOutputs = (suffix: string) => Object.keys(stack.outputs).filter((k) => k.endsWith(suffix));
+  const workQueues = urls(StackOutput.QUEUE_URL, StackOutput.SUMMARY_QUEUE_URL, ...windowOutputs('WindowQueueUrl')).map(
+    queueArnOf,
+  );
+  const deadLetterQueues = urls(
+    StackOutput.DLQ_URL,
+    StackOutput.SUMMARY_DLQ_URL,
+    ...windowOutputs('WindowDeadLetterQueueUrl'),
+  ).map(queueArnOf);
   return {
     Version: '2012-10-17',
     Statement: [

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 /** The README's own pipeline, as files a user would have. */
 export interface ReadmeApp {
-  /** The folder holding `worker.mjs` and `app.mjs` (the CDK app runs here, as a user's would). */
+  /** The folder holding `pipeline.mjs`, `worker.mjs`, `daily.mjs` and `app.mjs` (the CDK app runs here, as a user's would). */
   readonly dir: string;
   /** The stack the README's CDK app defines. */
   readonly stackName: string;
@@ -15,9 +15,9 @@ function javascriptBlocks(markdown: string): string[] {
 }
 
 /**
- * Writes the README's "Usage" pipeline (`pipeline.mjs`) and worker (`worker.mjs`) and its "In your CDK
- * app" app (`app.mjs`), all
- * taken verbatim from README.md, into `<root>/.rerun/readme-app/`. A `tsconfig.json` there maps
+ * Writes the README's "Usage" pipeline (`pipeline.mjs`), worker (`worker.mjs`) and window task
+ * (`daily.mjs`, under the entry its RerunWindowStage names) and its "In your CDK app" app
+ * (`app.mjs`), all taken verbatim from README.md, into `<root>/.rerun/readme-app/`. A `tsconfig.json` there maps
  * the package name `rerun-pipeline` to this checkout's sources, so tsx (the app) and esbuild (the
  * worker's bundle, through RerunPipeline's NodejsFunction) resolve the imports as an installed
  * package would, without a build. Nothing else differs from a user's folder.
@@ -29,12 +29,14 @@ export function writeReadmeApp(root: string): ReadmeApp {
   const blocks = javascriptBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
   const pipeline = blocks.find((b) => b.includes('export const pipeline = definePipeline('));
   const worker = blocks.find((b) => b.includes('defineWorker({') && b.includes('export const handler'));
+  const windowTask = blocks.find((b) => b.includes('defineWindowTask({') && b.includes('export const handler'));
   const app = blocks.find((b) => b.includes("new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }"));
   const stackName = /new Stack\(app, '([^']+)'\)/.exec(app ?? '')?.[1];
-  if (!pipeline || !worker || !app || !stackName) {
+  const windowEntry = /handler: \{ entry: '([^']+)' \}/.exec(app ?? '')?.[1];
+  if (!pipeline || !worker || !windowTask || !app || !stackName || !windowEntry) {
     throw new Error(
-      'README.md has no pipeline.mjs block, no worker.mjs block or no `new RerunPipeline(...)` CDK app block: the ' +
-        'deployed tier deploys them',
+      'README.md has no pipeline.mjs block, no worker.mjs block, no window task block (defineWindowTask) or no CDK ' +
+        'app block with `new RerunPipeline(...)` and a RerunWindowStage handler entry: the deployed tier deploys them',
     );
   }
   const dir = join(root, '.rerun', 'readme-app');
@@ -42,23 +44,21 @@ export function writeReadmeApp(root: string): ReadmeApp {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'pipeline.mjs'), pipeline);
   writeFileSync(join(dir, 'worker.mjs'), worker);
+  writeFileSync(join(dir, windowEntry), windowTask);
   writeFileSync(join(dir, 'app.mjs'), app);
-  const sources = (path: string) => join(root, path);
-  writeFileSync(
-    join(dir, 'tsconfig.json'),
-    `${JSON.stringify(
-      {
-        compilerOptions: {
-          paths: {
-            'rerun-pipeline': [sources('src/index.ts')],
-            'rerun-pipeline/cdk': [sources('src/cdk/index.ts')],
-            'rerun-pipeline/pipeline': [sources('src/pipeline/index.ts')],
-          },
-        },
-      },
-      null,
-      2,
-    )}\n`,
+  // Every subpath the package exports, mapped to its source (the dist/ path of each, as .ts): the README's
+  // files import several (rerun-pipeline/observability, /pipeline, /window, /cdk).
+  const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    exports: Record<string, { default?: string }>;
+  };
+  const paths = Object.fromEntries(
+    Object.entries(exports)
+      .filter(([, target]) => target.default?.startsWith('./dist/') && target.default.endsWith('.js'))
+      .map(([subpath, target]) => [
+        `rerun-pipeline${subpath.slice(1)}`,
+        [join(root, (target.default as string).slice('./dist/'.length).replace(/\.js$/, '.ts'))],
+      ]),
   );
+  writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify({ compilerOptions: { paths } }, null, 2)}\n`);
   return { dir, stackName };
 }
