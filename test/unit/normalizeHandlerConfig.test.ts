@@ -43,7 +43,10 @@ describe('functions/normalize/handler.ts configuration at init', () => {
  * event, against a local endpoint that records each request's service (from its signature's
  * credential scope) and answers 404 (S3: the input is gone) or 400 (anything else).
  */
-async function firstItemServices(env: Record<string, string>): Promise<string[]> {
+async function firstItemServices(
+  env: Record<string, string>,
+  entry = './functions/normalize/handler.ts',
+): Promise<string[]> {
   const services: string[] = [];
   const server = createServer((request, response) => {
     const scope = /Credential=[^/]+\/[^/]+\/[^/]+\/([^/]+)\//.exec(request.headers.authorization ?? '');
@@ -88,7 +91,7 @@ async function firstItemServices(env: Record<string, string>): Promise<string[]>
     ],
   };
   const script =
-    "const { handler } = await import('./functions/normalize/handler.ts');" +
+    `const { handler } = await import('${entry}');` +
     `await handler(${JSON.stringify(sqsEvent)}, { awsRequestId: 'req-1', functionName: 'rerun-normalize', getRemainingTimeInMillis: () => 60000 });` +
     'process.exit(0);';
   try {
@@ -107,6 +110,7 @@ async function firstItemServices(env: Record<string, string>): Promise<string[]>
             LOG_LEVEL: 'error',
             OUTPUT_BUCKET: 'out',
             INPUT_BUCKETS: 'in',
+            INPUT_BUCKET: 'in',
             ...env,
           },
           encoding: 'utf8',
@@ -138,4 +142,18 @@ describe("functions/normalize/handler.ts on a cold start: the stack's MAX_RECEIV
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(/MAX_RECEIVE_COUNT must be an integer in 1\.\.1000, not "five"/);
   });
+});
+
+describe("functions/summarize/handler.ts on a cold start: the stack's MAX_RECEIVE_COUNT", () => {
+  const summarize = './functions/summarize/handler.ts';
+
+  it('sends no SQS request for its first task when the stack gives MAX_RECEIVE_COUNT', async () => {
+    const services = await firstItemServices({ MAX_RECEIVE_COUNT: '5' }, summarize);
+    expect(services).toContain('s3');
+    expect(services).not.toContain('sqs');
+  }, 60_000);
+
+  it('asks the queue for its maxReceiveCount without it', async () => {
+    expect(await firstItemServices({}, summarize)).toContain('sqs');
+  }, 60_000);
 });
