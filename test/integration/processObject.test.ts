@@ -114,6 +114,34 @@ describe('processObject against the emulator', () => {
       expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\nY\n');
     });
 
+    it("a duplicate of S3's delivery of a file with a quarantine: the side output's create answers 412 first, then the HEADs find both done (the README's cost row)", async () => {
+      const created = await uploaded('q.txt', 'x\n!bad\n');
+      await processObject(worker, created, first);
+      const heads = () =>
+        Promise.all(
+          [outKey('q.txt'), `quarantine/${input}/q.txt.txt`].map(
+            async (Key) => (await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key }))).ETag,
+          ),
+        );
+      const before = await heads();
+      log.clear();
+      const outcome = await processObject(worker, created, first);
+      expect(outcome).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/already done/) });
+      // 6 requests, not the 3 of a duplicate without a side output: the side output is created first
+      // and its 412 is followed by a HEAD of it, then the main output's create answers 412, and the
+      // done-check HEADs the output and the side output it lists.
+      const quarantine = `quarantine/${input}/q.txt.txt`;
+      expect(log.requests.map((r) => [r.operation, r.input.Key, r.input.IfNoneMatch])).toEqual([
+        ['GetObject', 'q.txt', undefined],
+        ['PutObject', quarantine, '*'],
+        ['HeadObject', quarantine, undefined],
+        ['PutObject', outKey('q.txt'), '*'],
+        ['HeadObject', outKey('q.txt'), undefined],
+        ['HeadObject', quarantine, undefined],
+      ]);
+      expect(await heads()).toEqual(before);
+    });
+
     it("a duplicate of S3's delivery loses its create (412), then the HEAD finds the output done: nothing is replaced", async () => {
       const created = await uploaded('a.txt', 'x\n');
       await processObject(worker, created, first);
