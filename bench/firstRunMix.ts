@@ -15,12 +15,18 @@ import { costPerMillionItems } from './awsCost.js';
 /** The workloads of issue 32, each judged on its own. */
 export const MIX_WORKLOADS = ['append', 'mutable', 'reupload'] as const;
 export type MixWorkload = (typeof MIX_WORKLOADS)[number];
-const FIRST_RUNS: readonly FirstRun[] = ['create', 'check', 'adaptive'];
+/**
+ * Each run of a workload: the worker's `firstRun`, and `adaptive-probe`, the adaptive first run with
+ * `unknownPrefix: 'check'` (a prefix's first delivery in a sandbox probes with the HEAD), measured as
+ * the option beside the default.
+ */
+export type MixRun = FirstRun | 'adaptive-probe';
+const MIX_RUNS: readonly MixRun[] = ['create', 'check', 'adaptive', 'adaptive-probe'];
 
 /** One workload through one `firstRun`: S3 requests and their cost per item. */
 export interface FirstRunMixFigures {
   readonly workload: MixWorkload;
-  readonly firstRun: FirstRun;
+  readonly firstRun: MixRun;
   readonly items: number;
   /** S3 requests of the deliveries, by operation (uploads and the state before are not counted). */
   readonly operations: Readonly<Record<string, number>>;
@@ -38,6 +44,9 @@ export interface FirstRunMixResult {
     readonly cheaperFixed: number;
     readonly bound: number;
     readonly met: boolean;
+    /** The same judgement of `adaptive-probe` (`unknownPrefix: 'check'`), the option beside the default. */
+    readonly probe: number;
+    readonly probeMet: boolean;
   }[];
 }
 
@@ -64,23 +73,24 @@ export async function measureFirstRunMix(options: {
 }): Promise<FirstRunMixResult> {
   const figures: FirstRunMixFigures[] = [];
   for (const workload of MIX_WORKLOADS) {
-    for (const firstRun of FIRST_RUNS) {
+    for (const firstRun of MIX_RUNS) {
       const result = await runMix(options.endpoint, workload, firstRun, options.items);
       options.log(`first-run mix: ${workload}, ${firstRun}: ${result.requestsPerItem} S3 requests per item`);
       figures.push(result);
     }
   }
   const verdicts = MIX_WORKLOADS.map((workload) => {
-    const cost = (firstRun: FirstRun) =>
+    const cost = (firstRun: MixRun) =>
       figures.find((f) => f.workload === workload && f.firstRun === firstRun)?.s3UsdPerMillion ?? Number.NaN;
     const cheaperFixed = Math.min(cost('create'), cost('check'));
     const bound = round(cheaperFixed * 1.05);
-    return { workload, adaptive: cost('adaptive'), cheaperFixed, bound, met: cost('adaptive') <= bound };
+    const [adaptive, probe] = [cost('adaptive'), cost('adaptive-probe')];
+    return { workload, adaptive, cheaperFixed, bound, met: adaptive <= bound, probe, probeMet: probe <= bound };
   });
   return { figures, verdicts };
 }
 
-async function runMix(endpoint: string, workload: MixWorkload, firstRun: FirstRun, items: number) {
+async function runMix(endpoint: string, workload: MixWorkload, firstRun: MixRun, items: number) {
   const client = () => new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1 });
   const uploads = client();
   const counted = client();
@@ -102,14 +112,14 @@ async function runMix(endpoint: string, workload: MixWorkload, firstRun: FirstRu
   await uploads.send(new CreateBucketCommand({ Bucket: input }));
   await uploads.send(new PutBucketVersioningCommand({ Bucket: input, VersioningConfiguration: { Status: 'Enabled' } }));
   await uploads.send(new CreateBucketCommand({ Bucket: output }));
-  const worker = mixWorker(output, firstRun);
+  const worker = mixWorker(output, firstRun === 'adaptive-probe' ? 'adaptive' : firstRun);
   const store = new S3ObjectStore(counted);
   const sandbox = {
     store,
     freshDelivery: true,
     createFirst: true,
     removalsLookAgain: true,
-    firstRunPolicy: new AdaptiveFirstRun(),
+    firstRunPolicy: new AdaptiveFirstRun(firstRun === 'adaptive-probe' ? { unknownPrefix: 'check' } : {}),
   };
   const upload = async (key: string, body: string): Promise<S3ObjectEvent> => {
     const out: PutObjectCommandOutput = await uploads.send(

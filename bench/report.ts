@@ -85,7 +85,8 @@ function formatFirstRunMix(mix: FirstRunMixResult, out: string[]): void {
     ),
     ...mix.verdicts.map(
       (v) =>
-        `${v.workload}: adaptive ${v.adaptive.toFixed(2)} USD, bound ${v.bound.toFixed(2)} (the cheaper fixed path ${v.cheaperFixed.toFixed(2)} + 5 %): ${v.met ? 'met' : 'MISSED'}`,
+        `${v.workload}: adaptive ${v.adaptive.toFixed(2)} USD, bound ${v.bound.toFixed(2)} (the cheaper fixed path ${v.cheaperFixed.toFixed(2)} + 5 %): ${v.met ? 'met' : 'MISSED'}; ` +
+        `adaptive-probe (unknownPrefix 'check') ${v.probe.toFixed(2)}: ${v.probeMet ? 'met' : 'MISSED'}`,
     ),
     '',
   );

@@ -1,11 +1,12 @@
 import { NORMALIZE_MIB_PER_CPU_SECOND } from '../src/sizing/sizeWorker.js';
 import type { BackfillPlanningResult } from './backfillPlanning.js';
 import { type ColdStartResult, coldStartTarget } from './coldStart.js';
+import type { FirstRunMixResult, MixWorkload } from './firstRunMix.js';
 import type { NormalizerThroughput } from './normalizerThroughput.js';
 import type { PeakRssResult } from './peakRss.js';
 import type { SideBySideResult } from './sideBySide.js';
 import { sideBySideTargets } from './sideBySideTargets.js';
-import { notMeasured, TARGET_IDS, type TargetCheck, TargetStatus } from './targetCheck.js';
+import { notMeasured, TARGET_IDS, type TargetCheck, type TargetId, TargetStatus } from './targetCheck.js';
 
 /** What the targets are judged on: the sections of one bench run. */
 export interface TargetInputs {
@@ -14,6 +15,7 @@ export interface TargetInputs {
   readonly peakRss?: readonly PeakRssResult[];
   readonly normalizer?: readonly NormalizerThroughput[];
   readonly coldStart?: ColdStartResult;
+  readonly firstRunMix?: FirstRunMixResult;
 }
 
 /** The run with the fewest MiB per CPU second, the one a throughput figure is judged on. */
@@ -42,6 +44,7 @@ export function checkTargets(report: TargetInputs): TargetCheck[] {
         notMeasured('rerun-vs-powertools', '>= 1.0 x, or >= 0.9 of the bound', 'side'),
         notMeasured('cost-per-million', '<= Powertools in every phase', 'side'),
       ];
+  checks.push(...mixTargets(report.firstRunMix));
   checks.push(
     report.coldStart
       ? coldStartTarget(report.coldStart)
@@ -49,6 +52,55 @@ export function checkTargets(report: TargetInputs): TargetCheck[] {
   );
   checks.push(...resourceTargets(report));
   return TARGET_IDS.map((id) => checks.find((c) => c.id === id)).filter((c): c is TargetCheck => c !== undefined);
+}
+
+const MIX_TARGET =
+  "cost per million items <= the cheaper fixed first run's + 5 % (S3 request cost at list prices; " +
+  "Lambda compute, the Powertools baseline's cost and throughput are not in the first-run section yet)";
+
+/**
+ * Issue 32's workload targets from the first-run section: the default (`adaptive`) first run's S3
+ * request cost per million items against the cheaper fixed path's plus 5 %. `mix-reprocess` (a
+ * `rerun reprocess` of a done prefix) has no workload in the section yet.
+ */
+function mixTargets(mix: FirstRunMixResult | undefined): TargetCheck[] {
+  const ids: Record<MixWorkload, TargetId> = {
+    append: 'mix-append',
+    mutable: 'mix-mutable',
+    reupload: 'mix-reupload',
+  };
+  const checks: TargetCheck[] = Object.entries(ids).map(([workload, id]) => {
+    const v = mix?.verdicts.find((x) => x.workload === workload);
+    if (!v) return notMeasured(id, MIX_TARGET, 'first-run');
+    const usd = (n: number) => `${n.toFixed(2)} USD`;
+    const figures = mix?.figures.find((f) => f.workload === workload);
+    return {
+      id,
+      target: MIX_TARGET,
+      status: v.met ? TargetStatus.MET : TargetStatus.MISSED,
+      met: v.met,
+      measured:
+        `adaptive ${usd(v.adaptive)} per million items against a bound of ${usd(v.bound)} (the cheaper fixed path ` +
+        `${usd(v.cheaperFixed)} + 5 %) over ${figures?.items ?? '?'} items; adaptive-probe (unknownPrefix 'check') ${usd(v.probe)}`,
+      ...(v.met
+        ? {}
+        : {
+            missedBy: `${usd(round2(v.adaptive - v.bound))} per million items`,
+            why:
+              'a sandbox that has seen no delivery under a prefix cannot tell a re-upload from a new object without a ' +
+              "request: it creates first, and the prefix's first output in place costs one create in vain " +
+              "(a GET and a PUT answered 412); unknownPrefix 'check' probes with a HEAD instead (adaptive-probe)",
+          }),
+    };
+  });
+  checks.push({
+    id: 'mix-reprocess',
+    target: MIX_TARGET,
+    status: TargetStatus.NOT_MEASURED,
+    met: false,
+    measured: 'not measured (the first-run section has no rerun reprocess workload yet)',
+  });
+  return checks;
 }
 
 /** Peak RSS, throughput per core and planning, issue 15's targets kept. */

@@ -36,3 +36,24 @@ export function optionalEnv(name: string, fallback: string, env: NodeJS.ProcessE
   const value = env[name];
   return value === undefined || value === '' ? fallback : value;
 }
+
+/**
+ * Returns `name` as an integer in `min..max`, or `undefined` when it is unset or empty; any other
+ * value throws, naming the variable.
+ *
+ * @example
+ * const maxReceiveCount = optionalIntegerEnv('MAX_RECEIVE_COUNT', { min: 1, max: 1000 });
+ */
+export function optionalIntegerEnv(
+  name: string,
+  range: { readonly min: number; readonly max: number },
+  env: NodeJS.ProcessEnv = process.env,
+): number | undefined {
+  const value = optionalEnv(name, '', env);
+  if (value === '') return undefined;
+  const n = Number(value);
+  if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < range.min || n > range.max) {
+    throw new Error(`Environment variable ${name} must be an integer in ${range.min}..${range.max}, not "${value}".`);
+  }
+  return n;
+}

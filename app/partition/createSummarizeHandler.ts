@@ -32,6 +32,13 @@ export interface SummarizeHandlerOptions {
    */
   readonly failureRecorder?: FailureRecorder;
   /**
+   * The queue's maxReceiveCount for the default failure recorder (the stack gives it as
+   * MAX_RECEIVE_COUNT); without it the recorder asks the queue (GetQueueUrl, GetQueueAttributes)
+   * before a cold sandbox's first task.
+   * @default read from the queue's redrive policy
+   */
+  readonly maxReceiveCount?: number;
+  /**
    * The day's inputs and the worker's key rules, so each summary records which inputs it covers and
    * which it does not (see summarizePartition's `inputs`).
    * @default undefined: no coverage record
@@ -98,6 +105,7 @@ export function createSummarizeHandler(
         logger,
         // A task is about a partition, not about one input: nothing to index by object.
         indexByObject: false,
+        ...(options.maxReceiveCount !== undefined ? { maxReceiveCount: options.maxReceiveCount } : {}),
       }),
     parse(record) {
       const sent = Number(record.attributes?.SentTimestamp);

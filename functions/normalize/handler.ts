@@ -6,13 +6,15 @@
  * INPUT_BUCKETS (the buckets it reads, comma-separated: an event naming another is refused);
  * LEDGER_TABLE and NOTIFY_URL (together: notify a webhook once per output content); CODE_VERSION_PREFIX
  * (record when this code version first ran, see src/worker/codeVersionMarker.ts); MAX_INPUT_BYTES
- * (the largest input one invocation finishes; the stack sets it); LOG_LEVEL;
+ * (the largest input one invocation finishes; the stack sets it); MAX_RECEIVE_COUNT (the queue's
+ * redrive count, set by the stack: without it the first item of each sandbox reads it from the
+ * queue, GetQueueUrl and GetQueueAttributes, before its own requests); LOG_LEVEL;
  * RERUN_TRACE_AWS_SDK (trace the AWS SDK calls with X-Ray); AWS_ENDPOINT_URL (emulators).
  */
 import { createPipelineClients } from '../../src/aws/pipelineClients.js';
 import { traceAwsClients } from '../../src/aws/traceAwsClients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
-import { optionalEnv, requireEnv } from '../../src/env.js';
+import { optionalEnv, optionalIntegerEnv, requireEnv } from '../../src/env.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { createLogger } from '../../src/logging/logger.js';
@@ -45,6 +47,9 @@ const codeVersionPrefix = optionalEnv('CODE_VERSION_PREFIX', '');
 // The largest input one invocation finishes (the stack derives it from memory, timeout and the
 // measured throughput); a larger one is refused at once instead of timing out until the DLQ.
 const maxInputBytes = optionalEnv('MAX_INPUT_BYTES', '');
+// The queue's maxReceiveCount (SqsWorker sets it from the redrive policy it creates): the failure
+// recorder then knows a message's last receive without asking SQS on a cold start.
+const maxReceiveCount = optionalIntegerEnv('MAX_RECEIVE_COUNT', { min: 1, max: 1000 });
 const store = new S3ObjectStore(clients.s3);
 
 export const handler = createSqsBatchHandler({
@@ -58,7 +63,13 @@ export const handler = createSqsBatchHandler({
   // format line per invocation, no API call. Not under rerun dev, whose stdout is its own protocol.
   ...(process.env.AWS_LAMBDA_FUNCTION_NAME ? { onOutcome: emfOutcomeMetrics() } : {}),
   // Why a message was given up on, at failures/<queue>/<messageId>.json, for `rerun redrive`.
-  failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: outputBucket, logger }),
+  failureRecorder: new S3FailureRecorder({
+    store,
+    sqs: clients.sqs,
+    bucket: outputBucket,
+    logger,
+    ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
+  }),
   // When this code version first ran, for `rerun reprocess` to find older code's outputs by listing
   // (the stack and rerun dev set CODE_VERSION_PREFIX; without it no marker is written).
   ...(codeVersionPrefix ? { codeVersionMarker: { bucket: outputBucket, prefix: codeVersionPrefix } } : {}),

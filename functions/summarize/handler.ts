@@ -4,7 +4,8 @@
  *
  * Environment: OUTPUT_BUCKET (required: lineage, summaries, failures/ records); INPUT_BUCKET
  * (required: the input bucket whose normalized outputs are summarized, and whose inputs each
- * summary's coverage record is listed from); LOG_LEVEL; RERUN_TRACE_AWS_SDK (trace the AWS SDK
+ * summary's coverage record is listed from); MAX_RECEIVE_COUNT (the queue's redrive count, set by
+ * the stack: without it a cold sandbox asks the queue before its first task); LOG_LEVEL; RERUN_TRACE_AWS_SDK (trace the AWS SDK
  * calls with X-Ray); AWS_ENDPOINT_URL (emulators).
  */
 
@@ -12,7 +13,7 @@ import { createSummarizeHandler } from '../../app/partition/createSummarizeHandl
 import { referenceInputRules } from '../../app/partition/referenceInputRules.js';
 import { createAwsClients } from '../../src/aws/clients.js';
 import { traceAwsClients } from '../../src/aws/traceAwsClients.js';
-import { requireEnv } from '../../src/env.js';
+import { optionalIntegerEnv, requireEnv } from '../../src/env.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 
@@ -26,11 +27,13 @@ if (process.env.RERUN_TRACE_AWS_SDK === 'true') await traceAwsClients(clients);
 
 const outputBucket = requireEnv('OUTPUT_BUCKET');
 const inputBucket = requireEnv('INPUT_BUCKET');
+const maxReceiveCount = optionalIntegerEnv('MAX_RECEIVE_COUNT', { min: 1, max: 1000 });
 
 export const handler = createSummarizeHandler({
   clients,
   outputBucket,
   inputBucket,
+  ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
   // Each summary records which inputs of its day it covers and which it does not.
   inputs: referenceInputRules({ inputBucket }),
   logger,

@@ -359,7 +359,9 @@ const DEFAULT_SETTINGS = {
  * MAX_INPUT_BYTES, NOTIFY_URL (with a webhook), LOG_LEVEL, plus `environment`. A worker built with `createSqsBatchHandler` passes
  * MAX_INPUT_BYTES on, so an input too large for one invocation is refused at once with a failure
  * record naming the limit (`maxInputBytes: Number(process.env.MAX_INPUT_BYTES)`), as
- * functions/normalize/handler.ts does.
+ * functions/normalize/handler.ts does. MAX_RECEIVE_COUNT (set by SqsWorker: its queue's redrive
+ * count) given to S3FailureRecorder's `maxReceiveCount` spares each cold sandbox the GetQueueUrl and
+ * GetQueueAttributes it would send before its first item.
  *
  * @example
  * // worker.mjs: export const handler = createSqsBatchHandler({ worker, store, sqs,

@@ -368,6 +368,9 @@ export class SqsWorker extends Construct {
       environment: {
         LOG_LEVEL: LOGGER_LEVEL[logLevel],
         NODE_OPTIONS: '--enable-source-maps',
+        // The redrive count of the queue this construct creates: a handler that records failures
+        // knows a message's last receive without GetQueueUrl and GetQueueAttributes on a cold start.
+        MAX_RECEIVE_COUNT: String(t.maxReceiveCount),
         // The function traces: its AWS SDK calls should too (see src/aws/traceAwsClients.ts).
         ...(tracing === Tracing.ACTIVE || tracing === Tracing.PASS_THROUGH ? { RERUN_TRACE_AWS_SDK: 'true' } : {}),
         ...props.environment,

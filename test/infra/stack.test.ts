@@ -127,6 +127,8 @@ describe('the worker function', () => {
           mibPerCpuSecond: NORMALIZE_MIB_PER_CPU_SECOND,
         }),
       ),
+      // The redrive count of its queue: no SQS request before a cold sandbox's first item.
+      MAX_RECEIVE_COUNT: String(topology.normalize.maxReceiveCount),
       LOG_LEVEL: 'info',
       NODE_OPTIONS: '--enable-source-maps',
       // Active tracing: the worker records its AWS SDK calls too.
@@ -271,6 +273,8 @@ describe('the queues', () => {
     const redrive = props(ids.queue).RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: number };
     expect(redrive.deadLetterTargetArn).toEqual({ 'Fn::GetAtt': [ids.dlq, 'Arn'] });
     expect(redrive.maxReceiveCount).toBeGreaterThanOrEqual(5);
+    // The function is told the same count, so a cold sandbox need not ask the queue for it.
+    expect(dig(props(ids.fn), 'Environment', 'Variables', 'MAX_RECEIVE_COUNT')).toBe(String(redrive.maxReceiveCount));
     expect(props(ids.dlq).MessageRetentionPeriod).toBe(14 * 86_400);
     // A moved message keeps its original enqueue time: the DLQ must keep messages longer than the source.
     expect(props(ids.queue).MessageRetentionPeriod as number).toBeLessThan(14 * 86_400);

@@ -96,6 +96,7 @@ describe('the summarize worker in the stack', () => {
     expect((props(ids.fn).Environment as { Variables: unknown }).Variables).toEqual({
       OUTPUT_BUCKET: { Ref: ids.output },
       INPUT_BUCKET: { Ref: ids.input },
+      MAX_RECEIVE_COUNT: String(w.maxReceiveCount),
       LOG_LEVEL: 'info',
       NODE_OPTIONS: '--enable-source-maps',
       RERUN_TRACE_AWS_SDK: 'true',

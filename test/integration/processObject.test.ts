@@ -114,6 +114,34 @@ describe('processObject against the emulator', () => {
       expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('X\nY\n');
     });
 
+    it("a duplicate of S3's delivery of a file with a quarantine: the side output's create answers 412 first, then the HEADs find both done (the README's cost row)", async () => {
+      const created = await uploaded('q.txt', 'x\n!bad\n');
+      await processObject(worker, created, first);
+      const heads = () =>
+        Promise.all(
+          [outKey('q.txt'), `quarantine/${input}/q.txt.txt`].map(
+            async (Key) => (await clients.s3.send(new HeadObjectCommand({ Bucket: output, Key }))).ETag,
+          ),
+        );
+      const before = await heads();
+      log.clear();
+      const outcome = await processObject(worker, created, first);
+      expect(outcome).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/already done/) });
+      // 6 requests, not the 3 of a duplicate without a side output: the side output is created first
+      // and its 412 is followed by a HEAD of it, then the main output's create answers 412, and the
+      // done-check HEADs the output and the side output it lists.
+      const quarantine = `quarantine/${input}/q.txt.txt`;
+      expect(log.requests.map((r) => [r.operation, r.input.Key, r.input.IfNoneMatch])).toEqual([
+        ['GetObject', 'q.txt', undefined],
+        ['PutObject', quarantine, '*'],
+        ['HeadObject', quarantine, undefined],
+        ['PutObject', outKey('q.txt'), '*'],
+        ['HeadObject', outKey('q.txt'), undefined],
+        ['HeadObject', quarantine, undefined],
+      ]);
+      expect(await heads()).toEqual(before);
+    });
+
     it("a duplicate of S3's delivery loses its create (412), then the HEAD finds the output done: nothing is replaced", async () => {
       const created = await uploaded('a.txt', 'x\n');
       await processObject(worker, created, first);
@@ -225,12 +253,19 @@ describe('processObject against the emulator', () => {
         });
       const policy = new AdaptiveFirstRun();
       const options = sandbox(policy);
-      for (let i = 0; i < 3; i++) {
+      // The prefix's first delivery here knows nothing: it creates first, and its 412 is all the
+      // prefix's record so far, so the next delivery checks first (one create in vain, not three).
+      const first = await uploaded('mutable/0.txt', 'v2\n');
+      log.clear();
+      expect(await processObject(worker, first, options)).toMatchObject({ status: 'processed', publishRacesLost: 1 });
+      expect(log.operations('S3').slice(0, 3)).toEqual(['GetObject', 'PutObject', 'HeadObject']);
+      for (let i = 1; i < 3; i++) {
         const overwrite = await uploaded(`mutable/${i}.txt`, 'v2\n');
         log.clear();
         const outcome = await processObject(worker, overwrite, options);
-        expect(outcome).toMatchObject({ status: 'processed', publishRacesLost: 1 });
-        expect(log.operations('S3').slice(0, 3)).toEqual(['GetObject', 'PutObject', 'HeadObject']);
+        expect(outcome).toMatchObject({ status: 'processed' });
+        expect(outcome.publishRacesLost).toBeUndefined();
+        expect(log.operations('S3')[0]).toBe('HeadObject');
       }
       const overwrite = await uploaded('mutable/3.txt', 'v2\n');
       log.clear();
@@ -266,6 +301,30 @@ describe('processObject against the emulator', () => {
         reason: expect.stringMatching(/built from the event's content/),
       });
       expect(log.operations('S3')).toEqual(['HeadObject']);
+    });
+
+    it("unknownPrefix: 'check': a re-upload of outputs another sandbox built never creates in vain, and new objects pay one HEAD per prefix", async () => {
+      for (let i = 0; i < 3; i++)
+        await processObject(worker, await uploaded(`again/${i}.txt`, `same ${i}\n`), {
+          store,
+          freshDelivery: true,
+          createFirst: true,
+        });
+      const options = sandbox(new AdaptiveFirstRun({ unknownPrefix: 'check' }));
+      for (let i = 0; i < 3; i++) {
+        const again = await uploaded(`again/${i}.txt`, `same ${i}\n`);
+        log.clear();
+        expect(await processObject(worker, again, options)).toMatchObject({ status: 'skipped' });
+        expect(log.operations('S3')).toEqual(['HeadObject']);
+      }
+      for (let i = 0; i < 3; i++) {
+        const created = await uploaded(`fresh/${i}.txt`, `row ${i}\n`);
+        log.clear();
+        expect(await processObject(worker, created, options)).toMatchObject({ status: 'processed' });
+        expect(log.operations('S3')).toEqual(
+          i === 0 ? ['HeadObject', 'GetObject', 'PutObject'] : ['GetObject', 'PutObject'],
+        );
+      }
     });
 
     it("an explicit firstRun: 'create' ignores the policy, and firstRun: 'check' never asks it", async () => {

@@ -198,7 +198,7 @@ describe('a Lambda runtime slot running the deployed normalize bundle', () => {
       timeoutSeconds: 60,
       memoryMiB: 512,
       logging: { format: 'JSON', applicationLogLevel: 'INFO' },
-      environment: { LOG_LEVEL: 'info', NODE_OPTIONS: '--enable-source-maps' },
+      environment: { LOG_LEVEL: 'info', NODE_OPTIONS: '--enable-source-maps', MAX_RECEIVE_COUNT: '5' },
       // No webhook by default: NOTIFY_URL is set only with a secret or SSM parameter (a dynamic reference).
       deployTimeEnvironment: ['OUTPUT_BUCKET', 'INPUT_BUCKETS', 'LEDGER_TABLE'],
     });

@@ -30,6 +30,12 @@ export interface NormalizePoolOptions {
   readonly inputBucket: string;
   readonly outputBucket: string;
   readonly timeoutSeconds: number;
+  /**
+   * The queue's maxReceiveCount, as the stack gives the function (MAX_RECEIVE_COUNT). The synthesized
+   * template holds the stack topology's value; a test queue has its own, so it is given here.
+   * @default unset: the function reads it from the queue (GetQueueUrl, GetQueueAttributes)
+   */
+  readonly maxReceiveCount?: number;
   /** Receives each slot once started (the kill test reaches its runtime process through it). */
   readonly onSlot?: (slot: LambdaRuntimeSlot) => void;
 }
@@ -56,6 +62,7 @@ export async function startNormalizePool(options: NormalizePoolOptions): Promise
         // code-version marker (one create per instance) is left out here as there. It has tests of
         // its own: test/integration/codeVersionMarker.test.ts, and the deployed tier with the stack's value.
         CODE_VERSION_PREFIX: '',
+        MAX_RECEIVE_COUNT: options.maxReceiveCount !== undefined ? String(options.maxReceiveCount) : '',
         AWS_ENDPOINT_URL: options.endpoint,
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       },

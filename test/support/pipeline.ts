@@ -110,6 +110,7 @@ export async function drainNormalize(
     inputBucket: stack.inputBucket,
     outputBucket: stack.outputBucket,
     timeoutSeconds: t.normalize.functionTimeoutSeconds,
+    maxReceiveCount: t.normalize.maxReceiveCount,
   });
   try {
     await new LocalRunner({

@@ -41,7 +41,8 @@ describe('AdaptiveFirstRun: the per-prefix rate of outputs found in place', () =
 
   it('turns to checking first after a run of overwrites, and stays there at 20 % overwrites (mutable)', () => {
     const policy = new AdaptiveFirstRun();
-    feed(policy, 'incoming', 3, true);
+    feed(policy, 'incoming', 40, false);
+    feed(policy, 'incoming', 3, true, 40);
     expect(policy.decide(at('incoming/new.csv'))).toEqual({
       path: FirstRunPath.CHECK,
       reason: FirstRunReason.PREFIX_OFTEN_IN_PLACE,
@@ -54,13 +55,50 @@ describe('AdaptiveFirstRun: the per-prefix rate of outputs found in place', () =
 
   it('one output in place among new objects does not turn the prefix over (hysteresis on the way up)', () => {
     const policy = new AdaptiveFirstRun();
-    feed(policy, 'incoming', 1, true);
+    feed(policy, 'incoming', 40, false);
+    feed(policy, 'incoming', 1, true, 40);
     expect(policy.prefixState(at('incoming/x'))?.rate).toBeGreaterThan(0);
     expect(policy.choose(at('incoming/x'))).toBe(FirstRunPath.CREATE);
-    feed(policy, 'incoming', 1, true, 1);
+    feed(policy, 'incoming', 1, true, 41);
     expect(policy.choose(at('incoming/x'))).toBe(FirstRunPath.CREATE);
-    feed(policy, 'incoming', 1, true, 2);
+    feed(policy, 'incoming', 1, true, 42);
     expect(policy.choose(at('incoming/x'))).toBe(FirstRunPath.CHECK);
+  });
+
+  it("a prefix's first output found in place turns it to checking first: a re-upload pays one wasted create, not three", () => {
+    const policy = new AdaptiveFirstRun();
+    expect(policy.choose(at('daily/a.csv'))).toBe(FirstRunPath.CREATE);
+    feed(policy, 'daily', 1, true);
+    expect(policy.prefixState(at('daily/x'))).toEqual({ rate: 1, path: FirstRunPath.CHECK });
+    for (let i = 1; i < 200; i++) {
+      expect(policy.choose(at(`daily/f${i}.csv`))).toBe(FirstRunPath.CHECK);
+      policy.observe(at(`daily/f${i}.csv`), { outputInPlace: true });
+    }
+  });
+
+  it('counts its first deliveries at their plain mean, then as a moving average of weight 1/32', () => {
+    const policy = new AdaptiveFirstRun();
+    feed(policy, 'p', 3, false);
+    feed(policy, 'p', 1, true, 3);
+    expect(policy.prefixState(at('p/x'))?.rate).toBeCloseTo(1 / 4, 12);
+    feed(policy, 'p', 28, false, 4);
+    expect(policy.prefixState(at('p/x'))?.rate).toBeCloseTo(1 / 32, 12);
+    // From the 33rd on, the newest weighs 1/32 and no longer 1/33.
+    feed(policy, 'p', 1, true, 32);
+    expect(policy.prefixState(at('p/x'))?.rate).toBeCloseTo(1 / 32 + (1 - 1 / 32) / 32, 12);
+  });
+
+  it('append-only whose first delivery is a duplicate: checks first for a bounded run, then creates first again', () => {
+    const policy = new AdaptiveFirstRun();
+    feed(policy, 'incoming', 1, true);
+    let checks = 0;
+    for (let i = 1; i < 200; i++) {
+      if (policy.choose(at(`incoming/f${i}.csv`)) === FirstRunPath.CHECK) checks++;
+      policy.observe(at(`incoming/f${i}.csv`), { outputInPlace: false });
+    }
+    // The mean of 1 in n falls under CREATE_FIRST_BELOW (5 %) at n = 21: 20 new objects pay a HEAD.
+    expect(checks).toBe(20);
+    expect(policy.choose(at('incoming/next.csv'))).toBe(FirstRunPath.CREATE);
   });
 
   it('comes back to creating first only once the rate falls below the lower threshold, not at the break-even (no flapping)', () => {
@@ -81,6 +119,21 @@ describe('AdaptiveFirstRun: the per-prefix rate of outputs found in place', () =
     // And one more output in place does not turn it straight back.
     feed(policy, 'incoming', 1, true, 900);
     expect(policy.choose(at('incoming/x'))).toBe(FirstRunPath.CREATE);
+  });
+
+  it("unknownPrefix: 'check' probes a prefix's first delivery with the HEAD, then follows what it found", () => {
+    const policy = new AdaptiveFirstRun({ unknownPrefix: FirstRunPath.CHECK });
+    expect(policy.decide(at('append/a.csv'))).toEqual({
+      path: FirstRunPath.CHECK,
+      reason: FirstRunReason.PREFIX_UNKNOWN,
+    });
+    policy.observe(at('append/a.csv'), { outputInPlace: false });
+    expect(policy.choose(at('append/b.csv'))).toBe(FirstRunPath.CREATE);
+    expect(policy.choose(at('daily/a.csv'))).toBe(FirstRunPath.CHECK);
+    policy.observe(at('daily/a.csv'), { outputInPlace: true });
+    expect(policy.decide(at('daily/b.csv')).reason).toBe(FirstRunReason.PREFIX_OFTEN_IN_PLACE);
+    // The default creates first where it knows nothing.
+    expect(new AdaptiveFirstRun().choose(at('daily/a.csv'))).toBe(FirstRunPath.CREATE);
   });
 
   it('keeps one rate per directory and bucket', () => {
@@ -122,6 +175,7 @@ describe('AdaptiveFirstRun: the per-prefix rate of outputs found in place', () =
     expect(() => new AdaptiveFirstRun({ maxPrefixes: 1.5 })).toThrow(/"maxPrefixes"/);
     expect(() => new AdaptiveFirstRun({ weight: 0 })).toThrow(/"weight"/);
     expect(() => new AdaptiveFirstRun({ checkAbove: 0.01, createBelow: 0.2 })).toThrow(/createBelow <= checkAbove/);
+    expect(() => new AdaptiveFirstRun({ unknownPrefix: 'adaptive' as FirstRunPath })).toThrow(/"unknownPrefix"/);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AWS_LIST_PRICES_USD, costPerMillionItems } from '../../bench/awsCost.js';
 import { coldStartTarget } from '../../bench/coldStart.js';
+import type { FirstRunMixResult } from '../../bench/firstRunMix.js';
 import type { PeakRssResult } from '../../bench/peakRss.js';
 import type { SideBySideResult } from '../../bench/sideBySide.js';
 import { chainLatencyMs } from '../../bench/sideBySideTargets.js';
@@ -245,6 +246,29 @@ describe('bench cost and targets', () => {
     const slow = slowCsv.find((t) => t.id === 'normalize-mib-per-core');
     expect(slow?.missedBy).toBe('1 MiB/s short');
     expect(slow?.why).toContain('csv rows are short (about 1024 bytes)');
+  });
+
+  it('judges each workload of the first-run section as mix-<workload>: adaptive against the cheaper fixed path + 5 %', () => {
+    const verdict = (workload: 'append' | 'mutable' | 'reupload', adaptive: number, cheaperFixed: number) => ({
+      workload,
+      adaptive,
+      cheaperFixed,
+      bound: Math.round(cheaperFixed * 1.05 * 100) / 100,
+      met: adaptive <= Math.round(cheaperFixed * 1.05 * 100) / 100,
+      probe: cheaperFixed,
+      probeMet: true,
+    });
+    const firstRunMix = {
+      figures: [],
+      verdicts: [verdict('append', 5.4, 5.4), verdict('mutable', 5.9, 5.88), verdict('reupload', 0.43, 0.4)],
+    } as unknown as FirstRunMixResult;
+    const targets = checkTargets({ firstRunMix });
+    const byId = (id: string) => targets.find((t) => t.id === id);
+    expect(byId('mix-append')?.status).toBe(TargetStatus.MET);
+    expect(byId('mix-mutable')?.measured).toContain('adaptive 5.90 USD per million items against a bound of 6.17 USD');
+    expect(byId('mix-reupload')).toMatchObject({ status: TargetStatus.MISSED, missedBy: '0.01 USD per million items' });
+    expect(byId('mix-reupload')?.why).toContain("unknownPrefix 'check'");
+    expect(byId('mix-reprocess')?.status).toBe(TargetStatus.NOT_MEASURED);
   });
 
   it('lists every target of the issue by its stable id, as not measured when its section did not run', () => {

@@ -1,4 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 
 /** Imports the Lambda entry module in a fresh process with the given environment, as Lambda's init does. */
@@ -34,4 +36,124 @@ describe('functions/normalize/handler.ts configuration at init', () => {
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(/OUTPUT_BUCKET is required/);
   });
+});
+
+/**
+ * Imports the entry module in a fresh process (a cold sandbox) and invokes it once with one fresh S3
+ * event, against a local endpoint that records each request's service (from its signature's
+ * credential scope) and answers 404 (S3: the input is gone) or 400 (anything else).
+ */
+async function firstItemServices(
+  env: Record<string, string>,
+  entry = './functions/normalize/handler.ts',
+): Promise<string[]> {
+  const services: string[] = [];
+  const server = createServer((request, response) => {
+    const scope = /Credential=[^/]+\/[^/]+\/[^/]+\/([^/]+)\//.exec(request.headers.authorization ?? '');
+    const service = scope?.[1] ?? 'unsigned';
+    services.push(service);
+    request.resume();
+    request.on('end', () => {
+      if (service === 's3') response.writeHead(404, { 'content-type': 'application/xml' }).end();
+      else
+        response
+          .writeHead(400, { 'content-type': 'application/x-amz-json-1.0' })
+          .end(JSON.stringify({ __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'no such queue here' }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const s3Event = {
+    Records: [
+      {
+        eventVersion: '2.1',
+        eventSource: 'aws:s3',
+        awsRegion: 'us-east-1',
+        eventTime: new Date().toISOString(),
+        eventName: 'ObjectCreated:Put',
+        s3: { bucket: { name: 'in' }, object: { key: 'incoming/a.csv', size: 10, eTag: 'abc' } },
+      },
+    ],
+  };
+  const sqsEvent = {
+    Records: [
+      {
+        messageId: 'm-1',
+        receiptHandle: 'r-1',
+        body: JSON.stringify(s3Event),
+        attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:rerun-normalize',
+        awsRegion: 'us-east-1',
+      },
+    ],
+  };
+  const script =
+    `const { handler } = await import('${entry}');` +
+    `await handler(${JSON.stringify(sqsEvent)}, { awsRequestId: 'req-1', functionName: 'rerun-normalize', getRemainingTimeInMillis: () => 60000 });` +
+    'process.exit(0);';
+  try {
+    await new Promise<void>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', script],
+        {
+          env: {
+            PATH: process.env.PATH,
+            AWS_REGION: 'us-east-1',
+            AWS_ACCESS_KEY_ID: 'test',
+            AWS_SECRET_ACCESS_KEY: 'test',
+            AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`,
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+            LOG_LEVEL: 'error',
+            OUTPUT_BUCKET: 'out',
+            INPUT_BUCKETS: 'in',
+            INPUT_BUCKET: 'in',
+            ...env,
+          },
+          encoding: 'utf8',
+        },
+        (error, _stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve()),
+      ),
+    );
+  } finally {
+    server.close();
+  }
+  return services;
+}
+
+describe("functions/normalize/handler.ts on a cold start: the stack's MAX_RECEIVE_COUNT", () => {
+  it("sends only the item's own S3 requests when the stack gives MAX_RECEIVE_COUNT", async () => {
+    const services = await firstItemServices({ MAX_RECEIVE_COUNT: '5' });
+    expect(services.length).toBeGreaterThan(0);
+    expect(services.every((s) => s === 's3')).toBe(true);
+  }, 60_000);
+
+  it('asks the queue for its maxReceiveCount first without it (GetQueueUrl: an SQS request before the item)', async () => {
+    const services = await firstItemServices({});
+    expect(services[0]).toBe('sqs');
+    expect(services).toContain('s3');
+  }, 60_000);
+
+  it('refuses a MAX_RECEIVE_COUNT that is not an integer in 1..1000, naming it', () => {
+    const result = initHandler({ OUTPUT_BUCKET: 'out', MAX_RECEIVE_COUNT: 'five' });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/MAX_RECEIVE_COUNT must be an integer in 1\.\.1000, not "five"/);
+  });
+});
+
+describe("functions/summarize/handler.ts on a cold start: the stack's MAX_RECEIVE_COUNT", () => {
+  const summarize = './functions/summarize/handler.ts';
+
+  it('sends no SQS request for its first task when the stack gives MAX_RECEIVE_COUNT', async () => {
+    const services = await firstItemServices({ MAX_RECEIVE_COUNT: '5' }, summarize);
+    expect(services).toContain('s3');
+    expect(services).not.toContain('sqs');
+  }, 60_000);
+
+  it('asks the queue for its maxReceiveCount without it', async () => {
+    expect(await firstItemServices({}, summarize)).toContain('sqs');
+  }, 60_000);
 });
