@@ -17,6 +17,7 @@ import { GetObjectCommand, type GetObjectCommandOutput, PutObjectCommand, S3Clie
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevReady, DevSummary } from '../../app/dev/runDev.js';
 import { ensurePythonTool, PythonTool } from '../../local/emulator/pythonEnvironment.js';
+import { readDocumentationPages } from '../../scripts/docPages.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { externalSdkImports } from '../support/externalSdkImports.js';
 
@@ -243,15 +244,18 @@ afterAll(() => {
 }, 300_000);
 
 describe('the README shows what this test runs', () => {
-  it("its worker.mjs is this test's worker, and its CDK apps this test's RerunPipeline calls", () => {
+  it("its worker.mjs is this test's worker, and its CDK apps (README, deploying guide) this test's RerunPipeline calls", () => {
     const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const pages = readDocumentationPages()
+      .map((page) => page.text)
+      .join('\n');
     expect(readme).toContain(`\`\`\`js\n${PIPELINE}\`\`\``);
     expect(readme).toContain(`\`\`\`js\n${WORKER}\`\`\``);
     const call =
       "new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, pipeline, outputPrefixes: ['upper/'], outputs: true });";
     expect(readme).toContain(call);
     expect(CDK_APP).toContain(call);
-    expect(readme).toContain("new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });");
+    expect(pages).toContain("new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });");
     expect(PREBUILT_CDK_APP).toContain(
       "new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });",
     );
