@@ -356,14 +356,14 @@ const DEFAULT_SETTINGS = {
  *
  * The worker's environment: OUTPUT_BUCKET, INPUT_BUCKETS (the bucket it reads: give it to
  * defineWorker's `inputBuckets` so that an event naming another is refused), LEDGER_TABLE (with a ledger),
- * MAX_INPUT_BYTES, NOTIFY_URL (with a webhook), LOG_LEVEL, plus `environment`. A worker built with `createSqsBatchHandler` passes
- * MAX_INPUT_BYTES on, so an input too large for one invocation is refused at once with a failure
- * record naming the limit (`maxInputBytes: Number(process.env.MAX_INPUT_BYTES)`), as
- * functions/normalize/handler.ts does.
+ * MAX_INPUT_BYTES, NOTIFY_URL (with a webhook), LOG_LEVEL, plus `environment`. A worker built with
+ * `createSqsBatchHandler({ worker })` takes its clients, failure recorder (in OUTPUT_BUCKET) and
+ * MAX_INPUT_BYTES from it (src/batch/environmentWiring.ts), so an input too large for one invocation
+ * is refused at once with a failure record naming the limit; one wired by hand passes
+ * `maxInputBytes: Number(process.env.MAX_INPUT_BYTES)`, as functions/normalize/handler.ts does.
  *
  * @example
- * // worker.mjs: export const handler = createSqsBatchHandler({ worker, store, sqs,
- * //   maxInputBytes: Number(process.env.MAX_INPUT_BYTES) });
+ * // worker.mjs: export const handler = createSqsBatchHandler({ worker });
  * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true });
  */
 export class RerunPipeline extends Construct {
