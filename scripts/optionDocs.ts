@@ -1,17 +1,17 @@
 /**
- * The README's option reference, generated from the TSDoc of the options interfaces, so that the
- * documented types and defaults are the code's. Each interface's section sits between
- * `<!-- options: NAME -->` and `<!-- /options -->` in README.md; test/unit/readmeOptions.test.ts fails
- * when the README differs from what this writes.
+ * The option reference of the documentation, generated from the TSDoc of the options interfaces, so
+ * that the documented types and defaults are the code's. Each interface's section sits between
+ * `<!-- options: NAME -->` and `<!-- /options -->` on a documentation page (scripts/docPages.ts lists
+ * them: `RerunPipelineProps` on docs/CONSTRUCTS.md, `SqsBatchHandlerOptions` in the worker guide);
+ * test/unit/readmeOptions.test.ts fails when a page differs from what this writes.
  *
  * Usage: npx tsx scripts/optionDocs.ts [--write]   (without --write: print the sections)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { documentationPages, ROOT } from './docPages.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** The documented options interfaces, by the name used in the README markers. */
+/** The documented options interfaces, by the name used in the pages' markers. */
 export const OPTION_SOURCES: Readonly<Record<string, string>> = {
   SqsBatchHandlerOptions: 'src/batch/createSqsBatchHandler.ts',
   RerunPipelineProps: 'src/cdk/RerunPipeline.ts',
@@ -71,7 +71,7 @@ export function parseOptions(source: string, name: string): OptionDoc[] {
   return options;
 }
 
-/** The README section of one interface: a `####` heading per option with Type and Default. */
+/** The documentation section of one interface: a `####` heading per option with Type and Default. */
 export function formatOptions(options: readonly OptionDoc[]): string {
   return options
     .map((o) => {
@@ -83,13 +83,13 @@ export function formatOptions(options: readonly OptionDoc[]): string {
     .join('\n\n');
 }
 
-/** README.md with every options section replaced by what the code documents. */
-export function renderReadme(readme: string): string {
-  return readme.replace(
+/** A documentation page's text with every options section replaced by what the code documents. */
+export function renderOptionSections(page: string): string {
+  return page.replace(
     /<!-- options: (\w+) -->\n(?:(?!<!-- options: )[\s\S])*?<!-- \/options -->/g,
     (_all, name: string) => {
       const file = OPTION_SOURCES[name];
-      if (!file) throw new Error(`README names options ${name}, which OPTION_SOURCES does not list`);
+      if (!file) throw new Error(`a documentation page names options ${name}, which OPTION_SOURCES does not list`);
       const section = formatOptions(parseOptions(readFileSync(`${ROOT}${file}`, 'utf8'), name));
       return `<!-- options: ${name} -->\n\n${section}\n\n<!-- /options -->`;
     },
@@ -97,8 +97,10 @@ export function renderReadme(readme: string): string {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const path = `${ROOT}README.md`;
-  const rendered = renderReadme(readFileSync(path, 'utf8'));
-  if (process.argv.includes('--write')) writeFileSync(path, rendered);
-  else process.stdout.write(rendered);
+  for (const page of documentationPages()) {
+    const path = `${ROOT}${page}`;
+    const rendered = renderOptionSections(readFileSync(path, 'utf8'));
+    if (process.argv.includes('--write')) writeFileSync(path, rendered);
+    else process.stdout.write(rendered);
+  }
 }

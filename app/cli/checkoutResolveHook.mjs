@@ -1,6 +1,6 @@
 /**
  * A module resolve hook for a checkout of the repository (registered by app/cli/checkoutImports.ts).
- * A module inside the checkout that imports `rerun-pipeline` (the README's "Write your own worker"
+ * A module inside the checkout that imports `rerun-pipeline` (the worker guide's "Write your own worker"
  * there) refers to this very package, whose `exports` name the compiled dist/, which only
  * `npm run build` makes. The CLI of a checkout runs from the TypeScript sources, so the import gets
  * the source file of the same subpath instead (`./dist/src/index.js` -> `./src/index.ts`): no build,

@@ -13,6 +13,7 @@ import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVers
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import type { OutcomeHook } from '../worker/outcomes.js';
 import type { AfterOutputHook } from './AfterOutputHook.js';
+import { wiringFromEnvironment } from './environmentWiring.js';
 import { invocationLimits } from './invocationLimits.js';
 import { MemoryBudget } from './MemoryBudget.js';
 import { type Invocation, processSqsRecord, type RecordRun } from './processSqsRecord.js';
@@ -27,10 +28,19 @@ export { REQUEUED_FROM_ATTRIBUTE, REQUEUES_ATTRIBUTE } from './requeueRest.js';
 export interface SqsBatchHandlerOptions {
   /** The transform, its key functions and code version (`defineWorker`). */
   readonly worker: WorkerDefinition;
-  /** Reads inputs and publishes outputs with conditional writes; injected, so tests can wrap it. */
-  readonly store: S3ObjectStore;
-  /** Used to defer a message (ChangeMessageVisibility) when an error asks for a later retry. */
-  readonly sqs: SQSClient;
+  /**
+   * Reads inputs and publishes outputs with conditional writes; injected, so tests can wrap it. Give
+   * it with `sqs` to wire the handler yourself; leave both out to take the wiring from the environment
+   * RerunPipeline and rerun dev set (src/batch/environmentWiring.ts).
+   * @default an S3ObjectStore on createAwsClients({ endpoint: AWS_ENDPOINT_URL }), with `sqs` left out too
+   */
+  readonly store?: S3ObjectStore;
+  /**
+   * Used to defer a message (ChangeMessageVisibility) when an error asks for a later retry. Given with
+   * `store`, or left out with it.
+   * @default the SQS client of the same createAwsClients, with `store` left out too
+   */
+  readonly sqs?: SQSClient;
   /**
    * Records processed at once within one invocation: their done-checks all run at once, and their
    * transforms are admitted by `memoryBudget`.
@@ -46,7 +56,7 @@ export interface SqsBatchHandlerOptions {
   /**
    * The largest input one invocation can finish; a larger one fails at once, not retryable, with a
    * reason naming the limit (see ProcessObjectOptions.maxInputBytes).
-   * @default no limit
+   * @default MAX_INPUT_BYTES (which RerunPipeline sets) when `store` and `sqs` are left out; else no limit
    */
   readonly maxInputBytes?: number;
   /**
@@ -61,7 +71,7 @@ export interface SqsBatchHandlerOptions {
   /**
    * One JSON line per record outcome and per notable event, each with a timestamp and Lambda's
    * context keys. Adapters take the logger you have: `fromPowertoolsLogger`, `fromPino`, `fromConsole`.
-   * @default silentLogger
+   * @default createLogger() (JSON lines at LOG_LEVEL) when `store` and `sqs` are left out; else silentLogger
    */
   readonly logger?: Logger;
   /**
@@ -75,7 +85,8 @@ export interface SqsBatchHandlerOptions {
    * the queue's redrive policy moves it to the DLQ) at a deterministic place, so `rerun redrive` can
    * show the reason before moving it back (see src/failures/S3FailureRecorder.ts). Recording never
    * fails the batch.
-   * @default none
+   * @default an S3FailureRecorder in OUTPUT_BUCKET under FAILURE_PREFIX ('failures/' when unset) when
+   * `store` and `sqs` are left out (a missing OUTPUT_BUCKET is refused by name); else none
    */
   readonly failureRecorder?: FailureRecorder;
   /**
@@ -147,12 +158,20 @@ export interface SqsBatchHandlerOptions {
  * - FIFO queues: records run in order and, after the first failure, the rest are reported failed
  *   too, so SQS redelivers them in order.
  *
+ * Under RerunPipeline or rerun dev, `{ worker }` is enough: the clients, the store, the failure
+ * recorder, the logger and `maxInputBytes` come from the environment they set; an option given
+ * explicitly wins, and a missing variable is refused by name (`WorkerConfigurationError`). Given
+ * `store` and `sqs`, the handler reads no environment ("wiring it yourself").
+ *
  * @example
- * export const handler = createSqsBatchHandler({ worker, store: new S3ObjectStore(s3), sqs });
+ * export const handler = createSqsBatchHandler({ worker }); // wired from the environment
+ * export const wired = createSqsBatchHandler({ worker, store: new S3ObjectStore(s3), sqs }); // wired yourself
  */
 export function createSqsBatchHandler(
-  options: SqsBatchHandlerOptions,
+  given: SqsBatchHandlerOptions,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  // Built once per sandbox, at the handler's creation (module scope), as the clients of a Lambda should be.
+  const options = { ...given, ...wiringFromEnvironment(given) };
   const concurrency = options.concurrency ?? (options.memoryBudget === false ? 4 : 100);
   let budget = options.memoryBudget === false ? undefined : options.memoryBudget;
   const baseLogger = withFields(options.logger ?? silentLogger, { worker: options.worker.name });
@@ -235,7 +254,9 @@ function intakeCache(): (record: SQSRecord) => IntakeResult {
  * Writes the code-version marker once per handler (`codeVersionMarker`), before the first record;
  * a failed write is tried again by the next batch. Resolves at once without a marker to write.
  */
-function codeVersionMarking(options: SqsBatchHandlerOptions): () => Promise<void> {
+function codeVersionMarking(
+  options: Pick<SqsBatchHandlerOptions, 'codeVersionMarker' | 'worker'> & { readonly store: S3ObjectStore },
+): () => Promise<void> {
   let marked: Promise<void> | undefined;
   return () => {
     const marker = options.codeVersionMarker;

@@ -354,18 +354,19 @@ const DEFAULT_SETTINGS = {
  * public access, retained data and queues, least-privilege grants scoped to prefixes, generated
  * names, cdk-nag AwsSolutions clean (the few accepted findings are acknowledged here, with reasons).
  *
- * The worker's environment: OUTPUT_BUCKET, INPUT_BUCKETS (the bucket it reads: give it to
+ * The worker's environment: OUTPUT_BUCKET, FAILURE_PREFIX, INPUT_BUCKETS (the bucket it reads: give it to
  * defineWorker's `inputBuckets` so that an event naming another is refused), LEDGER_TABLE (with a ledger),
- * MAX_INPUT_BYTES, NOTIFY_URL (with a webhook), LOG_LEVEL, plus `environment`. A worker built with `createSqsBatchHandler` passes
- * MAX_INPUT_BYTES on, so an input too large for one invocation is refused at once with a failure
- * record naming the limit (`maxInputBytes: Number(process.env.MAX_INPUT_BYTES)`), as
- * functions/normalize/handler.ts does. MAX_RECEIVE_COUNT (set by SqsWorker: its queue's redrive
- * count) given to S3FailureRecorder's `maxReceiveCount` spares each cold sandbox the GetQueueUrl and
- * GetQueueAttributes it would send before its first item.
+ * MAX_INPUT_BYTES, NOTIFY_URL (with a webhook), LOG_LEVEL, plus `environment`. A worker built with
+ * `createSqsBatchHandler({ worker })` takes its clients, failure recorder (in OUTPUT_BUCKET) and
+ * MAX_INPUT_BYTES from it (src/batch/environmentWiring.ts), so an input too large for one invocation
+ * is refused at once with a failure record naming the limit; one wired by hand passes
+ * `maxInputBytes: Number(process.env.MAX_INPUT_BYTES)`, as functions/normalize/handler.ts does.
+ * MAX_RECEIVE_COUNT (set by SqsWorker: its queue's redrive count) given to S3FailureRecorder's
+ * `maxReceiveCount` spares each cold sandbox the GetQueueUrl and GetQueueAttributes it would send
+ * before its first item.
  *
  * @example
- * // worker.mjs: export const handler = createSqsBatchHandler({ worker, store, sqs,
- * //   maxInputBytes: Number(process.env.MAX_INPUT_BYTES) });
+ * // worker.mjs: export const handler = createSqsBatchHandler({ worker });
  * new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, outputPrefixes: ['upper/'], outputs: true });
  */
 export class RerunPipeline extends Construct {
@@ -523,6 +524,8 @@ export class RerunPipeline extends Construct {
       source: props.worker,
       environment: {
         OUTPUT_BUCKET: this.outputBucket.bucketName,
+        // Where its failure records go (and its grant is): a worker wired from the environment writes there.
+        FAILURE_PREFIX: plan.failurePrefix,
         // The only bucket it reads: an event naming another (the output bucket too) is refused by name.
         INPUT_BUCKETS: this.inputBucket.bucketName,
         // Only for a worker that uses the ledger: without it, a DynamoDBLedger refuses to start.

@@ -24,7 +24,7 @@ describe("the README's worker and RerunPipeline call, deployed with IAM enforced
     expect(resources.filter((r) => r.ResourceType === 'AWS::DynamoDB::Table')).toEqual([]);
   });
 
-  it('processes an upload: the output is the upper-cased text at its deterministic key under upper/, with its summary', async () => {
+  it('processes an upload: the output is the upper-cased text at its deterministic key under upper/, with its code version', async () => {
     const key = 'incoming/greeting.txt';
     await clients.s3.send(new PutObjectCommand({ Bucket: stack.inputBucket, Key: key, Body: 'hello, rerun é\n' }));
 
@@ -42,8 +42,8 @@ describe("the README's worker and RerunPipeline call, deployed with IAM enforced
     });
     expect(await readText(clients.s3, stack.outputBucket, outputKey)).toBe('HELLO, RERUN É\n');
     const object = await clients.s3.send(new GetObjectCommand({ Bucket: stack.outputBucket, Key: outputKey }));
-    // The transform's summary, stored with the output (15 characters read).
-    expect(object.Metadata?.['rerun-x-chars']).toBe('15');
+    // Built by the stage's code version from pipeline.mjs, recorded with the output (what the done-check reads).
+    expect(object.Metadata?.['rerun-code-version']).toBe('upper@1');
     // Its message is consumed (a failure would leave it in flight for the queue's visibility timeout).
     await drained(clients, stack.queueUrl);
   });

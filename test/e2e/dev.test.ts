@@ -293,7 +293,7 @@ describe('rerun dev (spawned)', () => {
     expect(lines, first.stderr()).toHaveLength(2);
     expect(lines[0]).toMatch(/^READY \{/);
     expect(lines[1]).toMatch(/^SUMMARY \{/);
-    // npm prints its script banner on stdout unless told --silent (README, "The rerun dev contract").
+    // npm prints its script banner on stdout unless told --silent (docs/guides/01-getting-started.md, "The rerun dev contract").
     expect(second.stdout.filter((l) => l !== '')).toEqual([
       '> rerun-pipeline@0.1.0 start',
       `> tsx app/cli/rerun.ts dev --demo ${args.join(' ')}`,

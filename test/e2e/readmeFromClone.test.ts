@@ -6,24 +6,27 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevReady, DevSummary } from '../../app/dev/runDev.js';
 import { ensurePythonTool, PythonTool } from '../../local/emulator/pythonEnvironment.js';
+import { codeBlocks } from '../../scripts/docPages.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
-/** The README's shell command lines, comments and blank lines left out. */
+/** The shell command lines of the README and the guides (scripts/docPages.ts), comments and blank lines left out. */
 function readmeCommands(): string[] {
-  return [...README.matchAll(/^```sh\n([\s\S]*?)^```$/gm)]
-    .flatMap((m) => (m[1] ?? '').split('\n'))
+  return codeBlocks('sh')
+    .flatMap((block) => block.code.split('\n'))
     .map((line) => line.replace(/\s+#.*$/, '').trim())
     .filter(Boolean);
 }
 
-/** The README's TypeScript blocks, in order. */
-const typescriptBlocks = () => [...README.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1] ?? '');
+/** The TypeScript blocks of the worker guide, in order. */
+const workerGuideBlocks = () =>
+  codeBlocks('ts')
+    .filter((block) => block.page === 'docs/guides/05-writing-and-testing-a-worker.md')
+    .map((block) => block.code);
 
 /**
- * The README commands this file does not run, each with where it runs or why it cannot here. Any
- * other command of the README must be run below (the first test fails on one left out).
+ * The commands of the README and the guides this file does not run, each with where it runs or why it
+ * cannot here. Any other command of them must be run below (the first test fails on one left out).
  */
 const NOT_RUN_HERE: Record<string, string> = {
   'npm install rerun-pipeline @aws-sdk/client-s3 @aws-sdk/client-sqs':
@@ -105,7 +108,7 @@ function trackedFiles(): Buffer {
   }
 }
 
-describe('the README, run as written in a fresh clone', () => {
+describe('the README and the guides, run as written in a fresh clone', () => {
   let clone = '';
   const run = (command: string, args: string[], env: NodeJS.ProcessEnv = {}): Run => {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
@@ -182,14 +185,14 @@ describe('the README, run as written in a fresh clone', () => {
     if (clone) rmSync(clone, { recursive: true, force: true });
   });
 
-  it('runs every command of the README here, or names where it runs and why not here', () => {
+  it('runs every command of the README and the guides here, or names where it runs and why not here', () => {
     const runHere = [
       'npm start',
       'npx rerun dev --handler functions/upper/handler.ts',
       ...readmeCommands().filter((c) => c.startsWith('npx rerun ') && !c.includes('--runtime lambda')),
     ];
     for (const command of readmeCommands()) {
-      expect(runHere.includes(command) || command in NOT_RUN_HERE, `README command left untested: ${command}`).toBe(
+      expect(runHere.includes(command) || command in NOT_RUN_HERE, `documented command left untested: ${command}`).toBe(
         true,
       );
     }
@@ -218,8 +221,8 @@ describe('the README, run as written in a fresh clone', () => {
     expect(start.stderr()).toMatch(/^Outputs: {4}npx rerun ls s3:\/\/rerun-output\/normalized\/$/m);
   }, 180_000);
 
-  it('"Write your own worker": the README\'s handler.ts, in the checkout, with no build, runs under rerun dev', async () => {
-    const [upper] = typescriptBlocks();
+  it('"Write your own worker": the worker guide\'s handler.ts, in the checkout, with no build, runs under rerun dev', async () => {
+    const [upper] = workerGuideBlocks();
     expect(upper).toContain("from 'rerun-pipeline'");
     mkdirSync(join(clone, 'functions', 'upper'), { recursive: true });
     writeFileSync(join(clone, 'functions', 'upper', 'handler.ts'), upper as string);
@@ -236,7 +239,7 @@ describe('the README, run as written in a fresh clone', () => {
     expect(dev.stderr()).toMatch(/^Outputs: {4}npx rerun ls s3:\/\/rerun-output\/$/m);
   }, 180_000);
 
-  it('the operator commands of the README run against the local stack of a running rerun dev', async () => {
+  it('the operator commands of the README and the guides run against the local stack of a running rerun dev', async () => {
     const dev = run('npx', ['rerun', 'dev', '--demo']);
     await waitFor(
       // Every sample done (thirteen and the s3:TestEvent): the backfill of the demo's days finds them normalized.

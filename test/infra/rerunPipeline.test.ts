@@ -267,6 +267,13 @@ describe('RerunPipeline props', () => {
     expect(NORMALIZE_OUTPUT_PREFIXES).toEqual([NORMALIZE_PREFIXES.outputPrefix, NORMALIZE_PREFIXES.quarantinePrefix]);
   });
 
+  it('tells the worker its failurePrefix (FAILURE_PREFIX), where its grant lets it write its failure records', () => {
+    expect(fnEnv(pipelineStack().template).FAILURE_PREFIX).toBe('failures/');
+    const { template } = pipelineStack({ failurePrefix: 'ops/failures/' });
+    expect(fnEnv(template).FAILURE_PREFIX).toBe('ops/failures/');
+    expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).toContain('ops/failures/');
+  });
+
   it('grants the prefixes the worker source declares, or the outputPrefixes prop over them, and no other', () => {
     const writes = (template: Template) =>
       JSON.stringify(

@@ -115,6 +115,8 @@ describe('the worker function', () => {
   it('gets the output bucket and the ledger table from the stack, never literals, and no webhook by default', () => {
     expect((props(ids.fn).Environment as { Variables: unknown }).Variables).toEqual({
       OUTPUT_BUCKET: { Ref: ids.output },
+      // Where its failure records go, as granted: a worker wired from the environment writes there.
+      FAILURE_PREFIX: 'failures/',
       // The only bucket it reads: an event naming any other (the output bucket too) is refused.
       INPUT_BUCKETS: { Ref: ids.input },
       LEDGER_TABLE: { Ref: ids.table },

@@ -17,6 +17,7 @@ import { GetObjectCommand, type GetObjectCommandOutput, PutObjectCommand, S3Clie
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevReady, DevSummary } from '../../app/dev/runDev.js';
 import { ensurePythonTool, PythonTool } from '../../local/emulator/pythonEnvironment.js';
+import { readDocumentationPages } from '../../scripts/docPages.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { externalSdkImports } from '../support/externalSdkImports.js';
 
@@ -65,52 +66,21 @@ export const pipeline = definePipeline({
 `;
 
 /** A user's worker in plain JavaScript, written against the package name only. */
-const WORKER = `import {
-  createAwsClients,
-  createSqsBatchHandler,
-  defineWorker,
-  optionalEnv,
-  requireEnv,
-  S3FailureRecorder,
-  S3ObjectStore,
-} from 'rerun-pipeline';
-import { createLogger } from 'rerun-pipeline/observability';
+const WORKER = `import { createSqsBatchHandler, defineWorker, requireEnv } from 'rerun-pipeline';
 import { pipeline } from './pipeline.mjs';
-
-const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
-const store = new S3ObjectStore(clients.s3);
-const outputBucket = requireEnv('OUTPUT_BUCKET');
-const logger = createLogger();
-const stage = pipeline.stages.upper;
-
+const { codeVersion, outputKey } = pipeline.stages.upper;
 export const upper = defineWorker({
   name: 'upper',
-  codeVersion: stage.codeVersion,
-  outputBucket,
-  // Where it writes: the same list goes to RerunPipeline, which grants these prefixes and no other.
-  outputPrefixes: ['upper/'],
-  // The key rule as data (deterministicKey's parameters): the tools read the same rule from the stack.
-  outputKey: stage.outputKey,
+  codeVersion,
+  outputKey, // the key rule as data: the tools read the same rule from the stack
+  outputBucket: requireEnv('OUTPUT_BUCKET'),
+  outputPrefixes: ['upper/'], // RerunPipeline grants these prefixes and no other
   async transform({ text }, { output }) {
-    let chars = 0;
-    for await (const chunk of text()) {
-      chars += chunk.length;
-      await output.write(chunk.toUpperCase());
-    }
-    return { chars };
+    for await (const chunk of text()) await output.write(chunk.toUpperCase());
+    return {};
   },
 });
-
-export const handler = createSqsBatchHandler({
-  worker: upper,
-  store,
-  sqs: clients.sqs,
-  // JSON lines on stdout, and why a message was given up on under failures/ (rerun redrive shows it).
-  logger,
-  failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: outputBucket, logger }),
-  // The largest input one invocation finishes: RerunPipeline sets it from its sizing (none under rerun dev).
-  maxInputBytes: Number(optionalEnv('MAX_INPUT_BYTES', 'Infinity')),
-});
+export const handler = createSqsBatchHandler({ worker: upper });
 `;
 
 /**
@@ -252,15 +222,18 @@ afterAll(() => {
 }, 300_000);
 
 describe('the README shows what this test runs', () => {
-  it("its worker.mjs is this test's worker, and its CDK apps this test's RerunPipeline calls", () => {
+  it("its worker.mjs is this test's worker, and its CDK apps (README, deploying guide) this test's RerunPipeline calls", () => {
     const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const pages = readDocumentationPages()
+      .map((page) => page.text)
+      .join('\n');
     expect(readme).toContain(`\`\`\`js\n${PIPELINE}\`\`\``);
     expect(readme).toContain(`\`\`\`js\n${WORKER}\`\`\``);
     const call =
       "new RerunPipeline(stack, 'Pipeline', { worker: { entry: 'worker.mjs' }, pipeline, outputPrefixes: ['upper/'], outputs: true });";
     expect(readme).toContain(call);
     expect(CDK_APP).toContain(call);
-    expect(readme).toContain("new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });");
+    expect(pages).toContain("new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });");
     expect(PREBUILT_CDK_APP).toContain(
       "new RerunPipeline(stack, 'Pipeline', { worker: referenceWorker('normalize') });",
     );
@@ -370,8 +343,8 @@ describe('the packed package in a new project', () => {
       }
     }
     expect(await object.Body?.transformToString()).toBe('HELLO, RERUN É\n');
-    // The transform's summary, stored with the output (15 characters read).
-    expect(object.Metadata?.['rerun-x-chars']).toBe('15');
+    // Built by the stage's code version from pipeline.mjs, recorded with the output (what the done-check reads).
+    expect(object.Metadata?.['rerun-code-version']).toBe('upper@1');
 
     if (child.pid) process.kill(-child.pid, 'SIGINT');
     await closed;

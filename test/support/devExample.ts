@@ -1,21 +1,19 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { command as dev } from '../../app/cli/commands/dev.js';
+import { codeBlocks } from '../../scripts/docPages.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = fileURLToPath(new URL('../../app/cli/rerun.ts', import.meta.url));
 
-/** Every `rerun dev` command line of `rerun dev --help` (its details) and of the README's shell blocks. */
+/** Every `rerun dev` command line of `rerun dev --help` (its details) and of the shell blocks of the README and the guides. */
 export function documentedExamples(): string[] {
   const help = (dev.details ?? '')
     .split('\n')
     .map((line) => line.replace(/#.*$/, '').trim())
     .filter((line) => /^(rerun dev|npm start)\b/.test(line));
-  const readme = readFileSync(`${ROOT}README.md`, 'utf8');
-  const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
-  const fromReadme = blocks
-    .flatMap((block) => block.split('\n'))
+  const fromReadme = codeBlocks('sh')
+    .flatMap((block) => block.code.split('\n'))
     .map((line) => line.replace(/#.*$/, '').trim())
     .filter((line) => /^(npx )?rerun dev\b/.test(line) || line === 'npm start');
   return [...new Set([...help, ...fromReadme])];

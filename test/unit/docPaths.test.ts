@@ -103,6 +103,37 @@ function missingNames(file: string, text: string): string[] {
   return missing;
 }
 
+/** GitHub's anchor of a heading: lower case, punctuation but `-` and `_` dropped, spaces as `-`. */
+function headingAnchor(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+    .replaceAll(' ', '-');
+}
+
+/** The anchors of a markdown text's headings (outside fenced blocks). */
+function anchorsOf(markdown: string): Set<string> {
+  const prose = markdown.replace(/^```[\s\S]*?^```$/gm, '');
+  return new Set([...prose.matchAll(/^#{1,6} (.+)$/gm)].map((m) => headingAnchor(m[1] ?? '')));
+}
+
+/**
+ * Links of a *.md to a heading (`#anchor`, `page.md#anchor`) whose page has no such heading: a
+ * section moved to another page, or renamed, leaves its links pointing nowhere.
+ */
+function missingAnchors(file: string, text: string, read: (path: string) => string): string[] {
+  const missing: string[] = [];
+  for (const match of text.matchAll(/\]\(([^)#\s]*)#([^)\s]+)\)/g)) {
+    const target = match[1] ?? '';
+    const anchor = match[2] ?? '';
+    if (/^[a-z]+:/.test(target) || (target !== '' && !target.endsWith('.md'))) continue;
+    const page = target === '' ? file : normalize(join(dirname(file), target));
+    if (!anchorsOf(read(page)).has(anchor)) missing.push(`${file}: link ${target}#${anchor}`);
+  }
+  return missing;
+}
+
 /** The repository's top-level names, and the folders its installs and builds make (`dist`...). */
 const TOP_LEVEL = new Set([...FILES.map((f) => f.split('/')[0] ?? ''), ...SKIP]);
 /**
@@ -146,6 +177,14 @@ describe('the docs, comments and tests refer only to what is in the repository',
       'docs/X.md: HANDBOOK.md',
       'docs/X.md: link ../elsewhere/notes.md',
     ]);
+    const pages: Record<string, string> = {
+      'docs/X.md':
+        '# X\n\n## The done-check, and why it is a HEAD\n\nsee [there](Y.md#gone) and [here](#the-done-check-and-why-it-is-a-head)',
+      'docs/Y.md': '# Y\n\n```sh\n# gone\n```\n',
+    };
+    expect(missingAnchors('docs/X.md', pages['docs/X.md'] ?? '', (p) => pages[p] ?? '')).toEqual([
+      'docs/X.md: link Y.md#gone',
+    ]);
     const notes = '// as ../elsewhere/HANDBOOK.md says, and ../../outside; see ../app/topology.ts';
     expect(outsideReferences('src/x.ts', notes)).toEqual([
       'src/x.ts: ../elsewhere',
@@ -162,6 +201,13 @@ describe('the docs, comments and tests refer only to what is in the repository',
   it('every file name in backticks exists, and every relative link of a *.md resolves', () => {
     const scanned = TEXT.filter((f) => /\.(md|ts|mjs)$/.test(f));
     expect(scanned.flatMap((f) => missingNames(f, readFileSync(join(ROOT, f), 'utf8')))).toEqual([]);
+  });
+
+  it('every link of a *.md to a heading finds that heading on its page', () => {
+    const pages = TEXT.filter((f) => f.endsWith('.md'));
+    expect(pages).toContain('docs/guides/01-getting-started.md');
+    const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+    expect(pages.flatMap((f) => missingAnchors(f, read(f), read))).toEqual([]);
   });
 
   it('nothing cites notes outside the repository: no path leads out of it, no notes file it lacks is named', () => {

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { codeBlocks } from '../../scripts/docPages.js';
 import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 import { createTransformInput } from '../../src/worker/transformInput.js';
 
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 const ROOT = new URL('../../', import.meta.url);
 const EXPORTS = (
   JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as {
@@ -19,13 +19,9 @@ const EXPORTS = (
 function librarySource(subpath: string): string {
   const target = EXPORTS[subpath === '' ? '.' : `.${subpath}`];
   const built = typeof target === 'string' ? target : target?.default;
-  if (!built?.startsWith('./dist/')) throw new Error(`README example imports rerun-pipeline${subpath}, not in exports`);
+  if (!built?.startsWith('./dist/'))
+    throw new Error(`documentation example imports rerun-pipeline${subpath}, not in exports`);
   return pathToFileURL(fileURLToPath(new URL(`${built.slice('./dist/'.length, -'.js'.length)}.ts`, ROOT))).href;
-}
-
-/** Every ```ts block of the README, in order. */
-function typescriptExamples(markdown: string): string[] {
-  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? '');
 }
 
 /** Multi-byte text (2-, 3- and 4-byte UTF-8) with every line terminator. */
@@ -53,7 +49,7 @@ async function runTransform(worker: WorkerDefinition, chunks: Buffer[]) {
         },
       },
       side: (name) => {
-        throw new Error(`README example used a side output "${name}" the test does not provide`);
+        throw new Error(`documentation example used a side output "${name}" the test does not provide`);
       },
     },
   );
@@ -62,32 +58,36 @@ async function runTransform(worker: WorkerDefinition, chunks: Buffer[]) {
 
 const dir = mkdtempSync(join(tmpdir(), 'rerun-readme-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const examples = typescriptExamples(readFileSync(README, 'utf8'));
+/** Every ```ts block of the README and the guides (scripts/docPages.ts), in order. */
+const examples = codeBlocks('ts');
 
-describe('README.md TypeScript examples run, multi-byte safe at every chunk boundary', () => {
-  it('the README has its worker examples', () => {
-    expect(examples.length).toBeGreaterThanOrEqual(2);
+describe('the TypeScript examples of the README and the guides run, multi-byte safe at every chunk boundary', () => {
+  it('the documentation has its worker examples', () => {
+    expect(examples.length).toBeGreaterThanOrEqual(3);
   });
 
-  it.each(examples.map((code, i) => [i + 1, code] as const))('example %i', async (n, code) => {
-    process.env.OUTPUT_BUCKET ??= 'readme-example-output';
-    // The examples import the library by its package name.
-    const file = join(dir, `example-${n}.ts`);
-    writeFileSync(
-      file,
-      code.replace(/'rerun-pipeline((?:\/[a-z-]+)?)'/g, (_, subpath: string) => `'${librarySource(subpath)}'`),
-    );
-    const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-    const workers = Object.values(module).filter(
-      (value): value is WorkerDefinition =>
-        typeof value === 'object' && value !== null && typeof (value as WorkerDefinition).transform === 'function',
-    );
-    expect(workers.length, 'each example exports its worker').toBeGreaterThanOrEqual(1);
-    for (const worker of workers) {
-      const whole = await runTransform(worker, [INPUT]);
-      expect(whole.output).not.toContain('\ufffd');
-      expect(whole.output.length).toBeGreaterThan(0);
-      for (const chunks of splits) expect(await runTransform(worker, chunks)).toEqual(whole);
-    }
-  });
+  it.each(examples.map(({ page, code }, i) => [i + 1, page, code] as const))(
+    'example %i (%s)',
+    async (n, _page, code) => {
+      process.env.OUTPUT_BUCKET ??= 'readme-example-output';
+      // The examples import the library by its package name.
+      const file = join(dir, `example-${n}.ts`);
+      writeFileSync(
+        file,
+        code.replace(/'rerun-pipeline((?:\/[a-z-]+)?)'/g, (_, subpath: string) => `'${librarySource(subpath)}'`),
+      );
+      const module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+      const workers = Object.values(module).filter(
+        (value): value is WorkerDefinition =>
+          typeof value === 'object' && value !== null && typeof (value as WorkerDefinition).transform === 'function',
+      );
+      expect(workers.length, 'each example exports its worker').toBeGreaterThanOrEqual(1);
+      for (const worker of workers) {
+        const whole = await runTransform(worker, [INPUT]);
+        expect(whole.output).not.toContain('\ufffd');
+        expect(whole.output.length).toBeGreaterThan(0);
+        for (const chunks of splits) expect(await runTransform(worker, chunks)).toEqual(whole);
+      }
+    },
+  );
 });

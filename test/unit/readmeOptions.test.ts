@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { OPTION_SOURCES, parseOptions, renderReadme } from '../../scripts/optionDocs.js';
+import { ROOT, readDocumentationPages } from '../../scripts/docPages.js';
+import { OPTION_SOURCES, parseOptions, renderOptionSections } from '../../scripts/optionDocs.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const README = readFileSync(`${ROOT}README.md`, 'utf8');
+const PAGES = readDocumentationPages();
 
-describe("the README's option reference is the code's TSDoc", () => {
+describe("the documentation's option reference is the code's TSDoc", () => {
   it.each(Object.entries(OPTION_SOURCES))('%s: every member is parsed, with its type and default', (name, file) => {
     const source = readFileSync(`${ROOT}${file}`, 'utf8');
     const body = source.slice(
@@ -19,16 +18,27 @@ describe("the README's option reference is the code's TSDoc", () => {
     for (const option of options.filter((o) => o.optional)) expect(option.defaultValue, option.name).toBeTruthy();
     // A type that ran into the next member's comment would hold its TSDoc.
     for (const option of options) expect(option.type, option.name).not.toContain('/**');
-    expect(README).toContain(`<!-- options: ${name} -->`);
+    // Each reference is on exactly one page.
+    expect(PAGES.filter((p) => p.text.includes(`<!-- options: ${name} -->`)).map((p) => p.path)).toHaveLength(1);
   });
 
-  it('README.md is what `npx tsx scripts/optionDocs.ts --write` writes', () => {
-    expect(README).toBe(renderReadme(README));
+  it("the construct's props are on its own page, the handler's options in the worker guide", () => {
+    const pageOf = (name: string) => PAGES.find((p) => p.text.includes(`<!-- options: ${name} -->`))?.path;
+    expect(pageOf('RerunPipelineProps')).toBe('docs/CONSTRUCTS.md');
+    expect(pageOf('SqsBatchHandlerOptions')).toBe('docs/guides/05-writing-and-testing-a-worker.md');
   });
+
+  it.each(PAGES.map((p) => [p.path, p.text] as const))(
+    '%s is what `npx tsx scripts/optionDocs.ts --write` writes',
+    (_path, text) => {
+      expect(text).toBe(renderOptionSections(text));
+    },
+  );
 
   it('a default changed in the code shows as a difference', () => {
-    const stale = README.replace('Default: false', 'Default: true');
-    expect(stale).not.toBe(README);
-    expect(renderReadme(stale)).toBe(README);
+    const page = PAGES.find((p) => p.text.includes('Default: false'))?.text ?? '';
+    const stale = page.replace('Default: false', 'Default: true');
+    expect(stale).not.toBe(page);
+    expect(renderOptionSections(stale)).toBe(page);
   });
 });

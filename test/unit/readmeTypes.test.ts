@@ -1,17 +1,19 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { codeBlocks } from '../../scripts/docPages.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TYPES = join(ROOT, 'test', 'types');
 const TSC = join(ROOT, 'node_modules', '.bin', 'tsc');
 
-/** Every ```ts block of the README, in order (the worker examples; test/unit/readmeExamples.test.ts runs them). */
-const examples = [...readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map(
-  (match) => match[1] ?? '',
-);
+/**
+ * Every ```ts block of the README and the guides (scripts/docPages.ts), in order (the worker examples;
+ * test/unit/readmeExamples.test.ts runs them).
+ */
+const examples = codeBlocks('ts').map((block) => block.code);
 
 // Inside test/types/, so that the examples resolve the repository's node_modules and its tsconfig's paths.
 const dir = mkdtempSync(join(TYPES, '.readme-'));
@@ -31,8 +33,8 @@ function typecheck(files: Record<string, string>): { status: number | null; outp
   };
 }
 
-describe('the README examples and the public option types, under exactOptionalPropertyTypes', () => {
-  it('every TypeScript example of the README, and test/types/publicOptions.ts, type-check', () => {
+describe('the examples of the README and the guides, and the public option types, under exactOptionalPropertyTypes', () => {
+  it('every TypeScript example of the README and the guides, and test/types/publicOptions.ts, type-check', () => {
     expect(examples.length).toBeGreaterThanOrEqual(3);
     const files = Object.fromEntries(examples.map((code, i) => [`example-${i + 1}.ts`, code]));
     expect(typecheck(files)).toEqual({ status: 0, output: '' });

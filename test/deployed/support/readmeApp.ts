@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { codeBlocks } from '../../../scripts/docPages.js';
 
 /** The README's own pipeline, as files a user would have. */
 export interface ReadmeApp {
@@ -9,15 +10,11 @@ export interface ReadmeApp {
   readonly stackName: string;
 }
 
-/** Every ```js block of a markdown text. */
-function javascriptBlocks(markdown: string): string[] {
-  return [...markdown.matchAll(/^```js\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? '');
-}
-
 /**
  * Writes the README's "Usage" pipeline (`pipeline.mjs`), worker (`worker.mjs`) and window task
  * (`daily.mjs`, under the entry its RerunWindowStage names) and its "In your CDK app" app
- * (`app.mjs`), all taken verbatim from README.md, into `<root>/.rerun/readme-app/`. A `tsconfig.json` there maps
+ * (`app.mjs`), all taken verbatim from the documentation pages (scripts/docPages.ts: the README holds
+ * them today; a block moved into a guide is found there), into `<root>/.rerun/readme-app/`. A `tsconfig.json` there maps
  * the package name `rerun-pipeline` to this checkout's sources, so tsx (the app) and esbuild (the
  * worker's bundle, through RerunPipeline's NodejsFunction) resolve the imports as an installed
  * package would, without a build. Nothing else differs from a user's folder.
@@ -26,7 +23,7 @@ function javascriptBlocks(markdown: string): string[] {
  * const app = writeReadmeApp(process.cwd()); // then: cdklocal deploy --app 'tsx app.mjs' in app.dir
  */
 export function writeReadmeApp(root: string): ReadmeApp {
-  const blocks = javascriptBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
+  const blocks = codeBlocks('js', root).map((block) => block.code);
   const pipeline = blocks.find((b) => b.includes('export const pipeline = definePipeline('));
   const worker = blocks.find((b) => b.includes('defineWorker({') && b.includes('export const handler'));
   const windowTask = blocks.find((b) => b.includes('defineWindowTask({') && b.includes('export const handler'));
@@ -35,8 +32,8 @@ export function writeReadmeApp(root: string): ReadmeApp {
   const windowEntry = /handler: \{ entry: '([^']+)' \}/.exec(app ?? '')?.[1];
   if (!pipeline || !worker || !windowTask || !app || !stackName || !windowEntry) {
     throw new Error(
-      'README.md has no pipeline.mjs block, no worker.mjs block, no window task block (defineWindowTask) or no CDK ' +
-        'app block with `new RerunPipeline(...)` and a RerunWindowStage handler entry: the deployed tier deploys them',
+      'the README and the guides have no pipeline.mjs block, no worker.mjs block, no window task block (defineWindowTask) ' +
+        'or no CDK app block with `new RerunPipeline(...)` and a RerunWindowStage handler entry: the deployed tier deploys them',
     );
   }
   const dir = join(root, '.rerun', 'readme-app');
