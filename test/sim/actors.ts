@@ -276,7 +276,10 @@ export async function tamper(world: SimWorld, actor: Actor, key: string, changes
  * a non-versioned key, which S3 may announce with a single event (S3 User Guide, "Amazon S3 Event
  * Notifications": "If two writes are made to a single non-versioned object at the same time, it is
  * possible that only a single event notification will be sent"); that event names the first
- * write's ETag (the one that is no longer current) and is sent once both writes are done.
+ * write's ETag (the one that is no longer current) and is sent once both writes are done. Sent
+ * between them, it would leave the second write announced by no event: nothing that acts on events
+ * can see that write (tried: the configuration then ends with the first write's output), which is
+ * why AWS's advice there is to version the bucket, as RerunPipeline does.
  */
 export type Upload =
   | { readonly put: string }
