@@ -35,6 +35,7 @@ export class SimWorld {
   /** Whether writes to the input bucket send events (off while a configuration builds its start). */
   notifications = true;
   private readonly eventCopies: number;
+  private readonly versioned: boolean;
 
   constructor(
     readonly scheduler: Scheduler,
@@ -43,14 +44,25 @@ export class SimWorld {
       minPartBytes: number;
       /** Copies S3 delivers of each event (at-least-once: 2 is a duplicate delivery). */
       eventCopies: number;
+      /**
+       * Whether the input bucket is versioned (RerunPipeline's is): every write then sends its own
+       * event, naming its version. A non-versioned bucket's events carry no versionId, and two
+       * writes made at the same time may send one event (spawnUploader's `together`).
+       * @default true
+       */
+      versioned?: boolean;
+      /** S3's 409 on a conditional completion overtaken by a delete (S3Model). @default false */
+      conditionalConflicts?: boolean;
     },
   ) {
     // The output bucket under the policy RerunPipeline attaches: conditional writes and deletes only.
     this.s3 = new S3Model({
       minPartBytes: options.minPartBytes,
       conditionalPrefixes: { [OUTPUT_BUCKET]: OUTPUT_PREFIXES },
+      conditionalConflicts: options.conditionalConflicts ?? false,
     });
     this.eventCopies = options.eventCopies;
+    this.versioned = options.versioned ?? true;
     this.s3.createBucket(INPUT_BUCKET);
     this.s3.createBucket(OUTPUT_BUCKET);
     this.dynamodb.createTable(LEDGER_TABLE);
@@ -65,14 +77,23 @@ export class SimWorld {
     this.s3.onWrite = (change) => {
       if (change.bucket !== INPUT_BUCKET) return;
       this.events.push(change);
-      if (!this.notifications) return;
-      const body = JSON.stringify(eventNotification(change, scheduler.now, this.events.length));
-      for (let copy = 1; copy <= this.eventCopies; copy++) {
-        scheduler.spawn(`s3-event-${this.events.length}.${copy}`, async (actor) => {
-          await this.request(actor, 'SQS', 'SendMessage', { QueueUrl: this.queueUrl, MessageBody: body });
-        });
-      }
+      if (this.notifications) this.notify(this.events.length);
     };
+  }
+
+  /**
+   * S3's event of the `sequence`-th write to the input bucket (1-based), sent now: each copy a send of
+   * its own, which the explorer places anywhere from here on.
+   */
+  notify(sequence: number): void {
+    const change = this.events[sequence - 1];
+    if (!change) throw new Error(`simulation: no write ${sequence} to the input bucket`);
+    const body = JSON.stringify(eventNotification(change, this.scheduler.now, sequence, this.versioned));
+    for (let copy = 1; copy <= this.eventCopies; copy++) {
+      this.scheduler.spawn(`s3-event-${sequence}.${copy}`, async (actor) => {
+        await this.request(actor, 'SQS', 'SendMessage', { QueueUrl: this.queueUrl, MessageBody: body });
+      });
+    }
   }
 
   /** The last write to the input bucket, as the worker reads an event of it. */
@@ -84,17 +105,20 @@ export class SimWorld {
       key: change.key,
       eventName: change.eventName,
       ...(change.object ? { eTag: change.object.etag, size: change.object.body.byteLength } : {}),
-      versionId: versionOf(this.events.length),
+      ...(this.versioned ? { versionId: versionOf(this.events.length) } : {}),
     };
   }
 
-  /** Sends an event of an earlier write once more (a duplicate or a late delivery), as `actor`'s request. */
-  async sendEvent(actor: Actor, event: S3ObjectEvent): Promise<void> {
+  /**
+   * Sends an event of an earlier write once more (a duplicate or a late delivery), as `actor`'s
+   * request, to the work queue or to `queueUrl` (the DLQ: a message that failed its receives).
+   */
+  async sendEvent(actor: Actor, event: S3ObjectEvent, queueUrl = this.queueUrl): Promise<void> {
     const index = this.events.findIndex((c) => c.key === event.key && c.object?.etag === event.eTag);
     const change = this.events[index];
     if (!change) throw new Error('simulation: no such write to deliver an event of');
-    const body = JSON.stringify(eventNotification(change, this.scheduler.now, index + 1));
-    await this.request(actor, 'SQS', 'SendMessage', { QueueUrl: this.queueUrl, MessageBody: body });
+    const body = JSON.stringify(eventNotification(change, this.scheduler.now, index + 1, this.versioned));
+    await this.request(actor, 'SQS', 'SendMessage', { QueueUrl: queueUrl, MessageBody: body });
   }
 
   /** Called with every request applied and its answer (for recording sequences to replay elsewhere). */
@@ -173,7 +197,7 @@ function versionOf(sequence: number): string {
 }
 
 /** The event S3 sends for a write or delete (S3 User Guide, "Event message structure"). */
-function eventNotification(change: ObjectChange, now: number, sequence: number): unknown {
+function eventNotification(change: ObjectChange, now: number, sequence: number, versioned: boolean): unknown {
   return {
     Records: [
       {
@@ -189,7 +213,8 @@ function eventNotification(change: ObjectChange, now: number, sequence: number):
             // URL-encoded as in an HTML form, as S3 writes keys into events.
             key: encodeURIComponent(change.key).replace(/%20/g, '+'),
             ...(change.object ? { size: change.object.body.byteLength, eTag: change.object.etag } : {}),
-            versionId: versionOf(sequence),
+            // S3 User Guide, "Event message structure": versionId only in a versioned bucket.
+            ...(versioned ? { versionId: versionOf(sequence) } : {}),
             sequencer: sequence.toString(16).toUpperCase().padStart(16, '0'),
           },
         },

@@ -271,16 +271,52 @@ export async function tamper(world: SimWorld, actor: Actor, key: string, changes
   }
 }
 
-/** One operation of the uploader, on the input key. */
-export type Upload = { readonly put: string } | { readonly delete: true };
+/**
+ * One operation of the uploader, on the input key. `together`: two writes made at the same time to
+ * a non-versioned key, which S3 may announce with a single event (S3 User Guide, "Amazon S3 Event
+ * Notifications": "If two writes are made to a single non-versioned object at the same time, it is
+ * possible that only a single event notification will be sent"); that event names the first
+ * write's ETag (the one that is no longer current) and is sent once both writes are done. Sent
+ * between them, it would leave the second write announced by no event: nothing that acts on events
+ * can see that write (tried: the configuration then ends with the first write's output), which is
+ * why AWS's advice there is to version the bucket, as RerunPipeline does.
+ */
+export type Upload =
+  | { readonly put: string }
+  | { readonly delete: true }
+  | { readonly together: readonly [string, string] };
 
 /** Someone writing the input: each operation one request, in order. */
 export function spawnUploader(world: SimWorld, key: string, operations: readonly Upload[], id = 'uploader'): Actor {
   return world.scheduler.spawn(id, async (self) => {
+    const put = (body: string) =>
+      world.request(self, 'S3', 'PutObject', { Bucket: INPUT_BUCKET, Key: key, Body: body });
     for (const op of operations) {
-      if ('put' in op) await world.request(self, 'S3', 'PutObject', { Bucket: INPUT_BUCKET, Key: key, Body: op.put });
-      else await world.request(self, 'S3', 'DeleteObject', { Bucket: INPUT_BUCKET, Key: key });
+      if ('put' in op) await put(op.put);
+      else if ('together' in op) {
+        // Only the uploader writes the input bucket, so no other write's event is held back here.
+        world.notifications = false;
+        await put(op.together[0]);
+        const first = world.events.length;
+        await put(op.together[1]);
+        world.notifications = true;
+        world.notify(first);
+      } else await world.request(self, 'S3', 'DeleteObject', { Bucket: INPUT_BUCKET, Key: key });
     }
+  });
+}
+
+/**
+ * An operator's DLQ redrive (SQS StartMessageMoveTask from the work queue's DLQ back to it): each
+ * dead letter comes back as a new message, its first receive a receive count of 1, its S3 event as
+ * old as it is.
+ */
+export function spawnRedrive(world: SimWorld, id = 'redrive'): Actor {
+  return world.scheduler.spawn(id, async (self) => {
+    await world.request(self, 'SQS', 'StartMessageMoveTask', {
+      SourceArn: world.sqs.arnOf(world.dlqUrl),
+      DestinationArn: world.sqs.arnOf(world.queueUrl),
+    });
   });
 }
 

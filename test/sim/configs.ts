@@ -6,6 +6,7 @@ import {
   Receiver,
   spawnPoller,
   spawnPruner,
+  spawnRedrive,
   spawnUploader,
   type Tamper,
   tamper,
@@ -15,9 +16,19 @@ import type { SimConfig } from './explore.js';
 import { fullModeOf } from './fullMode.js';
 import { checkPipeline, checkSummary } from './invariants.js';
 import type { Actor } from './Scheduler.js';
-import { INPUT_BUCKET, OUTPUT_BUCKET, OUTPUT_PREFIXES, SimWorld } from './SimWorld.js';
+import {
+  INPUT_BUCKET,
+  MAX_RECEIVE_COUNT,
+  OUTPUT_BUCKET,
+  OUTPUT_PREFIXES,
+  SimWorld,
+  VISIBILITY_TIMEOUT_SECONDS,
+} from './SimWorld.js';
 import { INPUT_PREFIX, simWorker } from './simWorker.js';
 import { SIM_SUMMARY_CODE_VERSION, SIM_SUMMARY_LAYOUT, type SummarySetup, spawnSummaryTask } from './summaryActor.js';
+
+/** How long after its event a dead letter is redriven: its receives, then an operator's look. */
+const REDRIVE_AFTER_MS = (MAX_RECEIVE_COUNT + 1) * VISIBILITY_TIMEOUT_SECONDS * 1000;
 
 /** Multipart parts in the simulation: 16 bytes, so an output of a few lines has several parts. */
 export const SIM_PART_BYTES = 16;
@@ -50,6 +61,24 @@ export interface PipelineSpec {
    * race: only `rerun reprocess --prune` can remove its outputs then. @default false
    */
   readonly deleteBeforeUnnoticed?: boolean;
+  /**
+   * The history of a redrive, after `before` was built: `other` content was uploaded and a delivery
+   * of its event read it; `before`'s bytes were uploaded again and that event's delivery found the
+   * output built from them done; then the first delivery published `other`'s output and died before
+   * its closing check (the input check after the publish). Its message's next receives failed (an
+   * outage) and it was dead-lettered, with `other`'s event in it. Some time later, during the race,
+   * an operator redrives the DLQ: the message comes back new, receive count 1, its event as old as
+   * it is. The state is built directly, one request at a time (the history's end, not its steps).
+   * @default no redrive
+   */
+  readonly redriveStale?: { readonly other: string };
+  /**
+   * The input bucket is versioned, as RerunPipeline creates it (every write has its event, naming
+   * its version). @default true
+   */
+  readonly versioned?: boolean;
+  /** S3's 409 on a conditional completion overtaken by a delete of its key (S3Model). @default false */
+  readonly conditionalConflicts?: boolean;
   /** Copies of the event of `before` delivered during the race. @default 1 with `redeliverBefore` */
   readonly redeliverCopies?: number;
   /** The uploader's operations on the input key during the race, in order. */
@@ -123,7 +152,12 @@ export function pipelineConfig(spec: PipelineSpec): SimConfig {
       uploader = undefined;
       outcomes = [];
       summary = { day: SIM_DAY, outcomes: [], failures: [] };
-      const world = new SimWorld(scheduler, { minPartBytes: partBytes, eventCopies: spec.eventCopies ?? 1 });
+      const world = new SimWorld(scheduler, {
+        minPartBytes: partBytes,
+        eventCopies: spec.eventCopies ?? 1,
+        ...(spec.versioned !== undefined ? { versioned: spec.versioned } : {}),
+        ...(spec.conditionalConflicts ? { conditionalConflicts: true } : {}),
+      });
       receiver = new Receiver(scheduler);
       world.parts.push(receiver);
       const setup = {
@@ -139,6 +173,7 @@ export function pipelineConfig(spec: PipelineSpec): SimConfig {
       const race = () => {
         uploader = spawnUploader(world, SIM_INPUT_KEY, spec.uploads);
         if (spec.prune) spawnPruner(world, worker);
+        if (spec.redriveStale) spawnRedrive(world);
         for (let i = 1; i <= summaryDeliveries; i++) spawnSummaryTask(world, summary, `summary-${i}`);
       };
       if (spec.before === undefined) {
@@ -159,6 +194,21 @@ export function pipelineConfig(spec: PipelineSpec): SimConfig {
           world.notifications = false;
           await world.request(self, 'S3', 'DeleteObject', { Bucket: INPUT_BUCKET, Key: SIM_INPUT_KEY });
           world.notifications = true;
+        }
+        if (spec.redriveStale) {
+          world.notifications = false;
+          await world.request(self, 'S3', 'PutObject', {
+            Bucket: INPUT_BUCKET,
+            Key: SIM_INPUT_KEY,
+            Body: spec.redriveStale.other,
+          });
+          const stale = world.lastEvent();
+          await processObject(worker, stale, { store });
+          await world.request(self, 'S3', 'PutObject', { Bucket: INPUT_BUCKET, Key: SIM_INPUT_KEY, Body: before });
+          world.notifications = true;
+          await world.sendEvent(self, stale, world.dlqUrl);
+          // maxReceiveCount receives a visibility timeout apart, then the operator's look at the DLQ.
+          await scheduler.sleep(self, REDRIVE_AFTER_MS);
         }
         const copies = spec.redeliverCopies ?? (spec.redeliverBefore ? 1 : 0);
         for (let copy = 0; copy < copies; copy++) await world.sendEvent(self, event);
@@ -388,6 +438,39 @@ export function boundedConfigs(crashes: number): SimConfig[] {
       deleteBeforeUnnoticed: true,
       uploads: [{ put: CONTENT.small }],
       prune: true,
+      crashes,
+    }),
+    // A dead letter redriven long after its event (isFreshDelivery: a new message, receive count 1,
+    // but its event older than a function timeout): the delivery that died before its closing check
+    // left an output of content the input no longer has, and only the full done-check of the
+    // redriven message sees it.
+    pipelineConfig({
+      name: `redrive of a stale dead letter single-part, crashes ${crashes}`,
+      before: CONTENT.small,
+      redriveStale: { other: CONTENT.small2 },
+      uploads: [],
+      crashes,
+    }),
+    // A non-versioned input bucket: the same bytes written again and new content written at the
+    // same time, one event naming the first write's ETag (the output's source ETag) and no version.
+    // The event's eTag proves nothing there (eventProvesCurrent): the delivery must read the input.
+    pipelineConfig({
+      name: `two writes at once, one event, non-versioned single-part, crashes ${crashes}`,
+      before: CONTENT.small,
+      uploads: [{ together: [CONTENT.small, CONTENT.small2] }],
+      versioned: false,
+      eventCopies: 2,
+      crashes,
+    }),
+    // S3's 409 ConditionalRequestConflict: a delivery of the old event creates the multipart output
+    // at once (If-None-Match) while the delete's removal deletes the output under its upload; the
+    // completion that the delete overtook answers 409, and the delivery starts over.
+    pipelineConfig({
+      name: `delete multipart, 409 on a completion a delete overtook, crashes ${crashes}`,
+      before: CONTENT.large,
+      redeliverBefore: true,
+      uploads: [{ delete: true }],
+      conditionalConflicts: true,
       crashes,
     }),
     pipelineConfig({

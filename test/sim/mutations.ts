@@ -145,6 +145,26 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    // A redriven dead letter is a new message (receive count 1) carrying an old event: only the event's
+    // age tells it from S3's first delivery. Without it, the redrive trusts the event's eTag, and the
+    // output a delivery that died before its closing check left stays (issue 33: before the redrive
+    // configuration, only a unit test of isFreshDelivery saw this).
+    name: 'fresh-ignores-event-age',
+    caughtBy: 'redrive of a stale dead letter single-part, crashes 0',
+    defect: "a delivery is fresh by its receive count alone, whatever its event's age",
+    file: 'src/batch/isFreshDelivery.ts',
+    edits: [{ find: '  return now - eventTime < timeLimitMs;', replace: '  return true;' }],
+  },
+  {
+    // In a non-versioned bucket two writes at the same time may send one event, naming the first
+    // write's ETag: an output built from that ETag proves nothing about the input.
+    name: 'unversioned-event-trusted',
+    caughtBy: 'two writes at once, one event, non-versioned single-part, crashes 0',
+    defect: "the event's eTag proves the output current without a versionId (a non-versioned bucket)",
+    file: 'src/done/eventProvesCurrent.ts',
+    edits: [{ find: '(eventOfVersionedWrite(event) || sentByRerun(event)) &&', replace: 'true &&' }],
+  },
+  {
     // Where a delete event's removal looks again later (src/batch/removalLookAgain.ts), that look again
     // repairs what this defect removes, so only the prune after a lost delete event shows it.
     name: 'remover-does-not-look-back',

@@ -27,7 +27,17 @@ import { SimServiceError } from './serviceError.js';
  * - GetObject `If-Match` answers 412 on another ETag, `If-None-Match` 304 on the same ETag; HeadObject 404 is `NotFound`, GetObject's
  *   `NoSuchKey`; a missing bucket is 404 NoSuchBucket;
  * - ListObjectsV2 in UTF-8 binary key order, with Prefix, StartAfter, ContinuationToken, MaxKeys and
- *   Delimiter.
+ *   Delimiter;
+ * - with `conditionalConflicts`: a conditional CompleteMultipartUpload answers 409
+ *   ConditionalRequestConflict when a delete of its key succeeded after the upload was created (S3
+ *   User Guide, "How to prevent object overwrites with conditional writes": a 409 "in the case of
+ *   multipart uploads if a delete request to an object succeeds before a conditional write operation
+ *   on that object completes"; CompleteMultipartUpload API reference: "If a conflicting operation
+ *   occurs during the upload S3 returns a 409 ConditionalRequestConflict response. On a 409 failure
+ *   you should re-initiate the multipart upload with CreateMultipartUpload and re-upload each part").
+ *   The upload stays in place, to be aborted. Each request is atomic here, so a conditional PutObject
+ *   is never "in flight" while another write arrives: its 409 is not modelled (the chaos suite's
+ *   fault proxy injects those).
  *
  * Event notifications are not sent from here: the simulation's S3 notifier turns a write into the
  * event S3 would send ({@link S3Model.onWrite}).
@@ -36,6 +46,8 @@ export class S3Model {
   private readonly buckets = new Map<string, Map<string, StoredObject>>();
   private readonly uploads = new Map<string, Upload>();
   private readonly uploadCounters = new Map<string, number>();
+  /** Successful deletes per `bucket/key` (with conditionalConflicts): what a completion compares. */
+  private readonly deletes = new Map<string, number>();
   /** Called after every successful write or delete, with what S3 would describe in its event. */
   onWrite?: (change: ObjectChange) => void;
 
@@ -44,6 +56,8 @@ export class S3Model {
       minPartBytes?: number;
       /** Bucket to the key prefixes under which writes and deletes must be conditional (the stack's policy). */
       conditionalPrefixes?: Readonly<Record<string, readonly string[]>>;
+      /** A conditional completion overtaken by a delete of its key answers 409 (see above). @default false */
+      conditionalConflicts?: boolean;
     } = {},
   ) {}
 
@@ -86,7 +100,8 @@ export class S3Model {
     const uploads = [...this.uploads.values()].map(
       (u) => `${u.uploadId}@${u.key}[${[...u.parts].map(([n, p]) => `${n}:${p.etag}`).join(',')}]`,
     );
-    return `${objects.join('')}|${uploads.sort().join(',')}|${[...this.uploadCounters].sort().join(',')}`;
+    const deletes = [...this.deletes].sort().join(',');
+    return `${objects.join('')}|${uploads.sort().join(',')}|${[...this.uploadCounters].sort().join(',')}|${deletes}`;
   }
 
   /** Answers one SDK request (`name` is the command name without `Command`); throws SimServiceError. */
@@ -136,8 +151,9 @@ export class S3Model {
         };
       }
       case 'CreateMultipartUpload':
-        // A new upload is seen by nobody until it is completed (its id is the caller's own).
-        return { reads: [], writes: [] };
+        // A new upload is seen by nobody until it is completed (its id is the caller's own); with
+        // conditionalConflicts it reads the key's deletes, which its completion compares.
+        return { reads: this.options.conditionalConflicts ? [object] : [], writes: [] };
       case 'UploadPart':
         return { reads: [], writes: [`s3upload:${String(input.UploadId)}`] };
       case 'CompleteMultipartUpload':
@@ -239,6 +255,7 @@ export class S3Model {
       contentType: String(input.ContentType ?? 'binary/octet-stream'),
       checksumSHA256: input.ChecksumAlgorithm === 'SHA256',
       parts: new Map(),
+      deletesAtCreate: this.deletes.get(`${String(input.Bucket)}/${String(input.Key)}`) ?? 0,
     });
     return { Bucket: input.Bucket, Key: input.Key, UploadId: uploadId };
   }
@@ -298,6 +315,18 @@ export class S3Model {
       }
     });
     this.checkPolicy('CompleteMultipartUpload', upload.bucket, upload.key, input);
+    const conditional = input.IfMatch !== undefined || input.IfNoneMatch !== undefined;
+    if (
+      this.options.conditionalConflicts &&
+      conditional &&
+      (this.deletes.get(`${upload.bucket}/${upload.key}`) ?? 0) !== upload.deletesAtCreate
+    ) {
+      throw new SimServiceError(
+        409,
+        'ConditionalRequestConflict',
+        'A conflicting conditional operation is currently in progress against this resource. Please try again.',
+      );
+    }
     checkWriteConditions(bucket.get(upload.key), input);
     const body = Buffer.concat(parts.map((p) => p.body));
     const etag = `${md5Hex(Buffer.concat(parts.map((p) => Buffer.from(p.etag, 'hex'))))}-${parts.length}`;
@@ -380,6 +409,10 @@ export class S3Model {
     }
     if (existing) {
       bucket.delete(key);
+      if (this.options.conditionalConflicts) {
+        const at = `${String(input.Bucket)}/${key}`;
+        this.deletes.set(at, (this.deletes.get(at) ?? 0) + 1);
+      }
       this.onWrite?.({ bucket: String(input.Bucket), key, kind: 'removed', eventName: 'ObjectRemoved:Delete' });
     }
     return {};
@@ -461,6 +494,8 @@ interface Upload {
   readonly contentType: string;
   readonly checksumSHA256: boolean;
   readonly parts: Map<number, { body: Buffer; etag: string; sha256: string }>;
+  /** The key's successful deletes when the upload was created (conditionalConflicts). */
+  readonly deletesAtCreate: number;
 }
 
 function checkWriteConditions(existing: StoredObject | undefined, input: Record<string, unknown>): void {

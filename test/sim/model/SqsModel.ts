@@ -8,7 +8,10 @@ import { SimServiceError } from './serviceError.js';
  * an older handle changes nothing: "you must provide the most recently received receipt handle"),
  * ChangeMessageVisibility on an in-flight message, and a redrive policy that moves a message to its
  * dead-letter queue once its receive count has reached `maxReceiveCount` (it is received that many
- * times, then moved on the next receive). Time is the caller's clock, in milliseconds.
+ * times, then moved on the next receive), and a DLQ redrive (StartMessageMoveTask: each message
+ * of the dead-letter queue sent to the destination as a new message, with a new id and a receive
+ * count of 0, its body unchanged, so an S3 event in it is as old as it was; one request moves them
+ * all here, where AWS moves them at a rate). Time is the caller's clock, in milliseconds.
  */
 export class SqsModel {
   private readonly queues = new Map<string, Queue>();
@@ -35,6 +38,11 @@ export class SqsModel {
   /** The queue's ARN, as an event source mapping names it (`eventSourceARN` of its records). */
   arnOf(url: string): string {
     return `arn:aws:sqs:us-east-1:000000000000:${this.queue(url).name}`;
+  }
+
+  /** The URL of the queue an ARN names. */
+  urlOf(arn: unknown): string {
+    return this.queue(`https://sqs.us-east-1.amazonaws.com/000000000000/${String(arn).split(':').pop()}`).url;
   }
 
   /** Direct view for checks: the messages of a queue, visible or in flight. */
@@ -104,6 +112,13 @@ export class SqsModel {
         message.visibleAt = now + Number(input.VisibilityTimeout) * 1000;
         return {};
       }
+      case 'StartMessageMoveTask': {
+        // SQS Developer Guide, "Using dead-letter queue redrive": moved messages are sent anew.
+        const source = this.queue(this.urlOf(input.SourceArn));
+        const destination = this.queue(this.urlOf(input.DestinationArn));
+        for (const message of source.messages.splice(0)) this.send(destination, message.body, now, 0);
+        return { TaskHandle: `${source.name}-move` };
+      }
       case 'GetQueueUrl': {
         const queue = this.byName.get(String(input.QueueName));
         if (!queue)
@@ -151,6 +166,13 @@ export class SqsModel {
         };
       case 'GetQueueUrl':
         return { reads: [], writes: [] };
+      case 'StartMessageMoveTask': {
+        const source = `sqs:${this.urlOf(input.SourceArn)}`;
+        return {
+          reads: [],
+          writes: [`${source}:new`, `${source}:msg/*`, `sqs:${this.urlOf(input.DestinationArn)}:new`],
+        };
+      }
       default:
         return { reads: [], writes: [`${queue}:new`, `${queue}:msg/*`] };
     }
