@@ -1,12 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { FullBatchFailureError } from '../errors.js';
+import { FullBatchFailureError, WorkerConfigurationError } from '../errors.js';
 import type { FailureRecorder } from '../failures/FailureRecorder.js';
 import { IntakeKind, type IntakeResult, parseS3EventBody } from '../intake/parseS3Event.js';
 import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { AdaptiveFirstRun, type FirstRunPolicy } from '../worker/adaptiveFirstRun.js';
 import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
@@ -128,6 +129,26 @@ export interface SqsBatchHandlerOptions {
   readonly firstRunPolicy?: FirstRunPolicy;
 }
 
+/** The names of {@link SqsBatchHandlerOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const SQS_BATCH_HANDLER_OPTION_NAMES = {
+  afterOutput: true,
+  codeVersionMarker: true,
+  concurrency: true,
+  deadlineMarginMs: true,
+  failureRecorder: true,
+  firstRunPolicy: true,
+  logger: true,
+  maxInputBytes: true,
+  memoryBudget: true,
+  now: true,
+  onOutcome: true,
+  sleep: true,
+  sqs: true,
+  store: true,
+  throwOnFullBatchFailure: true,
+  worker: true,
+} as const satisfies OptionNames<SqsBatchHandlerOptions>;
+
 /**
  * Builds a Lambda handler for an SQS event source mapping with `ReportBatchItemFailures`.
  *
@@ -153,6 +174,12 @@ export interface SqsBatchHandlerOptions {
 export function createSqsBatchHandler(
   options: SqsBatchHandlerOptions,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  checkOptions(
+    'createSqsBatchHandler',
+    options,
+    SQS_BATCH_HANDLER_OPTION_NAMES,
+    (m) => new WorkerConfigurationError(m),
+  );
   const concurrency = options.concurrency ?? (options.memoryBudget === false ? 4 : 100);
   let budget = options.memoryBudget === false ? undefined : options.memoryBudget;
   const baseLogger = withFields(options.logger ?? silentLogger, { worker: options.worker.name });

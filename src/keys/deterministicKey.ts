@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { WorkerConfigurationError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 
 /** S3's limit on the length of an object key, in UTF-8 bytes. */
 export const MAX_S3_KEY_BYTES = 1024;
@@ -28,6 +30,14 @@ export interface DeterministicKeyOptions {
   readonly suffix?: string;
 }
 
+/** The names of {@link DeterministicKeyOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const DETERMINISTIC_KEY_OPTION_NAMES = {
+  prefix: true,
+  source: true,
+  stripPrefix: true,
+  suffix: true,
+} as const satisfies OptionNames<DeterministicKeyOptions>;
+
 /**
  * The output key of a unit of work: a pure function of the logical input (bucket + key), never of
  * time or randomness, so every run of the same input addresses the same object.
@@ -47,6 +57,7 @@ export interface DeterministicKeyOptions {
  *   stripPrefix: 'incoming/', suffix: '.ndjson' }); // 'normalized/in/dt=2026-11-30/_long/<sha256>.ndjson'
  */
 export function deterministicKey(options: DeterministicKeyOptions): string {
+  checkOptions('deterministicKey', options, DETERMINISTIC_KEY_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   const { prefix, source, stripPrefix = '', suffix = '' } = options;
   const relative =
     stripPrefix !== '' && source.key.startsWith(stripPrefix) ? source.key.slice(stripPrefix.length) : source.key;
