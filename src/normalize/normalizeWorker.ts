@@ -1,5 +1,5 @@
 import { WorkerConfigurationError } from '../errors.js';
-import { deterministicKey, legacyHashedKey } from '../keys/deterministicKey.js';
+import { legacyHashedKey, uncheckedDeterministicKey } from '../keys/deterministicKey.js';
 import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { defineWorker, type OutputStream, type WorkerDefinition } from '../worker/defineWorker.js';
 import type { FormatRegistry } from './formatRegistry.js';
@@ -139,7 +139,7 @@ export function normalizeKeyRules(
     suffix: '.ndjson',
   });
   const keyIn = (prefix: string) => (source: { bucket: string; key: string }) =>
-    deterministicKey(keyOptions(prefix, source));
+    uncheckedDeterministicKey(keyOptions(prefix, source));
   return {
     outputKey: keyIn(t.outputPrefix),
     sideOutputs: { quarantine: keyIn(t.quarantinePrefix) },

@@ -30,6 +30,12 @@ export function unknownOptions(options: unknown, known: Readonly<Record<string, 
   return Object.keys(options).filter((name) => !Object.hasOwn(known, name));
 }
 
+function hasUnknown(options: unknown, known: Readonly<Record<string, true>>): boolean {
+  if (typeof options !== 'object' || options === null) return false;
+  for (const name of Object.keys(options)) if (!Object.hasOwn(known, name)) return true;
+  return false;
+}
+
 /**
  * The one place rerun checks an options object's names: refuses one it does not know, naming it and
  * the nearest known name, with the error of the caller's family (a construct's
@@ -65,8 +71,9 @@ export function unknownOptionsProblem<T>(
   known: OptionNames<NoInfer<T>>,
 ): string | undefined {
   const names = known as Readonly<Record<string, true>>;
-  const unknown = unknownOptions(options, names);
-  return unknown.length === 0 ? undefined : unknownOptionsMessage(subject, unknown, Object.keys(names));
+  // The common case allocates nothing: some checked functions run once per key (deterministicKey).
+  if (!hasUnknown(options, names)) return undefined;
+  return unknownOptionsMessage(subject, unknownOptions(options, names), Object.keys(names));
 }
 
 /**
