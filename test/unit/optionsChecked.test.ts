@@ -43,7 +43,7 @@ import {
   S3ObjectStore,
 } from '../../src/index.js';
 import { createDynamoDBClient, createLedgerTable, DynamoDBLedger } from '../../src/ledger/index.js';
-import { createNormalizeWorker, normalizeRecords } from '../../src/normalize/index.js';
+import { CsvRecordReader, createNormalizeWorker, LineReader, normalizeRecords } from '../../src/normalize/index.js';
 import { createLogger, emfOutcomeMetrics, powertoolsOutcomeMetrics } from '../../src/observability.js';
 import { unknownOptionsMessage } from '../../src/options/checkOptions.js';
 import { definePipeline } from '../../src/pipeline/index.js';
@@ -341,6 +341,22 @@ const CASES: readonly Case[] = [
     suggestion: 'partBytes',
     family: W,
     call: (x) => createNormalizeWorker({ outputBucket: 'out', ...x }),
+    runsValid: true,
+  },
+  {
+    subject: 'CsvRecordReader',
+    typo: 'maxRawChar',
+    suggestion: 'maxRawChars',
+    family: W,
+    call: (x) => new CsvRecordReader({ maxRecordBytes: 4096, ...x }),
+    runsValid: true,
+  },
+  {
+    subject: 'LineReader',
+    typo: 'maxRecordByte',
+    suggestion: 'maxRecordBytes',
+    family: W,
+    call: (x) => new LineReader({ maxRecordBytes: 4096, ...x }),
     runsValid: true,
   },
   // rerun-pipeline/window
