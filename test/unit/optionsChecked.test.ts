@@ -4,6 +4,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { App, Stack } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { Code } from 'aws-cdk-lib/aws-lambda';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
@@ -19,7 +20,9 @@ import {
 import {
   BatchOperationsHandler,
   DataBucket,
+  grantKeyUseVia,
   grantPrefixAccess,
+  KeyService,
   LedgerTable,
   PipelineDashboard,
   RerunPipeline,
@@ -47,7 +50,12 @@ import { CsvRecordReader, createNormalizeWorker, LineReader, normalizeRecords } 
 import { createLogger, emfOutcomeMetrics, powertoolsOutcomeMetrics } from '../../src/observability.js';
 import { unknownOptionsMessage } from '../../src/options/checkOptions.js';
 import { definePipeline } from '../../src/pipeline/index.js';
-import { createWindowTaskHandler, defineWindowTask, windowTaskMessage } from '../../src/window/index.js';
+import {
+  createWindowTaskHandler,
+  defineWindowTask,
+  S3PartitionStore,
+  windowTaskMessage,
+} from '../../src/window/index.js';
 
 /*
  * Every public options object of the package (the root entry and the subpaths of package.json's
@@ -385,6 +393,14 @@ const CASES: readonly Case[] = [
     call: (x) => windowTaskMessage({ stage: 'daily', window: '2026-12-05', ...x }),
     runsValid: true,
   },
+  {
+    subject: 'S3PartitionStore.list',
+    typo: 'startAftr',
+    suggestion: 'startAfter',
+    family: W,
+    call: (x) => new S3PartitionStore(s3).listAll('out', { prefix: 'daily/', ...x }),
+    runsValid: false,
+  },
   // rerun-pipeline/cdk: each construct's props, and the option objects nested in them
   {
     subject: 'RerunPipeline',
@@ -535,6 +551,18 @@ const CASES: readonly Case[] = [
       const scope = stack();
       const role = new Role(scope, 'R', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
       grantPrefixAccess(role, new Bucket(scope, 'B'), ['upper/'], { write: true, ...x });
+    },
+    runsValid: true,
+  },
+  {
+    subject: 'grantKeyUseVia',
+    typo: 'writ',
+    suggestion: 'write',
+    family: STACK,
+    call: (x) => {
+      const scope = stack();
+      const role = new Role(scope, 'R', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+      grantKeyUseVia(role, new Key(scope, 'K'), KeyService.S3, { write: true, ...x });
     },
     runsValid: true,
   },
