@@ -1,4 +1,4 @@
-import { deterministicKey } from '../../src/keys/deterministicKey.js';
+import { uncheckedDeterministicKey } from '../../src/keys/deterministicKey.js';
 
 /**
  * How a worker's output keys relate to its input keys, for planning by listings. Outputs live at
@@ -55,7 +55,7 @@ export function deterministicKeyMapping(options: {
   // What the rule keeps of the input prefix sits between the bucket and the relative key.
   const outputRoot = `${outputPrefix}${inputBucket}/${inputPrefix.slice(stripPrefix.length)}`;
   const outputKeyOf = (inputKey: string) =>
-    deterministicKey({
+    uncheckedDeterministicKey({
       prefix: outputPrefix,
       source: { bucket: inputBucket, key: inputKey },
       stripPrefix,

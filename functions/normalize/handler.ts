@@ -50,6 +50,8 @@ const maxInputBytes = optionalEnv('MAX_INPUT_BYTES', '');
 // The queue's maxReceiveCount (SqsWorker sets it from the redrive policy it creates): the failure
 // recorder then knows a message's last receive without asking SQS on a cold start.
 const maxReceiveCount = optionalIntegerEnv('MAX_RECEIVE_COUNT', { min: 1, max: 1000 });
+// Where RerunPipeline lets it write its failure records (its `failurePrefix`); failures/ when unset.
+const failurePrefix = optionalEnv('FAILURE_PREFIX', '');
 const store = new S3ObjectStore(clients.s3);
 
 export const handler = createSqsBatchHandler({
@@ -67,6 +69,7 @@ export const handler = createSqsBatchHandler({
     store,
     sqs: clients.sqs,
     bucket: outputBucket,
+    ...(failurePrefix ? { prefix: failurePrefix } : {}),
     logger,
     ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
   }),

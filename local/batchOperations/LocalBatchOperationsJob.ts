@@ -7,6 +7,7 @@ import type {
   BatchOperationsResultCode,
   BatchOperationsSchema,
 } from '../../src/intake/parseBatchOperationsEvent.js';
+import { checkOptions, type OptionNames } from '../../src/options/checkOptions.js';
 import { LocalSetupError } from '../errors.js';
 import { createLambdaContext } from '../runner/lambdaContext.js';
 import { type LocalJobManifest, type ManifestRow, readManifestTasks } from './manifestTasks.js';
@@ -54,6 +55,21 @@ export interface LocalBatchOperationsJobOptions {
   readonly now?: () => number;
 }
 
+/** The names of {@link LocalBatchOperationsJobOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const LOCAL_BATCH_OPERATIONS_JOB_OPTION_NAMES = {
+  concurrency: true,
+  functionTimeoutMs: true,
+  handler: true,
+  invocationSchemaVersion: true,
+  jobId: true,
+  manifest: true,
+  maxAttempts: true,
+  now: true,
+  report: true,
+  s3: true,
+  userArguments: true,
+} as const satisfies OptionNames<LocalBatchOperationsJobOptions>;
+
 /** How one task of a job ended. */
 export interface LocalTaskOutcome {
   readonly bucket: string;
@@ -95,6 +111,12 @@ export interface LocalBatchOperationsJobResult {
 export async function runLocalBatchOperationsJob(
   options: LocalBatchOperationsJobOptions,
 ): Promise<LocalBatchOperationsJobResult> {
+  checkOptions(
+    'runLocalBatchOperationsJob',
+    options,
+    LOCAL_BATCH_OPERATIONS_JOB_OPTION_NAMES,
+    (m) => new LocalSetupError(m),
+  );
   const jobId = options.jobId ?? randomUUID();
   const schema = options.invocationSchemaVersion ?? '1.0';
   if (options.userArguments && schema !== '2.0') {

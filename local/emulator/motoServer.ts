@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { checkOptions, type OptionNames } from '../../src/options/checkOptions.js';
 import { LocalSetupError } from '../errors.js';
 import { freeLoopbackPort } from '../runner/freeLoopbackPort.js';
 import { ensurePythonTool, PythonTool } from './pythonEnvironment.js';
@@ -33,6 +34,13 @@ export interface StartMotoServerOptions {
   readyTimeoutMs?: number;
 }
 
+/** The names of {@link StartMotoServerOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const START_MOTO_SERVER_OPTION_NAMES = {
+  atomicWrites: true,
+  python: true,
+  readyTimeoutMs: true,
+} as const satisfies OptionNames<StartMotoServerOptions>;
+
 const INSTALL_HINT =
   'Remove its virtual environment (.venv/moto; for an installed package ~/.cache/rerun/venv/moto-*) so that the ' +
   'next run installs it again (requirements/moto.txt), or start LocalStack with ' +
@@ -48,6 +56,7 @@ const INSTALL_HINT =
  * await moto.stop();
  */
 export async function startMotoServer(options: StartMotoServerOptions = {}): Promise<MotoServer> {
+  checkOptions('startMotoServer', options, START_MOTO_SERVER_OPTION_NAMES, (m) => new LocalSetupError(m));
   const fromEnv = options.python === undefined ? process.env.RERUN_PYTHON || undefined : undefined;
   const python = options.python ?? fromEnv ?? (await ensurePythonTool(PythonTool.MOTO));
   // What to tell when it cannot start: an interpreter given by the user is theirs to fix; the one

@@ -6,6 +6,8 @@ import { join, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { RerunError } from '../../src/errors.js';
+import { checkOptions, type OptionNames } from '../../src/options/checkOptions.js';
+import { LocalSetupError } from '../errors.js';
 
 /** The Python programs rerun runs locally, each pinned in `requirements/<name>.txt`. */
 export const PythonTool = {
@@ -65,6 +67,15 @@ export interface EnsurePythonToolOptions {
   readonly python?: string;
 }
 
+/** The names of {@link EnsurePythonToolOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const ENSURE_PYTHON_TOOL_OPTION_NAMES = {
+  env: true,
+  progress: true,
+  projectRoot: true,
+  python: true,
+  venvRoot: true,
+} as const satisfies OptionNames<EnsurePythonToolOptions>;
+
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 
 /**
@@ -98,6 +109,7 @@ const STALE_LOCK_MS = 10 * 60_000;
  * spawn(python, ['-m', 'moto.server', '-p', '5000']);
  */
 export async function ensurePythonTool(tool: PythonTool, options: EnsurePythonToolOptions = {}): Promise<string> {
+  checkOptions('ensurePythonTool', options, ENSURE_PYTHON_TOOL_OPTION_NAMES, (m) => new LocalSetupError(m));
   const root = options.projectRoot ?? PROJECT_ROOT;
   const progress = options.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
   const requirements = join(root, 'requirements', `${tool}.txt`);

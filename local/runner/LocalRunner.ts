@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import { queueCounts } from '../../src/aws/queueCounts.js';
 import { type Logger, silentLogger } from '../../src/logging/logger.js';
+import { checkOptions, type OptionNames } from '../../src/options/checkOptions.js';
 import { BatchInvoker, type SqsLambdaHandler } from './BatchInvoker.js';
 import { BatchPoller } from './BatchPoller.js';
 import type { InvocationOutcome } from './batchResponse.js';
@@ -88,6 +89,28 @@ export interface LocalRunnerOptions {
   pollWaitSeconds?: number;
 }
 
+/** The names of {@link LocalRunnerOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const LOCAL_RUNNER_OPTION_NAMES = {
+  accountId: true,
+  batchSize: true,
+  createRequestId: true,
+  functionName: true,
+  handler: true,
+  invoker: true,
+  logger: true,
+  maxBatchingWindowSeconds: true,
+  maxConcurrency: true,
+  memoryLimitInMB: true,
+  now: true,
+  onInvocation: true,
+  onReceive: true,
+  pollWaitSeconds: true,
+  queueUrl: true,
+  region: true,
+  sqs: true,
+  timeoutSeconds: true,
+} as const satisfies OptionNames<LocalRunnerOptions>;
+
 /** What happened in one invocation. */
 export interface InvocationReport {
   requestId: string;
@@ -126,6 +149,14 @@ export interface RunUntilDrainedOptions {
   /** Stop early when this aborts (for Ctrl+C): the promise then resolves once the runner has stopped. */
   signal?: AbortSignal;
 }
+
+/** The names of {@link RunUntilDrainedOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const RUN_UNTIL_DRAINED_OPTION_NAMES = {
+  checkIntervalMs: true,
+  confirmations: true,
+  signal: true,
+  timeoutMs: true,
+} as const satisfies OptionNames<RunUntilDrainedOptions>;
 
 /**
  * Reproduces Lambda's SQS event source mapping in-process: polls a queue, invokes a handler module
@@ -174,6 +205,7 @@ export class LocalRunner {
   private readonly idleEnvironments: string[] = [];
 
   constructor(options: LocalRunnerOptions) {
+    checkOptions('LocalRunner', options, LOCAL_RUNNER_OPTION_NAMES, (m) => new RunnerConfigurationError(m));
     validateRunnerOptions(options);
     this.options = options;
     this.logger = options.logger ?? silentLogger;
@@ -248,6 +280,12 @@ export class LocalRunner {
    * or dead-lettered.
    */
   async runUntilDrained(options: RunUntilDrainedOptions = {}): Promise<void> {
+    checkOptions(
+      'LocalRunner.runUntilDrained',
+      options,
+      RUN_UNTIL_DRAINED_OPTION_NAMES,
+      (m) => new RunnerConfigurationError(m),
+    );
     const interval = options.checkIntervalMs ?? 250;
     const confirmations = options.confirmations ?? 2;
     const deadline = options.timeoutMs === undefined ? undefined : this.now() + options.timeoutMs;

@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hashPayload } from '../../src/ledger/payloadHash.js';
+import { checkOptions, type OptionNames } from '../../src/options/checkOptions.js';
+import { LocalSetupError } from '../errors.js';
 
 /** The header that carries the dedupe key (the convention of Stripe and the IETF Idempotency-Key draft). */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
@@ -74,6 +76,16 @@ export interface WebhookSinkOptions {
   maxBodyBytes?: number;
 }
 
+/** The names of {@link WebhookSinkOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const WEBHOOK_SINK_OPTION_NAMES = {
+  failFirst: true,
+  host: true,
+  inject: true,
+  maxBodyBytes: true,
+  now: true,
+  port: true,
+} as const satisfies OptionNames<WebhookSinkOptions>;
+
 /** A running {@link startWebhookSink}. */
 export interface WebhookSink {
   /** Base URL, e.g. `http://127.0.0.1:41234`; POST to any path under it. */
@@ -111,6 +123,7 @@ interface MutableDelivery {
  * await sink.stop();
  */
 export async function startWebhookSink(options: WebhookSinkOptions = {}): Promise<WebhookSink> {
+  checkOptions('startWebhookSink', options, WEBHOOK_SINK_OPTION_NAMES, (m) => new LocalSetupError(m));
   const host = options.host ?? '127.0.0.1';
   const failFirst = options.failFirst ?? 0;
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;

@@ -1,6 +1,8 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { WorkerConfigurationError } from '../errors.js';
 import { createLogger, type Logger } from '../logging/logger.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 
 /**
  * The SDK clients a worker talks to. Every adapter takes these injected, so tests can wrap them.
@@ -57,6 +59,17 @@ export interface AwsClientOptions {
    */
   logger?: Logger | undefined;
 }
+
+/** The names of {@link AwsClientOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const AWS_CLIENT_OPTION_NAMES = {
+  connectionTimeoutMs: true,
+  credentials: true,
+  endpoint: true,
+  logger: true,
+  maxAttempts: true,
+  region: true,
+  requestTimeoutMs: true,
+} as const satisfies OptionNames<AwsClientOptions>;
 
 /**
  * The SDK's logger interface (`trace/debug/info/warn/error(...content)`), fed into ours: the SDK's
@@ -117,6 +130,7 @@ export function awsClientConfig(options: AwsClientOptions = {}) {
  * const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
  */
 export function createAwsClients(options: AwsClientOptions = {}): AwsClients {
+  checkOptions('createAwsClients', options, AWS_CLIENT_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   const common = awsClientConfig(options);
   return {
     s3: new S3Client({

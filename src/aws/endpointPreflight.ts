@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { RerunError } from '../errors.js';
+import { RerunError, WorkerConfigurationError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 
 /** `AWS_ENDPOINT_URL` (or another endpoint) cannot be used: the message names the cause and the fix. */
 export class EndpointUnusableError extends RerunError {
@@ -23,6 +24,12 @@ export interface CheckEndpointOptions {
   readonly source?: string;
 }
 
+/** The names of {@link CheckEndpointOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const CHECK_ENDPOINT_OPTION_NAMES = {
+  source: true,
+  timeoutMs: true,
+} as const satisfies OptionNames<CheckEndpointOptions>;
+
 /**
  * Checks, in one request and a few seconds at most, that an endpoint is an AWS API a client can talk
  * to, so that a wrong setting fails at once with what to do, instead of as `TypeError: Invalid URL`,
@@ -36,6 +43,7 @@ export interface CheckEndpointOptions {
  * await checkEndpoint(process.env.AWS_ENDPOINT_URL ?? '');
  */
 export async function checkEndpoint(endpoint: string, options: CheckEndpointOptions = {}): Promise<void> {
+  checkOptions('checkEndpoint', options, CHECK_ENDPOINT_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   const source = options.source ?? 'AWS_ENDPOINT_URL';
   const timeoutMs = options.timeoutMs ?? 5000;
   const shown = `${source}=${endpoint}`;

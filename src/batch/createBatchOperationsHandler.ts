@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { RerunError, retryableOf } from '../errors.js';
+import { RerunError, retryableOf, WorkerConfigurationError } from '../errors.js';
 import type { FailureRecorder } from '../failures/FailureRecorder.js';
 import {
   type BatchOperationsResponse,
@@ -11,6 +11,7 @@ import {
 import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
@@ -69,6 +70,19 @@ export interface BatchOperationsHandlerOptions {
   readonly onOutcome?: OutcomeHook;
 }
 
+/** The names of {@link BatchOperationsHandlerOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const BATCH_OPERATIONS_HANDLER_OPTION_NAMES = {
+  concurrency: true,
+  deadlineMarginMs: true,
+  failureRecorder: true,
+  logger: true,
+  maxInputBytes: true,
+  memoryBudget: true,
+  onOutcome: true,
+  store: true,
+  worker: true,
+} as const satisfies OptionNames<BatchOperationsHandlerOptions>;
+
 /** The longest result string returned: it goes into every row of the completion report. */
 const MAX_RESULT_STRING = 512;
 
@@ -98,6 +112,12 @@ const MAX_RESULT_STRING = 512;
 export function createBatchOperationsHandler(
   options: BatchOperationsHandlerOptions,
 ): (event: unknown, context: Context) => Promise<BatchOperationsResponse> {
+  checkOptions(
+    'createBatchOperationsHandler',
+    options,
+    BATCH_OPERATIONS_HANDLER_OPTION_NAMES,
+    (m) => new WorkerConfigurationError(m),
+  );
   const concurrency = options.concurrency ?? 4;
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`concurrency must be an integer >= 1 (got ${concurrency})`);

@@ -1,12 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { FullBatchFailureError } from '../errors.js';
+import { FullBatchFailureError, WorkerConfigurationError } from '../errors.js';
 import type { FailureRecorder } from '../failures/FailureRecorder.js';
 import { IntakeKind, type IntakeResult, parseS3EventBody } from '../intake/parseS3Event.js';
 import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { AdaptiveFirstRun, type FirstRunPolicy } from '../worker/adaptiveFirstRun.js';
 import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
@@ -139,6 +140,26 @@ export interface SqsBatchHandlerOptions {
   readonly firstRunPolicy?: FirstRunPolicy;
 }
 
+/** The names of {@link SqsBatchHandlerOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const SQS_BATCH_HANDLER_OPTION_NAMES = {
+  afterOutput: true,
+  codeVersionMarker: true,
+  concurrency: true,
+  deadlineMarginMs: true,
+  failureRecorder: true,
+  firstRunPolicy: true,
+  logger: true,
+  maxInputBytes: true,
+  memoryBudget: true,
+  now: true,
+  onOutcome: true,
+  sleep: true,
+  sqs: true,
+  store: true,
+  throwOnFullBatchFailure: true,
+  worker: true,
+} as const satisfies OptionNames<SqsBatchHandlerOptions>;
+
 /**
  * Builds a Lambda handler for an SQS event source mapping with `ReportBatchItemFailures`.
  *
@@ -170,6 +191,12 @@ export interface SqsBatchHandlerOptions {
 export function createSqsBatchHandler(
   given: SqsBatchHandlerOptions,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  checkOptions(
+    'createSqsBatchHandler',
+    given,
+    SQS_BATCH_HANDLER_OPTION_NAMES,
+    (m) => new WorkerConfigurationError(m),
+  );
   // Built once per sandbox, at the handler's creation (module scope), as the clients of a Lambda should be.
   const options = { ...given, ...wiringFromEnvironment(given) };
   const concurrency = options.concurrency ?? (options.memoryBudget === false ? 4 : 100);

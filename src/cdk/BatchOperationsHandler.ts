@@ -18,10 +18,12 @@ import {
   batchOperationsReportPrefix,
 } from '../batch/batchOperationsLayout.js';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
+import { BATCH_OPERATIONS_HANDLER_PROP_NAMES, checkProps } from './checkProps.js';
 import { grantKeyUseVia, KeyService } from './keyGrants.js';
 import { acknowledgePrefixWildcards } from './nagAcknowledgements.js';
 import { grantPrefixAccess } from './prefixGrants.js';
 import type { WorkerSource } from './SqsWorker.js';
+import { WORKER_SOURCE_NAMES } from './SqsWorker.js';
 import { entryFunctionProps, WORKER_RUNTIME } from './workerBundling.js';
 
 /** Props of {@link BatchOperationsHandler}. */
@@ -88,6 +90,7 @@ export class BatchOperationsHandler extends Construct {
   readonly jobRole: Role;
 
   constructor(scope: Construct, id: string, props: BatchOperationsHandlerProps) {
+    checkProps('BatchOperationsHandler', props, BATCH_OPERATIONS_HANDLER_PROP_NAMES, { source: WORKER_SOURCE_NAMES });
     super(scope, id);
     const root = props.jobFilesPrefix ?? BATCH_OPERATIONS_PREFIX;
     this.logGroup = new LogGroup(this, 'LogGroup', { retention: props.logRetention ?? RetentionDays.ONE_MONTH });

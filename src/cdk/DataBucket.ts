@@ -4,6 +4,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket, ObjectOwners
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
+import { checkProps, DATA_BUCKET_PROP_NAMES } from './checkProps.js';
 
 /** Props of {@link DataBucket}. */
 export interface DataBucketProps {
@@ -77,6 +78,7 @@ export class DataBucket extends Construct {
   readonly bucket: Bucket;
 
   constructor(scope: Construct, id: string, props: DataBucketProps = {}) {
+    checkProps('DataBucket', props, DATA_BUCKET_PROP_NAMES);
     super(scope, id);
     // ACLs are disabled (bucket owner enforced), so access logs must be delivered by bucket policy,
     // whatever the app's feature flags say: CDK reads this flag on the *target* bucket's scope, and

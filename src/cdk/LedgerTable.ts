@@ -5,6 +5,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import type { LedgerTopology } from '../topology/WorkerTopology.js';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
+import { checkProps, LEDGER_TABLE_PROP_NAMES } from './checkProps.js';
 import { grantKeyUseVia, KeyService } from './keyGrants.js';
 
 /** Props of {@link LedgerTable}. */
@@ -40,6 +41,7 @@ export class LedgerTable extends Construct {
   readonly table: Table;
 
   constructor(scope: Construct, id: string, props: LedgerTableProps) {
+    checkProps('LedgerTable', props, LEDGER_TABLE_PROP_NAMES);
     super(scope, id);
     this.table = new Table(this, 'Table', {
       partitionKey: { name: props.ledger.partitionKey, type: AttributeType.STRING },

@@ -10,6 +10,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { OutcomeMetric } from '../metrics/outcomeMetrics.js';
+import { checkProps, PIPELINE_DASHBOARD_PROP_NAMES } from './checkProps.js';
 import type { SqsWorker } from './SqsWorker.js';
 
 /** Props of {@link PipelineDashboard}. */
@@ -49,6 +50,7 @@ export class PipelineDashboard extends Construct {
   readonly dashboard: Dashboard;
 
   constructor(scope: Construct, id: string, props: PipelineDashboardProps) {
+    checkProps('PipelineDashboard', props, PIPELINE_DASHBOARD_PROP_NAMES);
     super(scope, id);
     const namespace = props.metricsNamespace ?? 'rerun';
     const period = Duration.minutes(5);

@@ -18,8 +18,10 @@ import type { CustomKeyRule, DeterministicKeyRule } from '../pipeline/keyRule.js
 import type { PipelineDefinition, PipelineDescription } from '../pipeline/pipelineDescription.js';
 import { maxInputBytesFor, planningMibPerCpuSecond, sizeWorker } from '../sizing/sizeWorker.js';
 import type { LedgerTopology, WorkerTopology } from '../topology/WorkerTopology.js';
+import { WORKER_TOPOLOGY_NAMES } from '../topology/WorkerTopology.js';
 import { allowCloudWatchAlarms } from './alarmTopicAccess.js';
 import { BatchOperationsHandler } from './BatchOperationsHandler.js';
+import { BATCH_OPERATIONS_NAMES, checkProps, RERUN_PIPELINE_PROP_NAMES, WEBHOOK_SOURCE_NAMES } from './checkProps.js';
 import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
 import { DataBucket, type DataBucketProps } from './DataBucket.js';
 import { StackConfigurationInvalidError } from './errors.js';
@@ -34,7 +36,13 @@ import {
   planStage,
 } from './publishedPipeline.js';
 import { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
-import { SqsWorker, sqsWorkerViolations, type WorkerFunctionProps, type WorkerSource } from './SqsWorker.js';
+import {
+  SqsWorker,
+  sqsWorkerViolations,
+  WORKER_SOURCE_NAMES,
+  type WorkerFunctionProps,
+  type WorkerSource,
+} from './SqsWorker.js';
 
 /**
  * Where the webhook URL comes from. It never sits in the template as text nor in a CloudFormation
@@ -408,6 +416,12 @@ export class RerunPipeline extends Construct {
   readonly batchOperations?: BatchOperationsHandler;
 
   constructor(scope: Construct, id: string, props: RerunPipelineProps) {
+    checkProps('RerunPipeline', props, RERUN_PIPELINE_PROP_NAMES, {
+      worker: WORKER_SOURCE_NAMES,
+      webhook: WEBHOOK_SOURCE_NAMES,
+      batchOperations: BATCH_OPERATIONS_NAMES,
+      workerSettings: WORKER_TOPOLOGY_NAMES,
+    });
     const plan = planPipeline(props, Stack.of(scope).stackName);
     if (props.outputs && plan.stage) refuseAnotherDescription(Stack.of(scope), plan.stage.json);
     super(scope, id);

@@ -20,12 +20,13 @@ import { WINDOW_STAGE_DEFAULT_SETTINGS } from '../topology/windowStageSettings.j
 import { windowStageOutputKeys } from '../window/windowStageOutputKeys.js';
 import { scheduledWindowTaskBody } from '../window/windowTaskMessage.js';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
+import { checkProps, RERUN_WINDOW_STAGE_PROP_NAMES, SCHEDULE_NAMES, WINDOW_STAGE_SETTING_NAMES } from './checkProps.js';
 import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
 import { StackConfigurationInvalidError } from './errors.js';
 import { acknowledgePrefixWildcards } from './nagAcknowledgements.js';
 import { grantPrefixAccess } from './prefixGrants.js';
 import { MAX_OUTPUT_VALUE_BYTES, PIPELINE_DESCRIPTION_STACK_OUTPUTS } from './publishedPipeline.js';
-import { SqsWorker, sqsWorkerViolations, type WorkerSource } from './SqsWorker.js';
+import { SqsWorker, sqsWorkerViolations, WORKER_SOURCE_NAMES, type WorkerSource } from './SqsWorker.js';
 
 /** Props of {@link RerunWindowStage}. */
 export interface RerunWindowStageProps {
@@ -124,6 +125,11 @@ export class RerunWindowStage extends Construct {
   readonly failurePrefix: string;
 
   constructor(scope: Construct, id: string, props: RerunWindowStageProps) {
+    checkProps('RerunWindowStage', props, RERUN_WINDOW_STAGE_PROP_NAMES, {
+      handler: WORKER_SOURCE_NAMES,
+      schedule: SCHEDULE_NAMES,
+      settings: WINDOW_STAGE_SETTING_NAMES,
+    });
     const plan = planWindowStage(props);
     super(scope, id);
     this.stage = plan.stage;

@@ -16,11 +16,14 @@ import { NodejsFunction, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption, type QueueProps, RedrivePermission } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { OptionNames } from '../options/checkOptions.js';
 import type { DeterministicKeyRule } from '../pipeline/keyRule.js';
 import type { ObjectStage } from '../pipeline/pipelineDescription.js';
 import type { WorkerTopology } from '../topology/WorkerTopology.js';
+import { WORKER_TOPOLOGY_NAMES } from '../topology/WorkerTopology.js';
 import { workerTopologyViolations } from '../topology/workerTopologyRules.js';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
+import { checkProps, SQS_WORKER_PROP_NAMES } from './checkProps.js';
 import { StackConfigurationInvalidError } from './errors.js';
 import { grantKeyUseVia, KeyService } from './keyGrants.js';
 import { entryFunctionProps, WORKER_RUNTIME } from './workerBundling.js';
@@ -87,6 +90,18 @@ export type WorkerSource =
        */
       readonly stage?: ObjectStage<DeterministicKeyRule>;
     };
+
+/** The names of {@link WorkerSource} (either form), checked by checkOptions (tsc fails when this list and the type differ). */
+export const WORKER_SOURCE_NAMES = {
+  code: true,
+  depsLockFilePath: true,
+  entry: true,
+  handler: true,
+  outputPrefixes: true,
+  projectRoot: true,
+  stage: true,
+  tsconfig: true,
+} as const satisfies OptionNames<WorkerSource>;
 
 /**
  * Function settings that may override the construct's (aws-solutions-constructs style escape
@@ -254,6 +269,10 @@ export class SqsWorker extends Construct {
   readonly topology: WorkerTopology;
 
   constructor(scope: Construct, id: string, props: SqsWorkerProps) {
+    checkProps('SqsWorker', props, SQS_WORKER_PROP_NAMES, {
+      source: WORKER_SOURCE_NAMES,
+      topology: WORKER_TOPOLOGY_NAMES,
+    });
     // Validate before joining the construct tree, so a refused worker leaves nothing behind.
     const violations = sqsWorkerViolations(props);
     if (violations.length > 0) throw new StackConfigurationInvalidError(violations);

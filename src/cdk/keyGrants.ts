@@ -1,6 +1,8 @@
 import { Stack } from 'aws-cdk-lib';
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { checkOptions } from '../options/checkOptions.js';
+import { StackConfigurationInvalidError } from './errors.js';
 
 /** The services that use a customer managed key on a worker's behalf. */
 export const KeyService = {
@@ -47,6 +49,7 @@ export function grantKeyUseVia(
   service: KeyService,
   options: { readonly write?: boolean } = {},
 ): void {
+  checkOptions('grantKeyUseVia', options, { write: true } as const, (m) => new StackConfigurationInvalidError([m]));
   const region = Stack.of(key).region;
   grantee.grantPrincipal.addToPrincipalPolicy(
     new PolicyStatement({

@@ -1,5 +1,6 @@
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { StackConfigurationInvalidError } from './errors.js';
 import { grantKeyUseVia, KeyService } from './keyGrants.js';
 
@@ -51,6 +52,14 @@ export interface PrefixAccessOptions {
   readonly list?: boolean;
 }
 
+/** The names of {@link PrefixAccessOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const PREFIX_ACCESS_OPTION_NAMES = {
+  delete: true,
+  list: true,
+  read: true,
+  write: true,
+} as const satisfies OptionNames<PrefixAccessOptions>;
+
 /**
  * Grants `grantee` exactly the named S3 actions on `bucket` under `prefixes`, and, when the bucket
  * is encrypted with a KMS key (`bucket.encryptionKey`), the use of that key through S3
@@ -66,6 +75,12 @@ export function grantPrefixAccess(
   prefixes: readonly string[],
   options: PrefixAccessOptions,
 ): void {
+  checkOptions(
+    'grantPrefixAccess',
+    options,
+    PREFIX_ACCESS_OPTION_NAMES,
+    (m) => new StackConfigurationInvalidError([m]),
+  );
   const objects = objectArnsUnder(bucket.bucketArn, prefixes);
   const actions = [
     ...(options.read ? ['s3:GetObject'] : []),

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { WorkerConfigurationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { httpStatus, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import type { CoveredInput } from '../worker/outcomes.js';
 import type { FailedDelivery, FailureRecorder, StartedDelivery, StartedRecord } from './FailureRecorder.js';
@@ -57,6 +59,18 @@ export interface S3FailureRecorderOptions {
   readonly indexByObject?: boolean;
 }
 
+/** The names of {@link S3FailureRecorderOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const S3_FAILURE_RECORDER_OPTION_NAMES = {
+  bucket: true,
+  indexByObject: true,
+  logger: true,
+  maxReceiveCount: true,
+  now: true,
+  prefix: true,
+  sqs: true,
+  store: true,
+} as const satisfies OptionNames<S3FailureRecorderOptions>;
+
 /**
  * Stores failure records as JSON objects in S3 (`failures/{queue}/{messageId}.json`). Writes are
  * conditional like every other write of the pipeline: create-only, and when a record of the same
@@ -75,6 +89,12 @@ export class S3FailureRecorder implements FailureRecorder {
   private readonly maxReceiveCounts = new Map<string, Promise<number | undefined>>();
 
   constructor(private readonly options: S3FailureRecorderOptions) {
+    checkOptions(
+      'S3FailureRecorder',
+      options,
+      S3_FAILURE_RECORDER_OPTION_NAMES,
+      (m) => new WorkerConfigurationError(m),
+    );
     this.prefix = options.prefix ?? DEFAULT_FAILURE_PREFIX;
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger;

@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import {
   LedgerConfigurationError,
   LedgerInProgressError,
@@ -19,7 +20,14 @@ import {
   LedgerWriteStage,
   type StoredFailure,
 } from './errors.js';
-import { type EffectContext, type Ledger, type OnceOptions, type OnceResult, OnceStatus } from './Ledger.js';
+import {
+  type EffectContext,
+  type Ledger,
+  ONCE_OPTION_NAMES,
+  type OnceOptions,
+  type OnceResult,
+  OnceStatus,
+} from './Ledger.js';
 import {
   ClaimDecisionKind,
   decideLostClaim,
@@ -83,17 +91,18 @@ export interface DynamoDBLedgerOptions {
   logger?: Logger;
 }
 
-const OPTION_NAMES = new Set([
-  'client',
-  'tableName',
-  'now',
-  'owner',
-  'leaseMs',
-  'leaseMarginMs',
-  'ttlSeconds',
-  'maxResultBytes',
-  'logger',
-]);
+/** The names of {@link DynamoDBLedgerOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const DYNAMODB_LEDGER_OPTION_NAMES = {
+  client: true,
+  tableName: true,
+  now: true,
+  owner: true,
+  leaseMs: true,
+  leaseMarginMs: true,
+  ttlSeconds: true,
+  maxResultBytes: true,
+  logger: true,
+} as const satisfies OptionNames<DynamoDBLedgerOptions>;
 
 /** Claims re-tried when the item changes between a lost condition and its decision (rare races). */
 const MAX_CLAIM_TRIES = 3;
@@ -126,9 +135,7 @@ export class DynamoDBLedger implements Ledger {
   private readonly logger: Logger;
 
   constructor(options: DynamoDBLedgerOptions) {
-    const unknown = Object.keys(options).filter((name) => !OPTION_NAMES.has(name));
-    if (unknown.length > 0)
-      throw new LedgerConfigurationError(`Unknown DynamoDBLedger option(s): ${unknown.join(', ')}.`);
+    checkOptions('DynamoDBLedger', options, DYNAMODB_LEDGER_OPTION_NAMES, (m) => new LedgerConfigurationError(m));
     if (!options.client) throw new LedgerConfigurationError('DynamoDBLedger needs a DynamoDB client.');
     if (!options.tableName) {
       // Usually `tableName: process.env.LEDGER_TABLE` in a worker deployed without a ledger: refuse at
@@ -173,6 +180,7 @@ export class DynamoDBLedger implements Ledger {
     effect: (context: EffectContext) => Promise<T>,
     options: OnceOptions = {},
   ): Promise<OnceResult<T>> {
+    checkOptions('DynamoDBLedger.once', options, ONCE_OPTION_NAMES, (m) => new LedgerConfigurationError(m));
     validateKey(key);
     const payloadHash = hashPayload(payload);
     const log = withFields(this.logger, { dedupeKey: key, ledgerTable: this.tableName });

@@ -1,3 +1,4 @@
+import type { OptionNames } from '../options/checkOptions.js';
 /** How a {@link Ledger.once} call ended. */
 export const OnceStatus = {
   /** This call claimed the key and ran the effect. */
@@ -28,6 +29,9 @@ export interface OnceOptions {
    */
   remainingTimeMs?: number;
 }
+
+/** The names of {@link OnceOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const ONCE_OPTION_NAMES = { remainingTimeMs: true } as const satisfies OptionNames<OnceOptions>;
 
 /** The outcome of a successful {@link Ledger.once}. */
 export interface OnceResult<T> {

@@ -1,5 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type AwsClientOptions, awsClientConfig } from '../aws/clients.js';
+import { AWS_CLIENT_OPTION_NAMES, type AwsClientOptions, awsClientConfig } from '../aws/clients.js';
+import { checkOptions } from '../options/checkOptions.js';
+import { LedgerConfigurationError } from './errors.js';
 
 /**
  * The dedupe ledger's DynamoDB client, built with the same options (endpoint, region, retries,
@@ -14,5 +16,6 @@ import { type AwsClientOptions, awsClientConfig } from '../aws/clients.js';
  * });
  */
 export function createDynamoDBClient(options: AwsClientOptions = {}): DynamoDBClient {
+  checkOptions('createDynamoDBClient', options, AWS_CLIENT_OPTION_NAMES, (m) => new LedgerConfigurationError(m));
   return new DynamoDBClient(awsClientConfig(options));
 }

@@ -6,6 +6,7 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { RerunError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { LedgerConfigurationError } from './errors.js';
 import { LedgerAttribute } from './ledgerRecord.js';
 
@@ -19,6 +20,13 @@ export interface CreateLedgerTableOptions {
    */
   activeTimeoutMs?: number;
 }
+
+/** The names of {@link CreateLedgerTableOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const CREATE_LEDGER_TABLE_OPTION_NAMES = {
+  activeTimeoutMs: true,
+  client: true,
+  tableName: true,
+} as const satisfies OptionNames<CreateLedgerTableOptions>;
 
 /** What {@link createLedgerTable} did. */
 export interface CreateLedgerTableResult {
@@ -39,6 +47,7 @@ export interface CreateLedgerTableResult {
  * await createLedgerTable({ client: clients.dynamodb, tableName: 'rerun-ledger' });
  */
 export async function createLedgerTable(options: CreateLedgerTableOptions): Promise<CreateLedgerTableResult> {
+  checkOptions('createLedgerTable', options, CREATE_LEDGER_TABLE_OPTION_NAMES, (m) => new LedgerConfigurationError(m));
   const { client, tableName } = options;
   let created = true;
   try {

@@ -1,3 +1,5 @@
+import { WorkerConfigurationError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 /** Severity of a log entry. */
 export const LogLevel = { DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
@@ -51,6 +53,15 @@ export interface LoggerOptions {
   now?: (() => number) | undefined;
 }
 
+/** The names of {@link LoggerOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const LOGGER_OPTION_NAMES = {
+  env: true,
+  fields: true,
+  level: true,
+  now: true,
+  sink: true,
+} as const satisfies OptionNames<LoggerOptions>;
+
 /**
  * Creates a structured logger. Every line carries `timestamp` (RFC 3339) and `level`: with the JSON
  * log format, Lambda files a line by its `level` only when it also has a valid timestamp, and files a
@@ -62,6 +73,7 @@ export interface LoggerOptions {
  * logger.info('published', { key: 'normalized/a.ndjson' });
  */
 export function createLogger(options: LoggerOptions = {}): FieldLogger {
+  checkOptions('createLogger', options, LOGGER_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   const chosen = options.level === undefined ? levelFromEnvironment(options.env ?? process.env) : undefined;
   const level = options.level ?? chosen?.level ?? 'info';
   const logger = loggerAt(ORDER[level], { ...options, level });

@@ -1,3 +1,5 @@
+import { WorkerConfigurationError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import type { OutcomeHook } from '../worker/outcomes.js';
 import { formatEmfLine } from './emf.js';
 import { tallyingOutcomeHook } from './outcomeMetrics.js';
@@ -26,6 +28,14 @@ export interface EmfOutcomeMetricsOptions {
   readonly now?: () => number;
 }
 
+/** The names of {@link EmfOutcomeMetricsOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const EMF_OUTCOME_METRICS_OPTION_NAMES = {
+  dimensions: true,
+  namespace: true,
+  now: true,
+  sink: true,
+} as const satisfies OptionNames<EmfOutcomeMetricsOptions>;
+
 /**
  * An `onOutcome` hook that writes CloudWatch metrics with no dependency: it counts the outcomes of
  * an invocation ({@link OutcomeMetric}: records processed, skipped and failed, entries quarantined,
@@ -40,6 +50,7 @@ export interface EmfOutcomeMetricsOptions {
  * });
  */
 export function emfOutcomeMetrics(options: EmfOutcomeMetricsOptions = {}): OutcomeHook {
+  checkOptions('emfOutcomeMetrics', options, EMF_OUTCOME_METRICS_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   const namespace = options.namespace ?? 'rerun';
   const sink = options.sink ?? ((line: string) => process.stdout.write(`${line}\n`));
   const now = options.now ?? Date.now;

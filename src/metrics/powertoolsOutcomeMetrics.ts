@@ -1,3 +1,5 @@
+import { WorkerConfigurationError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import type { OutcomeHook } from '../worker/outcomes.js';
 import { tallyingOutcomeHook } from './outcomeMetrics.js';
 
@@ -22,6 +24,11 @@ export interface PowertoolsOutcomeMetricsOptions {
   readonly publish?: boolean;
 }
 
+/** The names of {@link PowertoolsOutcomeMetricsOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const POWERTOOLS_OUTCOME_METRICS_OPTION_NAMES = {
+  publish: true,
+} as const satisfies OptionNames<PowertoolsOutcomeMetricsOptions>;
+
 /**
  * An `onOutcome` hook that counts outcomes ({@link OutcomeMetric}) with a Powertools `Metrics`, so
  * they share its namespace, service and default dimensions. At each flush it adds the invocation's
@@ -38,6 +45,12 @@ export function powertoolsOutcomeMetrics(
   metrics: PowertoolsMetricsLike,
   options: PowertoolsOutcomeMetricsOptions = {},
 ): OutcomeHook {
+  checkOptions(
+    'powertoolsOutcomeMetrics',
+    options,
+    POWERTOOLS_OUTCOME_METRICS_OPTION_NAMES,
+    (m) => new WorkerConfigurationError(m),
+  );
   const publish = options.publish ?? true;
   // Powertools publishes one dimension set per call: one publish per worker.
   return tallyingOutcomeHook((worker, counts) => {

@@ -1,10 +1,19 @@
+import { WorkerConfigurationError } from '../errors.js';
+import { checkOptions } from '../options/checkOptions.js';
 import {
   JSON_SAFE_RUN,
   JSON_SAFE_RUN_IN_QUOTED_RECORD,
   JSON_SAFE_RUN_QUOTES_ALLOWED,
   jsonSafeRunEnd,
 } from './jsonEscapes.js';
-import { exceedsUtf8Bytes, excerpt, oversizeReason, type RecordLimits, resolveRecordLimits } from './recordLimits.js';
+import {
+  exceedsUtf8Bytes,
+  excerpt,
+  oversizeReason,
+  RECORD_LIMIT_NAMES,
+  type RecordLimits,
+  resolveRecordLimits,
+} from './recordLimits.js';
 import { SurrogateCarry } from './surrogateCarry.js';
 
 /** One CSV record as it appears in the file, before any header is applied. */
@@ -140,6 +149,7 @@ export class CsvRecordReader {
   private carriedRaw = '';
 
   constructor(limits: Partial<RecordLimits> = {}) {
+    checkOptions('CsvRecordReader', limits, RECORD_LIMIT_NAMES, (m) => new WorkerConfigurationError(m));
     this.limits = resolveRecordLimits(limits);
     this.oversize = oversizeReason(this.limits.maxRecordBytes);
   }

@@ -1,4 +1,6 @@
-import { exceedsUtf8Bytes, type RecordLimits, resolveRecordLimits } from './recordLimits.js';
+import { WorkerConfigurationError } from '../errors.js';
+import { checkOptions } from '../options/checkOptions.js';
+import { exceedsUtf8Bytes, RECORD_LIMIT_NAMES, type RecordLimits, resolveRecordLimits } from './recordLimits.js';
 import { SurrogateCarry } from './surrogateCarry.js';
 
 /** One physical line of text, as returned by {@link LineReader}. */
@@ -57,6 +59,7 @@ export class LineReader {
   private lfAfterCr = -1;
 
   constructor(limits: Partial<RecordLimits> = {}) {
+    checkOptions('LineReader', limits, RECORD_LIMIT_NAMES, (m) => new WorkerConfigurationError(m));
     this.limits = resolveRecordLimits(limits);
   }
 

@@ -1,3 +1,5 @@
+import { WorkerConfigurationError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { type DecodeLimits, type DecodeReport, decodeInput } from './decodeInput.js';
 import type { FormatRegistry, RecordEmitter } from './formatRegistry.js';
 import { defaultFormats, type InputFormat } from './inputFormat.js';
@@ -82,6 +84,15 @@ export interface NormalizeOptions {
   formats?: FormatRegistry;
 }
 
+/** The names of {@link NormalizeOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const NORMALIZE_OPTION_NAMES = {
+  decode: true,
+  formats: true,
+  maxNestingDepth: true,
+  maxRawChars: true,
+  maxRecordBytes: true,
+} as const satisfies OptionNames<NormalizeOptions>;
+
 /**
  * Normalizes a CSV or NDJSON stream into NDJSON records, streaming: memory stays bounded by one input
  * chunk plus one record, whatever the file size, and every sink write is awaited before the next.
@@ -142,6 +153,7 @@ export async function normalizeRecords(
   sinks: { output: LineSink; quarantine: LineSink },
   options: NormalizeOptions = {},
 ): Promise<NormalizeResult> {
+  checkOptions('normalizeRecords', options, NORMALIZE_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   const formats = options.formats ?? defaultFormats;
   const definition = formats.get(format);
   if (!definition) {

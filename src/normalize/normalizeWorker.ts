@@ -1,4 +1,6 @@
-import { deterministicKey, legacyHashedKey } from '../keys/deterministicKey.js';
+import { WorkerConfigurationError } from '../errors.js';
+import { legacyHashedKey, uncheckedDeterministicKey } from '../keys/deterministicKey.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { defineWorker, type OutputStream, type WorkerDefinition } from '../worker/defineWorker.js';
 import type { FormatRegistry } from './formatRegistry.js';
 import { defaultFormats } from './inputFormat.js';
@@ -65,6 +67,15 @@ export interface NormalizeWorkerOptions {
   readonly formats?: FormatRegistry;
 }
 
+/** The names of {@link NormalizeWorkerOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const NORMALIZE_WORKER_OPTION_NAMES = {
+  formats: true,
+  inputBuckets: true,
+  outputBucket: true,
+  partBytes: true,
+  prefixes: true,
+} as const satisfies OptionNames<NormalizeWorkerOptions>;
+
 /**
  * The reference worker: normalizes CSV and NDJSON uploads under `incoming/` into NDJSON at
  * `normalized/{bucket}/{path}.ndjson`, and quarantines bad rows, with line numbers and reasons, at
@@ -74,6 +85,7 @@ export interface NormalizeWorkerOptions {
  * const worker = createNormalizeWorker({ outputBucket: 'rerun-output' });
  */
 export function createNormalizeWorker(options: NormalizeWorkerOptions): WorkerDefinition<NormalizeSummary> {
+  checkOptions('createNormalizeWorker', options, NORMALIZE_WORKER_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   const formats = options.formats ?? defaultFormats;
   return defineWorker<NormalizeSummary>({
     name: 'normalize',
@@ -127,7 +139,7 @@ export function normalizeKeyRules(
     suffix: '.ndjson',
   });
   const keyIn = (prefix: string) => (source: { bucket: string; key: string }) =>
-    deterministicKey(keyOptions(prefix, source));
+    uncheckedDeterministicKey(keyOptions(prefix, source));
   return {
     outputKey: keyIn(t.outputPrefix),
     sideOutputs: { quarantine: keyIn(t.quarantinePrefix) },

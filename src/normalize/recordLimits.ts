@@ -1,3 +1,4 @@
+import type { OptionNames } from '../options/checkOptions.js';
 /**
  * Per-record bounds shared by the CSV and NDJSON readers. They keep memory bounded whatever the
  * input looks like (a 1 GiB file with no newline at all, a quoted field that never closes), and they
@@ -27,6 +28,13 @@ export interface RecordLimits {
   /** NDJSON records nested deeper than this are quarantined. */
   readonly maxNestingDepth: number;
 }
+
+/** The names of {@link RecordLimits}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const RECORD_LIMIT_NAMES = {
+  maxRecordBytes: true,
+  maxRawChars: true,
+  maxNestingDepth: true,
+} as const satisfies OptionNames<RecordLimits>;
 
 /**
  * Fills in defaults and rejects nonsense loudly (a zero or fractional limit is a programming error,

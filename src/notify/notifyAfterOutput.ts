@@ -1,5 +1,7 @@
 import type { AfterOutputHook } from '../batch/createSqsBatchHandler.js';
+import { WorkerConfigurationError } from '../errors.js';
 import type { Ledger } from '../ledger/Ledger.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { notifyOutputOnce } from './notifyOutputOnce.js';
 
 /** Options for {@link notifyAfterOutput}. */
@@ -13,6 +15,14 @@ export interface NotifyAfterOutputOptions {
   readonly timeoutMs?: number;
 }
 
+/** The names of {@link NotifyAfterOutputOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const NOTIFY_AFTER_OUTPUT_OPTION_NAMES = {
+  codeVersion: true,
+  ledger: true,
+  timeoutMs: true,
+  url: true,
+} as const satisfies OptionNames<NotifyAfterOutputOptions>;
+
 /**
  * The reference side effect as a batch-handler hook: after an output is valid and current, notify
  * the webhook once per output content (dedupe ledger + `Idempotency-Key`). A rerun of unchanged
@@ -22,6 +32,7 @@ export interface NotifyAfterOutputOptions {
  * createSqsBatchHandler({ worker, store, sqs, afterOutput: notifyAfterOutput({ ledger, url, codeVersion }) });
  */
 export function notifyAfterOutput(options: NotifyAfterOutputOptions): AfterOutputHook {
+  checkOptions('notifyAfterOutput', options, NOTIFY_AFTER_OUTPUT_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   return async (output, { source, remainingTimeMs }) => {
     const records = output.summary.records;
     const quarantined = output.summary.quarantined;

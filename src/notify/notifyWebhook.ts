@@ -1,4 +1,5 @@
-import { RerunError } from '../errors.js';
+import { RerunError, WorkerConfigurationError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 
 /** Largest response-body excerpt kept (in results and error messages): results are stored in the ledger. */
 export const WEBHOOK_BODY_EXCERPT_BYTES = 1024;
@@ -21,6 +22,16 @@ export interface NotifyWebhookOptions {
   /** The fetch implementation. @default globalThis.fetch */
   fetch?: typeof fetch;
 }
+
+/** The names of {@link NotifyWebhookOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const NOTIFY_WEBHOOK_OPTION_NAMES = {
+  body: true,
+  dedupeKey: true,
+  fetch: true,
+  headers: true,
+  timeoutMs: true,
+  url: true,
+} as const satisfies OptionNames<NotifyWebhookOptions>;
 
 /** A 2xx answer. */
 export interface WebhookResponse {
@@ -62,6 +73,7 @@ export class WebhookDeliveryError extends RerunError {
  * await notifyWebhook({ url: process.env.NOTIFY_URL, body: { output: 'normalized/a.ndjson' }, dedupeKey });
  */
 export async function notifyWebhook(options: NotifyWebhookOptions): Promise<WebhookResponse> {
+  checkOptions('notifyWebhook', options, NOTIFY_WEBHOOK_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   const target = describeUrl(options.url);
   if (!/^[\x21-\x7e]{1,255}$/.test(options.dedupeKey)) {
     throw new WebhookDeliveryError(

@@ -1,4 +1,4 @@
-import { deterministicKey } from '../keys/deterministicKey.js';
+import { uncheckedDeterministicKey } from '../keys/deterministicKey.js';
 
 /** An object by bucket and key. */
 export interface ObjectRef {
@@ -94,7 +94,7 @@ export function isCustomKeyRule(
 export function outputKeyOf(rule: OutputKeyRule): (source: ObjectRef) => string {
   if ('outputKeyOf' in rule) return (source) => rule.outputKeyOf(source);
   const { prefix, stripPrefix = '', suffix = '' } = rule;
-  return (source) => deterministicKey({ prefix, source, stripPrefix, suffix });
+  return (source) => uncheckedDeterministicKey({ prefix, source, stripPrefix, suffix });
 }
 
 /**

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { buildOutputMetadata, type SourceIdentity } from '../done/outputMetadata.js';
+import { WorkerConfigurationError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import {
   S3_MIN_PART_BYTES,
   type S3ObjectStore,
@@ -38,6 +40,17 @@ export interface OutputWriterOptions {
   /** @default 'application/x-ndjson' */
   readonly contentType?: string;
 }
+
+/** The names of {@link OutputWriterOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const OUTPUT_WRITER_OPTION_NAMES = {
+  bucket: true,
+  codeVersion: true,
+  contentType: true,
+  key: true,
+  partBytes: true,
+  source: true,
+  store: true,
+} as const satisfies OptionNames<OutputWriterOptions>;
 
 /**
  * Streams one output to S3 and publishes it with a conditional write, never a blind overwrite.
@@ -88,6 +101,7 @@ export class OutputWriter {
   private wholeDigest: string | undefined;
 
   constructor(private readonly options: OutputWriterOptions) {
+    checkOptions('OutputWriter', options, OUTPUT_WRITER_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
     this.partBytes = Math.max(options.partBytes ?? DEFAULT_PART_BYTES, options.store.minPartBytes);
   }
 

@@ -12,7 +12,9 @@ import {
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import type { OutputHead } from '../done/judgeOutput.js';
+import { WorkerConfigurationError } from '../errors.js';
 import { stripQuotes } from '../intake/parseS3Event.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { type ConflictRetryPolicy, retryOnConflict } from './conflictRetry.js';
 import { classifyS3Error, errorCode, httpStatus, isMissingKey, type S3Target } from './errors.js';
 
@@ -70,6 +72,12 @@ export interface S3ObjectStoreOptions {
   readonly minPartBytes?: number;
 }
 
+/** The names of {@link S3ObjectStoreOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const S3_OBJECT_STORE_OPTION_NAMES = {
+  conflictRetry: true,
+  minPartBytes: true,
+} as const satisfies OptionNames<S3ObjectStoreOptions>;
+
 /**
  * Thin adapter over the S3 operations rerun uses. It classifies the answers that matter to
  * idempotency (404, 304, 412, 409), retries a PutObject's 409 (the one place that does), turns
@@ -89,6 +97,7 @@ export class S3ObjectStore {
     readonly client: S3Client,
     private readonly options: S3ObjectStoreOptions = {},
   ) {
+    checkOptions('S3ObjectStore', options, S3_OBJECT_STORE_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
     this.minPartBytes = options.minPartBytes ?? S3_MIN_PART_BYTES;
   }
 

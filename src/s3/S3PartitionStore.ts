@@ -1,6 +1,8 @@
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { WorkerConfigurationError } from '../errors.js';
 import { stripQuotes } from '../intake/parseS3Event.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { classifyS3Error, httpStatus, isMissingKey } from './errors.js';
 
 /** One listed object. */
@@ -29,6 +31,13 @@ export interface ListOptions {
   readonly stopAt?: (key: string) => boolean;
 }
 
+/** The names of {@link ListOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const LIST_OPTION_NAMES = {
+  prefix: true,
+  startAfter: true,
+  stopAt: true,
+} as const satisfies OptionNames<ListOptions>;
+
 /** Result of a GET that must read exactly one version of an object. */
 export type GetExactResult =
   | { readonly status: 'ok'; readonly body: Readable; readonly contentLength: number }
@@ -56,6 +65,7 @@ export class S3PartitionStore {
 
   /** Lists keys with their ETags and sizes, page by page (1000 keys per request). */
   async *list(bucket: string, options: ListOptions): AsyncGenerator<ListedObject> {
+    checkOptions('S3PartitionStore.list', options, LIST_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
     let token: string | undefined;
     do {
       this.listRequests++;

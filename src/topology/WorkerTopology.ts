@@ -1,3 +1,4 @@
+import type { OptionNames } from '../options/checkOptions.js';
 /**
  * The settings of a deployed worker and its ledger: what the CDK constructs (`src/cdk/`) and the
  * local provisioning (`local/provision.ts`) both read, so the deployed and the local pipeline are
@@ -38,6 +39,21 @@ export interface WorkerTopology {
    */
   readonly fifo?: boolean;
 }
+
+/** The names of {@link WorkerTopology}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const WORKER_TOPOLOGY_NAMES = {
+  name: true,
+  functionTimeoutSeconds: true,
+  memoryMiB: true,
+  batchSize: true,
+  maxBatchingWindowSeconds: true,
+  maxConcurrency: true,
+  visibilityTimeoutSeconds: true,
+  maxReceiveCount: true,
+  dlqRetentionDays: true,
+  queueRetentionDays: true,
+  fifo: true,
+} as const satisfies OptionNames<WorkerTopology>;
 
 /** The dedupe ledger table (one item per dedupe key). */
 export interface LedgerTopology {

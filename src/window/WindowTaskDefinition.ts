@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Logger } from '../logging/logger.js';
+import type { OptionNames } from '../options/checkOptions.js';
 import type { PartitionScheme, PartitionWindow } from '../partitions/partitionScheme.js';
 import type { PartitionSpec } from '../partitions/partitionSpec.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
@@ -212,6 +213,20 @@ export interface WindowTaskDefinition<Result = unknown, InputRecord = undefined>
   /** Words of its messages. @default the generic ones */
   readonly words?: WindowWords;
 }
+
+/** The names of {@link WindowTaskDefinition}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const WINDOW_TASK_DEFINITION_NAMES = {
+  build: true,
+  codeVersion: true,
+  inputs: true,
+  name: true,
+  output: true,
+  partitionLabel: true,
+  partitions: true,
+  recordInputs: true,
+  validate: true,
+  words: true,
+} as const satisfies OptionNames<WindowTaskDefinition<unknown, unknown>>;
 
 /** A checked window task: its definition with its schemes built. */
 export interface CompiledWindowTask<Result = unknown, InputRecord = undefined> {

@@ -5,11 +5,13 @@ import type { FailureRecorder } from '../failures/FailureRecorder.js';
 import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
 import { S3FailureRecorder } from '../failures/S3FailureRecorder.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import type { PartitionWindow } from '../partitions/partitionScheme.js';
 import { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { S3PartitionStore } from '../s3/S3PartitionStore.js';
 import type { OutcomeHook } from '../worker/outcomes.js';
 import type { WindowTask } from './defineWindowTask.js';
+import { WindowTaskConfigurationError } from './errors.js';
 import { windowOutputKeys } from './windowOutputLayout.js';
 import { parseWindowTaskMessage } from './windowTaskMessage.js';
 
@@ -64,6 +66,20 @@ export interface WindowTaskHandlerOptions {
   readonly logger?: Logger;
 }
 
+/** The names of {@link WindowTaskHandlerOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const WINDOW_TASK_HANDLER_OPTION_NAMES = {
+  clients: true,
+  deadlineMarginMs: true,
+  failurePrefix: true,
+  failureRecorder: true,
+  limits: true,
+  logger: true,
+  now: true,
+  onOutcome: true,
+  stage: true,
+  task: true,
+} as const satisfies OptionNames<WindowTaskHandlerOptions>;
+
 /**
  * The SQS handler of a user's window stage: each message names the stage and one window
  * ({@link windowTaskMessage}, or a schedule's `"window": "closed"`), and the handler brings that
@@ -83,6 +99,12 @@ export interface WindowTaskHandlerOptions {
 export function createWindowTaskHandler(
   options: WindowTaskHandlerOptions,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  checkOptions(
+    'createWindowTaskHandler',
+    options,
+    WINDOW_TASK_HANDLER_OPTION_NAMES,
+    (m) => new WindowTaskConfigurationError(options.task?.definition?.name ?? '(unnamed)', m),
+  );
   const { task } = options;
   const stage = options.stage ?? task.definition.name;
   const { bucket } = task.definition.output;

@@ -1,4 +1,5 @@
 import { RerunError } from '../errors.js';
+import { checkOptions } from '../options/checkOptions.js';
 import { windowsIntersecting } from '../partitions/mapWindows.js';
 import { type PartitionScheme, type PartitionWindow, partitionScheme } from '../partitions/partitionScheme.js';
 import type { PartitionSpec } from '../partitions/partitionSpec.js';
@@ -15,6 +16,7 @@ import type {
   WindowTaskDefinition,
   WindowWords,
 } from './WindowTaskDefinition.js';
+import { WINDOW_TASK_DEFINITION_NAMES } from './WindowTaskDefinition.js';
 
 /** A checked window task, ready to run one window at a time. */
 export interface WindowTask<Result = unknown, InputRecord = undefined> extends CompiledWindowTask<Result, InputRecord> {
@@ -71,6 +73,12 @@ function listingSchemeOf(own: PartitionSpec, input: PartitionSpec): PartitionSch
 export function defineWindowTask<Result = unknown, InputRecord = undefined>(
   definition: WindowTaskDefinition<Result, InputRecord>,
 ): WindowTask<Result, InputRecord> {
+  checkOptions(
+    'defineWindowTask',
+    definition,
+    WINDOW_TASK_DEFINITION_NAMES,
+    (m) => new WindowTaskConfigurationError(definition.name || '(unnamed)', m),
+  );
   const refuse = (problem: string): never => {
     throw new WindowTaskConfigurationError(definition.name || '(unnamed)', problem);
   };

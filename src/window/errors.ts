@@ -39,7 +39,9 @@ export class WindowOutputInvalidError extends RerunError {
  */
 export class WindowTaskConfigurationError extends RerunError {
   constructor(task: string, problem: string) {
-    super(`The window task "${task}" cannot be used: ${problem}. Fix its definition (defineWindowTask).`, {
+    // A problem that ends on its own question ("did you mean 'build'?") takes no second full stop.
+    const end = /[.?!]$/.test(problem) ? '' : '.';
+    super(`The window task "${task}" cannot be used: ${problem}${end} Fix its definition (defineWindowTask).`, {
       retryable: false,
     });
     this.name = 'WindowTaskConfigurationError';

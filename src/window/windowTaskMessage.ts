@@ -1,4 +1,5 @@
 import { RerunError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import type { PartitionScheme, PartitionWindow, TimePartitionScheme } from '../partitions/partitionScheme.js';
 import { WindowTaskMessageInvalidError } from './errors.js';
 
@@ -60,6 +61,13 @@ export interface WindowTaskMessageOptions {
   readonly token?: string;
 }
 
+/** The names of {@link WindowTaskMessageOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const WINDOW_TASK_MESSAGE_OPTION_NAMES = {
+  stage: true,
+  token: true,
+  window: true,
+} as const satisfies OptionNames<WindowTaskMessageOptions>;
+
 /**
  * The message that asks a stage's window task handler (createWindowTaskHandler) to bring one
  * window up to date: what `rerun backfill` or a script sends with `SendMessage`.
@@ -72,6 +80,12 @@ export interface WindowTaskMessageOptions {
  *   MessageGroupId: m.groupId, MessageDeduplicationId: m.deduplicationId }));
  */
 export function windowTaskMessage(options: WindowTaskMessageOptions): WindowTaskEnvelope {
+  checkOptions(
+    'windowTaskMessage',
+    options,
+    WINDOW_TASK_MESSAGE_OPTION_NAMES,
+    (m) => new WindowTaskMessageInvalidError(m),
+  );
   const window = typeof options.window === 'string' ? options.window : options.window.name;
   if (options.stage === '' || window === '' || window === CLOSED_WINDOW) {
     throw new WindowTaskMessageInvalidError(

@@ -3,6 +3,7 @@ import type { OutputHead } from '../done/judgeOutput.js';
 import type { SourceIdentity } from '../done/outputMetadata.js';
 import { OutputKeyOutsidePrefixesError, WorkerConfigurationError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { type CustomKeyRule, type DeterministicKeyRule, outputKeyOf } from '../pipeline/keyRule.js';
 import { PipelineDescriptionError } from '../pipeline/PipelineDescriptionError.js';
 import { checkKeyRule } from '../pipeline/parsePipelineDescription.js';
@@ -154,6 +155,25 @@ export type WorkerDefinitionInput<Summary extends Record<string, string | number
     readonly outputKey: WorkerDefinition<Summary>['outputKey'] | DeterministicKeyRule | CustomKeyRule;
   };
 
+/** The names of {@link WorkerDefinitionInput}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const WORKER_DEFINITION_NAMES = {
+  name: true,
+  codeVersion: true,
+  outputBucket: true,
+  outputKey: true,
+  outputPrefixes: true,
+  inputBuckets: true,
+  inputPrefixes: true,
+  sideOutputs: true,
+  legacyOutputKeys: true,
+  skipReason: true,
+  transform: true,
+  validate: true,
+  partBytes: true,
+  contentType: true,
+  firstRun: true,
+} as const satisfies OptionNames<WorkerDefinitionInput>;
+
 /**
  * Declares a worker. Checks the definition at start-up, so a mistake fails the deployment's first
  * invocation loudly instead of one record at a time. `outputKey` is a function, or a key rule as
@@ -175,6 +195,7 @@ export type WorkerDefinitionInput<Summary extends Record<string, string | number
 export function defineWorker<Summary extends Record<string, string | number>>(
   input: WorkerDefinitionInput<Summary>,
 ): WorkerDefinition<Summary> {
+  checkOptions('defineWorker', input, WORKER_DEFINITION_NAMES, (m) => new WorkerConfigurationError(m));
   const definition = { ...input, outputKey: keyFunction(input.outputKey) } as WorkerDefinition<Summary>;
   for (const field of ['name', 'codeVersion', 'outputBucket'] as const) {
     if (typeof definition[field] !== 'string' || definition[field] === '') {
@@ -184,25 +205,6 @@ export function defineWorker<Summary extends Record<string, string | number>>(
   if (typeof definition.outputKey !== 'function' || typeof definition.transform !== 'function') {
     throw new WorkerConfigurationError('defineWorker: "outputKey" and "transform" must be functions');
   }
-  const known = new Set([
-    'name',
-    'codeVersion',
-    'outputBucket',
-    'outputKey',
-    'outputPrefixes',
-    'inputBuckets',
-    'inputPrefixes',
-    'sideOutputs',
-    'legacyOutputKeys',
-    'skipReason',
-    'transform',
-    'validate',
-    'partBytes',
-    'contentType',
-    'firstRun',
-  ]);
-  const unknown = Object.keys(definition).filter((k) => !known.has(k));
-  if (unknown.length > 0) throw new WorkerConfigurationError(`defineWorker: unknown option(s) ${unknown.join(', ')}`);
   if (definition.firstRun !== undefined && !(FIRST_RUNS as readonly unknown[]).includes(definition.firstRun)) {
     throw new WorkerConfigurationError(
       `defineWorker: "firstRun" must be ${FIRST_RUNS.map((v) => `'${v}'`).join(', ')}, not ${JSON.stringify(definition.firstRun)}`,

@@ -3,10 +3,11 @@ import { eventProvesCurrent } from '../done/eventProvesCurrent.js';
 import { recordedSha256 } from '../done/integrity.js';
 import { type Judgement, judgeOutput, OutputState } from '../done/judgeOutput.js';
 import { MetadataKey, publishedSideOutputs, readSummary, type SourceIdentity } from '../done/outputMetadata.js';
-import { InputTooLargeError, PublishConflictError } from '../errors.js';
+import { InputTooLargeError, PublishConflictError, WorkerConfigurationError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type GetResult, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import { FirstRunPath, type FirstRunPolicy } from './adaptiveFirstRun.js';
@@ -104,6 +105,20 @@ export interface ProcessObjectOptions {
   readonly deadline?: ReadDeadline;
 }
 
+/** The names of {@link ProcessObjectOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const PROCESS_OBJECT_OPTION_NAMES = {
+  admission: true,
+  createFirst: true,
+  deadline: true,
+  firstRunPolicy: true,
+  freshDelivery: true,
+  logger: true,
+  maxInputBytes: true,
+  maxRounds: true,
+  removalsLookAgain: true,
+  store: true,
+} as const satisfies OptionNames<ProcessObjectOptions>;
+
 /** What {@link ProcessObjectOptions.admission} needs: a memory budget keyed by input size. */
 export interface TransformAdmission {
   /** Reserves at once if possible. */
@@ -166,6 +181,7 @@ export async function processObject(
   object: S3ObjectEvent,
   options: ProcessObjectOptions,
 ): Promise<ObjectOutcome> {
+  checkOptions('processObject', options, PROCESS_OBJECT_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   const skip = skipReason(worker, object);
   if (skip) return { status: 'skipped', reason: skip };
 

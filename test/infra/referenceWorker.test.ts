@@ -80,10 +80,13 @@ describe('RerunPipeline with the prebuilt normalize worker', () => {
     // RERUN_TRACE_AWS_SDK with tracing on, INPUT_BUCKETS the only bucket it reads (an event naming
     // another is refused). No LEDGER_TABLE: it uses the ledger only for NOTIFY_URL, which a webhook
     // sets together with the ledger (RerunPipeline's `ledger`).
+    // FAILURE_PREFIX where its failure records may go; MAX_RECEIVE_COUNT its queue's redrive count.
     expect(Object.keys(vars).sort()).toEqual([
+      'FAILURE_PREFIX',
       'INPUT_BUCKETS',
       'LOG_LEVEL',
       'MAX_INPUT_BYTES',
+      'MAX_RECEIVE_COUNT',
       'NODE_OPTIONS',
       'OUTPUT_BUCKET',
       'RERUN_TRACE_AWS_SDK',
