@@ -191,12 +191,7 @@ export const SQS_BATCH_HANDLER_OPTION_NAMES = {
 export function createSqsBatchHandler(
   given: SqsBatchHandlerOptions,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
-  checkOptions(
-    'createSqsBatchHandler',
-    given,
-    SQS_BATCH_HANDLER_OPTION_NAMES,
-    (m) => new WorkerConfigurationError(m),
-  );
+  checkOptions('createSqsBatchHandler', given, SQS_BATCH_HANDLER_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   // Built once per sandbox, at the handler's creation (module scope), as the clients of a Lambda should be.
   const options = { ...given, ...wiringFromEnvironment(given) };
   const concurrency = options.concurrency ?? (options.memoryBudget === false ? 4 : 100);
