@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { UNSEALED_INTEGRITY } from '../../src/done/integrity.js';
 import { MetadataKey } from '../../src/done/outputMetadata.js';
-import { MIN_PART_BYTES, OutputWriter } from '../../src/publish/OutputWriter.js';
+import { MAX_PARTS, MIN_PART_BYTES, OutputWriter } from '../../src/publish/OutputWriter.js';
 import { SealDigests } from '../../src/publish/sealDigests.js';
 import type { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 
@@ -197,5 +197,52 @@ describe('OutputWriter: multipart parts from two reused buffers', () => {
     const composite = createHash('sha256');
     for (const r of plan.ranges) composite.update(Buffer.from(r.sha256Base64, 'base64'));
     expect(plan.compositeBase64).toBe(composite.digest('base64'));
+  });
+});
+
+describe('OutputWriter: what cannot be published', () => {
+  it("refuses a part past S3's 10,000-part limit, naming the output and the option to raise", async () => {
+    const { store } = slowMultipartStore(0);
+    // A store whose minimum part is 1 byte, so 10,001 bytes in parts of 1 byte pass the limit; its
+    // UploadPart answers at once (10,000 timers would make the test slow, not stricter).
+    let uploaded = 0;
+    Object.assign(store, {
+      minPartBytes: 1,
+      uploadPart: async (_bucket: string, _key: string, part: { partNumber: number; sha256Base64: string }) => {
+        uploaded += 1;
+        return { partNumber: part.partNumber, etag: `"etag-${part.partNumber}"`, sha256Base64: part.sha256Base64 };
+      },
+    });
+    const out = writer(store, 1);
+    await out.write(Buffer.alloc(MAX_PARTS, 1));
+    await expect(out.write(Buffer.alloc(1, 2))).rejects.toThrow(
+      `output s3://out/normalized/a.ndjson needs more than ${MAX_PARTS} parts of 1 bytes (S3's limit): raise the worker's partBytes`,
+    );
+    // The 10,001st part was never sent.
+    expect(uploaded).toBe(MAX_PARTS);
+  });
+
+  it('after a 409 on the completion, refuses to complete the same upload again and says to write anew', async () => {
+    const { store } = slowMultipartStore(0);
+    let completions = 0;
+    (store as unknown as { completeMultipartUpload: () => Promise<unknown> }).completeMultipartUpload = async () => {
+      completions += 1;
+      return { status: 'conflict' };
+    };
+    const out = writer(store);
+    await out.write(Buffer.alloc(6 * MIB, 1));
+    expect(await out.publish({ ifNoneMatch: '*' })).toEqual({ status: 'conflict' });
+    expect(out.needsNewUpload).toBe(true);
+    await expect(out.publish({ ifNoneMatch: '*' })).rejects.toThrow(
+      'multipart upload upload-1 of s3://out/normalized/a.ndjson met a 409 ConditionalRequestConflict: ' +
+        'it cannot be completed again; abort it and write the output anew',
+    );
+    expect(completions).toBe(1);
+  });
+
+  it('plans no copy range for a seal of no parts (S3 refuses an empty range)', () => {
+    const plan = new SealDigests(64).finish();
+    expect(plan.ranges).toEqual([]);
+    expect(plan.sha256Base64).toBe(createHash('sha256').digest('base64'));
   });
 });
