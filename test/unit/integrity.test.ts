@@ -95,4 +95,14 @@ describe('what an integrity value records, and the source an output names', () =
     const edge = { bucket: 'in', key: 'k'.repeat(509) };
     expect(encodeSource(edge)).toBe(`in/${edge.key}`);
   });
+
+  it('refuses a summary field whose name S3 metadata would not keep as written', () => {
+    const source = { bucket: 'in', key: 'a.csv', etag: 'e' };
+    const integrity = { kind: 'unsealed' } as const;
+    const built = buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { 'bad-rows-2': 3 } });
+    expect(built['rerun-x-bad-rows-2']).toBe('3');
+    expect(() => buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { Records: 1 } })).toThrow(
+      `summary field "Records" must be lower-case letters, digits, '-'`,
+    );
+  });
 });

@@ -246,3 +246,46 @@ describe('OutputWriter: what cannot be published', () => {
     expect(plan.sha256Base64).toBe(createHash('sha256').digest('base64'));
   });
 });
+
+describe('OutputWriter: edges of writing and publishing', () => {
+  it('ignores an empty write and refuses a write after publish, naming the output', async () => {
+    const { store } = slowMultipartStore(0);
+    const out = writer(store);
+    await out.write('');
+    await out.write(Buffer.alloc(0));
+    expect(out.bytesWritten).toBe(0);
+    await out.write('a\n');
+    await out.publish({ ifNoneMatch: '*' });
+    await expect(out.write('b\n')).rejects.toThrow('output s3://out/normalized/a.ndjson is already published');
+  });
+
+  it('sends no empty last part when the content ends on a part boundary', async () => {
+    const { store, parts } = slowMultipartStore(0);
+    const out = writer(store);
+    await out.write(Buffer.alloc(2 * MIN_PART_BYTES, 5));
+    await out.publish({ ifNoneMatch: '*' });
+    expect(parts.map((p) => p.bytes.byteLength)).toEqual([MIN_PART_BYTES, MIN_PART_BYTES]);
+  });
+
+  it('after a 412 on the completion, completes the same upload under another condition without re-sending parts', async () => {
+    const { store, parts } = slowMultipartStore(0);
+    const completions: { uploadId: string; parts: readonly unknown[]; condition: unknown }[] = [];
+    (store as unknown as { completeMultipartUpload: unknown }).completeMultipartUpload = async (
+      _bucket: string,
+      _key: string,
+      request: { uploadId: string; parts: readonly unknown[]; condition: unknown },
+    ) => {
+      completions.push({ ...request, parts: [...request.parts] });
+      return completions.length === 1 ? { status: 'precondition-failed' } : { status: 'written', etag: 'final-2' };
+    };
+    const out = writer(store);
+    await out.write(Buffer.alloc(MIN_PART_BYTES + 7, 3));
+    expect(await out.publish({ ifNoneMatch: '*' })).toEqual({ status: 'precondition-failed' });
+    expect(out.needsNewUpload).toBe(false);
+    expect(await out.publish({ ifMatch: '"old"' })).toEqual({ status: 'written', etag: 'sealed' });
+    expect(parts).toHaveLength(2);
+    expect(completions.map((c) => c.condition)).toEqual([{ ifNoneMatch: '*' }, { ifMatch: '"old"' }]);
+    expect(completions[1]?.parts).toEqual(completions[0]?.parts);
+    expect(completions.every((c) => c.uploadId === 'upload-1')).toBe(true);
+  });
+});
