@@ -288,4 +288,12 @@ describe('OutputWriter: edges of writing and publishing', () => {
     expect(completions[1]?.parts).toEqual(completions[0]?.parts);
     expect(completions.every((c) => c.uploadId === 'upload-1')).toBe(true);
   });
+
+  it("gives a single-part output's checksum as the SHA-256 of its body once published", async () => {
+    const { store } = slowMultipartStore(0);
+    const out = writer(store);
+    await out.write('{"a":1}\n');
+    await out.publish({ ifNoneMatch: '*' });
+    expect(out.contentChecksum).toBe(createHash('sha256').update('{"a":1}\n').digest('base64'));
+  });
 });
