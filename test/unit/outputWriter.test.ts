@@ -296,4 +296,26 @@ describe('OutputWriter: edges of writing and publishing', () => {
     await out.publish({ ifNoneMatch: '*' });
     expect(out.contentChecksum).toBe(createHash('sha256').update('{"a":1}\n').digest('base64'));
   });
+
+  it('abort aborts a multipart upload at the store once its part in flight is answered, and refuses later writes', async () => {
+    const { store, parts } = slowMultipartStore(5);
+    const aborted: string[] = [];
+    (store as unknown as { abortMultipartUpload: unknown }).abortMultipartUpload = async (
+      _bucket: string,
+      _key: string,
+      uploadId: string,
+    ) => {
+      aborted.push(`${uploadId} after ${parts.length} part(s)`);
+    };
+    const out = writer(store);
+    await out.write(Buffer.alloc(MIN_PART_BYTES + 1, 4));
+    await out.abort();
+    expect(aborted).toEqual(['upload-1 after 1 part(s)']);
+    await expect(out.write('x')).rejects.toThrow('is already published');
+    // A single-part output has no upload to abort.
+    const single = writer(store);
+    await single.write('a\n');
+    await single.abort();
+    expect(aborted).toHaveLength(1);
+  });
 });
