@@ -24,8 +24,8 @@ export default {
   reporters: ['clear-text', 'progress-append-only', 'json'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   clearTextReporter: { allowColor: false, logTests: false, reportMutants: true, reportScoreTable: true },
-  // break: the score measured on 2026-12-06 (81.36 %), rounded down; raise it as survivors are killed.
-  thresholds: { high: 90, low: 70, break: 81 },
+  // break: the score measured on 2026-12-06 (84.08 %), rounded down; raise it as survivors are killed.
+  thresholds: { high: 90, low: 70, break: 84 },
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
 };
