@@ -16,6 +16,9 @@ const SKIP = new Set([
   '.rerun',
   '.ci-report',
   'api-docs',
+  // Stryker's copies of the project while `npm run test:mutation` runs, and its report.
+  '.stryker-tmp',
+  'reports',
 ]);
 
 function repositoryFiles(dir = ''): string[] {

@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { judgeSummaryHead } from '../../app/partition/judgeSummaryHead.js';
 import { buildSummaryMetadata } from '../../app/partition/summaryMetadata.js';
-import { formatIntegrity, integrityProblem } from '../../src/done/integrity.js';
+import { formatIntegrity, integrityProblem, recordedSha256 } from '../../src/done/integrity.js';
 import { judgeOutput } from '../../src/done/judgeOutput.js';
-import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
+import { buildOutputMetadata, encodeSource } from '../../src/done/outputMetadata.js';
 
 const sha = 'LUsRiTIcdURfpnmx+yahvyjPzcyGGdGSzfNiBm1NQm0=';
 
@@ -64,5 +65,44 @@ describe('one integrity check for outputs and summaries', () => {
     const reason = integrityProblem(`sha256:${sha}:1`, truncated);
     expect(output).toMatchObject({ state: 'invalid', reason });
     expect(summary).toMatchObject({ state: 'invalid', reason });
+  });
+});
+
+describe('what an integrity value records, and the source an output names', () => {
+  it('reads the whole-content SHA-256 of a single-part or sealed value, and none from an unsealed or unreadable one', () => {
+    expect(recordedSha256(formatIntegrity({ kind: 'sha256', sha256Base64: sha, bytes: 3 }))).toBe(sha);
+    expect(
+      recordedSha256(
+        formatIntegrity({ kind: 'sha256-parts', sha256Base64: sha, compositeBase64: 'x=', parts: 2, bytes: 9 }),
+      ),
+    ).toBe(sha);
+    expect(recordedSha256(formatIntegrity({ kind: 'unsealed' }))).toBeUndefined();
+    expect(recordedSha256(`sha256:${sha}`)).toBeUndefined();
+    expect(recordedSha256(undefined)).toBeUndefined();
+  });
+
+  it('names a source too long for S3 metadata by the SHA-256 of its bucket and raw key, distinct per key', () => {
+    const short = { bucket: 'in', key: 'incoming/café.csv' };
+    expect(encodeSource(short)).toBe('in/incoming%2Fcaf%C3%A9.csv');
+    // 600 characters of key: past the 512 the readable form may take.
+    const long = { bucket: 'in', key: `incoming/${'a'.repeat(591)}` };
+    const other = { bucket: 'in', key: `incoming/${'a'.repeat(590)}b` };
+    const hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+    expect(encodeSource(long)).toBe(`sha256:${hex(`in/${long.key}`)}`);
+    expect(encodeSource(other)).toBe(`sha256:${hex(`in/${other.key}`)}`);
+    expect(encodeSource(long)).not.toBe(encodeSource(other));
+    // Exactly 512 readable characters stay readable.
+    const edge = { bucket: 'in', key: 'k'.repeat(509) };
+    expect(encodeSource(edge)).toBe(`in/${edge.key}`);
+  });
+
+  it('refuses a summary field whose name S3 metadata would not keep as written', () => {
+    const source = { bucket: 'in', key: 'a.csv', etag: 'e' };
+    const integrity = { kind: 'unsealed' } as const;
+    const built = buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { 'bad-rows-2': 3 } });
+    expect(built['rerun-x-bad-rows-2']).toBe('3');
+    expect(() => buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { Records: 1 } })).toThrow(
+      `summary field "Records" must be lower-case letters, digits, '-'`,
+    );
   });
 });

@@ -35,6 +35,17 @@ describe('judgeOutput: the done-check decision', () => {
     expect(verdict).toMatchObject({ state: OutputState.INVALID, reason: expect.stringMatching(/no rerun metadata/) });
   });
 
+  it('an object missing any one of its source, source ETag, code version or integrity is invalid', () => {
+    for (const key of [MetadataKey.SOURCE, MetadataKey.SOURCE_ETAG, MetadataKey.CODE_VERSION, MetadataKey.INTEGRITY]) {
+      const metadata = { ...goodHead().metadata };
+      delete metadata[key];
+      expect(judgeOutput(goodHead({ metadata }), expected), key).toMatchObject({
+        state: OutputState.INVALID,
+        reason: expect.stringMatching(/no rerun metadata/),
+      });
+    }
+  });
+
   it('a partial object (length differs from what was written) is invalid', () => {
     expect(judgeOutput(goodHead({ contentLength: 3 }), expected)).toMatchObject({
       state: OutputState.INVALID,

@@ -92,6 +92,22 @@ describe('decideLostClaim', () => {
     }
   });
 
+  it('replays a succeeded key whose effect returned nothing (no result, none omitted)', () => {
+    expect(decide({ status: LedgerStatus.SUCCEEDED, attempt: 2 })).toEqual({
+      kind: ClaimDecisionKind.REPLAY_RESULT,
+      resultJson: undefined,
+      attempt: 2,
+    });
+  });
+
+  it('replays a key this owner itself completed instead of calling it claimed', () => {
+    expect(decide({ owner: 'me', status: LedgerStatus.SUCCEEDED, resultJson: '1', attempt: 2 })).toEqual({
+      kind: ClaimDecisionKind.REPLAY_RESULT,
+      resultJson: '1',
+      attempt: 2,
+    });
+  });
+
   it('recognises its own claim after an SDK retry of a claim whose response was lost', () => {
     expect(decide({ owner: 'me', attempt: 3 })).toEqual({ kind: ClaimDecisionKind.CLAIMED, attempt: 3 });
   });
@@ -102,6 +118,13 @@ describe('decideLostHolderWrite', () => {
     const old = { ...base, owner: 'me', status: LedgerStatus.SUCCEEDED };
     expect(decideLostHolderWrite({ old, owner: 'me', intended: LedgerStatus.SUCCEEDED })).toBe(
       HolderWriteDecisionKind.ALREADY_APPLIED,
+    );
+  });
+
+  it('does not take a record still in progress under this holder for its completed write', () => {
+    const old = { ...base, owner: 'me', status: LedgerStatus.IN_PROGRESS };
+    expect(decideLostHolderWrite({ old, owner: 'me', intended: LedgerStatus.SUCCEEDED })).toBe(
+      HolderWriteDecisionKind.LEASE_LOST,
     );
   });
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { UNSEALED_INTEGRITY } from '../../src/done/integrity.js';
 import { MetadataKey } from '../../src/done/outputMetadata.js';
-import { MIN_PART_BYTES, OutputWriter } from '../../src/publish/OutputWriter.js';
+import { MAX_PARTS, MIN_PART_BYTES, OutputWriter } from '../../src/publish/OutputWriter.js';
 import { SealDigests } from '../../src/publish/sealDigests.js';
 import type { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 
@@ -197,5 +197,127 @@ describe('OutputWriter: multipart parts from two reused buffers', () => {
     const composite = createHash('sha256');
     for (const r of plan.ranges) composite.update(Buffer.from(r.sha256Base64, 'base64'));
     expect(plan.compositeBase64).toBe(composite.digest('base64'));
+  });
+});
+
+describe('OutputWriter: what cannot be published', () => {
+  it("refuses a part past S3's 10,000-part limit, naming the output and the option to raise", async () => {
+    const { store } = slowMultipartStore(0);
+    // A store whose minimum part is 1 byte, so 10,001 bytes in parts of 1 byte pass the limit; its
+    // UploadPart answers at once (10,000 timers would make the test slow, not stricter).
+    let uploaded = 0;
+    Object.assign(store, {
+      minPartBytes: 1,
+      uploadPart: async (_bucket: string, _key: string, part: { partNumber: number; sha256Base64: string }) => {
+        uploaded += 1;
+        return { partNumber: part.partNumber, etag: `"etag-${part.partNumber}"`, sha256Base64: part.sha256Base64 };
+      },
+    });
+    const out = writer(store, 1);
+    await out.write(Buffer.alloc(MAX_PARTS, 1));
+    await expect(out.write(Buffer.alloc(1, 2))).rejects.toThrow(
+      `output s3://out/normalized/a.ndjson needs more than ${MAX_PARTS} parts of 1 bytes (S3's limit): raise the worker's partBytes`,
+    );
+    // The 10,001st part was never sent.
+    expect(uploaded).toBe(MAX_PARTS);
+  });
+
+  it('after a 409 on the completion, refuses to complete the same upload again and says to write anew', async () => {
+    const { store } = slowMultipartStore(0);
+    let completions = 0;
+    (store as unknown as { completeMultipartUpload: () => Promise<unknown> }).completeMultipartUpload = async () => {
+      completions += 1;
+      return { status: 'conflict' };
+    };
+    const out = writer(store);
+    await out.write(Buffer.alloc(6 * MIB, 1));
+    expect(await out.publish({ ifNoneMatch: '*' })).toEqual({ status: 'conflict' });
+    expect(out.needsNewUpload).toBe(true);
+    await expect(out.publish({ ifNoneMatch: '*' })).rejects.toThrow(
+      'multipart upload upload-1 of s3://out/normalized/a.ndjson met a 409 ConditionalRequestConflict: ' +
+        'it cannot be completed again; abort it and write the output anew',
+    );
+    expect(completions).toBe(1);
+  });
+
+  it('plans no copy range for a seal of no parts (S3 refuses an empty range)', () => {
+    const plan = new SealDigests(64).finish();
+    expect(plan.ranges).toEqual([]);
+    expect(plan.sha256Base64).toBe(createHash('sha256').digest('base64'));
+  });
+});
+
+describe('OutputWriter: edges of writing and publishing', () => {
+  it('ignores an empty write and refuses a write after publish, naming the output', async () => {
+    const { store } = slowMultipartStore(0);
+    const out = writer(store);
+    await out.write('');
+    await out.write(Buffer.alloc(0));
+    expect(out.bytesWritten).toBe(0);
+    await out.write('a\n');
+    await out.publish({ ifNoneMatch: '*' });
+    await expect(out.write('b\n')).rejects.toThrow('output s3://out/normalized/a.ndjson is already published');
+  });
+
+  it('sends no empty last part when the content ends on a part boundary', async () => {
+    const { store, parts } = slowMultipartStore(0);
+    const out = writer(store);
+    await out.write(Buffer.alloc(2 * MIN_PART_BYTES, 5));
+    await out.publish({ ifNoneMatch: '*' });
+    expect(parts.map((p) => p.bytes.byteLength)).toEqual([MIN_PART_BYTES, MIN_PART_BYTES]);
+  });
+
+  it('after a 412 on the completion, completes the same upload under another condition without re-sending parts', async () => {
+    const { store, parts } = slowMultipartStore(0);
+    const completions: { uploadId: string; parts: readonly unknown[]; condition: unknown }[] = [];
+    (store as unknown as { completeMultipartUpload: unknown }).completeMultipartUpload = async (
+      _bucket: string,
+      _key: string,
+      request: { uploadId: string; parts: readonly unknown[]; condition: unknown },
+    ) => {
+      completions.push({ ...request, parts: [...request.parts] });
+      return completions.length === 1 ? { status: 'precondition-failed' } : { status: 'written', etag: 'final-2' };
+    };
+    const out = writer(store);
+    await out.write(Buffer.alloc(MIN_PART_BYTES + 7, 3));
+    expect(await out.publish({ ifNoneMatch: '*' })).toEqual({ status: 'precondition-failed' });
+    expect(out.needsNewUpload).toBe(false);
+    expect(await out.publish({ ifMatch: '"old"' })).toEqual({ status: 'written', etag: 'sealed' });
+    expect(parts).toHaveLength(2);
+    expect(completions.map((c) => c.condition)).toEqual([{ ifNoneMatch: '*' }, { ifMatch: '"old"' }]);
+    expect(completions[1]?.parts).toEqual(completions[0]?.parts);
+    expect(completions.every((c) => c.uploadId === 'upload-1')).toBe(true);
+  });
+
+  it("gives a single-part output's checksum as the SHA-256 of its body once published", async () => {
+    const { store } = slowMultipartStore(0);
+    const out = writer(store);
+    await out.write('{"a":1}\n');
+    // Not before it is published: the content may still grow.
+    expect(out.contentChecksum).toBeUndefined();
+    await out.publish({ ifNoneMatch: '*' });
+    expect(out.contentChecksum).toBe(createHash('sha256').update('{"a":1}\n').digest('base64'));
+  });
+
+  it('abort aborts a multipart upload at the store once its part in flight is answered, and refuses later writes', async () => {
+    const { store, parts } = slowMultipartStore(5);
+    const aborted: string[] = [];
+    (store as unknown as { abortMultipartUpload: unknown }).abortMultipartUpload = async (
+      _bucket: string,
+      _key: string,
+      uploadId: string,
+    ) => {
+      aborted.push(`${uploadId} after ${parts.length} part(s)`);
+    };
+    const out = writer(store);
+    await out.write(Buffer.alloc(MIN_PART_BYTES + 1, 4));
+    await out.abort();
+    expect(aborted).toEqual(['upload-1 after 1 part(s)']);
+    await expect(out.write('x')).rejects.toThrow('is already published');
+    // A single-part output has no upload to abort.
+    const single = writer(store);
+    await single.write('a\n');
+    await single.abort();
+    expect(aborted).toHaveLength(1);
   });
 });
