@@ -171,6 +171,11 @@ const NOT_MODIFIED: GetResult = { status: 'not-modified' };
  *    done before this call replaced it. Changed: build again; deleted: remove the outputs. After a
  *    create this is skipped where removals look again (options.removalsLookAgain): no output existed
  *    for a revert to have found done, so only a delete can have gone unseen.
+ * 7. The input gone (a round's GET answers 404), on a redelivery: side objects of this input that
+ *    the output in place does not list are removed (left by an attempt killed before its main
+ *    output), and an output that names this input and lists a side object that is gone is removed
+ *    with its side objects, as a delete event would (the side-output protocol's step 6,
+ *    src/worker/sideOutputs.ts, says why neither races a publisher).
  *
  * @example
  * const outcome = await processObject(worker, { bucket: 'in', key: 'incoming/a.csv', eventName: 'ObjectCreated:Put' },
@@ -246,7 +251,14 @@ export async function processObject(
     if (result.outcome.status === 'processed') published = result.final.sourceEtag;
     else if (published !== undefined && result.inputGone) {
       // Step 6, the input gone: deleted while this call built its output.
-      return finish(await removeAfterDelete(worker, object, options, logger));
+      logger.info('the input was deleted while its output was built: removing the outputs');
+      return finish(await removeAfterDelete(worker, object, options, logger, DELETED_WHILE_BUILT));
+    } else if (result.inputGone && result.listedSideGone !== undefined) {
+      // Step 7: an output of a deleted input that can never be done again (sideOutputs.ts, step 6).
+      logger.info('the input was deleted and its output lists a side object that is gone: removing the outputs', {
+        sideOutput: result.listedSideGone,
+      });
+      return finish(await removeAfterDelete(worker, object, options, logger, DELETED_SIDE_GONE));
     }
     let changedSideObjects = result.changedSideObjects;
     if (orphans.size > 0 || sweepDebris) {
@@ -272,7 +284,10 @@ export async function processObject(
     // from those bytes done, before this round replaced it with the content in between.
     const now = await options.store.get(object.bucket, object.key, { ifNoneMatch: published });
     if (now.status === 'not-modified') return finish(settled);
-    if (now.status === 'missing') return finish(await removeAfterDelete(worker, object, options, logger));
+    if (now.status === 'missing') {
+      logger.info('the input was deleted while its output was built: removing the outputs');
+      return finish(await removeAfterDelete(worker, object, options, logger, DELETED_WHILE_BUILT));
+    }
     now.body.destroy();
     logger.info('the input changed while its output was built: building it again', { round });
   }
@@ -288,24 +303,31 @@ function withoutETag(object: S3ObjectEvent): S3ObjectEvent {
   return rest;
 }
 
+const DELETED_WHILE_BUILT = 'input deleted while its output was built';
+const DELETED_SIDE_GONE = 'input deleted and its output lists a side object that is gone';
+
 /**
- * The input was deleted while this call built its output: its ObjectRemoved event may already have
- * been handled, and then nothing else would remove what this call published. Remove it now, as
- * that event would (src/worker/removeOutputs.ts).
+ * Removes the outputs of a deleted input, as its ObjectRemoved event would (src/worker/removeOutputs.ts:
+ * conditional deletes, and an input that exists again is kept and rebuilt). Two callers:
+ * - the input was deleted while this call built its output: that event may already have been
+ *   handled, and then nothing else would remove what this call published;
+ * - the output in place names the deleted input and lists a side object that is gone: a writer of the
+ *   deleted content published it after its side object was removed as debris, and was killed before
+ *   its closing check (sideOutputs.ts, step 6). It can never be done again.
  */
 async function removeAfterDelete(
   worker: WorkerDefinition,
   object: S3ObjectEvent,
   options: ProcessObjectOptions,
   logger: Logger,
+  why: string,
 ): Promise<ObjectOutcome> {
-  logger.info('the input was deleted while its output was built: removing the outputs');
   const removal = await removeOutputs(
     worker,
     { bucket: object.bucket, key: object.key, eventName: 'ObjectRemoved:Delete' },
     { store: options.store, logger, rebuild: (o) => processObject(worker, o, options) },
   );
-  return { ...removal, reason: `input deleted while its output was built: ${removal.reason}` };
+  return { ...removal, reason: `${why}: ${removal.reason}` };
 }
 
 function skipReason(worker: WorkerDefinition, object: S3ObjectEvent): string | undefined {
@@ -327,6 +349,8 @@ type AttemptResult =
       readonly changedSideObjects: number;
       /** The input did not exist when this round read it. */
       readonly inputGone?: boolean;
+      /** With inputGone: the output in place names this input and lists a side object that is missing or changed. */
+      readonly listedSideGone?: string;
       /** This round published the output with `If-None-Match: *`: there was none before it. */
       readonly created?: boolean;
       /** The round's done-check found an output at the key (false when it skipped the check and created). */
@@ -370,6 +394,9 @@ async function attempt(
       final: judged.inPlace,
       changedSideObjects: 0,
       inputGone: true,
+      ...(read.sideProblem !== undefined && verdict.state === OutputState.BUILT
+        ? { listedSideGone: read.sideProblem }
+        : {}),
       outputWasInPlace: judged.head !== undefined,
     };
   }

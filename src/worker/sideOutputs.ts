@@ -1,5 +1,5 @@
 import { judgeOutput, OutputState } from '../done/judgeOutput.js';
-import type { SourceIdentity } from '../done/outputMetadata.js';
+import { encodeSource, MetadataKey, type SourceIdentity } from '../done/outputMetadata.js';
 import { PublishConflictError } from '../errors.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import type { Logger } from '../logging/logger.js';
@@ -32,6 +32,33 @@ import type { OutputStream, WorkerDefinition } from './defineWorker.js';
  *    replaced a side object, or published an output that lists one, ends with one more done-check
  *    round (processObject.ts); one that finds a listed side object missing rebuilds. Whichever of
  *    the two comes last, the remover's check or the publisher's, sees the other's effect.
+ * 6. The input gone. An attempt killed between its side output and its main output leaves a side
+ *    object that no output lists; when the input is then deleted, no later delivery builds an
+ *    output that would replace it, and without an `ObjectRemoved` event (or before its removal's
+ *    look again is due) nothing else removes it. So a redelivery whose round reads the input and
+ *    finds it gone (404 on the GET) removes, with `If-Match` on the ETag its HEAD saw, each side
+ *    object that records this input as its source and that the output in place does not list
+ *    ({@link sweepSideOutputs}); and a round that finds the input gone while the output in place
+ *    names it and lists a side object that is missing or changed removes that output too, as a delete
+ *    event would (removeOutputs.ts): it can never be done again. Why neither races a publisher:
+ *    - A publisher of the deleted content read the input before the delete, so before the
+ *      remover's GET answered 404. Its output lists the side object, so it ends with the closing
+ *      done-check of step 5, which reads the input after its publish. If that read comes after the
+ *      delete, it finds the input gone and removes what it published (processObject's step 6). If
+ *      it came before, the publish came before the delete, hence before the remover's removal: the
+ *      remover's own closing check (step 5: it removed something) comes after the publish, finds
+ *      the output listing a side object that is gone and the input gone, and removes the output by
+ *      the second rule. A publisher killed before its check is found the same way, by the remover's
+ *      check or, when it published later still, by its own redelivery (a killed attempt's message
+ *      comes back).
+ *    - A publisher for a live input (the key uploaded again after the remover's 404) writes side
+ *      objects of its own. Other bytes have another ETag: the remover's If-Match answers 412 and
+ *      keeps them. The same bytes have the same ETag, and the publisher may have accepted the
+ *      remover's object as its own (a 412 on create, step 2), so the delete may remove a side
+ *      object its output lists: the remover counts the removal as a change and runs the closing
+ *      done-check of step 5, and the publisher runs its own; whichever comes last after the
+ *      publish finds the listed object missing, reads the live input and rebuilds. The second rule
+ *      deletes through removeOutputs, which keeps and rebuilds an input that exists again.
  */
 
 /**
@@ -208,7 +235,9 @@ export async function removeStaleSideOutputs(
  *   not say what it lists (an earlier release wrote it), nothing is removed.
  * - `debris`: on a redelivery, any declared side object built from other input content than the
  *   final output's and not listed by it: left by an earlier attempt that died between the side and
- *   the main output.
+ *   the main output. When the round found the input gone (`result.inputGone`), every such object
+ *   that records this input as its source is debris, whatever content it was built from: the
+ *   protocol's step 6 (above) says why removing it cannot break a publisher.
  *
  * A writer may still be between its side output and its main output, and its object may carry the
  * ETag of ours (same bytes): the caller's closing done-check (the protocol's step 5, above) and
@@ -218,7 +247,7 @@ export async function sweepSideOutputs(
   worker: WorkerDefinition,
   store: S3ObjectStore,
   object: S3ObjectEvent,
-  result: { readonly final: FinalOutput },
+  result: { readonly final: FinalOutput; readonly inputGone?: boolean },
   options: { orphans: ReadonlyMap<string, string>; debris: boolean; logger: Logger },
 ): Promise<number> {
   const { final } = result;
@@ -234,9 +263,13 @@ export async function sweepSideOutputs(
     if (!existing || existing.etag === listedEtag) continue;
     const mine = orphanEtag !== undefined && existing.etag === orphanEtag;
     const builtFrom = judgeOutput(existing, { source: object, codeVersion: worker.codeVersion });
+    // The input gone (the round's GET answered 404): a side object naming it can be listed by no
+    // output but one of deleted content, whose writer checks the input after it publishes.
+    const ofGoneInput = result.inputGone === true && existing.metadata[MetadataKey.SOURCE] === encodeSource(object);
     const debris =
       isDebrisCandidate &&
       (builtFrom.state !== OutputState.BUILT ||
+        ofGoneInput ||
         (final.sourceEtag !== undefined && builtFrom.sourceEtag !== final.sourceEtag));
     if (!mine && !debris) continue;
     if ((await store.deleteIfMatch(worker.outputBucket, key, existing.etag)) !== DeleteStatus.DELETED) continue;

@@ -36,7 +36,7 @@ const NOT_RUN_HERE: Record<string, string> = {
   'npm install --save-dev aws-cdk-lib constructs esbuild': 'test/package/consumer.test.ts synthesizes the CDK example',
   'npm ci': 'the clone links the node_modules this checkout installed with npm ci from the same lockfile',
   'npm test': 'this file is part of npm test',
-  'npm run test:chaos': 'about 10 minutes, run by hand; test/chaos/*.test.ts (in npm test) check its harness',
+  'npm run test:chaos': 'about 12 minutes, run by .ci/run; test/chaos/*.test.ts (in npm test) check its harness',
   'npm run bench': 'about 5 minutes of measuring, run by hand; test/unit/benchTargets.test.ts checks its judging',
   'bash scripts/install-lambda-runtime.sh':
     'the lambda-runtime tier (npm run test:lambda-runtime) installs and uses it',

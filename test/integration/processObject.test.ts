@@ -987,6 +987,68 @@ describe('processObject against the emulator', () => {
     expect(await listKeys(clients.s3, output)).toEqual([]);
   });
 
+  it('a redelivery that finds the input deleted removes the quarantine a killed attempt left without its output', async () => {
+    const eTag = await putEtag('a.txt', 'ok\n!bad\n');
+    await processObject(worker, eventOf('a.txt', eTag), { store, freshDelivery: true });
+    // The attempt was killed between its quarantine PUT and its output PUT; then the input was deleted.
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: input, Key: 'a.txt' }));
+    expect(await listKeys(clients.s3, output)).toEqual([`quarantine/${input}/a.txt.txt`]);
+    log.clear();
+    const outcome = await processObject(worker, eventOf('a.txt', eTag), { store });
+    expect(outcome).toMatchObject({ status: 'skipped', reason: 'input no longer exists: nothing written' });
+    expect(await listKeys(clients.s3, output)).toEqual([]);
+    // Conditional: If-Match on the ETag the HEAD saw, never a blind delete.
+    expect(log.requests.find((r) => r.operation === 'DeleteObject')?.input.IfMatch).toMatch(/^".+"$/);
+  });
+
+  it('a redelivery that finds the input deleted removes an output whose listed quarantine is gone', async () => {
+    // A writer of the deleted content published its output after its quarantine was removed as
+    // debris, and was killed before its closing check: the output lists a side object that is gone.
+    const eTag = await putEtag('a.txt', 'ok\n!bad\n');
+    await processObject(worker, eventOf('a.txt', eTag), { store, freshDelivery: true });
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: output, Key: `quarantine/${input}/a.txt.txt` }));
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: input, Key: 'a.txt' }));
+    const outcome = await processObject(worker, eventOf('a.txt', eTag), { store });
+    expect(outcome).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/^input deleted and its output lists a side object that is gone: .*removed main/),
+    });
+    expect(await listKeys(clients.s3, output)).toEqual([]);
+  });
+
+  it('removing the quarantine of a deleted input does not break the output of a re-upload built meanwhile', async () => {
+    const eTag = await putEtag('a.txt', 'ok\n!bad\n');
+    await processObject(worker, eventOf('a.txt', eTag), { store, freshDelivery: true });
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: output, Key: outKey('a.txt') }));
+    await clients.s3.send(new DeleteObjectCommand({ Bucket: input, Key: 'a.txt' }));
+    // Between the sweep's HEAD of the quarantine and its conditional delete, the same bytes are
+    // uploaded again and their delivery runs to the end: it accepts the quarantine in place (same
+    // content, same ETag) and publishes an output that lists it. The delete's If-Match cannot tell
+    // the two apart, so it removes the re-upload's quarantine; the sweeper's closing check repairs it.
+    let raced = false;
+    const racing = new (class extends S3ObjectStore {
+      override async deleteIfMatch(bucket: string, key: string, etag: string) {
+        if (!raced && key.startsWith('quarantine/')) {
+          raced = true;
+          await put('a.txt', 'ok\n!bad\n');
+          const reupload = await processObject(worker, event('a.txt'), { store, freshDelivery: true });
+          expect(reupload).toMatchObject({ status: 'processed' });
+        }
+        return super.deleteIfMatch(bucket, key, etag);
+      }
+    })(clients.s3);
+    const outcome = await processObject(worker, eventOf('a.txt', eTag), { store: racing });
+    expect(raced).toBe(true);
+    expect(outcome).toMatchObject({ status: 'processed' });
+    expect(await readText(clients.s3, output, outKey('a.txt'))).toBe('OK\n');
+    expect(await readText(clients.s3, output, `quarantine/${input}/a.txt.txt`)).toBe('!bad\n');
+    expect(await processObject(worker, event('a.txt'), { store })).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/^already done/),
+    });
+  });
+
   it('a transform that fails leaves nothing visible and no multipart upload behind', async () => {
     await put('a.txt', 'x\n'.repeat(4 * 1024 * 1024));
     const failing = upperWorker(output, {
