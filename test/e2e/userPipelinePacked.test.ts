@@ -474,6 +474,14 @@ describe('a plain-JavaScript pipeline of three stages from the packed package un
       ),
     );
     expect(redrive.stdout()).toMatch(/^SUMMARY \{"dryRun":true,"inspected":1,"moved":0,/m);
+    // By the stage's name: the object stage's DLQ is named "clean", and --queue clean picks it.
+    const byStage = await tool(['redrive', '--queue', 'clean', '--dry-run', '--app-name', app]);
+    expect(byStage.stdout()).toMatch(new RegExp(`^clean DLQ \\(object stage\\): \\S+/${app}-normalize-dlq$`, 'm'));
+    expect(byStage.stdout()).toContain('Error: clean: the input holds the POISON marker');
+    expect(byStage.stdout()).toMatch(/^SUMMARY \{"dryRun":true,"inspected":1,"moved":0,.*"queues":1\}$/m);
+    expect(redrive.stdout()).toMatch(/^clean DLQ \(object stage\): /m);
+    expect(redrive.stdout()).not.toMatch(/^normalize DLQ/m);
+
     const ui = npxRerun(['ui', '--app-name', app]);
     await until('the URL line', () => /^URL /m.test(ui.stdout()) || ui.child.exitCode !== null, 60_000);
     const url = new URL(/^URL (\S+)$/m.exec(ui.stdout())?.[1] ?? '');
