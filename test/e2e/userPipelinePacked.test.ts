@@ -236,6 +236,7 @@ function daysAgo(n: number): { iso: string; path: string } {
 interface WindowStatusJson {
   windows: { window: string; status: string; inputs: number }[];
   counts: Record<string, number>;
+  requests: { list: number; head: number };
 }
 
 describe('a plain-JavaScript pipeline of three stages from the packed package under `npx rerun dev`', () => {
@@ -296,6 +297,8 @@ describe('a plain-JavaScript pipeline of three stages from the packed package un
     };
     const before = await status('daily', d1.iso, d2.iso);
     expect(before.by).toEqual({ [d1.iso]: 'missing', [d2.iso]: 'missing' });
+    // Listings only: two per day (its hourly inputs, its output folder), no HEAD before anything is published.
+    expect(before.report.requests).toEqual({ list: 4, head: 0 });
     // The object stage's inputs, judged from the session alone: four uploads, four current outputs.
     const objects = JSON.parse((await tool(['status', '--stage', 'clean', '--app-name', app, '--json'])).stdout()) as {
       counts: Record<string, number>;
@@ -325,13 +328,24 @@ describe('a plain-JavaScript pipeline of three stages from the packed package un
     const first = JSON.parse(backfill.stdout()) as {
       planned: number;
       enqueued: number;
-      stages: { stage: string; enqueued: number; wait?: { ended: string; published: number } }[];
+      stages: {
+        stage: string;
+        enqueued: number;
+        requests: { list: number; head: number };
+        sendRequests: number;
+        wait?: { ended: string; published: number };
+      }[];
     };
     // 48 hours (empty ones publish an empty count), then the 2 days over them, each after its upstream.
     expect(first).toMatchObject({ planned: 50, enqueued: 50 });
     expect(first.stages.map((s) => [s.stage, s.enqueued, s.wait?.ended, s.wait?.published])).toEqual([
       ['hourly', 48, 'complete', 48],
       ['daily', 2, 'complete', 2],
+    ]);
+    // Planning lists two prefixes per window (its inputs, its output folder); sends go in batches of 10.
+    expect(first.stages.map((s) => [s.stage, s.requests, s.sendRequests])).toEqual([
+      ['hourly', { list: 96, head: 0 }, 5],
+      ['daily', { list: 4, head: 0 }, 1],
     ]);
     const hourlyStatus = await status('hourly', `${d1.iso}T00`, `${d2.iso}T23`);
     expect(hourlyStatus.by[`${d1.iso}T03`]).toBe('published');
