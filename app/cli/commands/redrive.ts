@@ -1,6 +1,7 @@
 import { S3FailureRecorder } from '../../../src/failures/S3FailureRecorder.js';
 import { partitionScheme } from '../../../src/partitions/partitionScheme.js';
 import type { PartitionSpec } from '../../../src/partitions/partitionSpec.js';
+import { parsePipelineDescription } from '../../../src/pipeline/parsePipelineDescription.js';
 import type { DescribedStage } from '../../../src/pipeline/pipelineDescription.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { windowStageOutputKeys } from '../../../src/window/windowStageOutputKeys.js';
@@ -98,7 +99,7 @@ Examples:
     // The window stages of a running rerun dev of the user's pipeline (rerun dev --pipeline), by stage name.
     const windowStages = Object.entries(target.stack ? {} : (target.devPipeline?.windowStages ?? {}));
     const windowChosen = queue ? windowStages.filter(([name]) => name === queue) : windowStages;
-    const chosen = queue ? workers.filter((w) => w.name === queue) : workers.filter((w) => stackHas(target, w));
+    const { chosen, labels } = chooseWorkers(target, workers, queue);
     const dryRun = values['dry-run'] === true;
 
     const sourceOverride = stringOption(values, 'source-queue-url');
@@ -120,7 +121,9 @@ Examples:
       });
       for (const note of described?.notes ?? []) human(`note: ${note}\n`);
       const queues: Awaited<ReturnType<typeof resolveQueues>> = described?.queues ?? [
-        ...(queue && windowChosen.length > 0 ? [] : await resolveQueues(target, chosen, queue, sourceOverride, io.env)),
+        ...(queue && windowChosen.length > 0
+          ? []
+          : await resolveQueues(target, chosen, queue, sourceOverride, io.env, labels)),
         ...(await Promise.all(
           windowChosen.map(async ([name, urls]) => ({
             label: `${name} DLQ`,
@@ -199,6 +202,43 @@ function stackHas(target: PipelineTarget, worker: WorkerTopology): boolean {
   if (!target.stack) return true;
   const output = worker.name === target.topology.summarize.name ? StackOutput.SUMMARY_DLQ_URL : StackOutput.DLQ_URL;
   return Boolean(target.stack.outputs[output]);
+}
+
+/**
+ * The workers `--queue` picks (all the target has without it), and their DLQs' labels. The object stage
+ * of a running rerun dev's pipeline is the worker the session runs with --handler (its queues are the
+ * session's normalize pair): `--queue` takes the stage's name, and its DLQ is named by it.
+ */
+function chooseWorkers(
+  target: PipelineTarget,
+  workers: readonly WorkerTopology[],
+  queue: string | undefined,
+): { chosen: WorkerTopology[]; labels: Readonly<Record<string, string>> } {
+  const devObject = target.stack ? undefined : devObjectStage(target.devPipeline?.pipeline);
+  const workerOf = (name: string) => (name === devObject ? target.topology.normalize.name : name);
+  return {
+    chosen: queue ? workers.filter((w) => w.name === workerOf(queue)) : workers.filter((w) => stackHas(target, w)),
+    labels: devObject ? { [target.topology.normalize.name]: `${devObject} DLQ (object stage)` } : {},
+  };
+}
+
+/**
+ * The object stage a running `rerun dev --pipeline` runs with `--handler`: the pipeline's only object
+ * stage over an input prefix (rerun dev refuses one over another prefix). Undefined without a
+ * session pipeline, or when it has none or several such stages (then the worker keeps its own name).
+ */
+function devObjectStage(pipeline: unknown): string | undefined {
+  if (pipeline === undefined) return undefined;
+  let description: ReturnType<typeof parsePipelineDescription>;
+  try {
+    description = parsePipelineDescription(pipeline);
+  } catch {
+    return undefined; // the tools that judge the pipeline report why it does not parse
+  }
+  const names = Object.entries(description.stages)
+    .filter(([, stage]) => stage.kind === 'object' && 'prefix' in stage.input)
+    .map(([name]) => name);
+  return names.length === 1 ? names[0] : undefined;
 }
 
 /** A DLQ to redrive, with what tells its messages' fate. */
@@ -290,6 +330,7 @@ async function resolveQueues(
   queue: string | undefined,
   sourceOverride: string | undefined,
   env: NodeJS.ProcessEnv,
+  labels: Readonly<Record<string, string>> = {},
 ): Promise<RedriveQueue[]> {
   if (queue && workers.length === 0) {
     if (!/^https?:\/\//.test(queue) && !/dlq|dead/i.test(queue)) {
@@ -311,7 +352,7 @@ async function resolveQueues(
       worker.name === 'normalize' || worker.name === 'summarize' ? worker.name : undefined;
     queues.push({
       ...(stage ? { stage } : {}),
-      label: `${worker.name} DLQ`,
+      label: labels[worker.name] ?? `${worker.name} DLQ`,
       dlqUrl: await workerQueueUrl(target, worker, 'dlq', undefined, env),
       sourceQueueUrl: sourceOverride ?? (await workerQueueUrl(target, worker, 'queue', undefined, env)),
     });
