@@ -437,7 +437,9 @@ describe('DynamoDBLedger.once', () => {
   it('rejects bad options and keys loudly', () => {
     const client = testClients().dynamodb;
     expect(() => new DynamoDBLedger({ client, tableName: '' })).toThrow(LedgerConfigurationError);
-    expect(() => new DynamoDBLedger({ client, tableName, leaseTime: 5 } as never)).toThrow(/Unknown.*leaseTime/);
+    expect(() => new DynamoDBLedger({ client, tableName, leaseTime: 5 } as never)).toThrow(
+      /unknown option 'leaseTime'/,
+    );
     expect(() => new DynamoDBLedger({ client, tableName, ttlSeconds: 10, leaseMs: 60_000 })).toThrow(/outlast/);
     expect(() => new DynamoDBLedger({ client, tableName, maxResultBytes: 500_000 })).toThrow(/400 KB/);
     const { ledger } = worker('a');
