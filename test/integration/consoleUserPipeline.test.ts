@@ -6,6 +6,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../app/cli/command.js';
 import { runCli } from '../../app/cli/dispatch.js';
+import { publishDevSession } from '../../app/dev/devSessionFile.js';
 import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { definePipeline } from '../../src/pipeline/definePipeline.js';
@@ -107,7 +108,11 @@ describe("rerun ui on a user's described pipeline (moto)", () => {
   const hour = (day: string, h: string, name: string) => `incoming/year=2026/month=12/day=${day}/hour=${h}/${name}`;
 
   /** `rerun ui` with these arguments, as the operator runs it; gives its API's answers, then stops it. */
-  async function withConsole<T>(args: string[], use: (get: (path: string) => Promise<unknown>) => Promise<T>) {
+  async function withConsole<T>(
+    args: string[],
+    use: (get: (path: string) => Promise<unknown>) => Promise<T>,
+    env?: NodeJS.ProcessEnv,
+  ) {
     const stdout: string[] = [];
     let stderr = '';
     const ctrlC = new AbortController();
@@ -116,7 +121,7 @@ describe("rerun ui on a user's described pipeline (moto)", () => {
       stderr: (text) => {
         stderr += text;
       },
-      env: {
+      env: env ?? {
         AWS_ENDPOINT_URL: awsEndpoint(),
         AWS_REGION: 'us-east-1',
         AWS_ACCESS_KEY_ID: 'test',
@@ -236,6 +241,59 @@ describe("rerun ui on a user's described pipeline (moto)", () => {
         expect(days.partitions.map((p) => p.status)).toEqual(['stale', 'missing']);
       },
     );
+  });
+
+  it('reads the pipeline a running rerun dev --pipeline recorded in its session file, with nothing else given', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'rerun-uiuser-state-')); // 0700, the user's own
+    // The user's environment: no endpoint, no buckets, no credentials, no --pipeline: all from the session.
+    const env: NodeJS.ProcessEnv = { XDG_RUNTIME_DIR: state, PATH: process.env.PATH ?? '' };
+    const app = uniqueName('uiuser');
+    const endpoint = awsEndpoint();
+    const session = publishDevSession(
+      {
+        appName: app,
+        endpoint,
+        region: 'us-east-1',
+        emulator: 'embedded',
+        inputBucket,
+        outputBucket,
+        queueUrl: `${endpoint}/123456789012/${app}-normalize-queue`,
+        dlqUrl: `${endpoint}/123456789012/${app}-normalize-dlq`,
+        summaryQueueUrl: `${endpoint}/123456789012/${app}-summarize-queue.fifo`,
+        summaryDlqUrl: `${endpoint}/123456789012/${app}-summarize-dlq.fifo`,
+        pipeline: describePipeline(pipeline),
+        windowStages: {
+          daily: {
+            queueUrl: `${endpoint}/123456789012/${app}-daily-queue.fifo`,
+            dlqUrl: `${endpoint}/123456789012/${app}-daily-dlq.fifo`,
+          },
+        },
+      },
+      // This test's own process is the session's: a running process, as rerun dev's is.
+      { env, pid: process.pid },
+    );
+    try {
+      await withConsole(
+        ['--app-name', app, '--from', '2026-12-03', '--to', '2026-12-06'],
+        async (get) => {
+          expect(await get('/api/overview')).toMatchObject({
+            kind: 'dev',
+            codeVersion: 'daily@7',
+            stage: { name: 'daily', kind: 'window', from: `the running rerun dev of app ${app}` },
+          });
+          const days = (await get('/api/days?from=2026-12-03&to=2026-12-06')) as DaysJson;
+          expect(days.partitions.map((p) => [p.day, p.status])).toEqual([
+            ['2026-12-03', 'published'],
+            ['2026-12-04', 'published'],
+            ['2026-12-05', 'stale'],
+            ['2026-12-06', 'missing'],
+          ]);
+        },
+        env,
+      );
+    } finally {
+      session.close();
+    }
   });
 
   it("a user pipeline with no window stage shows days by their inputs, never the reference summary's verdict", async () => {
