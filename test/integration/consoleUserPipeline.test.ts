@@ -2,11 +2,13 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../app/cli/command.js';
 import { runCli } from '../../app/cli/dispatch.js';
 import { publishDevSession } from '../../app/dev/devSessionFile.js';
+import { StackOutput } from '../../app/stackOutputs.js';
 import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { definePipeline } from '../../src/pipeline/definePipeline.js';
@@ -294,6 +296,86 @@ describe("rerun ui on a user's described pipeline (moto)", () => {
     } finally {
       session.close();
     }
+  });
+
+  it("with --stack alone, judges the daily window stage of the stack's published PipelineDescription", async () => {
+    const stackName = uniqueName('uiuser');
+    const outputs = {
+      [StackOutput.INPUT_BUCKET]: inputBucket,
+      [StackOutput.OUTPUT_BUCKET]: outputBucket,
+      [StackOutput.PIPELINE_DESCRIPTION]: JSON.stringify(describePipeline(pipeline)),
+      [StackOutput.PIPELINE_STAGE]: 'hourly',
+    };
+    await new CloudFormationClient({ endpoint: awsEndpoint(), region: 'us-east-1' }).send(
+      new CreateStackCommand({
+        StackName: stackName,
+        TemplateBody: JSON.stringify({
+          Resources: { Placeholder: { Type: 'AWS::SQS::Queue' } },
+          Outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, { Value: v }])),
+        }),
+      }),
+    );
+    await withConsole(['--stack', stackName, '--from', '2026-12-05', '--to', '2026-12-06'], async (get) => {
+      expect(await get('/api/overview')).toMatchObject({
+        kind: 'stack',
+        codeVersion: 'daily@7',
+        stage: { name: 'daily', kind: 'window', from: `the stack "${stackName}"` },
+      });
+      const days = (await get('/api/days?from=2026-12-05&to=2026-12-06')) as DaysJson;
+      expect(days.partitions.map((p) => [p.day, p.status])).toEqual([
+        ['2026-12-05', 'stale'],
+        ['2026-12-06', 'missing'],
+      ]);
+    });
+  });
+
+  it('refuses, by name, a --stage of another grain and a pipeline of several daily stages without --stage', async () => {
+    const refused = async (args: string[]) => {
+      let stderr = '';
+      const code = await runCli(['ui', ...args], {
+        stdout: () => {},
+        stderr: (text) => {
+          stderr += text;
+        },
+        env: {
+          AWS_ENDPOINT_URL: awsEndpoint(),
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: 'test',
+          AWS_SECRET_ACCESS_KEY: 'test',
+          RERUN_INPUT_BUCKET: inputBucket,
+          RERUN_OUTPUT_BUCKET: outputBucket,
+        },
+        isTTY: false,
+        signal: new AbortController().signal,
+      });
+      return { code, stderr };
+    };
+    const daily = pipeline.stages.daily as NonNullable<PipelineDefinition['stages'][string]>;
+    const weekly = {
+      kind: 'window',
+      input: { stage: 'daily' },
+      partitions: { kind: 'time', grain: 'weekly', template: '{yyyy}-W{ww}' },
+      outputPrefix: 'weekly/',
+      fileName: 'counts.json',
+      codeVersion: 'weekly@1',
+    } as const;
+    const withWeekly = pipelineFile(
+      describePipeline(definePipeline({ name: 'events', stages: { hourly: hourlyStage, daily, weekly } })),
+    );
+    const wrongGrain = await refused(['--pipeline', withWeekly, '--stage', 'weekly']);
+    expect(wrongGrain.code).toBe(1);
+    expect(wrongGrain.stderr).toContain(`"weekly" of ${withWeekly} is weekly`);
+    const twoDaily = pipelineFile(
+      describePipeline(
+        definePipeline({
+          name: 'events',
+          stages: { hourly: hourlyStage, daily, again: { ...daily, outputPrefix: 'again/' } },
+        }),
+      ),
+    );
+    const several = await refused(['--pipeline', twoDaily]);
+    expect(several.code).toBe(1);
+    expect(several.stderr).toContain('has 2 daily window stages (daily, again): pass --stage NAME');
   });
 
   it("a user pipeline with no window stage shows days by their inputs, never the reference summary's verdict", async () => {
