@@ -3,17 +3,20 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
 import { type FailureRecord, failureRecordKey } from '../../src/failures/failureRecord.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
-import { type Day, dayOfInstant, daysInWindow } from '../../src/keys/partition.js';
+import { type Day, dayOfInstant, daysInWindow, partitionName } from '../../src/keys/partition.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { referenceInputRules } from '../cli/inputRules.js';
 import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
 import type { InputRules } from '../partition/inputCoverage.js';
+import type { PartitionStatus } from '../partition/judgePartition.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { summaryLayout } from '../partition/summaryLayout.js';
 import { type RunView, readRuns } from '../runs/runProgressFile.js';
 import { partitionStatus, type StatusReport } from '../status/partitionStatus.js';
+import { windowStageStatus } from '../status/windowStageStatus.js';
 import type { WorkerTopology } from '../topology.js';
 import { CloudWatchFeed, type CloudWatchSnapshot } from './cloudWatchFeed.js';
+import type { ConsoleDaysJudge } from './consoleDaysJudge.js';
 import type { ConsoleSource } from './consoleSource.js';
 import { type InputPage, inputDaySpan, listInputPage, UNDATED } from './dayInputs.js';
 import { LiveFeed, type LiveSnapshot } from './liveFeed.js';
@@ -86,6 +89,34 @@ export interface DeadLetterView {
   readonly notes: readonly string[];
 }
 
+/** One day of a user's pipeline, as the days view shows it. */
+export interface ConsoleDay {
+  readonly day: Day;
+  /** A window stage's verdict (as `rerun status --stage`), or `unjudged` when the pipeline has no window stage. */
+  readonly status: PartitionStatus | typeof UNJUDGED;
+  readonly reason: string;
+  /** The window's inputs (the upstream outputs in it), or the day's inputs when unjudged. */
+  readonly inputs: number;
+  /** The window's output key (a window stage only). */
+  readonly outputKey?: string;
+  /** Keys under the window's listings in no window of their scheme (a window stage only). */
+  readonly skipped?: number;
+}
+
+/** The days of a user's pipeline: its window stage's, judged, or its inputs' alone. */
+export interface ConsoleDaysReport {
+  readonly from: Day;
+  readonly to: Day;
+  /** The stage the days are of: its name, and whether they are judged (`window`) or counted (`inputs`). */
+  readonly stage: { readonly name: string; readonly kind: ConsoleDaysJudge['kind']; readonly codeVersion?: string };
+  readonly partitions: readonly ConsoleDay[];
+  readonly counts: Readonly<Partial<Record<PartitionStatus | typeof UNJUDGED, number>>>;
+  readonly requests: { readonly list: number; readonly head: number };
+}
+
+/** The status of a day of a pipeline with no window stage: nothing judges it. */
+export const UNJUDGED = 'unjudged';
+
 /** The most failure records one Dead letters view reads. */
 export const MAX_DEAD_LETTERS = 100;
 
@@ -119,6 +150,12 @@ export class ConsoleApi {
        * @default the reference normalizer's (referenceInputRules)
        */
       readonly rules?: InputRules;
+      /**
+       * How the days view judges a user's pipeline (resolveConsoleDaysJudge): its daily window stage, or
+       * its inputs alone when it has none.
+       * @default rerun's own daily summary (the reference pipeline)
+       */
+      readonly judge?: ConsoleDaysJudge;
     } = {},
   ) {
     const { target } = source;
@@ -144,6 +181,14 @@ export class ConsoleApi {
     const span = await inputDaySpan(target.clients.s3, target.inputBucket, this.rules.prefix);
     const recent = defaultWindow(today);
     const window = this.options.window ?? (span && span.last < recent.from ? defaultWindow(span.last) : recent);
+    const { judge } = this.options;
+    // A user's pipeline: the stage the days view judges, with its own code version (never the reference summary's).
+    const stage = judge
+      ? {
+          codeVersion: judge.kind === 'window' ? judge.codeVersion : undefined,
+          stage: { name: judge.stage, kind: judge.kind, from: judge.from },
+        }
+      : { codeVersion: SUMMARIZE_CODE_VERSION };
     return {
       kind,
       where: target.where,
@@ -152,7 +197,7 @@ export class ConsoleApi {
       inputBucket: target.inputBucket,
       inputPrefix: this.rules.prefix,
       outputBucket: target.outputBucket,
-      codeVersion: SUMMARIZE_CODE_VERSION,
+      ...stage,
       today,
       window,
       ...(span ? { inputDays: span } : {}),
@@ -161,11 +206,18 @@ export class ConsoleApi {
     };
   }
 
-  /** `rerun status` of a window, judged by inputs as well (no more than {@link MAX_WINDOW_DAYS}). */
-  async days(from: Day, to: Day): Promise<StatusReport> {
+  /**
+   * `rerun status` of a window, judged by inputs as well (no more than {@link MAX_WINDOW_DAYS}): rerun's
+   * daily summary on its reference pipeline; on a user's, its daily window stage as `rerun status
+   * --stage` judges it, or, with no window stage, each day's inputs counted and not judged.
+   */
+  async days(from: Day, to: Day): Promise<StatusReport | ConsoleDaysReport> {
     const days = daysInWindow(from, to);
     if (days.length > MAX_WINDOW_DAYS) throw new RangeError(`at most ${MAX_WINDOW_DAYS} days per request`);
     const { target } = this.source;
+    const { judge } = this.options;
+    if (judge?.kind === 'window') return this.windowDays(judge, from, to);
+    if (judge?.kind === 'inputs') return this.inputDays(judge, days);
     return partitionStatus({
       reader: this.reader,
       bucket: target.outputBucket,
@@ -176,6 +228,62 @@ export class ConsoleApi {
       inputs: this.rules,
       validateWith: new S3ObjectStore(target.clients.s3),
     });
+  }
+
+  /** The days of a user's daily window stage, judged by the library's window judge (windowStageStatus). */
+  private async windowDays(
+    judge: Extract<ConsoleDaysJudge, { kind: 'window' }>,
+    from: Day,
+    to: Day,
+  ): Promise<ConsoleDaysReport> {
+    const { task } = judge;
+    const judged = await windowStageStatus(task, task.scheme.windowsBetween(from, to), {
+      reader: this.reader,
+      validateWith: new S3ObjectStore(this.source.target.clients.s3),
+      ...(judge.upstreamInputs ? { upstreamInputs: judge.upstreamInputs } : {}),
+    });
+    return {
+      from,
+      to,
+      stage: { name: judge.stage, kind: 'window', codeVersion: judged.codeVersion },
+      partitions: judged.windows.map((w) => ({
+        day: w.window,
+        status: w.status,
+        reason: w.reason,
+        inputs: w.inputs,
+        outputKey: w.outputKey,
+        skipped: w.skipped,
+      })),
+      counts: judged.counts,
+      requests: judged.requests,
+    };
+  }
+
+  /** The days of a user's pipeline with no window stage: each day's inputs counted (one listing each), none judged. */
+  private async inputDays(judge: Extract<ConsoleDaysJudge, { kind: 'inputs' }>, days: readonly Day[]) {
+    const before = this.reader.listRequests;
+    const { bucket, prefix } = this.rules;
+    const partitions = await mapWithConcurrency(days, 8, async (day): Promise<ConsoleDay> => {
+      let inputs = 0;
+      for await (const object of this.reader.list(bucket, { prefix: `${prefix}${partitionName(day)}/` })) {
+        if (!object.key.endsWith('/')) inputs++;
+      }
+      return {
+        day,
+        status: UNJUDGED,
+        reason: `stage "${judge.stage}" has no window stage after it: nothing summarizes the day, so it is not judged`,
+        inputs,
+      };
+    });
+    const report: ConsoleDaysReport = {
+      from: days[0] as Day,
+      to: days.at(-1) as Day,
+      stage: { name: judge.stage, kind: 'inputs' },
+      partitions,
+      counts: { [UNJUDGED]: partitions.length },
+      requests: { list: this.reader.listRequests - before, head: 0 },
+    };
+    return report;
   }
 
   /** One page of a day's (or the undated) inputs, classified. */

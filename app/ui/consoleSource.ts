@@ -48,7 +48,8 @@ export async function resolveConsoleSource(
   options: FindDevSessionsOptions = {},
 ): Promise<ConsoleSource> {
   const { session, ...chosen } = devSessionTarget(values, env, 'ui', options);
-  const target = await resolvePipelineTarget(chosen.values, chosen.env);
+  // With the session, as every command (targetOrExit): a rerun dev --pipeline's description comes with it.
+  const target = await resolvePipelineTarget(chosen.values, chosen.env, session ? { session } : {});
   // Every request of the console goes through these clients: refuse anything but a read before it leaves.
   guardReadOnly(target.clients);
   const known = new Map<string, { queue: string; dlq: string }>();

@@ -5,6 +5,7 @@ import { resolvePlanningStage, stageInputRules } from '../cli/pipelineStage.js';
 import { reportCommandError, requireOutputBucket, requireWindow } from '../cli/pipelineTarget.js';
 import { findDevSessions } from '../dev/findDevSession.js';
 import { ConsoleApi } from './consoleApi.js';
+import { resolveConsoleDaysJudge } from './consoleDaysJudge.js';
 import { startConsoleServer } from './consoleServer.js';
 import { resolveConsoleSource } from './consoleSource.js';
 
@@ -84,8 +85,11 @@ async function openConsoleApi(
 ): Promise<ConsoleApi> {
   const source = await resolveConsoleSource(values, env);
   await requireOutputBucket(source.target);
-  // The inputs are judged by the stage's own key rules (the reference normalizer's only for its stage).
-  const stage = await resolvePlanningStage(source.target, values);
+  // The inputs are judged by the stage's own key rules (the reference normalizer's only for its stage),
+  // and the days by the pipeline's own daily window stage (rerun's summary only on its reference pipeline).
+  const { stage, judge } = await resolveConsoleDaysJudge(source.target, values, (chosen) =>
+    resolvePlanningStage(source.target, chosen),
+  );
   const rules = stageInputRules(stage, source.target, referenceInputRules(source.target));
-  return new ConsoleApi(source, { rules, ...(window ? { window } : {}) });
+  return new ConsoleApi(source, { rules, ...(judge ? { judge } : {}), ...(window ? { window } : {}) });
 }

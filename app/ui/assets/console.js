@@ -153,11 +153,21 @@ function dayTile(p) {
   return tile;
 }
 
+/**
+ * What covers a day, in the page's words: rerun's daily summary on its reference pipeline, else the
+ * user's window stage by its name (the overview's `stage`), or nothing when the pipeline has none.
+ */
+function dayCover() {
+  const stage = state.overview?.stage;
+  if (!stage) return 'daily summary';
+  return stage.kind === 'window' ? `window of stage ${stage.name}` : 'window stage';
+}
+
 function undatedTile(page) {
   const tile = el('div', 'day undated');
   tile.dataset.day = 'undated';
   tile.dataset.status = 'undated';
-  tile.title = 'Inputs directly under the input prefix, outside any dt= day: no daily summary covers them.';
+  tile.title = `Inputs directly under the input prefix, outside any dt= day: no ${dayCover()} covers them.`;
   el('div', 'date', 'No day', tile);
   el('div', 'weekday', 'outside dt=', tile);
   const n = page.items.length;
@@ -214,7 +224,7 @@ async function openDay(day, verdict) {
   status.className = `pill ${verdict ? verdict.status : ''}`;
   $('day-reason').textContent = verdict
     ? verdict.reason
-    : 'Directly under the input prefix, with no dt= partition: the pipeline processes them, no daily summary covers them.';
+    : `Directly under the input prefix, with no dt= partition: the pipeline processes them, no ${dayCover()} covers them.`;
   $('inputs').tBodies[0].replaceChildren();
   await loadInputs();
 }
@@ -593,6 +603,8 @@ async function start() {
 /** Shows the target and the first window, once the overview is read. */
 async function begin(overview) {
   state.overview = overview;
+  // A user's pipeline without a window stage: its days are counted, not judged.
+  if (overview.stage?.kind === 'inputs') legend($('legend'), ['unjudged', 'undated']);
   const params = new URLSearchParams(location.hash.slice(1));
   state.from = params.get('from') || overview.window.from;
   state.to = params.get('to') || overview.window.to;
@@ -607,7 +619,14 @@ function showTarget(o) {
       : o.kind === 'stack'
         ? `stack ${o.stackName}`
         : o.appName;
-  $('target').textContent = `${where} · s3://${o.inputBucket}/${o.inputPrefix} → s3://${o.outputBucket} · ${o.where}`;
+  // A user's pipeline: the stage whose windows the days are (rerun's own summary needs no word).
+  const days = o.stage
+    ? o.stage.kind === 'window'
+      ? ` · days of stage ${o.stage.name} (${o.codeVersion})`
+      : ` · no window stage: days of ${o.stage.name}'s inputs, not judged`
+    : '';
+  $('target').textContent =
+    `${where} · s3://${o.inputBucket}/${o.inputPrefix} → s3://${o.outputBucket} · ${o.where}${days}`;
 }
 
 function shiftWindow(direction) {
