@@ -17,6 +17,13 @@ const ELSEWHERE: Record<string, { file: string; evidence: RegExp }> = {
     file: 'test/lambda-runtime/devLambdaExample.test.ts',
     evidence: /runExample\(LAMBDA_EXAMPLE\)/,
   },
+  // A pipeline of the user's with window stages: run as written (from the packed package, window stages hourly and
+  // daily) by the acceptance test of a user's pipeline.
+  'rerun dev --handler worker.mjs --pipeline pipeline.mjs --stage-handler daily=daily.mjs': {
+    file: 'test/e2e/userPipelinePacked.test.ts',
+    evidence:
+      /'--handler',\s*'worker\.mjs',\s*'--pipeline',\s*'pipeline\.mjs',\s*'--stage-handler',[\s\S]*?'daily=daily\.mjs'/,
+  },
   'npx rerun dev --once --demo --runtime lambda': {
     file: 'test/lambda-runtime/devLambdaExample.test.ts',
     evidence: /exampleArgs\(`npx \$\{LAMBDA_EXAMPLE\}`\)/,

@@ -9,6 +9,8 @@ const CLI = fileURLToPath(new URL('../../app/cli/rerun.ts', import.meta.url));
 /** Every `rerun dev` command line of `rerun dev --help` (its details) and of the shell blocks of the README and the guides. */
 export function documentedExamples(): string[] {
   const help = (dev.details ?? '')
+    // A line ending in a backslash goes on in the next one, as in a shell.
+    .replace(/\\\n\s*/g, '')
     .split('\n')
     .map((line) => line.replace(/#.*$/, '').trim())
     .filter((line) => /^(rerun dev|npm start)\b/.test(line));
