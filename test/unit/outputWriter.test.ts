@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { UNSEALED_INTEGRITY } from '../../src/done/integrity.js';
 import { MetadataKey } from '../../src/done/outputMetadata.js';
+import { WorkerConfigurationError } from '../../src/errors.js';
 import { MAX_PARTS, MIN_PART_BYTES, OutputWriter } from '../../src/publish/OutputWriter.js';
 import { SealDigests } from '../../src/publish/sealDigests.js';
 import type { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -201,6 +202,15 @@ describe('OutputWriter: multipart parts from two reused buffers', () => {
 });
 
 describe('OutputWriter: what cannot be published', () => {
+  it('refuses a misspelt option by name, with the nearest known name, as a configuration error', () => {
+    const { store } = slowMultipartStore(0);
+    const options = { store, bucket: 'out', key: 'k', source: { bucket: 'in', key: 'a', etag: 'e' }, codeVersion: '1' };
+    const misspelt = () => new OutputWriter({ ...options, partByte: MIN_PART_BYTES } as never);
+    expect(misspelt).toThrow(WorkerConfigurationError);
+    expect(misspelt).toThrow(/^OutputWriter: unknown option 'partByte'; did you mean 'partBytes'\?/);
+    expect(() => new OutputWriter(options)).not.toThrow();
+  });
+
   it("refuses a part past S3's 10,000-part limit, naming the output and the option to raise", async () => {
     const { store } = slowMultipartStore(0);
     // A store whose minimum part is 1 byte, so 10,001 bytes in parts of 1 byte pass the limit; its
