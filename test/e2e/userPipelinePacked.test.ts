@@ -510,7 +510,19 @@ describe('a plain-JavaScript pipeline of three stages from the packed package un
       outputBucket: ready.outputBucket,
       live: 'dev',
       session: { endpoint: ready.endpoint },
+      // The pipeline's daily window stage, not rerun's own summary.
+      codeVersion: 'daily@1',
+      stage: { name: 'daily', kind: 'window' },
     });
+    const days = await fetch(new URL(`/api/days?from=${d1.iso}&to=${d2.iso}`, url), {
+      headers: { 'x-rerun-token': token },
+    });
+    expect(days.status).toBe(200);
+    const { partitions } = (await days.json()) as { partitions: { day: string; status: string }[] };
+    expect(partitions.map((p) => [p.day, p.status])).toEqual([
+      [d1.iso, 'published'],
+      [d2.iso, 'published'],
+    ]);
     if (ui.child.pid) process.kill(-ui.child.pid, 'SIGINT');
     await ui.exit;
 
