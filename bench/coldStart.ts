@@ -13,7 +13,7 @@ import {
   locateLambdaRuntimeTools,
 } from '../local/runner/lambdaRuntimeTools.js';
 import { toSqsRecord } from '../local/runner/sqsRecord.js';
-import type { PipelineClients } from '../src/aws/pipelineClients.js';
+import type { PipelineClients } from '../src/ledger/pipelineClients.js';
 import { createIdempotencyTable } from './baseline/powertoolsWorker.js';
 import { type TargetCheck, TargetStatus } from './targetCheck.js';
 

@@ -16,7 +16,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startMotoServer } from '../local/emulator/motoServer.js';
-import { createPipelineClients } from '../src/aws/pipelineClients.js';
+import { createPipelineClients } from '../src/ledger/pipelineClients.js';
 import { AWS_LIST_PRICES_USD } from './awsCost.js';
 import { measureBackfillPlanning } from './backfillPlanning.js';
 import { bundleEntry, measureBundle, stackWorkerBundles } from './bundleSize.js';

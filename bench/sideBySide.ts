@@ -4,9 +4,9 @@ import { PurgeQueueCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs'
 import { type LocalStackResources, provisionLocalStack } from '../app/dev/provisionLocalStack.js';
 import { encodeS3EventKey, reprocessMessageBody } from '../app/reprocess/reprocessMessage.js';
 import { type Topology, topology } from '../app/topology.js';
-import { createPipelineClients, type PipelineClients } from '../src/aws/pipelineClients.js';
 import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
 import { judgeOutput, OutputState } from '../src/done/judgeOutput.js';
+import { createPipelineClients, type PipelineClients } from '../src/ledger/pipelineClients.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
 import { type FaultPlan, FaultProxy, type FaultProxyStats } from '../test/chaos/support/FaultProxy.js';

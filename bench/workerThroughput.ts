@@ -5,9 +5,9 @@ import { encodeS3EventKey, reprocessMessageBody } from '../app/reprocess/reproce
 import { topology } from '../app/topology.js';
 import { createLambdaContext } from '../local/runner/lambdaContext.js';
 import { toSqsRecord } from '../local/runner/sqsRecord.js';
-import type { PipelineClients } from '../src/aws/pipelineClients.js';
 import { createSqsBatchHandler } from '../src/batch/createSqsBatchHandler.js';
 import { mapWithConcurrency } from '../src/batch/mapWithConcurrency.js';
+import type { PipelineClients } from '../src/ledger/pipelineClients.js';
 import { createNormalizeWorker } from '../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../src/s3/S3ObjectStore.js';
 import { createIdempotencyTable, createPowertoolsNormalizeHandler } from './baseline/powertoolsWorker.js';

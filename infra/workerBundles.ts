@@ -15,6 +15,7 @@ import { join, relative } from 'node:path';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { StackWorkerSynthesizer } from '../app/dev/StackWorkerSynthesizer.js';
 import type { LambdaFunctionSettings } from '../local/runner/LambdaRuntimeSlot.js';
+import type { LocalFunctionOverrides } from '../local/runner/LocalFunctionOverrides.js';
 import { WorkerBundleUnusableError } from '../src/cdk/errors.js';
 import { projectRoot } from './paths.js';
 
@@ -168,19 +169,6 @@ function sourceDigest(): string {
     else hash.update(`${root}\0`).update(readFileSync(full));
   }
   return hash.digest('hex').slice(0, 32);
-}
-
-/** What running a bundle locally adds to its synthesized settings. */
-export interface LocalFunctionOverrides {
-  readonly functionName: string;
-  /** Values of every {@link WorkerBundle.deployTimeEnvironment} variable, plus local ones (AWS_ENDPOINT_URL, LOG_LEVEL...). */
-  readonly environment: Readonly<Record<string, string>>;
-  readonly region: string;
-  readonly credentials: LambdaFunctionSettings['credentials'];
-  /** @default the synthesized function's timeout */
-  readonly timeoutSeconds?: number;
-  /** @default the synthesized function's memory */
-  readonly memoryMiB?: number;
 }
 
 /**

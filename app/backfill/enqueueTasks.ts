@@ -1,9 +1,9 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { RerunError } from '../../src/errors.js';
 import { summaryTaskEnvelope } from '../partition/summaryTask.js';
+import type { RateLimiter } from '../shared/RateLimiter.js';
+import { EnqueueRefusedError, sendMessageBatch } from '../shared/sendMessageBatch.js';
 import type { PlannedTask } from './planBackfill.js';
-import type { RateLimiter } from './RateLimiter.js';
-import { EnqueueRefusedError, sendMessageBatch } from './sendMessageBatch.js';
 
 /** Some tasks could not be enqueued. Retryable: running the same backfill again resumes it. */
 export class BackfillEnqueueError extends RerunError {

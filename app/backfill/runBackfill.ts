@@ -6,6 +6,8 @@ import type { InputRules } from '../partition/inputCoverage.js';
 import type { PartitionStatus } from '../partition/judgePartition.js';
 import type { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import type { SummaryLayout } from '../partition/summaryLayout.js';
+import { RateLimiter } from '../shared/RateLimiter.js';
+import { BackfillWaitEnd } from '../shared/waitEnd.js';
 import { partitionStatus } from '../status/partitionStatus.js';
 import { enqueueTasks } from './enqueueTasks.js';
 import {
@@ -15,7 +17,6 @@ import {
   type PlannedTask,
   planBackfill,
 } from './planBackfill.js';
-import { RateLimiter } from './RateLimiter.js';
 
 /** Options of {@link runBackfill}. */
 export interface RunBackfillOptions {
@@ -87,17 +88,6 @@ export interface BackfillProgress {
   readonly deadLettered: number;
   readonly elapsedMs: number;
 }
-
-/** How waiting ended. */
-export const BackfillWaitEnd = {
-  /** Every planned partition is published and current. */
-  COMPLETE: 'complete',
-  /** The queue is drained but some planned partitions are not published (failed, or changed again). */
-  INCOMPLETE: 'incomplete',
-  TIMEOUT: 'timeout',
-  INTERRUPTED: 'interrupted',
-} as const;
-export type BackfillWaitEnd = (typeof BackfillWaitEnd)[keyof typeof BackfillWaitEnd];
 
 /** What a backfill did. */
 export interface BackfillResult {

@@ -8,11 +8,11 @@ import type { WindowTask } from '../../src/window/defineWindowTask.js';
 import { windowTaskMessage } from '../../src/window/windowTaskMessage.js';
 import type { InputRules } from '../partition/inputCoverage.js';
 import { PartitionStatus } from '../partition/judgePartition.js';
+import { RateLimiter } from '../shared/RateLimiter.js';
+import { sendMessageBatch } from '../shared/sendMessageBatch.js';
+import { BackfillWaitEnd } from '../shared/waitEnd.js';
 import { type WindowStageVerdict, windowStageStatus } from '../status/windowStageStatus.js';
 import { type BackfillMode, backfillSelects, BackfillMode as Mode } from './planBackfill.js';
-import { RateLimiter } from './RateLimiter.js';
-import { BackfillWaitEnd } from './runBackfill.js';
-import { sendMessageBatch } from './sendMessageBatch.js';
 
 /** One stage a window backfill plans, in dependency order (each after the stage it reads). */
 export interface WindowBackfillStage {

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import type { CliIo } from '../shared/command.js';
+import { describeCliFailure } from '../shared/reportFailure.js';
 /**
  * The `rerun` command line. Subcommands live in app/cli/commands/<name>.ts, each named in the
  * command map (app/cli/commandMap.ts), which loads one only when it runs: `--help` and `--version`
@@ -8,9 +10,7 @@
  * to stderr.
  */
 import { registerCheckoutImports } from './checkoutImports.js';
-import type { CliIo } from './command.js';
 import { runCli } from './dispatch.js';
-import { describeCliFailure } from './reportFailure.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 registerCheckoutImports();

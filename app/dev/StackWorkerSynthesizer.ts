@@ -1,20 +1,8 @@
 import type { LambdaFunctionSettings } from '../../local/runner/LambdaRuntimeSlot.js';
+import type { LocalFunctionOverrides } from '../../local/runner/LocalFunctionOverrides.js';
 
 /** The stack's workers that `rerun dev --runtime lambda` runs from their synthesized bundles. */
 export type StackWorker = 'normalize' | 'summarize';
-
-/** What a local session adds to a synthesized worker's settings (its endpoint, names and credentials). */
-export interface StackWorkerOverrides {
-  readonly functionName: string;
-  /** A value for every variable the stack resolves at deploy time, plus local ones (AWS_ENDPOINT_URL...). */
-  readonly environment: Readonly<Record<string, string>>;
-  readonly region: string;
-  readonly credentials: LambdaFunctionSettings['credentials'];
-  /** @default the synthesized function's timeout */
-  readonly timeoutSeconds?: number;
-  /** @default the synthesized function's memory */
-  readonly memoryMiB?: number;
-}
 
 /**
  * Synthesizes the stack's worker bundles (what `cdk deploy` uploads) and returns how to run each one
@@ -28,5 +16,5 @@ export interface StackWorkerOverrides {
  * new LambdaRuntimePool({ tools, function: settingsOf('normalize', { functionName, environment, region, credentials }) });
  */
 export type StackWorkerSynthesizer = () => Promise<
-  (worker: StackWorker, overrides: StackWorkerOverrides) => LambdaFunctionSettings
+  (worker: StackWorker, overrides: LocalFunctionOverrides) => LambdaFunctionSettings
 >;

@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { RerunError } from '../../src/errors.js';
 import { type FailureRecord, queueNameOfArn } from '../../src/failures/failureRecord.js';
-import { RateLimiter } from '../backfill/RateLimiter.js';
+import { RateLimiter } from '../shared/RateLimiter.js';
 import { describeMessage } from './describeMessage.js';
 import { isMoveTaskUnsupported } from './moveTaskSupport.js';
 import type { DeadLetterRecheck } from './recheckDeadLetter.js';

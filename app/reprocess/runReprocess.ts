@@ -5,9 +5,9 @@ import { RerunError } from '../../src/errors.js';
 import type { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 import { removeOutputs } from '../../src/worker/removeOutputs.js';
-import { RateLimiter } from '../backfill/RateLimiter.js';
-import { BackfillWaitEnd } from '../backfill/runBackfill.js';
-import { type BatchMessage, sendMessageBatch } from '../backfill/sendMessageBatch.js';
+import { RateLimiter } from '../shared/RateLimiter.js';
+import { type BatchMessage, sendMessageBatch } from '../shared/sendMessageBatch.js';
+import { BackfillWaitEnd } from '../shared/waitEnd.js';
 import type { OutputKeyMapping } from './outputKeyMapping.js';
 import {
   emptyPlanCounts,

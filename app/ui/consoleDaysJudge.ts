@@ -1,14 +1,14 @@
 import type { WindowTask } from '../../src/window/defineWindowTask.js';
-import type { OptionValues } from '../cli/command.js';
+import type { InputRules } from '../partition/inputCoverage.js';
+import type { OptionValues } from '../shared/command.js';
 import {
   type PlanningStage,
   readDescription,
   resolveStage,
   StageKeyRuleUnknownError,
   type WindowPlanningStage,
-} from '../cli/pipelineStage.js';
-import type { PipelineTarget } from '../cli/pipelineTarget.js';
-import type { InputRules } from '../partition/inputCoverage.js';
+} from '../shared/pipelineStage.js';
+import type { PipelineTarget } from '../shared/pipelineTarget.js';
 import { windowStageInputRules, windowStageTask } from '../status/windowStageTask.js';
 
 /**

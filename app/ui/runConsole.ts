@@ -1,9 +1,9 @@
-import { checkedEndpoint } from '../cli/checkedEndpoint.js';
-import type { CliIo, OptionValues } from '../cli/command.js';
-import { referenceInputRules } from '../cli/inputRules.js';
-import { resolvePlanningStage, stageInputRules } from '../cli/pipelineStage.js';
-import { reportCommandError, requireOutputBucket, requireWindow } from '../cli/pipelineTarget.js';
-import { findDevSessions } from '../dev/findDevSession.js';
+import { checkedEndpoint } from '../shared/checkedEndpoint.js';
+import type { CliIo, OptionValues } from '../shared/command.js';
+import { findDevSessions } from '../shared/findDevSession.js';
+import { referenceInputRules } from '../shared/inputRules.js';
+import { resolvePlanningStage, stageInputRules } from '../shared/pipelineStage.js';
+import { reportCommandError, requireOutputBucket, requireWindow } from '../shared/pipelineTarget.js';
 import { ConsoleApi } from './consoleApi.js';
 import { resolveConsoleDaysJudge } from './consoleDaysJudge.js';
 import { startConsoleServer } from './consoleServer.js';

@@ -4,8 +4,9 @@
  *
  * Environment: OUTPUT_BUCKET, IDEMPOTENCY_TABLE (required); AWS_ENDPOINT_URL (emulators).
  */
-import { createPipelineClients } from '../../src/aws/pipelineClients.js';
+
 import { requireEnv } from '../../src/env.js';
+import { createPipelineClients } from '../../src/ledger/pipelineClients.js';
 import { createPowertoolsNormalizeHandler } from './powertoolsWorker.js';
 
 const clients = createPipelineClients({ endpoint: process.env.AWS_ENDPOINT_URL });

@@ -11,12 +11,13 @@
  * queue, GetQueueUrl and GetQueueAttributes, before its own requests); LOG_LEVEL;
  * RERUN_TRACE_AWS_SDK (trace the AWS SDK calls with X-Ray); AWS_ENDPOINT_URL (emulators).
  */
-import { createPipelineClients } from '../../src/aws/pipelineClients.js';
+
 import { traceAwsClients } from '../../src/aws/traceAwsClients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { optionalEnv, optionalIntegerEnv, requireEnv } from '../../src/env.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
+import { createPipelineClients } from '../../src/ledger/pipelineClients.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';

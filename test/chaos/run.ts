@@ -26,7 +26,7 @@ import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startMotoServer } from '../../local/emulator/motoServer.js';
-import { createPipelineClients } from '../../src/aws/pipelineClients.js';
+import { createPipelineClients } from '../../src/ledger/pipelineClients.js';
 import { type ScenarioVerdict, scenarioVerdict, vitestShapedReport } from './support/chaosReport.js';
 import { type ChaosRow, formatChaosTable, scenarioRow } from './support/chaosTable.js';
 import { largeCsv } from './support/inputs.js';

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../app/cli/command.js';
-import { publishDevSession } from '../../app/dev/devSessionFile.js';
+import type { CliIo } from '../../app/shared/command.js';
+import { publishDevSession } from '../../app/shared/devSessionFile.js';
 import { runConsole } from '../../app/ui/runConsole.js';
 import { type MotoServer, startMotoServer } from '../../local/emulator/motoServer.js';
-import { createPipelineClients } from '../../src/aws/pipelineClients.js';
+import { createPipelineClients } from '../../src/ledger/pipelineClients.js';
 import { awsEndpoint, testClients } from '../support/aws.js';
 import { provisionTwoStagePipeline, type TwoStagePipeline } from '../support/summaryPipeline.js';
 

@@ -2,10 +2,10 @@ import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MotoServer, startMotoServer } from '../../local/emulator/motoServer.js';
 import { startWebhookSink, type WebhookSink } from '../../local/sink/WebhookSink.js';
-import { createPipelineClients } from '../../src/aws/pipelineClients.js';
 import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
 import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
 import { LedgerInProgressError } from '../../src/ledger/errors.js';
+import { createPipelineClients } from '../../src/ledger/pipelineClients.js';
 import { notifyWebhook } from '../../src/notify/notifyWebhook.js';
 import { RequestLog, uniqueName } from '../support/aws.js';
 

@@ -9,9 +9,9 @@ import {
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIo } from '../../app/cli/command.js';
 import { runCli } from '../../app/cli/dispatch.js';
 import { S3PartitionStore } from '../../app/partition/S3PartitionStore.js';
+import type { CliIo } from '../../app/shared/command.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 import type { CloudWatchSnapshot } from '../../app/ui/cloudWatchFeed.js';
 import { ConsoleApi } from '../../app/ui/consoleApi.js';

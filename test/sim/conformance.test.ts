@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { createPipelineClients } from '../../src/aws/pipelineClients.js';
+import { createPipelineClients } from '../../src/ledger/pipelineClients.js';
 import { awsEndpoint, uniqueName } from '../support/aws.js';
 import { checkConformance } from './conformance/conformance.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { createPipelineClients, type PipelineClients } from '../../src/aws/pipelineClients.js';
+import { createPipelineClients, type PipelineClients } from '../../src/ledger/pipelineClients.js';
 
 /** The emulator endpoint started by test/globalSetup.ts (moto, or AWS_ENDPOINT_URL). */
 export function awsEndpoint(): string {

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { CliIo } from '../../app/cli/command.js';
 import { COMMANDS } from '../../app/cli/commandMap.js';
 import { globalHelp, runCli } from '../../app/cli/dispatch.js';
+import type { CliIo } from '../../app/shared/command.js';
 
 const COMMANDS_DIR = fileURLToPath(new URL('../../app/cli/commands/', import.meta.url));
 

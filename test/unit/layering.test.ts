@@ -127,3 +127,94 @@ describe('layering: no import runs back up the wings', () => {
     expect(violations(wing)).toEqual([]);
   });
 });
+
+/**
+ * The rooms of the application, lowest first. A module may import its own room and the rooms of the
+ * levels below its own, never a room of its level (sideways) or above. The command line sits on top
+ * and calls every wing; the wings (reprocess, redrive, status, backfill, dev, ui) share what they all
+ * need through `app/shared/` (the command-line vocabulary, the target a tool runs on, the queue
+ * plumbing), never through each other's rooms.
+ */
+const APP_LEVELS: readonly (readonly string[])[] = [
+  ['app/localState', 'app/topology.ts', 'app/stackOutputs.ts', 'app/alignColumns.ts'],
+  ['app/partition', 'app/runs'],
+  ['app/referencePipeline.ts'],
+  ['app/shared'],
+  ['app/reprocess', 'app/redrive'],
+  ['app/status'],
+  ['app/backfill'],
+  ['app/dev', 'app/ui'],
+  ['app/cli'],
+];
+
+/** Rooms of the library that stay apart: the key is never imported by the rooms listed. */
+const SRC_APART: Record<string, readonly string[]> = {
+  // The ledger builds on the AWS clients (its DynamoDB client shares their options); the clients
+  // know nothing of the ledger.
+  'src/aws': ['src/ledger'],
+};
+
+/** The room of a repository-relative module: `app/<room>` for a folder, the file itself at the top. */
+function roomOf(file: string): string {
+  const parts = file.split(path.sep);
+  return parts.length > 2 ? parts.slice(0, 2).join('/') : parts.join('/').replace(/\.js$/, '.ts');
+}
+
+function levelOf(room: string): number {
+  return APP_LEVELS.findIndex((level) => level.includes(room));
+}
+
+/** Every import of `file` that reaches a room of its level or above (other than its own). */
+function appLevelViolations(file: string, imports: readonly string[]): string[] {
+  const room = roomOf(file);
+  const level = levelOf(room);
+  return imports
+    .filter((target) => target.startsWith(`app${path.sep}`))
+    .map((target) => ({ target, room: roomOf(target) }))
+    .filter((t) => t.room !== room && levelOf(t.room) >= level)
+    .map((t) => `${file} imports ${t.target} (${t.room} is ${levelOf(t.room) === level ? 'beside' : 'above'} ${room})`);
+}
+
+describe('layering: the rooms of app/ do not lean sideways', () => {
+  it('finds a sideways import and one that runs up, so the check below can fail', () => {
+    const ui = relativeImports(
+      'app/ui/runConsole.ts',
+      "import { a } from '../cli/x.js';\nimport { b } from '../dev/y.js';\n",
+    );
+    expect(appLevelViolations('app/ui/runConsole.ts', ui)).toEqual([
+      'app/ui/runConsole.ts imports app/cli/x.js (app/cli is above app/ui)',
+      'app/ui/runConsole.ts imports app/dev/y.js (app/dev is beside app/ui)',
+    ]);
+    const fine = relativeImports(
+      'app/ui/runConsole.ts',
+      "import { a } from '../shared/x.js';\nimport { b } from './y.js';\n",
+    );
+    expect(appLevelViolations('app/ui/runConsole.ts', fine)).toEqual([]);
+  });
+
+  it('names every room of app/ in a level', () => {
+    const rooms = new Set(sourceFiles('app').map(roomOf));
+    expect([...rooms].filter((room) => levelOf(room) < 0)).toEqual([]);
+  });
+
+  it('every module of app/ imports only its own room and the levels below it', () => {
+    const found = sourceFiles('app').flatMap((file) =>
+      appLevelViolations(file, relativeImports(file, readFileSync(path.join(ROOT, file), 'utf8'))),
+    );
+    expect(found).toEqual([]);
+  });
+
+  it('the AWS clients and the ledger stay apart: src/aws imports nothing of src/ledger', () => {
+    const found = Object.entries(SRC_APART).flatMap(([room, apart]) =>
+      sourceFiles(room).flatMap((file) =>
+        relativeImports(file, readFileSync(path.join(ROOT, file), 'utf8'))
+          .filter((target) => apart.includes(roomOf(target)))
+          .map((target) => `${file} imports ${target}`),
+      ),
+    );
+    expect(found).toEqual([]);
+    expect(relativeImports('src/aws/x.ts', "import { a } from '../ledger/y.js';\n").map(roomOf)).toEqual([
+      'src/ledger',
+    ]);
+  });
+});

@@ -1,9 +1,9 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { describe, expect, it } from 'vitest';
-import { resolvePipelineTarget, workerQueueUrl } from '../../app/cli/pipelineTarget.js';
-import { resolveStackResources } from '../../app/cli/stackTarget.js';
+import { PipelineResourceError } from '../../app/shared/pipelineResources.js';
+import { resolvePipelineTarget, workerQueueUrl } from '../../app/shared/pipelineTarget.js';
+import { resolveStackResources } from '../../app/shared/stackTarget.js';
 import { StackOutput } from '../../app/stackOutputs.js';
-import { PipelineResourceError } from '../../app/status/pipelineResources.js';
 
 const OUTPUTS: Record<string, string> = {
   [StackOutput.INPUT_BUCKET]: 'rerun-inputbucket-abc',

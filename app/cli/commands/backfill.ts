@@ -1,12 +1,10 @@
 import { BackfillMode, type BackfillPlan, parseBackfillMode } from '../../backfill/planBackfill.js';
-import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
-import { BackfillWaitEnd, runBackfill } from '../../backfill/runBackfill.js';
+import { runBackfill } from '../../backfill/runBackfill.js';
+import { windowStageBackfill } from '../../backfill/windowStageBackfill.js';
 import { SUMMARIZE_CODE_VERSION } from '../../partition/codeVersion.js';
 import { S3PartitionStore } from '../../partition/S3PartitionStore.js';
 import { summaryLayout } from '../../partition/summaryLayout.js';
 import { type PublishedRun, withPublishedRun } from '../../runs/runProgressFile.js';
-import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
-import { explainAwsError } from '../../status/pipelineResources.js';
 import {
   type CliCommand,
   type CliIo,
@@ -15,10 +13,10 @@ import {
   integerOption,
   type OptionValues,
   writeResult,
-} from '../command.js';
-import { referenceInputRules } from '../inputRules.js';
-import { liveLine } from '../liveLine.js';
-import { defaultWindowStage, resolveStage, stageOptions } from '../pipelineStage.js';
+} from '../../shared/command.js';
+import { referenceInputRules } from '../../shared/inputRules.js';
+import { explainAwsError } from '../../shared/pipelineResources.js';
+import { defaultWindowStage, resolveStage, stageOptions } from '../../shared/pipelineStage.js';
 import {
   emptyWindowHint,
   type PipelineTarget,
@@ -29,8 +27,11 @@ import {
   targetOptions,
   targetOrExit,
   workerQueueUrl,
-} from '../pipelineTarget.js';
-import { windowStageBackfill } from '../windowStageBackfill.js';
+} from '../../shared/pipelineTarget.js';
+import { isProgressStep, renderProgressBar } from '../../shared/progressBar.js';
+import { BackfillWaitEnd } from '../../shared/waitEnd.js';
+import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
+import { liveLine } from '../liveLine.js';
 
 /** Most task lines printed in a plan (the JSON output always has them all). */
 const PLAN_LINES = 40;

@@ -1,8 +1,8 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { parseS3Uri } from '../../../src/s3/s3Uri.js';
-import { explainAwsError } from '../../status/pipelineResources.js';
-import { type CliCommand, CliUsageError } from '../command.js';
-import { s3OfTarget, sessionChoiceOption } from '../devSessionTarget.js';
+import { type CliCommand, CliUsageError } from '../../shared/command.js';
+import { s3OfTarget, sessionChoiceOption } from '../../shared/devSessionTarget.js';
+import { explainAwsError } from '../../shared/pipelineResources.js';
 
 /** `rerun ls s3://bucket/prefix`: the keys under a prefix, at the endpoint in use. */
 export const command: CliCommand = {

@@ -7,16 +7,12 @@ import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { windowStageOutputKeys } from '../../../src/window/windowStageOutputKeys.js';
 import { parseWindowTaskMessage } from '../../../src/window/windowTaskMessage.js';
 import { alignColumns } from '../../alignColumns.js';
-import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
 import { type FailureReader, failuresWithLogFallback } from '../../redrive/failureFromLogs.js';
 import { type DeadLetterRecheck, referenceRecheck } from '../../redrive/recheckDeadLetter.js';
 import { type DeadLetter, type RedriveResult, redriveDeadLetters } from '../../redrive/redriveDeadLetters.js';
-import { StackOutput } from '../../stackOutputs.js';
-import { explainAwsError, requireQueueUrl } from '../../status/pipelineResources.js';
-import type { WorkerTopology } from '../../topology.js';
-import { type CliCommand, CliUsageError, integerOption, writeResult } from '../command.js';
-import { liveLine } from '../liveLine.js';
-import { readDescription } from '../pipelineStage.js';
+import { type CliCommand, CliUsageError, integerOption, writeResult } from '../../shared/command.js';
+import { explainAwsError, requireQueueUrl } from '../../shared/pipelineResources.js';
+import { readDescription } from '../../shared/pipelineStage.js';
 import {
   type PipelineTarget,
   reportCommandError,
@@ -25,7 +21,11 @@ import {
   targetOptions,
   targetOrExit,
   workerQueueUrl,
-} from '../pipelineTarget.js';
+} from '../../shared/pipelineTarget.js';
+import { isProgressStep, renderProgressBar } from '../../shared/progressBar.js';
+import { StackOutput } from '../../stackOutputs.js';
+import type { WorkerTopology } from '../../topology.js';
+import { liveLine } from '../liveLine.js';
 
 /** `rerun redrive`: show why dead-lettered messages failed, then move them back to their queue. */
 export const command: CliCommand = {

@@ -7,7 +7,6 @@ import { S3FailureRecorder } from '../../../src/failures/S3FailureRecorder.js';
 import { boundedText } from '../../../src/intake/manifestLines.js';
 import { createNormalizeWorker } from '../../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
-import { isProgressStep, renderProgressBar } from '../../backfill/progressBar.js';
 import {
   existingManifest,
   followJob,
@@ -45,10 +44,9 @@ import {
 } from '../../reprocess/runReprocess.js';
 import { S3ListingReader } from '../../reprocess/S3ListingReader.js';
 import { type PublishedRun, type RunProgress, withPublishedRun } from '../../runs/runProgressFile.js';
-import { explainAwsError, requireBucket } from '../../status/pipelineResources.js';
-import { type CliCommand, type CliIo, CliUsageError, integerOption, type OptionValues } from '../command.js';
-import { liveLine } from '../liveLine.js';
-import { type PlanningStage, planningWorker, resolvePlanningStage, stageOptions } from '../pipelineStage.js';
+import { type CliCommand, type CliIo, CliUsageError, integerOption, type OptionValues } from '../../shared/command.js';
+import { explainAwsError, requireBucket } from '../../shared/pipelineResources.js';
+import { type PlanningStage, planningWorker, resolvePlanningStage, stageOptions } from '../../shared/pipelineStage.js';
 import {
   type PipelineTarget,
   reportCommandError,
@@ -57,7 +55,9 @@ import {
   targetOptions,
   targetOrExit,
   workerQueueUrl,
-} from '../pipelineTarget.js';
+} from '../../shared/pipelineTarget.js';
+import { isProgressStep, renderProgressBar } from '../../shared/progressBar.js';
+import { liveLine } from '../liveLine.js';
 
 /** `rerun reprocess`: rerun the main stage over a prefix of the input bucket. */
 export const command: CliCommand = {

@@ -4,15 +4,15 @@ import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import { SUMMARIZE_CODE_VERSION } from '../../partition/codeVersion.js';
 import { S3PartitionStore } from '../../partition/S3PartitionStore.js';
 import { summaryLayout } from '../../partition/summaryLayout.js';
-import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
-import { formatObjectStageStatus, objectStageStatus } from '../../status/objectStageStatus.js';
-import { partitionStatus } from '../../status/partitionStatus.js';
-import { explainAwsError, PipelineResourceError } from '../../status/pipelineResources.js';
-import { formatWindowStageStatus, windowStageStatus } from '../../status/windowStageStatus.js';
-import { windowStageInputRules, windowStageTask } from '../../status/windowStageTask.js';
-import { type CliCommand, type CliIo, CliUsageError, type OptionValues, writeResult } from '../command.js';
-import { referenceInputRules } from '../inputRules.js';
-import { type PlanningStage, resolveStage, stageOptions, type WindowPlanningStage } from '../pipelineStage.js';
+import { type CliCommand, type CliIo, CliUsageError, type OptionValues, writeResult } from '../../shared/command.js';
+import { referenceInputRules } from '../../shared/inputRules.js';
+import { explainAwsError, PipelineResourceError } from '../../shared/pipelineResources.js';
+import {
+  type PlanningStage,
+  resolveStage,
+  stageOptions,
+  type WindowPlanningStage,
+} from '../../shared/pipelineStage.js';
 import {
   emptyWindowHint,
   type PipelineTarget,
@@ -22,8 +22,13 @@ import {
   stringOption,
   targetOptions,
   targetOrExit,
-} from '../pipelineTarget.js';
-import { windowStageRange } from '../windowStageRange.js';
+} from '../../shared/pipelineTarget.js';
+import { windowStageRange } from '../../shared/windowStageRange.js';
+import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
+import { formatObjectStageStatus, objectStageStatus } from '../../status/objectStageStatus.js';
+import { partitionStatus } from '../../status/partitionStatus.js';
+import { formatWindowStageStatus, windowStageStatus } from '../../status/windowStageStatus.js';
+import { windowStageInputRules, windowStageTask } from '../../status/windowStageTask.js';
 
 /** `rerun status`: per-window state of a window stage (rerun's daily summaries or the user's), or an object stage's inputs. */
 export const command: CliCommand = {

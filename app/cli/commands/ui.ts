@@ -1,6 +1,6 @@
+import { type CliCommand, CliUsageError, integerOption } from '../../shared/command.js';
+import { stageOptions } from '../../shared/pipelineStage.js';
 import { isLoopbackAddress } from '../../ui/listenAddress.js';
-import { type CliCommand, CliUsageError, integerOption } from '../command.js';
-import { stageOptions } from '../pipelineStage.js';
 
 /**
  * `rerun ui`: the operator's console in a browser. The module stays cheap to import (the command

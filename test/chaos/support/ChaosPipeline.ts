@@ -23,11 +23,11 @@ import { S3PartitionStore } from '../../../app/partition/S3PartitionStore.js';
 import { type SummaryLayout, summaryLayout } from '../../../app/partition/summaryLayout.js';
 import type { Topology } from '../../../app/topology.js';
 import { type SinkDelivery, startWebhookSink, type WebhookSink } from '../../../local/sink/WebhookSink.js';
-import type { PipelineClients } from '../../../src/aws/pipelineClients.js';
 import { queueCounts } from '../../../src/aws/queueCounts.js';
 import type { OutputHead } from '../../../src/done/judgeOutput.js';
 import type { Day } from '../../../src/keys/partition.js';
 import { createLedgerTable } from '../../../src/ledger/createLedgerTable.js';
+import type { PipelineClients } from '../../../src/ledger/pipelineClients.js';
 import { S3ObjectStore } from '../../../src/s3/S3ObjectStore.js';
 import {
   emptyStats,

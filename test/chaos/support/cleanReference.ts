@@ -1,8 +1,8 @@
 import { SUMMARIZE_CODE_VERSION } from '../../../app/partition/codeVersion.js';
 import { summaryKey } from '../../../app/partition/summaryLayout.js';
 import type { Topology } from '../../../app/topology.js';
-import type { PipelineClients } from '../../../src/aws/pipelineClients.js';
 import { type Day, daysInWindow } from '../../../src/keys/partition.js';
+import type { PipelineClients } from '../../../src/ledger/pipelineClients.js';
 import { createNormalizeWorker } from '../../../src/normalize/normalizeWorker.js';
 import { ChaosPipeline, type ChaosRunnerSettings } from './ChaosPipeline.js';
 import { type CleanOutput, type CleanReference, contentSha256 } from './verifyAgainstClean.js';

@@ -4,7 +4,7 @@ import { scheduledSummaryMessage } from '../../../app/partition/localSchedule.js
 import { LineageKind, lineageRoot, type SummaryLayout } from '../../../app/partition/summaryLayout.js';
 import { scheduleMessageGroupAt, summaryTaskEnvelope } from '../../../app/partition/summaryTask.js';
 import type { Topology } from '../../../app/topology.js';
-import type { PipelineClients } from '../../../src/aws/pipelineClients.js';
+import type { PipelineClients } from '../../../src/ledger/pipelineClients.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../../src/normalize/normalizeWorker.js';
 import type { WorkerDefinition } from '../../../src/worker/defineWorker.js';
 import { Service } from './awsRequest.js';

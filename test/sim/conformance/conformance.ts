@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { PipelineClients } from '../../../src/aws/pipelineClients.js';
+import type { PipelineClients } from '../../../src/ledger/pipelineClients.js';
 import { KNOWN_DIFFERENCES, type KnownDifference } from './knownDifferences.js';
 import { recordedSequences } from './recorded.js';
 import { compare, type Difference, endpointSide, modelSide, replay } from './replay.js';

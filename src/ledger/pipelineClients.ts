@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createDynamoDBClient } from '../ledger/createDynamoDBClient.js';
-import { type AwsClientOptions, type AwsClients, createAwsClients } from './clients.js';
+import { type AwsClientOptions, type AwsClients, createAwsClients } from '../aws/clients.js';
+import { createDynamoDBClient } from './createDynamoDBClient.js';
 
 /** The clients of a whole pipeline: a worker's S3 and SQS, and the dedupe ledger's DynamoDB. */
 export interface PipelineClients extends AwsClients {

@@ -1,7 +1,7 @@
 import type { CloudFormationClient, DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
 import { StackOutput } from '../stackOutputs.js';
-import { PipelineResourceError } from '../status/pipelineResources.js';
 import { loadCloudFormation } from './loadCloudFormation.js';
+import { PipelineResourceError } from './pipelineResources.js';
 
 /**
  * The resources of a deployed rerun stack, read from its CloudFormation outputs. The buckets are

@@ -1,25 +1,25 @@
 import { RerunError } from '../../src/errors.js';
 import type { DescribedStage } from '../../src/pipeline/pipelineDescription.js';
 import { windowStageOutputKeys } from '../../src/window/windowStageOutputKeys.js';
-import type { BackfillMode } from '../backfill/planBackfill.js';
-import { isProgressStep, renderProgressBar } from '../backfill/progressBar.js';
-import { BackfillWaitEnd } from '../backfill/runBackfill.js';
+import { S3PartitionStore } from '../partition/S3PartitionStore.js';
+import { type CliIo, CliUsageError, integerOption, type OptionValues, writeResult } from '../shared/command.js';
+import { explainAwsError, requireQueueUrl } from '../shared/pipelineResources.js';
+import { StageKeyRuleUnknownError, type WindowPlanningStage } from '../shared/pipelineStage.js';
+import type { PipelineTarget } from '../shared/pipelineTarget.js';
+import { reportCommandError, requireOutputBucket, stringOption } from '../shared/pipelineTarget.js';
+import { isProgressStep, renderProgressBar } from '../shared/progressBar.js';
+import { BackfillWaitEnd } from '../shared/waitEnd.js';
+import { windowStageRange } from '../shared/windowStageRange.js';
+import { formatStatusCounts } from '../status/formatStatusTable.js';
+import { formatWindowStageStatus } from '../status/windowStageStatus.js';
+import { windowStageInputRules, windowStageTask } from '../status/windowStageTask.js';
+import type { BackfillMode } from './planBackfill.js';
 import {
   runWindowStageBackfill,
   type WindowBackfillResult,
   type WindowBackfillStage,
   type WindowStagePlan,
-} from '../backfill/runWindowStageBackfill.js';
-import { S3PartitionStore } from '../partition/S3PartitionStore.js';
-import { formatStatusCounts } from '../status/formatStatusTable.js';
-import { explainAwsError, requireQueueUrl } from '../status/pipelineResources.js';
-import { formatWindowStageStatus } from '../status/windowStageStatus.js';
-import { windowStageInputRules, windowStageTask } from '../status/windowStageTask.js';
-import { type CliIo, CliUsageError, integerOption, type OptionValues, writeResult } from './command.js';
-import { StageKeyRuleUnknownError, type WindowPlanningStage } from './pipelineStage.js';
-import type { PipelineTarget } from './pipelineTarget.js';
-import { reportCommandError, requireOutputBucket, stringOption } from './pipelineTarget.js';
-import { windowStageRange } from './windowStageRange.js';
+} from './runWindowStageBackfill.js';
 
 /** Most window lines printed per stage in a plan (the JSON output always has them all). */
 const PLAN_LINES = 40;
