@@ -114,10 +114,9 @@ export {
 export {
   type ObjectOutcome,
   type OutputDescription,
-  type ProcessObjectOptions,
   processObject,
-  type TransformAdmission,
 } from './worker/processObject.js';
+export type { ProcessObjectOptions, TransformAdmission } from './worker/processObjectOptions.js';
 export type { ReadDeadline } from './worker/readGuard.js';
 export { decodeText, splitLines } from './worker/textHelpers.js';
 export { createTransformInput } from './worker/transformInput.js';

@@ -1,5 +1,5 @@
 import { DeadlineNearError } from '../errors.js';
-import type { TransformAdmission } from '../worker/processObject.js';
+import type { TransformAdmission } from '../worker/processObjectOptions.js';
 import type { MemoryBudget } from './MemoryBudget.js';
 
 /**

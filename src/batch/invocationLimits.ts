@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import type { TransformAdmission } from '../worker/processObject.js';
+import type { TransformAdmission } from '../worker/processObjectOptions.js';
 import type { ReadDeadline } from '../worker/readGuard.js';
 import { admitWithinDeadline } from './admitWithinDeadline.js';
 import type { MemoryBudget } from './MemoryBudget.js';

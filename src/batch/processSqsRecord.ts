@@ -9,12 +9,8 @@ import type { FirstRunPolicy } from '../worker/adaptiveFirstRun.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import { outsideInputs } from '../worker/inputScope.js';
 import { type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
-import {
-  type ObjectOutcome,
-  type ProcessObjectOptions,
-  processObject,
-  type TransformAdmission,
-} from '../worker/processObject.js';
+import { type ObjectOutcome, processObject } from '../worker/processObject.js';
+import type { ProcessObjectOptions, TransformAdmission } from '../worker/processObjectOptions.js';
 import type { ReadDeadline } from '../worker/readGuard.js';
 import { removeOutputs } from '../worker/removeOutputs.js';
 import type { AfterOutputHook, AfterOutputResult } from './AfterOutputHook.js';

@@ -544,7 +544,7 @@ export class RerunPipeline extends Construct {
         INPUT_BUCKETS: this.inputBucket.bucketName,
         // Only for a worker that uses the ledger: without it, a DynamoDBLedger refuses to start.
         ...(this.ledgerTable ? { LEDGER_TABLE: this.ledgerTable.tableName } : {}),
-        // The worker refuses a larger input at once (src/worker/processObject.ts, InputTooLargeError).
+        // The worker refuses a larger input at once (src/worker/doneCheck.ts, InputTooLargeError).
         MAX_INPUT_BYTES: String(plan.maxInputBytes),
         ...(notifyUrl ? { NOTIFY_URL: notifyUrl } : {}),
         ...props.environment,

@@ -56,7 +56,7 @@ export interface OutputExpectation {
  * completed but never sealed with its digest, counts and side outputs (src/done/integrity.ts).
  *
  * Whether the output is *current* (built from the input's current content) is the caller's next
- * question: compare `sourceEtag` with the input (a conditional GET, see processObject.ts).
+ * question: compare `sourceEtag` with the input (a conditional GET, see src/worker/doneCheck.ts).
  *
  * @example
  * const verdict = judgeOutput(head, { source: { bucket: 'in', key: 'incoming/a.csv' }, codeVersion: '1' });

@@ -83,7 +83,7 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'multipart-side-check-skipped',
     caughtBy: 'overwrite multipart+side, crashes 0',
     defect: "the done-check skips a multipart output's side outputs",
-    file: 'src/worker/processObject.ts',
+    file: 'src/worker/doneCheck.ts',
     edits: [
       {
         find: 'verdict.state === OutputState.BUILT && listed ? checkListedSideOutputs(worker, store, object, listed) : undefined,',
