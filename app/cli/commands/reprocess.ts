@@ -35,13 +35,9 @@ import {
   ReprocessMode,
   type ReprocessVerdict,
 } from '../../reprocess/planReprocess.js';
-import {
-  type ReprocessProgress,
-  type ReprocessResult,
-  ReprocessWaitEnd,
-  type RunReprocessOptions,
-  runReprocess,
-} from '../../reprocess/runReprocess.js';
+import { type ReprocessProgress, type ReprocessResult, ReprocessWaitEnd } from '../../reprocess/reprocessResult.js';
+import { runReprocess } from '../../reprocess/runReprocess.js';
+import type { RunReprocessOptions } from '../../reprocess/runReprocessOptions.js';
 import { S3ListingReader } from '../../reprocess/S3ListingReader.js';
 import { type PublishedRun, type RunProgress, withPublishedRun } from '../../runs/runProgressFile.js';
 import { type CliCommand, type CliIo, CliUsageError, integerOption, type OptionValues } from '../../shared/command.js';
