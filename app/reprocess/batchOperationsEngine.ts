@@ -19,7 +19,7 @@ import {
   reportResults,
   reportRows,
 } from './batchOperationsJob.js';
-import { ReprocessWaitEnd } from './runReprocess.js';
+import { ReprocessWaitEnd } from './reprocessResult.js';
 import type { JobView, S3ControlJobs } from './s3ControlJobs.js';
 
 /** Where a job runs: S3 Batch Operations through S3 Control, or the local stand-in in this process. */

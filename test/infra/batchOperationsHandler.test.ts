@@ -7,7 +7,7 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import { Code } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BATCH_OUTPUTS } from '../../app/cli/commands/reprocess.js';
+import { BATCH_OUTPUTS } from '../../app/reprocess/jobRunner.js';
 import { BATCH_OPERATIONS_STACK_OUTPUTS, RerunPipeline } from '../../src/cdk/RerunPipeline.js';
 
 const prebuilt = {

@@ -1,0 +1,50 @@
+import { type PublishedRun, withPublishedRun } from '../runs/runProgressFile.js';
+import type { CliIo, OptionValues } from '../shared/command.js';
+import { requireBucket } from '../shared/pipelineResources.js';
+import { type PipelineTarget, requireOutputBucket } from '../shared/pipelineTarget.js';
+import { ReprocessEngine } from './batchOperationsJob.js';
+import { runPlannedJob, runUnplannedJob } from './batchOperationsRun.js';
+import { chooseEngine } from './engineChoice.js';
+import { planningSetup } from './planningSetup.js';
+import type { ReprocessArgs } from './reprocessArgs.js';
+import type { ReprocessEvents } from './reprocessEvents.js';
+import { runSqsEngine } from './sqsEngineRun.js';
+
+async function requireInputBucket(target: PipelineTarget): Promise<void> {
+  await requireBucket(target.clients.s3, {
+    role: 'input bucket',
+    name: target.inputBucket,
+    where: target.where,
+    hint:
+      'Pass --input-bucket or set RERUN_INPUT_BUCKET (the stack output InputBucketName; see docs/DEPLOY.md), ' +
+      `or start the local stack with rerun dev --app-name ${target.appName}.`,
+  });
+}
+
+/**
+ * `rerun reprocess` once its options are checked: both buckets must exist, then the run is published
+ * for `rerun ui` (app/runs/runProgressFile.ts) and goes to its engine: a job over tasks nobody plans
+ * here (`--job`, `--manifest`, `--generate-manifest`), or a plan run on the SQS or the Batch
+ * Operations engine. `events` makes the sink of the run's events once the run is published. Returns
+ * the exit code.
+ */
+export async function reprocessWithEngine(
+  target: PipelineTarget,
+  values: OptionValues,
+  io: Pick<CliIo, 'env' | 'signal'>,
+  args: ReprocessArgs,
+  events: (run: PublishedRun) => ReprocessEvents,
+): Promise<number> {
+  await requireInputBucket(target);
+  await requireOutputBucket(target);
+  const label = `reprocess ${args.prefix} (mode ${args.mode}${args.dryRun ? ', dry run' : ''})`;
+  return await withPublishedRun({ command: 'reprocess', label, target }, async (run) => {
+    const emit = events(run);
+    if (args.attachTo || args.jobManifestUrl || args.generator)
+      return await runUnplannedJob(target, values, io, args, emit);
+    const setup = await planningSetup(target, values, io, args, emit);
+    const engine = await chooseEngine(values, args, setup, emit);
+    if (engine === ReprocessEngine.BATCH_OPERATIONS) return await runPlannedJob(target, values, io, args, setup, emit);
+    return await runSqsEngine(target, values, args, setup, engine, emit);
+  });
+}
