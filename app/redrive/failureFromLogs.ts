@@ -1,6 +1,7 @@
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { FAILURE_RECORD_SCHEMA, type FailureRecord, GiveUpReason } from '../../src/failures/failureRecord.js';
 import { RECORDER_WRITE_FAILED_MESSAGE } from '../../src/failures/S3FailureRecorder.js';
+import { StackOutput } from '../stackOutputs.js';
 
 /** Reads a message's failure record; undefined when there is none. */
 export interface FailureReader {
@@ -109,4 +110,34 @@ function describe(error: unknown): string {
     if (typeof message === 'string') return typeof name === 'string' ? `${name}: ${message}` : message;
   }
   return typeof error === 'string' ? error : 'an error the log does not describe';
+}
+
+/**
+ * The failure records of a stage's messages; with `--stack` (its log groups in the outputs) and
+ * @aws-sdk/client-cloudwatch-logs installed, a message without one is looked up in the stage's log
+ * group, where the worker left the recorder's error when it could not write the record.
+ */
+export async function failureReaders(
+  target: {
+    readonly region: string;
+    readonly endpoint?: string | undefined;
+    readonly stack?: { readonly outputs: Readonly<Record<string, string>> } | undefined;
+  },
+  recorder: FailureReader,
+): Promise<(stage: 'normalize' | 'summarize' | undefined) => FailureReader> {
+  const outputs = target.stack?.outputs ?? {};
+  const groups = { normalize: outputs[StackOutput.LOG_GROUP], summarize: outputs[StackOutput.SUMMARIZE_LOG_GROUP] };
+  const cwl =
+    groups.normalize || groups.summarize
+      ? await import('@aws-sdk/client-cloudwatch-logs').catch(() => undefined)
+      : undefined;
+  if (!cwl) return () => recorder;
+  const logs = new cwl.CloudWatchLogsClient({
+    region: target.region,
+    ...(target.endpoint ? { endpoint: target.endpoint } : {}),
+  });
+  return (stage) => {
+    const logGroup = stage ? groups[stage] : undefined;
+    return logGroup ? failuresWithLogFallback(recorder, { logs, logGroup }) : recorder;
+  };
 }

@@ -1,26 +1,17 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  CancelMessageMoveTaskCommand,
-  ChangeMessageVisibilityBatchCommand,
-  DeleteMessageCommand,
   GetQueueAttributesCommand,
-  GetQueueUrlCommand,
   ListDeadLetterSourceQueuesCommand,
-  ListMessageMoveTasksCommand,
-  type ListMessageMoveTasksResultEntry,
   type Message,
-  type MessageAttributeValue,
   ReceiveMessageCommand,
-  SendMessageCommand,
   type SQSClient,
-  StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { RerunError } from '../../src/errors.js';
 import { type FailureRecord, queueNameOfArn } from '../../src/failures/failureRecord.js';
-import { RateLimiter } from '../shared/RateLimiter.js';
 import { describeMessage } from './describeMessage.js';
-import { isMoveTaskUnsupported } from './moveTaskSupport.js';
+import { tryMoveTask } from './moveTask.js';
+import { RedriveError } from './RedriveError.js';
 import type { DeadLetterRecheck } from './recheckDeadLetter.js';
+import { releaseMessages } from './releaseMessages.js';
+import { resend } from './resendDeadLetters.js';
 
 /** How messages were (or would be) moved back. */
 export const RedriveMethod = {
@@ -50,14 +41,6 @@ export interface DeadLetter {
    * reason (see {@link RedriveOptions.recheck}).
    */
   readonly wouldFailAgain?: string;
-}
-
-/** A redrive cannot run as asked (no source queue known, a move task failed). Not retryable as is. */
-export class RedriveError extends RerunError {
-  constructor(message: string, options: { cause?: unknown } = {}) {
-    super(message, { ...options, retryable: false });
-    this.name = 'RedriveError';
-  }
 }
 
 /** Options of {@link redriveDeadLetters}. */
@@ -190,7 +173,7 @@ export async function redriveDeadLetters(options: RedriveOptions): Promise<Redri
   );
   const keptBack = [...doomed];
   if (options.dryRun || messages.length === 0) {
-    await release(sqs, dlqUrl, messages);
+    await releaseMessages(sqs, dlqUrl, messages);
     return {
       ...base,
       dryRun: options.dryRun === true,
@@ -203,7 +186,7 @@ export async function redriveDeadLetters(options: RedriveOptions): Promise<Redri
   }
 
   if (doomed.size > 0) {
-    await release(
+    await releaseMessages(
       sqs,
       dlqUrl,
       messages.filter((m) => doomed.has(m.MessageId as string)),
@@ -228,7 +211,7 @@ export async function redriveDeadLetters(options: RedriveOptions): Promise<Redri
   }
 
   if (!sourceQueueUrl && movable.some((m) => !m.Attributes?.DeadLetterQueueSourceArn)) {
-    await release(sqs, dlqUrl, movable);
+    await releaseMessages(sqs, dlqUrl, movable);
     throw new RedriveError(
       `Cannot tell which queue the messages of ${dlqUrl} came from (ListDeadLetterSourceQueues names none or ` +
         'several): pass the source queue explicitly (--source-queue-url).',
@@ -330,174 +313,6 @@ async function describeLetter(
   };
 }
 
-/** Makes messages visible again at once (ChangeMessageVisibilityBatch, 10 per call). */
-async function release(sqs: Pick<SQSClient, 'send'>, queueUrl: string, messages: readonly Message[]): Promise<void> {
-  for (let i = 0; i < messages.length; i += 10) {
-    await sqs.send(
-      new ChangeMessageVisibilityBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: messages
-          .slice(i, i + 10)
-          .map((m, j) => ({ Id: `m${j}`, ReceiptHandle: m.ReceiptHandle as string, VisibilityTimeout: 0 })),
-      }),
-    );
-  }
-}
-
-/** Runs (or follows) a move task; undefined when the endpoint cannot, so the fallback runs. */
-async function tryMoveTask(
-  sqs: Pick<SQSClient, 'send'>,
-  dlqArn: string,
-  held: readonly Message[],
-  options: RedriveOptions,
-  notes: string[],
-): Promise<{ moved: number; failed: { messageId: string; error: string }[] } | undefined> {
-  let running: ListMessageMoveTasksResultEntry | undefined;
-  try {
-    const tasks = await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn, MaxResults: 10 }));
-    running = tasks.Results?.find((t) => t.Status === 'RUNNING');
-  } catch (error) {
-    if (!isMoveTaskUnsupported(error)) throw error;
-    notes.push(`message move tasks unavailable here (${describeError(error)}): moving messages one by one`);
-    return undefined;
-  }
-  // The task moves the messages itself: let go of the ones held for inspection first.
-  await release(sqs, options.dlqUrl, held);
-  let handle = running?.TaskHandle;
-  if (running) {
-    notes.push('a message move task was already running on this DLQ (one per queue): following it');
-  } else {
-    try {
-      const started = await sqs.send(
-        new StartMessageMoveTaskCommand({
-          SourceArn: dlqArn,
-          // No DestinationArn: SQS returns each message to the queue it was dead-lettered from.
-          ...(options.ratePerSecond ? { MaxNumberOfMessagesPerSecond: options.ratePerSecond } : {}),
-        }),
-      );
-      handle = started.TaskHandle;
-    } catch (error) {
-      if (!isMoveTaskUnsupported(error)) throw error;
-      // The held messages were released above; their receipt handles stay valid until someone
-      // receives them again (nothing else reads a DLQ), so the fallback can still delete them.
-      notes.push(`StartMessageMoveTask unavailable here (${describeError(error)}): moving messages one by one`);
-      return undefined;
-    }
-  }
-  const interval = options.pollIntervalMs ?? 1000;
-  for (;;) {
-    const tasks = await sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn, MaxResults: 10 }));
-    const task =
-      tasks.Results?.find((t) => (handle ? t.TaskHandle === handle : t.Status === 'RUNNING')) ?? tasks.Results?.[0];
-    const moved = task?.ApproximateNumberOfMessagesMoved ?? 0;
-    options.onProgress?.(moved, task?.ApproximateNumberOfMessagesToMove ?? moved);
-    if (task?.Status !== 'RUNNING') {
-      if (task?.Status === 'FAILED') {
-        throw new RedriveError(
-          `The message move task failed after ${moved} message(s): ${task.FailureReason ?? 'no reason given'}`,
-        );
-      }
-      if (task?.Status === 'CANCELLED') notes.push(`the move task was cancelled after ${moved} message(s)`);
-      return { moved, failed: [] };
-    }
-    if (options.signal?.aborted && handle) {
-      await sqs.send(new CancelMessageMoveTaskCommand({ TaskHandle: handle }));
-      notes.push('interrupted: the move task was cancelled; messages already moved stay moved');
-      handle = undefined;
-    }
-    await sleep(interval);
-  }
-}
-
-/** The fallback: send each held message to its source queue, then delete it from the DLQ. */
-async function resend(
-  sqs: Pick<SQSClient, 'send'>,
-  dlqUrl: string,
-  messages: readonly Message[],
-  sourceQueueUrl: string | undefined,
-  ratePerSecond: number,
-  options: RedriveOptions,
-): Promise<{ moved: number; failed: { messageId: string; error: string }[] }> {
-  const limiter = new RateLimiter({ perSecond: ratePerSecond });
-  const urls = new Map<string, string>();
-  const failed: { messageId: string; error: string }[] = [];
-  let moved = 0;
-  const remaining: Message[] = [];
-  for (const [index, message] of messages.entries()) {
-    if (options.signal?.aborted) {
-      remaining.push(...messages.slice(index));
-      break;
-    }
-    await limiter.take();
-    const id = message.MessageId as string;
-    let target: string;
-    try {
-      const sourceArn = message.Attributes?.DeadLetterQueueSourceArn;
-      target = sourceArn ? await urlOfArn(sqs, sourceArn, urls) : (sourceQueueUrl as string);
-      const fifo = target.endsWith('.fifo');
-      await sqs.send(
-        new SendMessageCommand({
-          QueueUrl: target,
-          MessageBody: message.Body ?? '',
-          ...(message.MessageAttributes ? { MessageAttributes: copyAttributes(message.MessageAttributes) } : {}),
-          ...(fifo
-            ? {
-                MessageGroupId: message.Attributes?.MessageGroupId ?? 'redrive',
-                MessageDeduplicationId: `redrive-${id}`,
-              }
-            : {}),
-        }),
-      );
-    } catch (error) {
-      // Not sent: it stays in the DLQ (visible again once its hold expires).
-      failed.push({ messageId: id, error: `not sent: ${describeError(error)}` });
-      remaining.push(message);
-      continue;
-    }
-    try {
-      await sqs.send(new DeleteMessageCommand({ QueueUrl: dlqUrl, ReceiptHandle: message.ReceiptHandle as string }));
-      moved++;
-    } catch (error) {
-      failed.push({
-        messageId: id,
-        error: `sent to ${target} but not deleted from the DLQ (${describeError(error)}): the next redrive moves it again, a duplicate the worker absorbs`,
-      });
-    }
-    options.onProgress?.(moved, messages.length);
-  }
-  await release(sqs, dlqUrl, remaining).catch(() => {});
-  return { moved, failed };
-}
-
-async function urlOfArn(sqs: Pick<SQSClient, 'send'>, arn: string, cache: Map<string, string>): Promise<string> {
-  const cached = cache.get(arn);
-  if (cached) return cached;
-  const [, , , , account, name] = arn.split(':');
-  const url = (await sqs.send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }))).QueueUrl;
-  if (!url) throw new RedriveError(`no URL for the source queue ${arn}`);
-  cache.set(arn, url);
-  return url;
-}
-
-function copyAttributes(attributes: Record<string, MessageAttributeValue>): Record<string, MessageAttributeValue> {
-  return Object.fromEntries(
-    Object.entries(attributes).map(([name, v]) => [
-      name,
-      {
-        DataType: v.DataType,
-        ...(v.StringValue !== undefined ? { StringValue: v.StringValue } : {}),
-        ...(v.BinaryValue !== undefined ? { BinaryValue: v.BinaryValue } : {}),
-      },
-    ]),
-  );
-}
-
 function queueNameOfUrl(url: string): string {
   return url.slice(url.lastIndexOf('/') + 1);
-}
-
-function describeError(error: unknown): string {
-  const e = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
-  const status = e?.$metadata?.httpStatusCode ? ` (HTTP ${e.$metadata.httpStatusCode})` : '';
-  return `${e?.name ?? 'Error'}${status}: ${(e?.message ?? String(error)).split('\n')[0]}`;
 }

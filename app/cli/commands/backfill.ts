@@ -1,10 +1,6 @@
-import { BackfillMode, type BackfillPlan, parseBackfillMode } from '../../backfill/planBackfill.js';
-import { runBackfill } from '../../backfill/runBackfill.js';
+import { BackfillMode, parseBackfillMode } from '../../backfill/planBackfill.js';
+import { summaryBackfill } from '../../backfill/summaryBackfill.js';
 import { windowStageBackfill } from '../../backfill/windowStageBackfill.js';
-import { SUMMARIZE_CODE_VERSION } from '../../partition/codeVersion.js';
-import { S3PartitionStore } from '../../partition/S3PartitionStore.js';
-import { summaryLayout } from '../../partition/summaryLayout.js';
-import { type PublishedRun, withPublishedRun } from '../../runs/runProgressFile.js';
 import {
   type CliCommand,
   type CliIo,
@@ -12,29 +8,17 @@ import {
   CliUsageError,
   integerOption,
   type OptionValues,
-  writeResult,
 } from '../../shared/command.js';
-import { referenceInputRules } from '../../shared/inputRules.js';
-import { explainAwsError } from '../../shared/pipelineResources.js';
 import { defaultWindowStage, resolveStage, stageOptions } from '../../shared/pipelineStage.js';
 import {
-  emptyWindowHint,
   type PipelineTarget,
   reportCommandError,
-  requireOutputBucket,
   requireWindow,
   stringOption,
   targetOptions,
   targetOrExit,
-  workerQueueUrl,
 } from '../../shared/pipelineTarget.js';
-import { isProgressStep, renderProgressBar } from '../../shared/progressBar.js';
-import { BackfillWaitEnd } from '../../shared/waitEnd.js';
-import { formatStatusCounts, formatStatusTable } from '../../status/formatStatusTable.js';
 import { liveLine } from '../liveLine.js';
-
-/** Most task lines printed in a plan (the JSON output always has them all). */
-const PLAN_LINES = 40;
 
 /** `rerun backfill`: a controlled rerun of the daily summaries of an older window. */
 export const command: CliCommand = {
@@ -164,86 +148,23 @@ Examples:
     const rate = integerOption(values, 'rate', { min: 1, max: 3000 });
     const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
     const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
-    const json = values.json === true;
-    // Progress and notes go to stderr; the plan and how the run ended are the result (stdout).
-    const human = (text: string) => {
-      if (!json) io.stderr(text);
-    };
-    const table = (text: string) => {
-      if (!json) writeResult(io, text);
-    };
     // rerun's own summary asked by --stage: the target resolved above serves.
     const target = staged ?? (await targetOrExit(values, io, 'backfill'));
     if (typeof target === 'number') return target;
-
-    try {
-      await requireOutputBucket(target);
-      const dryRun = values['dry-run'] === true;
-      const queueUrl = await workerQueueUrl(
-        target,
-        target.topology.summarize,
-        'queue',
-        stringOption(values, 'queue-url'),
-        io.env,
-      );
-      const dlqUrl = values.wait
-        ? await workerQueueUrl(target, target.topology.summarize, 'dlq', stringOption(values, 'dlq-url'), io.env)
-        : undefined;
-      const label = `backfill ${from}..${to} (mode ${mode}${dryRun ? ', dry run' : ''})`;
-      return await withPublishedRun({ command: 'backfill', label, target }, async (run) => {
-        const progress = backfillProgress(io.isTTY, io.stderrColumns, human, run);
-        const result = await runBackfill({
-          reader: new S3PartitionStore(target.clients.s3),
-          sqs: target.clients.sqs,
-          bucket: target.outputBucket,
-          layout: summaryLayout(target.inputBucket, target.topology),
-          inputs: referenceInputRules(target),
-          codeVersion: SUMMARIZE_CODE_VERSION,
-          queueUrl,
-          ...(dlqUrl ? { dlqUrl } : {}),
-          from,
-          to,
-          mode,
-          dryRun,
-          ...(rate !== undefined ? { ratePerSecond: rate } : {}),
-          wait: values.wait === true,
-          ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
-          ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
-          signal: io.signal,
-          onPlan: (plan) => {
-            run.progress({ phase: 'planned', done: 0, total: plan.tasks.length, unit: 'days' });
-            table(describePlan(plan, from, to, dryRun));
-            human(emptyWindowHint(target, plan.partitions) ?? '');
-          },
-          onEnqueued: progress.onEnqueued,
-          onProgress: progress.onProgress,
-        }).catch((error: unknown) => {
-          throw explainAwsError(error, {
-            role: 'output bucket or summarize queue',
-            name: `${target.outputBucket} / ${queueUrl}`,
-            where: target.where,
-            hint: 'Check the names and your permissions.',
-          });
-        });
-        progress.close(result.enqueued > 0 && !result.wait);
-
-        const ended = result.wait?.ended;
-        const summary = backfillSummary(result, mode, dryRun);
-        table(describeEnd(result, dryRun));
-        if (!dryRun && result.enqueued > 0 && queueUrl.endsWith('.fifo')) {
-          human(
-            '(FIFO queue: SQS drops a task it already received in the last 5 minutes, e.g. from an interrupted run.)\n',
-          );
-        }
-        if (json)
-          io.stdout(JSON.stringify({ ...summary, counts: result.counts, tasks: result.tasks, wait: result.wait }));
-        else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
-        if (result.interrupted || ended === BackfillWaitEnd.INTERRUPTED) return 130;
-        return ended === BackfillWaitEnd.INCOMPLETE || ended === BackfillWaitEnd.TIMEOUT ? 1 : 0;
-      });
-    } catch (error) {
-      return reportCommandError(error, io, 'backfill', json);
-    }
+    const request = {
+      from,
+      to,
+      mode,
+      dryRun: values['dry-run'] === true,
+      rate,
+      wait: values.wait === true,
+      timeoutSeconds,
+      pollIntervalMs,
+      queueUrl: stringOption(values, 'queue-url'),
+      dlqUrl: stringOption(values, 'dlq-url'),
+      json: values.json === true,
+    };
+    return summaryBackfill(target, request, io, (line) => liveLine(line, io.stderrColumns));
   },
 };
 
@@ -266,121 +187,5 @@ async function withDefaultStage(
     return { target, values: { ...values, stage: chosen.name } };
   } catch (error) {
     return reportCommandError(error, io, 'backfill', values.json === true);
-  }
-}
-
-/**
- * The progress lines of a backfill on stderr: one line redrawn in place on a terminal, a line per
- * step otherwise. `close` ends an open in-place line.
- */
-function backfillProgress(
-  isTTY: boolean,
-  ttyColumns: number | undefined,
-  human: (text: string) => void,
-  run: PublishedRun,
-) {
-  let open = false;
-  return {
-    onEnqueued(sent: number, total: number): void {
-      run.progress({ phase: 'enqueueing', done: sent, total, unit: 'days' });
-      if (isTTY) human(liveLine(`enqueued ${renderProgressBar(sent, total)}`, ttyColumns));
-      else if (isProgressStep(sent, total)) human(`enqueued ${sent}/${total}\n`);
-    },
-    onProgress(p: {
-      published: number;
-      total: number;
-      queued: number;
-      inFlight: number;
-      deadLettered: number;
-      elapsedMs: number;
-    }): void {
-      const { queued, inFlight, deadLettered } = p;
-      run.progress({
-        phase: 'waiting',
-        done: p.published,
-        total: p.total,
-        unit: 'days published',
-        figures: { queued, inFlight, deadLettered },
-      });
-      const line =
-        `${renderProgressBar(p.published, p.total)} published | queued ${p.queued}, in flight ${p.inFlight}` +
-        `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;
-      if (isTTY) {
-        human(liveLine(line, ttyColumns));
-        open = true;
-      } else {
-        human(`${line}\n`);
-      }
-    },
-    /** Ends the in-place line, if one is open (or the enqueue bar was drawn and nothing followed it). */
-    close(enqueuedWithoutWait: boolean): void {
-      if (open || (isTTY && enqueuedWithoutWait)) human('\n');
-    },
-  };
-}
-
-/** The SUMMARY line's document: what was planned and sent, and how the wait ended. */
-function backfillSummary(result: Awaited<ReturnType<typeof runBackfill>>, mode: string, dryRun: boolean) {
-  const ended = result.wait?.ended;
-  return {
-    from: result.from,
-    to: result.to,
-    mode,
-    dryRun,
-    planned: result.tasks.length,
-    enqueued: result.enqueued,
-    interrupted: result.interrupted,
-    planRequests: result.planRequests,
-    ...(result.wait
-      ? {
-          waited: ended,
-          published: result.wait.published,
-          notPublished: result.wait.remaining.length,
-          deadLettered: result.wait.deadLettered,
-          seconds: Math.round(result.wait.elapsedMs / 1000),
-        }
-      : {}),
-  };
-}
-
-function describePlan(plan: BackfillPlan, from: string, to: string, dryRun: boolean): string {
-  const lines = [
-    `Window ${from}..${to}: ${formatStatusCounts(plan.counts)}.`,
-    `Mode ${plan.mode}: ${plan.tasks.length} partition(s) to ${dryRun ? 'enqueue (dry run: nothing is sent)' : 'enqueue'}.`,
-  ];
-  if (plan.tasks.length === 0) return `${lines.join('\n')}\n`;
-  const byDay = new Map(plan.partitions.map((p) => [p.day, p]));
-  const shown = plan.tasks.slice(0, PLAN_LINES).flatMap((t) => {
-    const p = byDay.get(t.day);
-    return p ? [p] : [];
-  });
-  const more = plan.tasks.length - shown.length;
-  return `${lines.join('\n')}\n${formatStatusTable(shown)}${more > 0 ? `... and ${more} more (--json lists all)\n` : ''}`;
-}
-
-function describeEnd(result: Awaited<ReturnType<typeof runBackfill>>, dryRun: boolean): string {
-  if (dryRun) return `Dry run: ${result.tasks.length} task(s) would be enqueued.\n`;
-  if (result.tasks.length === 0) return 'Nothing to do: every partition of the window is up to date for this mode.\n';
-  if (result.interrupted) {
-    return `Interrupted after enqueueing ${result.enqueued}/${result.tasks.length}: run the same backfill again to resume.\n`;
-  }
-  const sent = `Enqueued ${result.enqueued} task(s).`;
-  const w = result.wait;
-  if (!w) return `${sent} Follow with: rerun status --from ${result.from} --to ${result.to}\n`;
-  const remaining = w.remaining.map((r) => `  dt=${r.day} ${r.status}: ${r.reason}\n`).join('');
-  switch (w.ended) {
-    case BackfillWaitEnd.COMPLETE:
-      return `${sent} All ${w.total} partition(s) published in ${Math.round(w.elapsedMs / 1000)} s.\n`;
-    case BackfillWaitEnd.INCOMPLETE:
-      return (
-        `${sent} The queue is drained but ${w.remaining.length} partition(s) are not published:\n${remaining}` +
-        (w.deadLettered > 0
-          ? `${w.deadLettered} message(s) reached the DLQ: rerun redrive --queue summarize --dry-run shows why.\n`
-          : 'Their inputs changed after their task ran: run the backfill again.\n')
-      );
-    case BackfillWaitEnd.TIMEOUT:
-      return `${sent} Timed out with ${w.published}/${w.total} published; the tasks keep running. Check with rerun status.\n`;
-    default:
-      return `${sent} Stopped waiting (${w.published}/${w.total} published); the tasks keep running.\n`;
   }
 }

@@ -1,0 +1,121 @@
+import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
+import { S3PartitionStore } from '../partition/S3PartitionStore.js';
+import { summaryLayout } from '../partition/summaryLayout.js';
+import { withPublishedRun } from '../runs/runProgressFile.js';
+import { type CliIo, writeResult } from '../shared/command.js';
+import { referenceInputRules } from '../shared/inputRules.js';
+import { explainAwsError } from '../shared/pipelineResources.js';
+import {
+  emptyWindowHint,
+  type PipelineTarget,
+  reportCommandError,
+  requireOutputBucket,
+  workerQueueUrl,
+} from '../shared/pipelineTarget.js';
+import { BackfillWaitEnd } from '../shared/waitEnd.js';
+import { backfillProgress, backfillSummary, describeEnd, describePlan } from './backfillReport.js';
+import type { BackfillMode } from './planBackfill.js';
+import { runBackfill } from './runBackfill.js';
+
+/** What `rerun backfill` of rerun's daily summaries was asked, from its options. */
+export interface SummaryBackfillRequest {
+  readonly from: string;
+  readonly to: string;
+  readonly mode: BackfillMode;
+  readonly dryRun: boolean;
+  readonly rate?: number | undefined;
+  readonly wait: boolean;
+  readonly timeoutSeconds?: number | undefined;
+  readonly pollIntervalMs?: number | undefined;
+  /** `--queue-url`: the summarize queue (default: the target's). */
+  readonly queueUrl?: string | undefined;
+  /** `--dlq-url`: its DLQ, watched with --wait (default: the target's). */
+  readonly dlqUrl?: string | undefined;
+  readonly json: boolean;
+}
+
+/**
+ * `rerun backfill` of rerun's daily summaries on a target: app/backfill/runBackfill.ts, published as a
+ * run (rerun ui follows it), rendered by app/backfill/backfillReport.ts. Progress and notes go to
+ * stderr, the plan and how the run ended to stdout; `live` redraws a progress line in place on a
+ * terminal. Exit 0 done (or planned, without --wait), 1 when --wait ends with days not published or
+ * times out, 130 interrupted.
+ *
+ * @example
+ * return summaryBackfill(target, request, io, (line) => liveLine(line, io.stderrColumns));
+ */
+export async function summaryBackfill(
+  target: PipelineTarget,
+  request: SummaryBackfillRequest,
+  io: CliIo,
+  live: (line: string) => string,
+): Promise<number> {
+  const { from, to, mode, dryRun, rate, timeoutSeconds, pollIntervalMs, json } = request;
+  const human = (text: string) => {
+    if (!json) io.stderr(text);
+  };
+  const table = (text: string) => {
+    if (!json) writeResult(io, text);
+  };
+  try {
+    await requireOutputBucket(target);
+    const queueUrl = await workerQueueUrl(target, target.topology.summarize, 'queue', request.queueUrl, io.env);
+    const dlqUrl = request.wait
+      ? await workerQueueUrl(target, target.topology.summarize, 'dlq', request.dlqUrl, io.env)
+      : undefined;
+    const label = `backfill ${from}..${to} (mode ${mode}${dryRun ? ', dry run' : ''})`;
+    return await withPublishedRun({ command: 'backfill', label, target }, async (run) => {
+      const progress = backfillProgress(io.isTTY, live, human, run);
+      const result = await runBackfill({
+        reader: new S3PartitionStore(target.clients.s3),
+        sqs: target.clients.sqs,
+        bucket: target.outputBucket,
+        layout: summaryLayout(target.inputBucket, target.topology),
+        inputs: referenceInputRules(target),
+        codeVersion: SUMMARIZE_CODE_VERSION,
+        queueUrl,
+        ...(dlqUrl ? { dlqUrl } : {}),
+        from,
+        to,
+        mode,
+        dryRun,
+        ...(rate !== undefined ? { ratePerSecond: rate } : {}),
+        wait: request.wait,
+        ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+        ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+        signal: io.signal,
+        onPlan: (plan) => {
+          run.progress({ phase: 'planned', done: 0, total: plan.tasks.length, unit: 'days' });
+          table(describePlan(plan, from, to, dryRun));
+          human(emptyWindowHint(target, plan.partitions) ?? '');
+        },
+        onEnqueued: progress.onEnqueued,
+        onProgress: progress.onProgress,
+      }).catch((error: unknown) => {
+        throw explainAwsError(error, {
+          role: 'output bucket or summarize queue',
+          name: `${target.outputBucket} / ${queueUrl}`,
+          where: target.where,
+          hint: 'Check the names and your permissions.',
+        });
+      });
+      progress.close(result.enqueued > 0 && !result.wait);
+
+      const ended = result.wait?.ended;
+      const summary = backfillSummary(result, mode, dryRun);
+      table(describeEnd(result, dryRun));
+      if (!dryRun && result.enqueued > 0 && queueUrl.endsWith('.fifo')) {
+        human(
+          '(FIFO queue: SQS drops a task it already received in the last 5 minutes, e.g. from an interrupted run.)\n',
+        );
+      }
+      if (json)
+        io.stdout(JSON.stringify({ ...summary, counts: result.counts, tasks: result.tasks, wait: result.wait }));
+      else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
+      if (result.interrupted || ended === BackfillWaitEnd.INTERRUPTED) return 130;
+      return ended === BackfillWaitEnd.INCOMPLETE || ended === BackfillWaitEnd.TIMEOUT ? 1 : 0;
+    });
+  } catch (error) {
+    return reportCommandError(error, io, 'backfill', json);
+  }
+}

@@ -1,0 +1,79 @@
+import { S3BucketMissingError } from '../../src/s3/errors.js';
+import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
+import { S3PartitionStore } from '../partition/S3PartitionStore.js';
+import { summaryLayout } from '../partition/summaryLayout.js';
+import { type CliIo, type OptionValues, writeResult } from '../shared/command.js';
+import { referenceInputRules } from '../shared/inputRules.js';
+import { explainAwsError, PipelineResourceError } from '../shared/pipelineResources.js';
+import {
+  emptyWindowHint,
+  type PipelineTarget,
+  reportCommandError,
+  requireOutputBucket,
+  requireWindow,
+} from '../shared/pipelineTarget.js';
+import { formatStatusCounts, formatStatusTable } from './formatStatusTable.js';
+import { partitionStatus } from './partitionStatus.js';
+
+/**
+ * `rerun status` of rerun's daily summaries: each day of --from..--to (app/status/partitionStatus.ts),
+ * as a table on stdout, a hint on stderr when the window is empty, and a SUMMARY line, or with --json
+ * the whole report. Exit 0.
+ *
+ * @example
+ * return summaryStatusReport(values, io, target);
+ */
+export async function summaryStatusReport(values: OptionValues, io: CliIo, target: PipelineTarget): Promise<number> {
+  const { from, to } = requireWindow(values);
+  try {
+    await requireOutputBucket(target);
+    const layout = summaryLayout(target.inputBucket, target.topology);
+    const reader = new S3PartitionStore(target.clients.s3);
+    const report = await partitionStatus({
+      reader,
+      bucket: target.outputBucket,
+      layout,
+      codeVersion: SUMMARIZE_CODE_VERSION,
+      from,
+      to,
+      inputs: referenceInputRules(target),
+      ...(values['no-validate'] ? {} : { validateWith: new S3ObjectStore(target.clients.s3) }),
+    }).catch((error: unknown) => {
+      // The inputs are listed too: a wrong input bucket is the common mistake with a deployed stack.
+      if (error instanceof S3BucketMissingError && error.bucket === target.inputBucket) {
+        throw new PipelineResourceError(
+          `The input bucket "${target.inputBucket}" does not exist at ${target.where}. Check --input-bucket (or RERUN_INPUT_BUCKET, or --stack).`,
+          { cause: error },
+        );
+      }
+      throw explainAwsError(error, {
+        role: 'output bucket',
+        name: target.outputBucket,
+        where: target.where,
+        hint: 'Check the bucket name.',
+      });
+    });
+    const result = {
+      outputBucket: target.outputBucket,
+      inputBucket: target.inputBucket,
+      codeVersion: SUMMARIZE_CODE_VERSION,
+      ...report,
+    };
+    if (values.json) {
+      io.stdout(JSON.stringify(result));
+    } else {
+      // The table and its counts are the result: stdout (`rerun status | less`); the hint is a note.
+      writeResult(io, formatStatusTable(report.partitions));
+      io.stderr(emptyWindowHint(target, report.partitions) ?? '');
+      writeResult(
+        io,
+        `${formatStatusCounts(report.counts)} (${report.requests.list} list + ${report.requests.head} HEAD requests)`,
+      );
+      io.stdout(`SUMMARY ${JSON.stringify({ from, to, ...report.counts, requests: report.requests })}`);
+    }
+    return 0;
+  } catch (error) {
+    return reportCommandError(error, io, 'status', values.json === true);
+  }
+}

@@ -1,0 +1,79 @@
+import { RerunError } from '../../src/errors.js';
+import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { S3PartitionStore } from '../partition/S3PartitionStore.js';
+import { type CliIo, CliUsageError, type OptionValues, writeResult } from '../shared/command.js';
+import { explainAwsError } from '../shared/pipelineResources.js';
+import type { WindowPlanningStage } from '../shared/pipelineStage.js';
+import { type PipelineTarget, reportCommandError, requireOutputBucket } from '../shared/pipelineTarget.js';
+import { windowStageRange } from '../shared/windowStageRange.js';
+import { formatStatusCounts } from './formatStatusTable.js';
+import { formatWindowStageStatus, windowStageStatus } from './windowStageStatus.js';
+import { windowStageInputRules, windowStageTask } from './windowStageTask.js';
+
+/**
+ * `rerun status` of a window stage of the user's pipeline: each window of the range, by its own
+ * scheme (app/status/windowStageStatus.ts), as a table on stdout and a SUMMARY line, or with --json
+ * the whole report. Exit 0; a usage error for --prefix or --verify.
+ *
+ * @example
+ * return windowStageStatusReport(values, io, target, stage);
+ */
+export async function windowStageStatusReport(
+  values: OptionValues,
+  io: CliIo,
+  target: PipelineTarget,
+  stage: WindowPlanningStage,
+): Promise<number> {
+  let task: ReturnType<typeof windowStageTask>;
+  try {
+    task = windowStageTask(stage, target);
+  } catch (error) {
+    return reportCommandError(error, io, 'status', values.json === true);
+  }
+  if (values.prefix !== undefined || values.verify === true) {
+    throw new CliUsageError(
+      `--prefix and --verify judge an object stage's inputs, and stage "${stage.name}" of ${stage.from} is a window ` +
+        'stage: its status judges each window of --from..--to. Drop them.',
+    );
+  }
+  const { from, to, windows, forms } = windowStageRange(task, stage.name, values);
+  try {
+    await requireOutputBucket(target);
+    const reader = new S3PartitionStore(target.clients.s3);
+    const upstreamInputs = windowStageInputRules(stage, {
+      inputBucket: target.inputBucket,
+      failurePrefix: target.topology.failurePrefix,
+    });
+    const judged = await windowStageStatus(task, windows, {
+      reader,
+      ...(upstreamInputs ? { upstreamInputs } : {}),
+      ...(values['no-validate'] ? {} : { validateWith: new S3ObjectStore(target.clients.s3) }),
+    }).catch((error: unknown) => {
+      if (RerunError.isRerunError(error)) throw error;
+      throw explainAwsError(error, {
+        role: 'input or output bucket',
+        name: `${target.inputBucket} / ${target.outputBucket}`,
+        where: target.where,
+        hint: 'Check the names and your permissions (ListBucket on both buckets).',
+      });
+    });
+    const report = { ...judged, from: stage.from, range: { from, to }, outputBucket: target.outputBucket };
+    if (values.json) {
+      io.stdout(JSON.stringify(report));
+      return 0;
+    }
+    io.stderr(`Window stage "${stage.name}" (${stage.from}), ${forms}, code version ${report.codeVersion}.\n`);
+    writeResult(io, formatWindowStageStatus(report));
+    const skipped = report.skipped.count > 0 ? `, ${report.skipped.count} key(s) in no window skipped` : '';
+    writeResult(
+      io,
+      `${formatStatusCounts(report.counts)}${skipped} (${report.requests.list} list + ${report.requests.head} HEAD requests)`,
+    );
+    io.stdout(
+      `SUMMARY ${JSON.stringify({ stage: stage.name, from, to, ...report.counts, skipped: report.skipped.count, requests: report.requests })}`,
+    );
+    return 0;
+  } catch (error) {
+    return reportCommandError(error, io, 'status', values.json === true);
+  }
+}
