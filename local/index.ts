@@ -37,14 +37,10 @@ export {
   RunnerDrainTimeoutError,
 } from './runner/errors.js';
 export type { FunctionInvoker, InvocationRequest, InvocationResult } from './runner/FunctionInvoker.js';
-export {
-  type InvocationReport,
-  LocalRunner,
-  type LocalRunnerOptions,
-  type RunUntilDrainedOptions,
-  type SqsLambdaHandler,
-} from './runner/LocalRunner.js';
+export type { InvocationReport } from './runner/invocationReport.js';
+export { LocalRunner, type RunUntilDrainedOptions, type SqsLambdaHandler } from './runner/LocalRunner.js';
 export { loadHandler } from './runner/loadHandler.js';
+export type { LocalRunnerOptions } from './runner/localRunnerOptions.js';
 export {
   IDEMPOTENCY_KEY_HEADER,
   type SinkDelivery,

@@ -88,11 +88,11 @@ export {
   type DeleteStatus,
   type GetResult,
   S3ObjectStore,
-  type S3ObjectStoreOptions,
   type WriteCondition,
   type WriteResult,
   type WriteStatus,
 } from './s3/S3ObjectStore.js';
+export type { S3ObjectStoreOptions } from './s3/s3ObjectStoreOptions.js';
 export type { FirstRunObject, FirstRunPath, FirstRunPolicy } from './worker/adaptiveFirstRun.js';
 export {
   defineWorker,

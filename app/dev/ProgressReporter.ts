@@ -1,4 +1,4 @@
-import type { InvocationReport } from '../../local/runner/LocalRunner.js';
+import type { InvocationReport } from '../../local/runner/invocationReport.js';
 
 /** Options of {@link ProgressReporter}. */
 export interface ProgressReporterOptions {

@@ -1,5 +1,5 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { InvocationReport } from '../../local/runner/LocalRunner.js';
+import type { InvocationReport } from '../../local/runner/invocationReport.js';
 import type { RecordOutcome } from '../../src/worker/outcomes.js';
 import type { Topology } from '../topology.js';
 import type { DevSummary } from './devResults.js';

@@ -3,7 +3,7 @@ import type { AwsClients } from '../../src/aws/clients.js';
 /**
  * The only commands the console sends, every one a read. No ReceiveMessage: receiving a DLQ's
  * message to show it raises its receive count and hides it from a redrive for a while, so the Dead
- * letters view lists the failure records instead (app/ui/consoleApi.ts). No object, message or
+ * letters view lists the failure records instead (app/ui/consoleDeadLetters.ts). No object, message or
  * attribute is created, changed or deleted. The console has no
  * DynamoDB client at all (the pipeline target holds S3 and SQS only): the ledger is not read.
  * CloudWatch and CloudWatch Logs, for a deployed pipeline's live view, are read with one command each.

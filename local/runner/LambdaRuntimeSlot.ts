@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createConnection } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -8,7 +7,9 @@ import type { SQSEvent } from 'aws-lambda';
 import { LambdaRuntimeSlotError } from './errors.js';
 import type { InvocationResult } from './FunctionInvoker.js';
 import { freeLoopbackPort } from './freeLoopbackPort.js';
+import { readInvokeAnswer } from './invokeAnswer.js';
 import type { LambdaRuntimeTools } from './lambdaRuntimeTools.js';
+import { childPids, isRunning, killGroup } from './linuxProcesses.js';
 
 /** The function a {@link LambdaRuntimeSlot} runs: what Lambda reads from the function's configuration. */
 export interface LambdaFunctionSettings {
@@ -233,43 +234,6 @@ export class LambdaRuntimeSlot {
   }
 }
 
-/**
- * Reads the emulator's answer the way Lambda's event source mapping reads an invocation result.
- * The emulator differs from Lambda's Invoke API in two ways this absorbs: a timeout answers 200
- * with the text "Task timed out after N.00 seconds", and an error thrown by the handler answers 200
- * with the runtime's error document `{ errorType, errorMessage, trace }` but without Lambda's
- * `X-Amz-Function-Error` header. So a 200 body of exactly that shape is read as a function error:
- * a handler that returned such a document would fail its batch (the messages come back), never
- * lose them. A runtime that died (exit, signal, failed init) answers 502.
- */
-function readInvokeAnswer(status: number, body: string): InvocationResult {
-  if (status === 200 && /^Task timed out after [\d.]+ seconds/.test(body)) return { kind: 'timeout', error: body };
-  let parsed: unknown = null;
-  let json = true;
-  if (body.trim() !== '') {
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      json = false;
-    }
-  }
-  const errorDocument = asErrorDocument(parsed);
-  if (status !== 200) {
-    const detail = errorDocument ? `${errorDocument.errorType}: ${errorDocument.errorMessage}` : body.slice(0, 500);
-    return { kind: 'threw', error: `the runtime failed (HTTP ${status}): ${detail}` };
-  }
-  if (errorDocument) return { kind: 'threw', error: `${errorDocument.errorType}: ${errorDocument.errorMessage}` };
-  if (!json) return { kind: 'returned', value: body };
-  return { kind: 'returned', value: parsed };
-}
-
-function asErrorDocument(value: unknown): { errorType: string; errorMessage: string } | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { errorType, errorMessage } = value as { errorType?: unknown; errorMessage?: unknown };
-  if (typeof errorType !== 'string' || typeof errorMessage !== 'string') return undefined;
-  return { errorType, errorMessage };
-}
-
 function spawnEmulator(options: LambdaRuntimeSlotOptions, invokePort: number, runtimeApiPort: number): ChildProcess {
   const fn = options.function;
   const handler = fn.handler ?? 'index.handler';
@@ -357,48 +321,6 @@ function canConnect(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-/** Direct children of `pid`, from /proc (the emulator runs on Linux only, as Lambda does). */
-function childPids(pid: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Field 4 (ppid) follows the command name in parentheses, which may itself hold spaces.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) children.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return children;
-}
-
-/**
- * Whether `pid` is a live process (a zombie, dead but not yet reaped, is not).
- *
- * @example
- * isRunning(process.pid); // true
- */
-export function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-function killGroup(pid: number): void {
-  for (const target of [-pid, pid]) {
-    try {
-      process.kill(target, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
 }
 
 function describe(error: unknown): string {

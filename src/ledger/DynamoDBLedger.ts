@@ -1,15 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type AttributeValue,
-  ConditionalCheckFailedException,
-  type DynamoDBClient,
-  PutItemCommand,
-  UpdateItemCommand,
-  type UpdateItemCommandInput,
-} from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
-import { checkOptions, type OptionNames } from '../options/checkOptions.js';
+import { checkOptions } from '../options/checkOptions.js';
+import { validateKey } from './dedupeKey.js';
+import { DYNAMODB_LEDGER_OPTION_NAMES, type DynamoDBLedgerOptions } from './dynamoDBLedgerOptions.js';
 import {
   LedgerConfigurationError,
   LedgerInProgressError,
@@ -28,12 +23,14 @@ import {
   type OnceResult,
   OnceStatus,
 } from './Ledger.js';
+import { claimCommand, holderWrite, type LedgerTable, replaceExpiredCommand } from './ledgerCommands.js';
 import {
   ClaimDecisionKind,
   decideLostClaim,
   decideLostHolderWrite,
   HolderWriteDecisionKind,
 } from './ledgerDecision.js';
+import { isConditionFailure, parseOld, plain } from './ledgerItem.js';
 import {
   LedgerAttribute as A,
   DEFAULT_LEASE_MARGIN_MS,
@@ -50,64 +47,10 @@ import {
   ttlEpochSeconds,
 } from './ledgerRecord.js';
 import { hashPayload } from './payloadHash.js';
-
-/** Options of {@link DynamoDBLedger}. Unknown fields are rejected. */
-export interface DynamoDBLedgerOptions {
-  /** The DynamoDB client (injected so tests and callers control endpoint, retries and middleware). */
-  client: DynamoDBClient;
-  /** The ledger table: partition key `pk` (string), TTL on `ttl` (see {@link createLedgerTable}). */
-  tableName: string;
-  /**
-   * Clock, epoch milliseconds. Leases and TTLs are compared in condition expressions against this.
-   * @default Date.now
-   */
-  now?: () => number;
-  /**
-   * Generates the lease-holder token written by each claim (must be unique per claim).
-   * @default crypto.randomUUID
-   */
-  owner?: () => string;
-  /**
-   * Lease when a call gives no `remainingTimeMs`.
-   * @default 60_000 (DEFAULT_LEASE_MS)
-   */
-  leaseMs?: number;
-  /**
-   * Added to a call's `remainingTimeMs` to form its lease.
-   * @default 5_000 (DEFAULT_LEASE_MARGIN_MS)
-   */
-  leaseMarginMs?: number;
-  /**
-   * How long records are kept and replayed (the `ttl` attribute), seconds.
-   * @default 2_592_000, 30 days (DEFAULT_TTL_SECONDS)
-   */
-  ttlSeconds?: number;
-  /**
-   * Largest stored result, in UTF-8 bytes of JSON; at most 307,200 (MAX_RESULT_BYTES_LIMIT).
-   * @default 32_768 (DEFAULT_MAX_RESULT_BYTES)
-   */
-  maxResultBytes?: number;
-  /** @default silentLogger */
-  logger?: Logger;
-}
-
-/** The names of {@link DynamoDBLedgerOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
-export const DYNAMODB_LEDGER_OPTION_NAMES = {
-  client: true,
-  tableName: true,
-  now: true,
-  owner: true,
-  leaseMs: true,
-  leaseMarginMs: true,
-  ttlSeconds: true,
-  maxResultBytes: true,
-  logger: true,
-} as const satisfies OptionNames<DynamoDBLedgerOptions>;
+import { serializeResult } from './storedResult.js';
 
 /** Claims re-tried when the item changes between a lost condition and its decision (rare races). */
 const MAX_CLAIM_TRIES = 3;
-/** DynamoDB limits a partition key value to 2048 bytes. */
-const MAX_KEY_BYTES = 2048;
 /** A released lease: any `now` is past it, so the next claim succeeds at once. */
 const RELEASED_LEASE = 0;
 
@@ -133,6 +76,8 @@ export class DynamoDBLedger implements Ledger {
   private readonly ttlSeconds: number;
   private readonly maxResultBytes: number;
   private readonly logger: Logger;
+  /** The table the ledger's commands write to. */
+  private readonly table: LedgerTable;
 
   constructor(options: DynamoDBLedgerOptions) {
     checkOptions('DynamoDBLedger', options, DYNAMODB_LEDGER_OPTION_NAMES, (m) => new LedgerConfigurationError(m));
@@ -162,6 +107,7 @@ export class DynamoDBLedger implements Ledger {
       throw new LedgerConfigurationError(`ttlSeconds (${this.ttlSeconds}) must outlast a lease (${this.leaseMs} ms).`);
     }
     this.logger = options.logger ?? silentLogger;
+    this.table = { tableName: this.tableName, ttlSeconds: this.ttlSeconds };
   }
 
   /**
@@ -202,10 +148,10 @@ export class DynamoDBLedger implements Ledger {
       let old: LedgerRecord | undefined;
       try {
         if (replaceExpired) {
-          await this.client.send(this.replaceExpiredCommand(key, payloadHash, owner, now, leaseMs));
+          await this.client.send(replaceExpiredCommand(this.table, key, payloadHash, owner, now, leaseMs));
           claim = { owner, attempt: 1 };
         } else {
-          const output = await this.client.send(this.claimCommand(key, payloadHash, owner, now, leaseMs));
+          const output = await this.client.send(claimCommand(this.table, key, payloadHash, owner, now, leaseMs));
           claim = { owner, attempt: parseLedgerRecord(plain(output.Attributes) ?? {}).attempt };
         }
         break;
@@ -324,7 +270,7 @@ export class DynamoDBLedger implements Ledger {
       values[':omitted'] = { S: stored.omitted.reason };
     }
     try {
-      await this.client.send(this.holderWrite(key, `SET ${set.join(', ')} REMOVE #lease`, names, values));
+      await this.client.send(holderWrite(this.table, key, `SET ${set.join(', ')} REMOVE #lease`, names, values));
     } catch (error) {
       this.handleHolderWriteFailure(error, key, claim.owner, LedgerStatus.SUCCEEDED, LedgerWriteStage.COMPLETE, log);
     }
@@ -342,7 +288,8 @@ export class DynamoDBLedger implements Ledger {
     const now = this.now();
     const terminal = isTerminalError(error);
     const command = terminal
-      ? this.holderWrite(
+      ? holderWrite(
+          this.table,
           key,
           'SET #status = :failed, #failureName = :name, #failureMessage = :message, #completedAt = :now, #ttl = :ttl REMOVE #lease',
           {
@@ -366,7 +313,8 @@ export class DynamoDBLedger implements Ledger {
         )
       : // Release by expiring the lease rather than deleting the item: the payload hash, the attempt
         // count and the last error survive, and the next claim passes `leaseExpiresAt < :now` at once.
-        this.holderWrite(
+        holderWrite(
+          this.table,
           key,
           'SET #lease = :released, #lastErrorName = :name, #lastErrorMessage = :message',
           {
@@ -431,105 +379,6 @@ export class DynamoDBLedger implements Ledger {
     });
     throw new LedgerLeaseLostError(key, stage, { owner, currentOwner: old?.owner });
   }
-
-  /**
-   * The claim: one conditional UpdateItem that creates the item or takes over an expired (or released)
-   * lease of the same payload. `ALL_NEW` returns the attempt count; `ALL_OLD` on failure returns the
-   * blocking item, so a lost claim needs no GetItem. An IN_PROGRESS item never holds a result or a
-   * failure, so a takeover has nothing to remove; `lastError` and `createdAt` are kept on purpose.
-   */
-  private claimCommand(key: string, payloadHash: string, owner: string, now: number, leaseMs: number) {
-    return new UpdateItemCommand({
-      TableName: this.tableName,
-      Key: { [A.KEY]: { S: key } },
-      UpdateExpression:
-        'SET #status = :inProgress, #payloadHash = :payloadHash, #owner = :owner, #lease = :leaseExpiresAt, ' +
-        '#attempt = if_not_exists(#attempt, :zero) + :one, #createdAt = if_not_exists(#createdAt, :now), #ttl = :ttl',
-      // Expiry by timestamps in the condition, never by TTL deletion (lazy, typically within days).
-      ConditionExpression:
-        'attribute_not_exists(#pk) OR (#status = :inProgress AND #lease < :now AND #payloadHash = :payloadHash)',
-      ExpressionAttributeNames: {
-        '#pk': A.KEY,
-        '#status': A.STATUS,
-        '#payloadHash': A.PAYLOAD_HASH,
-        '#owner': A.OWNER,
-        '#lease': A.LEASE_EXPIRES_AT,
-        '#attempt': A.ATTEMPT,
-        '#createdAt': A.CREATED_AT,
-        '#ttl': A.TTL,
-      },
-      ExpressionAttributeValues: {
-        ':inProgress': { S: LedgerStatus.IN_PROGRESS },
-        ':payloadHash': { S: payloadHash },
-        ':owner': { S: owner },
-        ':leaseExpiresAt': { N: String(now + leaseMs) },
-        ':zero': { N: '0' },
-        ':one': { N: '1' },
-        ':now': { N: String(now) },
-        ':ttl': { N: String(ttlEpochSeconds(now, this.ttlSeconds)) },
-      },
-      ReturnValues: 'ALL_NEW',
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    });
-  }
-
-  /**
-   * Replaces a record that is past its TTL with a fresh claim (attempt 1, any payload): such a record
-   * counts as deleted whether or not DynamoDB's lazy TTL deletion has run. The condition re-checks the
-   * timestamp, so two workers cannot both replace it.
-   */
-  private replaceExpiredCommand(key: string, payloadHash: string, owner: string, now: number, leaseMs: number) {
-    return new PutItemCommand({
-      TableName: this.tableName,
-      Item: {
-        [A.KEY]: { S: key },
-        [A.STATUS]: { S: LedgerStatus.IN_PROGRESS },
-        [A.PAYLOAD_HASH]: { S: payloadHash },
-        [A.OWNER]: { S: owner },
-        [A.LEASE_EXPIRES_AT]: { N: String(now + leaseMs) },
-        [A.ATTEMPT]: { N: '1' },
-        [A.CREATED_AT]: { N: String(now) },
-        [A.TTL]: { N: String(ttlEpochSeconds(now, this.ttlSeconds)) },
-      },
-      ConditionExpression: 'attribute_not_exists(#pk) OR #ttl < :nowSeconds',
-      ExpressionAttributeNames: { '#pk': A.KEY, '#ttl': A.TTL },
-      ExpressionAttributeValues: { ':nowSeconds': { N: String(Math.floor(now / 1000)) } },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    });
-  }
-
-  /**
-   * A write only the current lease holder can make: `owner = :me AND status = IN_PROGRESS`. The lease
-   * need not be unexpired: if nobody took over, finishing is still right (it spares a rerun); if
-   * somebody did, `owner` changed and the condition protects their record.
-   */
-  private holderWrite(
-    key: string,
-    updateExpression: string,
-    names: Record<string, string>,
-    values: Record<string, AttributeValue>,
-  ): UpdateItemCommand {
-    const input: UpdateItemCommandInput = {
-      TableName: this.tableName,
-      Key: { [A.KEY]: { S: key } },
-      UpdateExpression: updateExpression,
-      ConditionExpression: '#owner = :owner AND #status = :inProgress',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-    };
-    return new UpdateItemCommand(input);
-  }
-}
-
-function validateKey(key: string): void {
-  if (typeof key !== 'string' || key.length === 0) {
-    throw new LedgerConfigurationError('A dedupe key must be a non-empty string.');
-  }
-  const bytes = Buffer.byteLength(key, 'utf8');
-  if (bytes > MAX_KEY_BYTES) {
-    throw new LedgerConfigurationError(`Dedupe key is ${bytes} bytes; DynamoDB allows ${MAX_KEY_BYTES}. Hash it.`);
-  }
 }
 
 function positive(name: string, value: number): number {
@@ -540,44 +389,4 @@ function positive(name: string, value: number): number {
 function nonNegative(name: string, value: number): number {
   if (!Number.isFinite(value) || value < 0) throw new LedgerConfigurationError(`${name} must be >= 0 (got ${value}).`);
   return value;
-}
-
-function isConditionFailure(error: unknown): error is ConditionalCheckFailedException {
-  return (
-    error instanceof ConditionalCheckFailedException ||
-    (error instanceof Error && error.name === 'ConditionalCheckFailedException')
-  );
-}
-
-/** The ledger only writes strings and numbers; other attribute types are kept raw for the parser to reject. */
-function plain(item: Record<string, AttributeValue> | undefined): Record<string, unknown> | undefined {
-  if (item === undefined) return undefined;
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(item)) {
-    if (value.S !== undefined) out[name] = value.S;
-    else if (value.N !== undefined) out[name] = Number(value.N);
-    else out[name] = value;
-  }
-  return out;
-}
-
-function parseOld(item: Record<string, AttributeValue> | undefined): LedgerRecord | undefined {
-  const attributes = plain(item);
-  return attributes === undefined || Object.keys(attributes).length === 0 ? undefined : parseLedgerRecord(attributes);
-}
-
-function serializeResult(
-  result: unknown,
-  maxBytes: number,
-): { json?: string; omitted?: { reason: string; cause?: unknown } } {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(result);
-  } catch (cause) {
-    return { omitted: { reason: `result is not JSON-serializable: ${(cause as Error).message}`, cause } };
-  }
-  if (json === undefined) return {};
-  const bytes = Buffer.byteLength(json, 'utf8');
-  if (bytes > maxBytes) return { omitted: { reason: `result is ${bytes} bytes of JSON (limit ${maxBytes})` } };
-  return { json };
 }

@@ -14,7 +14,8 @@ export {
   type CreateLedgerTableResult,
   createLedgerTable,
 } from './createLedgerTable.js';
-export { DynamoDBLedger, type DynamoDBLedgerOptions } from './DynamoDBLedger.js';
+export { DynamoDBLedger } from './DynamoDBLedger.js';
+export type { DynamoDBLedgerOptions } from './dynamoDBLedgerOptions.js';
 export {
   LedgerConfigurationError,
   LedgerInProgressError,

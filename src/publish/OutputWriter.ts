@@ -2,13 +2,8 @@ import { createHash } from 'node:crypto';
 import { buildOutputMetadata, type SourceIdentity } from '../done/outputMetadata.js';
 import { WorkerConfigurationError } from '../errors.js';
 import { checkOptions, type OptionNames } from '../options/checkOptions.js';
-import {
-  S3_MIN_PART_BYTES,
-  type S3ObjectStore,
-  type WriteCondition,
-  type WriteResult,
-  WriteStatus,
-} from '../s3/S3ObjectStore.js';
+import { type S3ObjectStore, type WriteCondition, type WriteResult, WriteStatus } from '../s3/S3ObjectStore.js';
+import { S3_MIN_PART_BYTES } from '../s3/s3ObjectStoreOptions.js';
 import { SealDigests } from './sealDigests.js';
 
 /** S3's minimum size of every multipart part but the last. */

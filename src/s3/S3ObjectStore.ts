@@ -14,9 +14,12 @@ import {
 import type { OutputHead } from '../done/judgeOutput.js';
 import { WorkerConfigurationError } from '../errors.js';
 import { stripQuotes } from '../intake/parseS3Event.js';
-import { checkOptions, type OptionNames } from '../options/checkOptions.js';
-import { type ConflictRetryPolicy, retryOnConflict } from './conflictRetry.js';
-import { classifyS3Error, errorCode, httpStatus, isMissingKey, type S3Target } from './errors.js';
+import { checkOptions } from '../options/checkOptions.js';
+import { retryOnConflict } from './conflictRetry.js';
+import { encodeCopySourceKey } from './copySource.js';
+import { classified, classifyS3Error, errorCode, httpStatus, isMissingKey, type S3Target } from './errors.js';
+import { S3_MIN_PART_BYTES, S3_OBJECT_STORE_OPTION_NAMES, type S3ObjectStoreOptions } from './s3ObjectStoreOptions.js';
+import { withPayloadSha256 } from './signedPayloadSha256.js';
 
 export { httpStatus } from './errors.js';
 
@@ -52,31 +55,6 @@ export type GetResult =
       readonly versionId?: string;
       readonly contentLength: number;
     };
-
-/** S3's smallest multipart part (every part but the last): CompleteMultipartUpload refuses smaller ones. */
-export const S3_MIN_PART_BYTES = 5 * 1024 * 1024;
-
-/** Options of {@link S3ObjectStore}. */
-export interface S3ObjectStoreOptions {
-  /**
-   * The retry of a PutObject that met 409 ConditionalRequestConflict.
-   * @default 3 retries, full jitter over 50 ms doubling up to 1 s (src/s3/conflictRetry.ts)
-   */
-  readonly conflictRetry?: ConflictRetryPolicy;
-  /**
-   * The smallest part the store accepts in a multipart upload, for every part but the last. Output
-   * writers never make a part smaller. Change it only for a store with another limit (the
-   * simulation tier's in-memory S3 takes small parts, so that multipart outputs cost microseconds).
-   * @default 5 MiB (S3's limit, `S3_MIN_PART_BYTES`)
-   */
-  readonly minPartBytes?: number;
-}
-
-/** The names of {@link S3ObjectStoreOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
-export const S3_OBJECT_STORE_OPTION_NAMES = {
-  conflictRetry: true,
-  minPartBytes: true,
-} as const satisfies OptionNames<S3ObjectStoreOptions>;
 
 /**
  * Thin adapter over the S3 operations rerun uses. It classifies the answers that matter to
@@ -397,41 +375,6 @@ export const DeleteStatus = {
 } as const;
 export type DeleteStatus = (typeof DeleteStatus)[keyof typeof DeleteStatus];
 
-/**
- * Signs a write with the SHA-256 the caller computed of its body (`x-amz-content-sha256`, the hex
- * form of the same digest sent as ChecksumSHA256) instead of letting the SigV4 signer hash the body
- * again: the CPU profile of a large output showed the signer's second pass as 8 % of the worker's
- * time. The signer uses a payload hash header that is already there; S3 checks it against the body.
- */
-function withPayloadSha256<C extends PutObjectCommand | UploadPartCommand>(command: C, sha256Base64: string): C {
-  const hex = Buffer.from(sha256Base64, 'base64').toString('hex');
-  type Args = { request: unknown };
-  // One build-step middleware; the stack's overloads differ per command, so it is typed by its shape.
-  const stack = command.middlewareStack as unknown as {
-    add(
-      middleware: (next: (args: Args) => Promise<unknown>) => (args: Args) => Promise<unknown>,
-      options: { step: 'build'; name: string },
-    ): void;
-  };
-  stack.add(
-    (next) => async (args) => {
-      const request = args.request as { headers?: Record<string, string> };
-      if (request.headers) request.headers['x-amz-content-sha256'] = hex;
-      return next(args);
-    },
-    { step: 'build', name: 'rerunPayloadSha256' },
-  );
-  return command;
-}
-
-/**
- * A key as `x-amz-copy-source` carries it: URL-encoded, with `/` kept (CopyObject API reference:
- * "The value must be URL-encoded").
- */
-function encodeCopySourceKey(key: string): string {
-  return key.split('/').map(encodeURIComponent).join('/');
-}
-
 function conditionHeaders(condition: WriteCondition): { IfNoneMatch?: string; IfMatch?: string } {
   return 'ifNoneMatch' in condition ? { IfNoneMatch: '*' } : { IfMatch: `"${condition.ifMatch}"` };
 }
@@ -446,15 +389,6 @@ async function classifyWrite(target: S3Target, write: () => Promise<string>): Pr
     if (status === 412) return { status: WriteStatus.PRECONDITION_FAILED };
     if (status === 409 && errorCode(error) === 'ConditionalRequestConflict') return { status: WriteStatus.CONFLICT };
     if (isMissingKey(error)) return { status: WriteStatus.MISSING };
-    throw classifyS3Error(error, target) ?? error;
-  }
-}
-
-/** Runs one request; a configuration failure (403, NoSuchBucket, InvalidBucketName) is classified. */
-async function classified<T>(target: S3Target, request: () => Promise<T>): Promise<T> {
-  try {
-    return await request();
-  } catch (error) {
     throw classifyS3Error(error, target) ?? error;
   }
 }

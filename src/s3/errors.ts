@@ -151,3 +151,12 @@ function missingPermissionOf(operation: S3Operation): string {
       return 's3:ListBucket on the bucket';
   }
 }
+
+/** Runs one request; a configuration failure (403, NoSuchBucket, InvalidBucketName) is classified. */
+export async function classified<T>(target: S3Target, request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    throw classifyS3Error(error, target) ?? error;
+  }
+}

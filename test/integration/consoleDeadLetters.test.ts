@@ -1,6 +1,7 @@
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConsoleApi, type DeadLetterView } from '../../app/ui/consoleApi.js';
+import { ConsoleApi } from '../../app/ui/consoleApi.js';
+import type { DeadLetterView } from '../../app/ui/consoleDeadLetters.js';
 import { type ConsoleServer, startConsoleServer } from '../../app/ui/consoleServer.js';
 import { type ConsoleSource, resolveConsoleSource } from '../../app/ui/consoleSource.js';
 import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';

@@ -2,7 +2,8 @@ import { DescribeTimeToLiveCommand, GetItemCommand } from '@aws-sdk/client-dynam
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RerunError } from '../../src/errors.js';
 import { createLedgerTable } from '../../src/ledger/createLedgerTable.js';
-import { DynamoDBLedger, type DynamoDBLedgerOptions } from '../../src/ledger/DynamoDBLedger.js';
+import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
+import type { DynamoDBLedgerOptions } from '../../src/ledger/dynamoDBLedgerOptions.js';
 import {
   LedgerConfigurationError,
   LedgerInProgressError,

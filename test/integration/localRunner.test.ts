@@ -17,8 +17,10 @@ import {
   RunnerConfigurationError,
   RunnerDrainTimeoutError,
 } from '../../local/runner/errors.js';
-import { type InvocationReport, LocalRunner, type LocalRunnerOptions } from '../../local/runner/LocalRunner.js';
+import type { InvocationReport } from '../../local/runner/invocationReport.js';
+import { LocalRunner } from '../../local/runner/LocalRunner.js';
 import { loadHandler } from '../../local/runner/loadHandler.js';
+import type { LocalRunnerOptions } from '../../local/runner/localRunnerOptions.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
 
 const { sqs } = testClients();

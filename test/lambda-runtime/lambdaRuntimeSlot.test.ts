@@ -8,10 +8,12 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../infra/paths.js';
 import { synthesizeWorkerBundles } from '../../infra/workerBundles.js';
+import type { InvocationReport } from '../../local/runner/invocationReport.js';
 import { LambdaRuntimePool } from '../../local/runner/LambdaRuntimePool.js';
-import { isRunning, type LambdaFunctionSettings, LambdaRuntimeSlot } from '../../local/runner/LambdaRuntimeSlot.js';
-import { type InvocationReport, LocalRunner } from '../../local/runner/LocalRunner.js';
+import { type LambdaFunctionSettings, LambdaRuntimeSlot } from '../../local/runner/LambdaRuntimeSlot.js';
+import { LocalRunner } from '../../local/runner/LocalRunner.js';
 import { locateLambdaRuntimeTools } from '../../local/runner/lambdaRuntimeTools.js';
+import { isRunning } from '../../local/runner/linuxProcesses.js';
 import { parseRecordOutcomeLogLine } from '../../src/batch/recordOutcomeLog.js';
 import { testClients, uniqueName } from '../support/aws.js';
 

@@ -189,7 +189,7 @@ export const MUTATIONS: readonly Mutation[] = [
     name: 'lease-released-too-early',
     caughtBy: 'notify single-part+side, crashes 0',
     defect: 'the ledger lease released too early (expired as it is taken)',
-    file: 'src/ledger/DynamoDBLedger.ts',
+    file: 'src/ledger/ledgerCommands.ts',
     edits: [
       {
         find: "':leaseExpiresAt': { N: String(now + leaseMs) },",
