@@ -24,7 +24,8 @@ import { acknowledgePrefixWildcards } from '../src/cdk/nagAcknowledgements.js';
 import { PipelineDashboard } from '../src/cdk/PipelineDashboard.js';
 import { grantPrefixAccess } from '../src/cdk/prefixGrants.js';
 import { RerunPipeline, type RerunWebhookSource } from '../src/cdk/RerunPipeline.js';
-import { SqsWorker, type WorkerSource } from '../src/cdk/SqsWorker.js';
+import { SqsWorker } from '../src/cdk/SqsWorker.js';
+import type { WorkerSource } from '../src/cdk/workerSource.js';
 import { describePipeline } from '../src/pipeline/pipelineDescription.js';
 import { projectRoot } from './paths.js';
 

@@ -36,13 +36,10 @@ import {
   planStage,
 } from './publishedPipeline.js';
 import { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
-import {
-  SqsWorker,
-  sqsWorkerViolations,
-  WORKER_SOURCE_NAMES,
-  type WorkerFunctionProps,
-  type WorkerSource,
-} from './SqsWorker.js';
+import { SqsWorker } from './SqsWorker.js';
+import type { WorkerFunctionProps } from './SqsWorkerProps.js';
+import { sqsWorkerViolations } from './sqsWorkerViolations.js';
+import { WORKER_SOURCE_NAMES, type WorkerSource } from './workerSource.js';
 
 /**
  * Where the webhook URL comes from. It never sits in the template as text nor in a CloudFormation

@@ -44,4 +44,6 @@ export {
 } from './RerunWindowStage.js';
 export { ReferenceWorker, type ReferenceWorkerName, referenceWorker } from './referenceWorker.js';
 export { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
-export { SqsWorker, type SqsWorkerProps, type WorkerFunctionProps, type WorkerSource } from './SqsWorker.js';
+export { SqsWorker } from './SqsWorker.js';
+export type { SqsWorkerProps, WorkerFunctionProps } from './SqsWorkerProps.js';
+export type { WorkerSource } from './workerSource.js';
