@@ -1,8 +1,12 @@
 import { CfnOutput, Stack } from 'aws-cdk-lib';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { BatchOperationsHandler } from './BatchOperationsHandler.js';
 import { StackConfigurationInvalidError } from './errors.js';
 import type { PipelinePlan } from './pipelinePlan.js';
 import { PIPELINE_DESCRIPTION_STACK_OUTPUTS } from './publishedPipeline.js';
-import type { RerunPipeline } from './RerunPipeline.js';
 
 /**
  * The output keys `outputs: true` writes: those `rerun --stack` reads (StackOutput of
@@ -25,8 +29,18 @@ export const BATCH_OPERATIONS_STACK_OUTPUTS = {
   ROLE_ARN: 'BatchOperationsRoleArn',
 } as const;
 
+/** What the outputs name: the pipeline construct's buckets, queues, alarm topic and Batch Operations handler. */
+type PublishedPipeline = Construct & {
+  readonly inputBucket: IBucket;
+  readonly outputBucket: IBucket;
+  readonly queue: IQueue;
+  readonly deadLetterQueue: IQueue;
+  readonly alarmTopic: ITopic;
+  readonly batchOperations?: BatchOperationsHandler;
+};
+
 /** The stack outputs the CLI finds the pipeline by (`outputs: true`). */
-export function addPipelineStackOutputs(pipeline: RerunPipeline, plan: PipelinePlan): void {
+export function addPipelineStackOutputs(pipeline: PublishedPipeline, plan: PipelinePlan): void {
   if (pipeline.batchOperations) {
     new CfnOutput(Stack.of(pipeline), BATCH_OPERATIONS_STACK_OUTPUTS.FUNCTION_ARN, {
       value: pipeline.batchOperations.function.functionArn,

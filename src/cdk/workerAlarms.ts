@@ -1,11 +1,20 @@
 import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
 import type { WorkerTopology } from '../topology/WorkerTopology.js';
-import type { SqsWorker } from './SqsWorker.js';
 import type { SqsWorkerProps } from './SqsWorkerProps.js';
 
+/** What the alarms watch: the worker construct (their scope), its queues and its function. */
+type WatchedWorker = Construct & {
+  readonly queue: IQueue;
+  readonly deadLetterQueue: IQueue;
+  readonly function: IFunction;
+};
+
 /** The worker's alarms: DLQ depth, age of the oldest message, errors, throttles, duration near the timeout. */
-export function createWorkerAlarms(worker: SqsWorker, props: SqsWorkerProps, t: WorkerTopology) {
+export function createWorkerAlarms(worker: WatchedWorker, props: SqsWorkerProps, t: WorkerTopology) {
   const oldestMessageAlarmSeconds = props.oldestMessageAlarmSeconds ?? 2 * t.visibilityTimeoutSeconds;
   const dlqAlarmThreshold = props.dlqAlarmThreshold ?? 1;
   const dlqDepth = new Alarm(worker, 'DlqDepthAlarm', {
@@ -34,7 +43,7 @@ export function createWorkerAlarms(worker: SqsWorker, props: SqsWorkerProps, t: 
 }
 
 /** The alarms on whole invocations: errors, throttles and a duration near the timeout. */
-function createInvocationAlarms(worker: SqsWorker, props: SqsWorkerProps, t: WorkerTopology) {
+function createInvocationAlarms(worker: WatchedWorker, props: SqsWorkerProps, t: WorkerTopology) {
   // Whole invocations: a timeout or a crash loses the batch's partial response and shows only here
   // (and later as message age); throttles mean the concurrency is too small for the backlog.
   const invocations = { period: Duration.minutes(5), statistic: Stats.SUM };

@@ -1,10 +1,23 @@
 import { Annotations } from 'aws-cdk-lib';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { WorkerTopology } from '../topology/WorkerTopology.js';
 import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
-import type { SqsWorker } from './SqsWorker.js';
 import type { SqsWorkerProps } from './SqsWorkerProps.js';
 
+/** What the acknowledgements are attached to: the worker construct and the resources it built. */
+type AcknowledgedWorker = Construct & {
+  readonly queue: IQueue;
+  readonly deadLetterQueue: IQueue;
+  readonly function: IFunction;
+  readonly logGroup: ILogGroup;
+  readonly topology: WorkerTopology;
+};
+
 /** The checkov checks a worker meets otherwise, each with its reason (see checkovAcknowledgements.ts). */
-export function acknowledgeWorkerChecks(worker: SqsWorker, props: SqsWorkerProps): void {
+export function acknowledgeWorkerChecks(worker: AcknowledgedWorker, props: SqsWorkerProps): void {
   const fp = props.functionProps ?? {};
   for (const queue of [worker.queue, worker.deadLetterQueue]) {
     if (queue.encryptionMasterKey) continue;
