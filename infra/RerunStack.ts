@@ -23,8 +23,10 @@ import { LedgerTable } from '../src/cdk/LedgerTable.js';
 import { acknowledgePrefixWildcards } from '../src/cdk/nagAcknowledgements.js';
 import { PipelineDashboard } from '../src/cdk/PipelineDashboard.js';
 import { grantPrefixAccess } from '../src/cdk/prefixGrants.js';
-import { RerunPipeline, type RerunWebhookSource } from '../src/cdk/RerunPipeline.js';
-import { SqsWorker, type WorkerSource } from '../src/cdk/SqsWorker.js';
+import { RerunPipeline } from '../src/cdk/RerunPipeline.js';
+import { SqsWorker } from '../src/cdk/SqsWorker.js';
+import type { RerunWebhookSource } from '../src/cdk/webhookSource.js';
+import type { WorkerSource } from '../src/cdk/workerSource.js';
 import { describePipeline } from '../src/pipeline/pipelineDescription.js';
 import { projectRoot } from './paths.js';
 

@@ -14,7 +14,7 @@ import { documentationPages, ROOT } from './docPages.js';
 /** The documented options interfaces, by the name used in the pages' markers. */
 export const OPTION_SOURCES: Readonly<Record<string, string>> = {
   SqsBatchHandlerOptions: 'src/batch/createSqsBatchHandler.ts',
-  RerunPipelineProps: 'src/cdk/RerunPipeline.ts',
+  RerunPipelineProps: 'src/cdk/RerunPipelineProps.ts',
 };
 
 /** One property of an options interface. */

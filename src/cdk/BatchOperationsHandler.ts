@@ -22,9 +22,9 @@ import { BATCH_OPERATIONS_HANDLER_PROP_NAMES, checkProps } from './checkProps.js
 import { grantKeyUseVia, KeyService } from './keyGrants.js';
 import { acknowledgePrefixWildcards } from './nagAcknowledgements.js';
 import { grantPrefixAccess } from './prefixGrants.js';
-import type { WorkerSource } from './SqsWorker.js';
-import { WORKER_SOURCE_NAMES } from './SqsWorker.js';
 import { entryFunctionProps, WORKER_RUNTIME } from './workerBundling.js';
+import type { WorkerSource } from './workerSource.js';
+import { WORKER_SOURCE_NAMES } from './workerSource.js';
 
 /** Props of {@link BatchOperationsHandler}. */
 export interface BatchOperationsHandlerProps {

@@ -26,7 +26,9 @@ import { StackConfigurationInvalidError } from './errors.js';
 import { acknowledgePrefixWildcards } from './nagAcknowledgements.js';
 import { grantPrefixAccess } from './prefixGrants.js';
 import { MAX_OUTPUT_VALUE_BYTES, PIPELINE_DESCRIPTION_STACK_OUTPUTS } from './publishedPipeline.js';
-import { SqsWorker, sqsWorkerViolations, WORKER_SOURCE_NAMES, type WorkerSource } from './SqsWorker.js';
+import { SqsWorker } from './SqsWorker.js';
+import { sqsWorkerViolations } from './sqsWorkerViolations.js';
+import { WORKER_SOURCE_NAMES, type WorkerSource } from './workerSource.js';
 
 /** Props of {@link RerunWindowStage}. */
 export interface RerunWindowStageProps {

@@ -5,7 +5,7 @@ import { StackConfigurationInvalidError } from './errors.js';
 /*
  * The prop names of rerun's constructs, for checkProps. Declared here rather than beside each props
  * interface so that a construct's file only calls the check; the call (checkProps' types) fails tsc
- * when a list and its interface differ, in either direction. WORKER_SOURCE_NAMES (SqsWorker.ts) and
+ * when a list and its interface differ, in either direction. WORKER_SOURCE_NAMES (workerSource.ts) and
  * WORKER_TOPOLOGY_NAMES (topology/WorkerTopology.ts) sit beside their types.
  */
 

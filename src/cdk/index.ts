@@ -29,13 +29,10 @@ export {
 export { grantKeyUseVia, KeyService } from './keyGrants.js';
 export { grantLedgerAccess, LedgerTable, type LedgerTableProps } from './LedgerTable.js';
 export { PipelineDashboard, type PipelineDashboardProps } from './PipelineDashboard.js';
+export { BATCH_OPERATIONS_STACK_OUTPUTS } from './pipelineStackOutputs.js';
 export { grantPrefixAccess, objectArnsUnder, type PrefixAccessOptions } from './prefixGrants.js';
-export {
-  BATCH_OPERATIONS_STACK_OUTPUTS,
-  RerunPipeline,
-  type RerunPipelineProps,
-  type RerunWebhookSource,
-} from './RerunPipeline.js';
+export { RerunPipeline } from './RerunPipeline.js';
+export type { RerunPipelineProps } from './RerunPipelineProps.js';
 export {
   RerunWindowStage,
   type RerunWindowStageProps,
@@ -44,4 +41,7 @@ export {
 } from './RerunWindowStage.js';
 export { ReferenceWorker, type ReferenceWorkerName, referenceWorker } from './referenceWorker.js';
 export { SourceAccountSqsDestination } from './SourceAccountSqsDestination.js';
-export { SqsWorker, type SqsWorkerProps, type WorkerFunctionProps, type WorkerSource } from './SqsWorker.js';
+export { SqsWorker } from './SqsWorker.js';
+export type { SqsWorkerProps, WorkerFunctionProps } from './SqsWorkerProps.js';
+export type { RerunWebhookSource } from './webhookSource.js';
+export type { WorkerSource } from './workerSource.js';

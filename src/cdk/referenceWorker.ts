@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Code } from 'aws-cdk-lib/aws-lambda';
 import { normalizeStage } from '../normalize/normalizeStage.js';
 import { ReferenceWorkerBundleMissingError, StackConfigurationInvalidError } from './errors.js';
-import type { WorkerSource } from './SqsWorker.js';
+import type { WorkerSource } from './workerSource.js';
 
 /**
  * rerun's own workers, shipped prebuilt in the package (`dist/workers/<name>/index.mjs`, bundled by

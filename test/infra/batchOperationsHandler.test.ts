@@ -8,7 +8,8 @@ import { Code } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BATCH_OUTPUTS } from '../../app/reprocess/jobRunner.js';
-import { BATCH_OPERATIONS_STACK_OUTPUTS, RerunPipeline } from '../../src/cdk/RerunPipeline.js';
+import { BATCH_OPERATIONS_STACK_OUTPUTS } from '../../src/cdk/pipelineStackOutputs.js';
+import { RerunPipeline } from '../../src/cdk/RerunPipeline.js';
 
 const prebuilt = {
   code: Code.fromInline('exports.handler = async () => ({ batchItemFailures: [] });'),

@@ -17,12 +17,10 @@ import { projectRoot } from '../../infra/paths.js';
 import { CheckovCheck } from '../../src/cdk/checkovAcknowledgements.js';
 import { requireConditionalWrites } from '../../src/cdk/conditionalWritePolicy.js';
 import { StackConfigurationInvalidError } from '../../src/cdk/errors.js';
-import {
-  PIPELINE_DEFAULT_PREFIXES,
-  PIPELINE_STACK_OUTPUTS,
-  RerunPipeline,
-  type RerunPipelineProps,
-} from '../../src/cdk/RerunPipeline.js';
+import { PIPELINE_DEFAULT_PREFIXES } from '../../src/cdk/pipelinePlan.js';
+import { PIPELINE_STACK_OUTPUTS } from '../../src/cdk/pipelineStackOutputs.js';
+import { RerunPipeline } from '../../src/cdk/RerunPipeline.js';
+import type { RerunPipelineProps } from '../../src/cdk/RerunPipelineProps.js';
 import { NORMALIZE_OUTPUT_PREFIXES } from '../../src/cdk/referenceWorker.js';
 import { NORMALIZE_PREFIXES } from '../../src/normalize/normalizeWorker.js';
 import {
