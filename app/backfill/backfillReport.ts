@@ -1,65 +1,13 @@
-import type { PublishedRun } from '../runs/runProgressFile.js';
-import { isProgressStep, renderProgressBar } from '../shared/progressBar.js';
 import { BackfillWaitEnd } from '../shared/waitEnd.js';
 import { formatStatusCounts, formatStatusTable } from '../status/formatStatusTable.js';
+import type { BackfillResult } from './backfillResult.js';
 import type { BackfillPlan } from './planBackfill.js';
-import type { runBackfill } from './runBackfill.js';
 
 /** Most task lines printed in a plan (the JSON output always has them all). */
 const PLAN_LINES = 40;
 
-/**
- * The progress lines of a backfill on stderr: one line redrawn in place on a terminal, a line per
- * step otherwise (`live` redraws a line in place). `close` ends an open in-place line.
- */
-export function backfillProgress(
-  isTTY: boolean,
-  live: (line: string) => string,
-  human: (text: string) => void,
-  run: PublishedRun,
-) {
-  let open = false;
-  return {
-    onEnqueued(sent: number, total: number): void {
-      run.progress({ phase: 'enqueueing', done: sent, total, unit: 'days' });
-      if (isTTY) human(live(`enqueued ${renderProgressBar(sent, total)}`));
-      else if (isProgressStep(sent, total)) human(`enqueued ${sent}/${total}\n`);
-    },
-    onProgress(p: {
-      published: number;
-      total: number;
-      queued: number;
-      inFlight: number;
-      deadLettered: number;
-      elapsedMs: number;
-    }): void {
-      const { queued, inFlight, deadLettered } = p;
-      run.progress({
-        phase: 'waiting',
-        done: p.published,
-        total: p.total,
-        unit: 'days published',
-        figures: { queued, inFlight, deadLettered },
-      });
-      const line =
-        `${renderProgressBar(p.published, p.total)} published | queued ${p.queued}, in flight ${p.inFlight}` +
-        `${p.deadLettered > 0 ? `, dead-lettered ${p.deadLettered}` : ''} | ${Math.round(p.elapsedMs / 1000)} s`;
-      if (isTTY) {
-        human(live(line));
-        open = true;
-      } else {
-        human(`${line}\n`);
-      }
-    },
-    /** Ends the in-place line, if one is open (or the enqueue bar was drawn and nothing followed it). */
-    close(enqueuedWithoutWait: boolean): void {
-      if (open || (isTTY && enqueuedWithoutWait)) human('\n');
-    },
-  };
-}
-
 /** The SUMMARY line's document: what was planned and sent, and how the wait ended. */
-export function backfillSummary(result: Awaited<ReturnType<typeof runBackfill>>, mode: string, dryRun: boolean) {
+export function backfillSummary(result: BackfillResult, mode: string, dryRun: boolean) {
   const ended = result.wait?.ended;
   return {
     from: result.from,
@@ -99,7 +47,7 @@ export function describePlan(plan: BackfillPlan, from: string, to: string, dryRu
 }
 
 /** How a backfill ended: what it sent, and with --wait what got published. */
-export function describeEnd(result: Awaited<ReturnType<typeof runBackfill>>, dryRun: boolean): string {
+export function describeEnd(result: BackfillResult, dryRun: boolean): string {
   if (dryRun) return `Dry run: ${result.tasks.length} task(s) would be enqueued.\n`;
   if (result.tasks.length === 0) return 'Nothing to do: every partition of the window is up to date for this mode.\n';
   if (result.interrupted) {

@@ -3,20 +3,15 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { queueCounts } from '../../src/aws/queueCounts.js';
 import type { Day } from '../../src/keys/partition.js';
 import type { InputRules } from '../partition/inputCoverage.js';
-import type { PartitionStatus } from '../partition/judgePartition.js';
 import type { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import type { SummaryLayout } from '../partition/summaryLayout.js';
 import { RateLimiter } from '../shared/RateLimiter.js';
 import { BackfillWaitEnd } from '../shared/waitEnd.js';
 import { partitionStatus } from '../status/partitionStatus.js';
+import type { BackfillEvents } from './backfillEvents.js';
+import type { BackfillResult } from './backfillResult.js';
 import { enqueueTasks } from './enqueueTasks.js';
-import {
-  type BackfillMode,
-  type BackfillPlan,
-  BackfillMode as Mode,
-  type PlannedTask,
-  planBackfill,
-} from './planBackfill.js';
+import { type BackfillMode, BackfillMode as Mode, planBackfill } from './planBackfill.js';
 
 /** Options of {@link runBackfill}. */
 export interface RunBackfillOptions {
@@ -66,53 +61,14 @@ export interface RunBackfillOptions {
   readonly timeoutMs?: number;
   /** Stops enqueueing (between batches) or waiting; running the same backfill again resumes it. */
   readonly signal?: AbortSignal;
-  /** Called once the plan is known, before anything is sent. */
-  readonly onPlan?: (plan: BackfillPlan) => void;
-  /** Called after each enqueued batch. */
-  readonly onEnqueued?: (sent: number, total: number) => void;
-  /** Called after each progress check while waiting. */
-  readonly onProgress?: (progress: BackfillProgress) => void;
+  /**
+   * Where it tells its plan (before anything is sent), each enqueued batch and each progress check
+   * while waiting.
+   * @default told to no one
+   */
+  readonly events?: BackfillEvents;
   /** @default Date.now */
   readonly now?: () => number;
-}
-
-/** Progress while waiting. */
-export interface BackfillProgress {
-  /** Planned partitions published (current) now. */
-  readonly published: number;
-  readonly total: number;
-  /** Messages waiting in the work queue, and being processed. */
-  readonly queued: number;
-  readonly inFlight: number;
-  /** Messages that reached the DLQ since the backfill started. */
-  readonly deadLettered: number;
-  readonly elapsedMs: number;
-}
-
-/** What a backfill did. */
-export interface BackfillResult {
-  readonly from: Day;
-  readonly to: Day;
-  readonly mode: BackfillMode;
-  readonly dryRun: boolean;
-  /** The window's partitions by status when planned. */
-  readonly counts: Readonly<Record<PartitionStatus, number>>;
-  readonly tasks: readonly PlannedTask[];
-  /** Messages SQS accepted (a FIFO queue silently drops those it already received in the last 5 minutes). */
-  readonly enqueued: number;
-  /** Whether enqueueing stopped early (signal): run the same backfill again to resume. */
-  readonly interrupted: boolean;
-  /** Listing requests of the plan: the bulk done-check's cost (no per-partition request). */
-  readonly planRequests: number;
-  readonly wait?: {
-    readonly ended: BackfillWaitEnd;
-    readonly published: number;
-    readonly total: number;
-    readonly deadLettered: number;
-    readonly elapsedMs: number;
-    /** Planned partitions that are not published at the end, with their status now. */
-    readonly remaining: readonly { readonly day: Day; readonly status: PartitionStatus; readonly reason: string }[];
-  };
 }
 
 /**
@@ -124,7 +80,7 @@ export interface BackfillResult {
  *
  * @example
  * const result = await runBackfill({ reader, sqs, bucket, layout, codeVersion: 'summarize@1', queueUrl,
- *   from: '2026-01-01', to: '2026-01-30', wait: true, onProgress: (p) => draw(p) });
+ *   from: '2026-01-01', to: '2026-01-30', wait: true, events: (e) => draw(e) });
  */
 export async function runBackfill(options: RunBackfillOptions): Promise<BackfillResult> {
   const mode = options.mode ?? Mode.STALE;
@@ -143,7 +99,13 @@ export async function runBackfill(options: RunBackfillOptions): Promise<Backfill
 
   const initial = await status();
   const plan = planBackfill(initial.partitions, mode);
-  options.onPlan?.(plan);
+  options.events?.({
+    kind: 'plan',
+    plan,
+    from: options.from,
+    to: options.to,
+    dryRun: options.dryRun === true,
+  });
   const base = {
     from: options.from,
     to: options.to,
@@ -162,7 +124,7 @@ export async function runBackfill(options: RunBackfillOptions): Promise<Backfill
     tasks: plan.tasks,
     ...(options.ratePerSecond ? { limiter: new RateLimiter({ perSecond: options.ratePerSecond, now }) } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
-    onSent: (sent) => options.onEnqueued?.(sent, plan.tasks.length),
+    onSent: (sent) => options.events?.({ kind: 'enqueued', sent, total: plan.tasks.length }),
   });
   const interrupted = enqueued < plan.tasks.length;
   if (!options.wait || interrupted) return { ...base, enqueued, interrupted };
@@ -180,13 +142,16 @@ export async function runBackfill(options: RunBackfillOptions): Promise<Backfill
       ? Math.max(0, (await queueCounts(options.sqs, options.dlqUrl)).visible - deadLetteredBefore)
       : 0;
     const elapsedMs = now() - started;
-    options.onProgress?.({
-      published,
-      total: planned.size,
-      queued: counts.visible + counts.delayed,
-      inFlight: counts.inFlight,
-      deadLettered,
-      elapsedMs,
+    options.events?.({
+      kind: 'waiting',
+      progress: {
+        published,
+        total: planned.size,
+        queued: counts.visible + counts.delayed,
+        inFlight: counts.inFlight,
+        deadLettered,
+        elapsedMs,
+      },
     });
     drainedChecks = counts.visible + counts.inFlight + counts.delayed === 0 ? drainedChecks + 1 : 0;
     let ended: BackfillWaitEnd | undefined;

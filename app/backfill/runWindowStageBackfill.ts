@@ -11,8 +11,15 @@ import { PartitionStatus } from '../partition/judgePartition.js';
 import { RateLimiter } from '../shared/RateLimiter.js';
 import { sendMessageBatch } from '../shared/sendMessageBatch.js';
 import { BackfillWaitEnd } from '../shared/waitEnd.js';
-import { type WindowStageVerdict, windowStageStatus } from '../status/windowStageStatus.js';
+import { windowStageStatus } from '../status/windowStageStatus.js';
+import type { BackfillEvents } from './backfillEvents.js';
 import { type BackfillMode, backfillSelects, BackfillMode as Mode } from './planBackfill.js';
+import type {
+  PlannedWindow,
+  WindowBackfillResult,
+  WindowStageBackfillResult,
+  WindowStagePlan,
+} from './windowBackfillResult.js';
 
 /** One stage a window backfill plans, in dependency order (each after the stage it reads). */
 export interface WindowBackfillStage {
@@ -58,78 +65,13 @@ export interface RunWindowStageBackfillOptions {
    */
   readonly token: string;
   readonly signal?: AbortSignal;
-  readonly onPlan?: (plan: WindowStagePlan) => void;
-  readonly onEnqueued?: (stage: string, sent: number, total: number) => void;
-  readonly onProgress?: (stage: string, progress: WindowWaitProgress) => void;
+  /**
+   * Where it tells each stage's plan, each enqueued batch and each progress check while waiting.
+   * @default told to no one
+   */
+  readonly events?: BackfillEvents;
   /** @default Date.now */
   readonly now?: () => number;
-}
-
-/** A planned window: its status when planned, and why it is planned. */
-export interface PlannedWindow {
-  readonly window: string;
-  readonly status: PartitionStatus;
-  /** Its status's reason, or which planned upstream window it is rebuilt for. */
-  readonly reason: string;
-  /** Planned because an upstream window it reads is planned, though its own status is not selected. */
-  readonly cascade: boolean;
-}
-
-/** One stage's plan. */
-export interface WindowStagePlan {
-  readonly stage: string;
-  readonly grain: string;
-  readonly upstream?: string;
-  readonly range: { readonly from: string; readonly to: string };
-  /** Every window of the stage's range, judged as `rerun status --no-validate` judges it. */
-  readonly windows: readonly WindowStageVerdict[];
-  readonly counts: Readonly<Record<PartitionStatus, number>>;
-  readonly tasks: readonly PlannedWindow[];
-  /** The plan's listings and HEADs (a HEAD only where listings disagree on an upstream input). */
-  readonly requests: { readonly list: number; readonly head: number };
-}
-
-/** Progress of one stage while waiting. */
-export interface WindowWaitProgress {
-  readonly published: number;
-  readonly total: number;
-  readonly queued: number;
-  readonly inFlight: number;
-  readonly deadLettered: number;
-  readonly elapsedMs: number;
-}
-
-/** What happened to one stage. */
-export interface WindowStageBackfillResult extends WindowStagePlan {
-  readonly enqueued: number;
-  /** SendMessageBatch requests (ten messages each at most). */
-  readonly sendRequests: number;
-  /** Set when the stage was not planned or sent, and why (its upstream did not publish). */
-  readonly notSent?: string;
-  readonly wait?: {
-    readonly ended: BackfillWaitEnd;
-    readonly published: number;
-    readonly total: number;
-    readonly deadLettered: number;
-    readonly elapsedMs: number;
-    readonly polls: number;
-    readonly requests: { readonly list: number; readonly head: number };
-    readonly remaining: readonly {
-      readonly window: string;
-      readonly status: PartitionStatus;
-      readonly reason: string;
-    }[];
-  };
-}
-
-/** What a window backfill did. */
-export interface WindowBackfillResult {
-  readonly mode: BackfillMode;
-  readonly dryRun: boolean;
-  readonly token: string;
-  /** Every stage, in dependency order; a stage after one whose wait did not complete has `notSent`. */
-  readonly stages: readonly WindowStageBackfillResult[];
-  readonly interrupted: boolean;
 }
 
 /**
@@ -167,7 +109,7 @@ export async function runWindowStageBackfill(options: RunWindowStageBackfillOpti
     windowsOf.set(stage.task.definition.name, windows);
     const plan = await planWindowStage(options.reader, stage, windows, mode, plannedOf);
     plannedOf.set(plan.stage, new Set(plan.tasks.map((t) => t.window)));
-    options.onPlan?.(plan);
+    options.events?.({ kind: 'stagePlan', plan, dryRun: options.dryRun === true });
     return plan;
   };
   if (!options.wait || dryRun) {
@@ -279,7 +221,7 @@ async function sendWindows(
     const messages = batch.map((t) => windowTaskMessage({ stage, window: t.window, token: options.token }));
     sendRequests++;
     enqueued += await sendMessageBatch(options.sqs, queueUrl, messages, 'Run the same backfill again to resume.');
-    options.onEnqueued?.(stage, enqueued, tasks.length);
+    options.events?.({ kind: 'enqueued', stage, sent: enqueued, total: tasks.length });
   }
   return { enqueued, sendRequests };
 }
@@ -312,13 +254,17 @@ async function waitForStage(
       ? Math.max(0, (await queueCounts(options.sqs, stage.dlqUrl)).visible - deadBefore)
       : 0;
     const elapsedMs = now() - started;
-    options.onProgress?.(plan.stage, {
-      published,
-      total: planned.size,
-      queued: counts.visible + counts.delayed,
-      inFlight: counts.inFlight,
-      deadLettered,
-      elapsedMs,
+    options.events?.({
+      kind: 'waiting',
+      stage: plan.stage,
+      progress: {
+        published,
+        total: planned.size,
+        queued: counts.visible + counts.delayed,
+        inFlight: counts.inFlight,
+        deadLettered,
+        elapsedMs,
+      },
     });
     drainedChecks = counts.visible + counts.inFlight + counts.delayed === 0 ? drainedChecks + 1 : 0;
     let ended: BackfillWaitEnd | undefined;

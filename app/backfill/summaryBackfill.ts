@@ -1,8 +1,8 @@
 import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { summaryLayout } from '../partition/summaryLayout.js';
-import { withPublishedRun } from '../runs/runProgressFile.js';
-import { type CliIo, writeResult } from '../shared/command.js';
+import { type PublishedRun, withPublishedRun } from '../runs/runProgressFile.js';
+import type { CliIo } from '../shared/command.js';
 import { referenceInputRules } from '../shared/inputRules.js';
 import { explainAwsError } from '../shared/pipelineResources.js';
 import {
@@ -13,7 +13,7 @@ import {
   workerQueueUrl,
 } from '../shared/pipelineTarget.js';
 import { BackfillWaitEnd } from '../shared/waitEnd.js';
-import { backfillProgress, backfillSummary, describeEnd, describePlan } from './backfillReport.js';
+import type { BackfillEvents } from './backfillEvents.js';
 import type { BackfillMode } from './planBackfill.js';
 import { runBackfill } from './runBackfill.js';
 
@@ -36,27 +36,20 @@ export interface SummaryBackfillRequest {
 
 /**
  * `rerun backfill` of rerun's daily summaries on a target: app/backfill/runBackfill.ts, published as a
- * run (rerun ui follows it), rendered by app/backfill/backfillReport.ts. Progress and notes go to
- * stderr, the plan and how the run ended to stdout; `live` redraws a progress line in place on a
- * terminal. Exit 0 done (or planned, without --wait), 1 when --wait ends with days not published or
- * times out, 130 interrupted.
+ * run (rerun ui follows it). Its plan, progress, notes and end go as events (backfillEvents.ts) to the
+ * sink `events` makes once the run is published (backfillConsole.ts renders them). Exit 0 done (or
+ * planned, without --wait), 1 when --wait ends with days not published or times out, 130 interrupted.
  *
  * @example
- * return summaryBackfill(target, request, io, (line) => liveLine(line, io.stderrColumns));
+ * return summaryBackfill(target, request, io, (run) => backfillConsole({ io, json, run, liveLine }));
  */
 export async function summaryBackfill(
   target: PipelineTarget,
   request: SummaryBackfillRequest,
   io: CliIo,
-  live: (line: string) => string,
+  events: (run: PublishedRun) => BackfillEvents,
 ): Promise<number> {
   const { from, to, mode, dryRun, rate, timeoutSeconds, pollIntervalMs, json } = request;
-  const human = (text: string) => {
-    if (!json) io.stderr(text);
-  };
-  const table = (text: string) => {
-    if (!json) writeResult(io, text);
-  };
   try {
     await requireOutputBucket(target);
     const queueUrl = await workerQueueUrl(target, target.topology.summarize, 'queue', request.queueUrl, io.env);
@@ -65,7 +58,7 @@ export async function summaryBackfill(
       : undefined;
     const label = `backfill ${from}..${to} (mode ${mode}${dryRun ? ', dry run' : ''})`;
     return await withPublishedRun({ command: 'backfill', label, target }, async (run) => {
-      const progress = backfillProgress(io.isTTY, live, human, run);
+      const emit = events(run);
       const result = await runBackfill({
         reader: new S3PartitionStore(target.clients.s3),
         sqs: target.clients.sqs,
@@ -84,13 +77,10 @@ export async function summaryBackfill(
         ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
         ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
         signal: io.signal,
-        onPlan: (plan) => {
-          run.progress({ phase: 'planned', done: 0, total: plan.tasks.length, unit: 'days' });
-          table(describePlan(plan, from, to, dryRun));
-          human(emptyWindowHint(target, plan.partitions) ?? '');
+        events: (event) => {
+          emit(event);
+          if (event.kind === 'plan') emit({ kind: 'note', text: emptyWindowHint(target, event.plan.partitions) ?? '' });
         },
-        onEnqueued: progress.onEnqueued,
-        onProgress: progress.onProgress,
       }).catch((error: unknown) => {
         throw explainAwsError(error, {
           role: 'output bucket or summarize queue',
@@ -99,19 +89,17 @@ export async function summaryBackfill(
           hint: 'Check the names and your permissions.',
         });
       });
-      progress.close(result.enqueued > 0 && !result.wait);
+      emit({ kind: 'phaseEnd' });
 
       const ended = result.wait?.ended;
-      const summary = backfillSummary(result, mode, dryRun);
-      table(describeEnd(result, dryRun));
+      emit({ kind: 'end', result });
       if (!dryRun && result.enqueued > 0 && queueUrl.endsWith('.fifo')) {
-        human(
-          '(FIFO queue: SQS drops a task it already received in the last 5 minutes, e.g. from an interrupted run.)\n',
-        );
+        emit({
+          kind: 'note',
+          text: '(FIFO queue: SQS drops a task it already received in the last 5 minutes, e.g. from an interrupted run.)\n',
+        });
       }
-      if (json)
-        io.stdout(JSON.stringify({ ...summary, counts: result.counts, tasks: result.tasks, wait: result.wait }));
-      else io.stdout(`SUMMARY ${JSON.stringify(summary)}`);
+      emit({ kind: 'summary', result });
       if (result.interrupted || ended === BackfillWaitEnd.INTERRUPTED) return 130;
       return ended === BackfillWaitEnd.INCOMPLETE || ended === BackfillWaitEnd.TIMEOUT ? 1 : 0;
     });

@@ -98,7 +98,7 @@ export function integerOption(
  * @example
  * writeResult(io, formatStatusTable(report.partitions));
  */
-export function writeResult(io: CliIo, text: string): void {
+export function writeResult(io: Pick<CliIo, 'stdout'>, text: string): void {
   const block = text.replace(/\n$/, '');
   if (block !== '') io.stdout(block);
 }

@@ -1,3 +1,4 @@
+import { backfillConsole } from '../../backfill/backfillConsole.js';
 import { BackfillMode, parseBackfillMode } from '../../backfill/planBackfill.js';
 import { summaryBackfill } from '../../backfill/summaryBackfill.js';
 import { windowStageBackfill } from '../../backfill/windowStageBackfill.js';
@@ -137,7 +138,10 @@ Examples:
             `stage. Rerun an object stage's inputs with rerun reprocess --stage ${stage.name}.`,
         );
       }
-      if (!stage.reference) return windowStageBackfill(stageValues, io, target, stage, mode);
+      if (!stage.reference) {
+        const emit = backfillConsole({ io, json: values.json === true, liveLine });
+        return windowStageBackfill(stageValues, io, target, stage, mode, emit);
+      }
     }
     if (values.downstream === true || values['downstream-queue'] !== undefined) {
       throw new CliUsageError(
@@ -164,7 +168,7 @@ Examples:
       dlqUrl: stringOption(values, 'dlq-url'),
       json: values.json === true,
     };
-    return summaryBackfill(target, request, io, (line) => liveLine(line, io.stderrColumns));
+    return summaryBackfill(target, request, io, (run) => backfillConsole({ io, json: request.json, run, liveLine }));
   },
 };
 

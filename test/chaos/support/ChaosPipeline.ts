@@ -13,7 +13,8 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { type BackfillResult, runBackfill } from '../../../app/backfill/runBackfill.js';
+import type { BackfillResult } from '../../../app/backfill/backfillResult.js';
+import { runBackfill } from '../../../app/backfill/runBackfill.js';
 import { type LocalStackResources, provisionLocalStack } from '../../../app/dev/provisionLocalStack.js';
 import { SUMMARIZE_CODE_VERSION } from '../../../app/partition/codeVersion.js';
 import type { InputRules } from '../../../app/partition/inputCoverage.js';

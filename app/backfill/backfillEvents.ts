@@ -1,0 +1,42 @@
+import type { BackfillProgress, BackfillResult } from './backfillResult.js';
+import type { BackfillPlan } from './planBackfill.js';
+import type { WindowBackfillResult, WindowStagePlan, WindowWaitProgress } from './windowBackfillResult.js';
+
+/**
+ * What a backfill tells as it runs, in one stream: the terminal, the run file `rerun ui` reads
+ * (app/runs/runProgressFile.ts) and `--json` each take what they show (backfillConsole.ts). A
+ * backfill of rerun's daily summaries (runBackfill.ts) and one of a user's window stages
+ * (runWindowStageBackfill.ts) tell the same kinds; a window stage's progress names its stage.
+ */
+export type BackfillEvent =
+  /** A note for the operator (stderr). */
+  | { readonly kind: 'note'; readonly text: string }
+  /** The daily summaries' plan, known before anything is sent. */
+  | {
+      readonly kind: 'plan';
+      readonly plan: BackfillPlan;
+      readonly from: string;
+      readonly to: string;
+      readonly dryRun: boolean;
+    }
+  /** One window stage's plan, known before its windows are sent. */
+  | { readonly kind: 'stagePlan'; readonly plan: WindowStagePlan; readonly dryRun: boolean }
+  /** A batch was enqueued: `sent` of `total` so far (of the window stage `stage`, when it is one). */
+  | { readonly kind: 'enqueued'; readonly stage?: string; readonly sent: number; readonly total: number }
+  /** A progress check while waiting (of the window stage `stage`, when it is one). */
+  | { readonly kind: 'waiting'; readonly stage?: string; readonly progress: BackfillProgress | WindowWaitProgress }
+  /** The phases with progress lines ended. */
+  | { readonly kind: 'phaseEnd' }
+  /** How a backfill of the daily summaries ended, then its SUMMARY line. */
+  | { readonly kind: 'end' | 'summary'; readonly result: BackfillResult }
+  /** How a window stage backfill over `from..to` of `stage` (the one asked) ended, then its SUMMARY line. */
+  | {
+      readonly kind: 'stageEnd' | 'stageSummary';
+      readonly result: WindowBackfillResult;
+      readonly stage: string;
+      readonly from: string;
+      readonly to: string;
+    };
+
+/** Where a backfill sends its events. */
+export type BackfillEvents = (event: BackfillEvent) => void;
