@@ -1,5 +1,5 @@
 /**
- * Names of the rerun stack's CloudFormation outputs: what `rerun --stack NAME` (app/shared/stackTarget.ts),
+ * Names of the rerun stack's CloudFormation outputs: what `rerun --stack NAME` (app/common/stackTarget.ts),
  * the deployed tier and users read after a deploy. Part of the application: infra/RerunStack.ts writes
  * them and the CLI reads them. No CDK import, so the CLI reads them without loading aws-cdk-lib.
  *

@@ -1,6 +1,6 @@
+import { type CliIo, writeResult } from '../common/command.js';
+import { isProgressStep, renderProgressBar } from '../common/progressBar.js';
 import type { PublishedRun } from '../runs/runProgressFile.js';
-import { type CliIo, writeResult } from '../shared/command.js';
-import { isProgressStep, renderProgressBar } from '../shared/progressBar.js';
 import type { BackfillEvent, BackfillEvents } from './backfillEvents.js';
 import { backfillSummary, describeEnd, describePlan } from './backfillReport.js';
 import type { BackfillProgress } from './backfillResult.js';

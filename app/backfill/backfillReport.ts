@@ -1,4 +1,4 @@
-import { BackfillWaitEnd } from '../shared/waitEnd.js';
+import { BackfillWaitEnd } from '../common/waitEnd.js';
 import { formatStatusCounts, formatStatusTable } from '../status/formatStatusTable.js';
 import type { BackfillResult } from './backfillResult.js';
 import type { BackfillPlan } from './planBackfill.js';

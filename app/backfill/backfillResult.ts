@@ -1,6 +1,6 @@
 import type { Day } from '../../src/keys/partition.js';
+import type { BackfillWaitEnd } from '../common/waitEnd.js';
 import type { PartitionStatus } from '../partition/judgePartition.js';
-import type { BackfillWaitEnd } from '../shared/waitEnd.js';
 import type { BackfillMode, PlannedTask } from './planBackfill.js';
 
 /** Progress while waiting. */

@@ -1,8 +1,8 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { RerunError } from '../../src/errors.js';
+import type { RateLimiter } from '../common/RateLimiter.js';
+import { EnqueueRefusedError, sendMessageBatch } from '../common/sendMessageBatch.js';
 import { summaryTaskEnvelope } from '../partition/summaryTask.js';
-import type { RateLimiter } from '../shared/RateLimiter.js';
-import { EnqueueRefusedError, sendMessageBatch } from '../shared/sendMessageBatch.js';
 import type { PlannedTask } from './planBackfill.js';
 
 /** Some tasks could not be enqueued. Retryable: running the same backfill again resumes it. */

@@ -1,18 +1,18 @@
-import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
-import { S3PartitionStore } from '../partition/S3PartitionStore.js';
-import { summaryLayout } from '../partition/summaryLayout.js';
-import { type PublishedRun, withPublishedRun } from '../runs/runProgressFile.js';
-import type { CliIo } from '../shared/command.js';
-import { referenceInputRules } from '../shared/inputRules.js';
-import { explainAwsError } from '../shared/pipelineResources.js';
+import type { CliIo } from '../common/command.js';
+import { referenceInputRules } from '../common/inputRules.js';
+import { explainAwsError } from '../common/pipelineResources.js';
 import {
   emptyWindowHint,
   type PipelineTarget,
   reportCommandError,
   requireOutputBucket,
   workerQueueUrl,
-} from '../shared/pipelineTarget.js';
-import { BackfillWaitEnd } from '../shared/waitEnd.js';
+} from '../common/pipelineTarget.js';
+import { BackfillWaitEnd } from '../common/waitEnd.js';
+import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
+import { S3PartitionStore } from '../partition/S3PartitionStore.js';
+import { summaryLayout } from '../partition/summaryLayout.js';
+import { type PublishedRun, withPublishedRun } from '../runs/runProgressFile.js';
 import type { BackfillEvents } from './backfillEvents.js';
 import type { BackfillMode } from './planBackfill.js';
 import { runBackfill } from './runBackfill.js';

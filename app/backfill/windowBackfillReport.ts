@@ -1,4 +1,4 @@
-import { BackfillWaitEnd } from '../shared/waitEnd.js';
+import { BackfillWaitEnd } from '../common/waitEnd.js';
 import { formatStatusCounts } from '../status/formatStatusTable.js';
 import { formatWindowStageStatus } from '../status/windowStageStatus.js';
 import type { WindowBackfillResult, WindowStagePlan } from './windowBackfillResult.js';

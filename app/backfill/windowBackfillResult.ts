@@ -1,5 +1,5 @@
+import type { BackfillWaitEnd } from '../common/waitEnd.js';
 import type { PartitionStatus } from '../partition/judgePartition.js';
-import type { BackfillWaitEnd } from '../shared/waitEnd.js';
 import type { WindowStageVerdict } from '../status/windowStageStatus.js';
 import type { BackfillMode } from './planBackfill.js';
 

@@ -1,4 +1,4 @@
-import type { CliCommand } from '../shared/command.js';
+import type { CliCommand } from '../common/command.js';
 
 /** One entry of the command map: its line of `rerun --help`, and its module, imported only when it runs. */
 export interface CommandEntry {

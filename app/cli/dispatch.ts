@@ -1,15 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type CliCommand, type CliIo, type CliOption, CliUsageError } from '../shared/command.js';
-import { missingPackageOf, OptionalPackageMissingError } from '../shared/loadCloudFormation.js';
-import { reportFailure } from '../shared/reportFailure.js';
+import { type CliCommand, type CliIo, type CliOption, CliUsageError } from '../common/command.js';
+import { missingPackageOf, OptionalPackageMissingError } from '../common/loadCloudFormation.js';
+import { reportFailure } from '../common/reportFailure.js';
 import { COMMANDS, type CommandEntry } from './commandMap.js';
 import { helpWidth, reflowParagraphs, wrapWords } from './wrapText.js';
 
 /**
  * Runs `rerun <command> [options]`: looks the command up in the command map (app/cli/commandMap.ts)
  * and loads only that one, rejects unknown options loudly, answers `--help` and `--version` on
- * stdout, reports a failure as every command does (app/shared/reportFailure.ts), and returns the exit
+ * stdout, reports a failure as every command does (app/common/reportFailure.ts), and returns the exit
  * code (0 ok, 1 failed, 2 usage error).
  *
  * @example

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import type { CliIo } from '../shared/command.js';
-import { describeCliFailure } from '../shared/reportFailure.js';
+import type { CliIo } from '../common/command.js';
+import { describeCliFailure } from '../common/reportFailure.js';
 /**
  * The `rerun` command line. Subcommands live in app/cli/commands/<name>.ts, each named in the
  * command map (app/cli/commandMap.ts), which loads one only when it runs: `--help` and `--version`

@@ -194,7 +194,7 @@ const DEFAULT_APP = 'rerun';
 /**
  * The lines `rerun dev` prints once it is ready: the commands that work against it while it runs,
  * from another terminal, with no variable set (each finds the running session by itself,
- * app/shared/devSessionTarget.ts). A session of another app name than `rerun` adds `--app-name`, which
+ * app/common/devSessionTarget.ts). A session of another app name than `rerun` adds `--app-name`, which
  * chooses it when several run.
  *
  * @example

@@ -6,7 +6,7 @@ import type { LocalRunner } from '../../local/runner/LocalRunner.js';
 import { locateLambdaRuntimeTools } from '../../local/runner/lambdaRuntimeTools.js';
 import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { onRecordOutcome } from '../../src/worker/outcomes.js';
-import { publishDevSession } from '../shared/devSessionFile.js';
+import { publishDevSession } from '../common/devSessionFile.js';
 import type { DevReady, DevSummary } from './devResults.js';
 import { type DevSession, openDevSession, uploadDemo } from './devSession.js';
 import {
@@ -183,7 +183,7 @@ export async function runDev(options: RunDevOptions): Promise<DevSummary> {
     const windowHandlers = await loadWindowHandlers(windowStages, options.stageHandlers ?? {});
     const ready = readyOf(session);
     // For every command of the user on this machine: where this session is, and its outcomes as they
-    // happen (app/shared/devSessionFile.ts). Before READY, so a script that waits for READY finds it.
+    // happen (app/common/devSessionFile.ts). Before READY, so a script that waits for READY finds it.
     published = publishDevSession({
       ...ready,
       appName: topology.appName,

@@ -4,10 +4,10 @@ import { parsePipelineDescription } from '../../src/pipeline/parsePipelineDescri
 import type { DescribedStage } from '../../src/pipeline/pipelineDescription.js';
 import { windowStageOutputKeys } from '../../src/window/windowStageOutputKeys.js';
 import { parseWindowTaskMessage } from '../../src/window/windowTaskMessage.js';
-import { CliUsageError } from '../shared/command.js';
-import { requireQueueUrl } from '../shared/pipelineResources.js';
-import { readDescription } from '../shared/pipelineStage.js';
-import { type PipelineTarget, workerQueueUrl } from '../shared/pipelineTarget.js';
+import { CliUsageError } from '../common/command.js';
+import { requireQueueUrl } from '../common/pipelineResources.js';
+import { readDescription } from '../common/pipelineStage.js';
+import { type PipelineTarget, workerQueueUrl } from '../common/pipelineTarget.js';
 import { StackOutput } from '../stackOutputs.js';
 import type { WorkerTopology } from '../topology.js';
 import type { DeadLetterRecheck } from './recheckDeadLetter.js';

@@ -1,9 +1,9 @@
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { type CliIo, CliUsageError, writeResult } from '../shared/command.js';
-import { explainAwsError, requireQueueUrl } from '../shared/pipelineResources.js';
-import { type PipelineTarget, reportCommandError, requireOutputBucket } from '../shared/pipelineTarget.js';
-import { isProgressStep, renderProgressBar } from '../shared/progressBar.js';
+import { type CliIo, CliUsageError, writeResult } from '../common/command.js';
+import { explainAwsError, requireQueueUrl } from '../common/pipelineResources.js';
+import { type PipelineTarget, reportCommandError, requireOutputBucket } from '../common/pipelineTarget.js';
+import { isProgressStep, renderProgressBar } from '../common/progressBar.js';
 import { failureReaders } from './failureFromLogs.js';
 import { referenceRecheck } from './recheckDeadLetter.js';
 import { type RedriveResult, redriveDeadLetters } from './redriveDeadLetters.js';

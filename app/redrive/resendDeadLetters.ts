@@ -6,7 +6,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { RateLimiter } from '../shared/RateLimiter.js';
+import { RateLimiter } from '../common/RateLimiter.js';
 import { describeError } from './describeError.js';
 import { RedriveError } from './RedriveError.js';
 import { releaseMessages } from './releaseMessages.js';

@@ -1,6 +1,6 @@
 import { batchOperationsManifestKey, batchOperationsReportPrefix } from '../../src/batch/batchOperationsLayout.js';
-import { type CliIo, CliUsageError, integerOption, type OptionValues } from '../shared/command.js';
-import type { PipelineTarget } from '../shared/pipelineTarget.js';
+import { type CliIo, CliUsageError, integerOption, type OptionValues } from '../common/command.js';
+import type { PipelineTarget } from '../common/pipelineTarget.js';
 import {
   existingManifest,
   followJob,

@@ -1,4 +1,4 @@
-import { CliUsageError, type OptionValues } from '../shared/command.js';
+import { CliUsageError, type OptionValues } from '../common/command.js';
 import { AUTO_BATCH_OPERATIONS_THRESHOLD, autoEngine, ReprocessEngine } from './batchOperationsJob.js';
 import type { PlanningSetup } from './planningSetup.js';
 import type { ReprocessArgs } from './reprocessArgs.js';

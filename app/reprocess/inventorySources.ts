@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { boundedText } from '../../src/intake/manifestLines.js';
-import { CliUsageError } from '../shared/command.js';
-import { type PipelineTarget, stringOption } from '../shared/pipelineTarget.js';
+import { CliUsageError } from '../common/command.js';
+import { type PipelineTarget, stringOption } from '../common/pipelineTarget.js';
 import { InventoryManifestError, inventoryListing, parseInventoryManifest } from './inventoryListing.js';
 import type { OutputKeyMapping } from './outputKeyMapping.js';
 import type { ListedObject } from './planReprocess.js';

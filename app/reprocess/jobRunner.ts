@@ -2,9 +2,9 @@ import { createBatchOperationsHandler } from '../../src/batch/createBatchOperati
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { CliUsageError } from '../shared/command.js';
-import type { PlanningStage } from '../shared/pipelineStage.js';
-import { type PipelineTarget, stringOption } from '../shared/pipelineTarget.js';
+import { CliUsageError } from '../common/command.js';
+import type { PlanningStage } from '../common/pipelineStage.js';
+import { type PipelineTarget, stringOption } from '../common/pipelineTarget.js';
 import type { JobRunner } from './batchOperationsEngine.js';
 import { accountIdOfArn } from './batchOperationsJob.js';
 

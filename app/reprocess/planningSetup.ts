@@ -1,10 +1,10 @@
 import { RerunError } from '../../src/errors.js';
 import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import type { CliIo, OptionValues } from '../shared/command.js';
-import { explainAwsError } from '../shared/pipelineResources.js';
-import { type PlanningStage, planningWorker } from '../shared/pipelineStage.js';
-import { type PipelineTarget, stringOption, workerQueueUrl } from '../shared/pipelineTarget.js';
+import type { CliIo, OptionValues } from '../common/command.js';
+import { explainAwsError } from '../common/pipelineResources.js';
+import { type PlanningStage, planningWorker } from '../common/pipelineStage.js';
+import { type PipelineTarget, stringOption, workerQueueUrl } from '../common/pipelineTarget.js';
 import { ReprocessEngine } from './batchOperationsJob.js';
 import { readCodeVersionCutoff } from './codeVersionCutoff.js';
 import { inventoryListings } from './inventorySources.js';

@@ -1,6 +1,6 @@
-import { CliUsageError, integerOption, type OptionValues } from '../shared/command.js';
-import type { PlanningStage } from '../shared/pipelineStage.js';
-import { type PipelineTarget, stringOption } from '../shared/pipelineTarget.js';
+import { CliUsageError, integerOption, type OptionValues } from '../common/command.js';
+import type { PlanningStage } from '../common/pipelineStage.js';
+import { type PipelineTarget, stringOption } from '../common/pipelineTarget.js';
 import { type ManifestGeneratorSpec, ReprocessEngine } from './batchOperationsJob.js';
 import { parseReprocessMode, ReprocessMode } from './planReprocess.js';
 

@@ -1,6 +1,6 @@
+import type { CliIo } from '../common/command.js';
+import { isProgressStep, renderProgressBar } from '../common/progressBar.js';
 import type { PublishedRun, RunProgress } from '../runs/runProgressFile.js';
-import type { CliIo } from '../shared/command.js';
-import { isProgressStep, renderProgressBar } from '../shared/progressBar.js';
 import type { ReprocessEvent, ReprocessEvents } from './reprocessEvents.js';
 import { describeJob, describeResult, jobLine, reprocessJson, reprocessSummary } from './reprocessReport.js';
 import type { ReprocessProgress } from './reprocessResult.js';

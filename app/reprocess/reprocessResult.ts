@@ -1,4 +1,4 @@
-import { BackfillWaitEnd } from '../shared/waitEnd.js';
+import { BackfillWaitEnd } from '../common/waitEnd.js';
 import type { PlanCounts, ReprocessMode, ReprocessState, ReprocessVerdict } from './planReprocess.js';
 
 /** How waiting ended (the same ends as a backfill's wait). */

@@ -1,7 +1,7 @@
+import type { CliIo, OptionValues } from '../common/command.js';
+import { requireBucket } from '../common/pipelineResources.js';
+import { type PipelineTarget, requireOutputBucket } from '../common/pipelineTarget.js';
 import { type PublishedRun, withPublishedRun } from '../runs/runProgressFile.js';
-import type { CliIo, OptionValues } from '../shared/command.js';
-import { requireBucket } from '../shared/pipelineResources.js';
-import { type PipelineTarget, requireOutputBucket } from '../shared/pipelineTarget.js';
 import { ReprocessEngine } from './batchOperationsJob.js';
 import { runPlannedJob, runUnplannedJob } from './batchOperationsRun.js';
 import { chooseEngine } from './engineChoice.js';

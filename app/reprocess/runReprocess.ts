@@ -1,7 +1,7 @@
 import { RerunError } from '../../src/errors.js';
 import { removeOutputs } from '../../src/worker/removeOutputs.js';
-import { RateLimiter } from '../shared/RateLimiter.js';
-import { type BatchMessage, sendMessageBatch } from '../shared/sendMessageBatch.js';
+import { RateLimiter } from '../common/RateLimiter.js';
+import { type BatchMessage, sendMessageBatch } from '../common/sendMessageBatch.js';
 import {
   isSelected,
   type ListedObject,

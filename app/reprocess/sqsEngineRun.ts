@@ -1,5 +1,5 @@
-import type { OptionValues } from '../shared/command.js';
-import type { PipelineTarget } from '../shared/pipelineTarget.js';
+import type { OptionValues } from '../common/command.js';
+import type { PipelineTarget } from '../common/pipelineTarget.js';
 import { ReprocessEngine } from './batchOperationsJob.js';
 import type { PlanningSetup } from './planningSetup.js';
 import type { ReprocessArgs } from './reprocessArgs.js';

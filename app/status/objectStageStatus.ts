@@ -1,13 +1,13 @@
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { alignColumns } from '../alignColumns.js';
+import { type PlanningStage, planningWorker } from '../common/pipelineStage.js';
+import type { PipelineTarget } from '../common/pipelineTarget.js';
 import { readCodeVersionCutoff } from '../reprocess/codeVersionCutoff.js';
 import { deterministicKeyMapping } from '../reprocess/outputKeyMapping.js';
 import { ReprocessMode, ReprocessState } from '../reprocess/planReprocess.js';
 import type { StateCounts } from '../reprocess/reprocessResult.js';
 import { runReprocess } from '../reprocess/runReprocess.js';
 import { S3ListingReader } from '../reprocess/S3ListingReader.js';
-import { type PlanningStage, planningWorker } from '../shared/pipelineStage.js';
-import type { PipelineTarget } from '../shared/pipelineTarget.js';
 
 /** One input (or, for an orphan, one output) that is not current, as status reports it. */
 export interface ObjectStageEntry {

@@ -1,13 +1,13 @@
 import { RerunError } from '../../src/errors.js';
-import { type CliIo, CliUsageError, type OptionValues, writeResult } from '../shared/command.js';
-import { explainAwsError } from '../shared/pipelineResources.js';
-import type { PlanningStage } from '../shared/pipelineStage.js';
+import { type CliIo, CliUsageError, type OptionValues, writeResult } from '../common/command.js';
+import { explainAwsError } from '../common/pipelineResources.js';
+import type { PlanningStage } from '../common/pipelineStage.js';
 import {
   type PipelineTarget,
   reportCommandError,
   requireOutputBucket,
   stringOption,
-} from '../shared/pipelineTarget.js';
+} from '../common/pipelineTarget.js';
 import { formatObjectStageStatus, objectStageStatus } from './objectStageStatus.js';
 
 /**

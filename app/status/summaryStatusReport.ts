@@ -1,18 +1,18 @@
 import { S3BucketMissingError } from '../../src/s3/errors.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
-import { S3PartitionStore } from '../partition/S3PartitionStore.js';
-import { summaryLayout } from '../partition/summaryLayout.js';
-import { type CliIo, type OptionValues, writeResult } from '../shared/command.js';
-import { referenceInputRules } from '../shared/inputRules.js';
-import { explainAwsError, PipelineResourceError } from '../shared/pipelineResources.js';
+import { type CliIo, type OptionValues, writeResult } from '../common/command.js';
+import { referenceInputRules } from '../common/inputRules.js';
+import { explainAwsError, PipelineResourceError } from '../common/pipelineResources.js';
 import {
   emptyWindowHint,
   type PipelineTarget,
   reportCommandError,
   requireOutputBucket,
   requireWindow,
-} from '../shared/pipelineTarget.js';
+} from '../common/pipelineTarget.js';
+import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
+import { S3PartitionStore } from '../partition/S3PartitionStore.js';
+import { summaryLayout } from '../partition/summaryLayout.js';
 import { formatStatusCounts, formatStatusTable } from './formatStatusTable.js';
 import { partitionStatus } from './partitionStatus.js';
 

@@ -1,11 +1,11 @@
 import { RerunError } from '../../src/errors.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { type CliIo, CliUsageError, type OptionValues, writeResult } from '../common/command.js';
+import { explainAwsError } from '../common/pipelineResources.js';
+import type { WindowPlanningStage } from '../common/pipelineStage.js';
+import { type PipelineTarget, reportCommandError, requireOutputBucket } from '../common/pipelineTarget.js';
+import { windowStageRange } from '../common/windowStageRange.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
-import { type CliIo, CliUsageError, type OptionValues, writeResult } from '../shared/command.js';
-import { explainAwsError } from '../shared/pipelineResources.js';
-import type { WindowPlanningStage } from '../shared/pipelineStage.js';
-import { type PipelineTarget, reportCommandError, requireOutputBucket } from '../shared/pipelineTarget.js';
-import { windowStageRange } from '../shared/windowStageRange.js';
 import { formatStatusCounts } from './formatStatusTable.js';
 import { formatWindowStageStatus, windowStageStatus } from './windowStageStatus.js';
 import { windowStageInputRules, windowStageTask } from './windowStageTask.js';

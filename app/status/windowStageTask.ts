@@ -3,8 +3,8 @@ import { type DeterministicKeyRule, isCustomKeyRule, outputKeyOf } from '../../s
 import type { DescribedStage, WindowStage } from '../../src/pipeline/pipelineDescription.js';
 import { defineWindowTask, type WindowTask } from '../../src/window/defineWindowTask.js';
 import type { WindowInputSource } from '../../src/window/WindowTaskDefinition.js';
+import { StageKeyRuleUnknownError, type WindowPlanningStage } from '../common/pipelineStage.js';
 import { type InputRules, inputRulesOf } from '../partition/inputCoverage.js';
-import { StageKeyRuleUnknownError, type WindowPlanningStage } from '../shared/pipelineStage.js';
 
 /**
  * A window stage of a pipeline description as the library's window task (src/window/), built from

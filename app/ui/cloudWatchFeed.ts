@@ -3,7 +3,7 @@ import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { errorMessage } from '../../src/batch/errorMessage.js';
 import { parseRecordOutcomeLogLine } from '../../src/batch/recordOutcomeLog.js';
 import { OutcomeMetric } from '../../src/metrics/outcomeMetrics.js';
-import { type JournalOutcome, journalOutcome } from '../shared/devSessionFile.js';
+import { type JournalOutcome, journalOutcome } from '../common/devSessionFile.js';
 import type { LiveSnapshot } from './liveFeed.js';
 
 /** The outcome metrics' namespace of the stack's workers (`emfOutcomeMetrics()`'s default). */

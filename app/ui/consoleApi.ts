@@ -2,13 +2,13 @@ import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { type Day, dayOfInstant, daysInWindow, partitionName } from '../../src/keys/partition.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { referenceInputRules } from '../common/inputRules.js';
 import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
 import type { InputRules } from '../partition/inputCoverage.js';
 import type { PartitionStatus } from '../partition/judgePartition.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { summaryLayout } from '../partition/summaryLayout.js';
 import { type RunView, readRuns } from '../runs/runProgressFile.js';
-import { referenceInputRules } from '../shared/inputRules.js';
 import { partitionStatus, type StatusReport } from '../status/partitionStatus.js';
 import { windowStageStatus } from '../status/windowStageStatus.js';
 import type { WorkerTopology } from '../topology.js';
@@ -90,7 +90,7 @@ export class ConsoleApi {
       /** @default Date.now */
       readonly now?: () => number;
       /**
-       * How the stage's inputs are judged (app/shared/pipelineStage.ts, stageInputRules).
+       * How the stage's inputs are judged (app/common/pipelineStage.ts, stageInputRules).
        * @default the reference normalizer's (referenceInputRules)
        */
       readonly rules?: InputRules;

@@ -1,14 +1,14 @@
 import type { WindowTask } from '../../src/window/defineWindowTask.js';
-import type { InputRules } from '../partition/inputCoverage.js';
-import type { OptionValues } from '../shared/command.js';
+import type { OptionValues } from '../common/command.js';
 import {
   type PlanningStage,
   readDescription,
   resolveStage,
   StageKeyRuleUnknownError,
   type WindowPlanningStage,
-} from '../shared/pipelineStage.js';
-import type { PipelineTarget } from '../shared/pipelineTarget.js';
+} from '../common/pipelineStage.js';
+import type { PipelineTarget } from '../common/pipelineTarget.js';
+import type { InputRules } from '../partition/inputCoverage.js';
 import { windowStageInputRules, windowStageTask } from '../status/windowStageTask.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
-import type { OptionValues } from '../shared/command.js';
-import type { DevSessionInfo } from '../shared/devSessionFile.js';
-import { devSessionTarget } from '../shared/devSessionTarget.js';
-import type { FindDevSessionsOptions } from '../shared/findDevSession.js';
-import { type PipelineTarget, resolvePipelineTarget, stringOption, workerQueueUrl } from '../shared/pipelineTarget.js';
+import type { OptionValues } from '../common/command.js';
+import type { DevSessionInfo } from '../common/devSessionFile.js';
+import { devSessionTarget } from '../common/devSessionTarget.js';
+import type { FindDevSessionsOptions } from '../common/findDevSession.js';
+import { type PipelineTarget, resolvePipelineTarget, stringOption, workerQueueUrl } from '../common/pipelineTarget.js';
 import { StackOutput } from '../stackOutputs.js';
 import type { WorkerTopology } from '../topology.js';
 import { guardReadOnly, guardReadOnlyClient } from './readOnlyClients.js';
@@ -33,11 +33,11 @@ export interface ConsoleSource {
 }
 
 /**
- * Finds what the console shows, as every command finds its target (app/shared/devSessionTarget.ts):
+ * Finds what the console shows, as every command finds its target (app/common/devSessionTarget.ts):
  * with nothing explicit (`--stack`, resource options, AWS_ENDPOINT_URL, RERUN_* resources,
  * credentials), the user's running `rerun dev` (by `--app-name`, else the newest) gives the
  * endpoint, buckets, queues and journal, with the embedded emulator's test keys; otherwise the
- * target resolves as for every pipeline command (app/shared/pipelineTarget.ts).
+ * target resolves as for every pipeline command (app/common/pipelineTarget.ts).
  *
  * @example
  * const source = await resolveConsoleSource(values, process.env);

@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import type { JournalOutcome } from '../shared/devSessionFile.js';
+import type { JournalOutcome } from '../common/devSessionFile.js';
 
 /** What the console shows live: the latest outcomes and the throughput per bucket of time. */
 export interface LiveSnapshot {
@@ -13,7 +13,7 @@ export interface LiveSnapshot {
 }
 
 /**
- * Tails the outcome journal of a running `rerun dev` (app/shared/devSessionFile.ts): each poll reads the
+ * Tails the outcome journal of a running `rerun dev` (app/common/devSessionFile.ts): each poll reads the
  * lines appended since the last one, keeps the newest `keep` outcomes and counts every outcome into
  * time buckets for the throughput chart. Reading is all it does.
  *

@@ -1,9 +1,9 @@
-import { checkedEndpoint } from '../shared/checkedEndpoint.js';
-import type { CliIo, OptionValues } from '../shared/command.js';
-import { findDevSessions } from '../shared/findDevSession.js';
-import { referenceInputRules } from '../shared/inputRules.js';
-import { resolvePlanningStage, stageInputRules } from '../shared/pipelineStage.js';
-import { reportCommandError, requireOutputBucket, requireWindow } from '../shared/pipelineTarget.js';
+import { checkedEndpoint } from '../common/checkedEndpoint.js';
+import type { CliIo, OptionValues } from '../common/command.js';
+import { findDevSessions } from '../common/findDevSession.js';
+import { referenceInputRules } from '../common/inputRules.js';
+import { resolvePlanningStage, stageInputRules } from '../common/pipelineStage.js';
+import { reportCommandError, requireOutputBucket, requireWindow } from '../common/pipelineTarget.js';
 import { ConsoleApi } from './consoleApi.js';
 import { resolveConsoleDaysJudge } from './consoleDaysJudge.js';
 import { startConsoleServer } from './consoleServer.js';

@@ -1,4 +1,4 @@
-import type { DevSessionInfo } from '../shared/devSessionFile.js';
+import type { DevSessionInfo } from '../common/devSessionFile.js';
 
 /** What the console says of a `rerun dev` it was reading that no longer answers (the page shows it). */
 export interface StoppedDevSession {

@@ -5,7 +5,7 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { IAMClient } from '@aws-sdk/client-iam';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
-import { resolveStackResources, type StackResources } from '../../app/shared/stackTarget.js';
+import { resolveStackResources, type StackResources } from '../../app/common/stackTarget.js';
 import { startMiniStack } from '../../local/emulator/ministackServer.js';
 import { cdkLocalDeploy } from './support/cdkLocalDeploy.js';
 import { ensureMiniStackCertificate } from './support/ministackCertificate.js';

@@ -6,11 +6,11 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../app/cli/dispatch.js';
+import type { CliIo } from '../../app/common/command.js';
 import { formatOutcomeTable } from '../../app/dev/formatOutcomeTable.js';
 import { OutcomeTracker } from '../../app/dev/OutcomeTracker.js';
 import { ProgressReporter } from '../../app/dev/ProgressReporter.js';
 import type { DevReady, DevSummary } from '../../app/dev/runDev.js';
-import type { CliIo } from '../../app/shared/command.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
 
 const FIXTURE_HANDLER = 'test/fixtures/handlers/s3Copy.ts';

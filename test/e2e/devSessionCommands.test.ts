@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { findDevSessions } from '../../app/common/findDevSession.js';
 import type { DevReady } from '../../app/dev/runDev.js';
-import { findDevSessions } from '../../app/shared/findDevSession.js';
 import { uniqueName } from '../support/aws.js';
 
 /** The environment of a fresh terminal: nothing of AWS's or rerun's set (no endpoint, no keys). */

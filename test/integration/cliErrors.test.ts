@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeCliFailure } from '../../app/shared/reportFailure.js';
+import { describeCliFailure } from '../../app/common/reportFailure.js';
 import { freeLoopbackPort } from '../../local/runner/freeLoopbackPort.js';
 import { testClients, uniqueName } from '../support/aws.js';
 import { createBucket } from '../support/s3.js';

@@ -1,7 +1,7 @@
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../app/cli/dispatch.js';
-import type { CliIo } from '../../app/shared/command.js';
+import type { CliIo } from '../../app/common/command.js';
 import type { ConsoleApi } from '../../app/ui/consoleApi.js';
 import { type ConsoleServer, startConsoleServer } from '../../app/ui/consoleServer.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';

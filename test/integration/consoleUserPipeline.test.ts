@@ -6,8 +6,8 @@ import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudf
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../app/cli/dispatch.js';
-import type { CliIo } from '../../app/shared/command.js';
-import { publishDevSession } from '../../app/shared/devSessionFile.js';
+import type { CliIo } from '../../app/common/command.js';
+import { publishDevSession } from '../../app/common/devSessionFile.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';

@@ -3,8 +3,8 @@ import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudf
 import { CreateBucketCommand, DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { referenceInputRules } from '../../app/shared/inputRules.js';
-import { resolvePlanningStage, stageInputRules } from '../../app/shared/pipelineStage.js';
+import { referenceInputRules } from '../../app/common/inputRules.js';
+import { resolvePlanningStage, stageInputRules } from '../../app/common/pipelineStage.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 import { ConsoleApi } from '../../app/ui/consoleApi.js';
 import { resolveConsoleSource } from '../../app/ui/consoleSource.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../app/cli/dispatch.js';
-import type { CliIo } from '../../app/shared/command.js';
+import type { CliIo } from '../../app/common/command.js';
 import { LambdaRuntimeToolsMissingError, RunnerConfigurationError } from '../../local/runner/errors.js';
 import { LocalRunner } from '../../local/runner/LocalRunner.js';
 import { locateLambdaRuntimeTools } from '../../local/runner/lambdaRuntimeTools.js';

@@ -1,6 +1,6 @@
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { explainAwsError, PipelineResourceError } from '../../app/shared/pipelineResources.js';
+import { explainAwsError, PipelineResourceError } from '../../app/common/pipelineResources.js';
 import { testClients, uniqueName } from '../support/aws.js';
 import { queueDepth, upload } from '../support/pipeline.js';
 import { normalizeStageRunner, ordersCsv, provisionTwoStagePipeline, rerunCli } from '../support/summaryPipeline.js';
@@ -83,7 +83,7 @@ describe('rerun status / backfill / redrive: arguments, targets and errors', () 
       env: { AWS_ENDPOINT_URL: 'http://127.0.0.1:9' },
     });
     expect(unreachable.code).toBe(1);
-    // Checked before any AWS call (app/shared/checkedEndpoint.ts): the variable is named, with the fix.
+    // Checked before any AWS call (app/common/checkedEndpoint.ts): the variable is named, with the fix.
     expect(unreachable.stderr).toMatch(
       /^rerun status: Nothing listens at AWS_ENDPOINT_URL=http:\/\/127\.0\.0\.1:9 \(connection refused\)\. Start that emulator/,
     );

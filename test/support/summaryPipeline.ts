@@ -1,10 +1,10 @@
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { runCli } from '../../app/cli/dispatch.js';
+import type { CliIo } from '../../app/common/command.js';
 import { type LocalStackResources, provisionLocalStack } from '../../app/dev/provisionLocalStack.js';
 import { createSummarizeHandler } from '../../app/partition/createSummarizeHandler.js';
 import { provisionSummaryStage, type SummaryStageResources } from '../../app/partition/provisionSummaryStage.js';
 import { referenceInputRules } from '../../app/partition/referenceInputRules.js';
-import type { CliIo } from '../../app/shared/command.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 import { localResourceNames, type Topology, topology, workerQueueNames } from '../../app/topology.js';
 import { LocalRunner } from '../../local/runner/LocalRunner.js';

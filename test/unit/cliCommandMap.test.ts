@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../app/cli/commandMap.js';
 import { globalHelp, runCli } from '../../app/cli/dispatch.js';
-import type { CliIo } from '../../app/shared/command.js';
+import type { CliIo } from '../../app/common/command.js';
 
 const COMMANDS_DIR = fileURLToPath(new URL('../../app/cli/commands/', import.meta.url));
 

@@ -2,9 +2,9 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { devSessionPath, publishDevSession } from '../../app/common/devSessionFile.js';
+import { findDevSessions } from '../../app/common/findDevSession.js';
 import { privateStateDirPath } from '../../app/localState/privateStateDir.js';
-import { devSessionPath, publishDevSession } from '../../app/shared/devSessionFile.js';
-import { findDevSessions } from '../../app/shared/findDevSession.js';
 import { LiveFeed, liveKind } from '../../app/ui/liveFeed.js';
 import { emitRecordOutcome } from '../../src/worker/outcomes.js';
 

@@ -3,10 +3,10 @@ import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { devSessionPath, publishDevSession } from '../../app/common/devSessionFile.js';
+import { devSessionTarget, explicitTarget } from '../../app/common/devSessionTarget.js';
+import { chooseDevSession, findDevSessions } from '../../app/common/findDevSession.js';
 import { privateStateDir } from '../../app/localState/privateStateDir.js';
-import { devSessionPath, publishDevSession } from '../../app/shared/devSessionFile.js';
-import { devSessionTarget, explicitTarget } from '../../app/shared/devSessionTarget.js';
-import { chooseDevSession, findDevSessions } from '../../app/shared/findDevSession.js';
 import { resolveConsoleSource } from '../../app/ui/consoleSource.js';
 import { emitRecordOutcome } from '../../src/worker/outcomes.js';
 

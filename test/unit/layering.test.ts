@@ -132,14 +132,14 @@ describe('layering: no import runs back up the wings', () => {
  * The rooms of the application, lowest first. A module may import its own room and the rooms of the
  * levels below its own, never a room of its level (sideways) or above. The command line sits on top
  * and calls every wing; the wings (reprocess, redrive, status, backfill, dev, ui) share what they all
- * need through `app/shared/` (the command-line vocabulary, the target a tool runs on, the queue
+ * need through `app/common/` (the command-line vocabulary, the target a tool runs on, the queue
  * plumbing), never through each other's rooms.
  */
 const APP_LEVELS: readonly (readonly string[])[] = [
   ['app/localState', 'app/topology.ts', 'app/stackOutputs.ts', 'app/alignColumns.ts'],
   ['app/partition', 'app/runs'],
   ['app/referencePipeline.ts'],
-  ['app/shared'],
+  ['app/common'],
   ['app/reprocess', 'app/redrive'],
   ['app/status'],
   ['app/backfill'],
@@ -187,7 +187,7 @@ describe('layering: the rooms of app/ do not lean sideways', () => {
     ]);
     const fine = relativeImports(
       'app/ui/runConsole.ts',
-      "import { a } from '../shared/x.js';\nimport { b } from './y.js';\n",
+      "import { a } from '../common/x.js';\nimport { b } from './y.js';\n",
     );
     expect(appLevelViolations('app/ui/runConsole.ts', fine)).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fitLine, liveLine } from '../../app/cli/liveLine.js';
-import { renderProgressBar } from '../../app/shared/progressBar.js';
+import { renderProgressBar } from '../../app/common/progressBar.js';
 
 describe('a progress line redrawn in place fits the terminal', () => {
   // The backfill's waiting line as it was drawn at 80 columns: 107 characters, so it wrapped and each

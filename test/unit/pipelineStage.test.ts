@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { OptionValues } from '../../app/shared/command.js';
-import { resolvePlanningStage, resolveStage, StageKeyRuleUnknownError } from '../../app/shared/pipelineStage.js';
-import type { PipelineTarget } from '../../app/shared/pipelineTarget.js';
+import type { OptionValues } from '../../app/common/command.js';
+import { resolvePlanningStage, resolveStage, StageKeyRuleUnknownError } from '../../app/common/pipelineStage.js';
+import type { PipelineTarget } from '../../app/common/pipelineTarget.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 import { topology } from '../../app/topology.js';
 import { PipelineDescriptionError } from '../../src/pipeline/PipelineDescriptionError.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BackfillMode, parseBackfillMode, planBackfill } from '../../app/backfill/planBackfill.js';
+import { isProgressStep, renderProgressBar } from '../../app/common/progressBar.js';
+import { RateLimiter } from '../../app/common/RateLimiter.js';
 import type { PartitionStatus, PartitionVerdict } from '../../app/partition/judgePartition.js';
-import { isProgressStep, renderProgressBar } from '../../app/shared/progressBar.js';
-import { RateLimiter } from '../../app/shared/RateLimiter.js';
 import { formatStatusCounts, formatStatusTable } from '../../app/status/formatStatusTable.js';
 
 const verdict = (day: string, status: PartitionStatus): PartitionVerdict => ({

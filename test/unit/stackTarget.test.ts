@@ -1,8 +1,8 @@
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { describe, expect, it } from 'vitest';
-import { PipelineResourceError } from '../../app/shared/pipelineResources.js';
-import { resolvePipelineTarget, workerQueueUrl } from '../../app/shared/pipelineTarget.js';
-import { resolveStackResources } from '../../app/shared/stackTarget.js';
+import { PipelineResourceError } from '../../app/common/pipelineResources.js';
+import { resolvePipelineTarget, workerQueueUrl } from '../../app/common/pipelineTarget.js';
+import { resolveStackResources } from '../../app/common/stackTarget.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 
 const OUTPUTS: Record<string, string> = {

@@ -9,8 +9,8 @@ import {
   CliUsageError,
   integerOption,
   type OptionValues,
-} from '../../shared/command.js';
-import { defaultWindowStage, resolveStage, stageOptions } from '../../shared/pipelineStage.js';
+} from '../../common/command.js';
+import { defaultWindowStage, resolveStage, stageOptions } from '../../common/pipelineStage.js';
 import {
   type PipelineTarget,
   reportCommandError,
@@ -18,7 +18,7 @@ import {
   stringOption,
   targetOptions,
   targetOrExit,
-} from '../../shared/pipelineTarget.js';
+} from '../../common/pipelineTarget.js';
 import { liveLine } from '../liveLine.js';
 
 /** `rerun backfill`: a controlled rerun of the daily summaries of an older window. */

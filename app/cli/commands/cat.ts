@@ -1,9 +1,9 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { httpStatus } from '../../../src/s3/errors.js';
 import { parseS3Uri } from '../../../src/s3/s3Uri.js';
-import { type CliCommand, CliUsageError } from '../../shared/command.js';
-import { s3OfTarget, sessionChoiceOption } from '../../shared/devSessionTarget.js';
-import { explainAwsError } from '../../shared/pipelineResources.js';
+import { type CliCommand, CliUsageError } from '../../common/command.js';
+import { s3OfTarget, sessionChoiceOption } from '../../common/devSessionTarget.js';
+import { explainAwsError } from '../../common/pipelineResources.js';
 
 /** `rerun cat s3://bucket/key`: an object's bytes on stdout, at the endpoint in use. */
 export const command: CliCommand = {

@@ -1,6 +1,6 @@
+import { type CliCommand, CliUsageError, integerOption } from '../../common/command.js';
 import { parseStageHandlers } from '../../dev/devWindowStages.js';
 import { DevRuntime, type DevSummary, runDev } from '../../dev/runDev.js';
-import { type CliCommand, CliUsageError, integerOption } from '../../shared/command.js';
 import { locateStackWorkers } from '../locateStackWorkers.js';
 
 /** `rerun dev`: the whole pipeline on this machine (emulator, resources, the worker under the local runner). */

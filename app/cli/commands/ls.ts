@@ -1,8 +1,8 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { parseS3Uri } from '../../../src/s3/s3Uri.js';
-import { type CliCommand, CliUsageError } from '../../shared/command.js';
-import { s3OfTarget, sessionChoiceOption } from '../../shared/devSessionTarget.js';
-import { explainAwsError } from '../../shared/pipelineResources.js';
+import { type CliCommand, CliUsageError } from '../../common/command.js';
+import { s3OfTarget, sessionChoiceOption } from '../../common/devSessionTarget.js';
+import { explainAwsError } from '../../common/pipelineResources.js';
 
 /** `rerun ls s3://bucket/prefix`: the keys under a prefix, at the endpoint in use. */
 export const command: CliCommand = {

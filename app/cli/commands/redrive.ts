@@ -1,6 +1,6 @@
+import { type CliCommand, integerOption } from '../../common/command.js';
+import { stringOption, targetOptions, targetOrExit } from '../../common/pipelineTarget.js';
 import { redriveTarget } from '../../redrive/redriveTarget.js';
-import { type CliCommand, integerOption } from '../../shared/command.js';
-import { stringOption, targetOptions, targetOrExit } from '../../shared/pipelineTarget.js';
 import { liveLine } from '../liveLine.js';
 
 /** `rerun redrive`: show why dead-lettered messages failed, then move them back to their queue. */

@@ -1,9 +1,9 @@
+import type { CliCommand } from '../../common/command.js';
+import { type PlanningStage, resolvePlanningStage, stageOptions } from '../../common/pipelineStage.js';
+import { reportCommandError, targetOptions, targetOrExit } from '../../common/pipelineTarget.js';
 import { reprocessArgs } from '../../reprocess/reprocessArgs.js';
 import { reprocessConsole } from '../../reprocess/reprocessConsole.js';
 import { reprocessWithEngine } from '../../reprocess/reprocessWithEngine.js';
-import type { CliCommand } from '../../shared/command.js';
-import { type PlanningStage, resolvePlanningStage, stageOptions } from '../../shared/pipelineStage.js';
-import { reportCommandError, targetOptions, targetOrExit } from '../../shared/pipelineTarget.js';
 import { liveLine } from '../liveLine.js';
 
 /** `rerun reprocess`: rerun the main stage over a prefix of the input bucket. */

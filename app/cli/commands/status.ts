@@ -1,11 +1,11 @@
-import { type CliCommand, CliUsageError } from '../../shared/command.js';
+import { type CliCommand, CliUsageError } from '../../common/command.js';
 import {
   type PlanningStage,
   resolveStage,
   stageOptions,
   type WindowPlanningStage,
-} from '../../shared/pipelineStage.js';
-import { reportCommandError, stringOption, targetOptions, targetOrExit } from '../../shared/pipelineTarget.js';
+} from '../../common/pipelineStage.js';
+import { reportCommandError, stringOption, targetOptions, targetOrExit } from '../../common/pipelineTarget.js';
 import { objectStageStatusReport } from '../../status/objectStageStatusReport.js';
 import { summaryStatusReport } from '../../status/summaryStatusReport.js';
 import { windowStageStatusReport } from '../../status/windowStageStatusReport.js';

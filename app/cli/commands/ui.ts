@@ -1,5 +1,5 @@
-import { type CliCommand, CliUsageError, integerOption } from '../../shared/command.js';
-import { stageOptions } from '../../shared/pipelineStage.js';
+import { type CliCommand, CliUsageError, integerOption } from '../../common/command.js';
+import { stageOptions } from '../../common/pipelineStage.js';
 import { isLoopbackAddress } from '../../ui/listenAddress.js';
 
 /**

@@ -1,7 +1,7 @@
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { runCli } from '../../../app/cli/dispatch.js';
+import type { CliIo } from '../../../app/common/command.js';
 import type { DevReady } from '../../../app/dev/runDev.js';
-import type { CliIo } from '../../../app/shared/command.js';
 import type { AwsClients } from '../../../src/aws/clients.js';
 
 /**

@@ -1,7 +1,7 @@
 import { CreateAccessKeyCommand, CreateUserCommand, IAMClient, PutUserPolicyCommand } from '@aws-sdk/client-iam';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
-import type { StackResources } from '../../../app/shared/stackTarget.js';
+import type { StackResources } from '../../../app/common/stackTarget.js';
 import { createPipelineClients, type PipelineClients } from '../../../src/ledger/pipelineClients.js';
 import { type CliResult, rerunCli } from '../../support/summaryPipeline.js';
 import type { OperatorCredentials } from './operatorIdentity.js';

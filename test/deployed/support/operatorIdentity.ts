@@ -1,5 +1,5 @@
 import { CreateAccessKeyCommand, CreateUserCommand, type IAMClient, PutUserPolicyCommand } from '@aws-sdk/client-iam';
-import type { StackResources } from '../../../app/shared/stackTarget.js';
+import type { StackResources } from '../../../app/common/stackTarget.js';
 import { StackOutput } from '../../../app/stackOutputs.js';
 
 /** MiniStack's account for the test credentials. */

@@ -8,7 +8,7 @@ import { type PrivateStateDirOptions, privateStateDir } from '../localState/priv
 /**
  * What a running `rerun dev` tells the user's other processes on this machine (`rerun ui`, `status`,
  * `ls`...): where its emulator and resources are, and the file where it appends every record outcome
- * as it happens. Found by app/shared/findDevSession.ts.
+ * as it happens. Found by app/common/findDevSession.ts.
  */
 export interface DevSessionInfo {
   readonly appName: string;

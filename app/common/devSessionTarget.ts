@@ -71,7 +71,7 @@ export function explicitTarget(values: OptionValues, env: NodeJS.ProcessEnv): st
 
 /**
  * The target of a command that talks to AWS: when nothing explicit names one ({@link explicitTarget}),
- * the running `rerun dev` of the user (app/shared/findDevSession.ts), chosen by `--app-name` or
+ * the running `rerun dev` of the user (app/common/findDevSession.ts), chosen by `--app-name` or
  * RERUN_APP_NAME when given, else the newest: its endpoint, region, app name and buckets, and the
  * embedded emulator's test keys. Anything explicit wins and is returned as it is; so is everything
  * when no session runs (the command then goes to AWS, as always). An AWS_ENDPOINT_URL that is a
@@ -189,7 +189,7 @@ export const sessionChoiceOption: Record<string, CliOption> = {
 /**
  * The S3 client of `rerun ls` and `rerun cat`: at AWS_ENDPOINT_URL when set, else at the running
  * `rerun dev` ({@link devSessionTarget}, which says so on stderr), else at AWS; the endpoint checked
- * first (app/shared/checkedEndpoint.ts). `where` names it for messages.
+ * first (app/common/checkedEndpoint.ts). `where` names it for messages.
  *
  * @example
  * const { s3, where } = await s3OfTarget(values, io, 'ls');

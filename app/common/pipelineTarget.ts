@@ -16,7 +16,7 @@ import { resolveStackResources, type StackResources } from './stackTarget.js';
  * deployed one, through `AWS_ENDPOINT_URL` (an emulator) or the default AWS credential chain.
  *
  * Each resource comes from, in order: its option, the outputs of the stack named by `--stack`
- * (app/shared/stackTarget.ts), its `RERUN_*` variable (docs/DEPLOY.md shows how to set them from the stack
+ * (app/common/stackTarget.ts), its `RERUN_*` variable (docs/DEPLOY.md shows how to set them from the stack
  * outputs), the name the topology gives it under the app name (`--app-name`, `RERUN_APP_NAME`,
  * default `rerun`). Queue names are the same locally and in a stack of that name, so only the
  * buckets (named by CloudFormation) need `--stack` or variables for a deployed stack.
@@ -41,7 +41,7 @@ export interface PipelineTarget {
   readonly devPipeline?: DevPipeline;
 }
 
-/** What a running `rerun dev` of a user's pipeline tells the tools (app/shared/devSessionFile.ts). */
+/** What a running `rerun dev` of a user's pipeline tells the tools (app/common/devSessionFile.ts). */
 export interface DevPipeline {
   /** For messages: `the running rerun dev of app X`. */
   readonly from: string;
@@ -144,7 +144,7 @@ export async function resolvePipelineTarget(
 export async function targetOrExit(values: OptionValues, io: CliIo, command: string): Promise<PipelineTarget | 1> {
   let env = io.env;
   try {
-    // Nothing explicit: the running rerun dev of the user is the target (app/shared/devSessionTarget.ts).
+    // Nothing explicit: the running rerun dev of the user is the target (app/common/devSessionTarget.ts).
     const chosen = devSessionTarget(values, io.env, command);
     env = chosen.env;
     if (chosen.note) io.stderr(chosen.note);
@@ -157,7 +157,7 @@ export async function targetOrExit(values: OptionValues, io: CliIo, command: str
 }
 
 /**
- * How every pipeline command ends on an error (app/shared/reportFailure.ts): the message on stderr, a
+ * How every pipeline command ends on an error (app/common/reportFailure.ts): the message on stderr, a
  * JSON `error` document on stdout with --json, exit code 1.
  *
  * @example

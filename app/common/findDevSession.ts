@@ -4,7 +4,7 @@ import { readOwnFile } from '../localState/noFollowFiles.js';
 import { type PrivateStateDirOptions, privateStateDir } from '../localState/privateStateDir.js';
 import type { DevSessionInfo } from './devSessionFile.js';
 
-/** A session file's name: `dev-<app>-<pid>.json` (app/shared/devSessionFile.ts). */
+/** A session file's name: `dev-<app>-<pid>.json` (app/common/devSessionFile.ts). */
 const SESSION_FILE = /^dev-(.+)-(\d+)\.json$/;
 
 /** The fields every session file has as strings: a file without one of them is not trusted. */
