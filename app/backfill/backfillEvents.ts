@@ -1,6 +1,6 @@
 import type { BackfillProgress, BackfillResult } from './backfillResult.js';
 import type { BackfillPlan } from './planBackfill.js';
-import type { WindowBackfillResult, WindowStagePlan, WindowWaitProgress } from './windowBackfillResult.js';
+import type { WindowBackfillResult, WindowStagePlan } from './windowBackfillResult.js';
 
 /**
  * What a backfill tells as it runs, in one stream: the terminal, the run file `rerun ui` reads
@@ -24,7 +24,7 @@ export type BackfillEvent =
   /** A batch was enqueued: `sent` of `total` so far (of the window stage `stage`, when it is one). */
   | { readonly kind: 'enqueued'; readonly stage?: string; readonly sent: number; readonly total: number }
   /** A progress check while waiting (of the window stage `stage`, when it is one). */
-  | { readonly kind: 'waiting'; readonly stage?: string; readonly progress: BackfillProgress | WindowWaitProgress }
+  | { readonly kind: 'waiting'; readonly stage?: string; readonly progress: BackfillProgress }
   /** The phases with progress lines ended. */
   | { readonly kind: 'phaseEnd' }
   /** How a backfill of the daily summaries ended, then its SUMMARY line. */

@@ -3,9 +3,9 @@ import type { BackfillWaitEnd } from '../common/waitEnd.js';
 import type { PartitionStatus } from '../partition/judgePartition.js';
 import type { BackfillMode, PlannedTask } from './planBackfill.js';
 
-/** Progress while waiting. */
+/** Progress while waiting: of the reference summary's days, or of one window stage's windows. */
 export interface BackfillProgress {
-  /** Planned partitions published (current) now. */
+  /** Planned partitions (or windows) published (current) now. */
   readonly published: number;
   readonly total: number;
   /** Messages waiting in the work queue, and being processed. */

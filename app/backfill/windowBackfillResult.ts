@@ -27,16 +27,6 @@ export interface WindowStagePlan {
   readonly requests: { readonly list: number; readonly head: number };
 }
 
-/** Progress of one stage while waiting. */
-export interface WindowWaitProgress {
-  readonly published: number;
-  readonly total: number;
-  readonly queued: number;
-  readonly inFlight: number;
-  readonly deadLettered: number;
-  readonly elapsedMs: number;
-}
-
 /** What happened to one stage. */
 export interface WindowStageBackfillResult extends WindowStagePlan {
   readonly enqueued: number;
