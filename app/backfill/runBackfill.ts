@@ -1,9 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { queueCounts } from '../../src/aws/queueCounts.js';
 import type { Day } from '../../src/keys/partition.js';
 import { RateLimiter } from '../common/RateLimiter.js';
-import { BackfillWaitEnd } from '../common/waitEnd.js';
+import { deadLetterMark, waitForQueue } from '../common/waitForQueue.js';
 import type { InputRules } from '../partition/inputCoverage.js';
 import type { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import type { SummaryLayout } from '../partition/summaryLayout.js';
@@ -117,7 +115,7 @@ export async function runBackfill(options: RunBackfillOptions): Promise<Backfill
   };
   if (options.dryRun || plan.tasks.length === 0) return { ...base, enqueued: 0, interrupted: false };
 
-  const deadLetteredBefore = options.dlqUrl ? (await queueCounts(options.sqs, options.dlqUrl)).visible : 0;
+  const deadLetteredBefore = await deadLetterMark(options.sqs, options.dlqUrl);
   const enqueued = await enqueueTasks({
     sqs: options.sqs,
     queueUrl: options.queueUrl,
@@ -131,52 +129,37 @@ export async function runBackfill(options: RunBackfillOptions): Promise<Backfill
 
   // Wait: poll the same list-only check until every planned partition is published.
   const planned = new Set(plan.tasks.map((t) => t.day));
-  const interval = options.pollIntervalMs ?? 2000;
-  let drainedChecks = 0;
-  for (;;) {
-    const report = await status();
-    const mine = report.partitions.filter((p) => planned.has(p.day));
-    const published = mine.filter((p) => p.status === 'published').length;
-    const counts = await queueCounts(options.sqs, options.queueUrl);
-    const deadLettered = options.dlqUrl
-      ? Math.max(0, (await queueCounts(options.sqs, options.dlqUrl)).visible - deadLetteredBefore)
-      : 0;
-    const elapsedMs = now() - started;
-    options.events?.({
-      kind: 'waiting',
-      progress: {
-        published,
-        total: planned.size,
-        queued: counts.visible + counts.delayed,
-        inFlight: counts.inFlight,
-        deadLettered,
-        elapsedMs,
-      },
-    });
-    drainedChecks = counts.visible + counts.inFlight + counts.delayed === 0 ? drainedChecks + 1 : 0;
-    let ended: BackfillWaitEnd | undefined;
-    if (published === planned.size) ended = BackfillWaitEnd.COMPLETE;
-    // SQS counts are approximate: two consecutive empty observations before concluding.
-    else if (drainedChecks >= 2) ended = BackfillWaitEnd.INCOMPLETE;
-    else if (options.signal?.aborted) ended = BackfillWaitEnd.INTERRUPTED;
-    else if (options.timeoutMs !== undefined && elapsedMs >= options.timeoutMs) ended = BackfillWaitEnd.TIMEOUT;
-    if (ended) {
-      return {
-        ...base,
-        enqueued,
-        interrupted: false,
-        wait: {
-          ended,
-          published,
-          total: planned.size,
-          deadLettered,
-          elapsedMs,
-          remaining: mine
-            .filter((p) => p.status !== 'published')
-            .map((p) => ({ day: p.day, status: p.status, reason: p.reason })),
-        },
-      };
-    }
-    await sleep(interval, undefined, options.signal ? { signal: options.signal } : {}).catch(() => {});
-  }
+  const wait = await waitForQueue({
+    sqs: options.sqs,
+    queueUrl: options.queueUrl,
+    dlqUrl: options.dlqUrl,
+    deadLetteredBefore,
+    timing: options,
+    started,
+    now,
+    judge: async () => {
+      const mine = (await status()).partitions.filter((p) => planned.has(p.day));
+      return { mine, published: mine.filter((p) => p.status === 'published').length };
+    },
+    complete: ({ published }) => published === planned.size,
+    onProgress: ({ published }, queue) =>
+      options.events?.({ kind: 'waiting', progress: { published, total: planned.size, ...queue } }),
+  });
+  const { mine, published } = wait.judged;
+  const { deadLettered, elapsedMs } = wait.queue;
+  return {
+    ...base,
+    enqueued,
+    interrupted: false,
+    wait: {
+      ended: wait.ended,
+      published,
+      total: planned.size,
+      deadLettered,
+      elapsedMs,
+      remaining: mine
+        .filter((p) => p.status !== 'published')
+        .map((p) => ({ day: p.day, status: p.status, reason: p.reason })),
+    },
+  };
 }

@@ -1,6 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { queueCounts } from '../../src/aws/queueCounts.js';
 import { windowsIntersecting } from '../../src/partitions/mapWindows.js';
 import type { PartitionWindow } from '../../src/partitions/partitionScheme.js';
 import type { S3PartitionStore } from '../../src/s3/S3PartitionStore.js';
@@ -9,6 +7,7 @@ import { windowTaskMessage } from '../../src/window/windowTaskMessage.js';
 import { RateLimiter } from '../common/RateLimiter.js';
 import { sendMessageBatch } from '../common/sendMessageBatch.js';
 import { BackfillWaitEnd } from '../common/waitEnd.js';
+import { deadLetterMark, waitForQueue } from '../common/waitForQueue.js';
 import type { InputRules } from '../partition/inputCoverage.js';
 import { PartitionStatus } from '../partition/judgePartition.js';
 import { windowStageStatus } from '../status/windowStageStatus.js';
@@ -128,7 +127,7 @@ export async function runWindowStageBackfill(options: RunWindowStageBackfillOpti
       continue;
     }
     if (!stage.queueUrl) throw new RangeError(`stage "${name}" has no queue URL to send its windows to`);
-    const deadBefore = stage.dlqUrl ? (await queueCounts(options.sqs, stage.dlqUrl)).visible : 0;
+    const deadBefore = await deadLetterMark(options.sqs, stage.dlqUrl);
     const sent = await sendWindows(options, stage.queueUrl, name, plan.tasks, limiter);
     interrupted = sent.enqueued < plan.tasks.length;
     if (!options.wait || interrupted) {
@@ -237,58 +236,42 @@ async function waitForStage(
   now: () => number,
 ): Promise<NonNullable<WindowStageBackfillResult['wait']>> {
   const planned = new Set(plan.tasks.map((t) => t.window));
-  const queueUrl = stage.queueUrl as string;
-  const interval = options.pollIntervalMs ?? 2000;
   const requests = { list: 0, head: 0 };
-  let drainedChecks = 0;
-  for (let polls = 1; ; polls++) {
-    const report = await windowStageStatus(stage.task, windows, {
-      reader: options.reader,
-      ...(stage.upstreamInputs ? { upstreamInputs: stage.upstreamInputs } : {}),
-    });
-    requests.list += report.requests.list;
-    requests.head += report.requests.head;
-    const published = report.windows.filter((w) => w.status === PartitionStatus.PUBLISHED).length;
-    const counts = await queueCounts(options.sqs, queueUrl);
-    const deadLettered = stage.dlqUrl
-      ? Math.max(0, (await queueCounts(options.sqs, stage.dlqUrl)).visible - deadBefore)
-      : 0;
-    const elapsedMs = now() - started;
-    options.events?.({
-      kind: 'waiting',
-      stage: plan.stage,
-      progress: {
-        published,
-        total: planned.size,
-        queued: counts.visible + counts.delayed,
-        inFlight: counts.inFlight,
-        deadLettered,
-        elapsedMs,
-      },
-    });
-    drainedChecks = counts.visible + counts.inFlight + counts.delayed === 0 ? drainedChecks + 1 : 0;
-    let ended: BackfillWaitEnd | undefined;
-    if (published === planned.size) ended = BackfillWaitEnd.COMPLETE;
-    // SQS counts are approximate: two consecutive empty observations before concluding.
-    else if (drainedChecks >= 2) ended = BackfillWaitEnd.INCOMPLETE;
-    else if (options.signal?.aborted) ended = BackfillWaitEnd.INTERRUPTED;
-    else if (options.timeoutMs !== undefined && elapsedMs >= options.timeoutMs) ended = BackfillWaitEnd.TIMEOUT;
-    if (ended) {
-      return {
-        ended,
-        published,
-        total: planned.size,
-        deadLettered,
-        elapsedMs,
-        polls,
-        requests,
-        remaining: report.windows
-          .filter((w) => w.status !== PartitionStatus.PUBLISHED)
-          .map((w) => ({ window: w.window, status: w.status, reason: w.reason })),
-      };
-    }
-    await sleep(interval, undefined, options.signal ? { signal: options.signal } : {}).catch(() => {});
-  }
+  const wait = await waitForQueue({
+    sqs: options.sqs,
+    queueUrl: stage.queueUrl as string,
+    dlqUrl: stage.dlqUrl,
+    deadLetteredBefore: deadBefore,
+    timing: options,
+    started,
+    now,
+    judge: async () => {
+      const report = await windowStageStatus(stage.task, windows, {
+        reader: options.reader,
+        ...(stage.upstreamInputs ? { upstreamInputs: stage.upstreamInputs } : {}),
+      });
+      requests.list += report.requests.list;
+      requests.head += report.requests.head;
+      return { report, published: report.windows.filter((w) => w.status === PartitionStatus.PUBLISHED).length };
+    },
+    complete: ({ published }) => published === planned.size,
+    onProgress: ({ published }, queue) =>
+      options.events?.({ kind: 'waiting', stage: plan.stage, progress: { published, total: planned.size, ...queue } }),
+  });
+  const { report, published } = wait.judged;
+  const { deadLettered, elapsedMs } = wait.queue;
+  return {
+    ended: wait.ended,
+    published,
+    total: planned.size,
+    deadLettered,
+    elapsedMs,
+    polls: wait.polls,
+    requests,
+    remaining: report.windows
+      .filter((w) => w.status !== PartitionStatus.PUBLISHED)
+      .map((w) => ({ window: w.window, status: w.status, reason: w.reason })),
+  };
 }
 
 /** A stage left unplanned because the stage it reads did not publish. */
