@@ -1,4 +1,4 @@
-import { BackfillWaitEnd } from '../common/waitEnd.js';
+import { WaitEnd } from '../common/waitEnd.js';
 import { formatStatusCounts, formatStatusTable } from '../status/formatStatusTable.js';
 import type { BackfillResult } from './backfillResult.js';
 import type { BackfillPlan } from './planBackfill.js';
@@ -58,16 +58,16 @@ export function describeEnd(result: BackfillResult, dryRun: boolean): string {
   if (!w) return `${sent} Follow with: rerun status --from ${result.from} --to ${result.to}\n`;
   const remaining = w.remaining.map((r) => `  dt=${r.day} ${r.status}: ${r.reason}\n`).join('');
   switch (w.ended) {
-    case BackfillWaitEnd.COMPLETE:
+    case WaitEnd.COMPLETE:
       return `${sent} All ${w.total} partition(s) published in ${Math.round(w.elapsedMs / 1000)} s.\n`;
-    case BackfillWaitEnd.INCOMPLETE:
+    case WaitEnd.INCOMPLETE:
       return (
         `${sent} The queue is drained but ${w.remaining.length} partition(s) are not published:\n${remaining}` +
         (w.deadLettered > 0
           ? `${w.deadLettered} message(s) reached the DLQ: rerun redrive --queue summarize --dry-run shows why.\n`
           : 'Their inputs changed after their task ran: run the backfill again.\n')
       );
-    case BackfillWaitEnd.TIMEOUT:
+    case WaitEnd.TIMEOUT:
       return `${sent} Timed out with ${w.published}/${w.total} published; the tasks keep running. Check with rerun status.\n`;
     default:
       return `${sent} Stopped waiting (${w.published}/${w.total} published); the tasks keep running.\n`;

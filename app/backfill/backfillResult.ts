@@ -1,5 +1,5 @@
 import type { Day } from '../../src/keys/partition.js';
-import type { BackfillWaitEnd } from '../common/waitEnd.js';
+import type { WaitEnd } from '../common/waitEnd.js';
 import type { PartitionStatus } from '../partition/judgePartition.js';
 import type { BackfillMode, PlannedTask } from './planBackfill.js';
 
@@ -32,7 +32,7 @@ export interface BackfillResult {
   /** Listing requests of the plan: the bulk done-check's cost (no per-partition request). */
   readonly planRequests: number;
   readonly wait?: {
-    readonly ended: BackfillWaitEnd;
+    readonly ended: WaitEnd;
     readonly published: number;
     readonly total: number;
     readonly deadLettered: number;

@@ -6,7 +6,7 @@ import type { WindowTask } from '../../src/window/defineWindowTask.js';
 import { windowTaskMessage } from '../../src/window/windowTaskMessage.js';
 import { RateLimiter } from '../common/RateLimiter.js';
 import { sendMessageBatch } from '../common/sendMessageBatch.js';
-import { BackfillWaitEnd } from '../common/waitEnd.js';
+import { WaitEnd } from '../common/waitEnd.js';
 import { deadLetterMark, waitForQueue } from '../common/waitForQueue.js';
 import type { InputRules } from '../partition/inputCoverage.js';
 import { PartitionStatus } from '../partition/judgePartition.js';
@@ -137,8 +137,8 @@ export async function runWindowStageBackfill(options: RunWindowStageBackfillOpti
     const windows = (windowsOf.get(name) ?? []).filter((w) => plan.tasks.some((t) => t.window === w.name));
     const wait = await waitForStage(options, stage, plan, windows, deadBefore, started, now);
     results.push({ ...plan, ...sent, wait });
-    if (wait.ended === BackfillWaitEnd.INTERRUPTED) interrupted = true;
-    else if (wait.ended !== BackfillWaitEnd.COMPLETE) {
+    if (wait.ended === WaitEnd.INTERRUPTED) interrupted = true;
+    else if (wait.ended !== WaitEnd.COMPLETE) {
       blocked = `not sent: stage "${name}" ended its wait ${wait.ended} with ${wait.total - wait.published} window(s) not published`;
     }
   }

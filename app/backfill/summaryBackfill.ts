@@ -8,7 +8,7 @@ import {
   requireOutputBucket,
   workerQueueUrl,
 } from '../common/pipelineTarget.js';
-import { BackfillWaitEnd } from '../common/waitEnd.js';
+import { WaitEnd } from '../common/waitEnd.js';
 import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { summaryLayout } from '../partition/summaryLayout.js';
@@ -100,8 +100,8 @@ export async function summaryBackfill(
         });
       }
       emit({ kind: 'summary', result });
-      if (result.interrupted || ended === BackfillWaitEnd.INTERRUPTED) return 130;
-      return ended === BackfillWaitEnd.INCOMPLETE || ended === BackfillWaitEnd.TIMEOUT ? 1 : 0;
+      if (result.interrupted || ended === WaitEnd.INTERRUPTED) return 130;
+      return ended === WaitEnd.INCOMPLETE || ended === WaitEnd.TIMEOUT ? 1 : 0;
     });
   } catch (error) {
     return reportCommandError(error, io, 'backfill', json);

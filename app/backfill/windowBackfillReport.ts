@@ -1,4 +1,4 @@
-import { BackfillWaitEnd } from '../common/waitEnd.js';
+import { WaitEnd } from '../common/waitEnd.js';
 import { formatStatusCounts } from '../status/formatStatusTable.js';
 import { formatWindowStageStatus } from '../status/windowStageStatus.js';
 import type { WindowBackfillResult, WindowStagePlan } from './windowBackfillResult.js';
@@ -43,9 +43,9 @@ export function describeStageEnd(result: WindowBackfillResult, from: string, to:
       lines.push(`${sent}${result.interrupted ? ' Interrupted: run the same backfill again to resume.' : ''}`);
       continue;
     }
-    if (w.ended === BackfillWaitEnd.COMPLETE) {
+    if (w.ended === WaitEnd.COMPLETE) {
       lines.push(`${sent} All ${w.total} window(s) published in ${Math.round(w.elapsedMs / 1000)} s.`);
-    } else if (w.ended === BackfillWaitEnd.INCOMPLETE) {
+    } else if (w.ended === WaitEnd.INCOMPLETE) {
       lines.push(`${sent} The queue is drained but ${w.remaining.length} window(s) are not published:`);
       for (const r of w.remaining) lines.push(`  ${r.window} ${r.status}: ${r.reason}`);
       lines.push(
@@ -53,7 +53,7 @@ export function describeStageEnd(result: WindowBackfillResult, from: string, to:
           ? `${w.deadLettered} message(s) reached the stage's DLQ: rerun redrive --queue <its URL> --dry-run shows why.`
           : 'Their inputs changed after their task ran: run the backfill again.',
       );
-    } else if (w.ended === BackfillWaitEnd.TIMEOUT) {
+    } else if (w.ended === WaitEnd.TIMEOUT) {
       lines.push(`${sent} Timed out with ${w.published}/${w.total} published; the tasks keep running.`);
     } else {
       lines.push(`${sent} Stopped waiting (${w.published}/${w.total} published); the tasks keep running.`);

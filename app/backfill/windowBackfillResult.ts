@@ -1,4 +1,4 @@
-import type { BackfillWaitEnd } from '../common/waitEnd.js';
+import type { WaitEnd } from '../common/waitEnd.js';
 import type { PartitionStatus } from '../partition/judgePartition.js';
 import type { WindowStageVerdict } from '../status/windowStageStatus.js';
 import type { BackfillMode } from './planBackfill.js';
@@ -35,7 +35,7 @@ export interface WindowStageBackfillResult extends WindowStagePlan {
   /** Set when the stage was not planned or sent, and why (its upstream did not publish). */
   readonly notSent?: string;
   readonly wait?: {
-    readonly ended: BackfillWaitEnd;
+    readonly ended: WaitEnd;
     readonly published: number;
     readonly total: number;
     readonly deadLettered: number;

@@ -6,7 +6,7 @@ import { explainAwsError, requireQueueUrl } from '../common/pipelineResources.js
 import { StageKeyRuleUnknownError, type WindowPlanningStage } from '../common/pipelineStage.js';
 import type { PipelineTarget } from '../common/pipelineTarget.js';
 import { reportCommandError, requireOutputBucket, stringOption } from '../common/pipelineTarget.js';
-import { BackfillWaitEnd } from '../common/waitEnd.js';
+import { WaitEnd } from '../common/waitEnd.js';
 import { windowStageRange } from '../common/windowStageRange.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { windowStageInputRules, windowStageTask } from '../status/windowStageTask.js';
@@ -110,7 +110,7 @@ export async function windowStageBackfill(
     emit({ kind: 'stageSummary', result, stage: stage.name, from, to });
     if (result.interrupted) return 130;
     const unfinished = result.stages.some(
-      (s) => s.notSent !== undefined || (s.wait !== undefined && s.wait.ended !== BackfillWaitEnd.COMPLETE),
+      (s) => s.notSent !== undefined || (s.wait !== undefined && s.wait.ended !== WaitEnd.COMPLETE),
     );
     return unfinished ? 1 : 0;
   } catch (error) {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { queueCounts } from '../../src/aws/queueCounts.js';
-import { BackfillWaitEnd } from './waitEnd.js';
+import { WaitEnd } from './waitEnd.js';
 
 /** What one check of the queues saw: the part every tool's wait progress reports alike. */
 export interface QueueProgress {
@@ -48,7 +48,7 @@ export interface WaitForQueueOptions<J> {
 
 /** How a {@link waitForQueue} ended, and what its last check saw. */
 export interface QueueWait<J> {
-  readonly ended: BackfillWaitEnd;
+  readonly ended: WaitEnd;
   /** The last check's judgement. */
   readonly judged: J;
   /** The last check's queue counts. */
@@ -86,12 +86,12 @@ export async function waitForQueue<J>(options: WaitForQueueOptions<J>): Promise<
     const queue = { queued: counts.visible + counts.delayed, inFlight: counts.inFlight, deadLettered, elapsedMs };
     options.onProgress?.(judged, queue);
     drainedChecks = counts.visible + counts.inFlight + counts.delayed === 0 ? drainedChecks + 1 : 0;
-    let ended: BackfillWaitEnd | undefined;
-    if (options.complete(judged)) ended = BackfillWaitEnd.COMPLETE;
+    let ended: WaitEnd | undefined;
+    if (options.complete(judged)) ended = WaitEnd.COMPLETE;
     // SQS counts are approximate: two consecutive empty observations before concluding.
-    else if (drainedChecks >= 2) ended = BackfillWaitEnd.INCOMPLETE;
-    else if (timing.signal?.aborted) ended = BackfillWaitEnd.INTERRUPTED;
-    else if (timing.timeoutMs !== undefined && elapsedMs >= timing.timeoutMs) ended = BackfillWaitEnd.TIMEOUT;
+    else if (drainedChecks >= 2) ended = WaitEnd.INCOMPLETE;
+    else if (timing.signal?.aborted) ended = WaitEnd.INTERRUPTED;
+    else if (timing.timeoutMs !== undefined && elapsedMs >= timing.timeoutMs) ended = WaitEnd.TIMEOUT;
     if (ended) return { ended, judged, queue, polls };
     await sleep(interval, undefined, timing.signal ? { signal: timing.signal } : {}).catch(() => {});
   }

@@ -1,9 +1,9 @@
-import { BackfillWaitEnd } from '../common/waitEnd.js';
+import { WaitEnd } from '../common/waitEnd.js';
 import type { PlanCounts, ReprocessMode, ReprocessState, ReprocessVerdict } from './planReprocess.js';
 
 /** How waiting ended (the same ends as a backfill's wait). */
-export const ReprocessWaitEnd = BackfillWaitEnd;
-export type ReprocessWaitEnd = BackfillWaitEnd;
+export const ReprocessWaitEnd = WaitEnd;
+export type ReprocessWaitEnd = WaitEnd;
 
 /** Progress while planning and enqueueing (the total is known once the listings end). */
 export interface ReprocessProgress {

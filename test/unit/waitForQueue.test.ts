@@ -1,6 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { BackfillWaitEnd } from '../../app/common/waitEnd.js';
+import { WaitEnd } from '../../app/common/waitEnd.js';
 import {
   deadLetterMark,
   type QueueProgress,
@@ -102,7 +102,7 @@ describe('waitForQueue', () => {
       judge: doneAfter(3),
       onProgress: (j, queue) => seen.push({ made: j.made, queue }),
     });
-    expect(wait.ended).toBe(BackfillWaitEnd.COMPLETE);
+    expect(wait.ended).toBe(WaitEnd.COMPLETE);
     expect(wait.polls).toBe(3);
     expect(wait.judged).toEqual({ made: 3, done: true });
     expect(seen).toEqual([
@@ -119,7 +119,7 @@ describe('waitForQueue', () => {
     const wait = await waitOn(sqs, {
       judge: doneAfter(2),
     });
-    expect(wait.ended).toBe(BackfillWaitEnd.COMPLETE);
+    expect(wait.ended).toBe(WaitEnd.COMPLETE);
     expect(wait.polls).toBe(2);
   });
 
@@ -134,7 +134,7 @@ describe('waitForQueue', () => {
       ],
     });
     const wait = await waitOn(sqs, {});
-    expect(wait.ended).toBe(BackfillWaitEnd.INCOMPLETE);
+    expect(wait.ended).toBe(WaitEnd.INCOMPLETE);
     // Empty at checks 1, 3, 5 and 6: only 5 and 6 are consecutive.
     expect(wait.polls).toBe(6);
     expect(calls[QUEUE]).toBe(6);
@@ -150,7 +150,7 @@ describe('waitForQueue', () => {
       started: 100,
       now: steppingClock(400),
     });
-    expect(wait.ended).toBe(BackfillWaitEnd.TIMEOUT);
+    expect(wait.ended).toBe(WaitEnd.TIMEOUT);
     // Elapsed 300, 700, 1100: the third check reaches the limit.
     expect(wait.polls).toBe(3);
     expect(wait.queue.elapsedMs).toBe(1100);
@@ -163,7 +163,7 @@ describe('waitForQueue', () => {
     const wait = await waitOn(sqs, {
       timing: { pollIntervalMs: 0, timeoutMs: 0, signal: controller.signal },
     });
-    expect(wait.ended).toBe(BackfillWaitEnd.INTERRUPTED);
+    expect(wait.ended).toBe(WaitEnd.INTERRUPTED);
     expect(wait.polls).toBe(1);
   });
 
@@ -177,7 +177,7 @@ describe('waitForQueue', () => {
         if (!controller.signal.aborted) setTimeout(() => controller.abort(), 5);
       },
     });
-    expect(wait.ended).toBe(BackfillWaitEnd.INTERRUPTED);
+    expect(wait.ended).toBe(WaitEnd.INTERRUPTED);
     expect(wait.polls).toBe(2);
   });
 });
