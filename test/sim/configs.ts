@@ -467,6 +467,18 @@ export function boundedConfigs(crashes: number): SimConfig[] {
       uploads: [],
       crashes,
     }),
+    // The same with a quarantine side output: the dead delivery left the other content's quarantine
+    // too, listed by its output, and the redriven message's rebuild must replace both. (It does not
+    // catch fresh-ignores-event-age: the redriven message's first round creates at once and replaces
+    // the quarantine, which then no longer has the ETag the stale output lists, so the next round's
+    // done-check rebuilds whatever the event's age.)
+    pipelineConfig({
+      name: `redrive of a stale dead letter single-part+side, crashes ${crashes}`,
+      before: CONTENT.smallBad,
+      redriveStale: { other: CONTENT.smallBad2 },
+      uploads: [],
+      crashes,
+    }),
     // A non-versioned input bucket: the same bytes written again and new content written at the
     // same time, one event naming the first write's ETag (the output's source ETag) and no version.
     // The event's eTag proves nothing there (eventProvesCurrent): the delivery must read the input.
