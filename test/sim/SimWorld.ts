@@ -53,6 +53,11 @@ export class SimWorld {
       versioned?: boolean;
       /** S3's 409 on a conditional completion overtaken by a delete (S3Model). @default false */
       conditionalConflicts?: boolean;
+      /**
+       * S3's 409 on a conditional PutObject overtaken by another write of its key (S3Model): each
+       * such put is two steps, its upload beginning and ending. @default false
+       */
+      putConflicts?: boolean;
     },
   ) {
     // The output bucket under the policy RerunPipeline attaches: conditional writes and deletes only.
@@ -60,6 +65,7 @@ export class SimWorld {
       minPartBytes: options.minPartBytes,
       conditionalPrefixes: { [OUTPUT_BUCKET]: OUTPUT_PREFIXES },
       conditionalConflicts: options.conditionalConflicts ?? false,
+      putConflicts: options.putConflicts ?? false,
     });
     this.eventCopies = options.eventCopies;
     this.versioned = options.versioned ?? true;
@@ -158,6 +164,7 @@ export class SimWorld {
     name: string,
     input: Record<string, unknown>,
   ): Promise<Record<string, unknown>> {
+    if (service === 'S3' && name === 'PutObject' && this.s3.putInFlight(input)) return this.putInFlight(actor, input);
     const model = service === 'S3' ? this.s3 : service === 'SQS' ? this.sqs : this.dynamodb;
     return this.scheduler.request(actor, {
       label: `${service} ${name} ${describeInput(input)}`,
@@ -165,22 +172,55 @@ export class SimWorld {
       // Seen by nobody else: a new upload and its parts are invisible until completed (the
       // completion and the abort are choice points), and a queue's URL never changes.
       invisible: INVISIBLE.has(name),
-      apply: () => {
-        try {
-          const answer =
-            service === 'DynamoDB'
-              ? this.dynamodb.handle(name, input)
-              : service === 'S3'
-                ? this.s3.handle(name, input, this.scheduler.now, actor.id)
-                : this.sqs.handle(name, input, this.scheduler.now);
-          this.onRequest?.({ service, name, input, answer });
-          return answer;
-        } catch (error) {
-          this.onRequest?.({ service, name, input, error });
-          throw error;
-        }
-      },
+      apply: () =>
+        this.answer(service, name, input, () =>
+          service === 'DynamoDB'
+            ? this.dynamodb.handle(name, input)
+            : service === 'S3'
+              ? this.s3.handle(name, input, this.scheduler.now, actor.id)
+              : this.sqs.handle(name, input, this.scheduler.now),
+        ),
     });
+  }
+
+  /**
+   * A conditional PutObject whose upload is in flight between two steps (putConflicts): its begin
+   * reads how often the key changed so far (the answer the actor sees, hence part of its state),
+   * and its end writes, or answers 409 when the key changed in between (S3Model).
+   */
+  private async putInFlight(actor: Actor, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const bucket = String(input.Bucket);
+    const key = String(input.Key);
+    const begunAt = await this.scheduler.request(actor, {
+      label: `S3 PutObject upload begins ${describeInput(input)}`,
+      footprint: { reads: [`s3:${bucket}/${key}`], writes: [] },
+      apply: () => this.s3.changesOf(bucket, key),
+    });
+    return this.scheduler.request(actor, {
+      label: `S3 PutObject ${describeInput(input)}`,
+      footprint: this.s3.footprint('PutObject', input),
+      apply: () =>
+        this.answer('S3', 'PutObject', input, () =>
+          this.s3.handle('PutObject', input, this.scheduler.now, actor.id, begunAt),
+        ),
+    });
+  }
+
+  /** Applies one request to its model, telling {@link SimWorld.onRequest} its answer or error. */
+  private answer(
+    service: Service,
+    name: string,
+    input: Record<string, unknown>,
+    apply: () => Record<string, unknown>,
+  ): Record<string, unknown> {
+    try {
+      const answer = apply();
+      this.onRequest?.({ service, name, input, answer });
+      return answer;
+    } catch (error) {
+      this.onRequest?.({ service, name, input, error });
+      throw error;
+    }
   }
 }
 

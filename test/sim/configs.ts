@@ -15,6 +15,7 @@ import {
 import type { SimConfig } from './explore.js';
 import { fullModeOf } from './fullMode.js';
 import { checkPipeline, checkSummary } from './invariants.js';
+import { SimServiceError } from './model/serviceError.js';
 import type { Actor } from './Scheduler.js';
 import {
   INPUT_BUCKET,
@@ -79,6 +80,13 @@ export interface PipelineSpec {
   readonly versioned?: boolean;
   /** S3's 409 on a conditional completion overtaken by a delete of its key (S3Model). @default false */
   readonly conditionalConflicts?: boolean;
+  /**
+   * S3's 409 on a conditional PutObject that another write of its key overtook (S3Model): each such
+   * put is two steps, its upload beginning and ending. @default false
+   */
+  readonly putConflicts?: boolean;
+  /** Told of each 409 a PutObject answers (with `putConflicts`), so a test can see the model reached. */
+  readonly onPutConflict?: () => void;
   /** Copies of the event of `before` delivered during the race. @default 1 with `redeliverBefore` */
   readonly redeliverCopies?: number;
   /** The uploader's operations on the input key during the race, in order. */
@@ -157,7 +165,15 @@ export function pipelineConfig(spec: PipelineSpec): SimConfig {
         eventCopies: spec.eventCopies ?? 1,
         ...(spec.versioned !== undefined ? { versioned: spec.versioned } : {}),
         ...(spec.conditionalConflicts ? { conditionalConflicts: true } : {}),
+        ...(spec.putConflicts ? { putConflicts: true } : {}),
       });
+      const told = spec.onPutConflict;
+      if (told) {
+        world.onRequest = ({ name, error }) => {
+          if (name === 'PutObject' && error instanceof SimServiceError && error.$metadata.httpStatusCode === 409)
+            told();
+        };
+      }
       receiver = new Receiver(scheduler);
       world.parts.push(receiver);
       const setup = {
@@ -451,6 +467,18 @@ export function boundedConfigs(crashes: number): SimConfig[] {
       uploads: [],
       crashes,
     }),
+    // The same with a quarantine side output: the dead delivery left the other content's quarantine
+    // too, listed by its output, and the redriven message's rebuild must replace both. (It does not
+    // catch fresh-ignores-event-age: the redriven message's first round creates at once and replaces
+    // the quarantine, which then no longer has the ETag the stale output lists, so the next round's
+    // done-check rebuilds whatever the event's age.)
+    pipelineConfig({
+      name: `redrive of a stale dead letter single-part+side, crashes ${crashes}`,
+      before: CONTENT.smallBad,
+      redriveStale: { other: CONTENT.smallBad2 },
+      uploads: [],
+      crashes,
+    }),
     // A non-versioned input bucket: the same bytes written again and new content written at the
     // same time, one event naming the first write's ETag (the output's source ETag) and no version.
     // The event's eTag proves nothing there (eventProvesCurrent): the delivery must read the input.
@@ -471,6 +499,18 @@ export function boundedConfigs(crashes: number): SimConfig[] {
       redeliverBefore: true,
       uploads: [{ delete: true }],
       conditionalConflicts: true,
+      crashes,
+    }),
+    // S3's 409 ConditionalRequestConflict on a PutObject: two deliveries of one upload create the
+    // single-part output at once (If-None-Match), each put's upload in flight between two steps; the
+    // one that the other's write overtook answers 409, is retried by the store (S3ObjectStore.put,
+    // full jitter) and then finds the output there (412, the done-check).
+    pipelineConfig({
+      name: `create single-part, 409 on a put another write overtook, crashes ${crashes}`,
+      uploads: [{ put: CONTENT.small }],
+      eventCopies: 2,
+      stableContent: true,
+      putConflicts: true,
       crashes,
     }),
     pipelineConfig({

@@ -35,9 +35,15 @@ import { SimServiceError } from './serviceError.js';
  *   on that object completes"; CompleteMultipartUpload API reference: "If a conflicting operation
  *   occurs during the upload S3 returns a 409 ConditionalRequestConflict response. On a 409 failure
  *   you should re-initiate the multipart upload with CreateMultipartUpload and re-upload each part").
- *   The upload stays in place, to be aborted. Each request is atomic here, so a conditional PutObject
- *   is never "in flight" while another write arrives: its 409 is not modelled (the chaos suite's
- *   fault proxy injects those).
+ *   The upload stays in place, to be aborted;
+ * - with `putConflicts`: a conditional PutObject is two steps, its upload beginning and ending
+ *   ({@link S3Model.changesOf} then `handle` with the count it returned), and answers 409
+ *   ConditionalRequestConflict when another write or delete of its key succeeded in between
+ *   (PutObject API reference, its If-Match and If-None-Match headers: a conflicting operation during
+ *   the upload answers 409, and the upload is to be retried). The write that ended first stands;
+ *   the one it overtook leaves nothing.
+ *   Without it each request is atomic, and a conditional PutObject is never in flight while another
+ *   write arrives.
  *
  * Event notifications are not sent from here: the simulation's S3 notifier turns a write into the
  * event S3 would send ({@link S3Model.onWrite}).
@@ -48,6 +54,8 @@ export class S3Model {
   private readonly uploadCounters = new Map<string, number>();
   /** Successful deletes per `bucket/key` (with conditionalConflicts): what a completion compares. */
   private readonly deletes = new Map<string, number>();
+  /** Successful writes and deletes per `bucket/key` (with putConflicts): what a PutObject's end compares. */
+  private readonly changes = new Map<string, number>();
   /** Called after every successful write or delete, with what S3 would describe in its event. */
   onWrite?: (change: ObjectChange) => void;
 
@@ -58,6 +66,8 @@ export class S3Model {
       conditionalPrefixes?: Readonly<Record<string, readonly string[]>>;
       /** A conditional completion overtaken by a delete of its key answers 409 (see above). @default false */
       conditionalConflicts?: boolean;
+      /** A conditional PutObject overtaken by another write of its key answers 409 (see above). @default false */
+      putConflicts?: boolean;
     } = {},
   ) {}
 
@@ -85,6 +95,16 @@ export class S3Model {
     return [...this.uploads.values()].map((u) => ({ bucket: u.bucket, key: u.key, uploadId: u.uploadId }));
   }
 
+  /** Whether a PutObject with `input` is two steps, its upload in flight between them (putConflicts). */
+  putInFlight(input: Record<string, unknown>): boolean {
+    return this.options.putConflicts === true && (input.IfMatch !== undefined || input.IfNoneMatch !== undefined);
+  }
+
+  /** The successful writes and deletes of a key so far (putConflicts): what a PutObject's upload begins with. */
+  changesOf(bucket: string, key: string): number {
+    return this.changes.get(`${bucket}/${key}`) ?? 0;
+  }
+
   /** The state, as a string: equal strings, equal stores (for the explorer's state cache). */
   digest(): string {
     const objects = [...this.buckets].map(
@@ -101,18 +121,29 @@ export class S3Model {
       (u) => `${u.uploadId}@${u.key}[${[...u.parts].map(([n, p]) => `${n}:${p.etag}`).join(',')}]`,
     );
     const deletes = [...this.deletes].sort().join(',');
-    return `${objects.join('')}|${uploads.sort().join(',')}|${[...this.uploadCounters].sort().join(',')}|${deletes}`;
+    const changes = this.options.putConflicts ? `|${[...this.changes].sort().join(',')}` : '';
+    return `${objects.join('')}|${uploads.sort().join(',')}|${[...this.uploadCounters].sort().join(',')}|${deletes}${changes}`;
   }
 
-  /** Answers one SDK request (`name` is the command name without `Command`); throws SimServiceError. */
-  handle(name: string, input: Record<string, unknown>, now: number, caller = 'client'): Record<string, unknown> {
+  /**
+   * Answers one SDK request (`name` is the command name without `Command`); throws SimServiceError.
+   * `begunAt`: for a PutObject in flight (putConflicts), what {@link S3Model.changesOf} said when its
+   * upload began.
+   */
+  handle(
+    name: string,
+    input: Record<string, unknown>,
+    now: number,
+    caller = 'client',
+    begunAt?: number,
+  ): Record<string, unknown> {
     switch (name) {
       case 'HeadObject':
         return this.headObject(input);
       case 'GetObject':
         return this.getObject(input);
       case 'PutObject':
-        return this.putObject(input, now);
+        return this.putObject(input, now, begunAt);
       case 'CreateMultipartUpload':
         return this.createMultipartUpload(input, caller);
       case 'UploadPart':
@@ -216,7 +247,7 @@ export class S3Model {
     return { ...describe(object, input.ChecksumMode === 'ENABLED'), Body: sdkBody(object.body) };
   }
 
-  private putObject(input: Record<string, unknown>, now: number): Record<string, unknown> {
+  private putObject(input: Record<string, unknown>, now: number, begunAt?: number): Record<string, unknown> {
     const bucket = this.bucket(input.Bucket);
     const key = String(input.Key);
     const body = toBuffer(input.Body);
@@ -225,6 +256,7 @@ export class S3Model {
       throw new SimServiceError(400, 'BadDigest', 'The SHA256 you specified did not match the calculated checksum.');
     }
     this.checkPolicy('PutObject', String(input.Bucket), key, input);
+    if (begunAt !== undefined && this.changesOf(String(input.Bucket), key) !== begunAt) throw conflict();
     checkWriteConditions(bucket.get(key), input);
     const object: StoredObject = {
       body,
@@ -237,6 +269,7 @@ export class S3Model {
         : {}),
     };
     bucket.set(key, object);
+    this.changed(String(input.Bucket), key);
     this.onWrite?.({ bucket: String(input.Bucket), key, kind: 'created', eventName: 'ObjectCreated:Put', object });
     return { ETag: quote(object.etag), ...(object.checksum ? { ChecksumSHA256: object.checksum.sha256 } : {}) };
   }
@@ -321,11 +354,7 @@ export class S3Model {
       conditional &&
       (this.deletes.get(`${upload.bucket}/${upload.key}`) ?? 0) !== upload.deletesAtCreate
     ) {
-      throw new SimServiceError(
-        409,
-        'ConditionalRequestConflict',
-        'A conflicting conditional operation is currently in progress against this resource. Please try again.',
-      );
+      throw conflict();
     }
     checkWriteConditions(bucket.get(upload.key), input);
     const body = Buffer.concat(parts.map((p) => p.body));
@@ -348,6 +377,7 @@ export class S3Model {
         : {}),
     };
     bucket.set(upload.key, object);
+    this.changed(upload.bucket, upload.key);
     this.uploads.delete(upload.uploadId);
     this.onWrite?.({
       bucket: upload.bucket,
@@ -413,9 +443,17 @@ export class S3Model {
         const at = `${String(input.Bucket)}/${key}`;
         this.deletes.set(at, (this.deletes.get(at) ?? 0) + 1);
       }
+      this.changed(String(input.Bucket), key);
       this.onWrite?.({ bucket: String(input.Bucket), key, kind: 'removed', eventName: 'ObjectRemoved:Delete' });
     }
     return {};
+  }
+
+  /** Counts a successful write or delete of a key (putConflicts). */
+  private changed(bucket: string, key: string): void {
+    if (!this.options.putConflicts) return;
+    const at = `${bucket}/${key}`;
+    this.changes.set(at, (this.changes.get(at) ?? 0) + 1);
   }
 
   private listObjectsV2(input: Record<string, unknown>): Record<string, unknown> {
@@ -496,6 +534,15 @@ interface Upload {
   readonly parts: Map<number, { body: Buffer; etag: string; sha256: string }>;
   /** The key's successful deletes when the upload was created (conditionalConflicts). */
   readonly deletesAtCreate: number;
+}
+
+/** S3's 409 ConditionalRequestConflict: a conflicting operation on the key during the write. */
+function conflict(): SimServiceError {
+  return new SimServiceError(
+    409,
+    'ConditionalRequestConflict',
+    'A conflicting conditional operation is currently in progress against this resource. Please try again.',
+  );
 }
 
 function checkWriteConditions(existing: StoredObject | undefined, input: Record<string, unknown>): void {
