@@ -12,7 +12,17 @@ const QUEUE_ROLES = {
   'summarize DLQ': 'given up: see Dead letters',
 };
 
-const state = { overview: undefined, from: '', to: '', day: undefined, after: undefined, liveSeq: 0, view: 'days' };
+const state = {
+  overview: undefined,
+  from: '',
+  to: '',
+  day: undefined,
+  after: undefined,
+  liveSeq: 0,
+  view: 'days',
+  // The days view's window stage's grain when not daily (its tiles are then hours, weeks or months).
+  grain: undefined,
+};
 
 /**
  * The token of the printed URL, read once from `?token=` and then taken out of the address bar (and
@@ -142,9 +152,15 @@ function dayTile(p) {
   tile.dataset.day = p.day;
   tile.dataset.status = p.status;
   tile.title = `${p.day}: ${p.status} (${p.reason})`;
-  const date = new Date(`${p.day}T00:00:00Z`);
-  el('div', 'date', date.toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' }), tile);
-  el('div', 'weekday', date.toLocaleDateString('en', { weekday: 'short', timeZone: 'UTC' }), tile);
+  if (state.grain) {
+    // A window stage of another grain: its window's name (2026-12-05T13, 2026-W49, 2026-12).
+    el('div', 'date', p.day, tile);
+    el('div', 'weekday', state.grain, tile);
+  } else {
+    const date = new Date(`${p.day}T00:00:00Z`);
+    el('div', 'date', date.toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' }), tile);
+    el('div', 'weekday', date.toLocaleDateString('en', { weekday: 'short', timeZone: 'UTC' }), tile);
+  }
   el('div', 'count', `${inputs} input${inputs === 1 ? '' : 's'}`, tile);
   el('div', 'status', empty ? 'no inputs' : p.status, tile);
   const dead = c ? c.deadLettered.count : 0;
@@ -187,6 +203,7 @@ async function loadDays() {
       get('/api/days', { from: state.from, to: state.to }),
       get('/api/inputs', { day: 'undated', limit: 100 }),
     ]);
+    state.grain = report.stage?.grain;
     strip.replaceChildren(...report.partitions.map(dayTile));
     if (undated.items.length > 0) strip.appendChild(undatedTile(undated));
     // The days with no inputs are counted apart: "missing" is for days with something to summarize.
@@ -241,8 +258,10 @@ async function loadInputs() {
       row.dataset.class = item.class;
       el('td', 'key', item.key.startsWith(prefix) ? item.key.slice(prefix.length) : item.key, row);
       el('span', `pill ${item.class}`, item.class, el('td', '', undefined, row));
-      el('td', 'why', item.reason || item.skipReason || whyOf(item.class), row);
-      row.addEventListener('click', () => openOutput(item.key));
+      el('td', 'why', item.reason || item.skipReason || whyOf(item.class, item), row);
+      // A window's input is an upstream stage's output: it has no output of its own to open.
+      if (item.class !== 'input') row.addEventListener('click', () => openOutput(item.key));
+      else row.className = '';
     }
     state.after = page.next;
     more.classList.toggle('hidden', !page.next);
@@ -255,8 +274,10 @@ async function loadInputs() {
   }
 }
 
-function whyOf(kind) {
+function whyOf(kind, item) {
   switch (kind) {
+    case 'input':
+      return `read by the window's build (an output of stage ${item.source})`;
     case 'covered':
       return 'output written after the input';
     case 'quarantined':
@@ -324,7 +345,8 @@ async function loadDeadLetters() {
   const target = $('dlqs');
   if (target.children.length === 0) target.replaceChildren(el('p', 'muted', 'Reading the failure records…'));
   const panels = [];
-  for (const queue of ['normalize', 'summarize']) {
+  // rerun's workers, then each window stage of a user's pipeline, by its stage name.
+  for (const queue of ['normalize', 'summarize', ...(state.overview?.windowQueues ?? [])]) {
     try {
       panels.push(dlqPanel(await get('/api/dead-letters', { queue })));
     } catch (error) {
@@ -345,8 +367,14 @@ async function loadDeadLetters() {
 function dlqPanel(view) {
   const panel = el('div', 'panel');
   panel.dataset.queue = view.worker;
+  if (view.stage) panel.dataset.stage = view.stage;
   const head = el('div', 'panel-head', undefined, panel);
-  el('h2', '', `${view.worker} dead-letter queue`, head);
+  el(
+    'h2',
+    '',
+    view.stage ? `${view.stage} dead-letter queue (window stage)` : `${view.worker} dead-letter queue`,
+    head,
+  );
   el('span', 'muted small mono', view.dlqUrl, head);
   const stats = el('div', 'dlq-stats', undefined, panel);
   const stat = (label, value, name) => {
@@ -453,6 +481,7 @@ function renderQueues(queues) {
   for (const q of queues) {
     const card = el('div', 'card', undefined, cards);
     card.dataset.queue = q.name;
+    if (q.stage) card.dataset.stage = q.stage;
     el('div', 'name', q.name, card);
     el('div', 'big', q.visible, card);
     el('div', 'sub', `waiting · ${q.inFlight} in flight${q.delayed ? ` · ${q.delayed} delayed` : ''}`, card);
@@ -460,7 +489,7 @@ function renderQueues(queues) {
       const at = new Date(q.oldest.at).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
       el('div', 'sub age', `oldest ${formatAge(Math.round(q.oldest.seconds))} (at ${at})`, card);
     }
-    const fedBy = QUEUE_ROLES[q.name];
+    const fedBy = q.stage ? `window stage ${q.stage}: its windows' tasks` : QUEUE_ROLES[q.name];
     if (fedBy) el('div', 'sub', fedBy, card);
   }
 }
