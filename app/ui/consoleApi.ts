@@ -110,7 +110,7 @@ export class ConsoleApi {
        */
       readonly rules?: InputRules;
       /**
-       * How the days view judges a user's pipeline (resolveConsoleDaysJudge): its daily window stage, or
+       * How the days view judges a user's pipeline (resolveConsoleDaysJudge): its window stage, or
        * its inputs alone when it has none.
        * @default rerun's own daily summary (the reference pipeline)
        */
@@ -170,7 +170,7 @@ export class ConsoleApi {
 
   /**
    * `rerun status` of a window, judged by inputs as well (no more than {@link MAX_WINDOW_DAYS}): rerun's
-   * daily summary on its reference pipeline; on a user's, its daily window stage as `rerun status
+   * daily summary on its reference pipeline; on a user's, its window stage's windows as `rerun status
    * --stage` judges it, or, with no window stage, each day's inputs counted and not judged.
    */
   async days(from: Day, to: Day): Promise<StatusReport | ConsoleDaysReport> {
@@ -192,7 +192,10 @@ export class ConsoleApi {
     });
   }
 
-  /** The days of a user's daily window stage, judged by the library's window judge (windowStageStatus). */
+  /**
+   * The windows of a user's window stage (its days, or the hours, weeks or months of the days asked
+   * for), judged by the library's window judge (windowStageStatus).
+   */
   private async windowDays(
     judge: Extract<ConsoleDaysJudge, { kind: 'window' }>,
     from: Day,

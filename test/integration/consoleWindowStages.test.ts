@@ -88,7 +88,7 @@ describe("rerun ui on a user's pipeline of hourly and monthly window stages (mot
   async function withConsole<T>(
     args: string[],
     env: NodeJS.ProcessEnv,
-    use: (get: (path: string) => Promise<unknown>) => Promise<T>,
+    use: (get: (path: string, status?: number) => Promise<unknown>) => Promise<T>,
   ): Promise<T> {
     const stdout: string[] = [];
     let stderr = '';
@@ -108,12 +108,12 @@ describe("rerun ui on a user's pipeline of hourly and monthly window stages (mot
     }
     expect(stdout[0], stderr).toMatch(/^URL /);
     const url = new URL((stdout[0] ?? '').replace(/^URL /, ''));
-    const get = async (path: string) => {
+    const get = async (path: string, status = 200) => {
       const response = await fetch(`${url.origin}${path}`, {
         headers: { 'X-Rerun-Token': url.searchParams.get('token') ?? '' },
       });
       const body = await response.json();
-      expect(response.status, JSON.stringify(body)).toBe(200);
+      expect(response.status, JSON.stringify(body)).toBe(status);
       return body;
     };
     try {
@@ -215,6 +215,13 @@ describe("rerun ui on a user's pipeline of hourly and monthly window stages (mot
         expect(second.next).toBeUndefined();
         // Nothing is undated in a window stage's drill-down: the page's "outside dt=" tile stays away.
         expect(await get('/api/inputs?day=undated')).toEqual({ day: 'undated', items: [] });
+        // A name of another grain is refused by name, and a request of more hours than a month's too.
+        expect(await get('/api/inputs?day=2026-12-05', 400)).toMatchObject({
+          error: expect.stringContaining('hourly'),
+        });
+        expect(await get('/api/days?from=2026-11-01&to=2026-12-05', 400)).toEqual({
+          error: 'at most 744 windows per request',
+        });
       });
     } finally {
       session.close();
