@@ -138,6 +138,7 @@ describe("rerun ui in a browser on a user's hourly window stage", () => {
     await card.first().waitFor();
     expect(await card.locator('.name').allTextContents()).toEqual(['hourly queue', 'hourly DLQ']);
     expect(await page.locator('#queues .card[data-queue="hourly DLQ"] .big').textContent()).toBe('1');
+    expect(await card.locator('.sub').allTextContents()).toContain('window stage hourly, given up: see Dead letters');
     await page.locator('.tabs button[data-view="dead-letters"]').click();
     const panel = page.locator('#dlqs .panel[data-stage="hourly"]');
     await panel.waitFor();

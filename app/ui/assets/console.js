@@ -489,7 +489,11 @@ function renderQueues(queues) {
       const at = new Date(q.oldest.at).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
       el('div', 'sub age', `oldest ${formatAge(Math.round(q.oldest.seconds))} (at ${at})`, card);
     }
-    const fedBy = q.stage ? `window stage ${q.stage}: its windows' tasks` : QUEUE_ROLES[q.name];
+    const fedBy = !q.stage
+      ? QUEUE_ROLES[q.name]
+      : q.name.endsWith(' DLQ')
+        ? `window stage ${q.stage}, given up: see Dead letters`
+        : `window stage ${q.stage}: window tasks (backfill, schedule, redrive)`;
     if (fedBy) el('div', 'sub', fedBy, card);
   }
 }
