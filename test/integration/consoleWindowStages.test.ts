@@ -144,6 +144,14 @@ describe("rerun ui on a user's pipeline of hourly and monthly window stages (mot
     for (const path of ['2026/11/30/z.csv', '2026/12/05/x.csv', '2026/12/20/y.csv']) {
       await upload('orders/', 'orders-out/', path);
     }
+    // An object under December's listing that is in no day of the orders' scheme: skipped, with its reason.
+    await clients.s3.send(
+      new PutObjectCommand({
+        Bucket: outputBucket,
+        Key: `orders-out/${inputBucket}/2026/12/misc/notes.txt`,
+        Body: 'x',
+      }),
+    );
     // A dead letter of the hourly window stage: the console counts it and never receives it.
     await clients.sqs.send(
       new SendMessageCommand({ QueueUrl: queues['hourly-dlq'], MessageBody: '{"window":"2026-12-05T13"}' }),
@@ -233,17 +241,21 @@ describe("rerun ui on a user's pipeline of hourly and monthly window stages (mot
     try {
       await withConsole(['--app-name', appName, '--stage', 'monthly'], env, async (get) => {
         const days = (await get('/api/days?from=2026-11-29&to=2026-12-02')) as {
-          partitions: { day: string; inputs: number }[];
+          partitions: { day: string; inputs: number; skipped: number }[];
         };
-        expect(days.partitions.map((p) => [p.day, p.inputs])).toEqual([
-          ['2026-11', 1],
-          ['2026-12', 2],
+        expect(days.partitions.map((p) => [p.day, p.inputs, p.skipped])).toEqual([
+          ['2026-11', 1, 0],
+          ['2026-12', 2, 1],
         ]);
-        const page = (await get('/api/inputs?day=2026-12')) as { items: { key: string; class: string }[] };
+        const page = (await get('/api/inputs?day=2026-12')) as {
+          items: { key: string; class: string; skipReason?: string }[];
+        };
         expect(page.items.map((i) => [i.key, i.class])).toEqual([
           [`orders-out/${inputBucket}/2026/12/05/x.csv`, 'input'],
           [`orders-out/${inputBucket}/2026/12/20/y.csv`, 'input'],
+          [`orders-out/${inputBucket}/2026/12/misc/notes.txt`, 'skipped'],
         ]);
+        expect(page.items[2]?.skipReason).toBeTruthy();
       });
     } finally {
       session.close();
