@@ -23,7 +23,12 @@ import { type InputPage, inputDaySpan, listInputPage, UNDATED } from './dayInput
 import { LiveFeed, type LiveSnapshot } from './liveFeed.js';
 import { type ObjectPreview, previewObject } from './objectPreview.js';
 import { type QueueDepth, queueNameOfUrl, readQueueDepth } from './queueDepth.js';
-import { listWindowInputPage, type WindowInputPage } from './windowInputs.js';
+import {
+  listUndatedWindowInputs,
+  listWindowInputPage,
+  type UndatedWindowInputPage,
+  type WindowInputPage,
+} from './windowInputs.js';
 import { type WindowStageQueue, windowStageQueues } from './windowStageQueues.js';
 
 /** The longest window one days request judges (the days view pages by window). */
@@ -259,15 +264,22 @@ export class ConsoleApi {
 
   /**
    * The drill-down of a day of the days view (`/api/inputs`): on a user's window stage, one page of
-   * one of its windows (any grain), listed by the stage's own scheme (listWindowInputPage), with
-   * nothing undated (a key in no window is listed, skipped, in the window whose prefix holds it);
-   * otherwise {@link ConsoleApi.inputs}.
+   * one of its windows (any grain), listed by the stage's own scheme (listWindowInputPage), and as
+   * undated the objects directly under its input's root (listUndatedWindowInputs); otherwise
+   * {@link ConsoleApi.inputs}.
    */
-  async drillDown(day: string, after: string | undefined, limit: number): Promise<InputPage | WindowInputPage> {
+  async drillDown(
+    day: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<InputPage | WindowInputPage | UndatedWindowInputPage> {
     const { judge } = this.options;
     if (judge?.kind !== 'window') return this.inputs(day === UNDATED ? UNDATED : (day as Day), after, limit);
-    if (day === UNDATED) return { day: UNDATED, items: [] };
     const size = Math.min(Math.max(1, limit), MAX_PAGE);
+    if (day === UNDATED) {
+      const page = { ...(after ? { after } : {}), limit: size };
+      return listUndatedWindowInputs(judge.task, judge.stage, this.source.target.clients.s3, page);
+    }
     return listWindowInputPage(judge.task, judge.stage, day, this.reader, { ...(after ? { after } : {}), limit: size });
   }
 

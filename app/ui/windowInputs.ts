@@ -1,3 +1,4 @@
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { S3PartitionStore } from '../../src/s3/S3PartitionStore.js';
 import type { WindowTask } from '../../src/window/defineWindowTask.js';
 import { listWindowLineage } from '../../src/window/listWindowLineage.js';
@@ -70,4 +71,60 @@ export async function listWindowInputPage(
   const items = rest.slice(0, page.limit);
   const last = items.at(-1);
   return { window: window.name, stage, items, ...(rest.length > page.limit && last ? { next: last.key } : {}) };
+}
+
+/** A page of the objects directly under a window stage's input root (the days view's undated tile). */
+export interface UndatedWindowInputPage {
+  readonly day: 'undated';
+  readonly items: readonly WindowInputItem[];
+  /** Pass as `after` for the next page; absent on the last one. */
+  readonly next?: string;
+}
+
+/**
+ * The objects directly under a window stage's input root (`clicks-out/{bucket}/a.json`), outside any
+ * partition folder: in no window of the stage, so no window's drill-down lists them. The days view's
+ * tile of undated inputs shows them, each skipped with its reason. One delimited listing per page
+ * (ListObjectsV2 with `/`), whatever the number of partitions; at most `limit`, in key order.
+ *
+ * @example
+ * const page = await listUndatedWindowInputs(task, 'hourly', s3, { limit: 100 });
+ */
+export async function listUndatedWindowInputs(
+  task: WindowTask,
+  stage: string,
+  s3: S3Client,
+  page: { readonly after?: string; readonly limit: number },
+): Promise<UndatedWindowInputPage> {
+  const items: WindowInputItem[] = [];
+  let more = false;
+  for (const { source, bucket } of task.sources) {
+    const listed = await s3.send(
+      new ListObjectsV2Command({
+        Bucket: bucket,
+        Prefix: source.prefix,
+        Delimiter: '/',
+        MaxKeys: page.limit + 1 - items.length,
+        ...(page.after?.startsWith(source.prefix) ? { StartAfter: page.after } : {}),
+      }),
+    );
+    for (const object of listed.Contents ?? []) {
+      if (!object.Key || object.Key === source.prefix) continue; // the root's own folder marker
+      items.push({
+        key: object.Key,
+        bucket,
+        source: source.name,
+        class: 'skipped',
+        ...(object.LastModified ? { lastModified: object.LastModified.getTime() } : {}),
+        skipReason: `directly under ${source.prefix}, outside any partition folder: in no window of stage ${stage}`,
+      });
+    }
+    if (items.length > page.limit || listed.IsTruncated) {
+      more = true;
+      break;
+    }
+  }
+  const shown = items.slice(0, page.limit);
+  const last = shown.at(-1);
+  return { day: 'undated', items: shown, ...(more && last ? { next: last.key } : {}) };
 }

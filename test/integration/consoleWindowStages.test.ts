@@ -152,6 +152,12 @@ describe("rerun ui on a user's pipeline of hourly and monthly window stages (mot
         Body: 'x',
       }),
     );
+    // An object directly under the clicks' output root, outside any hour's folder: in no window.
+    for (const name of ['stray.json', 'strayer.json']) {
+      await clients.s3.send(
+        new PutObjectCommand({ Bucket: outputBucket, Key: `clicks-out/${inputBucket}/${name}`, Body: '{}' }),
+      );
+    }
     // A dead letter of the hourly window stage: the console counts it and never receives it.
     await clients.sqs.send(
       new SendMessageCommand({ QueueUrl: queues['hourly-dlq'], MessageBody: '{"window":"2026-12-05T13"}' }),
@@ -221,8 +227,19 @@ describe("rerun ui on a user's pipeline of hourly and monthly window stages (mot
         )) as typeof first;
         expect(second.items.map((i) => i.key)).toEqual([`${root}/hour=13/b.json`]);
         expect(second.next).toBeUndefined();
-        // Nothing is undated in a window stage's drill-down: the page's "outside dt=" tile stays away.
-        expect(await get('/api/inputs?day=undated')).toEqual({ day: 'undated', items: [] });
+        // What is in no window (directly under the root) is the undated tile's, skipped with its reason.
+        const undated = (await get('/api/inputs?day=undated&limit=1')) as typeof first;
+        expect(undated.items).toEqual([
+          expect.objectContaining({
+            key: `clicks-out/${inputBucket}/stray.json`,
+            class: 'skipped',
+            skipReason: `directly under clicks-out/${inputBucket}/, outside any partition folder: in no window of stage hourly`,
+          }),
+        ]);
+        const after = encodeURIComponent(undated.next ?? '');
+        const rest = (await get(`/api/inputs?day=undated&limit=1&after=${after}`)) as typeof first;
+        expect(rest.items.map((i) => i.key)).toEqual([`clicks-out/${inputBucket}/strayer.json`]);
+        expect(rest.next).toBeUndefined();
         // A name of another grain is refused by name, and a request of more hours than a month's too.
         expect(await get('/api/inputs?day=2026-12-05', 400)).toMatchObject({
           error: expect.stringContaining('hourly'),

@@ -183,9 +183,13 @@ function undatedTile(page) {
   const tile = el('div', 'day undated');
   tile.dataset.day = 'undated';
   tile.dataset.status = 'undated';
-  tile.title = `Inputs directly under the input prefix, outside any dt= day: no ${dayCover()} covers them.`;
-  el('div', 'date', 'No day', tile);
-  el('div', 'weekday', 'outside dt=', tile);
+  // A window stage's: the objects directly under its input's root, outside any partition folder.
+  const window = state.overview?.stage?.kind === 'window';
+  tile.title = window
+    ? `Objects directly under the input root, outside any partition folder: no ${dayCover()} covers them.`
+    : `Inputs directly under the input prefix, outside any dt= day: no ${dayCover()} covers them.`;
+  el('div', 'date', window ? 'No window' : 'No day', tile);
+  el('div', 'weekday', window ? 'outside partitions' : 'outside dt=', tile);
   const n = page.items.length;
   el('div', 'count', `${n}${page.next ? '+' : ''} input${n === 1 ? '' : 's'}`, tile);
   el('div', 'status', 'undated', tile);
@@ -235,13 +239,16 @@ async function openDay(day, verdict) {
   state.after = undefined;
   markSelected(day);
   $('day-detail').classList.remove('hidden');
-  $('day-title').textContent = day === 'undated' ? 'Inputs outside any day' : day;
+  const byWindow = state.overview?.stage?.kind === 'window';
+  $('day-title').textContent = day === 'undated' ? (byWindow ? 'Outside any window' : 'Inputs outside any day') : day;
   const status = $('day-status');
   status.textContent = verdict ? verdict.status : 'undated';
   status.className = `pill ${verdict ? verdict.status : ''}`;
   $('day-reason').textContent = verdict
     ? verdict.reason
-    : `Directly under the input prefix, with no dt= partition: the pipeline processes them, no ${dayCover()} covers them.`;
+    : byWindow
+      ? `Directly under the input root, in no partition folder: no ${dayCover()} covers them.`
+      : `Directly under the input prefix, with no dt= partition: the pipeline processes them, no ${dayCover()} covers them.`;
   $('inputs').tBodies[0].replaceChildren();
   await loadInputs();
 }
