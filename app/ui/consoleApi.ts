@@ -1,7 +1,10 @@
 import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { type Day, dayOfInstant, daysInWindow, partitionName } from '../../src/keys/partition.js';
+import { windowsIntersecting } from '../../src/partitions/mapWindows.js';
+import { partitionScheme } from '../../src/partitions/partitionScheme.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import type { WindowTask } from '../../src/window/defineWindowTask.js';
 import { referenceInputRules } from '../common/inputRules.js';
 import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
 import type { InputRules } from '../partition/inputCoverage.js';
@@ -20,11 +23,20 @@ import { type InputPage, inputDaySpan, listInputPage, UNDATED } from './dayInput
 import { LiveFeed, type LiveSnapshot } from './liveFeed.js';
 import { type ObjectPreview, previewObject } from './objectPreview.js';
 import { type QueueDepth, queueNameOfUrl, readQueueDepth } from './queueDepth.js';
+import {
+  listUndatedWindowInputs,
+  listWindowInputPage,
+  type UndatedWindowInputPage,
+  type WindowInputPage,
+} from './windowInputs.js';
+import { type WindowStageQueue, windowStageQueues } from './windowStageQueues.js';
 
 /** The longest window one days request judges (the days view pages by window). */
 export const MAX_WINDOW_DAYS = 62;
 /** The most inputs one page lists. */
 export const MAX_PAGE = 200;
+/** The most windows one days request judges for a stage of another grain than daily (a month of hours). */
+export const MAX_WINDOWS = 744;
 
 /** The live view: outcomes, queues, and the runs of `rerun reprocess` and `rerun backfill` on this machine. */
 export interface LiveView {
@@ -38,7 +50,8 @@ export interface LiveView {
 
 /** One day of a user's pipeline, as the days view shows it. */
 export interface ConsoleDay {
-  readonly day: Day;
+  /** The day, or for a window stage of another grain, the window's name (`2026-12-05T13`, `2026-12`). */
+  readonly day: string;
   /** A window stage's verdict (as `rerun status --stage`), or `unjudged` when the pipeline has no window stage. */
   readonly status: PartitionStatus | typeof UNJUDGED;
   readonly reason: string;
@@ -55,7 +68,13 @@ export interface ConsoleDaysReport {
   readonly from: Day;
   readonly to: Day;
   /** The stage the days are of: its name, and whether they are judged (`window`) or counted (`inputs`). */
-  readonly stage: { readonly name: string; readonly kind: ConsoleDaysJudge['kind']; readonly codeVersion?: string };
+  readonly stage: {
+    readonly name: string;
+    readonly kind: ConsoleDaysJudge['kind'];
+    readonly codeVersion?: string;
+    /** The window stage's grain, when it is not daily (its windows are then hours, weeks or months). */
+    readonly grain?: string;
+  };
   readonly partitions: readonly ConsoleDay[];
   readonly counts: Readonly<Partial<Record<PartitionStatus | typeof UNJUDGED, number>>>;
   readonly requests: { readonly list: number; readonly head: number };
@@ -79,6 +98,7 @@ export class ConsoleApi {
   private readonly recorder: S3FailureRecorder;
   private readonly feed?: LiveFeed;
   private cloudFeed?: CloudWatchFeed;
+  private windowQueues?: Promise<{ readonly queues: readonly WindowStageQueue[]; readonly notes: readonly string[] }>;
 
   private readonly now: () => number;
 
@@ -95,7 +115,7 @@ export class ConsoleApi {
        */
       readonly rules?: InputRules;
       /**
-       * How the days view judges a user's pipeline (resolveConsoleDaysJudge): its daily window stage, or
+       * How the days view judges a user's pipeline (resolveConsoleDaysJudge): its window stage, or
        * its inputs alone when it has none.
        * @default rerun's own daily summary (the reference pipeline)
        */
@@ -126,6 +146,8 @@ export class ConsoleApi {
     const recent = defaultWindow(today);
     const window = this.options.window ?? (span && span.last < recent.from ? defaultWindow(span.last) : recent);
     const { judge } = this.options;
+    // The window stages whose queues the Live and Dead letters views show (a user's pipeline only).
+    const windowQueues = (await this.stageQueues()).queues.map((q) => q.stage);
     // A user's pipeline: the stage the days view judges, with its own code version (never the reference summary's).
     const stage = judge
       ? {
@@ -145,6 +167,7 @@ export class ConsoleApi {
       today,
       window,
       ...(span ? { inputDays: span } : {}),
+      ...(windowQueues.length > 0 ? { windowQueues } : {}),
       live: session ? 'dev' : 'cloudwatch',
       ...(session ? { session: { pid: session.pid, startedAt: session.startedAt, endpoint: session.endpoint } } : {}),
     };
@@ -152,7 +175,7 @@ export class ConsoleApi {
 
   /**
    * `rerun status` of a window, judged by inputs as well (no more than {@link MAX_WINDOW_DAYS}): rerun's
-   * daily summary on its reference pipeline; on a user's, its daily window stage as `rerun status
+   * daily summary on its reference pipeline; on a user's, its window stage's windows as `rerun status
    * --stage` judges it, or, with no window stage, each day's inputs counted and not judged.
    */
   async days(from: Day, to: Day): Promise<StatusReport | ConsoleDaysReport> {
@@ -174,22 +197,31 @@ export class ConsoleApi {
     });
   }
 
-  /** The days of a user's daily window stage, judged by the library's window judge (windowStageStatus). */
+  /**
+   * The windows of a user's window stage (its days, or the hours, weeks or months of the days asked
+   * for), judged by the library's window judge (windowStageStatus).
+   */
   private async windowDays(
     judge: Extract<ConsoleDaysJudge, { kind: 'window' }>,
     from: Day,
     to: Day,
   ): Promise<ConsoleDaysReport> {
     const { task } = judge;
-    const judged = await windowStageStatus(task, task.scheme.windowsBetween(from, to), {
-      reader: this.reader,
-      validateWith: new S3ObjectStore(this.source.target.clients.s3),
-      ...(judge.upstreamInputs ? { upstreamInputs: judge.upstreamInputs } : {}),
-    });
+    const { spec } = task.scheme;
+    const grain = spec.kind === 'time' && spec.grain !== 'daily' ? spec.grain : undefined;
+    const judged = await windowStageStatus(
+      task,
+      grain ? windowsOfDays(task, from, to) : task.scheme.windowsBetween(from, to),
+      {
+        reader: this.reader,
+        validateWith: new S3ObjectStore(this.source.target.clients.s3),
+        ...(judge.upstreamInputs ? { upstreamInputs: judge.upstreamInputs } : {}),
+      },
+    );
     return {
       from,
       to,
-      stage: { name: judge.stage, kind: 'window', codeVersion: judged.codeVersion },
+      stage: { name: judge.stage, kind: 'window', codeVersion: judged.codeVersion, ...(grain ? { grain } : {}) },
       partitions: judged.windows.map((w) => ({
         day: w.window,
         status: w.status,
@@ -230,6 +262,27 @@ export class ConsoleApi {
     return report;
   }
 
+  /**
+   * The drill-down of a day of the days view (`/api/inputs`): on a user's window stage, one page of
+   * one of its windows (any grain), listed by the stage's own scheme (listWindowInputPage), and as
+   * undated the objects directly under its input's root (listUndatedWindowInputs); otherwise
+   * {@link ConsoleApi.inputs}.
+   */
+  async drillDown(
+    day: string,
+    after: string | undefined,
+    limit: number,
+  ): Promise<InputPage | WindowInputPage | UndatedWindowInputPage> {
+    const { judge } = this.options;
+    if (judge?.kind !== 'window') return this.inputs(day === UNDATED ? UNDATED : (day as Day), after, limit);
+    const size = Math.min(Math.max(1, limit), MAX_PAGE);
+    if (day === UNDATED) {
+      const page = { ...(after ? { after } : {}), limit: size };
+      return listUndatedWindowInputs(judge.task, judge.stage, this.source.target.clients.s3, page);
+    }
+    return listWindowInputPage(judge.task, judge.stage, day, this.reader, { ...(after ? { after } : {}), limit: size });
+  }
+
   /** One page of a day's (or the undated) inputs, classified. */
   async inputs(day: Day | typeof UNDATED, after: string | undefined, limit: number): Promise<InputPage> {
     if (day !== UNDATED) daysInWindow(day, day); // refuses anything but a valid day
@@ -267,19 +320,33 @@ export class ConsoleApi {
   async live(afterSeq: number): Promise<LiveView> {
     const { target } = this.source;
     const { topology } = target;
-    const queues: { name: string; url: string }[] = [];
+    const queues: { name: string; url: string; stage?: string }[] = [];
     for (const worker of [topology.normalize, topology.summarize]) {
       const urls = await this.source.queueUrls(worker).catch(() => undefined);
       if (!urls) continue;
       queues.push({ name: `${worker.name} queue`, url: urls.queue }, { name: `${worker.name} DLQ`, url: urls.dlq });
     }
+    // Each window stage's queue and DLQ, labelled by its stage.
+    const stages = await this.stageQueues();
+    for (const q of stages.queues) {
+      queues.push(
+        { name: `${q.stage} queue`, stage: q.stage, url: q.queue },
+        { name: `${q.stage} DLQ`, stage: q.stage, url: q.dlq },
+      );
+    }
     const runs = readRuns(target, { now: this.now });
-    const depths = await Promise.all(queues.map((q) => readQueueDepth(target.clients.sqs, q.name, q.url)));
+    const depths = await Promise.all(
+      queues.map(async (q) => {
+        const depth = await readQueueDepth(target.clients.sqs, q.name, q.url);
+        return q.stage ? { ...depth, stage: q.stage } : depth;
+      }),
+    );
+    const notes = stages.notes;
     if (this.feed) {
-      return { from: 'dev', feed: await this.feed.poll(this.now(), afterSeq), queues: depths, runs, notes: [] };
+      return { from: 'dev', feed: await this.feed.poll(this.now(), afterSeq), queues: depths, runs, notes: [...notes] };
     }
     const cloudWatch = this.source.cloudWatch;
-    if (!cloudWatch) return { from: 'cloudwatch', queues: depths, runs, notes: [] };
+    if (!cloudWatch) return { from: 'cloudwatch', queues: depths, runs, notes: [...notes] };
     this.cloudFeed ??= new CloudWatchFeed({
       ...cloudWatch,
       workers: [topology.normalize.name, topology.summarize.name],
@@ -290,13 +357,36 @@ export class ConsoleApi {
       const oldest = feed.queueAges[queueNameOfUrl(d.url)];
       return oldest ? { ...d, oldest } : d;
     });
-    return { from: 'cloudwatch', feed, queues: aged, runs, notes: feed.notes };
+    return { from: 'cloudwatch', feed, queues: aged, runs, notes: [...notes, ...feed.notes] };
   }
 
-  /** A worker's DLQ as the console shows it, never received from (readDeadLetters). */
-  async deadLetters(worker: WorkerTopology, max = MAX_DEAD_LETTERS): Promise<DeadLetterView> {
-    return readDeadLetters({ source: this.source, recorder: this.recorder, now: this.now }, worker, max);
+  /**
+   * A DLQ as the console shows it, never received from (readDeadLetters): a worker's, or the user's
+   * window stage's of that name (`queue` is then the stage's name).
+   */
+  async deadLetters(queue: WorkerTopology | string, max = MAX_DEAD_LETTERS): Promise<DeadLetterView> {
+    const chosen = typeof queue === 'string' ? (await this.stageQueues()).queues.find((q) => q.stage === queue) : queue;
+    if (!chosen) throw new RangeError(`no window stage named ${queue} has queues the console knows`);
+    return readDeadLetters({ source: this.source, recorder: this.recorder, now: this.now }, chosen, max);
   }
+
+  /** The user's window stages' queues (windowStageQueues), read once. */
+  private stageQueues() {
+    this.windowQueues ??= windowStageQueues(this.source.target);
+    return this.windowQueues;
+  }
+}
+
+/**
+ * The windows of a stage of another grain than daily that meet the days `from` to `to`: the hours of
+ * those days, or the weeks or months they fall in (no more than {@link MAX_WINDOWS}).
+ */
+function windowsOfDays(task: WindowTask, from: Day, to: Day) {
+  const days = partitionScheme({ kind: 'time', grain: 'daily', template: '{yyyy}-{MM}-{dd}' }).windowsBetween(from, to);
+  const seen = new Map<string, ReturnType<typeof windowsIntersecting>[number]>();
+  for (const day of days) for (const w of windowsIntersecting(task.scheme, day)) seen.set(w.name, w);
+  if (seen.size > MAX_WINDOWS) throw new RangeError(`at most ${MAX_WINDOWS} windows per request`);
+  return [...seen.values()];
 }
 
 /**

@@ -13,7 +13,8 @@ import { windowStageInputRules, windowStageTask } from '../status/windowStageTas
 
 /**
  * How the console's days view judges each day of the pipeline it runs on:
- * - `window`: a user's window stage of daily grain, by the library's window judge (as `rerun status --stage`);
+ * - `window`: a user's window stage, by the library's window judge (as `rerun status --stage`): its
+ *   windows of any time grain (the hours of the days shown, or the months they fall in);
  * - `inputs`: a user's pipeline with no window stage: days are shown by their inputs, never judged
  *   against a summary the pipeline does not have.
  *
@@ -41,9 +42,10 @@ export type ConsoleDaysJudge =
 
 /**
  * The stage the console's days view judges, from the pipeline the target runs: `--stage NAME` when
- * it names a window stage (which must be daily: the view is one of days), else the description's only
- * window stage of daily grain. Undefined for rerun's own reference pipeline (its summary, as today).
- * A user's pipeline with no daily window stage gives `inputs`; one with several asks for `--stage`.
+ * it names a window stage (of any time grain: hourly, daily, weekly, monthly), else the description's only
+ * window stage of daily grain, or with none, its only window stage partitioned by time. Undefined for
+ * rerun's own reference pipeline (its summary, as today). A user's pipeline with no such window stage
+ * gives `inputs`; one with several asks for `--stage`.
  * Also returns the values the object stage (the inputs' rules) is resolved with: a `--stage` that
  * names a window stage means its upstream object stage there.
  *
@@ -71,16 +73,21 @@ export async function resolveConsoleDaysJudge(
   const stage = await objectStage(objectValues);
   if (!window) {
     const { description, from } = await readDescription(target, values);
-    const daily = Object.entries(description.stages)
-      .filter(([, s]) => s.kind === 'window' && s.partitions.kind === 'time' && s.partitions.grain === 'daily')
-      .map(([name]) => name);
-    if (daily.length > 1) {
+    const timed = Object.entries(description.stages).filter(
+      ([, s]) => s.kind === 'window' && s.partitions.kind === 'time',
+    );
+    const daily = timed.filter(
+      ([, s]) => s.kind === 'window' && 'grain' in s.partitions && s.partitions.grain === 'daily',
+    );
+    // The only daily window stage, else the only one of another grain.
+    const candidates = (daily.length > 0 ? daily : timed).map(([name]) => name);
+    if (candidates.length > 1) {
       throw new StageKeyRuleUnknownError(
-        `${from} has ${daily.length} daily window stages (${daily.join(', ')}): pass --stage NAME with the one the ` +
-          "console's days view judges.",
+        `${from} has ${candidates.length} ${daily.length > 0 ? 'daily ' : ''}window stages (${candidates.join(', ')}): ` +
+          "pass --stage NAME with the one the console's days view judges.",
       );
     }
-    const only = daily[0];
+    const only = candidates[0];
     if (only !== undefined) {
       const chosen = await resolveStage(target, { ...values, stage: only });
       if ('window' in chosen) window = chosen;
@@ -90,11 +97,11 @@ export async function resolveConsoleDaysJudge(
   if (!window)
     return stage.reference ? { stage } : { stage, judge: { kind: 'inputs', stage: stage.name, from: stage.from } };
   const { partitions } = window.window;
-  if (partitions.kind !== 'time' || partitions.grain !== 'daily') {
-    const grain = partitions.kind === 'time' ? partitions.grain : partitions.kind;
+  if (partitions.kind !== 'time') {
     throw new StageKeyRuleUnknownError(
-      `--stage ${window.name}: the console's days view judges a daily window stage, and "${window.name}" of ` +
-        `${window.from} is ${grain}. See its windows with rerun status --stage ${window.name}.`,
+      `--stage ${window.name}: the console's days view judges a window stage partitioned by time, and ` +
+        `"${window.name}" of ${window.from} has ${partitions.kind} partitions. See its windows with rerun status ` +
+        `--stage ${window.name}.`,
     );
   }
   const upstreamInputs = windowStageInputRules(window, {

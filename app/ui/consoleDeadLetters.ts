@@ -5,6 +5,7 @@ import type { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js'
 import type { WorkerTopology } from '../topology.js';
 import type { ConsoleSource } from './consoleSource.js';
 import { queueNameOfUrl, readQueueDepth } from './queueDepth.js';
+import type { WindowStageQueue } from './windowStageQueues.js';
 
 /** The most failure records one Dead letters view reads. */
 export const MAX_DEAD_LETTERS = 100;
@@ -31,7 +32,10 @@ export interface RecordedDeadLetter {
  * A receive would raise each message's receive count, and hide it from a redrive for a while.
  */
 export interface DeadLetterView {
+  /** The worker's name, or the window stage's. */
   readonly worker: string;
+  /** The user's window stage whose DLQ this is (absent for a worker's). */
+  readonly stage?: string;
   readonly dlqUrl: string;
   /** Messages the DLQ holds (ApproximateNumberOfMessages). */
   readonly depth: number;
@@ -58,23 +62,25 @@ export interface DeadLetterReader {
 }
 
 /**
- * A worker's DLQ as the console shows it, never received from: its counts (GetQueueAttributes) and
- * the failure records its worker wrote, one listing and one GET per record (at most `max`). A
+ * A worker's DLQ (or a user's window stage's) as the console shows it, never received from: its
+ * counts (GetQueueAttributes) and the failure records its worker wrote, one listing and one GET per
+ * record (at most `max`). A
  * record's message is in the DLQ or on its way there (a non-retryable failure is received until
  * maxReceiveCount); a message the worker could not record (a timeout, a crash) is counted, not
  * listed, and the notes say so when the counts differ.
  */
 export async function readDeadLetters(
   reader: DeadLetterReader,
-  worker: WorkerTopology,
+  worker: WorkerTopology | WindowStageQueue,
   max = MAX_DEAD_LETTERS,
 ): Promise<DeadLetterView> {
   const { target } = reader.source;
-  const urls = await reader.source.queueUrls(worker);
+  const name = 'stage' in worker ? worker.stage : worker.name;
+  const urls = 'stage' in worker ? worker : await reader.source.queueUrls(worker);
   const queueName = queueNameOfUrl(urls.queue);
   const prefix = failureRecordKey(target.topology.failurePrefix, queueName, '').replace(/\.json$/, '');
   const [counts, listed] = await Promise.all([
-    readQueueDepth(target.clients.sqs, `${worker.name} DLQ`, urls.dlq),
+    readQueueDepth(target.clients.sqs, `${name} DLQ`, urls.dlq),
     target.clients.s3.send(new ListObjectsV2Command({ Bucket: target.outputBucket, Prefix: prefix, MaxKeys: max })),
   ]);
   const ids = (listed.Contents ?? []).flatMap((o) => {
@@ -110,7 +116,8 @@ export async function readDeadLetters(
     );
   }
   return {
-    worker: worker.name,
+    worker: name,
+    ...('stage' in worker ? { stage: worker.stage } : {}),
     dlqUrl: urls.dlq,
     depth: counts.visible,
     inFlight: counts.inFlight,
@@ -118,7 +125,7 @@ export async function readDeadLetters(
     more,
     recordsAt: `s3://${target.outputBucket}/${prefix}`,
     ...(failed.length > 0 ? { oldestFailureAgeSeconds: Math.round((reader.now() - Math.min(...failed)) / 1000) } : {}),
-    command: `rerun redrive --queue ${worker.name}${where}`,
+    command: `rerun redrive --queue ${name}${where}`,
     notes,
   };
 }

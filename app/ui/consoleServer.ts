@@ -6,7 +6,6 @@ import { fileURLToPath } from 'node:url';
 import { isOwnProcessRunning } from '../common/findDevSession.js';
 import { explainAwsError, isConnectionError } from '../common/pipelineResources.js';
 import type { ConsoleApi } from './consoleApi.js';
-import { UNDATED } from './dayInputs.js';
 import { isLoopbackAddress } from './listenAddress.js';
 import { stoppedDevSession } from './stoppedDevSession.js';
 
@@ -163,18 +162,21 @@ async function api(url: URL, response: ServerResponse, ctx: Context, retried = f
         return send(response, 200, await consoleApi.days(required(q('from'), 'from'), required(q('to'), 'to')));
       case '/api/inputs': {
         const day = required(q('day'), 'day');
-        return send(
-          response,
-          200,
-          await consoleApi.inputs(day === UNDATED ? UNDATED : day, q('after'), wholeNumber(q('limit'), 'limit', 50)),
-        );
+        return send(response, 200, await consoleApi.drillDown(day, q('after'), wholeNumber(q('limit'), 'limit', 50)));
       }
       case '/api/output':
         return send(response, 200, await consoleApi.output(required(q('key'), 'key')));
       case '/api/live':
         return send(response, 200, await consoleApi.live(wholeNumber(q('after'), 'after', 0)));
       case '/api/dead-letters': {
-        const worker = q('queue') === topology.summarize.name ? topology.summarize : topology.normalize;
+        // A worker by its name (normalize by default), else a user's window stage by its name.
+        const queue = q('queue');
+        const worker =
+          queue === topology.summarize.name
+            ? topology.summarize
+            : queue === undefined || queue === topology.normalize.name
+              ? topology.normalize
+              : queue;
         return send(response, 200, await consoleApi.deadLetters(worker));
       }
       default:
@@ -184,7 +186,8 @@ async function api(url: URL, response: ServerResponse, ctx: Context, retried = f
     if (
       error instanceof RangeError ||
       error instanceof TypeError ||
-      (error as Error)?.name === 'PartitionWindowInvalidError'
+      (error as Error)?.name === 'PartitionWindowInvalidError' ||
+      (error as Error)?.name === 'WindowNameInvalidError'
     ) {
       return send(response, 400, { error: (error as Error).message });
     }

@@ -3,6 +3,8 @@ import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 /** A queue's depth as SQS attributes tell it. */
 export interface QueueDepth {
   readonly name: string;
+  /** The user's window stage the queue is of (its rows are labelled by it); absent for a worker's. */
+  readonly stage?: string;
   readonly url: string;
   readonly visible: number;
   readonly inFlight: number;

@@ -86,7 +86,7 @@ async function openConsoleApi(
   const source = await resolveConsoleSource(values, env);
   await requireOutputBucket(source.target);
   // The inputs are judged by the stage's own key rules (the reference normalizer's only for its stage),
-  // and the days by the pipeline's own daily window stage (rerun's summary only on its reference pipeline).
+  // and the days by the pipeline's own window stage (rerun's summary only on its reference pipeline).
   const { stage, judge } = await resolveConsoleDaysJudge(source.target, values, (chosen) =>
     resolvePlanningStage(source.target, chosen),
   );

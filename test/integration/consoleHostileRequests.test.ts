@@ -11,7 +11,7 @@ describe('rerun ui: hostile paths and query parameters', () => {
   const calls: string[] = [];
   const api = {
     source: { target: { topology: { normalize: { name: 'normalize' }, summarize: { name: 'summarize' } } } },
-    async inputs(day: string, after: string | undefined, limit: number) {
+    async drillDown(day: string, after: string | undefined, limit: number) {
       calls.push(`inputs ${day} ${after} ${limit}`);
       return { day, inputs: [] };
     },

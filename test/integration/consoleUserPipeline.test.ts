@@ -329,7 +329,7 @@ describe("rerun ui on a user's described pipeline (moto)", () => {
     });
   });
 
-  it('refuses, by name, a --stage of another grain and a pipeline of several daily stages without --stage', async () => {
+  it('refuses, by name, a --stage not partitioned by time and a pipeline of several daily stages without --stage', async () => {
     const refused = async (args: string[]) => {
       let stderr = '';
       const code = await runCli(['ui', ...args], {
@@ -351,20 +351,22 @@ describe("rerun ui on a user's described pipeline (moto)", () => {
       return { code, stderr };
     };
     const daily = pipeline.stages.daily as NonNullable<PipelineDefinition['stages'][string]>;
-    const weekly = {
+    // A window stage of any time grain is judged by its windows (consoleWindowStages.test.ts); one of
+    // named partitions has no days to show.
+    const regions = {
       kind: 'window',
       input: { stage: 'daily' },
-      partitions: { kind: 'time', grain: 'weekly', template: '{yyyy}-W{ww}' },
-      outputPrefix: 'weekly/',
+      partitions: { kind: 'static', keys: ['eu', 'us'] },
+      outputPrefix: 'regions/',
       fileName: 'counts.json',
-      codeVersion: 'weekly@1',
+      codeVersion: 'regions@1',
     } as const;
-    const withWeekly = pipelineFile(
-      describePipeline(definePipeline({ name: 'events', stages: { hourly: hourlyStage, daily, weekly } })),
+    const withRegions = pipelineFile(
+      describePipeline(definePipeline({ name: 'events', stages: { hourly: hourlyStage, daily, regions } })),
     );
-    const wrongGrain = await refused(['--pipeline', withWeekly, '--stage', 'weekly']);
-    expect(wrongGrain.code).toBe(1);
-    expect(wrongGrain.stderr).toContain(`"weekly" of ${withWeekly} is weekly`);
+    const wrongKind = await refused(['--pipeline', withRegions, '--stage', 'regions']);
+    expect(wrongKind.code).toBe(1);
+    expect(wrongKind.stderr).toContain(`"regions" of ${withRegions} has static partitions`);
     const twoDaily = pipelineFile(
       describePipeline(
         definePipeline({

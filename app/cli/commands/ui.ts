@@ -61,9 +61,11 @@ happens (a running rerun dev's, or a deployed stack's from its log groups, with 
 ages from CloudWatch metrics); and the runs of rerun reprocess and rerun backfill on this machine,
 with their progress.
 
-On a user's pipeline (--pipeline, a --stack's description, a rerun dev --pipeline), the days are those of
-its daily window stage (or the one --stage names), judged as rerun status --stage judges them; with no
-window stage, each day's inputs are counted and not judged.
+On a user's pipeline (--pipeline, a --stack's description, a rerun dev --pipeline), the days are the
+windows of its daily window stage (or of the one --stage names, of any time grain: its hours, weeks or
+months), judged as rerun status --stage judges them, each listing its inputs by the stage's own keys;
+with no window stage, each day's inputs are counted and not judged. The queues and dead letters of
+every window stage are shown beside the object stage's, by stage name.
 
 Target: a running rerun dev of the app name (found through the session file it writes in the temporary
 directory), else as rerun status: --stack, the options, RERUN_* variables, AWS_ENDPOINT_URL.

@@ -12,7 +12,17 @@ const QUEUE_ROLES = {
   'summarize DLQ': 'given up: see Dead letters',
 };
 
-const state = { overview: undefined, from: '', to: '', day: undefined, after: undefined, liveSeq: 0, view: 'days' };
+const state = {
+  overview: undefined,
+  from: '',
+  to: '',
+  day: undefined,
+  after: undefined,
+  liveSeq: 0,
+  view: 'days',
+  // The days view's window stage's grain when not daily (its tiles are then hours, weeks or months).
+  grain: undefined,
+};
 
 /**
  * The token of the printed URL, read once from `?token=` and then taken out of the address bar (and
@@ -142,9 +152,15 @@ function dayTile(p) {
   tile.dataset.day = p.day;
   tile.dataset.status = p.status;
   tile.title = `${p.day}: ${p.status} (${p.reason})`;
-  const date = new Date(`${p.day}T00:00:00Z`);
-  el('div', 'date', date.toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' }), tile);
-  el('div', 'weekday', date.toLocaleDateString('en', { weekday: 'short', timeZone: 'UTC' }), tile);
+  if (state.grain) {
+    // A window stage of another grain: its window's name (2026-12-05T13, 2026-W49, 2026-12).
+    el('div', 'date', p.day, tile);
+    el('div', 'weekday', state.grain, tile);
+  } else {
+    const date = new Date(`${p.day}T00:00:00Z`);
+    el('div', 'date', date.toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' }), tile);
+    el('div', 'weekday', date.toLocaleDateString('en', { weekday: 'short', timeZone: 'UTC' }), tile);
+  }
   el('div', 'count', `${inputs} input${inputs === 1 ? '' : 's'}`, tile);
   el('div', 'status', empty ? 'no inputs' : p.status, tile);
   const dead = c ? c.deadLettered.count : 0;
@@ -167,9 +183,13 @@ function undatedTile(page) {
   const tile = el('div', 'day undated');
   tile.dataset.day = 'undated';
   tile.dataset.status = 'undated';
-  tile.title = `Inputs directly under the input prefix, outside any dt= day: no ${dayCover()} covers them.`;
-  el('div', 'date', 'No day', tile);
-  el('div', 'weekday', 'outside dt=', tile);
+  // A window stage's: the objects directly under its input's root, outside any partition folder.
+  const window = state.overview?.stage?.kind === 'window';
+  tile.title = window
+    ? `Objects directly under the input root, outside any partition folder: no ${dayCover()} covers them.`
+    : `Inputs directly under the input prefix, outside any dt= day: no ${dayCover()} covers them.`;
+  el('div', 'date', window ? 'No window' : 'No day', tile);
+  el('div', 'weekday', window ? 'outside partitions' : 'outside dt=', tile);
   const n = page.items.length;
   el('div', 'count', `${n}${page.next ? '+' : ''} input${n === 1 ? '' : 's'}`, tile);
   el('div', 'status', 'undated', tile);
@@ -187,6 +207,7 @@ async function loadDays() {
       get('/api/days', { from: state.from, to: state.to }),
       get('/api/inputs', { day: 'undated', limit: 100 }),
     ]);
+    state.grain = report.stage?.grain;
     strip.replaceChildren(...report.partitions.map(dayTile));
     if (undated.items.length > 0) strip.appendChild(undatedTile(undated));
     // The days with no inputs are counted apart: "missing" is for days with something to summarize.
@@ -218,13 +239,16 @@ async function openDay(day, verdict) {
   state.after = undefined;
   markSelected(day);
   $('day-detail').classList.remove('hidden');
-  $('day-title').textContent = day === 'undated' ? 'Inputs outside any day' : day;
+  const byWindow = state.overview?.stage?.kind === 'window';
+  $('day-title').textContent = day === 'undated' ? (byWindow ? 'Outside any window' : 'Inputs outside any day') : day;
   const status = $('day-status');
   status.textContent = verdict ? verdict.status : 'undated';
   status.className = `pill ${verdict ? verdict.status : ''}`;
   $('day-reason').textContent = verdict
     ? verdict.reason
-    : `Directly under the input prefix, with no dt= partition: the pipeline processes them, no ${dayCover()} covers them.`;
+    : byWindow
+      ? `Directly under the input root, in no partition folder: no ${dayCover()} covers them.`
+      : `Directly under the input prefix, with no dt= partition: the pipeline processes them, no ${dayCover()} covers them.`;
   $('inputs').tBodies[0].replaceChildren();
   await loadInputs();
 }
@@ -241,8 +265,10 @@ async function loadInputs() {
       row.dataset.class = item.class;
       el('td', 'key', item.key.startsWith(prefix) ? item.key.slice(prefix.length) : item.key, row);
       el('span', `pill ${item.class}`, item.class, el('td', '', undefined, row));
-      el('td', 'why', item.reason || item.skipReason || whyOf(item.class), row);
-      row.addEventListener('click', () => openOutput(item.key));
+      el('td', 'why', item.reason || item.skipReason || whyOf(item.class, item), row);
+      // A window's input is an upstream stage's output: it has no output of its own to open.
+      if (item.class !== 'input') row.addEventListener('click', () => openOutput(item.key));
+      else row.className = '';
     }
     state.after = page.next;
     more.classList.toggle('hidden', !page.next);
@@ -255,8 +281,10 @@ async function loadInputs() {
   }
 }
 
-function whyOf(kind) {
+function whyOf(kind, item) {
   switch (kind) {
+    case 'input':
+      return `read by the window's build (an output of stage ${item.source})`;
     case 'covered':
       return 'output written after the input';
     case 'quarantined':
@@ -324,7 +352,8 @@ async function loadDeadLetters() {
   const target = $('dlqs');
   if (target.children.length === 0) target.replaceChildren(el('p', 'muted', 'Reading the failure records…'));
   const panels = [];
-  for (const queue of ['normalize', 'summarize']) {
+  // rerun's workers, then each window stage of a user's pipeline, by its stage name.
+  for (const queue of ['normalize', 'summarize', ...(state.overview?.windowQueues ?? [])]) {
     try {
       panels.push(dlqPanel(await get('/api/dead-letters', { queue })));
     } catch (error) {
@@ -345,8 +374,14 @@ async function loadDeadLetters() {
 function dlqPanel(view) {
   const panel = el('div', 'panel');
   panel.dataset.queue = view.worker;
+  if (view.stage) panel.dataset.stage = view.stage;
   const head = el('div', 'panel-head', undefined, panel);
-  el('h2', '', `${view.worker} dead-letter queue`, head);
+  el(
+    'h2',
+    '',
+    view.stage ? `${view.stage} dead-letter queue (window stage)` : `${view.worker} dead-letter queue`,
+    head,
+  );
   el('span', 'muted small mono', view.dlqUrl, head);
   const stats = el('div', 'dlq-stats', undefined, panel);
   const stat = (label, value, name) => {
@@ -453,6 +488,7 @@ function renderQueues(queues) {
   for (const q of queues) {
     const card = el('div', 'card', undefined, cards);
     card.dataset.queue = q.name;
+    if (q.stage) card.dataset.stage = q.stage;
     el('div', 'name', q.name, card);
     el('div', 'big', q.visible, card);
     el('div', 'sub', `waiting · ${q.inFlight} in flight${q.delayed ? ` · ${q.delayed} delayed` : ''}`, card);
@@ -460,7 +496,11 @@ function renderQueues(queues) {
       const at = new Date(q.oldest.at).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
       el('div', 'sub age', `oldest ${formatAge(Math.round(q.oldest.seconds))} (at ${at})`, card);
     }
-    const fedBy = QUEUE_ROLES[q.name];
+    const fedBy = !q.stage
+      ? QUEUE_ROLES[q.name]
+      : q.name.endsWith(' DLQ')
+        ? `window stage ${q.stage}, given up: see Dead letters`
+        : `window stage ${q.stage}: window tasks (backfill, schedule, redrive)`;
     if (fedBy) el('div', 'sub', fedBy, card);
   }
 }
