@@ -1,9 +1,18 @@
 import { HeadObjectCommand, PutBucketVersioningCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { isRerunErrorNamed } from '../../src/errors.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';
+import type { RecordOutcome } from '../../src/worker/outcomes.js';
 import { processObject } from '../../src/worker/processObject.js';
 import type { ReadDeadline } from '../../src/worker/readGuard.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
@@ -50,7 +59,7 @@ function gate(): { promise: Promise<void>; open: () => void } {
 const WRITES = ['PutObject', 'CreateMultipartUpload', 'UploadPart', 'UploadPartCopy', 'CompleteMultipartUpload'];
 
 describe('a seal in progress is not a death: a delivery that finds a multipart output completed but not sealed yet', () => {
-  const { s3 } = testClients();
+  const { s3, sqs } = testClients();
   let input: string;
   let output: string;
   let worker: WorkerDefinition;
@@ -170,5 +179,77 @@ describe('a seal in progress is not a death: a delivery that finds a multipart o
     expect(seconds).toBeLessThanOrEqual(60);
     expect(log.operations('S3')).toEqual(['HeadObject']);
     expect(await integrity()).toBe('sha256-composite');
+  });
+
+  it('through the batch handler, when its invocation cannot wait for the writer: the message is deferred, with the outcome and the log saying so', async () => {
+    const stalled = new S3ObjectStore(testClients().s3);
+    stalled.sealInPlace = async () => {
+      throw new Error('stalled at the seal');
+    };
+    await expect(processObject(worker, event, { store: stalled, freshDelivery: true })).rejects.toThrow(
+      'stalled at the seal',
+    );
+    const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('seal') }));
+    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+    const body = JSON.stringify({
+      Records: [
+        {
+          eventSource: 'aws:s3',
+          eventName: 'ObjectCreated:Put',
+          eventTime: new Date().toISOString(),
+          s3: {
+            bucket: { name: input },
+            object: { key: 'big.txt', eTag: event.eTag, versionId: event.versionId, size: 6 * 1024 * 1024 },
+          },
+        },
+      ],
+    });
+    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: body }));
+    const message = (await sqs.send(new ReceiveMessageCommand({ QueueUrl, VisibilityTimeout: 1 }))).Messages?.[0];
+    const record = {
+      messageId: message?.MessageId ?? '',
+      receiptHandle: message?.ReceiptHandle ?? '',
+      body,
+      attributes: { ApproximateReceiveCount: '1' },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: Attributes?.QueueArn ?? '',
+      awsRegion: 'us-east-1',
+    } as unknown as SQSRecord;
+    const outcomes: RecordOutcome[] = [];
+    const lines: string[] = [];
+    const log = new RequestLog();
+    const pauses: number[] = [];
+    const handler = createSqsBatchHandler({
+      worker: defineWorker({ ...worker, firstRun: 'check' }),
+      store: new S3ObjectStore(testClients(log).s3),
+      sqs,
+      memoryBudget: false,
+      logger: { debug() {}, info: (m) => lines.push(m), warn: (m) => lines.push(m), error: (m) => lines.push(m) },
+      onOutcome: (outcome) => {
+        outcomes.push(outcome);
+      },
+      // The pauses pass at once: the writer stays stalled whatever the wait.
+      sleep: async (ms) => {
+        pauses.push(ms);
+      },
+    });
+    // A 60 s function: each pause fits, the writer's 60 s do not.
+    const context = { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
+    const response = await handler({ Records: [record] }, context);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    expect(pauses).toEqual([250, 500, 1000, 2000, 4000]);
+    expect(outcomes[0]).toMatchObject({
+      status: 'failed',
+      retryable: true,
+      reason: expect.stringMatching(/SealInProgressError.*deferred rather than rebuilt.*\(deferred \d+ s\)/),
+      deferredSeconds: expect.any(Number),
+    });
+    expect(lines).toContain('output still unsealed and its writer may be alive: deferring the message, not rebuilding');
+    expect(log.requests.filter((r) => WRITES.includes(r.operation))).toEqual([]);
+    // Deferred: not back after its 1 s visibility timeout.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0 }))).Messages ?? []).toEqual([]);
   });
 });
