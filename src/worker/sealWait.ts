@@ -61,7 +61,11 @@ export async function waitForSeal(
   if (!writer) return { judged };
   const started = deadline.now();
   const sleep = limits.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const fields = { outputKey: judged.outputKey, writerDeadAt: new Date(writer.writerDeadAt).toISOString() };
+  const fieldsOf = (w: UnsealedWriter) => ({
+    outputKey: judged.outputKey,
+    writerDeadAt: new Date(w.writerDeadAt).toISOString(),
+  });
+  const fields = fieldsOf(writer);
   let heads = 0;
   for (const pause of SEAL_POLL_DELAYS_MS) {
     if (!writer.mayBeSealing) break;
@@ -84,18 +88,19 @@ export async function waitForSeal(
   }
   if (!writer.mayBeSealing) {
     const why = `never sealed, and its writer must be dead (completed at ${new Date(writer.writerDeadAt - deadline.timeLimitMs).toISOString()}, more than a function timeout ago)`;
-    logger.info('unsealed output whose writer must be dead: rebuilding it', { ...fields, heads });
+    logger.info('unsealed output whose writer must be dead: rebuilding it', { ...fieldsOf(writer), heads });
     return { judged, writerDead: why };
   }
+  const last = fieldsOf(writer);
   const retryAfterSeconds = Math.max(1, Math.ceil((writer.writerDeadAt - deadline.now()) / 1000));
   logger.info('output still unsealed and its writer may be alive: deferring the message, not rebuilding', {
-    ...fields,
+    ...last,
     heads,
     retryAfterSeconds,
   });
   throw new SealInProgressError(
     `output s3://${worker.outputBucket}/${judged.outputKey} is completed but not sealed yet, and its writer may still ` +
-      `be sealing it (it must be dead by ${fields.writerDeadAt}): deferred rather than rebuilt`,
+      `be sealing it (it must be dead by ${last.writerDeadAt}): not rebuilt, retried later`,
     retryAfterSeconds,
   );
 }

@@ -243,7 +243,7 @@ describe('a seal in progress is not a death: a delivery that finds a multipart o
     expect(outcomes[0]).toMatchObject({
       status: 'failed',
       retryable: true,
-      reason: expect.stringMatching(/SealInProgressError.*deferred rather than rebuilt.*\(deferred \d+ s\)/),
+      reason: expect.stringMatching(/SealInProgressError.*not rebuilt, retried later.*\(deferred \d+ s\)/),
       deferredSeconds: expect.any(Number),
     });
     expect(lines).toContain('output still unsealed and its writer may be alive: deferring the message, not rebuilding');
