@@ -202,5 +202,14 @@ export const CLICKS_DEPENDENCIES: readonly string[] = [
   '@aws-sdk/client-dynamodb',
 ];
 
-/** What the CDK app needs besides: the construct library and esbuild, which bundles each `{ entry }`. */
-export const CLICKS_CDK_DEPENDENCIES: readonly string[] = ['aws-cdk-lib', 'constructs', 'esbuild'];
+/**
+ * What deploying and operating it needs besides: the construct library and esbuild (which bundles
+ * each `{ entry }`) for the CDK app, and the CloudFormation client `rerun --stack` reads the stack's
+ * outputs with (an optional peer of the package).
+ */
+export const CLICKS_DEPLOYED_DEPENDENCIES: readonly string[] = [
+  'aws-cdk-lib',
+  'constructs',
+  'esbuild',
+  '@aws-sdk/client-cloudformation',
+];
