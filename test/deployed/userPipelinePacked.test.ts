@@ -143,6 +143,13 @@ function npxRerun(args: readonly string[]): PackedCli {
 /** What the last {@link tool} run sent to MiniStack, as the counting proxy saw it. */
 let sent: RequestCounts = {};
 
+/** How many requests of {@link sent} are named starting with `name` (`s3 ListObjectsV2`, `s3 HeadObject clean/`). */
+function counted(name: string): number {
+  return Object.entries(sent)
+    .filter(([k]) => k.startsWith(name))
+    .reduce((n, [, v]) => n + v, 0);
+}
+
 /** Runs a tool to its end (exit 0) and parses its `--json` report; its requests are then in {@link sent}. */
 async function tool<T>(args: readonly string[]): Promise<T> {
   proxy.take();
@@ -198,13 +205,21 @@ const reprocess = (...args: string[]) =>
 
 describe('the packed plain-JavaScript pipeline of three stages, deployed by its own CDK app with IAM enforced', () => {
   it('rerun status --stack judges the three stages: four current outputs, the hours holding them and the days not built yet', async () => {
-    const objects = await tool<{ counts: Record<string, number> }>(['status', '--stage', 'clean']);
+    const objects = await tool<{ counts: Record<string, number>; requests: { list: number; head: number } }>([
+      'status',
+      '--stage',
+      'clean',
+    ]);
     expect(objects.counts).toMatchObject({ current: 4, missing: 0, stale: 0, invalid: 0 });
-    process.stderr.write(`[clicks] status clean: ${JSON.stringify(objects)}\n`);
+    // A listing page each of the inputs and the outputs (and one more, as under `rerun dev`), no HEAD of an output.
+    expect(objects.requests).toMatchObject({ list: 3, head: 0 });
+    expect([counted('s3 ListObjectsV2'), counted('s3 HeadObject clean/')]).toEqual([3, 0]);
     const days = await windowStatus('daily', D1.iso, D2.iso);
     expect(days.by).toEqual({ [D1.iso]: 'missing', [D2.iso]: 'missing' });
     // Listings only: two per day (its hourly inputs, its output folder), no HEAD before anything is published.
     expect(days.report.requests).toEqual({ list: 4, head: 0 });
+    // What the proxy counted agrees with what the tool reports.
+    expect([counted('s3 ListObjectsV2'), counted('s3 HeadObject daily/')]).toEqual([4, 0]);
     const hours = await windowStatus('hourly', `${D1.iso}T03`, `${D1.iso}T04`);
     expect(hours.report.windows.map((w) => [w.window, w.status, w.inputs])).toEqual([
       [`${D1.iso}T03`, 'missing', 2],
@@ -249,6 +264,8 @@ describe('the packed plain-JavaScript pipeline of three stages, deployed by its 
       ['hourly', { list: 96, head: 0 }, 5],
       ['daily', { list: 4, head: 0 }, 1],
     ]);
+    // The proxy saw those 6 batches; its listings also hold --wait's polls, which depend on timing.
+    expect(counted('sqs SendMessageBatch')).toBe(6);
     const total = async (day: { path: string }) =>
       JSON.parse(await readText(clients.s3, stack.outputBucket, `daily/${day.path}/total.json`)) as unknown;
     expect(await total(D1)).toEqual({ day: D1.iso, hours: 24, busy: [`${D1.iso}T03`, `${D1.iso}T04`], lines: 4 });
@@ -278,6 +295,7 @@ describe('the packed plain-JavaScript pipeline of three stages, deployed by its 
       // One listing page each of the inputs and the outputs, and one HEAD per output that looks current (--verify).
       requests: { list: 3, lookup: 0, head: 3 },
     });
+    expect([counted('s3 ListObjectsV2'), counted('s3 HeadObject clean/')]).toEqual([3, 3]);
     expect(plan.sample.map((s) => [s.state, s.inputKey, s.outputKey])).toEqual([
       ['missing', inKey(GONE), outKey(GONE)],
       ['invalid', inKey(CORRUPT), outKey(CORRUPT)],
@@ -310,11 +328,11 @@ describe('the packed plain-JavaScript pipeline of three stages, deployed by its 
         },
         { timeoutMs: 150_000, intervalMs: 2_000 },
       );
-      process.stderr.write(`[clicks] redrive:\n${listing}\n`);
       expect(listing).toContain(`clean DLQ (object stage): ${stack.dlqUrl}`);
+      // Received 5 times: the stack's own maxReceiveCount, after which its redrive policy moved it.
       expect(listing).toMatch(
         new RegExp(
-          `^\\S+\\s+\\d+\\s+s3://${stack.inputBucket}/incoming/${D2.path}/hour=11/poison\\.txt\\s+Error: clean: the input holds the POISON marker$`,
+          `^\\S+\\s+5\\s+s3://${stack.inputBucket}/incoming/${D2.path}/hour=11/poison\\.txt\\s+Error: clean: the input holds the POISON marker$`,
           'm',
         ),
       );
@@ -335,7 +353,6 @@ describe('the packed plain-JavaScript pipeline of three stages, deployed by its 
     });
     expect(overview.status).toBe(200);
     const seen = (await overview.json()) as Record<string, unknown>;
-    process.stderr.write(`[clicks] overview: ${JSON.stringify(seen)}\n`);
     expect(seen).toMatchObject({
       stackName: CLICKS_STACK,
       inputBucket: stack.inputBucket,

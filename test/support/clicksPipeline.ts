@@ -87,7 +87,7 @@ export const handler = createSqsBatchHandler({
 });
 `;
 
-/** `hourly.mjs`, the hourly window stage: each hour's files and line count over the object stage's outputs. */
+/** The hourly.mjs of the hourly window stage: each hour's files and line count over the object stage's outputs. */
 export const HOURLY = `import { createAwsClients, requireEnv } from 'rerun-pipeline';
 import { createWindowTaskHandler, defineWindowTask } from 'rerun-pipeline/window';
 import { pipeline } from './pipeline.mjs';

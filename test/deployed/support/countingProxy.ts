@@ -90,7 +90,8 @@ function requestName(method: string, url: string, headers: Record<string, unknow
   const [, , ...key] = pathname.split('/');
   const folder = (path: string) => `${decodeURIComponent(path).split('/')[0]}/`;
   if (key.length === 0 || key.join('/') === '') {
-    const listing = searchParams.get('list-type') === '2' ? 'ListObjectsV2' : 'ListBucket';
+    if (method === 'HEAD') return 's3 HeadBucket';
+    const listing = searchParams.get('list-type') === '2' ? 'ListObjectsV2' : `${method} bucket`;
     return `s3 ${listing} ${folder(searchParams.get('prefix') ?? '')}`;
   }
   const object: Record<string, string> = {
