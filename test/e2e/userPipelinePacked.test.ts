@@ -3,178 +3,29 @@
  * plain JavaScript, importing the packed tarball (not the sources). An object stage with the user's
  * own key rule (clean/{bucket}/{key without incoming/}.lines) over uploads keyed
  * year=/month=/day=/hour=/, an hourly window stage over its outputs and a daily window stage over the
- * hourly one. `npx rerun dev` runs it; every tool is the installed `npx rerun` run from a terminal
+ * hourly one (test/support/clicksPipeline.ts, shared with the deployed tier). `npx rerun dev` runs it; every tool is the installed `npx rerun` run from a terminal
  * with only PATH, HOME and TMPDIR set.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevReady } from '../../app/dev/runDev.js';
 import { ensurePythonTool, PythonTool } from '../../local/emulator/pythonEnvironment.js';
 import { uniqueName } from '../support/aws.js';
-import { bareTerminalEnv, type PackedProject, packAndInstall } from '../support/packedProject.js';
-
-const PIPELINE = `import { definePipeline } from 'rerun-pipeline/pipeline';
-
-const HOURLY = { kind: 'time', grain: 'hourly', template: 'year={yyyy}/month={MM}/day={dd}/hour={HH}' };
-const DAILY = { kind: 'time', grain: 'daily', template: 'year={yyyy}/month={MM}/day={dd}' };
-
-export const pipeline = definePipeline({
-  name: 'clicks',
-  stages: {
-    clean: {
-      kind: 'object',
-      input: { prefix: 'incoming/' },
-      outputKey: { prefix: 'clean/', stripPrefix: 'incoming/', suffix: '.lines' },
-      partitions: HOURLY,
-      codeVersion: 'clean@1',
-    },
-    hourly: {
-      kind: 'window',
-      input: { stage: 'clean' },
-      partitions: HOURLY,
-      outputPrefix: 'hourly/',
-      fileName: 'count.json',
-      codeVersion: 'hourly@1',
-    },
-    daily: {
-      kind: 'window',
-      input: { stage: 'hourly' },
-      partitions: DAILY,
-      outputPrefix: 'daily/',
-      fileName: 'total.json',
-      codeVersion: 'daily@1',
-    },
-  },
-});
-`;
-
-/** The object stage: upper-cases each line; an input holding POISON is a bug it throws on. */
-const WORKER = `import {
-  createAwsClients,
-  createSqsBatchHandler,
-  defineWorker,
-  requireEnv,
-  S3FailureRecorder,
-  S3ObjectStore,
-} from 'rerun-pipeline';
-import { pipeline } from './pipeline.mjs';
-
-const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
-const store = new S3ObjectStore(clients.s3);
-const outputBucket = requireEnv('OUTPUT_BUCKET');
-const stage = pipeline.stages.clean;
-
-export const clean = defineWorker({
-  name: 'clean',
-  codeVersion: stage.codeVersion,
-  outputBucket,
-  outputPrefixes: ['clean/'],
-  outputKey: stage.outputKey,
-  async transform({ text }, { output }) {
-    let chars = 0;
-    for await (const chunk of text()) {
-      if (chunk.includes('POISON')) throw new Error('clean: the input holds the POISON marker');
-      chars += chunk.length;
-      await output.write(chunk.toUpperCase());
-    }
-    return { chars };
-  },
-});
-
-export const handler = createSqsBatchHandler({
-  worker: clean,
-  store,
-  sqs: clients.sqs,
-  failureRecorder: new S3FailureRecorder({ store, sqs: clients.sqs, bucket: outputBucket }),
-});
-`;
-
-/** The hourly window stage: each hour's files and line count over the object stage's outputs. */
-const HOURLY = `import { createAwsClients, requireEnv } from 'rerun-pipeline';
-import { createWindowTaskHandler, defineWindowTask } from 'rerun-pipeline/window';
-import { pipeline } from './pipeline.mjs';
-
-const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
-const outputBucket = requireEnv('OUTPUT_BUCKET');
-const inputBucket = requireEnv('INPUT_BUCKETS');
-const stage = pipeline.stages.hourly;
-
-export const hourly = defineWindowTask({
-  name: 'hourly',
-  codeVersion: stage.codeVersion,
-  partitions: stage.partitions,
-  inputs: [{ name: 'clean', prefix: \`clean/\${inputBucket}/\`, partitions: pipeline.stages.clean.partitions }],
-  output: { bucket: outputBucket, prefix: stage.outputPrefix, fileName: stage.fileName, contentType: 'application/json' },
-  async build(inputs, writer, context) {
-    const files = [];
-    let lines = 0;
-    for await (const input of inputs) {
-      let text = '';
-      for await (const chunk of input.body) text += chunk.toString();
-      files.push(input.path);
-      lines += text.split('\\n').filter((l) => l !== '').length;
-    }
-    writer.write(\`\${JSON.stringify({ hour: context.window.name, files, lines })}\\n\`);
-    return { files: files.length, lines };
-  },
-});
-
-export const handler = createWindowTaskHandler({ task: hourly, clients, stage: 'hourly' });
-`;
-
-/** The daily window stage, chained onto the hourly one: a day's total over its 24 hours' outputs. */
-const DAILY = `import { createAwsClients } from 'rerun-pipeline';
-import { createWindowTaskHandler, defineWindowTask } from 'rerun-pipeline/window';
-import { hourly } from './hourly.mjs';
-import { pipeline } from './pipeline.mjs';
-
-const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL });
-const stage = pipeline.stages.daily;
-
-export const daily = defineWindowTask({
-  name: 'daily',
-  codeVersion: stage.codeVersion,
-  partitions: stage.partitions,
-  inputs: [{ name: 'hourly', outputsOf: hourly }],
-  output: { bucket: hourly.definition.output.bucket, prefix: stage.outputPrefix, fileName: stage.fileName, contentType: 'application/json' },
-  async build(inputs, writer, context) {
-    let hours = 0;
-    const busy = [];
-    let lines = 0;
-    for await (const input of inputs) {
-      let text = '';
-      for await (const chunk of input.body) text += chunk.toString();
-      const hour = JSON.parse(text);
-      hours += 1;
-      if (hour.lines > 0) busy.push(hour.hour);
-      lines += hour.lines;
-    }
-    writer.write(\`\${JSON.stringify({ day: context.window.name, hours, busy, lines })}\\n\`);
-    return { hours, lines };
-  },
-});
-
-export const handler = createWindowTaskHandler({ task: daily, clients, stage: 'daily' });
-`;
-
-const DEPENDENCIES = ['@aws-sdk/client-s3', '@aws-sdk/client-sqs', '@aws-sdk/client-dynamodb'];
-
-interface Cli {
-  readonly child: ChildProcess;
-  stdout(): string;
-  stderr(): string;
-  readonly exit: Promise<number | null>;
-}
+import { CLICKS_DEPENDENCIES, CLICKS_FILES } from '../support/clicksPipeline.js';
+import {
+  bareTerminalEnv,
+  type PackedCli,
+  type PackedProject,
+  packAndInstall,
+  runPackedRerun,
+} from '../support/packedProject.js';
 
 let project: PackedProject | undefined;
 const children: ChildProcess[] = [];
 
 beforeAll(() => {
-  project = packAndInstall(
-    { 'pipeline.mjs': PIPELINE, 'worker.mjs': WORKER, 'hourly.mjs': HOURLY, 'daily.mjs': DAILY },
-    DEPENDENCIES,
-  );
+  project = packAndInstall(CLICKS_FILES, CLICKS_DEPENDENCIES);
 }, 600_000);
 
 afterAll(() => {
@@ -189,29 +40,14 @@ afterAll(() => {
 }, 300_000);
 
 /** `npx rerun ...` in the scratch project, from a bare terminal (plus `extra`). */
-function npxRerun(args: readonly string[], extra: Record<string, string> = {}): Cli {
-  const child = spawn('npx', ['--no', 'rerun', ...args], {
-    cwd: project?.dir,
-    env: bareTerminalEnv(extra),
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group: npx and the rerun it starts are signalled together.
-    detached: true,
-  });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (c: Buffer) => {
-    out += c.toString();
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    err += c.toString();
-  });
-  const exit = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exit };
+function npxRerun(args: readonly string[], extra: Record<string, string> = {}): PackedCli {
+  const cli = runPackedRerun(project?.dir ?? '', args, bareTerminalEnv(extra));
+  children.push(cli.child);
+  return cli;
 }
 
 /** Runs a tool to its end; its exit code must be `code`. */
-async function tool(args: readonly string[], code = 0): Promise<Cli> {
+async function tool(args: readonly string[], code = 0): Promise<PackedCli> {
   const cli = npxRerun(args);
   const exit = await cli.exit;
   expect(exit, `rerun ${args.join(' ')}\nstdout:\n${cli.stdout()}\nstderr:\n${cli.stderr()}`).toBe(code);

@@ -4,7 +4,7 @@
  * versions of our lockfile). The same steps as test/package/consumer.test.ts; about a minute on two
  * busy cores with a warm npm cache.
  */
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -98,4 +98,40 @@ export function packAndInstall(files: Record<string, string>, dependencies: read
       for (const d of [dir, packDir]) rmSync(d, { recursive: true, force: true });
     },
   };
+}
+
+/** A running `npx rerun ...` of a scratch project: its process, its output so far, its exit. */
+export interface PackedCli {
+  readonly child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Its exit code (null when a signal ended it). */
+  readonly exit: Promise<number | null>;
+}
+
+/**
+ * Runs the installed `npx --no rerun <args>` in the scratch project `dir` with exactly `env` (see
+ * {@link bareTerminalEnv}), in its own process group, so npx and the rerun it starts are signalled
+ * together (`process.kill(-cli.child.pid, ...)`).
+ *
+ * @example
+ * const cli = runPackedRerun(project.dir, ['status', '--stack', 'Clicks'], bareTerminalEnv());
+ */
+export function runPackedRerun(dir: string, args: readonly string[], env: NodeJS.ProcessEnv): PackedCli {
+  const child = spawn('npx', ['--no', 'rerun', ...args], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
+  const exit = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exit };
 }
