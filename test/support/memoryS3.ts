@@ -19,7 +19,7 @@ export interface MemoryRequest {
  * const store = new S3ObjectStore(s3.client);
  */
 export class MemoryS3 {
-  readonly model = new S3Model();
+  readonly model: S3Model;
   /** Every request answered, in order. */
   readonly requests: MemoryRequest[] = [];
   /** Called before each request is answered (awaited); requests it makes itself are logged too. */
@@ -27,7 +27,9 @@ export class MemoryS3 {
   readonly client: S3Client;
   private now = 0;
 
-  constructor(buckets: readonly string[]) {
+  /** `minPartBytes`: the smallest part the model accepts (small, so a test's multipart output stays small). */
+  constructor(buckets: readonly string[], options: { minPartBytes?: number } = {}) {
+    this.model = new S3Model(options);
     for (const bucket of buckets) this.model.createBucket(bucket);
     const send = async (command: { constructor: { name: string }; input: Record<string, unknown> }) => {
       const request = { name: command.constructor.name.replace(/Command$/, ''), input: command.input };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InputTooLargeError, PublishConflictError } from '../../src/errors.js';
+import { InputTooLargeError, PublishConflictError, WorkerConfigurationError } from '../../src/errors.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import type { Logger } from '../../src/logging/logger.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -7,6 +7,7 @@ import { AdaptiveFirstRun } from '../../src/worker/adaptiveFirstRun.js';
 import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';
 import { CREATE_FIRST_MAX_BYTES, processObject } from '../../src/worker/processObject.js';
 import type { ProcessObjectOptions } from '../../src/worker/processObjectOptions.js';
+import { SimServiceError } from '../sim/model/serviceError.js';
 import { MemoryS3 } from '../support/memoryS3.js';
 
 /*
@@ -49,18 +50,23 @@ function upperWorker(overrides: Partial<WorkerDefinition> = {}): WorkerDefinitio
   });
 }
 
-/** A logger that keeps each message, for the tests that check what a round says it did. */
-function recordingLogger(): Logger & { readonly messages: string[] } {
+/** A logger that keeps each entry, for the tests that check what a round says it did. */
+function recordingLogger(): Logger & {
+  readonly messages: string[];
+  readonly entries: { message: string; fields: Record<string, unknown> }[];
+} {
   const messages: string[] = [];
-  const keep = (message: string) => {
+  const entries: { message: string; fields: Record<string, unknown> }[] = [];
+  const keep = (message: string, ...fields: Record<string, unknown>[]) => {
     messages.push(message);
+    entries.push({ message, fields: Object.assign({}, ...fields) });
   };
-  return { messages, debug: keep, info: keep, warn: keep, error: keep };
+  return { messages, entries, debug: keep, info: keep, warn: keep, error: keep };
 }
 
-function setup(overrides: Partial<WorkerDefinition> = {}) {
-  const s3 = new MemoryS3([IN, OUT]);
-  const store = new S3ObjectStore(s3.client);
+function setup(overrides: Partial<WorkerDefinition> = {}, minPartBytes?: number) {
+  const s3 = new MemoryS3([IN, OUT], minPartBytes ? { minPartBytes } : {});
+  const store = new S3ObjectStore(s3.client, minPartBytes ? { minPartBytes } : {});
   const worker = upperWorker(overrides);
   const event = (key: string, extra: Record<string, unknown> = {}) => ({
     bucket: IN,
@@ -78,7 +84,9 @@ describe('processObject: a round against an output that is missing, done or stal
   it('creates a missing output: HEAD, GET, PUT If-None-Match, then the closing conditional GET (304)', async () => {
     const { s3, run } = setup();
     const etag = s3.write(IN, 'a.txt', 'x\ny\n');
-    const outcome = await run('a.txt');
+    const logger = recordingLogger();
+    const outcome = await run('a.txt', {}, { logger });
+    expect(logger.messages).toEqual([]);
     expect(s3.names()).toEqual(['HeadObject', 'GetObject', 'PutObject', 'GetObject']);
     expect(s3.requests[2]?.input.IfNoneMatch).toBe('*');
     expect(s3.requests[3]?.input.IfNoneMatch).toBe(`"${etag}"`);
@@ -150,16 +158,28 @@ describe('processObject: a round against an output that is missing, done or stal
     expect(s3.requests[2]?.input.IfMatch).toBe(`"${before}"`);
     expect(outcome.reason).toBe(`output replaced (stale: built from input ETag ${old}): lines 1, bad 0`);
     expect(s3.text(OUT, outKey('a.txt'))).toBe('Z\n');
-    expect(logger.messages).toContain('rebuilding output');
+    expect(logger.entries).toContainEqual({
+      message: 'rebuilding output',
+      fields: {
+        worker: 'upper',
+        bucket: IN,
+        key: 'a.txt',
+        outputKey: outKey('a.txt'),
+        was: `stale: built from input ETag ${old}`,
+      },
+    });
   });
 
-  it('rebuilds an output of an older code version, and an invalid one, saying why', async () => {
+  it('rebuilds an output of an older code version, saying why', async () => {
     const { s3, store, event } = setup();
-    s3.write(IN, 'a.txt', 'x\n');
-    await processObject(upperWorker({ codeVersion: 'upper@0' }), event('a.txt'), { store });
-    const outcome = await processObject(upperWorker(), event('a.txt'), { store });
+    s3.write(IN, 'a.txt', 'x\n!q\n');
+    await processObject(upperWorker({ codeVersion: 'upper@0' }), event('a.txt'), { store, freshDelivery: true });
+    s3.clear();
+    const outcome = await processObject(upperWorker(), event('a.txt'), { store, freshDelivery: true });
+    // Not done, so the quarantine it lists is not checked: the GET reads the input at once.
+    expect(s3.names().slice(0, 3)).toEqual(['HeadObject', 'GetObject', 'PutObject']);
     expect(outcome.status).toBe('processed');
-    expect(outcome.reason).toMatch(/^output replaced \([a-z-]+: .+\): lines 1, bad 0$/);
+    expect(outcome.reason).toMatch(/^output replaced \([a-z-]+: .+\): lines 1, bad 1$/);
     expect(outcome.reason).toContain('upper@0');
   });
 
@@ -193,14 +213,47 @@ describe('processObject: a round against an output that is missing, done or stal
     await expect(run('big.txt', { size: 100 }, { maxInputBytes: 99 })).rejects.toThrow(InputTooLargeError);
     expect(s3.names()).toEqual(['HeadObject']);
     s3.clear();
-    await expect(run('big.txt', {}, { maxInputBytes: 99 })).rejects.toThrow(/is .* \(100 bytes\), above .* 99/);
+    await expect(run('big.txt', {}, { maxInputBytes: 99 })).rejects.toThrow(
+      /\(100 bytes\), above the worker's limit .*\(MAX_INPUT_BYTES 99, .*: nothing was read or written; raise the function memory and timeout .*src\/sizing\/sizeWorker\.ts\) or split the input, then redrive this message$/,
+    );
     expect(s3.names()).toEqual(['HeadObject', 'GetObject']);
     expect(s3.keys(OUT)).toEqual([]);
     await expect(run('big.txt', { size: 100 }, { maxInputBytes: 100 })).resolves.toMatchObject({ status: 'processed' });
+    // Done already: nothing is read, so a limit lowered since the build refuses nothing.
+    await expect(run('big.txt', { size: 100 }, { maxInputBytes: 10 })).resolves.toMatchObject({ status: 'skipped' });
+  });
+
+  it('stops a transform whose decoded bytes pass maxInputBytes; the transform reads a byte stream', async () => {
+    const { s3, store, event } = setup();
+    s3.write(IN, 'a.txt', 'x\n');
+    const modes: boolean[] = [];
+    const worker = upperWorker({
+      async transform({ body, countDecoded }, { output }) {
+        modes.push(body.readableObjectMode);
+        for await (const chunk of body) {
+          countDecoded(50);
+          await output.write(String(chunk));
+        }
+        return {};
+      },
+    });
+    await expect(processObject(worker, event('a.txt'), { store, maxInputBytes: 10 })).rejects.toThrow(
+      /decompresses past the limit/,
+    );
+    expect(modes).toEqual([false]);
+    expect(s3.keys(OUT)).toEqual([]);
   });
 });
 
 describe('processObject: events it does not build from', () => {
+  it('refuses an option it does not know, naming processObject, before any request', async () => {
+    const { s3, run } = setup();
+    const wrong = { maxRound: 2 } as Partial<ProcessObjectOptions>;
+    await expect(run('a.txt', {}, wrong)).rejects.toThrow(WorkerConfigurationError);
+    await expect(run('a.txt', {}, wrong)).rejects.toThrow(/processObject/);
+    expect(s3.names()).toEqual([]);
+  });
+
   it('skips non-create events, folder markers, keys outside the inputs and what the worker skips, with no request', async () => {
     const { s3, store, event } = setup();
     const worker = upperWorker({
@@ -237,9 +290,28 @@ describe('processObject: side outputs', () => {
     expect(s3.names().slice(4)).toEqual(['HeadObject', 'GetObject', 'HeadObject']);
 
     s3.write(IN, 'a.txt', 'x\n');
-    const second = await run('a.txt');
+    s3.clear();
+    const logger = recordingLogger();
+    const second = await run('a.txt', {}, { logger });
     expect(second.status).toBe('processed');
     expect(s3.keys(OUT)).toEqual([outKey('a.txt')]);
+    // The HEAD of the quarantine it lists beside the conditional GET; the PUT; the stale quarantine's
+    // removal (a DELETE on the ETag it listed); then, a side object having changed, the done-check once more.
+    expect(s3.names()).toEqual([
+      'HeadObject',
+      'GetObject',
+      'HeadObject',
+      'PutObject',
+      'DeleteObject',
+      'HeadObject',
+      'GetObject',
+    ]);
+    expect(logger.entries).toContainEqual(
+      expect.objectContaining({
+        message: 'side objects changed: checking the output once more',
+        fields: expect.objectContaining({ round: 1 }),
+      }),
+    );
   });
 
   it('replacing an output that listed no side object deletes nothing and checks nothing more', async () => {
@@ -262,7 +334,15 @@ describe('processObject: side outputs', () => {
     expect(outcome.status).toBe('processed');
     expect(outcome.reason).toMatch(/^output replaced \(a side object it lists was changed: .+\): lines 1, bad 1$/);
     expect(s3.text(OUT, quarantineKey('a.txt'))).toBe('!bad\n');
-    expect(logger.messages).toContain('rebuilding output: a side object it lists was changed');
+    expect(logger.entries).toContainEqual(
+      expect.objectContaining({
+        message: 'rebuilding output: a side object it lists was changed',
+        fields: expect.objectContaining({
+          outputKey: outKey('a.txt'),
+          sideOutput: expect.stringContaining('quarantine'),
+        }),
+      }),
+    );
   });
 
   it('a redelivery removes quarantine debris that the output does not list; a fresh delivery leaves it', async () => {
@@ -275,6 +355,80 @@ describe('processObject: side outputs', () => {
     expect(s3.keys(OUT)).toEqual([outKey('a.txt')]);
   });
 
+  it('a redelivery looks for debris in its first round only', async () => {
+    const { s3, run } = setup();
+    s3.write(IN, 'a.txt', 'x\n!q\n');
+    await run('a.txt');
+    s3.write(IN, 'a.txt', 'y\n');
+    s3.clear();
+    await run('a.txt', {}, { freshDelivery: false });
+    // Round 1: the done-check (with the HEAD of the quarantine the output lists), the replace, the
+    // stale quarantine's removal, the debris look (a HEAD: gone). Round 2, after that change: the
+    // done-check alone, and no second debris look.
+    expect(s3.requests.map((r) => `${r.name} ${r.input.Key}`)).toEqual([
+      `HeadObject ${outKey('a.txt')}`,
+      'GetObject a.txt',
+      `HeadObject ${quarantineKey('a.txt')}`,
+      `PutObject ${outKey('a.txt')}`,
+      `DeleteObject ${quarantineKey('a.txt')}`,
+      `HeadObject ${quarantineKey('a.txt')}`,
+      `HeadObject ${outKey('a.txt')}`,
+      'GetObject a.txt',
+    ]);
+  });
+
+  it('a redelivery that finds the input deleted and no output removes the quarantine a killed attempt left', async () => {
+    const { s3, run } = setup();
+    s3.write(IN, 'a.txt', 'x\n!q\n');
+    await run('a.txt');
+    s3.remove(OUT, outKey('a.txt'));
+    s3.remove(IN, 'a.txt');
+    await run('a.txt', {}, { freshDelivery: false });
+    expect(s3.keys(OUT)).toEqual([]);
+  });
+
+  it('a redelivery that finds the input deleted and an invalid output keeps the quarantine beside it', async () => {
+    const { s3, run } = setup();
+    s3.write(IN, 'a.txt', 'x\n!q\n');
+    await run('a.txt');
+    s3.write(OUT, outKey('a.txt'), 'not an output of ours\n');
+    s3.remove(IN, 'a.txt');
+    await run('a.txt', {}, { freshDelivery: false });
+    expect(s3.keys(OUT)).toContain(quarantineKey('a.txt'));
+  });
+
+  it('an output whose input changed and whose quarantine was changed too is described as stale', async () => {
+    const { s3, run } = setup();
+    const old = s3.write(IN, 'a.txt', 'x\n!q\n');
+    await run('a.txt');
+    s3.write(OUT, quarantineKey('a.txt'), 'tampered\n');
+    s3.write(IN, 'a.txt', 'y\n!q\n');
+    s3.clear();
+    const outcome = await run('a.txt');
+    expect(outcome.reason).toBe(`output replaced (stale: built from input ETag ${old}): lines 1, bad 1`);
+    // The conditional GET returned the new content: no second GET.
+    expect(s3.names().filter((n) => n === 'GetObject')).toHaveLength(2);
+  });
+
+  it('a multipart quarantine removed between its completion and its seal: the main output waits for the next round', async () => {
+    const { s3, store, event } = setup({}, 16);
+    const worker = upperWorker({ partBytes: 16 });
+    s3.write(IN, 'a.txt', `x\n${'!bad row\n'.repeat(8)}`);
+    let removed = false;
+    s3.before = () => {
+      const last = s3.requests.at(-1);
+      if (!removed && last?.name === 'CompleteMultipartUpload' && last.input.Key === quarantineKey('a.txt')) {
+        removed = true;
+        s3.remove(OUT, quarantineKey('a.txt'));
+      }
+    };
+    const outcome = await processObject(worker, event('a.txt'), { store, freshDelivery: true });
+    expect(removed).toBe(true);
+    expect(outcome).toMatchObject({ status: 'processed', publishRacesLost: 1 });
+    expect(s3.model.openUploads()).toEqual([]);
+    expect(s3.text(OUT, quarantineKey('a.txt'))).toBe('!bad row\n'.repeat(8));
+  });
+
   it('a redelivery that finds the input deleted removes an output whose listed quarantine is gone', async () => {
     const { s3, run } = setup();
     s3.write(IN, 'a.txt', 'x\n!bad\n');
@@ -285,8 +439,11 @@ describe('processObject: side outputs', () => {
     const outcome = await run('a.txt', {}, { logger, freshDelivery: false });
     expect(outcome.reason).toMatch(/^input deleted and its output lists a side object that is gone: /);
     expect(s3.keys(OUT)).toEqual([]);
-    expect(logger.messages).toContain(
-      'the input was deleted and its output lists a side object that is gone: removing the outputs',
+    expect(logger.entries).toContainEqual(
+      expect.objectContaining({
+        message: 'the input was deleted and its output lists a side object that is gone: removing the outputs',
+        fields: expect.objectContaining({ sideOutput: expect.stringContaining('quarantine') }),
+      }),
     );
   });
 
@@ -326,10 +483,21 @@ describe('processObject: races and the closing checks', () => {
       if (raced || request.name !== 'PutObject' || request.input.Key !== outKey('a.txt')) return;
       raced = true;
       s3.write(IN, 'a.txt', 'y\n');
-      await processObject(worker, event('a.txt'), { store });
+      // S3's own delivery of the newer write: it sweeps no debris, so only the loser removes its orphan.
+      await processObject(worker, event('a.txt'), { store, freshDelivery: true });
     };
-    const outcome = await run('a.txt');
+    const logger = recordingLogger();
+    const outcome = await run('a.txt', {}, { logger });
     expect(outcome.publishRacesLost).toBe(1);
+    expect(logger.entries).toContainEqual(
+      expect.objectContaining({
+        message: 'publish lost a race to another writer; re-running the done-check',
+        fields: expect.objectContaining({ round: 1 }),
+      }),
+    );
+    // Removing the orphan changed a side object: the output is checked once more before the call returns.
+    const names = s3.names();
+    expect(names.slice(names.lastIndexOf('DeleteObject') + 1)).toEqual(['HeadObject', 'GetObject']);
     expect(s3.keys(OUT)).toEqual([outKey('a.txt')]);
     expect(s3.text(OUT, outKey('a.txt'))).toBe('Y\n');
   });
@@ -366,7 +534,12 @@ describe('processObject: races and the closing checks', () => {
     expect(outcome.status).toBe('processed');
     expect(s3.text(OUT, outKey('a.txt'))).toBe('W\n');
     expect(outcome.source?.etag).toBe(s3.etag(IN, 'a.txt'));
-    expect(logger.messages).toContain('the input changed while its output was built: building it again');
+    expect(logger.entries).toContainEqual(
+      expect.objectContaining({
+        message: 'the input changed while its output was built: building it again',
+        fields: expect.objectContaining({ round: 1 }),
+      }),
+    );
   });
 
   it('an input deleted while its output was built: the outputs it published are removed', async () => {
@@ -394,6 +567,41 @@ describe('processObject: races and the closing checks', () => {
     expect(s3.keys(OUT)).toEqual([]);
   });
 
+  it('the closing check of a replace finds the input deleted: the outputs are removed', async () => {
+    const { s3, run } = setup();
+    s3.write(IN, 'a.txt', 'x\n');
+    await run('a.txt');
+    s3.write(IN, 'a.txt', 'y\n');
+    s3.before = (request) => {
+      if (request.name === 'PutObject' && request.input.Key === outKey('a.txt')) s3.remove(IN, 'a.txt');
+    };
+    const logger = recordingLogger();
+    const outcome = await run('a.txt', {}, { logger });
+    expect(outcome.reason).toMatch(/^input deleted while its output was built: /);
+    expect(s3.keys(OUT)).toEqual([]);
+    expect(logger.messages).toContain('the input was deleted while its output was built: removing the outputs');
+  });
+
+  it('an input deleted while its output was built and then uploaded again: the removal rebuilds it', async () => {
+    const { s3, run } = setup();
+    s3.write(IN, 'a.txt', 'x\n');
+    let phase = 'building';
+    s3.before = (request) => {
+      if (phase === 'building' && request.name === 'PutObject' && request.input.Key === outKey('a.txt')) {
+        phase = 'deleted';
+        s3.remove(IN, 'a.txt');
+      } else if (phase === 'deleted' && request.name === 'HeadObject' && request.input.Bucket === IN) {
+        // The removal asks whether the input exists: it was uploaded again meanwhile.
+        phase = 'again';
+        s3.write(IN, 'a.txt', 'n\n');
+      }
+    };
+    const outcome = await run('a.txt');
+    expect(phase).toBe('again');
+    expect(outcome.reason).toMatch(/^input deleted while its output was built: /);
+    expect(s3.text(OUT, outKey('a.txt'))).toBe('N\n');
+  });
+
   it('with removalsLookAgain, a create skips the closing conditional GET; a replace still sends it', async () => {
     const { s3, run } = setup();
     s3.write(IN, 'a.txt', 'x\n');
@@ -407,6 +615,10 @@ describe('processObject: races and the closing checks', () => {
 });
 
 describe('processObject: the first delivery of a new object', () => {
+  it('creates first up to 8 MiB (the README and CREATE_FIRST_MAX_BYTES say so)', () => {
+    expect(CREATE_FIRST_MAX_BYTES).toBe(8 * 1024 * 1024);
+  });
+
   it('creates first (no HEAD) when the delivery is fresh, createFirst is set and the input is small enough', async () => {
     const { s3, run } = setup();
     s3.write(IN, 'a.txt', 'x\n');
@@ -474,8 +686,13 @@ describe('processObject: the first delivery of a new object', () => {
     };
     const etag = s3.write(IN, 'p/a.txt', 'x\n');
     const options = { freshDelivery: true, createFirst: true, firstRunPolicy: spy as never };
-    await run('p/a.txt', { size: 2 }, options);
+    const logger = recordingLogger();
+    await run('p/a.txt', { size: 2 }, { ...options, logger });
     expect(calls).toEqual(['p/a.txt']);
+    expect(s3.names()[0]).toBe('GetObject');
+    expect(logger.entries).toContainEqual(
+      expect.objectContaining({ message: 'first run', fields: expect.objectContaining({ path: 'create' }) }),
+    );
     expect(observed).toEqual([false]);
     expect(settled).toEqual([etag]);
     // Redelivered and already there: the create loses; the observation says so.
@@ -502,18 +719,107 @@ describe('processObject: the first delivery of a new object', () => {
   });
 });
 
+describe('processObject: what the adaptive first run learns from the first round', () => {
+  /** A policy that answers `path` and records what it is told. */
+  function fixedPolicy(path: 'create' | 'check') {
+    const observed: boolean[] = [];
+    const settled: (string | undefined)[] = [];
+    return {
+      observed,
+      settled,
+      choose: () => path,
+      observe: (_o: unknown, found: { outputInPlace: boolean }) => {
+        observed.push(found.outputInPlace);
+      },
+      settle: (_o: unknown, etag: string | undefined) => {
+        settled.push(etag);
+      },
+    };
+  }
+  const firstDelivery = (policy: ReturnType<typeof fixedPolicy>) => ({
+    createFirst: true,
+    firstRunPolicy: policy as never,
+  });
+
+  it('checking first: a done output, a stale one replaced and a deleted input with its output were all in place', async () => {
+    const { s3, run } = setup();
+    s3.write(IN, 'a.txt', 'x\n');
+    await run('a.txt');
+    const policy = fixedPolicy('check');
+    await run('a.txt', { size: 2 }, firstDelivery(policy));
+    s3.write(IN, 'a.txt', 'y\n');
+    await run('a.txt', { size: 2 }, firstDelivery(policy));
+    s3.remove(IN, 'a.txt');
+    await run('a.txt', { size: 2 }, firstDelivery(policy));
+    expect(policy.observed).toEqual([true, true, true]);
+    expect(s3.names().filter((n) => n === 'HeadObject').length).toBeGreaterThan(0);
+  });
+
+  it('creating first for an input already deleted: nothing was in place, and the delivery settles on no output', async () => {
+    const { run } = setup();
+    const policy = fixedPolicy('create');
+    const outcome = await run('gone.txt', { size: 2 }, firstDelivery(policy));
+    expect(outcome.status).toBe('skipped');
+    expect(policy.observed).toEqual([false]);
+    expect(policy.settled).toEqual([undefined]);
+  });
+});
+
 describe('processObject: outputs of earlier releases', () => {
   it('removes an output at a legacy key once the current one is published, keeping a legacy key that is current', async () => {
     const { s3, store, event } = setup();
-    s3.write(IN, 'a.txt', 'x\n');
+    s3.write(IN, 'a.txt', 'x\n!q\n');
     s3.write(OUT, 'v0/a.txt', 'old\n');
     const worker = upperWorker({
       legacyOutputKeys: () => ['v0/a.txt', 'v0/never-written.txt', outKey('a.txt'), quarantineKey('a.txt')],
     });
     const logger = recordingLogger();
     await processObject(worker, event('a.txt'), { store, logger });
-    expect(s3.keys(OUT)).toEqual([outKey('a.txt')]);
-    expect(logger.messages.filter((m) => m === 'removed an output at its earlier key')).toHaveLength(1);
+    expect(s3.keys(OUT)).toEqual([outKey('a.txt'), quarantineKey('a.txt')]);
+    expect(logger.entries.filter((e) => e.message === 'removed an output at its earlier key')).toEqual([
+      expect.objectContaining({ fields: expect.objectContaining({ key: 'v0/a.txt' }) }),
+    ]);
+  });
+});
+
+describe('processObject: multipart outputs and failures while publishing', () => {
+  it("streams an output above the worker's partBytes as a multipart upload, with the worker's content type", async () => {
+    const { s3, store, event } = setup({}, 16);
+    s3.write(IN, 'a.txt', 'a line of text\n'.repeat(4));
+    const worker = upperWorker({ partBytes: 16, contentType: 'text/plain' });
+    await processObject(worker, event('a.txt'), { store, freshDelivery: true });
+    expect(s3.requests.some((r) => r.name === 'CreateMultipartUpload' && r.input.Key === outKey('a.txt'))).toBe(true);
+    expect(s3.text(OUT, outKey('a.txt'))).toBe('A LINE OF TEXT\n'.repeat(4));
+    expect(s3.model.peek(OUT, outKey('a.txt'))?.contentType).toBe('text/plain');
+  });
+
+  it('a transform that fails with a multipart upload open aborts it', async () => {
+    const { s3, store, event } = setup({}, 16);
+    s3.write(IN, 'a.txt', 'x\n');
+    const worker = upperWorker({
+      partBytes: 16,
+      async transform(_input, { output }) {
+        await output.write('x'.repeat(40));
+        throw new Error('transform failed');
+      },
+    });
+    await expect(processObject(worker, event('a.txt'), { store })).rejects.toThrow('transform failed');
+    expect(s3.requests.some((r) => r.name === 'CreateMultipartUpload')).toBe(true);
+    expect(s3.model.openUploads()).toEqual([]);
+  });
+
+  it('a publish that fails leaves no multipart upload open, and the error reaches the caller', async () => {
+    const { s3, store, event } = setup({}, 16);
+    s3.write(IN, 'a.txt', 'a line of text\n'.repeat(4));
+    s3.before = (request) => {
+      if (request.name === 'CompleteMultipartUpload' && request.input.Key === outKey('a.txt')) {
+        throw new SimServiceError(500, 'InternalError', 'We encountered an internal error. Please try again.');
+      }
+    };
+    await expect(processObject(upperWorker({ partBytes: 16 }), event('a.txt'), { store })).rejects.toThrow(
+      /internal error/,
+    );
+    expect(s3.model.openUploads()).toEqual([]);
   });
 });
 
@@ -605,7 +911,10 @@ describe('processObject: the read guard (options.deadline)', () => {
     const deadline = { remainingTimeMs: () => 10, marginMs: 1000, timeLimitMs: 60_000, now: () => 0 };
     await expect(run('a.txt', {}, { deadline })).rejects.toThrow(/deadline came near/);
     expect(s3.keys(OUT)).toEqual([]);
-    const plenty = { ...deadline, remainingTimeMs: () => 50_000 };
+    const reads = { active: 0, started: 0 };
+    const plenty = { ...deadline, remainingTimeMs: () => 50_000, reads };
     await expect(run('a.txt', {}, { deadline: plenty })).resolves.toMatchObject({ status: 'processed' });
+    // The read counted itself in, and out when it ended.
+    expect(reads).toEqual({ active: 0, started: 1 });
   });
 });
