@@ -9,7 +9,22 @@
 export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts', related: false },
-  mutate: ['src/done/**/*.ts', 'src/publish/**/*.ts', 'src/ledger/ledgerDecision.ts'],
+  // The deciding core, and processObject with the phases of its rounds (src/worker/: the done-check, the
+  // round, the transform and publish, the tidying after it, the round's result). Not here: the worker's
+  // option declarations (processObjectOptions.ts, types and a name list), the delete path
+  // (removeOutputs.ts, its own entry point) and the side-output protocol (sideOutputs.ts, its own module):
+  // CONTRIBUTING.md ("Coverage and mutation gates") says why.
+  mutate: [
+    'src/done/**/*.ts',
+    'src/publish/**/*.ts',
+    'src/ledger/ledgerDecision.ts',
+    'src/worker/processObject.ts',
+    'src/worker/doneCheck.ts',
+    'src/worker/publishRound.ts',
+    'src/worker/transformAndPublish.ts',
+    'src/worker/tidyAfterPublish.ts',
+    'src/worker/roundResult.ts',
+  ],
   // Each mutant runs only the tests that reached it in the first (coverage) run.
   coverageAnalysis: 'perTest',
   concurrency: 2,
@@ -24,8 +39,9 @@ export default {
   reporters: ['clear-text', 'progress-append-only', 'json'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   clearTextReporter: { allowColor: false, logTests: false, reportMutants: true, reportScoreTable: true },
-  // break: the score measured on 2026-12-06 (84.08 %), rounded down; raise it as survivors are killed.
-  thresholds: { high: 90, low: 70, break: 84 },
+  // break: the score measured on 2026-12-06 with the worker's files (88.73 %), rounded down; raise it as
+  // survivors are killed.
+  thresholds: { high: 90, low: 70, break: 88 },
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
 };

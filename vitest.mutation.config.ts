@@ -3,7 +3,7 @@ import base from './vitest.config.js';
 
 /**
  * `npm run test:mutation` (stryker.config.mjs): the unit tests of the mutated files, which run in process
- * with no emulator, fast enough to run once per mutant on a loaded 2-core machine. The integration tests
+ * with no emulator (processObject's against the simulation tier's in-memory S3), fast enough to run once per mutant on a loaded 2-core machine. The integration tests
  * that also reach this code (moto-backed) run in `npm test`, not per mutant: a mutant that only they
  * would kill counts here as survived, so the score is a floor.
  */
@@ -22,6 +22,8 @@ export default defineConfig({
       'test/unit/outputWriter.test.ts',
       // src/ledger/ledgerDecision.ts
       'test/unit/ledgerDecision.test.ts',
+      // src/worker/processObject.ts and its phases: against the in-memory S3 (test/support/memoryS3.ts).
+      'test/unit/processObjectRounds.test.ts',
     ],
     // None of these tests talks to AWS: no emulator to start.
     globalSetup: [],
