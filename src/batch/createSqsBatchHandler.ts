@@ -10,11 +10,7 @@ import { withFields } from '../logging/withFields.js';
 import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { AdaptiveFirstRun, type FirstRunPolicy } from '../worker/adaptiveFirstRun.js';
-import {
-  type CodeVersionMarkerPlace,
-  codeVersionMarkerKey,
-  writeCodeVersionMarker,
-} from '../worker/codeVersionMarker.js';
+import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import type { OutcomeHook } from '../worker/outcomes.js';
 import type { AfterOutputHook } from './AfterOutputHook.js';
@@ -116,7 +112,7 @@ export interface SqsBatchHandlerOptions {
    * @default under CODE_VERSION_PREFIX (which RerunPipeline and rerun dev set) in the worker's
    * `outputBucket` when `store` and `sqs` are left out and the variable is set; else none
    */
-  readonly codeVersionMarker?: CodeVersionMarkerPlace | false;
+  readonly codeVersionMarker?: { readonly bucket: string; readonly prefix: string } | false;
   /**
    * Called with every record's outcome after it is logged, then flushed once per invocation: the
    * place for outcome metrics, e.g. `emfOutcomeMetrics()` or `powertoolsOutcomeMetrics(metrics)`
