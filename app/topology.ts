@@ -7,6 +7,7 @@
 import { DEFAULT_FAILURE_PREFIX } from '../src/failures/failureRecord.js';
 import { NORMALIZE_PREFIXES } from '../src/normalize/normalizeWorker.js';
 import { type LedgerTopology, type WorkerTopology, workerQueueNames } from '../src/topology/WorkerTopology.js';
+import { DEFAULT_CODE_VERSION_PREFIX } from '../src/worker/codeVersionPrefix.js';
 
 export { type LedgerTopology, type WorkerTopology, workerQueueNames };
 
@@ -85,7 +86,7 @@ export const topology: Topology = {
   },
   summaryPrefix: 'summaries/',
   failurePrefix: DEFAULT_FAILURE_PREFIX,
-  codeVersionPrefix: 'code-versions/',
+  codeVersionPrefix: DEFAULT_CODE_VERSION_PREFIX,
   summarize: {
     name: 'summarize',
     // A partition task reads a whole day of normalized outputs: give it time, and one task per

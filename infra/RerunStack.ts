@@ -202,7 +202,6 @@ export class RerunStack extends Stack {
       outputPrefixes: ownedPrefixes,
       failurePrefix: t.failurePrefix,
       workerSettings: t.normalize,
-      environment: { CODE_VERSION_PREFIX: t.codeVersionPrefix },
       ...(props.webhook ? { webhook: this.webhookSource(props.webhook) } : {}),
       ...(props.tracing !== undefined ? { tracing: props.tracing } : {}),
       ...(props.logRetention ? { logRetention: props.logRetention } : {}),
@@ -214,17 +213,10 @@ export class RerunStack extends Stack {
     this.alarmTopic = this.pipeline.alarmTopic;
     const alarmActions = [new SnsAction(this.alarmTopic)];
     // Every prefix a worker writes: all of them only through conditional writes (the pipeline's
-    // statement grows by the summary stage's and the code-version markers' prefixes).
-    requireConditionalWrites(this.output.bucket, t.summaryPrefix, t.codeVersionPrefix);
+    // statement, which holds the code-version markers' prefix, grows by the summary stage's).
+    requireConditionalWrites(this.output.bucket, t.summaryPrefix);
     // No blind delete of an output either: every DeleteObject there names the version it removes.
     requireConditionalDeletes(this.output.bucket, t.summaryPrefix);
-
-    // When a code version first ran (create-only), for reprocess planning by listings.
-    grantPrefixAccess(this.normalize.function, this.output.bucket, [t.codeVersionPrefix], {
-      write: true,
-      list: false,
-    });
-    acknowledgePrefixWildcards(this.normalize.role, this.output.bucket, [t.codeVersionPrefix]);
 
     // The summary stage: one task per daily partition, fed by the schedule and by `rerun backfill`.
     this.summarize = new SqsWorker(this, t.summarize.name, {

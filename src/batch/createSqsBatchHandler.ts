@@ -106,10 +106,13 @@ export interface SqsBatchHandlerOptions {
    * empty object at `{prefix}{worker name}/{codeVersion}` in `bucket`, created once
    * (src/worker/codeVersionMarker.ts). `rerun reprocess` reads its LastModified to find the
    * outputs of older code from listings. When it cannot be written the batch fails (and returns),
-   * so no output of this version is ever older than its marker.
-   * @default none
+   * so no output of this version is ever older than its marker. `false`: no marker, whatever the
+   * environment says. Writing it needs a create-only `s3:PutObject` on the prefix, which
+   * RerunPipeline grants.
+   * @default under CODE_VERSION_PREFIX (which RerunPipeline and rerun dev set) in the worker's
+   * `outputBucket` when `store` and `sqs` are left out and the variable is set; else none
    */
-  readonly codeVersionMarker?: { readonly bucket: string; readonly prefix: string };
+  readonly codeVersionMarker?: { readonly bucket: string; readonly prefix: string } | false;
   /**
    * Called with every record's outcome after it is logged, then flushed once per invocation: the
    * place for outcome metrics, e.g. `emfOutcomeMetrics()` or `powertoolsOutcomeMetrics(metrics)`
@@ -180,7 +183,7 @@ export const SQS_BATCH_HANDLER_OPTION_NAMES = {
  *   too, so SQS redelivers them in order.
  *
  * Under RerunPipeline or rerun dev, `{ worker }` is enough: the clients, the store, the failure
- * recorder, the logger and `maxInputBytes` come from the environment they set; an option given
+ * recorder, the logger, `maxInputBytes` and the code-version marker come from the environment they set; an option given
  * explicitly wins, and a missing variable is refused by name (`WorkerConfigurationError`). Given
  * `store` and `sqs`, the handler reads no environment ("wiring it yourself").
  *

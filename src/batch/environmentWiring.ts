@@ -7,6 +7,7 @@ import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
 import { S3FailureRecorder } from '../failures/S3FailureRecorder.js';
 import { createLogger, type Logger } from '../logging/logger.js';
 import { S3ObjectStore } from '../s3/S3ObjectStore.js';
+import type { CodeVersionMarkerPlace } from '../worker/codeVersionMarker.js';
 
 /** The wiring of a batch handler that the environment can give: what `RerunPipeline` and `rerun dev` set. */
 export interface HandlerWiring {
@@ -15,6 +16,7 @@ export interface HandlerWiring {
   readonly logger?: Logger;
   readonly failureRecorder?: FailureRecorder;
   readonly maxInputBytes?: number;
+  readonly codeVersionMarker?: CodeVersionMarkerPlace | false;
 }
 
 /** What the caller gave explicitly; each given field wins over the environment's. */
@@ -24,6 +26,9 @@ export interface ExplicitWiring {
   readonly logger?: Logger | undefined;
   readonly failureRecorder?: FailureRecorder | undefined;
   readonly maxInputBytes?: number | undefined;
+  readonly codeVersionMarker?: CodeVersionMarkerPlace | false | undefined;
+  /** The worker: its output bucket holds the code-version marker taken from CODE_VERSION_PREFIX. */
+  readonly worker?: { readonly outputBucket: string } | undefined;
 }
 
 /**
@@ -34,10 +39,12 @@ export interface ExplicitWiring {
  *   AWS_ENDPOINT_URL when it is set: the emulator of `rerun dev`), a JSON logger at LOG_LEVEL, an
  *   `S3FailureRecorder` in OUTPUT_BUCKET under FAILURE_PREFIX (`failures/` when unset) knowing the
  *   queue's MAX_RECEIVE_COUNT (asked of SQS when unset), and
- *   `maxInputBytes` from MAX_INPUT_BYTES (no limit when unset: `rerun dev` sets none). A missing
- *   OUTPUT_BUCKET, or a MAX_INPUT_BYTES that is not a positive number, is refused by name.
+ *   `maxInputBytes` from MAX_INPUT_BYTES (no limit when unset: `rerun dev` sets none), and the
+ *   code-version marker under CODE_VERSION_PREFIX in the worker's output bucket (none when unset;
+ *   both RerunPipeline and `rerun dev` set it). A missing OUTPUT_BUCKET, or a MAX_INPUT_BYTES that
+ *   is not a positive number, is refused by name.
  * - Both given: nothing is read from the environment ("wiring it yourself"); what is not given stays
- *   off (no failure recorder, the silent logger, no input limit), as before.
+ *   off (no failure recorder, the silent logger, no input limit, no code-version marker), as before.
  * - One of the two: refused, naming the other, since a store and a queue client of two different
  *   endpoints would write where the handler does not read.
  *
@@ -52,6 +59,7 @@ export function wiringFromEnvironment(explicit: ExplicitWiring, env: NodeJS.Proc
       ...(explicit.logger ? { logger: explicit.logger } : {}),
       ...(explicit.failureRecorder ? { failureRecorder: explicit.failureRecorder } : {}),
       ...(explicit.maxInputBytes !== undefined ? { maxInputBytes: explicit.maxInputBytes } : {}),
+      ...(explicit.codeVersionMarker !== undefined ? { codeVersionMarker: explicit.codeVersionMarker } : {}),
     };
   }
   if (explicit.store || explicit.sqs) {
@@ -66,13 +74,28 @@ export function wiringFromEnvironment(explicit: ExplicitWiring, env: NodeJS.Proc
   const logger = explicit.logger ?? createLogger({ env });
   const failureRecorder = explicit.failureRecorder ?? environmentFailureRecorder(store, clients.sqs, logger, env);
   const maxInputBytes = explicit.maxInputBytes ?? environmentMaxInputBytes(env);
+  const codeVersionMarker = explicit.codeVersionMarker ?? environmentCodeVersionMarker(explicit.worker, env);
   return {
     store,
     sqs: clients.sqs,
     logger,
     failureRecorder,
     ...(maxInputBytes !== undefined ? { maxInputBytes } : {}),
+    ...(codeVersionMarker !== undefined ? { codeVersionMarker } : {}),
   };
+}
+
+/**
+ * The code-version marker the construct grants: under CODE_VERSION_PREFIX, in the worker's output
+ * bucket (where the tools list it). Undefined when the variable is unset or empty, or no worker is given.
+ */
+function environmentCodeVersionMarker(
+  worker: ExplicitWiring['worker'],
+  env: NodeJS.ProcessEnv,
+): CodeVersionMarkerPlace | undefined {
+  const prefix = env.CODE_VERSION_PREFIX;
+  if (!prefix || !worker) return undefined;
+  return { bucket: worker.outputBucket, prefix };
 }
 
 /** The failure recorder the construct grants: OUTPUT_BUCKET, under FAILURE_PREFIX. */

@@ -9,6 +9,7 @@ import { Construct } from 'constructs';
 import { batchOperationsManifestPrefix } from '../batch/batchOperationsLayout.js';
 import type { LedgerTopology } from '../topology/WorkerTopology.js';
 import { WORKER_TOPOLOGY_NAMES } from '../topology/WorkerTopology.js';
+import { DEFAULT_CODE_VERSION_PREFIX } from '../worker/codeVersionPrefix.js';
 import { BatchOperationsHandler } from './BatchOperationsHandler.js';
 import { BATCH_OPERATIONS_NAMES, checkProps, RERUN_PIPELINE_PROP_NAMES, WEBHOOK_SOURCE_NAMES } from './checkProps.js';
 import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
@@ -40,9 +41,11 @@ export const DEFAULT_LEDGER_TOPOLOGY: LedgerTopology = { name: 'ledger', partiti
  *
  * The worker's environment: OUTPUT_BUCKET, FAILURE_PREFIX, INPUT_BUCKETS (the bucket it reads: give it to
  * defineWorker's `inputBuckets` so that an event naming another is refused), LEDGER_TABLE (with a ledger),
- * MAX_INPUT_BYTES, NOTIFY_URL (with a webhook), LOG_LEVEL, plus `environment`. A worker built with
- * `createSqsBatchHandler({ worker })` takes its clients, failure recorder (in OUTPUT_BUCKET) and
- * MAX_INPUT_BYTES from it (src/batch/environmentWiring.ts), so an input too large for one invocation
+ * MAX_INPUT_BYTES, CODE_VERSION_PREFIX (`code-versions/`, where `rerun status` and `rerun reprocess`
+ * list when each code version first ran: the worker may create objects there, conditionally, and do
+ * nothing else), NOTIFY_URL (with a webhook), LOG_LEVEL, plus `environment`. A worker built with
+ * `createSqsBatchHandler({ worker })` takes its clients, failure recorder (in OUTPUT_BUCKET), code-version
+ * marker and MAX_INPUT_BYTES from it (src/batch/environmentWiring.ts), so an input too large for one invocation
  * is refused at once with a failure record naming the limit; one wired by hand passes
  * `maxInputBytes: Number(process.env.MAX_INPUT_BYTES)`, as functions/normalize/handler.ts does.
  * MAX_RECEIVE_COUNT (set by SqsWorker: its queue's redrive count) given to S3FailureRecorder's
@@ -159,7 +162,7 @@ export class RerunPipeline extends Construct {
   private protectOutputs(props: RerunPipelineProps, plan: PipelinePlan, createdOutput: Bucket | undefined) {
     // No blind overwrite, no blind delete of what the worker owns (and of its failure records).
     // A manifest rerun writes is content-addressed and written create-only: never blindly replaced.
-    const workerWritten = [...plan.outputPrefixes, plan.failurePrefix];
+    const workerWritten = [...plan.outputPrefixes, plan.failurePrefix, DEFAULT_CODE_VERSION_PREFIX];
     const written = [...workerWritten, ...(props.batchOperations ? [batchOperationsManifestPrefix()] : [])];
     requireConditionalWrites(this.outputBucket, ...written);
     requireConditionalDeletes(this.outputBucket, ...plan.outputPrefixes);
@@ -206,6 +209,8 @@ export class RerunPipeline extends Construct {
         ...(this.ledgerTable ? { LEDGER_TABLE: this.ledgerTable.tableName } : {}),
         // The worker refuses a larger input at once (src/worker/doneCheck.ts, InputTooLargeError).
         MAX_INPUT_BYTES: String(plan.maxInputBytes),
+        // Where it records when its code version first ran (and its grant is): the prefix the tools list.
+        CODE_VERSION_PREFIX: DEFAULT_CODE_VERSION_PREFIX,
         ...(notifyUrl ? { NOTIFY_URL: notifyUrl } : {}),
         ...props.environment,
       },
@@ -225,11 +230,14 @@ export class RerunPipeline extends Construct {
   /** Grants the worker's function exactly what a rerun worker does, scoped to the prefixes. */
   private grantWorker(plan: PipelinePlan, workerWritten: readonly string[]): void {
     // Exactly what a rerun worker does: read uploads; read (done-check), write (conditional put,
-    // multipart) and delete (If-Match: outputs of a deleted input) its outputs; record failures.
+    // multipart) and delete (If-Match: outputs of a deleted input) its outputs; record failures and
+    // when its code version first ran.
     const fn = this.workerFunction;
     grantPrefixAccess(fn, this.inputBucket, [plan.inputPrefix], { read: true });
     grantPrefixAccess(fn, this.outputBucket, plan.outputPrefixes, { read: true, write: true, delete: true });
     grantPrefixAccess(fn, this.outputBucket, [plan.failurePrefix], { read: true, write: true, delete: true });
+    // Its code-version markers: created once (If-None-Match), never read, listed or deleted by the worker.
+    grantPrefixAccess(fn, this.outputBucket, [DEFAULT_CODE_VERSION_PREFIX], { write: true, list: false });
     // With the table's customer managed key, when it has one; no DynamoDB grant without a ledger.
     if (this.ledgerTable) grantLedgerAccess(this.ledgerTable, fn);
     acknowledgePrefixWildcards(this.worker, this.inputBucket, [plan.inputPrefix]);

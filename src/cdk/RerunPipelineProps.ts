@@ -237,7 +237,9 @@ export interface RerunPipelineProps {
    */
   readonly logRetention?: RetentionDays;
   /**
-   * Extra environment variables of the worker (merged over the construct's).
+   * Extra environment variables of the worker (merged over the construct's). Not NOTIFY_URL (see
+   * `webhook`) nor CODE_VERSION_PREFIX: the construct sets it to `code-versions/`, the prefix the
+   * tools read and the worker's grant names; either is refused at synth.
    * @default {}
    */
   readonly environment?: Readonly<Record<string, string>>;

@@ -3,6 +3,7 @@ import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
 import { InputFormat } from '../normalize/inputFormat.js';
 import { maxInputBytesFor, planningMibPerCpuSecond, sizeWorker } from '../sizing/sizeWorker.js';
 import type { WorkerTopology } from '../topology/WorkerTopology.js';
+import { DEFAULT_CODE_VERSION_PREFIX } from '../worker/codeVersionPrefix.js';
 import { StackConfigurationInvalidError } from './errors.js';
 import { type PipelineProps, type PlannedStage, planStage } from './publishedPipeline.js';
 import type { RerunPipelineProps } from './RerunPipelineProps.js';
@@ -48,6 +49,12 @@ export function planPipeline(props: RerunPipelineProps, stackName: string) {
   if (props.environment && 'NOTIFY_URL' in props.environment) {
     v.push(
       'environment.NOTIFY_URL: the webhook URL comes from Secrets Manager or SSM (props.webhook), never a plain value',
+    );
+  }
+  if (props.environment && 'CODE_VERSION_PREFIX' in props.environment) {
+    v.push(
+      `environment.CODE_VERSION_PREFIX: RerunPipeline sets it to ${DEFAULT_CODE_VERSION_PREFIX}, the prefix rerun status and ` +
+        'rerun reprocess list and the only one the worker may write its code-version markers under',
     );
   }
   const declaredStage = (props.worker as { stage?: PipelineProps['declaredStage'] } | undefined)?.stage;

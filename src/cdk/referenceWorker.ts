@@ -12,11 +12,10 @@ import type { WorkerSource } from './workerSource.js';
  *
  * - `normalize`: the reference CSV/NDJSON normalizer (functions/normalize/handler.ts), the worker
  *   {@link RerunPipeline} is made for. It reads OUTPUT_BUCKET (required), MAX_INPUT_BYTES, LEDGER_TABLE
- *   and NOTIFY_URL (the webhook, which needs the ledger), LOG_LEVEL, and CODE_VERSION_PREFIX (optional):
- *   RerunPipeline sets all but the last (LEDGER_TABLE and NOTIFY_URL with its `webhook` only). It writes `normalized/` and `quarantine/` (RerunPipeline's
- *   default `outputPrefixes`) and `failures/`. With CODE_VERSION_PREFIX (in `environment`) it also
- *   records when its code version first ran under that prefix: grant it write access there
- *   (`grantPrefixAccess`) and add the prefix to `requireConditionalWrites`, as rerun's reference stack does.
+ *   and NOTIFY_URL (the webhook, which needs the ledger), LOG_LEVEL, and CODE_VERSION_PREFIX:
+ *   RerunPipeline sets them all (LEDGER_TABLE and NOTIFY_URL with its `webhook` only). It writes `normalized/`
+ *   and `quarantine/` (RerunPipeline's default `outputPrefixes`), `failures/`, and under `code-versions/`
+ *   when its code version first ran (RerunPipeline grants it a conditional write there).
  * - `summarize`: the daily summary stage (functions/summarize/handler.ts), for an {@link SqsWorker}
  *   on a FIFO queue of partition tasks. It reads OUTPUT_BUCKET and INPUT_BUCKET (both required).
  */

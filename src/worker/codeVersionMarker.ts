@@ -2,6 +2,12 @@ import { createHash } from 'node:crypto';
 import { PublishConflictError } from '../errors.js';
 import { type S3ObjectStore, WriteStatus } from '../s3/S3ObjectStore.js';
 
+/** Where a worker's code-version markers go: the bucket and the prefix under it. */
+export interface CodeVersionMarkerPlace {
+  readonly bucket: string;
+  readonly prefix: string;
+}
+
 /**
  * Where a worker records that a code version has run: `{prefix}{worker}/{codeVersion}`, an empty
  * object created once (If-None-Match) by the first instance of that version, before its first

@@ -130,6 +130,12 @@ describe("rerun dev --pipeline runs a user's object stage and daily window stage
       expect(dev.stderr()).toMatch(new RegExp(`^processed +s3://${ready.inputBucket}/incoming/${key} `, 'm'));
     }
     expect(dev.stderr()).toContain(`Backfill:   npx rerun backfill --stage daily --from W --to W --app-name ${app}`);
+    // The user's worker recorded that its code version ran, so status judges old code from listings.
+    const objects = rerun(['status', '--stage', 'upper', '--app-name', app, '--json']);
+    expect(await objects.exit, objects.stderr()).toBe(0);
+    const upper = JSON.parse(objects.stdout()) as { codeVersion: { known: boolean; note: string } };
+    expect(upper.codeVersion.known, upper.codeVersion.note).toBe(true);
+    expect(upper.codeVersion.note).toMatch(/^code version upper@1 first ran at /);
     expect(await windowOutput(app, yesterday)).toEqual({
       day: yesterday,
       files: [`dt=${yesterday}/one.csv`, `dt=${yesterday}/two.csv`],

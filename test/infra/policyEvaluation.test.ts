@@ -701,7 +701,10 @@ const CREATED_INPUT_ONLY = new Set([
   'notifications handler',
 ]);
 
-/** The worker reads uploads and writes (conditionally), seals and deletes (If-Match) under upper/ and failures/ only. */
+/**
+ * The worker reads uploads and writes (conditionally), seals and deletes (If-Match) under upper/ and failures/ only,
+ * and creates its code-version markers under code-versions/ (create-only, nothing else).
+ */
 function workerS3Cases(p: PipelineUnderTest): EdgeCase[] {
   const { id, input, output, logs } = p;
   const s3 = s3As(id.role);
@@ -763,6 +766,31 @@ function workerS3Cases(p: PipelineUnderTest): EdgeCase[] {
       expect: 'Deny',
     },
     { name: 'list failures', requests: s3.listObjects(output, 'failures/'), expect: 'Allow' },
+    {
+      name: 'mark its code version (create-only)',
+      requests: s3.putObject(output, 'code-versions/upper/upper%401', { ifNoneMatch: '*' }),
+      expect: 'Allow',
+    },
+    {
+      name: 'overwrite a code-version marker blind',
+      requests: s3.putObject(output, 'code-versions/upper/upper%401'),
+      expect: 'Deny',
+    },
+    {
+      name: 'read a code-version marker',
+      requests: s3.getObject(output, 'code-versions/upper/upper%401'),
+      expect: 'ImplicitDeny',
+    },
+    {
+      name: 'delete a code-version marker',
+      requests: s3.deleteObject(output, 'code-versions/upper/upper%401', { ifMatch: etag }),
+      expect: 'ImplicitDeny',
+    },
+    {
+      name: 'list the code-version markers',
+      requests: s3.listObjects(output, 'code-versions/'),
+      expect: 'ImplicitDeny',
+    },
     {
       name: "write the normalizer's prefix",
       requests: s3.putObject(output, 'normalized/a', { ifNoneMatch: '*' }),

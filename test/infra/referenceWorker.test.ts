@@ -80,8 +80,11 @@ describe('RerunPipeline with the prebuilt normalize worker', () => {
     // RERUN_TRACE_AWS_SDK with tracing on, INPUT_BUCKETS the only bucket it reads (an event naming
     // another is refused). No LEDGER_TABLE: it uses the ledger only for NOTIFY_URL, which a webhook
     // sets together with the ledger (RerunPipeline's `ledger`).
-    // FAILURE_PREFIX where its failure records may go; MAX_RECEIVE_COUNT its queue's redrive count.
+    // FAILURE_PREFIX where its failure records may go; MAX_RECEIVE_COUNT its queue's redrive count;
+    // CODE_VERSION_PREFIX where it records when its code version first ran (the prefix the tools list).
+    expect(vars.CODE_VERSION_PREFIX).toBe('code-versions/');
     expect(Object.keys(vars).sort()).toEqual([
+      'CODE_VERSION_PREFIX',
       'FAILURE_PREFIX',
       'INPUT_BUCKETS',
       'LOG_LEVEL',

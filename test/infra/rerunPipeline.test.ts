@@ -13,6 +13,7 @@ import { QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StackOutput } from '../../app/stackOutputs.js';
+import { topology } from '../../app/topology.js';
 import { projectRoot } from '../../infra/paths.js';
 import { CheckovCheck } from '../../src/cdk/checkovAcknowledgements.js';
 import { requireConditionalWrites } from '../../src/cdk/conditionalWritePolicy.js';
@@ -270,6 +271,31 @@ describe('RerunPipeline props', () => {
     const { template } = pipelineStack({ failurePrefix: 'ops/failures/' });
     expect(fnEnv(template).FAILURE_PREFIX).toBe('ops/failures/');
     expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).toContain('ops/failures/');
+  });
+
+  it('tells the worker CODE_VERSION_PREFIX, the prefix the tools list, and grants it a PutObject there and nothing else', () => {
+    const { template } = pipelineStack({ outputPrefixes: ['upper/'] });
+    expect(fnEnv(template).CODE_VERSION_PREFIX).toBe('code-versions/');
+    expect(fnEnv(template).CODE_VERSION_PREFIX).toBe(topology.codeVersionPrefix);
+    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+      (p) =>
+        p.Properties.PolicyDocument.Statement as {
+          Action: string | string[];
+          Resource: unknown;
+          Condition?: unknown;
+        }[],
+    );
+    const onMarkers = statements.filter((st) => JSON.stringify(st).includes('code-versions/'));
+    // The grant of the put's API (its multipart abort with it, as every prefix grant); no read, list or delete.
+    expect(onMarkers.map((st) => st.Action)).toEqual([['s3:PutObject', 's3:AbortMultipartUpload']]);
+    // Only a conditional write, by the bucket policy's deny of a blind one.
+    const denies = Object.values(template.findResources('AWS::S3::BucketPolicy')).flatMap(
+      (p) => p.Properties.PolicyDocument.Statement as { Effect: string; Action: unknown; Resource: unknown }[],
+    );
+    const blindPutDenied = denies.filter(
+      (st) => st.Effect === 'Deny' && JSON.stringify(st.Action).includes('s3:PutObject'),
+    );
+    expect(JSON.stringify(blindPutDenied.map((st) => st.Resource))).toContain('/code-versions/*');
   });
 
   it('grants the prefixes the worker source declares, or the outputPrefixes prop over them, and no other', () => {
@@ -635,6 +661,13 @@ describe('RerunPipeline fails fast on contradictory props', () => {
       /either secret or parameterName/,
     );
     refused(() => ({ environment: { NOTIFY_URL: 'https://example.com' } }), /never a plain value/);
+  });
+
+  it('a CODE_VERSION_PREFIX of its own in environment, which the worker could not write and the tools would not read', () => {
+    refused(
+      () => ({ environment: { CODE_VERSION_PREFIX: 'versions/' } }),
+      /environment\.CODE_VERSION_PREFIX: RerunPipeline sets it to code-versions\//,
+    );
   });
 
   it('a maxInputBytes the given memory and timeout cannot finish, or no Lambda can', () => {

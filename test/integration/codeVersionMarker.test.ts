@@ -1,11 +1,11 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { defineWorker } from '../../src/worker/defineWorker.js';
-import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { awsEndpoint, RequestLog, testClients, uniqueName } from '../support/aws.js';
 import { copyWorker } from '../support/copyWorker.js';
 import { createBucket, listKeys } from '../support/s3.js';
 
@@ -85,5 +85,64 @@ describe('the code-version marker (a codeVersion bump made visible to listings)'
     log.clear();
     await expect(handler(event(input, 'a.txt'), context)).rejects.toThrow(/bucket/i);
     expect(log.operations('S3')).toEqual(['PutObject']);
+  });
+});
+
+describe('the code-version marker of a handler wired from the environment (RerunPipeline, rerun dev)', () => {
+  const clients = testClients();
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  /** Stubs what RerunPipeline sets (CODE_VERSION_PREFIX only when `prefix` is given), and uploads a.txt. */
+  async function pipelineEnvironment(prefix?: string) {
+    const input = await createBucket(clients.s3, uniqueName('in'));
+    const output = await createBucket(clients.s3, uniqueName('out'));
+    await clients.s3.send(new PutObjectCommand({ Bucket: input, Key: 'a.txt', Body: 'x' }));
+    vi.stubEnv('AWS_ENDPOINT_URL', awsEndpoint());
+    vi.stubEnv('AWS_REGION', 'us-east-1');
+    vi.stubEnv('OUTPUT_BUCKET', output);
+    vi.stubEnv('LOG_LEVEL', 'error');
+    if (prefix !== undefined) vi.stubEnv('CODE_VERSION_PREFIX', prefix);
+    // What the markers' prefix holds when the transform starts, i.e. before the output is written.
+    const seenByTransform: string[][] = [];
+    const worker = copyWorker(output, {
+      codeVersion: 'copy@3',
+      before: async () => {
+        seenByTransform.push(await listKeys(clients.s3, output, 'code-versions/'));
+      },
+    });
+    return { input, output, worker, seenByTransform };
+  }
+
+  it('with CODE_VERSION_PREFIX set, `{ worker }` alone writes the marker in its output bucket before its first output', async () => {
+    const { input, output, worker, seenByTransform } = await pipelineEnvironment('code-versions/');
+    const handler = createSqsBatchHandler({ worker });
+    expect(await handler(event(input, 'a.txt'), context)).toEqual({ batchItemFailures: [] });
+    expect(seenByTransform).toEqual([['code-versions/copy/copy%403']]);
+    expect(await listKeys(clients.s3, output, 'out/')).toEqual([`out/${input}/a.txt`]);
+  });
+
+  it('without CODE_VERSION_PREFIX, or with codeVersionMarker: false, no marker is written', async () => {
+    const unset = await pipelineEnvironment();
+    expect(await createSqsBatchHandler({ worker: unset.worker })(event(unset.input, 'a.txt'), context)).toEqual({
+      batchItemFailures: [],
+    });
+    expect(await listKeys(clients.s3, unset.output, 'out/')).toEqual([`out/${unset.input}/a.txt`]);
+    expect(await listKeys(clients.s3, unset.output, 'code-versions/')).toEqual([]);
+
+    const off = await pipelineEnvironment('code-versions/');
+    const handler = createSqsBatchHandler({ worker: off.worker, codeVersionMarker: false });
+    expect(await handler(event(off.input, 'a.txt'), context)).toEqual({ batchItemFailures: [] });
+    expect(await listKeys(clients.s3, off.output, 'out/')).toEqual([`out/${off.input}/a.txt`]);
+    expect(await listKeys(clients.s3, off.output, 'code-versions/')).toEqual([]);
+  });
+
+  it('an explicit codeVersionMarker wins over CODE_VERSION_PREFIX', async () => {
+    const { input, output, worker } = await pipelineEnvironment('code-versions/');
+    const handler = createSqsBatchHandler({ worker, codeVersionMarker: { bucket: output, prefix: 'versions/' } });
+    expect(await handler(event(input, 'a.txt'), context)).toEqual({ batchItemFailures: [] });
+    expect(await listKeys(clients.s3, output, 'versions/')).toEqual(['versions/copy/copy%403']);
+    expect(await listKeys(clients.s3, output, 'code-versions/')).toEqual([]);
   });
 });
