@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { SUMMARIZE_CODE_VERSION } from '../../app/partition/codeVersion.js';
 import { SummaryAccumulator, serializeSummary } from '../../app/partition/dailySummary.js';
@@ -19,6 +20,7 @@ import type { PipelineSnapshot, SnapshotObject } from './support/ChaosPipeline.j
 import { formatChaosTable } from './support/chaosTable.js';
 import { killPointsOf } from './support/itemBoundaryKills.js';
 import { createPrng } from './support/prng.js';
+import { type RunnerEvent, RunnerSupervisor, receivesThatDied } from './support/RunnerSupervisor.js';
 import { chaosTopology, fullScenarios, withSummarizeTimeout } from './support/scenarios.js';
 import {
   type CleanReference,
@@ -542,5 +544,55 @@ describe('formatChaosTable', () => {
     );
     expect(lines[3]).toMatch(/^b\s+2\s+5\s+0\s+3\s+-\s+0\s+1\s+NO/);
     expect(lines.at(-1)).toMatch(/^total \(2 scenarios\)\s+15\s+2\s+8\s+4\s+0\s+1\s+NO\s+2\.0 s$/);
+  });
+});
+
+describe('RunnerSupervisor: the receives that died with a message', () => {
+  const notStarted = (messageId: string) => ({
+    event: 'record',
+    messageId,
+    status: 'failed',
+    reason: 'not started: function deadline is near (less than 800 ms left)',
+  });
+  it('names the messages of a timed-out invocation and a record not started for want of time, not a failure of its own', () => {
+    expect(receivesThatDied({ event: 'invocation', outcome: 'timeout', messageIds: ['m1', 'm2'] })).toEqual([
+      'm1',
+      'm2',
+    ]);
+    expect(receivesThatDied({ event: 'invocation', outcome: 'success', messageIds: ['m1'] })).toEqual([]);
+    expect(receivesThatDied(notStarted('m3') as RunnerEvent)).toEqual(['m3']);
+    expect(
+      receivesThatDied({ event: 'record', messageId: 'm4', status: 'failed', reason: 'PublishConflictError: lost' }),
+    ).toEqual([]);
+    expect(
+      receivesThatDied({
+        event: 'record',
+        messageId: 'm5',
+        status: 'failed',
+        reason: 'not started: an earlier record of this FIFO batch failed',
+      }),
+    ).toEqual([]);
+  });
+
+  it('counts each receive once: a starved record, a timeout, and a timed-out handler that reports a starved record late', async () => {
+    const events = [
+      { event: 'received', messageIds: ['m1', 'm2'] },
+      notStarted('m1'),
+      { event: 'invocation', outcome: 'success', messageIds: ['m1', 'm2'] },
+      { event: 'received', messageIds: ['m3'] },
+      { event: 'invocation', outcome: 'timeout', messageIds: ['m3'] },
+      notStarted('m3'),
+      { event: 'received', messageIds: ['m4'] },
+      notStarted('m4'),
+      { event: 'invocation', outcome: 'timeout', messageIds: ['m4'] },
+    ];
+    const runner = new RunnerSupervisor({
+      restart: false,
+      script: fileURLToPath(new URL('./fixtures/eventReplay.ts', import.meta.url)),
+      env: { RUNNER_EVENTS: JSON.stringify(events) },
+    });
+    runner.start();
+    await runner.waitForExit();
+    expect(runner.totals.diedWhileHeld).toEqual({ m1: 1, m3: 1, m4: 1 });
   });
 });

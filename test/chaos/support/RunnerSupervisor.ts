@@ -11,6 +11,35 @@ export interface RunnerEvent {
   readonly [field: string]: unknown;
 }
 
+/** How the batch handler names a record it did not start because its invocation's time ran out (src/batch/runBatch.ts). */
+const DEADLINE_NOT_STARTED = 'not started: function deadline is near';
+
+/**
+ * The messages whose receive a runner event shows dying with them: each message of an invocation
+ * that timed out, and the message of a record the handler did not start because its invocation's
+ * time ran out ("not started: function deadline is near"), which spends a receive with no attempt
+ * just as a timeout does: on a loaded machine the invocation's time went to the records before it.
+ * A failure of the message's own (an error, a quarantine, a retry the handler asked for) is not.
+ *
+ * @example
+ * receivesThatDied({ event: 'invocation', outcome: 'timeout', messageIds: ['m1', 'm2'] }); // ['m1', 'm2']
+ * receivesThatDied({ event: 'record', status: 'failed', messageId: 'm3', reason: 'not started: function deadline is near (less than 800 ms left)' }); // ['m3']
+ */
+export function receivesThatDied(event: RunnerEvent): string[] {
+  if (event.event === 'invocation' && event.outcome === 'timeout' && Array.isArray(event.messageIds)) {
+    return event.messageIds.map(String);
+  }
+  if (
+    event.event === 'record' &&
+    event.status === 'failed' &&
+    typeof event.messageId === 'string' &&
+    String(event.reason).startsWith(DEADLINE_NOT_STARTED)
+  ) {
+    return [event.messageId];
+  }
+  return [];
+}
+
 /** Totals over every process a {@link RunnerSupervisor} started. */
 export interface RunnerTotals {
   /** Processes started (1 + restarts). */
@@ -184,13 +213,17 @@ export class RunnerSupervisor {
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     const held = new Set<string>();
     this.held = held;
-    lines.on('line', (line) => this.onLine(line, held));
+    // Messages whose record this process did not start for want of time (counted as died), until their invocation ends.
+    const starved = new Set<string>();
+    lines.on('line', (line) => this.onLine(line, held, starved));
     // 'close' comes after every line of stdout was read, so a batch that ended just before the kill
     // is not counted as dying with it.
     child.once('close', (_code, signal) => {
       if (signal !== 'SIGKILL') return;
       if (child.pid !== undefined) this.killedPids.add(child.pid);
-      for (const id of held) this.totals.diedWhileHeld[id] = (this.totals.diedWhileHeld[id] ?? 0) + 1;
+      for (const id of held) {
+        if (!starved.has(id)) this.totals.diedWhileHeld[id] = (this.totals.diedWhileHeld[id] ?? 0) + 1;
+      }
     });
     this.exited = new Promise<void>((resolve) => {
       child.once('exit', (code, signal) => {
@@ -204,7 +237,7 @@ export class RunnerSupervisor {
     });
   }
 
-  private onLine(line: string, held: Set<string>): void {
+  private onLine(line: string, held: Set<string>, starved: Set<string>): void {
     let event: RunnerEvent;
     try {
       event = JSON.parse(line) as RunnerEvent;
@@ -217,10 +250,23 @@ export class RunnerSupervisor {
     if (event.event === 'received') {
       for (const id of ids) held.add(id);
     }
+    const died = (id: string) => {
+      t.diedWhileHeld[id] = (t.diedWhileHeld[id] ?? 0) + 1;
+    };
+    if (event.event === 'record') {
+      for (const id of receivesThatDied(event)) {
+        // Only while its invocation runs: a timed-out invocation's late handler is counted by its timeout.
+        if (!held.has(id) || starved.has(id)) continue;
+        starved.add(id);
+        died(id);
+      }
+    }
     if (event.event === 'invocation') {
+      const timedOut = new Set(receivesThatDied(event));
       for (const id of ids) {
         held.delete(id);
-        if (event.outcome === 'timeout') t.diedWhileHeld[id] = (t.diedWhileHeld[id] ?? 0) + 1;
+        // A receive dies once: a record not started for want of time whose invocation then timed out counts once.
+        if (!starved.delete(id) && timedOut.has(id)) died(id);
       }
     }
     if (event.event === 'invocation') {
