@@ -179,8 +179,15 @@ export class S3FailureRecorder implements FailureRecorder {
         contentType: 'application/json',
       });
       if (result.status === WriteStatus.WRITTEN) {
-        await this.index(delivery.subject, queueName, delivery.messageId, GiveUpReason.LAST_RECEIVE);
-        return { key, etag: result.etag, subject: delivery.subject };
+        const started = { key, etag: result.etag, subject: delivery.subject };
+        try {
+          await this.index(delivery.subject, queueName, delivery.messageId, GiveUpReason.LAST_RECEIVE);
+        } catch (error) {
+          // The record is written: its handle must reach the attempt's end, which completes or removes it
+          // (and an entry a lost answer left); else a success leaves a record of a message never dead-lettered.
+          this.logger.warn('could not index the record that the last attempt of the message started', { key, error });
+        }
+        return started;
       }
       // A record of this message exists already (an earlier non-retryable failure): its reason says
       // more than "started"; keep it, and complete or remove that one when the attempt ends.

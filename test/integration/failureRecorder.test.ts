@@ -5,7 +5,7 @@ import { ensureQueue } from '../../local/provision.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { RerunError } from '../../src/errors.js';
 import type { FailedDelivery, FailureRecorder } from '../../src/failures/FailureRecorder.js';
-import { inputKeyHash } from '../../src/failures/failureIndex.js';
+import { FAILURE_INDEX_FOLDER, inputKeyHash } from '../../src/failures/failureIndex.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
@@ -397,6 +397,34 @@ describe('S3FailureRecorder', () => {
       await r.record(delivery({ outcome: failed({ messageId: 'raced', receiveCount: 3, reason: 'Error: other' }) }));
       await r.attemptSucceeded(started as NonNullable<typeof started>);
       expect(await r.read(queueName, 'raced')).toMatchObject({ reason: 'Error: other' });
+    });
+
+    it('a last attempt whose record was written but not indexed (the index PUT failed, perhaps applied) still removes both when it succeeds', async () => {
+      // The index PUT reaches S3 and its answer is lost on every attempt: the entry exists, the
+      // store throws. The record written before it must still be handed to the attempt's end.
+      class IndexAnswerLost extends S3ObjectStore {
+        override async put(...args: Parameters<S3ObjectStore['put']>): ReturnType<S3ObjectStore['put']> {
+          const result = await super.put(...args);
+          if (args[1].includes(FAILURE_INDEX_FOLDER)) throw new Error('socket hang up');
+          return result;
+        }
+      }
+      const r = new S3FailureRecorder({ store: new IndexAnswerLost(clients.s3), sqs: clients.sqs, bucket });
+      const started = await r.attemptStarted({
+        queueArn,
+        messageId: 'unindexed',
+        receiveCount: 3,
+        subject: 's3://in/incoming/dt=2026-01-05/unindexed.csv',
+      });
+      expect(started).toMatchObject({ key: `failures/${queueName}/unindexed.json` });
+      expect(await listKeys(clients.s3, bucket, `failures/${FAILURE_INDEX_FOLDER}`)).toContainEqual(
+        expect.stringContaining('unindexed'),
+      );
+      await r.attemptSucceeded(started as NonNullable<typeof started>);
+      expect(await r.read(queueName, 'unindexed')).toBeUndefined();
+      expect(
+        (await listKeys(clients.s3, bucket, `failures/${FAILURE_INDEX_FOLDER}`)).filter((k) => k.includes('unindexed')),
+      ).toEqual([]);
     });
 
     it('a deferral that spends the last receive says so in the record', async () => {
