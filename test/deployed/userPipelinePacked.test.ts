@@ -24,6 +24,7 @@ import {
 } from '../support/clicksPipeline.js';
 import {
   bareTerminalEnv,
+  killPackedRuns,
   type PackedCli,
   type PackedProject,
   packAndInstall,
@@ -103,13 +104,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await proxy?.close();
-  for (const child of children) {
-    try {
-      if (child.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // The group has already exited.
-    }
-  }
+  killPackedRuns(children);
   project?.remove();
 }, 120_000);
 

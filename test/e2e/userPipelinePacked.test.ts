@@ -15,6 +15,7 @@ import { uniqueName } from '../support/aws.js';
 import { CLICKS_DEPENDENCIES, CLICKS_FILES } from '../support/clicksPipeline.js';
 import {
   bareTerminalEnv,
+  killPackedRuns,
   type PackedCli,
   type PackedProject,
   packAndInstall,
@@ -29,13 +30,7 @@ beforeAll(() => {
 }, 600_000);
 
 afterAll(() => {
-  for (const child of children) {
-    try {
-      if (child.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // The group has already exited.
-    }
-  }
+  killPackedRuns(children);
   project?.remove();
 }, 300_000);
 

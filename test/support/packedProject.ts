@@ -135,3 +135,17 @@ export function runPackedRerun(dir: string, args: readonly string[], env: NodeJS
   const exit = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return { child, stdout: () => out, stderr: () => err, exit };
 }
+
+/**
+ * SIGKILLs the process group of each `npx rerun` still running (runPackedRerun starts each in a
+ * group of its own, so its children go with it): what a test's afterAll leaves behind.
+ */
+export function killPackedRuns(children: readonly ChildProcess[]): void {
+  for (const child of children) {
+    try {
+      if (child.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // The group has already exited.
+    }
+  }
+}
