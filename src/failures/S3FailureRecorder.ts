@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { WorkerConfigurationError } from '../errors.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { checkOptions, type OptionNames } from '../options/checkOptions.js';
+import { readWholeObject } from '../s3/readWholeObject.js';
 import { httpStatus, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
 import type { CoveredInput } from '../worker/outcomes.js';
 import type { FailedDelivery, FailureRecorder, StartedDelivery, StartedRecord } from './FailureRecorder.js';
@@ -315,8 +316,8 @@ export class S3FailureRecorder implements FailureRecorder {
   async read(queueName: string, messageId: string): Promise<FailureRecord | undefined> {
     const key = failureRecordKey(this.prefix, queueName, messageId);
     try {
-      const out = await this.options.store.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
-      return parseFailureRecord(await (out.Body?.transformToByteArray() ?? Promise.resolve(new Uint8Array())));
+      const { bytes } = await readWholeObject(this.options.store.client, { Bucket: this.options.bucket, Key: key });
+      return parseFailureRecord(bytes);
     } catch (error) {
       if (httpStatus(error) === 404) return undefined;
       throw error;
@@ -326,9 +327,10 @@ export class S3FailureRecorder implements FailureRecorder {
   /** A record with the ETag it was read at, or undefined when there is none (or it is unreadable). */
   private async readWithEtag(key: string): Promise<{ record: FailureRecord; etag: string } | undefined> {
     try {
-      const out = await this.options.store.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
-      const record = parseFailureRecord(await (out.Body?.transformToByteArray() ?? Promise.resolve(new Uint8Array())));
-      const etag = out.ETag?.replace(/"/g, '');
+      const { client } = this.options.store;
+      const { bytes, output } = await readWholeObject(client, { Bucket: this.options.bucket, Key: key });
+      const record = parseFailureRecord(bytes);
+      const etag = output.ETag?.replace(/"/g, '');
       return record && etag ? { record, etag } : undefined;
     } catch (error) {
       if (httpStatus(error) === 404) return undefined;

@@ -4,6 +4,7 @@ import { WorkerConfigurationError } from '../errors.js';
 import { stripQuotes } from '../intake/parseS3Event.js';
 import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { classifyS3Error, httpStatus, isMissingKey } from './errors.js';
+import { readWholeObject } from './readWholeObject.js';
 
 /** One listed object. */
 export interface ListedObject {
@@ -128,11 +129,13 @@ export class S3PartitionStore {
     }
   }
 
-  /** The whole object as bytes (small objects only: summaries), or undefined on 404. */
+  /**
+   * The whole object as bytes (small objects only: summaries), or undefined on 404. A body cut off
+   * mid-read is read again (src/s3/readWholeObject.ts).
+   */
   async getBytes(bucket: string, key: string): Promise<Buffer | undefined> {
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      return Buffer.from((await out.Body?.transformToByteArray()) ?? new Uint8Array());
+      return (await readWholeObject(this.client, { Bucket: bucket, Key: key })).bytes;
     } catch (error) {
       if (isMissingKey(error)) return undefined;
       throw classifyS3Error(error, { operation: 'GetObject', bucket, key }) ?? error;
