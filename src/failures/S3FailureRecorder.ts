@@ -20,6 +20,7 @@ import {
   parseFailureRecord,
   queueNameOfArn,
 } from './failureRecord.js';
+import { removeSucceededRecord } from './removeSucceededRecord.js';
 
 /**
  * The message of the warn line a recorder writes when a failure record cannot be written (a 403 on
@@ -204,31 +205,10 @@ export class S3FailureRecorder implements FailureRecorder {
   }
 
   async attemptSucceeded(started: StartedRecord): Promise<void> {
+    const { store, bucket } = this.options;
     try {
-      // If-Match on the provisional record's ETag: a record another delivery completed since stands.
-      await this.options.store.deleteIfMatch(this.options.bucket, started.key, started.etag);
-      const object = this.indexByObject ? objectOfSubject(started.subject) : undefined;
-      if (object) {
-        const queueName = /([^/]+)\/[^/]+\.json$/.exec(started.key)?.[1] ?? '';
-        const messageId = /([^/]+)\.json$/.exec(started.key)?.[1] ?? '';
-        // The entry's key names this message alone: no other writer has one to lose. Conditional
-        // all the same, on the ETag seen now, like every delete of the pipeline.
-        // Its own provisional record has a last-receive entry; a record it found and kept may be an
-        // earlier receive's non-retryable one (or another delivery's provisional one): both reasons then.
-        const reasons = started.kept
-          ? [GiveUpReason.LAST_RECEIVE, GiveUpReason.NON_RETRYABLE]
-          : [GiveUpReason.LAST_RECEIVE];
-        for (const givenUp of reasons) {
-          const entry = failureIndexKey(this.prefix, object, queueName, messageId, givenUp);
-          const seen = await this.options.store.head(this.options.bucket, entry);
-          if (seen) await this.options.store.deleteIfMatch(this.options.bucket, entry, seen.etag);
-        }
-      }
+      await removeSucceededRecord({ store, bucket, prefix: this.prefix, indexByObject: this.indexByObject }, started);
     } catch (error) {
-      // 412: another writer replaced the record since (a concurrent delivery of the same message
-      // gave up): its reason stands. 404: already gone.
-      const status = httpStatus(error);
-      if (status === 412 || status === 404) return;
       this.logger.warn('could not remove the provisional failure record of a message that succeeded', {
         key: started.key,
         error,

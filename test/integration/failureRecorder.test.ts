@@ -427,6 +427,32 @@ describe('S3FailureRecorder', () => {
       ).toEqual([]);
     });
 
+    it('a last attempt that succeeds tries its removal again when a delete fails after the SDK gave up (the first applied, its answer lost)', async () => {
+      // Two deletes in a row fail as a dropped connection would: the first after S3 applied it.
+      let failing = 2;
+      class DeletesFail extends S3ObjectStore {
+        override async deleteIfMatch(...args: Parameters<S3ObjectStore['deleteIfMatch']>) {
+          if (failing === 2) await super.deleteIfMatch(...args);
+          if (failing-- > 0) throw new Error('socket hang up');
+          return super.deleteIfMatch(...args);
+        }
+      }
+      const r = new S3FailureRecorder({ store: new DeletesFail(clients.s3), sqs: clients.sqs, bucket });
+      const started = await r.attemptStarted({
+        queueArn,
+        messageId: 'shaky',
+        receiveCount: 3,
+        subject: 's3://in/incoming/dt=2026-01-05/shaky.csv',
+      });
+      expect(started).toBeDefined();
+      await r.attemptSucceeded(started as NonNullable<typeof started>);
+      expect(failing).toBeLessThan(0);
+      expect(await r.read(queueName, 'shaky')).toBeUndefined();
+      expect(
+        (await listKeys(clients.s3, bucket, `failures/${FAILURE_INDEX_FOLDER}`)).filter((k) => k.includes('shaky')),
+      ).toEqual([]);
+    });
+
     it('a deferral that spends the last receive says so in the record', async () => {
       const key = await recorder().record(
         delivery({
