@@ -85,10 +85,14 @@ export class WindowPublishWatch {
   }
 
   /**
-   * Every window's folder as one listing shows it (each key with its ETag, so a rewrite shows): one
-   * listing of the key range from the first folder to the last, under their common prefix.
+   * Every window's folder as the listings show it (each key with its ETag, so a rewrite shows): one
+   * listing of the key range from the first folder to the last, under their common prefix. A range
+   * holding other windows' keys (a few windows far apart) is listed no further than one page per
+   * window; the folders it did not reach are then listed one by one, as a listing per window would.
    */
   private async folderSignatures(windows: readonly PartitionWindow[]): Promise<Map<string, string>> {
+    const { reader } = this.options;
+    const bucket = this.options.task.definition.output.bucket;
     const byFolder = new Map<string, string>();
     for (const w of windows) byFolder.set(this.folders.get(w.name) ?? '', w.name);
     const folders = [...byFolder.keys()].sort(utf8Compare);
@@ -96,7 +100,12 @@ export class WindowPublishWatch {
     const last = folders.at(-1) ?? '';
     const lengths = [...new Set(folders.map((f) => f.length))];
     const seen = new Map<string, string[]>();
-    const listing = this.options.reader.list(this.options.task.definition.output.bucket, {
+    const note = (window: string, object: { key: string; etag: string }) =>
+      seen.set(window, [...(seen.get(window) ?? []), `${object.key} ${object.etag}`]);
+    const budget = folders.length * KEYS_PER_PAGE;
+    let listed = 0;
+    let reached: string | undefined;
+    const listing = reader.list(bucket, {
       prefix: commonPrefix(folders),
       startAfter: first,
       stopAt: (key) => !key.startsWith(last) && utf8Compare(key, last) > 0,
@@ -104,12 +113,28 @@ export class WindowPublishWatch {
     for await (const object of listing) {
       for (const length of lengths) {
         const window = byFolder.get(object.key.slice(0, length));
-        if (window !== undefined) seen.set(window, [...(seen.get(window) ?? []), `${object.key} ${object.etag}`]);
+        if (window !== undefined) note(window, object);
+      }
+      // Stop at the end of a page, before the listing asks for the next one.
+      if (++listed === budget) {
+        reached = object.key;
+        break;
+      }
+    }
+    if (reached !== undefined) {
+      const passed = reached;
+      for (const folder of folders.filter((f) => passed.startsWith(f) || utf8Compare(f, passed) > 0)) {
+        const window = byFolder.get(folder) as string;
+        seen.delete(window);
+        for await (const object of reader.list(bucket, { prefix: folder })) note(window, object);
       }
     }
     return new Map([...seen].map(([window, keys]) => [window, keys.join('\n')]));
   }
 }
+
+/** Keys a ListObjectsV2 page holds. */
+const KEYS_PER_PAGE = 1000;
 
 /** S3's key order (UTF-8 bytes), which differs from JavaScript's string order past the BMP. */
 function utf8Compare(a: string, b: string): number {
