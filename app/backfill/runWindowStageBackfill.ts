@@ -9,7 +9,6 @@ import { sendMessageBatch } from '../common/sendMessageBatch.js';
 import { WaitEnd } from '../common/waitEnd.js';
 import { deadLetterMark, waitForQueue } from '../common/waitForQueue.js';
 import type { InputRules } from '../partition/inputCoverage.js';
-import { PartitionStatus } from '../partition/judgePartition.js';
 import { windowStageStatus } from '../status/windowStageStatus.js';
 import type { BackfillEvents } from './backfillEvents.js';
 import { type BackfillMode, backfillSelects, BackfillMode as Mode } from './planBackfill.js';
@@ -19,6 +18,7 @@ import type {
   WindowStageBackfillResult,
   WindowStagePlan,
 } from './windowBackfillResult.js';
+import { WindowPublishWatch } from './windowPublishWatch.js';
 
 /** One stage a window backfill plans, in dependency order (each after the stage it reads). */
 export interface WindowBackfillStage {
@@ -225,7 +225,11 @@ async function sendWindows(
   return { enqueued, sendRequests };
 }
 
-/** Polls the stage's planned windows (the same judgement) and its queues until they are published. */
+/**
+ * Polls the stage's planned windows (WindowPublishWatch: one listing of their folders per check, the
+ * same judgement as the plan for the windows whose folder changed) and its queues until they are
+ * published.
+ */
 async function waitForStage(
   options: RunWindowStageBackfillOptions,
   stage: WindowBackfillStage,
@@ -235,8 +239,13 @@ async function waitForStage(
   started: number,
   now: () => number,
 ): Promise<NonNullable<WindowStageBackfillResult['wait']>> {
-  const planned = new Set(plan.tasks.map((t) => t.window));
-  const requests = { list: 0, head: 0 };
+  const total = plan.tasks.length;
+  const watch = new WindowPublishWatch({
+    task: stage.task,
+    windows,
+    reader: options.reader,
+    ...(stage.upstreamInputs ? { upstreamInputs: stage.upstreamInputs } : {}),
+  });
   const wait = await waitForQueue({
     sqs: options.sqs,
     queueUrl: stage.queueUrl as string,
@@ -245,32 +254,22 @@ async function waitForStage(
     timing: options,
     started,
     now,
-    judge: async () => {
-      const report = await windowStageStatus(stage.task, windows, {
-        reader: options.reader,
-        ...(stage.upstreamInputs ? { upstreamInputs: stage.upstreamInputs } : {}),
-      });
-      requests.list += report.requests.list;
-      requests.head += report.requests.head;
-      return { report, published: report.windows.filter((w) => w.status === PartitionStatus.PUBLISHED).length };
-    },
-    complete: ({ published }) => published === planned.size,
+    judge: (previous) => watch.check(previous !== undefined && previous.queued + previous.inFlight === 0),
+    complete: ({ published }) => published === total,
     onProgress: ({ published }, queue) =>
-      options.events?.({ kind: 'waiting', stage: plan.stage, progress: { published, total: planned.size, ...queue } }),
+      options.events?.({ kind: 'waiting', stage: plan.stage, progress: { published, total, ...queue } }),
   });
-  const { report, published } = wait.judged;
+  const { published, remaining } = wait.judged;
   const { deadLettered, elapsedMs } = wait.queue;
   return {
     ended: wait.ended,
     published,
-    total: planned.size,
+    total,
     deadLettered,
     elapsedMs,
     polls: wait.polls,
-    requests,
-    remaining: report.windows
-      .filter((w) => w.status !== PartitionStatus.PUBLISHED)
-      .map((w) => ({ window: w.window, status: w.status, reason: w.reason })),
+    requests: { ...watch.requests },
+    remaining: remaining.map((w) => ({ window: w.window, status: w.status, reason: w.reason })),
   };
 }
 

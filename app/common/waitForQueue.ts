@@ -38,8 +38,12 @@ export interface WaitForQueueOptions<J> {
   /** When the tool started (elapsed times count from it). */
   readonly started: number;
   readonly now: () => number;
-  /** One check of the work itself, the tool's own judgement: the first thing every check does. */
-  readonly judge: () => Promise<J>;
+  /**
+   * One check of the work itself, the tool's own judgement: the first thing every check does. Told
+   * what the previous check saw of the queues (none on the first), so a judgement that skips work it
+   * saw unchanged can look at everything once the queue was seen empty.
+   */
+  readonly judge: (previous: QueueProgress | undefined) => Promise<J>;
   /** Whether the judged work is all done (the wait then ends complete). */
   readonly complete: (judged: J) => boolean;
   /** Told each check's judgement and queue counts, before the wait decides whether to end. */
@@ -76,14 +80,16 @@ export async function waitForQueue<J>(options: WaitForQueueOptions<J>): Promise<
   const { timing } = options;
   const interval = timing.pollIntervalMs ?? 2000;
   let drainedChecks = 0;
+  let previous: QueueProgress | undefined;
   for (let polls = 1; ; polls++) {
-    const judged = await options.judge();
+    const judged = await options.judge(previous);
     const counts = await queueCounts(options.sqs, options.queueUrl);
     const deadLettered = options.dlqUrl
       ? Math.max(0, (await queueCounts(options.sqs, options.dlqUrl)).visible - options.deadLetteredBefore)
       : 0;
     const elapsedMs = options.now() - options.started;
     const queue = { queued: counts.visible + counts.delayed, inFlight: counts.inFlight, deadLettered, elapsedMs };
+    previous = queue;
     options.onProgress?.(judged, queue);
     drainedChecks = counts.visible + counts.inFlight + counts.delayed === 0 ? drainedChecks + 1 : 0;
     let ended: WaitEnd | undefined;

@@ -1,10 +1,7 @@
 import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { type Day, dayOfInstant, daysInWindow, partitionName } from '../../src/keys/partition.js';
-import { windowsIntersecting } from '../../src/partitions/mapWindows.js';
-import { partitionScheme } from '../../src/partitions/partitionScheme.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import type { WindowTask } from '../../src/window/defineWindowTask.js';
 import { referenceInputRules } from '../common/inputRules.js';
 import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
 import type { InputRules } from '../partition/inputCoverage.js';
@@ -19,6 +16,7 @@ import { CloudWatchFeed, type CloudWatchSnapshot } from './cloudWatchFeed.js';
 import type { ConsoleDaysJudge } from './consoleDaysJudge.js';
 import { type DeadLetterView, MAX_DEAD_LETTERS, readDeadLetters } from './consoleDeadLetters.js';
 import type { ConsoleSource } from './consoleSource.js';
+import { defaultWindow, latestInputWindow, windowsOfDays } from './consoleWindows.js';
 import { type InputPage, inputDaySpan, listInputPage, UNDATED } from './dayInputs.js';
 import { LiveFeed, type LiveSnapshot } from './liveFeed.js';
 import { type ObjectPreview, previewObject } from './objectPreview.js';
@@ -120,6 +118,11 @@ export class ConsoleApi {
        * @default rerun's own daily summary (the reference pipeline)
        */
       readonly judge?: ConsoleDaysJudge;
+      /**
+       * The user's object stage the worker queue feeds: its queue rows are labelled by it (`clean queue`).
+       * @default the worker's name (rerun's own pipeline: `normalize queue`)
+       */
+      readonly objectStage?: string;
     } = {},
   ) {
     const { target } = source;
@@ -137,15 +140,22 @@ export class ConsoleApi {
 
   /**
    * What the console looks at. The first window is the 14 days up to today, or, when none of them has
-   * inputs, the 14 days up to the last day that has (the demo's samples are dated 2026-03).
+   * inputs, the 14 days up to the last day that has (the demo's samples are dated 2026-03): the last
+   * `dt=` day of the inputs, or on a user's window stage the day of its inputs' latest window in
+   * their own partition scheme (latestInputWindow).
    */
   async overview() {
     const { target, kind, session } = this.source;
-    const today = dayOfInstant(this.now());
-    const span = await inputDaySpan(target.clients.s3, target.inputBucket, this.rules.prefix);
-    const recent = defaultWindow(today);
-    const window = this.options.window ?? (span && span.last < recent.from ? defaultWindow(span.last) : recent);
     const { judge } = this.options;
+    const today = dayOfInstant(this.now());
+    const latest = judge?.kind === 'window' ? await latestInputWindow(judge.task, target.clients.s3) : undefined;
+    const span =
+      judge?.kind === 'window'
+        ? undefined
+        : await inputDaySpan(target.clients.s3, target.inputBucket, this.rules.prefix);
+    const last = latest?.day ?? span?.last;
+    const recent = defaultWindow(today);
+    const window = this.options.window ?? (last && last < recent.from ? defaultWindow(last) : recent);
     // The window stages whose queues the Live and Dead letters views show (a user's pipeline only).
     const windowQueues = (await this.stageQueues()).queues.map((q) => q.stage);
     // A user's pipeline: the stage the days view judges, with its own code version (never the reference summary's).
@@ -167,6 +177,7 @@ export class ConsoleApi {
       today,
       window,
       ...(span ? { inputDays: span } : {}),
+      ...(latest ? { latestInput: latest } : {}),
       ...(windowQueues.length > 0 ? { windowQueues } : {}),
       live: session ? 'dev' : 'cloudwatch',
       ...(session ? { session: { pid: session.pid, startedAt: session.startedAt, endpoint: session.endpoint } } : {}),
@@ -211,7 +222,7 @@ export class ConsoleApi {
     const grain = spec.kind === 'time' && spec.grain !== 'daily' ? spec.grain : undefined;
     const judged = await windowStageStatus(
       task,
-      grain ? windowsOfDays(task, from, to) : task.scheme.windowsBetween(from, to),
+      grain ? windowsOfDays(task, from, to, MAX_WINDOWS) : task.scheme.windowsBetween(from, to),
       {
         reader: this.reader,
         validateWith: new S3ObjectStore(this.source.target.clients.s3),
@@ -320,11 +331,16 @@ export class ConsoleApi {
   async live(afterSeq: number): Promise<LiveView> {
     const { target } = this.source;
     const { topology } = target;
-    const queues: { name: string; url: string; stage?: string }[] = [];
+    const queues: { name: string; url: string; stage?: string; worker?: string }[] = [];
     for (const worker of [topology.normalize, topology.summarize]) {
       const urls = await this.source.queueUrls(worker).catch(() => undefined);
       if (!urls) continue;
-      queues.push({ name: `${worker.name} queue`, url: urls.queue }, { name: `${worker.name} DLQ`, url: urls.dlq });
+      // A user's object stage's queue by the stage's name (`clean queue`); rerun's own by its worker's.
+      const label = (worker === topology.normalize && this.options.objectStage) || worker.name;
+      queues.push(
+        { name: `${label} queue`, url: urls.queue, worker: worker.name },
+        { name: `${label} DLQ`, url: urls.dlq, worker: worker.name },
+      );
     }
     // Each window stage's queue and DLQ, labelled by its stage.
     const stages = await this.stageQueues();
@@ -338,7 +354,7 @@ export class ConsoleApi {
     const depths = await Promise.all(
       queues.map(async (q) => {
         const depth = await readQueueDepth(target.clients.sqs, q.name, q.url);
-        return q.stage ? { ...depth, stage: q.stage } : depth;
+        return { ...depth, ...(q.stage ? { stage: q.stage } : {}), ...(q.worker ? { worker: q.worker } : {}) };
       }),
     );
     const notes = stages.notes;
@@ -367,7 +383,9 @@ export class ConsoleApi {
   async deadLetters(queue: WorkerTopology | string, max = MAX_DEAD_LETTERS): Promise<DeadLetterView> {
     const chosen = typeof queue === 'string' ? (await this.stageQueues()).queues.find((q) => q.stage === queue) : queue;
     if (!chosen) throw new RangeError(`no window stage named ${queue} has queues the console knows`);
-    return readDeadLetters({ source: this.source, recorder: this.recorder, now: this.now }, chosen, max);
+    const view = await readDeadLetters({ source: this.source, recorder: this.recorder, now: this.now }, chosen, max);
+    const { objectStage } = this.options;
+    return objectStage && chosen === this.source.target.topology.normalize ? { ...view, objectStage } : view;
   }
 
   /** The user's window stages' queues (windowStageQueues), read once. */
@@ -375,26 +393,4 @@ export class ConsoleApi {
     this.windowQueues ??= windowStageQueues(this.source.target);
     return this.windowQueues;
   }
-}
-
-/**
- * The windows of a stage of another grain than daily that meet the days `from` to `to`: the hours of
- * those days, or the weeks or months they fall in (no more than {@link MAX_WINDOWS}).
- */
-function windowsOfDays(task: WindowTask, from: Day, to: Day) {
-  const days = partitionScheme({ kind: 'time', grain: 'daily', template: '{yyyy}-{MM}-{dd}' }).windowsBetween(from, to);
-  const seen = new Map<string, ReturnType<typeof windowsIntersecting>[number]>();
-  for (const day of days) for (const w of windowsIntersecting(task.scheme, day)) seen.set(w.name, w);
-  if (seen.size > MAX_WINDOWS) throw new RangeError(`at most ${MAX_WINDOWS} windows per request`);
-  return [...seen.values()];
-}
-
-/**
- * The default window of the days view: the `days` days up to today (UTC).
- *
- * @example
- * defaultWindow('2026-01-14', 14); // { from: '2026-01-01', to: '2026-01-14' }
- */
-export function defaultWindow(today: Day, days = 14): { from: Day; to: Day } {
-  return { from: dayOfInstant(Date.parse(`${today}T00:00:00Z`) - (days - 1) * 86_400_000), to: today };
 }

@@ -36,6 +36,8 @@ export interface DeadLetterView {
   readonly worker: string;
   /** The user's window stage whose DLQ this is (absent for a worker's). */
   readonly stage?: string;
+  /** The user's object stage whose worker's DLQ this is: the view is headed by it (absent on rerun's own pipeline). */
+  readonly objectStage?: string;
   readonly dlqUrl: string;
   /** Messages the DLQ holds (ApproximateNumberOfMessages). */
   readonly depth: number;

@@ -5,6 +5,8 @@ export interface QueueDepth {
   readonly name: string;
   /** The user's window stage the queue is of (its rows are labelled by it); absent for a worker's. */
   readonly stage?: string;
+  /** The rerun worker whose queue it is (`normalize`, `summarize`), whatever the row's name; absent for a window stage's. */
+  readonly worker?: string;
   readonly url: string;
   readonly visible: number;
   readonly inFlight: number;

@@ -91,5 +91,6 @@ async function openConsoleApi(
     resolvePlanningStage(source.target, chosen),
   );
   const rules = stageInputRules(stage, source.target, referenceInputRules(source.target));
-  return new ConsoleApi(source, { rules, ...(judge ? { judge } : {}), ...(window ? { window } : {}) });
+  const objectStage = stage.reference ? {} : { objectStage: stage.name };
+  return new ConsoleApi(source, { rules, ...objectStage, ...(judge ? { judge } : {}), ...(window ? { window } : {}) });
 }

@@ -145,4 +145,19 @@ describe("rerun ui in a browser on a user's hourly window stage", () => {
     expect(await panel.locator('h2').textContent()).toBe('hourly dead-letter queue (window stage)');
     expect(await panel.locator('[data-stat="depth"] b').textContent()).toBe('1');
   });
+
+  it("labels the object stage's queue rows and DLQ panel by the stage, with the worker queue's role", async () => {
+    await page.goto(url);
+    await page.locator('.tabs button[data-view="live"]').click();
+    const queue = page.locator('#queues .card[data-queue="clicks queue"]');
+    await queue.waitFor();
+    expect(await page.locator('#queues .card[data-queue="normalize queue"]').count()).toBe(0);
+    expect(await queue.locator('.sub').allTextContents()).toContain('uploads, reprocess, redrive');
+    const dlq = page.locator('#queues .card[data-queue="clicks DLQ"]');
+    expect(await dlq.locator('.sub').allTextContents()).toContain('given up: see Dead letters');
+    await page.locator('.tabs button[data-view="dead-letters"]').click();
+    const panel = page.locator('#dlqs .panel[data-queue="normalize"]');
+    await panel.waitFor();
+    expect(await panel.locator('h2').textContent()).toBe('clicks dead-letter queue');
+  });
 });

@@ -379,7 +379,9 @@ function dlqPanel(view) {
   el(
     'h2',
     '',
-    view.stage ? `${view.stage} dead-letter queue (window stage)` : `${view.worker} dead-letter queue`,
+    view.stage
+      ? `${view.stage} dead-letter queue (window stage)`
+      : `${view.objectStage ?? view.worker} dead-letter queue`,
     head,
   );
   el('span', 'muted small mono', view.dlqUrl, head);
@@ -496,8 +498,9 @@ function renderQueues(queues) {
       const at = new Date(q.oldest.at).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
       el('div', 'sub age', `oldest ${formatAge(Math.round(q.oldest.seconds))} (at ${at})`, card);
     }
+    // A worker's queue by its role (a user's object stage's queue is named by the stage, fed as rerun's normalize).
     const fedBy = !q.stage
-      ? QUEUE_ROLES[q.name]
+      ? QUEUE_ROLES[`${q.worker ?? ''} ${q.name.endsWith(' DLQ') ? 'DLQ' : 'queue'}`]
       : q.name.endsWith(' DLQ')
         ? `window stage ${q.stage}, given up: see Dead letters`
         : `window stage ${q.stage}: window tasks (backfill, schedule, redrive)`;
