@@ -197,6 +197,7 @@ async function runObject(
         ...(admission ? { admission } : {}),
         ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
         deadline,
+        sleep: run.sleep,
       };
       const outcome = object.eventName.startsWith('ObjectRemoved:')
         ? await removeThenLookAgain(run, delivery, object, processOptions, timeLimitMs)
@@ -217,7 +218,10 @@ async function runObject(
       // invocation's time, wait here and run the (idempotent) object again instead.
       const waitMs = inProcessWaitMs(error, waits, context.getRemainingTimeInMillis(), reserveMs);
       if (waitMs === undefined) throw error;
-      logger.info('waiting for a side effect in progress elsewhere, within this invocation', { waitMs });
+      logger.info('waiting for work in progress elsewhere (a side effect, a seal), within this invocation', {
+        waitMs,
+        reason: errorMessage(error),
+      });
       await sleep(waitMs);
     }
   }

@@ -60,8 +60,9 @@ export const OUTPUT_WRITER_OPTION_NAMES = {
  * which every done-check reads as "not done". {@link publish} then seals it: it copies the object
  * onto itself as a new multipart upload that carries the same metadata a single PutObject carries
  * (the SHA-256 of the whole content, the counts, the side outputs), on the completed upload's ETag
- * (S3ObjectStore.sealInPlace). Every output, whatever its size, thus records all of it; one whose
- * writer died between the completion and the seal is rebuilt by the next delivery.
+ * (S3ObjectStore.sealInPlace). Every output, whatever its size, thus records all of it. A delivery
+ * that finds it completed but not sealed waits for the seal while its writer may be alive, and
+ * rebuilds it only once that writer must be dead (src/worker/sealWait.ts).
  *
  * `publish` may be called again with another condition after a 412 (the content is kept), which
  * is how a writer replaces an invalid object it found after losing a create race.

@@ -85,6 +85,13 @@ export interface ProcessObjectOptions {
    * @default none: no time guard
    */
   readonly deadline?: ReadDeadline;
+  /**
+   * How a wait passes (the batch handler's clock): the pauses of a delivery that found a multipart
+   * output completed but not sealed yet, while its writer may still be sealing it (src/worker/sealWait.ts,
+   * which waits only with a `deadline`, the only way it knows the function's timeout).
+   * @default setTimeout
+   */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
 
 /** The names of {@link ProcessObjectOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
@@ -98,6 +105,7 @@ export const PROCESS_OBJECT_OPTION_NAMES = {
   maxInputBytes: true,
   maxRounds: true,
   removalsLookAgain: true,
+  sleep: true,
   store: true,
 } as const satisfies OptionNames<ProcessObjectOptions>;
 
@@ -114,7 +122,10 @@ export interface HeldMemory {
 }
 
 /** What one round is given besides the worker, the event and the logger. */
-export interface RoundOptions extends Pick<ProcessObjectOptions, 'store' | 'admission' | 'maxInputBytes' | 'deadline'> {
+export interface RoundOptions
+  extends Pick<ProcessObjectOptions, 'store' | 'admission' | 'maxInputBytes' | 'deadline' | 'sleep'> {
+  /** The delivery's event's eTag, when it names one: what the delivery would build (sealInProgress.ts). */
+  readonly eventEtag?: string | undefined;
   /** Create at once, as if the done-check had found no output (options.createFirst, first round only). */
   readonly skipDoneCheck: boolean;
 }
