@@ -198,6 +198,9 @@ async function runObject(
         ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
         deadline,
         sleep: run.sleep,
+        // Recorded on a multipart output until its seal: a later receive of this message that finds
+        // it unsealed knows its writer is over (src/done/sealInProgress.ts).
+        messageId: record.messageId,
       };
       const outcome = object.eventName.startsWith('ObjectRemoved:')
         ? await removeThenLookAgain(run, delivery, object, processOptions, timeLimitMs)

@@ -8,14 +8,25 @@ export interface SealExpectation {
   readonly codeVersion: string;
   /** The event's eTag, when it names one: the content this delivery would build. */
   readonly eventEtag?: string | undefined;
+  /** The SQS message id of this delivery, when it has one (the batch handler's). */
+  readonly messageId?: string | undefined;
 }
 
 /** An unsealed output that a live writer may still be sealing, or whose writer must be dead. */
 export interface UnsealedWriter {
-  /** Its writer may still be between CompleteMultipartUpload and the seal (`now` < `writerDeadAt`). */
+  /**
+   * Its writer may still be between CompleteMultipartUpload and the seal: `now` < `writerDeadAt`, and
+   * it was not an earlier receive of this delivery's own message.
+   */
   readonly mayBeSealing: boolean;
   /** When its writer must be dead (epoch ms): LastModified plus one function timeout. */
   readonly writerDeadAt: number;
+  /**
+   * The output names this delivery's SQS message as its writer ({@link MetadataKey.WRITER}): it was
+   * written by an earlier receive of this same message (or an earlier round of this one), which is
+   * over, since SQS hands a message out again only once its previous receive has ended.
+   */
+  readonly sameMessage: boolean;
 }
 
 /**
@@ -32,7 +43,16 @@ export interface UnsealedWriter {
  * at most that timeout). The bound only decides whether a delivery waits for the seal or rebuilds:
  * rebuilding while the writer lives is safe (its seal or the rebuild loses a conditional write, as
  * today), so a clock skew between S3 and Lambda, or a bound a little short, costs requests, never
- * correctness. Pure: no SDK.
+ * correctness.
+ *
+ * A second rule needs no clock: when the output names this delivery's own SQS message as its writer
+ * ({@link MetadataKey.WRITER}, which the batch handler's writers record on the multipart upload), its
+ * writer is over, whatever the time. SQS hands a message out again only when its visibility timeout
+ * has run out (the queue's is at least the function's timeout, which Lambda checks when it maps the
+ * queue, so the earlier invocation is dead) or the earlier receive gave it back (its invocation ended
+ * its record: a batch item failure, a deferral). Only another delivery (S3's duplicate event, a
+ * message of `rerun reprocess`) may meet a live writer, and waits. Should SQS ever hand out a copy of a
+ * message whose receive is still running, the rebuild is safe as above. Pure: no SDK.
  *
  * @example
  * const writer = unsealedWriter(head, { source, codeVersion: '1', eventEtag }, Date.now(), 900_000);
@@ -52,5 +72,6 @@ export function unsealedWriter(
   const sourceEtag = m[MetadataKey.SOURCE_ETAG];
   if (!sourceEtag || (expected.eventEtag !== undefined && sourceEtag !== expected.eventEtag)) return undefined;
   const writerDeadAt = head.lastModified + writerLifetimeMs;
-  return { mayBeSealing: now < writerDeadAt, writerDeadAt };
+  const sameMessage = expected.messageId !== undefined && m[MetadataKey.WRITER] === expected.messageId;
+  return { mayBeSealing: !sameMessage && now < writerDeadAt, writerDeadAt, sameMessage };
 }

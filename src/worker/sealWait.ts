@@ -11,7 +11,8 @@ import type { RoundOptions } from './processObjectOptions.js';
  * A seal in progress is not a death. A multipart output is completed, then sealed (OutputWriter.ts);
  * a delivery that HEADs it in between finds it unsealed. When its writer may still be alive
  * (src/done/sealInProgress.ts) the delivery waits for the seal with a few HEADs, then judges again;
- * when it cannot wait long enough it defers the message; only a writer that must be dead has its
+ * when it cannot wait long enough it defers the message; only a writer that must be dead (an earlier
+ * receive of the same message, or one that completed the upload a function timeout ago) has its
  * output rebuilt.
  */
 
@@ -35,8 +36,10 @@ export interface SealWaitResult {
  * longer such an output (sealed: done as any other; replaced or removed: judged as usual). Still
  * unsealed when its writer must be dead: returned with `writerDead` (rebuild). Still unsealed with
  * its writer possibly alive once the time is used: throws {@link SealInProgressError}, which defers
- * the message to when the writer must be dead. Without `limits.deadline` (no function timeout is
- * known) nothing is waited for: the output is rebuilt, as before.
+ * the message to when the writer must be dead. An output whose writer was an earlier receive of this
+ * delivery's own SQS message (`limits.messageId`) is rebuilt at once, with no wait: that receive has
+ * ended (src/done/sealInProgress.ts). Without `limits.deadline` (no function timeout is known) nothing
+ * is waited for: the output is rebuilt, as before.
  */
 export async function waitForSeal(
   worker: WorkerDefinition,
@@ -51,7 +54,7 @@ export async function waitForSeal(
     judged.verdict.state === OutputState.INVALID
       ? unsealedWriter(
           judged.head,
-          { source: object, codeVersion: worker.codeVersion, eventEtag: limits.eventEtag },
+          { source: object, codeVersion: worker.codeVersion, eventEtag: limits.eventEtag, messageId: limits.messageId },
           deadline.now(),
           deadline.timeLimitMs,
         )
@@ -85,6 +88,17 @@ export async function waitForSeal(
       });
       return { judged };
     }
+  }
+  if (writer.sameMessage) {
+    // No clock needed: SQS hands this message out again only once its earlier receive has ended.
+    logger.info('unsealed output written by an earlier receive of this same message, which is over: rebuilding it', {
+      outputKey: judged.outputKey,
+      heads,
+    });
+    return {
+      judged,
+      writerDead: 'never sealed, and its writer was an earlier receive of this same message, which has ended',
+    };
   }
   if (!writer.mayBeSealing) {
     const why = `never sealed, and its writer must be dead (completed at ${new Date(writer.writerDeadAt - deadline.timeLimitMs).toISOString()}, more than a function timeout ago)`;

@@ -2,6 +2,7 @@ import { HeadObjectCommand, PutBucketVersioningCommand, PutObjectCommand } from 
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
+  type Message,
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
@@ -99,7 +100,8 @@ describe('a seal in progress is not a death: a delivery that finds a multipart o
       await releaseSeal.promise;
       return seal(bucket, key, options);
     };
-    const writer = processObject(worker, event, { store: writerStore, freshDelivery: true });
+    // The writer and the duplicate are deliveries of two messages (S3 sent the event twice).
+    const writer = processObject(worker, event, { store: writerStore, freshDelivery: true, messageId: 'message-1' });
     await reachedSeal.promise;
     expect(await integrity()).toBe('sha256-composite');
 
@@ -108,6 +110,7 @@ describe('a seal in progress is not a death: a delivery that finds a multipart o
     const duplicate = await processObject(worker, event, {
       store: new S3ObjectStore(testClients(log).s3),
       freshDelivery: true,
+      messageId: 'message-2',
       deadline: deadline(50_000),
       // The duplicate's first pause lets the writer seal; it resumes once the writer is done.
       sleep: async (ms) => {
@@ -181,16 +184,17 @@ describe('a seal in progress is not a death: a delivery that finds a multipart o
     expect(await integrity()).toBe('sha256-composite');
   });
 
-  it('through the batch handler, when its invocation cannot wait for the writer: the message is deferred, with the outcome and the log saying so', async () => {
-    const stalled = new S3ObjectStore(testClients().s3);
-    stalled.sealInPlace = async () => {
-      throw new Error('stalled at the seal');
-    };
-    await expect(processObject(worker, event, { store: stalled, freshDelivery: true })).rejects.toThrow(
-      'stalled at the seal',
-    );
+  /**
+   * A writer that completed the upload as the delivery of SQS message `writerMessageId` and then
+   * stopped (killed, or still sealing: either way it never seals here), and a batch handler whose
+   * every pause passes at once, on a 60 s function.
+   */
+  async function stalledThenHandler(writerMessageId: (queueUrl: string) => Promise<string>) {
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: uniqueName('seal') }));
-    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+    const queueUrl = QueueUrl ?? '';
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+    );
     const body = JSON.stringify({
       Records: [
         {
@@ -204,19 +208,28 @@ describe('a seal in progress is not a death: a delivery that finds a multipart o
         },
       ],
     });
-    await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: body }));
-    const message = (await sqs.send(new ReceiveMessageCommand({ QueueUrl, VisibilityTimeout: 1 }))).Messages?.[0];
-    const record = {
-      messageId: message?.MessageId ?? '',
-      receiptHandle: message?.ReceiptHandle ?? '',
-      body,
-      attributes: { ApproximateReceiveCount: '1' },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: Attributes?.QueueArn ?? '',
-      awsRegion: 'us-east-1',
-    } as unknown as SQSRecord;
+    await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+    const stalled = new S3ObjectStore(testClients().s3);
+    stalled.sealInPlace = async () => {
+      throw new Error('stalled at the seal');
+    };
+    const messageId = await writerMessageId(queueUrl);
+    await expect(processObject(worker, event, { store: stalled, freshDelivery: true, messageId })).rejects.toThrow(
+      'stalled at the seal',
+    );
+    /** The SQS record Lambda would hand the function for a message received from the queue. */
+    const recordOf = (message: Message | undefined): SQSRecord =>
+      ({
+        messageId: message?.MessageId ?? '',
+        receiptHandle: message?.ReceiptHandle ?? '',
+        body,
+        attributes: { ApproximateReceiveCount: message?.Attributes?.ApproximateReceiveCount ?? '1' },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: Attributes?.QueueArn ?? '',
+        awsRegion: 'us-east-1',
+      }) as unknown as SQSRecord;
     const outcomes: RecordOutcome[] = [];
     const lines: string[] = [];
     const log = new RequestLog();
@@ -237,19 +250,66 @@ describe('a seal in progress is not a death: a delivery that finds a multipart o
     });
     // A 60 s function: each pause fits, the writer's 60 s do not.
     const context = { awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
-    const response = await handler({ Records: [record] }, context);
+    const run = (record: SQSRecord) => handler({ Records: [record] }, context);
+    return { queueUrl, recordOf, run, outcomes, lines, log, pauses };
+  }
+
+  it('through the batch handler, a delivery of another message while the writer may be alive and its invocation cannot wait for it: the message is deferred, with the outcome and the log saying so', async () => {
+    // The writer was the delivery of another message (S3's other event for the same write, say).
+    const batch = await stalledThenHandler(async () => 'another-message');
+    const message = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: batch.queueUrl, VisibilityTimeout: 1 })))
+      .Messages?.[0];
+    const record = batch.recordOf(message);
+    const response = await batch.run(record);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
-    expect(pauses).toEqual([250, 500, 1000, 2000, 4000]);
-    expect(outcomes[0]).toMatchObject({
+    expect(batch.pauses).toEqual([250, 500, 1000, 2000, 4000]);
+    expect(batch.outcomes[0]).toMatchObject({
       status: 'failed',
       retryable: true,
       reason: expect.stringMatching(/SealInProgressError.*not rebuilt, retried later.*\(deferred \d+ s\)/),
       deferredSeconds: expect.any(Number),
     });
-    expect(lines).toContain('output still unsealed and its writer may be alive: deferring the message, not rebuilding');
-    expect(log.requests.filter((r) => WRITES.includes(r.operation))).toEqual([]);
+    expect(batch.lines).toContain(
+      'output still unsealed and its writer may be alive: deferring the message, not rebuilding',
+    );
+    expect(batch.log.requests.filter((r) => WRITES.includes(r.operation))).toEqual([]);
     // Deferred: not back after its 1 s visibility timeout.
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect((await sqs.send(new ReceiveMessageCommand({ QueueUrl, WaitTimeSeconds: 0 }))).Messages ?? []).toEqual([]);
+    expect(
+      (await sqs.send(new ReceiveMessageCommand({ QueueUrl: batch.queueUrl, WaitTimeSeconds: 0 }))).Messages ?? [],
+    ).toEqual([]);
+  });
+
+  it('through the batch handler, the same message received again after its writer was killed before the seal: rebuilt at once, no wait, with the log saying why', async () => {
+    // The writer is the first receive of the message; SQS hands it out again once its 1 s visibility
+    // timeout has run out (a Lambda queue's is at least the function's timeout: the writer is dead).
+    const batch = await stalledThenHandler(async (queueUrl) => {
+      const first = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, VisibilityTimeout: 1 }));
+      return first.Messages?.[0]?.MessageId ?? '';
+    });
+    const again = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: batch.queueUrl,
+        WaitTimeSeconds: 10,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+      }),
+    );
+    const record = batch.recordOf(again.Messages?.[0]);
+    expect(record.attributes.ApproximateReceiveCount).toBe('2');
+    const response = await batch.run(record);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(batch.pauses).toEqual([]);
+    expect(batch.outcomes[0]).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/its writer was an earlier receive of this same message/),
+    });
+    expect(batch.lines).toContain(
+      'unsealed output written by an earlier receive of this same message, which is over: rebuilding it',
+    );
+    // One HEAD found it unsealed; the rebuild uploads two parts and seals them.
+    expect(batch.log.operations('S3')[0]).toBe('HeadObject');
+    expect(batch.log.count({ operation: 'UploadPart' })).toBe(2);
+    expect(batch.log.count({ operation: 'UploadPartCopy' })).toBe(1);
+    expect(await integrity()).toMatch(/^sha256-parts:/);
   });
 });

@@ -32,6 +32,7 @@ describe('unsealedWriter: may a live writer still be sealing this output?', () =
     expect(unsealedWriter(unsealed(), expected, completedAt + 1_000, timeoutMs)).toEqual({
       mayBeSealing: true,
       writerDeadAt: completedAt + timeoutMs,
+      sameMessage: false,
     });
     expect(unsealedWriter(unsealed(), expected, completedAt + timeoutMs - 1, timeoutMs)?.mayBeSealing).toBe(true);
   });
@@ -40,7 +41,27 @@ describe('unsealedWriter: may a live writer still be sealing this output?', () =
     expect(unsealedWriter(unsealed(), expected, completedAt + timeoutMs, timeoutMs)).toEqual({
       mayBeSealing: false,
       writerDeadAt: completedAt + timeoutMs,
+      sameMessage: false,
     });
+  });
+
+  it("no, at once, when its writer was an earlier receive of this delivery's own SQS message (that receive has ended)", () => {
+    const written = unsealed({}, { [MetadataKey.WRITER]: 'message-1' });
+    expect(unsealedWriter(written, { ...expected, messageId: 'message-1' }, completedAt + 1_000, timeoutMs)).toEqual({
+      mayBeSealing: false,
+      writerDeadAt: completedAt + timeoutMs,
+      sameMessage: true,
+    });
+  });
+
+  it('yes, while young, for a delivery of another message, or one with no message id, or an output that names no writer', () => {
+    const now = completedAt + 1_000;
+    const written = unsealed({}, { [MetadataKey.WRITER]: 'message-1' });
+    expect(unsealedWriter(written, { ...expected, messageId: 'message-2' }, now, timeoutMs)?.mayBeSealing).toBe(true);
+    expect(unsealedWriter(written, expected, now, timeoutMs)?.mayBeSealing).toBe(true);
+    expect(unsealedWriter(unsealed(), { ...expected, messageId: 'message-1' }, now, timeoutMs)?.mayBeSealing).toBe(
+      true,
+    );
   });
 
   it('an event without an eTag accepts the source ETag the output names', () => {
