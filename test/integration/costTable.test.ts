@@ -223,6 +223,37 @@ describe("the concepts guide's cost table holds the measured S3 requests of ever
     expect(cell).toContain(`deferred when its invocation has no time left to wait: ${deferred} (the HEAD)`);
   });
 
+  it("the writer's own message received again, its writer killed between the completion and the seal", async () => {
+    const big = await upload('big.txt', `${'m'.repeat(1023)}\n`.repeat(6 * 1024));
+    const killed = new S3ObjectStore(testClients().s3);
+    killed.sealInPlace = async () => {
+      throw new Error('killed before the seal');
+    };
+    await expect(processObject(worker, big, { ...s3Delivery, store: killed, messageId: 'message-1' })).rejects.toThrow(
+      'killed before the seal',
+    );
+    const invocation = {
+      remainingTimeMs: () => 50_000,
+      marginMs: 1_000,
+      timeLimitMs: 60_000,
+      now: Date.now,
+    };
+    const pauses: number[] = [];
+    // A redelivery (not fresh) of the same message, well within a function timeout of the completion.
+    const again: ProcessObjectOptions = {
+      store,
+      messageId: 'message-1',
+      deadline: invocation,
+      removalsLookAgain: true,
+      sleep: async (ms) => {
+        pauses.push(ms);
+      },
+    };
+    const rebuilt = await requests(() => processObject(worker, big, again));
+    expect(pauses).toEqual([]);
+    expect(row("the writer's own message received again")).toContain(`${rebuilt}: HEAD output (completed, not sealed`);
+  });
+
   it('rerun, event without an eTag or of older content; repeated delivery', async () => {
     const rerun = row('rerun, event without an eTag');
     const repeated = row('repeated delivery');
