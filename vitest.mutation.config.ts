@@ -14,6 +14,7 @@ export default defineConfig({
       // src/done/
       'test/unit/eventProvesCurrent.test.ts',
       'test/unit/integrity.test.ts',
+      'test/unit/sealInProgress.test.ts',
       'test/unit/judgeOutput.test.ts',
       'test/unit/planReprocess.test.ts',
       'test/unit/staleCandidates.test.ts',

@@ -122,6 +122,22 @@ export class DeadlineNearError extends RerunError {
 }
 
 /**
+ * An unsealed multipart output whose writer may still be sealing it outlasted the HEADs this
+ * delivery could wait for within its invocation (src/worker/sealWait.ts): the message is left for a
+ * later receive, `retryAfterSeconds` from now (when the writer must be dead), instead of rebuilding an
+ * output that is about to be done. Retryable.
+ */
+export class SealInProgressError extends RerunError {
+  /** Whole seconds until the writer must be dead: a later receive then finds the output sealed, or rebuilds it. */
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, { retryable: true });
+    this.name = 'SealInProgressError';
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
  * An input larger than one invocation can finish (the worker's maxInputBytes, derived from the
  * function's memory and timeout): refused before it is read, never retried into a timeout loop.
  */

@@ -197,6 +197,10 @@ async function runObject(
         ...(admission ? { admission } : {}),
         ...(options.maxInputBytes !== undefined ? { maxInputBytes: options.maxInputBytes } : {}),
         deadline,
+        sleep: run.sleep,
+        // Recorded on a multipart output until its seal: a later receive of this message that finds
+        // it unsealed knows its writer is over (src/done/sealInProgress.ts).
+        messageId: record.messageId,
       };
       const outcome = object.eventName.startsWith('ObjectRemoved:')
         ? await removeThenLookAgain(run, delivery, object, processOptions, timeLimitMs)
@@ -217,7 +221,10 @@ async function runObject(
       // invocation's time, wait here and run the (idempotent) object again instead.
       const waitMs = inProcessWaitMs(error, waits, context.getRemainingTimeInMillis(), reserveMs);
       if (waitMs === undefined) throw error;
-      logger.info('waiting for a side effect in progress elsewhere, within this invocation', { waitMs });
+      logger.info('waiting for work in progress elsewhere (a side effect, a seal), within this invocation', {
+        waitMs,
+        reason: errorMessage(error),
+      });
       await sleep(waitMs);
     }
   }

@@ -69,7 +69,7 @@ export function integrityProblem(
   if (integrity === UNSEALED_INTEGRITY) {
     return (
       'multipart output was never sealed with its digest, counts and side outputs ' +
-      '(its writer died after completing it, or an earlier rerun release wrote it)'
+      '(its writer is sealing it or died after completing it, or an earlier rerun release wrote it)'
     );
   }
   const single = SINGLE.exec(integrity);

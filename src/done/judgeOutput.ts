@@ -10,6 +10,8 @@ export interface OutputHead {
   readonly metadata: Readonly<Record<string, string>>;
   /** The SHA-256 checksum S3 stored at upload (base64; composite ones may end in `-N`). */
   readonly checksumSHA256?: string;
+  /** S3's LastModified (epoch ms), when the HEAD returned one: how old an unsealed output is (sealInProgress.ts). */
+  readonly lastModified?: number;
 }
 
 /** The verdict of a done-check on one output. */

@@ -29,6 +29,12 @@ export const MetadataKey = {
    * Single-part outputs only: multipart metadata is written before the side outputs are known.
    */
   SIDE_OUTPUTS: 'rerun-side-outputs',
+  /**
+   * Who created a multipart upload: the SQS message id of the delivery that wrote it (the batch
+   * handler's), on an unsealed output only (the seal's metadata does not carry it). A later receive
+   * of that same message knows the writer that left it unsealed is over (src/done/sealInProgress.ts).
+   */
+  WRITER: 'rerun-writer',
 } as const;
 
 /** Prefix of the transform's own summary fields in metadata, e.g. `rerun-x-records`. */
@@ -72,8 +78,10 @@ export function buildOutputMetadata(options: {
   summary?: Readonly<Record<string, string | number>>;
   /** Side outputs published with it: name to ETag. */
   sideOutputs?: Readonly<Record<string, string>>;
+  /** Who writes it ({@link MetadataKey.WRITER}): an unsealed multipart output only. */
+  writer?: string;
 }): Record<string, string> {
-  const { source, codeVersion, integrity, summary = {}, sideOutputs } = options;
+  const { source, codeVersion, integrity, summary = {}, sideOutputs, writer } = options;
   const metadata: Record<string, string> = {
     [MetadataKey.SOURCE]: encodeSource(source),
     [MetadataKey.SOURCE_ETAG]: source.etag,
@@ -81,6 +89,7 @@ export function buildOutputMetadata(options: {
     [MetadataKey.INTEGRITY]: formatIntegrity(integrity),
   };
   if (source.versionId) metadata[MetadataKey.SOURCE_VERSION] = source.versionId;
+  if (writer) metadata[MetadataKey.WRITER] = writer;
   if (sideOutputs) {
     const listed = Object.entries(sideOutputs).map(([name, etag]) => `${name}=${etag}`);
     metadata[MetadataKey.SIDE_OUTPUTS] = listed.length > 0 ? listed.join(',') : 'none';

@@ -34,6 +34,13 @@ export interface OutputWriterOptions {
   readonly partBytes?: number;
   /** @default 'application/x-ndjson' */
   readonly contentType?: string;
+  /**
+   * Who writes the output (the batch handler's writers pass the SQS message id of their delivery):
+   * a multipart upload records it until its seal (`rerun-writer`), so that a later receive of the
+   * same message knows the writer that left the upload unsealed is over (src/done/sealInProgress.ts).
+   * @default not recorded
+   */
+  readonly writerId?: string;
 }
 
 /** The names of {@link OutputWriterOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
@@ -45,6 +52,7 @@ export const OUTPUT_WRITER_OPTION_NAMES = {
   partBytes: true,
   source: true,
   store: true,
+  writerId: true,
 } as const satisfies OptionNames<OutputWriterOptions>;
 
 /**
@@ -60,8 +68,9 @@ export const OUTPUT_WRITER_OPTION_NAMES = {
  * which every done-check reads as "not done". {@link publish} then seals it: it copies the object
  * onto itself as a new multipart upload that carries the same metadata a single PutObject carries
  * (the SHA-256 of the whole content, the counts, the side outputs), on the completed upload's ETag
- * (S3ObjectStore.sealInPlace). Every output, whatever its size, thus records all of it; one whose
- * writer died between the completion and the seal is rebuilt by the next delivery.
+ * (S3ObjectStore.sealInPlace). Every output, whatever its size, thus records all of it. A delivery
+ * that finds it completed but not sealed waits for the seal while its writer may be alive, and
+ * rebuilds it only once that writer must be dead (src/worker/sealWait.ts).
  *
  * `publish` may be called again with another condition after a 412 (the content is kept), which
  * is how a writer replaces an invalid object it found after losing a create race.
@@ -271,7 +280,7 @@ export class OutputWriter {
 
   /** Uploads the part being filled (after the previous part's upload is answered) and starts the next. */
   private async flushPart(last = false): Promise<void> {
-    const { store, bucket, key, source, codeVersion } = this.options;
+    const { store, bucket, key, source, codeVersion, writerId } = this.options;
     const buffer = this.fill as Buffer;
     const body = buffer.subarray(0, this.filled);
     // At most one part uploads while the next one fills: memory stays at two part buffers.
@@ -286,7 +295,12 @@ export class OutputWriter {
     if (this.uploadId === undefined) {
       this.uploadId = await store.createMultipartUpload(bucket, key, {
         // Until the seal replaces it: "unsealed", which no done-check calls done.
-        metadata: buildOutputMetadata({ source, codeVersion, integrity: { kind: 'unsealed' } }),
+        metadata: buildOutputMetadata({
+          source,
+          codeVersion,
+          integrity: { kind: 'unsealed' },
+          ...(writerId ? { writer: writerId } : {}),
+        }),
         contentType: this.contentType,
       });
       this.digests = new SealDigests(this.partBytes);

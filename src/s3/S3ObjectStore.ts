@@ -88,6 +88,7 @@ export class S3ObjectStore {
         contentLength: out.ContentLength ?? 0,
         metadata: out.Metadata ?? {},
         ...(out.ChecksumSHA256 ? { checksumSHA256: out.ChecksumSHA256 } : {}),
+        ...(out.LastModified ? { lastModified: out.LastModified.getTime() } : {}),
       };
     } catch (error) {
       // A 404 is "no such key" only because the worker holds s3:ListBucket; without it S3 answers

@@ -114,7 +114,7 @@ export async function processObject(
     let result: AttemptResult;
     try {
       const skipDoneCheck = createFirst && round === 1;
-      result = await attempt(worker, judged, logger, { ...options, skipDoneCheck }, held);
+      result = await attempt(worker, judged, logger, { ...options, skipDoneCheck, eventEtag: object.eTag }, held);
     } finally {
       held.release?.();
     }

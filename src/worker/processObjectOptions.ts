@@ -85,6 +85,21 @@ export interface ProcessObjectOptions {
    * @default none: no time guard
    */
   readonly deadline?: ReadDeadline;
+  /**
+   * How a wait passes (the batch handler's clock): the pauses of a delivery that found a multipart
+   * output completed but not sealed yet, while its writer may still be sealing it (src/worker/sealWait.ts,
+   * which waits only with a `deadline`, the only way it knows the function's timeout).
+   * @default setTimeout
+   */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * The SQS message id of this delivery (the batch handler passes its record's). A multipart output
+   * records it until its seal, and a later receive of the same message that finds that output
+   * completed but not sealed rebuilds it at once: SQS hands a message out again only once its earlier
+   * receive has ended (src/done/sealInProgress.ts). Another delivery waits for the seal.
+   * @default none: not recorded, and an unsealed output is judged by its age alone
+   */
+  readonly messageId?: string;
 }
 
 /** The names of {@link ProcessObjectOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
@@ -97,7 +112,9 @@ export const PROCESS_OBJECT_OPTION_NAMES = {
   logger: true,
   maxInputBytes: true,
   maxRounds: true,
+  messageId: true,
   removalsLookAgain: true,
+  sleep: true,
   store: true,
 } as const satisfies OptionNames<ProcessObjectOptions>;
 
@@ -114,7 +131,10 @@ export interface HeldMemory {
 }
 
 /** What one round is given besides the worker, the event and the logger. */
-export interface RoundOptions extends Pick<ProcessObjectOptions, 'store' | 'admission' | 'maxInputBytes' | 'deadline'> {
+export interface RoundOptions
+  extends Pick<ProcessObjectOptions, 'store' | 'admission' | 'maxInputBytes' | 'deadline' | 'sleep' | 'messageId'> {
+  /** The delivery's event's eTag, when it names one: what the delivery would build (sealInProgress.ts). */
+  readonly eventEtag?: string | undefined;
   /** Create at once, as if the done-check had found no output (options.createFirst, first round only). */
   readonly skipDoneCheck: boolean;
 }

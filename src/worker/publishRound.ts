@@ -6,6 +6,7 @@ import type { WorkerDefinition } from './defineWorker.js';
 import { doneOutcome, judge, readInput } from './doneCheck.js';
 import type { HeldMemory, RoundOptions } from './processObjectOptions.js';
 import type { AttemptResult } from './roundResult.js';
+import { waitForSeal } from './sealWait.js';
 import { tidy } from './tidyAfterPublish.js';
 import { publish, transform } from './transformAndPublish.js';
 
@@ -17,7 +18,8 @@ import { publish, transform } from './transformAndPublish.js';
  */
 
 /**
- * One round: judge the output in place, read the input (or learn from a 304 that it is current),
+ * One round: judge the output in place (waiting for the seal of one a live writer may still be
+ * sealing), read the input (or learn from a 304 that it is current),
  * transform it into new outputs, publish them, and tidy what the replaced output left.
  */
 export async function attempt(
@@ -27,7 +29,8 @@ export async function attempt(
   limits: RoundOptions,
   held: HeldMemory,
 ): Promise<AttemptResult> {
-  const judged = await judge(worker, object, limits);
+  // An output completed but not sealed yet, whose writer may be alive, is waited for (sealWait.ts).
+  const { judged, writerDead } = await waitForSeal(worker, object, await judge(worker, object, limits), limits, logger);
   const read = await readInput(worker, object, judged, limits, held, logger);
   const { verdict, outputKey } = judged;
   const { input } = read;
@@ -62,7 +65,9 @@ export async function attempt(
   const was =
     read.sideProblem && verdict.state === OutputState.BUILT && verdict.sourceEtag === input.etag
       ? `a side object it lists was changed: ${read.sideProblem}`
-      : describe(verdict).was;
+      : writerDead
+        ? `invalid: ${writerDead}`
+        : describe(verdict).was;
   if (verdict.state !== OutputState.MISSING) logger.info('rebuilding output', { outputKey, was });
   const built = await transform(worker, object, source, input, limits);
   const published = await publish(built, source, judged.head, limits.store);

@@ -42,6 +42,7 @@ export async function transform(
       codeVersion: worker.codeVersion,
       ...(worker.partBytes ? { partBytes: worker.partBytes } : {}),
       ...(worker.contentType ? { contentType: worker.contentType } : {}),
+      ...(limits.messageId ? { writerId: limits.messageId } : {}),
     });
   const main = writerFor(worker.outputKey(object));
   const sides = new SideOutputWriters(worker, object, writerFor);

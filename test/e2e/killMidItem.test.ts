@@ -25,8 +25,8 @@ import { createBucket, listKeys, readText } from '../support/s3.js';
  * normalize bundle under aws-lambda-rie; a proxy in front of the emulator counts the function's S3
  * requests and, at the chosen boundary, SIGKILLs the slot's runtime process (the Node process that
  * runs the handler, as a sandbox dies) before forwarding request n, or after its answer arrived and
- * before the function sees it. The rerun is a redelivery of the same message to the same slot,
- * which starts a fresh runtime as Lambda does after a crash.
+ * before the function sees it. The rerun is a redelivery of the same message (its id, the next
+ * receive count) to the same slot, which starts a fresh runtime as Lambda does after a crash.
  */
 const lambda = testRuntime === TestRuntime.LAMBDA;
 // The deployed bundle has OutputWriter's default part size (5 MiB); the in-process item sets the same.
@@ -110,7 +110,12 @@ describe('kill mid-item, then rerun', () => {
 
   /** One warm slot and one proxy per output bucket (the function reads OUTPUT_BUCKET once, at init). */
   const lambdaRunner = (): ItemRunner => {
-    const functions = new Map<string, { invoke: (receiveCount: number) => Promise<RecordOutcome | 'killed'> }>();
+    const functions = new Map<
+      string,
+      { invoke: (messageId: string, receiveCount: number) => Promise<RecordOutcome | 'killed'> }
+    >();
+    /** Per output bucket: the message its item is delivered as, and how often SQS has handed it out. */
+    const messages = new Map<string, { readonly messageId: string; receives: number }>();
     const closers: (() => Promise<void>)[] = [];
     let armed: KillPoint | undefined;
     let s3Requests = 0;
@@ -152,8 +157,7 @@ describe('kill mid-item, then rerun', () => {
         () => proxy.stop(),
       );
       const fn = {
-        invoke: async (receiveCount: number): Promise<RecordOutcome | 'killed'> => {
-          const messageId = randomUUID();
+        invoke: async (messageId: string, receiveCount: number): Promise<RecordOutcome | 'killed'> => {
           const outcomes: RecordOutcome[] = [];
           const unsubscribe = onRecordOutcome((o) => {
             if (o.messageId === messageId) outcomes.push(o);
@@ -185,12 +189,20 @@ describe('kill mid-item, then rerun', () => {
         const fn = await functionFor(outputBucket);
         s3Requests = 0;
         armed = kill;
-        const result = await fn.invoke(1);
+        const message = { messageId: randomUUID(), receives: 1 };
+        messages.set(outputBucket, message);
+        const result = await fn.invoke(message.messageId, message.receives);
         return { killed: result === 'killed', requests: s3Requests };
       },
-      // A redelivery: SQS counts the receive, and the handler sweeps side-output debris on it.
+      // A redelivery of the same message (SQS hands it out again once the killed receive is over):
+      // its id is the first delivery's, SQS counts the receive, and the handler sweeps side-output
+      // debris on it. The same id tells the rerun that the killed receive's unsealed output has no
+      // live writer (src/done/sealInProgress.ts).
       rerun: async (outputBucket) => {
-        const result = await (await functionFor(outputBucket)).invoke(2);
+        const message = messages.get(outputBucket);
+        if (!message) throw new Error(`no delivery of ${outputBucket} to deliver again`);
+        message.receives++;
+        const result = await (await functionFor(outputBucket)).invoke(message.messageId, message.receives);
         return result === 'killed' ? 'killed' : result.status;
       },
       close: async () => {

@@ -158,6 +158,28 @@ describe('OutputWriter: multipart parts from two reused buffers', () => {
     expect(out.contentChecksum).toBe(wholeBase64);
   });
 
+  it('records who writes a multipart upload (writerId) until its seal, which drops it; without one, nothing', async () => {
+    const named = slowMultipartStore(0);
+    const out = new OutputWriter({
+      store: named.store,
+      bucket: 'out',
+      key: 'normalized/a.ndjson',
+      source: { bucket: 'in', key: 'incoming/a.csv', etag: 'abc' },
+      codeVersion: '1',
+      writerId: 'message-1',
+    });
+    await out.write(Buffer.alloc(6 * MIB, 120));
+    await out.publish({ ifNoneMatch: '*' });
+    expect(named.created[0]?.[MetadataKey.WRITER]).toBe('message-1');
+    expect(named.seals[0]?.metadata[MetadataKey.WRITER]).toBeUndefined();
+
+    const anonymous = slowMultipartStore(0);
+    const plain = writer(anonymous.store);
+    await plain.write(Buffer.alloc(6 * MIB, 120));
+    await plain.publish({ ifNoneMatch: '*' });
+    expect(anonymous.created[0]).not.toHaveProperty(MetadataKey.WRITER);
+  });
+
   it('reports a seal that lost to another writer as a lost race, and completes nothing twice', async () => {
     const { store, seals } = slowMultipartStore(0);
     (store as unknown as { sealInPlace: () => Promise<unknown> }).sealInPlace = async () => {

@@ -476,9 +476,12 @@ const SURFACE = {
  * entry exports), and the CLI turns it into a usage error. ManifestLineTooLongError comes from the
  * manifest readers of `rerun reprocess` and the local Batch Operations stand-in (src/intake/manifestLines.ts,
  * which no entry exports), and so does ManifestTooLargeError; a caller recognises them by
- * RerunError.isRerunError and their names.
+ * RerunError.isRerunError and their names. SealInProgressError reaches only a caller of processObject that
+ * passes a `deadline` (the batch handler, which defers the message by its retryAfterSeconds); the root
+ * keeps to its 40 names, and such a caller recognises it by its name and retryAfterSeconds.
  */
 const INTERNAL_ERRORS: readonly string[] = [
+  'SealInProgressError',
   'PartitionWindowInvalidError',
   'ManifestLineTooLongError',
   'ManifestTooLargeError',
