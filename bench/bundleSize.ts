@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { synthesizeWorkerBundles, WORKER_NAMES, type WorkerName } from '../infra/workerBundles.js';
@@ -9,8 +9,11 @@ import { synthesizeWorkerBundles, WORKER_NAMES, type WorkerName } from '../infra
 /** Size and cold import time of one bundled handler. */
 export interface BundleFigures {
   readonly handler: string;
+  /** What a cold start reads and parses: `index.mjs` and the chunks it imports statically ({@link bundleStartModules}). */
   readonly bytes: number;
   readonly gzipBytes: number;
+  /** Every module of the bundle, the chunks only a dynamic `import()` loads too. */
+  readonly totalBytes: number;
   /**
    * Median over the runs of a fresh `node` process importing the bundle from a folder with no
    * node_modules in reach: the AWS SDK loads from inside the bundle, as it does on Lambda.
@@ -79,7 +82,10 @@ export async function bundleEntry(entry: string, name: string): Promise<string> 
  * const figures = measureBundle('normalize', (await stackWorkerBundles()).normalize, 5);
  */
 export function measureBundle(handler: string, file: string, runs = 5): BundleFigures {
-  const code = readFileSync(file);
+  const dir = dirname(file);
+  const read = (files: readonly string[]) => Buffer.concat(files.map((f) => readFileSync(join(dir, f))));
+  const code = read(bundleStartModules(dir, basename(file)));
+  const all = read(readdirSync(dir).filter((f) => f.endsWith('.mjs') || f.endsWith('.js')));
 
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -107,7 +113,33 @@ export function measureBundle(handler: string, file: string, runs = 5): BundleFi
     handler,
     bytes: code.byteLength,
     gzipBytes: gzipSync(code).byteLength,
+    totalBytes: all.byteLength,
     coldImportMs: Math.round((times[Math.floor(times.length / 2)] ?? 0) * 10) / 10,
     runs,
   };
+}
+
+/**
+ * The files of a bundle that Node.js reads and parses when it imports `entry`: the entry and every
+ * chunk reached from it through static imports (`import{a}from"./chunk.mjs"`, `import"./chunk.mjs"`,
+ * `export{a}from"./chunk.mjs"`), not those only a dynamic `import("./x.mjs")` reaches. Read from
+ * esbuild's ESM output, whose imports of its own chunks are always relative. A one-file bundle is
+ * its entry alone.
+ *
+ * @example
+ * bundleStartModules('/tmp/rerun-lambda-bundles/<digest>/normalize'); // ['index.mjs', 'chunk-ABC.mjs', ...]
+ */
+export function bundleStartModules(dir: string, entry = 'index.mjs'): string[] {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const code = readFileSync(join(dir, file), 'utf8');
+    // `import` or `export`, then a clause or nothing, then the quoted path: never `import(`.
+    for (const match of code.matchAll(/\b(?:import|export)\s*(?:[\w$*{}\s,]*?\bfrom\s*)?["']\.\/([^"']+)["']/g)) {
+      visit(match[1] as string);
+    }
+  };
+  visit(entry);
+  return [...seen];
 }

@@ -26,7 +26,7 @@ export type WorkerName = (typeof WORKER_NAMES)[number];
 /** One worker's deployed artifact and the function settings Lambda runs it with, read from the synthesized template. */
 export interface WorkerBundle {
   readonly worker: WorkerName;
-  /** A copy of the function's asset folder (`index.mjs`, `index.mjs.map`), outside the project tree. */
+  /** A copy of the function's asset folder (`index.mjs`, the chunks it loads, their maps), outside the project tree. */
   readonly directory: string;
   /** The function's `Handler` (`index.handler`). */
   readonly handler: string;

@@ -12,12 +12,12 @@
  * RERUN_TRACE_AWS_SDK (trace the AWS SDK calls with X-Ray); AWS_ENDPOINT_URL (emulators).
  */
 
+import { createAwsClients } from '../../src/aws/clients.js';
 import { traceAwsClients } from '../../src/aws/traceAwsClients.js';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
 import { optionalEnv, optionalIntegerEnv, requireEnv } from '../../src/env.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
-import { DynamoDBLedger } from '../../src/ledger/DynamoDBLedger.js';
-import { createPipelineClients } from '../../src/ledger/pipelineClients.js';
+import type { Ledger } from '../../src/ledger/Ledger.js';
 import { createLogger } from '../../src/logging/logger.js';
 import { emfOutcomeMetrics } from '../../src/metrics/emfOutcomeMetrics.js';
 import { createNormalizeWorker, NORMALIZE_CODE_VERSION } from '../../src/normalize/normalizeWorker.js';
@@ -29,9 +29,11 @@ const logger = createLogger({
   fields: { service: 'rerun-normalize' },
 });
 // The SDK's own warnings go through the same logger (the SDK would otherwise write to the console).
-const clients = createPipelineClients({ endpoint: process.env.AWS_ENDPOINT_URL, logger });
-// With X-Ray tracing on (SqsWorker sets RERUN_TRACE_AWS_SDK), each AWS call is a subsegment of the trace.
-if (process.env.RERUN_TRACE_AWS_SDK === 'true') await traceAwsClients(clients);
+const clients = createAwsClients({ endpoint: process.env.AWS_ENDPOINT_URL, logger });
+// With X-Ray tracing on (SqsWorker sets RERUN_TRACE_AWS_SDK), each AWS call is a subsegment of the
+// trace. The X-Ray SDK is loaded here and only here: a function without tracing never loads it.
+const tracing = process.env.RERUN_TRACE_AWS_SDK === 'true';
+if (tracing) await traceAwsClients(clients);
 const notifyUrl = optionalEnv('NOTIFY_URL', '');
 // A webhook without its ledger would be sent on every rerun: refuse to start rather than do that.
 const ledgerTable = notifyUrl
@@ -41,6 +43,10 @@ const ledgerTable = notifyUrl
       "NOTIFY_URL needs the dedupe ledger: RerunPipeline's `webhook` sets both (or give it `ledger: true`).",
     )
   : '';
+
+// The ledger (the DynamoDB client, its commands) is loaded only by a function that has one: one
+// without a webhook neither loads nor builds it, so its first item sends only its own requests.
+const ledger = notifyUrl ? await dedupeLedger(ledgerTable) : undefined;
 
 const outputBucket = requireEnv('OUTPUT_BUCKET');
 const inputBuckets = inputBucketsFrom(optionalEnv('INPUT_BUCKETS', ''));
@@ -77,13 +83,27 @@ export const handler = createSqsBatchHandler({
   // When this code version first ran, for `rerun reprocess` to find older code's outputs by listing
   // (the stack and rerun dev set CODE_VERSION_PREFIX; without it no marker is written).
   ...(codeVersionPrefix ? { codeVersionMarker: { bucket: outputBucket, prefix: codeVersionPrefix } } : {}),
-  ...(notifyUrl
+  ...(ledger
     ? {
         afterOutput: notifyAfterOutput({
-          ledger: new DynamoDBLedger({ client: clients.dynamodb, tableName: ledgerTable, logger }),
+          ledger,
           url: notifyUrl,
           codeVersion: NORMALIZE_CODE_VERSION,
         }),
       }
     : {}),
 });
+
+/**
+ * The dedupe ledger over `tableName`, its DynamoDB client built with the S3 and SQS clients'
+ * options (and traced like them). Its modules are imported here, on a ledger's first use.
+ */
+async function dedupeLedger(tableName: string): Promise<Ledger> {
+  const [{ createDynamoDBClient }, { DynamoDBLedger }] = await Promise.all([
+    import('../../src/ledger/createDynamoDBClient.js'),
+    import('../../src/ledger/DynamoDBLedger.js'),
+  ]);
+  const dynamodb = createDynamoDBClient({ endpoint: process.env.AWS_ENDPOINT_URL, logger });
+  if (tracing) await traceAwsClients({ dynamodb });
+  return new DynamoDBLedger({ client: dynamodb, tableName, logger });
+}

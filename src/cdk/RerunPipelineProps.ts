@@ -18,7 +18,8 @@ import type { WorkerSource } from './workerSource.js';
 export interface RerunPipelineProps {
   /**
    * The worker: `{ entry }`, your handler module (TypeScript or JavaScript), bundled here by
-   * esbuild (NodejsFunction) with the AWS SDK inside and your project's lockfile; or
+   * esbuild (NodejsFunction) with the AWS SDK inside and your project's lockfile, split so that
+   * what only a dynamic `import()` reaches is read when it runs; or
    * `{ code, handler }`, a prebuilt bundle that carries its own SDK.
    */
   readonly worker: WorkerSource;

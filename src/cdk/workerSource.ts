@@ -5,7 +5,8 @@ import type { ObjectStage } from '../pipeline/pipelineDescription.js';
 
 /**
  * Where a worker's code comes from: a handler module that CDK bundles with esbuild
- * (`NodejsFunction`, TypeScript or JavaScript, the AWS SDK bundled inside), or ready-made code.
+ * (`NodejsFunction`, TypeScript or JavaScript, the AWS SDK bundled inside, split into chunks:
+ * src/cdk/workerBundling.ts), or ready-made code.
  * Bundling an entry needs esbuild installed in your project (`npm install -D esbuild`): this
  * construct never falls back to Docker.
  */

@@ -5,13 +5,15 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleStartModules } from '../../bench/bundleSize.js';
 import { projectRoot } from '../../infra/paths.js';
-import { buildReferenceWorkers, esbuildOptionsFor } from '../../scripts/buildWorkers.js';
+import { buildReferenceWorkers } from '../../scripts/buildWorkers.js';
 import { ReferenceWorkerBundleMissingError, StackConfigurationInvalidError } from '../../src/cdk/errors.js';
 import { RerunPipeline } from '../../src/cdk/RerunPipeline.js';
 import { REFERENCE_WORKERS_DIR, type ReferenceWorkerName, referenceWorkerIn } from '../../src/cdk/referenceWorker.js';
 import { SqsWorker } from '../../src/cdk/SqsWorker.js';
 import { WORKER_BUNDLING } from '../../src/cdk/workerBundling.js';
+import { workerEsbuildOptions } from '../../src/cdk/workerEsbuildOptions.js';
 import { externalSdkImports } from '../support/externalSdkImports.js';
 import { handlerTypeInIsolation } from '../support/isolatedBundle.js';
 
@@ -64,13 +66,17 @@ describe('RerunPipeline with the prebuilt normalize worker', () => {
     expect(fn.Properties).toMatchObject({ Handler: 'index.handler', Runtime: 'nodejs24.x' });
   });
 
-  it('ships an asset holding index.mjs and its map, with no @aws-sdk/* import from outside', () => {
+  it('ships an asset holding index.mjs, its chunks and their maps, with no @aws-sdk/* import from outside', () => {
     const asset = join(assemblyDir, `asset.${fn.Properties.Code.S3Key.replace(/\.zip$/, '')}`);
-    expect(readdirSync(asset).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+    const files = readdirSync(asset).sort();
+    expect(files).toContain('index.mjs');
+    const modules = files.filter((f) => f.endsWith('.mjs'));
+    expect(files.filter((f) => f.endsWith('.map')).sort()).toEqual(modules.map((f) => `${f}.map`).sort());
+    for (const file of modules) expect(externalSdkImports(readFileSync(join(asset, file), 'utf8'))).toEqual([]);
     const bundle = readFileSync(join(asset, 'index.mjs'), 'utf8');
-    expect(externalSdkImports(bundle)).toEqual([]);
-    // The SDK's PutObject serializer, which writes If-None-Match, is inside.
-    expect(bundle).toContain('If-None-Match');
+    // The SDK's PutObject serializer, which writes If-None-Match, is inside, in what the entry loads.
+    const start = bundleStartModules(asset).map((file) => readFileSync(join(asset, file), 'utf8'));
+    expect(start.join('\n')).toContain('If-None-Match');
     expect(bundle.startsWith('import { createRequire as __rerunCreateRequire }')).toBe(true);
   });
 
@@ -107,6 +113,39 @@ describe('RerunPipeline with the prebuilt normalize worker', () => {
   });
 });
 
+describe("the normalize bundle's start", () => {
+  // Distinctive texts of each SDK: X-Ray's daemon address variable, DynamoDB's JSON protocol target prefix.
+  const XRAY = 'AWS_XRAY_DAEMON_ADDRESS';
+  const DYNAMODB = 'DynamoDB_20120810';
+  const holding = (dir: string, files: readonly string[], text: string) =>
+    files.filter((file) => readFileSync(join(dir, file), 'utf8').includes(text));
+
+  it('reads neither the X-Ray SDK nor the DynamoDB client: only their import() loads them, from chunks beside it', () => {
+    const dir = join(workersDir, 'normalize');
+    const start = bundleStartModules(dir);
+    // The entry imports the chunks every path needs (the S3 and SQS clients among them).
+    expect(start.length).toBeGreaterThan(1);
+    expect(holding(dir, start, XRAY)).toEqual([]);
+    expect(holding(dir, start, DYNAMODB)).toEqual([]);
+    const all = readdirSync(dir).filter((f) => f.endsWith('.mjs'));
+    expect(holding(dir, all, XRAY)).not.toEqual([]);
+    expect(holding(dir, all, DYNAMODB)).not.toEqual([]);
+  });
+
+  it('loads with tracing and a ledger, which import their chunks at start, with no node_modules in reach', () => {
+    const env = {
+      OUTPUT_BUCKET: 'probe-bucket',
+      AWS_REGION: 'us-east-1',
+      LOG_LEVEL: 'warn',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      RERUN_TRACE_AWS_SDK: 'true',
+      NOTIFY_URL: 'http://127.0.0.1:9/hook',
+      LEDGER_TABLE: 'probe-ledger',
+    };
+    expect(handlerTypeInIsolation(join(workersDir, 'normalize', 'index.mjs'), env)).toBe('function');
+  });
+});
+
 describe('the prebuilt bundle and the construct bundling cannot drift', () => {
   it('is byte for byte the bundle NodejsFunction makes of the same handler', () => {
     const app = new App({ outdir: tempDir('rerun-reference-worker-') });
@@ -135,17 +174,26 @@ describe('the prebuilt bundle and the construct bundling cannot drift', () => {
     const json = Template.fromStack(stack).toJSON() as { Resources: Record<string, FunctionJson> };
     const id = stack.getLogicalId(worker.function.node.defaultChild as never);
     const key = json.Resources[id]?.Properties.Code.S3Key ?? '';
-    const bundled = readFileSync(join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs'));
-    const prebuilt = readFileSync(join(workersDir, 'normalize', 'index.mjs'));
-    expect(prebuilt.length).toBe(bundled.length);
-    expect(prebuilt.equals(bundled)).toBe(true);
+    const asset = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`);
+    const prebuiltDir = join(workersDir, 'normalize');
+    const modules = (dir: string) =>
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.mjs'))
+        .sort();
+    expect(modules(prebuiltDir)).toEqual(modules(asset));
+    for (const file of modules(asset)) {
+      const bundled = readFileSync(join(asset, file));
+      const prebuilt = readFileSync(join(prebuiltDir, file));
+      expect(prebuilt.length).toBe(bundled.length);
+      expect(prebuilt.equals(bundled)).toBe(true);
+    }
   }, 60_000);
 
   it('refuses a bundling setting the prebuild does not translate', () => {
     expect(() =>
-      esbuildOptionsFor(
+      workerEsbuildOptions(
         { ...WORKER_BUNDLING, mainFields: ['module'], keepNames: true },
-        { entry: 'x.ts', outdir: 'o' },
+        { entry: 'x.ts', outdir: 'o', cwd: projectRoot },
       ),
     ).toThrow(/keepNames/);
   });

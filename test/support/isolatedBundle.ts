@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /**
- * Copies a bundle's `index.mjs` into a fresh folder outside the project, where nothing can resolve
+ * Copies a bundle's folder (its `index.mjs` and the chunks it imports) into a fresh folder outside the project, where nothing can resolve
  * `@aws-sdk/*` but the bundle itself, imports it there with plain Node.js and the given environment
  * only, and returns `typeof` of its `handler` export (`'function'` for a loadable Lambda bundle).
  *
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 export function handlerTypeInIsolation(bundle: string, env: Readonly<Record<string, string>>): string {
   const dir = mkdtempSync(join(tmpdir(), 'rerun-bundle-'));
   try {
-    copyFileSync(bundle, join(dir, 'index.mjs'));
+    cpSync(dirname(bundle), dir, { recursive: true });
     const out = execFileSync(
       process.execPath,
       ['--input-type=module', '-e', "const m = await import('./index.mjs'); console.log(typeof m.handler);"],
