@@ -385,7 +385,10 @@ export class ConsoleApi {
     if (!chosen) throw new RangeError(`no window stage named ${queue} has queues the console knows`);
     const view = await readDeadLetters({ source: this.source, recorder: this.recorder, now: this.now }, chosen, max);
     const { objectStage } = this.options;
-    return objectStage && chosen === this.source.target.topology.normalize ? { ...view, objectStage } : view;
+    if (!objectStage || chosen !== this.source.target.topology.normalize) return view;
+    // rerun redrive takes the user's object stage by its own name, as the view is headed.
+    const command = view.command.replace(`--queue ${view.worker}`, `--queue ${objectStage}`);
+    return { ...view, objectStage, command };
   }
 
   /** The user's window stages' queues (windowStageQueues), read once. */

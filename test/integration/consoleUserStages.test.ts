@@ -168,6 +168,7 @@ describe("rerun ui on a user's stack of an object stage `clean` and hourly and d
         worker: 'normalize',
         objectStage: 'clean',
         dlqUrl: queues['clean-dlq'],
+        command: `rerun redrive --queue clean --stack ${stackName}`,
       });
     });
   });
