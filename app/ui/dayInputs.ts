@@ -1,6 +1,7 @@
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
 import {
+  dayOfInputKey,
   type FailureIndexEntry,
   failureIndexDayPrefix,
   inputKeyHash,
@@ -17,8 +18,13 @@ import {
 } from '../partition/inputCoverage.js';
 import type { ListOptions, S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { headObject } from './objectPreview.js';
+import type { InputGroup } from './stageInputLayout.js';
 
-/** `undated`: the inputs directly under the input prefix, outside any `dt=` partition (no summary covers them). */
+/**
+ * `undated`: the inputs directly under the input prefix, outside any `dt=` partition (no summary
+ * covers them); on a user's object stage, those outside any day of its own layout, or all its inputs
+ * when its layout has no days (stageInputLayout).
+ */
 export const UNDATED = 'undated';
 
 /** One input of a page, classified by the one rule of `rerun status` ({@link classifyInputs}). */
@@ -39,7 +45,10 @@ export interface ConsoleInput {
 export interface InputPage {
   readonly day: Day | typeof UNDATED;
   readonly items: readonly ConsoleInput[];
-  /** Pass as `after` for the next page; absent on the last one. */
+  /**
+   * Pass as `after` for the next page; absent on the last one. A group read by filtering a listing
+   * (InputGroup.maxScanned) may give it on a page of fewer items, even none: the keys after it are unread.
+   */
   readonly next?: string;
 }
 
@@ -66,9 +75,10 @@ export async function listInputPage(
   sources: InputPageSources,
   day: Day | typeof UNDATED,
   page: { readonly after?: string; readonly limit: number },
+  group: InputGroup = referenceGroup(sources.rules.prefix, day),
 ): Promise<InputPage> {
   const { reader, s3, outputBucket, rules } = sources;
-  const listed = await listPage(reader, rules, day, page);
+  const { found: listed, scannedTo } = await listPage(reader, rules.bucket, group, page);
   const more = listed.length > page.limit;
   const inputs = listed.slice(0, page.limit);
   const outputs = new Map<string, number>();
@@ -86,12 +96,16 @@ export async function listInputPage(
     }
   });
   const failures: FailureIndexEntry[] = [];
-  const dayOrNone = day === UNDATED ? undefined : day;
-  for await (const o of reader.list(outputBucket, {
-    prefix: failureIndexDayPrefix(rules.failurePrefix, rules.bucket, dayOrNone),
-  })) {
-    const entry = parseFailureIndexKey(o.key);
-    if (entry) failures.push(entry);
+  // The recorder files an input's failures by the `dt=` folder of its key (none: undated), whatever its layout.
+  const indexDays = new Set(inputs.map((input) => dayOfInputKey(input.key)));
+  if (indexDays.size === 0) indexDays.add(day === UNDATED ? undefined : day);
+  for (const indexDay of indexDays) {
+    for await (const o of reader.list(outputBucket, {
+      prefix: failureIndexDayPrefix(rules.failurePrefix, rules.bucket, indexDay),
+    })) {
+      const entry = parseFailureIndexKey(o.key);
+      if (entry) failures.push(entry);
+    }
   }
   const classified = classifyInputs({ inputs, outputs, failures, recordedSources }, rules);
   const items = await mapWithConcurrency(classified, 8, async (c): Promise<ConsoleInput> => {
@@ -118,36 +132,47 @@ export async function listInputPage(
       },
     };
   });
-  const last = inputs.at(-1);
-  return { day, items, ...(more && last ? { next: last.key } : {}) };
+  const next = more ? inputs.at(-1)?.key : scannedTo;
+  return { day, items, ...(next ? { next } : {}) };
 }
 
-/** Up to limit + 1 inputs of the day (the extra one says whether there is a next page). */
-async function listPage(
-  reader: S3PartitionStore,
-  rules: InputRules,
-  day: Day | typeof UNDATED,
-  page: { readonly after?: string; readonly limit: number },
-): Promise<CoverageInput[]> {
-  const found: CoverageInput[] = [];
+/** Where the reference layout's day (`{prefix}dt=D/`), or its inputs outside any `dt=` folder, are listed. */
+function referenceGroup(prefix: string, day: Day | typeof UNDATED): InputGroup {
   const ranges: ListOptions[] =
     day === UNDATED
       ? // Keys sort by byte: the undated inputs lie before `{prefix}dt=` and after every `{prefix}dt=...` key.
         [
-          { prefix: rules.prefix, stopAt: (key: string) => key >= `${rules.prefix}dt=` },
-          { prefix: rules.prefix, startAfter: `${rules.prefix}dt=\uffff` },
+          { prefix, stopAt: (key: string) => key >= `${prefix}dt=` },
+          { prefix, startAfter: `${prefix}dt=\uffff` },
         ]
-      : [{ prefix: `${rules.prefix}${partitionName(day)}/` }];
-  for (const range of ranges) {
+      : [{ prefix: `${prefix}${partitionName(day)}/` }];
+  return { ranges };
+}
+
+/**
+ * Up to limit + 1 inputs of the group (the extra one says whether there is a next page); for a group
+ * with `maxScanned`, fewer when that many keys were listed first, with the last of them (`scannedTo`).
+ */
+async function listPage(
+  reader: S3PartitionStore,
+  bucket: string,
+  group: InputGroup,
+  page: { readonly after?: string; readonly limit: number },
+): Promise<{ readonly found: CoverageInput[]; readonly scannedTo?: string }> {
+  const found: CoverageInput[] = [];
+  let scanned = 0;
+  for (const range of group.ranges) {
     const startAfter = page.after && page.after > (range.startAfter ?? '') ? page.after : range.startAfter;
     if (range.stopAt && page.after && range.stopAt(page.after)) continue;
-    for await (const o of reader.list(rules.bucket, { ...range, ...(startAfter ? { startAfter } : {}) })) {
-      if (o.key.endsWith('/')) continue; // a folder marker is no input
-      found.push({ key: o.key, lastModified: o.lastModified ?? 0, etag: o.etag });
-      if (found.length > page.limit) return found;
+    for await (const o of reader.list(bucket, { ...range, ...(startAfter ? { startAfter } : {}) })) {
+      const holds = !o.key.endsWith('/') && (!group.holds || group.holds(o.key)); // a folder marker is no input
+      if (holds) found.push({ key: o.key, lastModified: o.lastModified ?? 0, etag: o.etag });
+      if (found.length > page.limit) return { found };
+      // A group read by filtering a listing answers with what it found so far, and where to go on from.
+      if (group.maxScanned !== undefined && ++scanned >= group.maxScanned) return { found, scannedTo: o.key };
     }
   }
-  return found;
+  return { found };
 }
 
 /**
