@@ -1,11 +1,9 @@
-import { mapWithConcurrency } from '../../src/batch/mapWithConcurrency.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
-import { type Day, dayOfInstant, daysInWindow, partitionName } from '../../src/keys/partition.js';
+import { type Day, dayOfInstant, daysInWindow } from '../../src/keys/partition.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { referenceInputRules } from '../common/inputRules.js';
 import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
 import type { InputRules } from '../partition/inputCoverage.js';
-import type { PartitionStatus } from '../partition/judgePartition.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { summaryLayout } from '../partition/summaryLayout.js';
 import { type RunView, readRuns } from '../runs/runProgressFile.js';
@@ -13,6 +11,7 @@ import { partitionStatus, type StatusReport } from '../status/partitionStatus.js
 import { windowStageStatus } from '../status/windowStageStatus.js';
 import type { WorkerTopology } from '../topology.js';
 import { CloudWatchFeed, type CloudWatchSnapshot } from './cloudWatchFeed.js';
+import { type ConsoleDay, type ConsoleDaysReport, UNJUDGED } from './consoleDays.js';
 import type { ConsoleDaysJudge } from './consoleDaysJudge.js';
 import { type DeadLetterView, MAX_DEAD_LETTERS, readDeadLetters } from './consoleDeadLetters.js';
 import type { ConsoleSource } from './consoleSource.js';
@@ -21,6 +20,8 @@ import { type InputPage, inputDaySpan, listInputPage, UNDATED } from './dayInput
 import { LiveFeed, type LiveSnapshot } from './liveFeed.js';
 import { type ObjectPreview, previewObject } from './objectPreview.js';
 import { type QueueDepth, queueNameOfUrl, readQueueDepth } from './queueDepth.js';
+import { countInputDays, stageInputGroup } from './stageInputDays.js';
+import { layoutView } from './stageInputLayout.js';
 import {
   listUndatedWindowInputs,
   listWindowInputPage,
@@ -45,41 +46,6 @@ export interface LiveView {
   readonly runs: readonly RunView[];
   readonly notes: readonly string[];
 }
-
-/** One day of a user's pipeline, as the days view shows it. */
-export interface ConsoleDay {
-  /** The day, or for a window stage of another grain, the window's name (`2026-12-05T13`, `2026-12`). */
-  readonly day: string;
-  /** A window stage's verdict (as `rerun status --stage`), or `unjudged` when the pipeline has no window stage. */
-  readonly status: PartitionStatus | typeof UNJUDGED;
-  readonly reason: string;
-  /** The window's inputs (the upstream outputs in it), or the day's inputs when unjudged. */
-  readonly inputs: number;
-  /** The window's output key (a window stage only). */
-  readonly outputKey?: string;
-  /** Keys under the window's listings in no window of their scheme (a window stage only). */
-  readonly skipped?: number;
-}
-
-/** The days of a user's pipeline: its window stage's, judged, or its inputs' alone. */
-export interface ConsoleDaysReport {
-  readonly from: Day;
-  readonly to: Day;
-  /** The stage the days are of: its name, and whether they are judged (`window`) or counted (`inputs`). */
-  readonly stage: {
-    readonly name: string;
-    readonly kind: ConsoleDaysJudge['kind'];
-    readonly codeVersion?: string;
-    /** The window stage's grain, when it is not daily (its windows are then hours, weeks or months). */
-    readonly grain?: string;
-  };
-  readonly partitions: readonly ConsoleDay[];
-  readonly counts: Readonly<Partial<Record<PartitionStatus | typeof UNJUDGED, number>>>;
-  readonly requests: { readonly list: number; readonly head: number };
-}
-
-/** The status of a day of a pipeline with no window stage: nothing judges it. */
-export const UNJUDGED = 'unjudged';
 
 /**
  * The console's read-only API: each method is one view, computed by the library functions the CLI
@@ -148,11 +114,8 @@ export class ConsoleApi {
     const { target, kind, session } = this.source;
     const { judge } = this.options;
     const today = dayOfInstant(this.now());
-    const latest = judge?.kind === 'window' ? await latestInputWindow(judge.task, target.clients.s3) : undefined;
-    const span =
-      judge?.kind === 'window'
-        ? undefined
-        : await inputDaySpan(target.clients.s3, target.inputBucket, this.rules.prefix);
+    const latest = await this.latestInput();
+    const span = judge ? undefined : await inputDaySpan(target.clients.s3, target.inputBucket, this.rules.prefix);
     const last = latest?.day ?? span?.last;
     const recent = defaultWindow(today);
     const window = this.options.window ?? (last && last < recent.from ? defaultWindow(last) : recent);
@@ -179,9 +142,26 @@ export class ConsoleApi {
       ...(span ? { inputDays: span } : {}),
       ...(latest ? { latestInput: latest } : {}),
       ...(windowQueues.length > 0 ? { windowQueues } : {}),
+      ...(judge?.kind === 'inputs' ? { inputLayout: layoutView(judge.layout) } : {}),
       live: session ? 'dev' : 'cloudwatch',
       ...(session ? { session: { pid: session.pid, startedAt: session.startedAt, endpoint: session.endpoint } } : {}),
     };
+  }
+
+  /**
+   * The latest window with inputs, in the scheme of a user's window stage or of its object stage's
+   * own layout (latestInputWindow); none on rerun's own pipeline (its `dt=` days are spanned instead).
+   */
+  private async latestInput() {
+    const { judge } = this.options;
+    const { s3 } = this.source.target.clients;
+    if (judge?.kind === 'window') return latestInputWindow(judge.task, s3);
+    if (judge?.kind !== 'inputs' || judge.layout.kind !== 'days') return undefined;
+    const { scheme } = judge.layout;
+    return latestInputWindow(
+      { sources: [{ source: { prefix: this.rules.prefix }, bucket: this.rules.bucket, scheme }] },
+      s3,
+    );
   }
 
   /**
@@ -246,28 +226,28 @@ export class ConsoleApi {
     };
   }
 
-  /** The days of a user's pipeline with no window stage: each day's inputs counted (one listing each), none judged. */
+  /**
+   * The days of a user's pipeline with no window stage: each day's inputs counted by the stage's own
+   * layout (one listing each), none judged; none at all when its layout has no days (`note` says why).
+   */
   private async inputDays(judge: Extract<ConsoleDaysJudge, { kind: 'inputs' }>, days: readonly Day[]) {
     const before = this.reader.listRequests;
-    const { bucket, prefix } = this.rules;
-    const partitions = await mapWithConcurrency(days, 8, async (day): Promise<ConsoleDay> => {
-      let inputs = 0;
-      for await (const object of this.reader.list(bucket, { prefix: `${prefix}${partitionName(day)}/` })) {
-        if (!object.key.endsWith('/')) inputs++;
-      }
-      return {
-        day,
+    const counted = await countInputDays(this.reader, this.rules, judge.layout, days);
+    const partitions = (counted ?? []).map(
+      (inputs, i): ConsoleDay => ({
+        day: days[i] as Day,
         status: UNJUDGED,
         reason: `stage "${judge.stage}" has no window stage after it: nothing summarizes the day, so it is not judged`,
         inputs,
-      };
-    });
+      }),
+    );
     const report: ConsoleDaysReport = {
       from: days[0] as Day,
       to: days.at(-1) as Day,
       stage: { name: judge.stage, kind: 'inputs' },
       partitions,
-      counts: { [UNJUDGED]: partitions.length },
+      ...(judge.layout.kind === 'all' ? { note: judge.layout.note } : {}),
+      counts: partitions.length > 0 ? { [UNJUDGED]: partitions.length } : {},
       requests: { list: this.reader.listRequests - before, head: 0 },
     };
     return report;
@@ -294,9 +274,11 @@ export class ConsoleApi {
     return listWindowInputPage(judge.task, judge.stage, day, this.reader, { ...(after ? { after } : {}), limit: size });
   }
 
-  /** One page of a day's (or the undated) inputs, classified. */
+  /** One page of a day's (or the undated) inputs, classified; a user's object stage's by its own layout. */
   async inputs(day: Day | typeof UNDATED, after: string | undefined, limit: number): Promise<InputPage> {
     if (day !== UNDATED) daysInWindow(day, day); // refuses anything but a valid day
+    const { judge } = this.options;
+    const group = judge?.kind === 'inputs' ? stageInputGroup(judge.layout, this.rules.prefix, day) : undefined;
     return listInputPage(
       {
         reader: this.reader,
@@ -307,6 +289,7 @@ export class ConsoleApi {
       },
       day,
       { ...(after ? { after } : {}), limit: Math.min(Math.max(1, limit), MAX_PAGE) },
+      group,
     );
   }
 

@@ -10,6 +10,7 @@ import {
 import type { PipelineTarget } from '../common/pipelineTarget.js';
 import type { InputRules } from '../partition/inputCoverage.js';
 import { windowStageInputRules, windowStageTask } from '../status/windowStageTask.js';
+import { type StageInputLayout, stageInputLayout } from './stageInputLayout.js';
 
 /**
  * How the console's days view judges each day of the pipeline it runs on:
@@ -38,6 +39,8 @@ export type ConsoleDaysJudge =
       /** The object stage whose inputs the days show. */
       readonly stage: string;
       readonly from: string;
+      /** How its inputs group into days, by its own described partitions (stageInputLayout). */
+      readonly layout: StageInputLayout;
     };
 
 /**
@@ -94,8 +97,13 @@ export async function resolveConsoleDaysJudge(
     }
   }
   if (window?.reference) return { stage };
-  if (!window)
-    return stage.reference ? { stage } : { stage, judge: { kind: 'inputs', stage: stage.name, from: stage.from } };
+  if (!window) {
+    if (stage.reference) return { stage };
+    const described = stage.description.stages[stage.name];
+    const partitions = described?.kind === 'object' ? described.partitions : undefined;
+    const layout = stageInputLayout(stage.name, stage.inputPrefix, partitions);
+    return { stage, judge: { kind: 'inputs', stage: stage.name, from: stage.from, layout } };
+  }
   const { partitions } = window.window;
   if (partitions.kind !== 'time') {
     throw new StageKeyRuleUnknownError(

@@ -42,8 +42,18 @@ const FIELDS: Readonly<Record<string, { rank: number; width: number }>> = {
   HH: { rank: 3, width: 2 },
 };
 
+/** The inputs {@link latestInputWindow} looks through: a window task's, or an object stage's under its input prefix. */
+export interface InputRoots {
+  readonly sources: readonly {
+    readonly source: { readonly prefix: string };
+    readonly bucket: string;
+    readonly scheme: WindowTask['scheme'];
+  }[];
+}
+
 /**
- * The latest window of a window stage's inputs that has an input, in the input's own partition
+ * The latest window of a window stage's inputs that has an input (or of an object stage's, under
+ * its input prefix, in the daily scheme of its own template), in the input's own partition
  * scheme (`2026-12-05T13` for inputs keyed `year=/month=/day=/hour=/`), and the day it starts on:
  * what the console's days view opens on when nothing recent has inputs. Found without listing every
  * input: each input root's folders are listed one level at a time (ListObjectsV2 with `/`), the latest
@@ -57,7 +67,7 @@ const FIELDS: Readonly<Record<string, { rank: number; width: number }>> = {
  * await latestInputWindow(hourlyTask, s3); // { window: '2026-12-05T13', day: '2026-12-05' }
  */
 export async function latestInputWindow(
-  task: WindowTask,
+  task: InputRoots,
   s3: S3Client,
 ): Promise<{ readonly window: string; readonly day: Day } | undefined> {
   const budget = { listings: MAX_LISTINGS };
