@@ -179,20 +179,39 @@ function dayCover() {
   return stage.kind === 'window' ? `window of stage ${stage.name}` : 'window stage';
 }
 
+/**
+ * How a user's object stage groups its inputs (the overview's `inputLayout`): by the days its own key
+ * template reads (`days`), or as one group, all inputs (`all`, with a note saying why).
+ */
+function inputLayout() {
+  return state.overview?.stage?.kind === 'inputs' ? state.overview.inputLayout : undefined;
+}
+
 function undatedTile(page) {
   const tile = el('div', 'day undated');
   tile.dataset.day = 'undated';
   tile.dataset.status = 'undated';
   // A window stage's: the objects directly under its input's root, outside any partition folder.
   const window = state.overview?.stage?.kind === 'window';
-  tile.title = window
-    ? `Objects directly under the input root, outside any partition folder: no ${dayCover()} covers them.`
-    : `Inputs directly under the input prefix, outside any dt= day: no ${dayCover()} covers them.`;
-  el('div', 'date', window ? 'No window' : 'No day', tile);
-  el('div', 'weekday', window ? 'outside partitions' : 'outside dt=', tile);
+  const layout = inputLayout();
+  const all = layout?.kind === 'all';
+  tile.title = all
+    ? `All the inputs: ${layout.note}.`
+    : window
+      ? `Objects directly under the input root, outside any partition folder: no ${dayCover()} covers them.`
+      : layout
+        ? `Inputs under the input prefix in no day of ${layout.template}: no ${dayCover()} covers them.`
+        : `Inputs directly under the input prefix, outside any dt= day: no ${dayCover()} covers them.`;
+  el('div', 'date', all ? 'All inputs' : window ? 'No window' : 'No day', tile);
+  el(
+    'div',
+    'weekday',
+    all ? 'not by day' : window ? 'outside partitions' : layout ? 'outside days' : 'outside dt=',
+    tile,
+  );
   const n = page.items.length;
   el('div', 'count', `${n}${page.next ? '+' : ''} input${n === 1 ? '' : 's'}`, tile);
-  el('div', 'status', 'undated', tile);
+  el('div', 'status', all ? 'all inputs' : 'undated', tile);
   const dead = page.items.filter((i) => i.class === 'dead-lettered').length;
   if (dead > 0) el('span', 'badge', `${dead} DLQ`, tile);
   tile.addEventListener('click', () => openDay('undated'));
@@ -209,7 +228,11 @@ async function loadDays() {
     ]);
     state.grain = report.stage?.grain;
     strip.replaceChildren(...report.partitions.map(dayTile));
-    if (undated.items.length > 0) strip.appendChild(undatedTile(undated));
+    // A user's object stage whose inputs are not keyed by day: the days API says why, shown as is.
+    $('days-note').textContent = report.note ? `No days: ${report.note}.` : '';
+    $('days-note').classList.toggle('hidden', !report.note);
+    // A user's stage's keys in no day are found by reading its prefix a page at a time: a page may find none yet.
+    if (undated.items.length > 0 || undated.next) strip.appendChild(undatedTile(undated));
     // The days with no inputs are counted apart: "missing" is for days with something to summarize.
     const noInputs = report.partitions.filter(
       (p) => p.status === 'missing' && (p.coverage ? p.coverage.inputs : p.inputs) === 0,
@@ -240,15 +263,22 @@ async function openDay(day, verdict) {
   markSelected(day);
   $('day-detail').classList.remove('hidden');
   const byWindow = state.overview?.stage?.kind === 'window';
-  $('day-title').textContent = day === 'undated' ? (byWindow ? 'Outside any window' : 'Inputs outside any day') : day;
+  const layout = inputLayout();
+  const all = layout?.kind === 'all';
+  $('day-title').textContent =
+    day === 'undated' ? (all ? 'All inputs' : byWindow ? 'Outside any window' : 'Inputs outside any day') : day;
   const status = $('day-status');
-  status.textContent = verdict ? verdict.status : 'undated';
+  status.textContent = verdict ? verdict.status : all ? 'all inputs' : 'undated';
   status.className = `pill ${verdict ? verdict.status : ''}`;
   $('day-reason').textContent = verdict
     ? verdict.reason
-    : byWindow
-      ? `Directly under the input root, in no partition folder: no ${dayCover()} covers them.`
-      : `Directly under the input prefix, with no dt= partition: the pipeline processes them, no ${dayCover()} covers them.`;
+    : all
+      ? `Every input under the input prefix, as one group: ${layout.note}.`
+      : byWindow
+        ? `Directly under the input root, in no partition folder: no ${dayCover()} covers them.`
+        : layout
+          ? `Under the input prefix, in no day of ${layout.template}: the pipeline processes them, no ${dayCover()} covers them.`
+          : `Directly under the input prefix, with no dt= partition: the pipeline processes them, no ${dayCover()} covers them.`;
   $('inputs').tBodies[0].replaceChildren();
   await loadInputs();
 }
@@ -258,6 +288,7 @@ async function loadInputs() {
   const more = $('more-inputs');
   try {
     const page = await get('/api/inputs', { day: state.day, after: state.after, limit: 50 });
+    body.querySelector('tr.placeholder')?.remove();
     const prefix = state.overview ? state.overview.inputPrefix : '';
     for (const item of page.items) {
       const row = el('tr', 'clickable', undefined, body);
@@ -273,7 +304,8 @@ async function loadInputs() {
     state.after = page.next;
     more.classList.toggle('hidden', !page.next);
     if (page.items.length === 0 && body.rows.length === 0) {
-      el('td', 'muted', 'No inputs.', el('tr', '', undefined, body)).colSpan = 3;
+      const none = page.next ? 'None in the keys read so far: More reads on.' : 'No inputs.';
+      el('td', 'muted', none, el('tr', 'placeholder', undefined, body)).colSpan = 3;
     }
   } catch (error) {
     if (stopped(error)) return;
