@@ -43,26 +43,31 @@ export interface ConsoleServer {
 
 const ASSETS = fileURLToPath(new URL('./assets/', import.meta.url));
 /**
- * The files the console serves, by the path that asks for each, with their type: an explicit list
- * in a Map, so that a path such as `/assets/constructor` or `/assets/__proto__` names nothing (an
- * object used as a map answered them with its prototype's members and the request never ended).
+ * The files the console serves, by the path that asks for each, with their type: the page, its
+ * style, and its script, an ES module (console.js) with the modules it imports. An explicit list in
+ * a Map, so that a path such as `/assets/constructor` or `/assets/__proto__` names nothing (an
+ * object used as a map answered them with its prototype's members and the request never ended),
+ * and any other file of the folder is refused.
  */
 const ASSET_FILES: ReadonlyMap<string, { readonly file: string; readonly type: string }> = new Map([
   ['/', { file: 'index.html', type: 'text/html; charset=utf-8' }],
   ['/assets/index.html', { file: 'index.html', type: 'text/html; charset=utf-8' }],
   ['/assets/console.js', { file: 'console.js', type: 'text/javascript; charset=utf-8' }],
+  ['/assets/consolePage.js', { file: 'consolePage.js', type: 'text/javascript; charset=utf-8' }],
+  ['/assets/daysView.js', { file: 'daysView.js', type: 'text/javascript; charset=utf-8' }],
+  ['/assets/queueViews.js', { file: 'queueViews.js', type: 'text/javascript; charset=utf-8' }],
   ['/assets/console.css', { file: 'console.css', type: 'text/css; charset=utf-8' }],
 ]);
 
 /**
- * Serves the console: its three static files and the read-only JSON API of {@link ConsoleApi}. The
- * static files hold no data and are served to anyone who reaches the port; every `/api/` path needs
- * the token in an `X-Rerun-Token` header (the page reads it once from its `?token=` and keeps it in
- * the tab's sessionStorage): without one it is refused with 401, with a wrong one 403. The token is
- * never put in a cookie: browsers send a cookie to every port of a host, so another server on
- * 127.0.0.1 would receive it. Every response forbids framing and caching. Only GET is answered, and
- * only for a Host naming the address it listens on (a page elsewhere cannot reach it through DNS
- * rebinding).
+ * Serves the console: its static files (the page, its style and its script's modules) and the
+ * read-only JSON API of {@link ConsoleApi}. The static files hold no data and are served to anyone
+ * who reaches the port; every `/api/` path needs the token in an `X-Rerun-Token` header (the page
+ * reads it once from its `?token=` and keeps it in the tab's sessionStorage): without one it is
+ * refused with 401, with a wrong one 403. The token is never put in a cookie: browsers send a
+ * cookie to every port of a host, so another server on 127.0.0.1 would receive it. Every response
+ * forbids framing and caching. Only GET is answered, and only for a Host naming the address it
+ * listens on (a page elsewhere cannot reach it through DNS rebinding).
  *
  * @example
  * const server = await startConsoleServer({ api });
@@ -99,9 +104,10 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
 
 /**
  * On every response, the page, its files, the API's answers and its refusals alike. The page builds
- * its DOM and SVG from console.js with no inline script or style, so a strict policy costs nothing;
- * `frame-ancestors 'none'` (and X-Frame-Options for older browsers) keeps another site from framing
- * it; `no-referrer` keeps the `?token=` of the first load out of the Referer of the page's own requests.
+ * its DOM and SVG from its script (console.js and the modules it imports) with no inline script or
+ * style, so a strict policy costs nothing; `frame-ancestors 'none'` (and X-Frame-Options for older
+ * browsers) keeps another site from framing it; `no-referrer` keeps the `?token=` of the first load
+ * out of the Referer of the page's own requests.
  */
 const SECURITY_HEADERS = {
   'Content-Security-Policy':

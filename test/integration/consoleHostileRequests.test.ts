@@ -1,6 +1,23 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConsoleApi } from '../../app/ui/consoleApi.js';
 import { type ConsoleServer, startConsoleServer } from '../../app/ui/consoleServer.js';
+
+const ASSETS = fileURLToPath(new URL('../../app/ui/assets/', import.meta.url));
+
+/** The modules the page's script loads: console.js and, transitively, each module it imports. */
+function pageModules(): string[] {
+  const found = new Set<string>();
+  const visit = (name: string) => {
+    if (found.has(name)) return;
+    found.add(name);
+    const source = readFileSync(`${ASSETS}${name}`, 'utf8');
+    for (const [, imported] of source.matchAll(/^import [^;]* from '\.\/([\w.]+)';$/gm)) visit(imported as string);
+  };
+  visit('console.js');
+  return [...found];
+}
 
 /**
  * The real console server over an API that only records what reaches it: the requests below are
@@ -48,6 +65,25 @@ describe('rerun ui: hostile paths and query parameters', () => {
       const response = await get(path);
       expect(response.status, path).toBe(200);
       expect(response.headers.get('content-type'), path).toContain(type);
+    }
+  });
+
+  it("serves every module the page's script imports, as JavaScript (a module the list forgets breaks the page)", async () => {
+    const modules = pageModules();
+    expect(modules.length).toBeGreaterThan(1);
+    for (const name of modules) {
+      const response = await get(`/assets/${name}`);
+      expect(response.status, name).toBe(200);
+      expect(response.headers.get('content-type'), name).toContain('text/javascript');
+      expect(await response.text(), name).toBe(readFileSync(`${ASSETS}${name}`, 'utf8'));
+    }
+  });
+
+  it('refuses a file of the assets folder that the page does not load', async () => {
+    const served = new Set([...pageModules(), 'index.html', 'console.css']);
+    const others = readdirSync(ASSETS).filter((name) => !served.has(name));
+    for (const name of [...others, '../consoleServer.ts', '..%2FconsoleServer.ts', 'console.js.map']) {
+      expect((await get(`/assets/${name}`)).status, name).toBe(404);
     }
   });
 

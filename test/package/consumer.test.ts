@@ -257,8 +257,8 @@ describe('the packed package in a new project', () => {
     expect(existsSync(join(installed, 'dist', 'src', 'index.js'))).toBe(true);
     expect(existsSync(join(installed, 'dist', 'src', 'index.d.ts'))).toBe(true);
     expect(existsSync(join(installed, 'dist', 'local', 'emulator', 'atomicMotoServer.py'))).toBe(true);
-    // rerun ui's page, script and style, served from the package (no CDN).
-    for (const asset of ['index.html', 'console.js', 'console.css']) {
+    // rerun ui's page, its script's modules and its style, served from the package (no CDN).
+    for (const asset of ['index.html', 'console.js', 'consolePage.js', 'daysView.js', 'queueViews.js', 'console.css']) {
       expect(existsSync(join(installed, 'dist', 'app', 'ui', 'assets', asset)), asset).toBe(true);
     }
     expect(existsSync(join(installed, 'src'))).toBe(false);

@@ -20,9 +20,12 @@ const HOT_LOOPS: Record<string, string> = {
   'src/normalize/csvParser.ts': 'normalize-mib-per-core',
 };
 
+/** A module: TypeScript, and the JavaScript shipped as is (the console page's scripts, a loader hook). */
+const MODULE_FILE = /\.(tsx?|m?js)$/;
+
 function modules(dir: string): string[] {
   return readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
-    .filter((file) => /\.tsx?$/.test(file))
+    .filter((file) => MODULE_FILE.test(file))
     .map((file) => path.join(dir, file).split(path.sep).join('/'));
 }
 
@@ -43,6 +46,14 @@ describe('file length: a newcomer reads each module whole', () => {
     expect(overLimit(['src/normalize/csvParser.ts'], 100)).toEqual([
       `src/normalize/csvParser.ts: ${lineCount('src/normalize/csvParser.ts')} lines`,
     ]);
+  });
+
+  it('counts the JavaScript modules of app/ along with its TypeScript', () => {
+    const files = modules('app');
+    expect(files).toContain('app/ui/assets/console.js');
+    expect(files).toContain('app/cli/checkoutResolveHook.mjs');
+    expect(files).toContain('app/ui/consoleServer.ts');
+    expect(files).not.toContain('app/ui/assets/console.css');
   });
 
   it(`no module of src/, app/ or local/ is over ${MODULE_LIMIT} lines, outside the measured hot loops`, () => {
