@@ -12,8 +12,8 @@ export interface BackfillConsoleOptions {
   /** `--json`: one JSON object on stdout, no notes, progress or table. */
   readonly json: boolean;
   /**
-   * The run file `rerun ui` reads (app/runs/runProgressFile.ts): the daily summaries' backfill
-   * publishes one, a window stage backfill none.
+   * The run file `rerun ui` reads (app/runs/runProgressFile.ts): a backfill of the daily summaries
+   * counts days in it, one of window stages counts each stage's windows, named by the stage.
    */
   readonly run?: PublishedRun;
   /** A progress line redrawn in place on a terminal (the command line's liveLine). */
@@ -58,11 +58,15 @@ export function backfillConsole(options: BackfillConsoleOptions): BackfillEvents
       case 'plan':
         run?.progress({ phase: 'planned', done: 0, total: event.plan.tasks.length, unit: 'days' });
         return table(describePlan(event.plan, event.from, event.to, event.dryRun));
-      case 'stagePlan':
+      case 'stagePlan': {
+        const { stage, tasks } = event.plan;
+        run?.progress({ phase: 'planned', done: 0, total: tasks.length, unit: `${stage} windows` });
         return table(describeStagePlan(event.plan, event.dryRun));
+      }
       case 'enqueued': {
         const { stage, sent, total } = event;
         if (stage !== undefined) {
+          run?.progress({ phase: 'enqueueing', done: sent, total, unit: `${stage} windows` });
           if (isProgressStep(sent, total)) human(`${stage}: enqueued ${sent}/${total}\n`);
           return;
         }
@@ -73,15 +77,15 @@ export function backfillConsole(options: BackfillConsoleOptions): BackfillEvents
       }
       case 'waiting': {
         const p = event.progress;
-        if (event.stage !== undefined) return human(`${event.stage}: ${waitingLine(p)}\n`);
         const { queued, inFlight, deadLettered } = p;
         run?.progress({
           phase: 'waiting',
           done: p.published,
           total: p.total,
-          unit: 'days published',
+          unit: event.stage !== undefined ? `${event.stage} windows published` : 'days published',
           figures: { queued, inFlight, deadLettered },
         });
+        if (event.stage !== undefined) return human(`${event.stage}: ${waitingLine(p)}\n`);
         return progressLine(waitingLine(p), true);
       }
       case 'phaseEnd':

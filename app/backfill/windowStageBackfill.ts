@@ -9,6 +9,7 @@ import { reportCommandError, requireOutputBucket, stringOption } from '../common
 import { WaitEnd } from '../common/waitEnd.js';
 import { windowStageRange } from '../common/windowStageRange.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
+import { type PublishedRun, withPublishedRun } from '../runs/runProgressFile.js';
 import { windowStageInputRules, windowStageTask } from '../status/windowStageTask.js';
 import type { BackfillEvents } from './backfillEvents.js';
 import type { BackfillMode } from './planBackfill.js';
@@ -16,13 +17,15 @@ import { runWindowStageBackfill, type WindowBackfillStage } from './runWindowSta
 
 /**
  * `rerun backfill --stage S` of a user's window stage (and with `--downstream`, of every stage that
- * reads it, transitively): app/backfill/runWindowStageBackfill.ts. Its notes, plans, progress and end
- * go to `emit` as events (backfillEvents.ts), rendered as the reference backfill renders its plan, its
- * SUMMARY line and its --json document (backfillConsole.ts). Exit 0 done (or planned), 1 when --wait
- * ends with windows not published or times out, 130 interrupted.
+ * reads it, transitively): app/backfill/runWindowStageBackfill.ts, published as a run once its queues
+ * are found (rerun ui follows it, as it follows the daily summaries' backfill). Its notes, plans,
+ * progress and end go as events (backfillEvents.ts) to the sink `events` makes once the run is
+ * published, rendered as the reference backfill renders its plan, its SUMMARY line and its --json
+ * document (backfillConsole.ts). Exit 0 done (or planned), 1 when --wait ends with windows not
+ * published or times out, 130 interrupted; the run file ends with the same code.
  *
  * @example
- * return windowStageBackfill(values, io, target, stage, mode, backfillConsole({ io, json, liveLine }));
+ * return windowStageBackfill(values, io, target, stage, mode, (run) => backfillConsole({ io, json, run, liveLine }));
  */
 export async function windowStageBackfill(
   values: OptionValues,
@@ -30,7 +33,7 @@ export async function windowStageBackfill(
   target: PipelineTarget,
   stage: WindowPlanningStage,
   mode: BackfillMode,
-  emit: BackfillEvents,
+  events: (run: PublishedRun) => BackfillEvents,
 ): Promise<number> {
   const json = values.json === true;
   const rate = integerOption(values, 'rate', { min: 1, max: 3000 });
@@ -67,52 +70,58 @@ export async function windowStageBackfill(
         ...(upstreamInputs ? { upstreamInputs } : {}),
       });
     }
-    emit({
-      kind: 'note',
-      text:
-        `Window stage "${stage.name}" (${stage.from}), ${forms}` +
-        `${names.length > 1 ? `; downstream: ${names.slice(1).join(', ')}` : ''}.\n`,
-    });
-    if (names.length > 1 && !wait && !dryRun) {
+    const label =
+      `backfill --stage ${stage.name} ${from}..${to} (mode ${mode}` +
+      `${names.length > 1 ? `, downstream ${names.slice(1).join(', ')}` : ''}${dryRun ? ', dry run' : ''})`;
+    return await withPublishedRun({ command: 'backfill', label, target }, async (run) => {
+      const emit = events(run);
       emit({
         kind: 'note',
         text:
-          'note: without --wait every stage is sent at once; a downstream window built before its upstream window ' +
-          'is rebuilt is stale afterwards (rerun status says so), and the next backfill rebuilds it. With --wait, ' +
-          'each stage is sent once the stage it reads is published.\n',
+          `Window stage "${stage.name}" (${stage.from}), ${forms}` +
+          `${names.length > 1 ? `; downstream: ${names.slice(1).join(', ')}` : ''}.\n`,
       });
-    }
-    const token = `backfill-${new Date().toISOString().replace(/[-:.]/g, '')}`;
-    const result = await runWindowStageBackfill({
-      reader: new S3PartitionStore(target.clients.s3),
-      sqs: target.clients.sqs,
-      stages,
-      windows,
-      mode,
-      dryRun,
-      wait,
-      token,
-      ...(rate !== undefined ? { ratePerSecond: rate } : {}),
-      ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
-      ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
-      signal: io.signal,
-      events: emit,
-    }).catch((error: unknown) => {
-      if (RerunError.isRerunError(error)) throw error;
-      throw explainAwsError(error, {
-        role: 'buckets or window queues',
-        name: `${target.inputBucket} / ${target.outputBucket} / ${stages.map((s) => s.queueUrl ?? '-').join(', ')}`,
-        where: target.where,
-        hint: 'Check the names and your permissions.',
+      if (names.length > 1 && !wait && !dryRun) {
+        emit({
+          kind: 'note',
+          text:
+            'note: without --wait every stage is sent at once; a downstream window built before its upstream window ' +
+            'is rebuilt is stale afterwards (rerun status says so), and the next backfill rebuilds it. With --wait, ' +
+            'each stage is sent once the stage it reads is published.\n',
+        });
+      }
+      const token = `backfill-${new Date().toISOString().replace(/[-:.]/g, '')}`;
+      const result = await runWindowStageBackfill({
+        reader: new S3PartitionStore(target.clients.s3),
+        sqs: target.clients.sqs,
+        stages,
+        windows,
+        mode,
+        dryRun,
+        wait,
+        token,
+        ...(rate !== undefined ? { ratePerSecond: rate } : {}),
+        ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
+        ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
+        signal: io.signal,
+        events: emit,
+      }).catch((error: unknown) => {
+        if (RerunError.isRerunError(error)) throw error;
+        throw explainAwsError(error, {
+          role: 'buckets or window queues',
+          name: `${target.inputBucket} / ${target.outputBucket} / ${stages.map((s) => s.queueUrl ?? '-').join(', ')}`,
+          where: target.where,
+          hint: 'Check the names and your permissions.',
+        });
       });
+      emit({ kind: 'stageEnd', result, stage: stage.name, from, to });
+      emit({ kind: 'stageSummary', result, stage: stage.name, from, to });
+      if (result.interrupted) return 130;
+      const unfinished = result.stages.some(
+        (s) => s.notSent !== undefined || (s.wait !== undefined && s.wait.ended !== WaitEnd.COMPLETE),
+      );
+      return unfinished ? 1 : 0;
     });
-    emit({ kind: 'stageEnd', result, stage: stage.name, from, to });
-    emit({ kind: 'stageSummary', result, stage: stage.name, from, to });
-    if (result.interrupted) return 130;
-    const unfinished = result.stages.some(
-      (s) => s.notSent !== undefined || (s.wait !== undefined && s.wait.ended !== WaitEnd.COMPLETE),
-    );
-    return unfinished ? 1 : 0;
   } catch (error) {
     if (error instanceof CliUsageError) throw error;
     return reportCommandError(error, io, 'backfill', json);

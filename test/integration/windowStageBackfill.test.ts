@@ -6,6 +6,7 @@ import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudf
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { readRuns } from '../../app/runs/runProgressFile.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 import { ensureQueue } from '../../local/provision.js';
 import { toSqsRecord } from '../../local/runner/sqsRecord.js';
@@ -262,6 +263,15 @@ describe("rerun backfill --stage on a user's window stages (moto)", () => {
       '--json',
     ]);
     expect(run.code, run.stderr).toBe(0);
+    // Its run file (what rerun ui's Runs show of it): what was asked, ended with 0, the last stage's count.
+    const [newest] = readRuns({ where: awsEndpoint(), inputBucket, outputBucket });
+    expect(newest).toMatchObject({
+      command: 'backfill',
+      label: 'backfill --stage daily 2026-12-01..2026-12-03 (mode stale, downstream weekly)',
+      state: 'ended',
+      ended: { code: 0 },
+      progress: { phase: 'waiting', done: 1, total: 1, unit: 'weekly windows published' },
+    });
     const sent = run.json<BackfillJson>();
     expect(sent.stages.map((s) => [s.stage, s.tasks.map((t) => t.window), s.enqueued, s.wait?.ended])).toEqual([
       ['daily', ['2026-12-01', '2026-12-02', '2026-12-03'], 3, 'complete'],
@@ -414,6 +424,15 @@ describe("rerun backfill --stage on a user's window stages (moto)", () => {
       {},
     );
     expect(run.code, run.stderr).toBe(1);
+    // Its run file ends with the same code, in the phase it stopped in: waiting on the days.
+    const [newest] = readRuns({ where: awsEndpoint(), inputBucket, outputBucket });
+    expect(newest).toMatchObject({
+      command: 'backfill',
+      label: 'backfill --stage daily 2026-12-01..2026-12-02 (mode stale, downstream weekly)',
+      state: 'ended',
+      ended: { code: 1 },
+      progress: { phase: 'waiting', done: 0, total: 2, unit: 'daily windows published' },
+    });
     expect(run.text).toMatch(/^Stage daily, windows 2026-12-01\.\.2026-12-02: 2 partitions: 0 published, 2 missing/);
     expect(run.text).toMatch(/WINDOW +STATUS +INPUTS +REASON\n2026-12-01 +missing +2 /);
     expect(run.text).toContain('daily: enqueued 2/2. Timed out with 0/2 published; the tasks keep running.');

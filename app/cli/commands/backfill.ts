@@ -139,8 +139,10 @@ Examples:
         );
       }
       if (!stage.reference) {
-        const emit = backfillConsole({ io, json: values.json === true, liveLine });
-        return windowStageBackfill(stageValues, io, target, stage, mode, emit);
+        const json = values.json === true;
+        return windowStageBackfill(stageValues, io, target, stage, mode, (run) =>
+          backfillConsole({ io, json, run, liveLine }),
+        );
       }
     }
     if (values.downstream === true || values['downstream-queue'] !== undefined) {
