@@ -10,7 +10,12 @@ import { withFields } from '../logging/withFields.js';
 import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { AdaptiveFirstRun, type FirstRunPolicy } from '../worker/adaptiveFirstRun.js';
-import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
+import {
+  CODE_VERSION_MARKER_PLACE_NAMES,
+  type CodeVersionMarkerPlace,
+  codeVersionMarkerKey,
+  writeCodeVersionMarker,
+} from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import type { OutcomeHook } from '../worker/outcomes.js';
 import type { AfterOutputHook } from './AfterOutputHook.js';
@@ -112,7 +117,7 @@ export interface SqsBatchHandlerOptions {
    * @default under CODE_VERSION_PREFIX (which RerunPipeline and rerun dev set) in the worker's
    * `outputBucket` when `store` and `sqs` are left out and the variable is set; else none
    */
-  readonly codeVersionMarker?: { readonly bucket: string; readonly prefix: string } | false;
+  readonly codeVersionMarker?: CodeVersionMarkerPlace | false;
   /**
    * Called with every record's outcome after it is logged, then flushed once per invocation: the
    * place for outcome metrics, e.g. `emfOutcomeMetrics()` or `powertoolsOutcomeMetrics(metrics)`
@@ -195,6 +200,15 @@ export function createSqsBatchHandler(
   given: SqsBatchHandlerOptions,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   checkOptions('createSqsBatchHandler', given, SQS_BATCH_HANDLER_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
+  if (given.codeVersionMarker) {
+    const place = given.codeVersionMarker;
+    checkOptions(
+      'createSqsBatchHandler codeVersionMarker',
+      place,
+      CODE_VERSION_MARKER_PLACE_NAMES,
+      (m) => new WorkerConfigurationError(m),
+    );
+  }
   // Built once per sandbox, at the handler's creation (module scope), as the clients of a Lambda should be.
   const options = { ...given, ...wiringFromEnvironment(given) };
   const concurrency = options.concurrency ?? (options.memoryBudget === false ? 4 : 100);
