@@ -12,7 +12,6 @@ import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { AdaptiveFirstRun, type FirstRunPolicy } from '../worker/adaptiveFirstRun.js';
 import {
   CODE_VERSION_MARKER_PLACE_NAMES,
-  type CodeVersionMarkerPlace,
   codeVersionMarkerKey,
   writeCodeVersionMarker,
 } from '../worker/codeVersionMarker.js';
@@ -117,7 +116,7 @@ export interface SqsBatchHandlerOptions {
    * @default under CODE_VERSION_PREFIX (which RerunPipeline and rerun dev set) in the worker's
    * `outputBucket` when `store` and `sqs` are left out and the variable is set; else none
    */
-  readonly codeVersionMarker?: CodeVersionMarkerPlace | false;
+  readonly codeVersionMarker?: { readonly bucket: string; readonly prefix: string } | false;
   /**
    * Called with every record's outcome after it is logged, then flushed once per invocation: the
    * place for outcome metrics, e.g. `emfOutcomeMetrics()` or `powertoolsOutcomeMetrics(metrics)`
