@@ -92,7 +92,7 @@ export {
   type WriteResult,
   type WriteStatus,
 } from './s3/S3ObjectStore.js';
-export type { S3ObjectStoreOptions } from './s3/s3ObjectStoreOptions.js';
+export type { S3ObjectStoreOptions, S3PutOptions } from './s3/s3ObjectStoreOptions.js';
 export type { FirstRunObject, FirstRunPath, FirstRunPolicy } from './worker/adaptiveFirstRun.js';
 export {
   defineWorker,

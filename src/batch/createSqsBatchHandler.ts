@@ -10,7 +10,11 @@ import { withFields } from '../logging/withFields.js';
 import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { AdaptiveFirstRun, type FirstRunPolicy } from '../worker/adaptiveFirstRun.js';
-import { codeVersionMarkerKey, writeCodeVersionMarker } from '../worker/codeVersionMarker.js';
+import {
+  CODE_VERSION_MARKER_PLACE_NAMES,
+  codeVersionMarkerKey,
+  writeCodeVersionMarker,
+} from '../worker/codeVersionMarker.js';
 import type { WorkerDefinition } from '../worker/defineWorker.js';
 import type { OutcomeHook } from '../worker/outcomes.js';
 import type { AfterOutputHook } from './AfterOutputHook.js';
@@ -195,6 +199,15 @@ export function createSqsBatchHandler(
   given: SqsBatchHandlerOptions,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   checkOptions('createSqsBatchHandler', given, SQS_BATCH_HANDLER_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
+  if (given.codeVersionMarker) {
+    const place = given.codeVersionMarker;
+    checkOptions(
+      'createSqsBatchHandler codeVersionMarker',
+      place,
+      CODE_VERSION_MARKER_PLACE_NAMES,
+      (m) => new WorkerConfigurationError(m),
+    );
+  }
   // Built once per sandbox, at the handler's creation (module scope), as the clients of a Lambda should be.
   const options = { ...given, ...wiringFromEnvironment(given) };
   const concurrency = options.concurrency ?? (options.memoryBudget === false ? 4 : 100);

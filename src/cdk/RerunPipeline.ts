@@ -11,7 +11,13 @@ import type { LedgerTopology } from '../topology/WorkerTopology.js';
 import { WORKER_TOPOLOGY_NAMES } from '../topology/WorkerTopology.js';
 import { DEFAULT_CODE_VERSION_PREFIX } from '../worker/codeVersionPrefix.js';
 import { BatchOperationsHandler } from './BatchOperationsHandler.js';
-import { BATCH_OPERATIONS_NAMES, checkProps, RERUN_PIPELINE_PROP_NAMES, WEBHOOK_SOURCE_NAMES } from './checkProps.js';
+import {
+  BATCH_OPERATIONS_NAMES,
+  checkProps,
+  LEDGER_TABLE_PROP_NAMES,
+  RERUN_PIPELINE_PROP_NAMES,
+  WEBHOOK_SOURCE_NAMES,
+} from './checkProps.js';
 import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
 import { DataBucket } from './DataBucket.js';
 import { grantLedgerAccess, LedgerTable } from './LedgerTable.js';
@@ -100,6 +106,7 @@ export class RerunPipeline extends Construct {
       webhook: WEBHOOK_SOURCE_NAMES,
       batchOperations: BATCH_OPERATIONS_NAMES,
       workerSettings: WORKER_TOPOLOGY_NAMES,
+      ledgerTableProps: LEDGER_TABLE_PROP_NAMES,
     });
     const plan = planPipeline(props, Stack.of(scope).stackName);
     if (props.outputs && plan.stage) refuseAnotherDescription(Stack.of(scope), plan.stage.json);

@@ -1,3 +1,5 @@
+import { WorkerConfigurationError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { integrityProblem } from './integrity.js';
 import { encodeSource, MetadataKey } from './outputMetadata.js';
 
@@ -49,6 +51,13 @@ export interface OutputExpectation {
   readonly validate?: ((head: OutputHead) => string | undefined) | undefined;
 }
 
+/** The names of {@link OutputExpectation}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const OUTPUT_EXPECTATION_NAMES = {
+  codeVersion: true,
+  source: true,
+  validate: true,
+} as const satisfies OptionNames<OutputExpectation>;
+
 /**
  * The done-check's decision, from the HEAD alone (no body read, so its cost does not depend on the
  * output's size). A complete output has rerun's metadata, names this input, and its content is
@@ -65,6 +74,8 @@ export interface OutputExpectation {
  * if (verdict.state === OutputState.BUILT) console.log('built from', verdict.sourceEtag);
  */
 export function judgeOutput(head: OutputHead | undefined, expected: OutputExpectation): Judgement {
+  // A misspelt `validate` would skip the worker's own checks: refused. Costs a look at three keys.
+  checkOptions('judgeOutput', expected, OUTPUT_EXPECTATION_NAMES, (m) => new WorkerConfigurationError(m));
   if (!head) return { state: OutputState.MISSING };
   const invalid = (reason: string): Judgement => ({ state: OutputState.INVALID, etag: head.etag, reason });
   const m = head.metadata;

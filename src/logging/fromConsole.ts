@@ -1,4 +1,6 @@
-import { createLogger, type Logger, type LoggerOptions } from './logger.js';
+import { WorkerConfigurationError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options/checkOptions.js';
+import { createLogger, LOGGER_OPTION_NAMES, type Logger, type LoggerOptions } from './logger.js';
 
 /** What {@link fromConsole} needs: the four level methods every console has. */
 export interface ConsoleLike {
@@ -7,6 +9,11 @@ export interface ConsoleLike {
   warn(...args: unknown[]): void;
   error(...args: unknown[]): void;
 }
+
+/** The names of fromConsole's options: a logger's but `sink` (the console is the sink); tsc fails when they differ. */
+const FROM_CONSOLE_OPTION_NAMES = (({ sink: _sink, ...rest }) => rest)(LOGGER_OPTION_NAMES) satisfies OptionNames<
+  Omit<LoggerOptions, 'sink'>
+>;
 
 /**
  * A {@link Logger} that writes through a console: each entry is one JSON line (RFC 3339
@@ -24,5 +31,7 @@ export interface ConsoleLike {
  * // console.warn('{"timestamp":"2026-...Z","level":"warn","message":"retrying","key":"incoming/a.csv"}')
  */
 export function fromConsole(target: ConsoleLike = console, options: Omit<LoggerOptions, 'sink'> = {}): Logger {
+  // Checked here, under its own name: createLogger would name itself, and a `sink` would be overridden silently.
+  checkOptions('fromConsole', options, FROM_CONSOLE_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
   return createLogger({ ...options, sink: (line, level) => target[level](line) });
 }

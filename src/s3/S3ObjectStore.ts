@@ -18,13 +18,20 @@ import { checkOptions } from '../options/checkOptions.js';
 import { retryOnConflict } from './conflictRetry.js';
 import { encodeCopySourceKey } from './copySource.js';
 import { classified, classifyS3Error, errorCode, httpStatus, isMissingKey, type S3Target } from './errors.js';
-import { S3_MIN_PART_BYTES, S3_OBJECT_STORE_OPTION_NAMES, type S3ObjectStoreOptions } from './s3ObjectStoreOptions.js';
+import {
+  S3_GET_OPTION_NAMES,
+  S3_MIN_PART_BYTES,
+  S3_OBJECT_STORE_OPTION_NAMES,
+  S3_PUT_OPTION_NAMES,
+  type S3ObjectStoreOptions,
+  type S3PutOptions,
+  type WriteCondition,
+} from './s3ObjectStoreOptions.js';
 import { withPayloadSha256 } from './signedPayloadSha256.js';
 
 export { httpStatus } from './errors.js';
 
-/** The condition of a conditional write: create-only, or compare-and-swap on the current ETag. */
-export type WriteCondition = { readonly ifNoneMatch: '*' } | { readonly ifMatch: string };
+export type { WriteCondition } from './s3ObjectStoreOptions.js';
 
 /** How a conditional write ended. Conflicts are results, not exceptions: the caller decides. */
 export const WriteStatus = {
@@ -103,6 +110,7 @@ export class S3ObjectStore {
    * ETag still equals it: the cheapest "has this input changed since the output was built?".
    */
   async get(bucket: string, key: string, options: { ifNoneMatch?: string } = {}): Promise<GetResult> {
+    checkOptions('S3ObjectStore.get', options, S3_GET_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
     try {
       const out = await this.client.send(
         new GetObjectCommand({
@@ -130,17 +138,8 @@ export class S3ObjectStore {
    * ConditionalRequestConflict is retried with the same body (full jitter, `conflictRetry`); a
    * conflict left after the retries is returned as `WriteStatus.CONFLICT`.
    */
-  async put(
-    bucket: string,
-    key: string,
-    body: Uint8Array,
-    options: {
-      condition: WriteCondition;
-      metadata: Record<string, string>;
-      sha256Base64: string;
-      contentType?: string;
-    },
-  ): Promise<WriteResult> {
+  async put(bucket: string, key: string, body: Uint8Array, options: S3PutOptions): Promise<WriteResult> {
+    checkOptions('S3ObjectStore.put', options, S3_PUT_OPTION_NAMES, (m) => new WorkerConfigurationError(m));
     const once = () =>
       classifyWrite({ operation: 'PutObject', bucket, key }, async () => {
         const out = await this.client.send(

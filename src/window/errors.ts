@@ -49,7 +49,8 @@ export class WindowTaskConfigurationError extends RerunError {
 }
 
 /**
- * A window task message that cannot be built (an empty stage or window name). Not retryable.
+ * A window task message that cannot be built (an empty stage or window name), or read against an
+ * expectation that names an unknown field (parseWindowTaskMessage). Not retryable.
  *
  * @example
  * throw new WindowTaskMessageInvalidError('a window task message names a stage and a window by name');

@@ -79,6 +79,7 @@ export {
   WINDOW_TASK_MESSAGE_VERSION,
   type WindowTaskEnvelope,
   type WindowTaskMessageBody,
+  type WindowTaskMessageExpectation,
   type WindowTaskMessageOptions,
   windowTaskMessage,
 } from './windowTaskMessage.js';

@@ -123,8 +123,26 @@ export type ParsedWindowTaskMessage =
   | { readonly kind: 'task'; readonly window: PartitionWindow; readonly origin: string }
   | { readonly kind: 'invalid'; readonly reason: string };
 
+/** What {@link parseWindowTaskMessage} reads a message against. */
+export interface WindowTaskMessageExpectation {
+  /** The stage whose queue the message came from. */
+  readonly stage: string;
+  /** The stage's partition scheme: the windows it has. */
+  readonly scheme: PartitionScheme;
+  /** The message's SQS `SentTimestamp` (epoch ms): the time of a `closed` window without `at`. @default none */
+  readonly sentTimestampMs?: number;
+}
+
+/** The names of {@link WindowTaskMessageExpectation}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const WINDOW_TASK_MESSAGE_EXPECTATION_NAMES = {
+  scheme: true,
+  sentTimestampMs: true,
+  stage: true,
+} as const satisfies OptionNames<WindowTaskMessageExpectation>;
+
 /**
- * Reads a window task message for the stage `stage` with the scheme `scheme`. Never throws: a body
+ * Reads a window task message for the stage `stage` with the scheme `scheme`. Never throws for a
+ * message (an `expected` naming an unknown field is the caller's mistake, refused by name): a body
  * that is not a window task message, of another version, for another stage, or naming a window the
  * scheme does not have is `invalid` with the reason (the handler fails it, not retryable). A
  * `closed` window is resolved from the message's `at`, or without one from its SQS `SentTimestamp`:
@@ -134,10 +152,13 @@ export type ParsedWindowTaskMessage =
  * @example
  * parseWindowTaskMessage(body, { stage: 'daily-counts', scheme: task.scheme });
  */
-export function parseWindowTaskMessage(
-  body: string,
-  expected: { readonly stage: string; readonly scheme: PartitionScheme; readonly sentTimestampMs?: number },
-): ParsedWindowTaskMessage {
+export function parseWindowTaskMessage(body: string, expected: WindowTaskMessageExpectation): ParsedWindowTaskMessage {
+  checkOptions(
+    'parseWindowTaskMessage',
+    expected,
+    WINDOW_TASK_MESSAGE_EXPECTATION_NAMES,
+    (m) => new WindowTaskMessageInvalidError(m),
+  );
   let message: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(body);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PublishConflictError } from '../errors.js';
+import type { OptionNames } from '../options/checkOptions.js';
 import { type S3ObjectStore, WriteStatus } from '../s3/S3ObjectStore.js';
 
 /** Where a worker's code-version markers go: the bucket and the prefix under it. */
@@ -7,6 +8,12 @@ export interface CodeVersionMarkerPlace {
   readonly bucket: string;
   readonly prefix: string;
 }
+
+/** The names of {@link CodeVersionMarkerPlace}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const CODE_VERSION_MARKER_PLACE_NAMES = {
+  bucket: true,
+  prefix: true,
+} as const satisfies OptionNames<CodeVersionMarkerPlace>;
 
 /**
  * Where a worker records that a code version has run: `{prefix}{worker}/{codeVersion}`, an empty

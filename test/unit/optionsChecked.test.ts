@@ -1,8 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { App, Stack } from 'aws-cdk-lib';
+import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Code } from 'aws-cdk-lib/aws-lambda';
@@ -37,6 +39,7 @@ import {
   createTransformInput,
   defineWorker,
   deterministicKey,
+  judgeOutput,
   notifyAfterOutput,
   notifyWebhook,
   OutputWriter,
@@ -47,12 +50,13 @@ import {
 } from '../../src/index.js';
 import { createDynamoDBClient, createLedgerTable, DynamoDBLedger } from '../../src/ledger/index.js';
 import { CsvRecordReader, createNormalizeWorker, LineReader, normalizeRecords } from '../../src/normalize/index.js';
-import { createLogger, emfOutcomeMetrics, powertoolsOutcomeMetrics } from '../../src/observability.js';
+import { createLogger, emfOutcomeMetrics, fromConsole, powertoolsOutcomeMetrics } from '../../src/observability.js';
 import { unknownOptionsMessage } from '../../src/options/checkOptions.js';
 import { definePipeline } from '../../src/pipeline/index.js';
 import {
   createWindowTaskHandler,
   defineWindowTask,
+  parseWindowTaskMessage,
   S3PartitionStore,
   windowTaskMessage,
 } from '../../src/window/index.js';
@@ -178,6 +182,20 @@ const CASES: readonly Case[] = [
     runsValid: true,
   },
   {
+    subject: 'createSqsBatchHandler codeVersionMarker',
+    typo: 'prefx',
+    suggestion: 'prefix',
+    family: W,
+    call: (x) =>
+      createSqsBatchHandler({
+        worker,
+        store,
+        sqs,
+        codeVersionMarker: { bucket: 'out', prefix: 'code-versions/', ...x },
+      }),
+    runsValid: true,
+  },
+  {
     subject: 'createBatchOperationsHandler',
     typo: 'concurency',
     suggestion: 'concurrency',
@@ -251,6 +269,36 @@ const CASES: readonly Case[] = [
     runsValid: true,
   },
   {
+    subject: 'S3ObjectStore.get',
+    typo: 'ifNoneMatc',
+    suggestion: 'ifNoneMatch',
+    family: W,
+    call: (x) => store.get('in', 'incoming/a.csv', { ifNoneMatch: 'e', ...x }),
+    runsValid: false,
+  },
+  {
+    subject: 'S3ObjectStore.put',
+    typo: 'contentTyp',
+    suggestion: 'contentType',
+    family: W,
+    call: (x) =>
+      store.put('out', 'upper/a', new Uint8Array(), {
+        condition: { ifNoneMatch: '*' },
+        metadata: {},
+        sha256Base64: 'x',
+        ...x,
+      }),
+    runsValid: false,
+  },
+  {
+    subject: 'judgeOutput',
+    typo: 'validat',
+    suggestion: 'validate',
+    family: W,
+    call: (x) => judgeOutput(undefined, { source: { bucket: 'in', key: 'incoming/a.csv' }, codeVersion: '1', ...x }),
+    runsValid: true,
+  },
+  {
     subject: 'processObject',
     typo: 'maxRound',
     suggestion: 'maxRounds',
@@ -306,6 +354,14 @@ const CASES: readonly Case[] = [
     suggestion: 'level',
     family: W,
     call: (x) => createLogger({ sink: () => undefined, ...x }),
+    runsValid: true,
+  },
+  {
+    subject: 'fromConsole',
+    typo: 'levl',
+    suggestion: 'level',
+    family: W,
+    call: (x) => fromConsole({ debug() {}, info() {}, warn() {}, error() {} }, { ...x }),
     runsValid: true,
   },
   {
@@ -394,6 +450,19 @@ const CASES: readonly Case[] = [
     runsValid: true,
   },
   {
+    subject: 'parseWindowTaskMessage',
+    typo: 'sentTimestamp',
+    suggestion: 'sentTimestampMs',
+    family: 'WindowTaskMessageInvalidError',
+    call: (x) =>
+      parseWindowTaskMessage('{}', {
+        stage: 'daily',
+        scheme: defineWindowTask(windowDefinition as never).scheme,
+        ...x,
+      }),
+    runsValid: true,
+  },
+  {
     subject: 'S3PartitionStore.list',
     typo: 'startAftr',
     suggestion: 'startAfter',
@@ -453,11 +522,32 @@ const CASES: readonly Case[] = [
     runsValid: true,
   },
   {
+    subject: 'RerunPipeline ledgerTableProps',
+    typo: 'encryptionKy',
+    suggestion: 'encryptionKey',
+    family: STACK,
+    call: (x) =>
+      new RerunPipeline(stack(), 'P', {
+        worker: prebuilt(),
+        ledger: true,
+        ledgerTableProps: { removalPolicy: RemovalPolicy.DESTROY, ...x },
+      }),
+    runsValid: true,
+  },
+  {
     subject: 'RerunWindowStage',
     typo: 'inputPrefx',
     suggestion: 'inputPrefix',
     family: STACK,
     call: (x) => windowStage(x),
+    runsValid: true,
+  },
+  {
+    subject: 'RerunWindowStage handler',
+    typo: 'handlr',
+    suggestion: 'handler',
+    family: STACK,
+    call: (x) => windowStage({ handler: { ...prebuilt(), ...x } }),
     runsValid: true,
   },
   {
@@ -493,6 +583,14 @@ const CASES: readonly Case[] = [
     runsValid: true,
   },
   {
+    subject: 'SqsWorker source',
+    typo: 'handlr',
+    suggestion: 'handler',
+    family: STACK,
+    call: (x) => new SqsWorker(stack(), 'W', { topology: topology.normalize, source: { ...prebuilt(), ...x } }),
+    runsValid: true,
+  },
+  {
     subject: 'BatchOperationsHandler',
     typo: 'jobFilesPrefx',
     suggestion: 'jobFilesPrefix',
@@ -511,6 +609,27 @@ const CASES: readonly Case[] = [
         timeoutSeconds: 60,
         ...x,
       } as never);
+    },
+    runsValid: true,
+  },
+  {
+    subject: 'BatchOperationsHandler source',
+    typo: 'handlr',
+    suggestion: 'handler',
+    family: STACK,
+    call: (x) => {
+      const scope = stack();
+      const bucket = new Bucket(scope, 'B');
+      return new BatchOperationsHandler(scope, 'H', {
+        source: { ...prebuilt(), ...x },
+        inputBucket: bucket,
+        inputPrefix: 'incoming/',
+        outputBucket: bucket,
+        outputPrefixes: ['upper/'],
+        failurePrefix: 'failures/',
+        memoryMiB: 1024,
+        timeoutSeconds: 60,
+      });
     },
     runsValid: true,
   },
@@ -691,5 +810,51 @@ describe('the message', () => {
     );
     expect((error as Error).message).toContain("RerunPipeline: unknown option 'ledgr'; did you mean 'ledger'?");
     expect((error as Error).message).toContain("RerunPipeline worker: unknown option 'handlr'");
+  });
+});
+
+/** The `.ts` files under `dir`, recursively. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+/**
+ * The subjects of every options check in the package's code (src/ and local/): each
+ * `checkOptions('subject', ...)`, and each `checkProps('Construct', ...)` with its nested props
+ * (`Construct prop`), comments left out. It finds the checks there are, not an options object left
+ * unchecked: that is what the cases above, one per public options object, are for.
+ */
+function checkedSubjects(): { subjects: Set<string>; calls: number; read: number } {
+  const subjects = new Set<string>();
+  let calls = 0;
+  let read = 0;
+  for (const file of [...sourceFiles('src'), ...sourceFiles('local')]) {
+    const code = readFileSync(file, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '');
+    calls += code.match(/\bcheck(?:Options|Props)\(/g)?.length ?? 0;
+    for (const m of code.matchAll(/\bcheckOptions\(\s*'([^']+)'/g)) {
+      read += 1;
+      subjects.add(m[1] as string);
+    }
+    for (const m of code.matchAll(/\bcheckProps\(\s*'([^']+)',[^{;]*?(?:\{([^}]*)\})?\s*\);/g)) {
+      read += 1;
+      const construct = m[1] as string;
+      subjects.add(construct);
+      for (const nested of (m[2] ?? '').matchAll(/(\w+):/g)) subjects.add(`${construct} ${nested[1]}`);
+    }
+  }
+  return { subjects, calls, read };
+}
+
+describe('the cases cover every check', () => {
+  it('every options check in the code has its case above', () => {
+    const { subjects, calls, read } = checkedSubjects();
+    // Every call was read: one whose subject is not a literal would otherwise escape this test.
+    expect(read).toBe(calls);
+    const cased = new Set(CASES.map((c) => c.subject));
+    expect([...subjects].filter((s) => !cased.has(s))).toEqual([]);
   });
 });
