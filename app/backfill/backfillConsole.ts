@@ -1,6 +1,8 @@
-import { type CliIo, writeResult } from '../common/command.js';
+import type { CliIo } from '../common/command.js';
 import { isProgressStep, renderProgressBar } from '../common/progressBar.js';
+import type { RunEvent } from '../runs/runEvents.js';
 import type { PublishedRun } from '../runs/runProgressFile.js';
+import { runRenderers } from '../runs/runRenderers.js';
 import type { BackfillEvent, BackfillEvents } from './backfillEvents.js';
 import { backfillSummary, describeEnd, describePlan } from './backfillReport.js';
 import type { BackfillProgress } from './backfillResult.js';
@@ -29,88 +31,92 @@ function waitingLine(p: BackfillProgress): string {
 }
 
 /**
- * The events of a backfill rendered: progress to the run file and to stderr, notes to stderr, the
- * plan and how the backfill ended to stdout before its SUMMARY line, so `rerun backfill ... | less`
- * shows them. The daily summaries' progress is one line redrawn in place on a terminal (a line per
- * step otherwise); a window stage's is a line per step, named by its stage. `--json` prints neither,
- * only the JSON object.
+ * The events of a backfill rendered (app/runs/runRenderers.ts): progress to the run file and to
+ * stderr, notes to stderr, the plan and how the backfill ended to stdout before its SUMMARY line.
+ * The daily summaries' progress is one line redrawn in place on a terminal (a line per step
+ * otherwise); a window stage's is a line per step, named by its stage. `--json` prints neither, only
+ * the JSON object. A backfill's own kinds (its plans, batches enqueued, checks while waiting, its
+ * ends) are said here in the kinds every run tells.
  */
 export function backfillConsole(options: BackfillConsoleOptions): BackfillEvents {
-  const { io, json, run } = options;
-  let lineOpen = false;
-  const human = (text: string) => {
-    if (!json) io.stderr(text);
-  };
-  const table = (text: string) => {
-    if (!json) writeResult(io, text);
-  };
-  /** A progress line of the daily summaries: redrawn on a terminal; otherwise logged when `log` says so. */
-  const progressLine = (line: string, log: boolean) => {
-    if (io.isTTY) {
-      human(options.liveLine(line, io.stderrColumns));
-      lineOpen = true;
-    } else if (log) human(`${line}\n`);
-  };
-  return (event: BackfillEvent) => {
+  const emit = runRenderers(options);
+  const { io } = options;
+  /** The kinds every run tells, for one of a backfill's events (a plan is both a count and a table). */
+  const said = (event: BackfillEvent): RunEvent[] => {
     switch (event.kind) {
       case 'note':
-        return human(event.text);
+      case 'phaseEnd':
+        return [event];
       case 'plan':
-        run?.progress({ phase: 'planned', done: 0, total: event.plan.tasks.length, unit: 'days' });
-        return table(describePlan(event.plan, event.from, event.to, event.dryRun));
+        return [
+          { kind: 'progress', progress: { phase: 'planned', done: 0, total: event.plan.tasks.length, unit: 'days' } },
+          { kind: 'result', text: describePlan(event.plan, event.from, event.to, event.dryRun) },
+        ];
       case 'stagePlan': {
         const { stage, tasks } = event.plan;
-        run?.progress({ phase: 'planned', done: 0, total: tasks.length, unit: `${stage} windows` });
-        return table(describeStagePlan(event.plan, event.dryRun));
+        return [
+          { kind: 'progress', progress: { phase: 'planned', done: 0, total: tasks.length, unit: `${stage} windows` } },
+          { kind: 'result', text: describeStagePlan(event.plan, event.dryRun) },
+        ];
       }
       case 'enqueued': {
         const { stage, sent, total } = event;
+        const step = isProgressStep(sent, total);
         if (stage !== undefined) {
-          run?.progress({ phase: 'enqueueing', done: sent, total, unit: `${stage} windows` });
-          if (isProgressStep(sent, total)) human(`${stage}: enqueued ${sent}/${total}\n`);
-          return;
+          const progress = { phase: 'enqueueing', done: sent, total, unit: `${stage} windows` };
+          return [
+            {
+              kind: 'progress',
+              progress,
+              line: { text: `${stage}: enqueued ${sent}/${total}`, inPlace: false, log: step },
+            },
+          ];
         }
-        run?.progress({ phase: 'enqueueing', done: sent, total, unit: 'days' });
-        return io.isTTY
-          ? progressLine(`enqueued ${renderProgressBar(sent, total)}`, true)
-          : progressLine(`enqueued ${sent}/${total}`, isProgressStep(sent, total));
+        const progress = { phase: 'enqueueing', done: sent, total, unit: 'days' };
+        const line = io.isTTY
+          ? { text: `enqueued ${renderProgressBar(sent, total)}`, inPlace: true, log: true }
+          : { text: `enqueued ${sent}/${total}`, inPlace: true, log: step };
+        return [{ kind: 'progress', progress, line }];
       }
       case 'waiting': {
         const p = event.progress;
         const { queued, inFlight, deadLettered } = p;
-        run?.progress({
+        const { stage } = event;
+        const progress = {
           phase: 'waiting',
           done: p.published,
           total: p.total,
-          unit: event.stage !== undefined ? `${event.stage} windows published` : 'days published',
+          unit: stage !== undefined ? `${stage} windows published` : 'days published',
           figures: { queued, inFlight, deadLettered },
-        });
-        if (event.stage !== undefined) return human(`${event.stage}: ${waitingLine(p)}\n`);
-        return progressLine(waitingLine(p), true);
+        };
+        const line =
+          stage !== undefined
+            ? { text: `${stage}: ${waitingLine(p)}`, inPlace: false, log: true }
+            : { text: waitingLine(p), inPlace: true, log: true };
+        return [{ kind: 'progress', progress, line }];
       }
-      case 'phaseEnd':
-        if (lineOpen) human('\n');
-        lineOpen = false;
-        return;
       case 'end':
-        return table(describeEnd(event.result, event.result.dryRun));
+        return [{ kind: 'result', text: describeEnd(event.result, event.result.dryRun) }];
       case 'summary': {
         const { result } = event;
         const summary = backfillSummary(result, result.mode, result.dryRun);
-        return io.stdout(
-          json
-            ? JSON.stringify({ ...summary, counts: result.counts, tasks: result.tasks, wait: result.wait })
-            : `SUMMARY ${JSON.stringify(summary)}`,
-        );
+        return [
+          {
+            kind: 'summary',
+            summary,
+            json: { ...summary, counts: result.counts, tasks: result.tasks, wait: result.wait },
+          },
+        ];
       }
       case 'stageEnd':
-        return table(describeStageEnd(event.result, event.from, event.to));
+        return [{ kind: 'result', text: describeStageEnd(event.result, event.from, event.to) }];
       case 'stageSummary': {
         const summary = windowBackfillSummary(event.result, event.stage, event.from, event.to);
-        return io.stdout(
-          json ? JSON.stringify({ ...summary, stages: event.result.stages }) : `SUMMARY ${JSON.stringify(summary)}`,
-        );
+        return [{ kind: 'summary', summary, json: { ...summary, stages: event.result.stages } }];
       }
     }
+  };
+  return (event) => {
+    for (const told of said(event)) emit(told);
   };
 }

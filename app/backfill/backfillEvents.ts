@@ -1,16 +1,17 @@
+import type { RunEventSink, SharedRunEvent } from '../runs/runEvents.js';
 import type { BackfillProgress, BackfillResult } from './backfillResult.js';
 import type { BackfillPlan } from './planBackfill.js';
 import type { WindowBackfillResult, WindowStagePlan } from './windowBackfillResult.js';
 
 /**
- * What a backfill tells as it runs, in one stream: the terminal, the run file `rerun ui` reads
- * (app/runs/runProgressFile.ts) and `--json` each take what they show (backfillConsole.ts). A
- * backfill of rerun's daily summaries (runBackfill.ts) and one of a user's window stages
- * (runWindowStageBackfill.ts) tell the same kinds; a window stage's progress names its stage.
+ * What a backfill tells as it runs, in one stream: the kinds every run tells (app/runs/runEvents.ts)
+ * and its own, which backfillConsole.ts says in those kinds for the terminal, the run file
+ * `rerun ui` reads and `--json`. A backfill of rerun's daily summaries (runBackfill.ts) and one of a
+ * user's window stages (runWindowStageBackfill.ts) tell the same kinds; a window stage's progress
+ * names its stage.
  */
 export type BackfillEvent =
-  /** A note for the operator (stderr). */
-  | { readonly kind: 'note'; readonly text: string }
+  | SharedRunEvent
   /** The daily summaries' plan, known before anything is sent. */
   | {
       readonly kind: 'plan';
@@ -25,8 +26,6 @@ export type BackfillEvent =
   | { readonly kind: 'enqueued'; readonly stage?: string; readonly sent: number; readonly total: number }
   /** A progress check while waiting (of the window stage `stage`, when it is one). */
   | { readonly kind: 'waiting'; readonly stage?: string; readonly progress: BackfillProgress }
-  /** The phases with progress lines ended. */
-  | { readonly kind: 'phaseEnd' }
   /** How a backfill of the daily summaries ended, then its SUMMARY line. */
   | { readonly kind: 'end' | 'summary'; readonly result: BackfillResult }
   /** How a window stage backfill over `from..to` of `stage` (the one asked) ended, then its SUMMARY line. */
@@ -39,4 +38,4 @@ export type BackfillEvent =
     };
 
 /** Where a backfill sends its events. */
-export type BackfillEvents = (event: BackfillEvent) => void;
+export type BackfillEvents = RunEventSink<BackfillEvent>;

@@ -1,3 +1,4 @@
+import type { RunEventSink, SharedRunEvent } from '../runs/runEvents.js';
 import type { JobOutcome, JobRunner, SubmittedJob } from './batchOperationsEngine.js';
 import type { ReprocessEngine } from './batchOperationsJob.js';
 import type { CodeVersionCutoff } from './codeVersionCutoff.js';
@@ -33,20 +34,18 @@ export interface ReprocessSummaryParts {
 }
 
 /**
- * What a reprocess tells as it runs, in one stream: the terminal, the run file `rerun ui` reads
- * (app/runs/runProgressFile.ts) and `--json` each take what they show (reprocessConsole.ts).
+ * What a reprocess tells as it runs, in one stream: the kinds every run tells (app/runs/runEvents.ts)
+ * and its own, which reprocessConsole.ts says in those kinds for the terminal, the run file
+ * `rerun ui` reads and `--json`.
  */
 export type ReprocessEvent =
-  /** A note for the operator (stderr). */
-  | { readonly kind: 'note'; readonly text: string }
+  | SharedRunEvent
   /** Planning (and, on the SQS engine outside a dry run, enqueueing as it plans). */
   | { readonly kind: 'progress'; readonly phase: 'planning' | 'enqueueing'; readonly progress: ReprocessProgress }
   /** A check of the SQS engine's `--wait`. */
   | { readonly kind: 'waiting'; readonly progress: ReprocessWaitProgress }
   /** A poll of a Batch Operations job. */
   | { readonly kind: 'job'; readonly view: JobView; readonly elapsedMs: number }
-  /** A phase with progress lines ended. */
-  | { readonly kind: 'phaseEnd' }
   /** A job was created (or found: the same request is the same job). */
   | { readonly kind: 'jobSubmitted'; readonly job: SubmittedJob; readonly runner: JobRunner['kind'] }
   /** The plan's closing table; `sent` says what became of the planned inputs. */
@@ -68,4 +67,4 @@ export type ReprocessEvent =
   | { readonly kind: 'summary'; readonly parts: ReprocessSummaryParts };
 
 /** Where a reprocess sends its events. */
-export type ReprocessEvents = (event: ReprocessEvent) => void;
+export type ReprocessEvents = RunEventSink<ReprocessEvent>;

@@ -133,13 +133,15 @@ describe('layering: no import runs back up the wings', () => {
  * levels below its own, never a room of its level (sideways) or above. The command line sits on top
  * and calls every wing; the wings (reprocess, redrive, status, backfill, dev, ui) share what they all
  * need through `app/common/` (the command-line vocabulary, the target a tool runs on, the queue
- * plumbing), never through each other's rooms.
+ * plumbing) and `app/runs/` (the events a run tells, their renderers and the run files), never
+ * through each other's rooms.
  */
 const APP_LEVELS: readonly (readonly string[])[] = [
   ['app/localState', 'app/topology.ts', 'app/stackOutputs.ts', 'app/alignColumns.ts'],
-  ['app/partition', 'app/runs'],
+  ['app/partition'],
   ['app/referencePipeline.ts'],
   ['app/common'],
+  ['app/runs'],
   ['app/reprocess', 'app/redrive'],
   ['app/status'],
   ['app/backfill'],
