@@ -25,6 +25,10 @@ export default defineConfig({
       'test/unit/ledgerDecision.test.ts',
       // src/worker/processObject.ts and its phases: against the in-memory S3 (test/support/memoryS3.ts).
       'test/unit/processObjectRounds.test.ts',
+      // src/worker/removeOutputs.ts (the ObjectRemoved path) and src/worker/sideOutputs.ts (the side-output
+      // protocol's steps), against the same in-memory S3.
+      'test/unit/removeOutputs.test.ts',
+      'test/unit/sideOutputs.test.ts',
     ],
     // None of these tests talks to AWS: no emulator to start.
     globalSetup: [],
