@@ -41,9 +41,9 @@ export default {
   reporters: ['clear-text', 'progress-append-only', 'json'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   clearTextReporter: { allowColor: false, logTests: false, reportMutants: true, reportScoreTable: true },
-  // break: the score measured on 2026-12-06 with the worker's files (88.73 %), rounded down; raise it as
-  // survivors are killed.
-  thresholds: { high: 90, low: 70, break: 88 },
+  // break: the score measured on 2026-12-07 with the delete path and the side-output protocol (91.13 %),
+  // less a point of room; raise it as survivors are killed (CONTRIBUTING.md).
+  thresholds: { high: 90, low: 70, break: 90 },
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
 };
