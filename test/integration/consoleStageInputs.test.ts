@@ -1,8 +1,6 @@
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../app/cli/dispatch.js';
-import type { CliIo } from '../../app/common/command.js';
 import { inputRulesOf } from '../../app/partition/inputCoverage.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 import { listInputPage, UNDATED } from '../../app/ui/dayInputs.js';
@@ -14,6 +12,7 @@ import { outputKeyOf } from '../../src/pipeline/keyRule.js';
 import { describePipeline, type PipelineDefinition } from '../../src/pipeline/pipelineDescription.js';
 import { S3PartitionStore } from '../../src/s3/S3PartitionStore.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
+import { withConsoleCli } from '../support/consoleCli.js';
 import { createBucket } from '../support/s3.js';
 
 const HOURLY = { kind: 'time', grain: 'hourly', template: 'year={yyyy}/month={MM}/day={dd}/hour={HH}' } as const;
@@ -81,40 +80,11 @@ describe("rerun ui's inputs view of a user's object stage, by the stage's own la
   }
 
   /** `rerun ui --stack NAME`; gives its API's answers (any status), then stops it. */
-  async function withConsole<T>(
+  function withConsole<T>(
     stackName: string,
     use: (get: (path: string) => Promise<{ status: number; body: unknown }>) => Promise<T>,
   ): Promise<T> {
-    const stdout: string[] = [];
-    let stderr = '';
-    const ctrlC = new AbortController();
-    const io: CliIo = {
-      stdout: (line) => void stdout.push(line),
-      stderr: (text) => {
-        stderr += text;
-      },
-      env,
-      isTTY: false,
-      signal: ctrlC.signal,
-    };
-    const running = runCli(['ui', '--stack', stackName], io);
-    while (stdout.length === 0) {
-      if (await Promise.race([running.then(() => true), new Promise((r) => setTimeout(() => r(false), 100))])) break;
-    }
-    expect(stdout[0], stderr).toMatch(/^URL /);
-    const url = new URL((stdout[0] ?? '').replace(/^URL /, ''));
-    const get = async (path: string) => {
-      const response = await fetch(`${url.origin}${path}`, {
-        headers: { 'X-Rerun-Token': url.searchParams.get('token') ?? '' },
-      });
-      return { status: response.status, body: await response.json() };
-    };
-    try {
-      return await use(get);
-    } finally {
-      ctrlC.abort();
-      expect(await running).toBe(0);
-    }
+    return withConsoleCli(['--stack', stackName], env, (api) => use(api.answer));
   }
   const ok = async (get: (path: string) => Promise<{ status: number; body: unknown }>, path: string) => {
     const { status, body } = await get(path);

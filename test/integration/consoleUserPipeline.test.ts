@@ -6,7 +6,6 @@ import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudf
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../app/cli/dispatch.js';
-import type { CliIo } from '../../app/common/command.js';
 import { publishDevSession } from '../../app/common/devSessionFile.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 import { buildOutputMetadata } from '../../src/done/outputMetadata.js';
@@ -17,6 +16,7 @@ import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { S3PartitionStore } from '../../src/s3/S3PartitionStore.js';
 import { defineWindowTask } from '../../src/window/defineWindowTask.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
+import { withConsoleCli } from '../support/consoleCli.js';
 import { createBucket } from '../support/s3.js';
 
 const HOURLY = { kind: 'time', grain: 'hourly', template: 'year={yyyy}/month={MM}/day={dd}/hour={HH}' } as const;
@@ -110,51 +110,20 @@ describe("rerun ui on a user's described pipeline (moto)", () => {
   const hour = (day: string, h: string, name: string) => `incoming/year=2026/month=12/day=${day}/hour=${h}/${name}`;
 
   /** `rerun ui` with these arguments, as the operator runs it; gives its API's answers, then stops it. */
-  async function withConsole<T>(
+  function withConsole<T>(
     args: string[],
     use: (get: (path: string) => Promise<unknown>) => Promise<T>,
     env?: NodeJS.ProcessEnv,
-  ) {
-    const stdout: string[] = [];
-    let stderr = '';
-    const ctrlC = new AbortController();
-    const io: CliIo = {
-      stdout: (line) => void stdout.push(line),
-      stderr: (text) => {
-        stderr += text;
-      },
-      env: env ?? {
-        AWS_ENDPOINT_URL: awsEndpoint(),
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'test',
-        AWS_SECRET_ACCESS_KEY: 'test',
-        RERUN_INPUT_BUCKET: inputBucket,
-        RERUN_OUTPUT_BUCKET: outputBucket,
-      },
-      isTTY: false,
-      signal: ctrlC.signal,
+  ): Promise<T> {
+    const defaults = {
+      AWS_ENDPOINT_URL: awsEndpoint(),
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      RERUN_INPUT_BUCKET: inputBucket,
+      RERUN_OUTPUT_BUCKET: outputBucket,
     };
-    const running = runCli(['ui', ...args], io);
-    const deadline = Date.now() + 30_000;
-    while (stdout.length === 0 && Date.now() < deadline) {
-      if (await Promise.race([running.then(() => true), new Promise((r) => setTimeout(() => r(false), 100))])) break;
-    }
-    expect(stdout[0], stderr).toMatch(/^URL /);
-    const url = new URL((stdout[0] ?? '').replace(/^URL /, ''));
-    const get = async (path: string) => {
-      const response = await fetch(`${url.origin}${path}`, {
-        headers: { 'X-Rerun-Token': url.searchParams.get('token') ?? '' },
-      });
-      const body = await response.json();
-      expect(response.status, JSON.stringify(body)).toBe(200);
-      return body;
-    };
-    try {
-      return await use(get);
-    } finally {
-      ctrlC.abort();
-      expect(await running).toBe(0);
-    }
+    return withConsoleCli(args, env ?? defaults, (api) => use((path) => api.get(path)));
   }
 
   beforeAll(async () => {

@@ -2,13 +2,12 @@ import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudf
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../app/cli/dispatch.js';
-import type { CliIo } from '../../app/common/command.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 import { definePipeline } from '../../src/pipeline/definePipeline.js';
 import { describePipeline } from '../../src/pipeline/pipelineDescription.js';
 import { windowStageOutputKeys } from '../../src/window/windowStageOutputKeys.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
+import { withConsoleCli } from '../support/consoleCli.js';
 import { createBucket } from '../support/s3.js';
 
 const HOURLY = { kind: 'time', grain: 'hourly', template: 'year={yyyy}/month={MM}/day={dd}/hour={HH}' } as const;
@@ -67,42 +66,8 @@ describe("rerun ui on a user's stack of an object stage `clean` and hourly and d
     clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: key }));
 
   /** `rerun ui` with these arguments; gives its API's answers, then stops it. */
-  async function withConsole<T>(
-    args: string[],
-    use: (get: (path: string) => Promise<unknown>) => Promise<T>,
-  ): Promise<T> {
-    const stdout: string[] = [];
-    let stderr = '';
-    const ctrlC = new AbortController();
-    const io: CliIo = {
-      stdout: (line) => void stdout.push(line),
-      stderr: (text) => {
-        stderr += text;
-      },
-      env,
-      isTTY: false,
-      signal: ctrlC.signal,
-    };
-    const running = runCli(['ui', ...args], io);
-    while (stdout.length === 0) {
-      if (await Promise.race([running.then(() => true), new Promise((r) => setTimeout(() => r(false), 100))])) break;
-    }
-    expect(stdout[0], stderr).toMatch(/^URL /);
-    const url = new URL((stdout[0] ?? '').replace(/^URL /, ''));
-    const get = async (path: string) => {
-      const response = await fetch(`${url.origin}${path}`, {
-        headers: { 'X-Rerun-Token': url.searchParams.get('token') ?? '' },
-      });
-      const body = await response.json();
-      expect(response.status, JSON.stringify(body)).toBe(200);
-      return body;
-    };
-    try {
-      return await use(get);
-    } finally {
-      ctrlC.abort();
-      expect(await running).toBe(0);
-    }
+  function withConsole<T>(args: string[], use: (get: (path: string) => Promise<unknown>) => Promise<T>): Promise<T> {
+    return withConsoleCli(args, env, (api) => use((path) => api.get(path)));
   }
 
   beforeAll(async () => {

@@ -6,7 +6,6 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../app/cli/dispatch.js';
-import type { CliIo } from '../../app/common/command.js';
 import { publishDevSession } from '../../app/common/devSessionFile.js';
 import { StackOutput } from '../../app/stackOutputs.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
@@ -14,6 +13,7 @@ import { definePipeline } from '../../src/pipeline/definePipeline.js';
 import { describePipeline, type PipelineDefinition } from '../../src/pipeline/pipelineDescription.js';
 import { windowStageOutputKeys } from '../../src/window/windowStageOutputKeys.js';
 import { awsEndpoint, testClients, uniqueName } from '../support/aws.js';
+import { withConsoleCli } from '../support/consoleCli.js';
 import { createBucket } from '../support/s3.js';
 
 const HOURLY = { kind: 'time', grain: 'hourly', template: 'year={yyyy}/month={MM}/day={dd}/hour={HH}' } as const;
@@ -85,43 +85,12 @@ describe("rerun ui on a user's pipeline of hourly and monthly window stages (mot
   };
 
   /** `rerun ui` with these arguments in this environment; gives its API's answers, then stops it. */
-  async function withConsole<T>(
+  function withConsole<T>(
     args: string[],
     env: NodeJS.ProcessEnv,
     use: (get: (path: string, status?: number) => Promise<unknown>) => Promise<T>,
   ): Promise<T> {
-    const stdout: string[] = [];
-    let stderr = '';
-    const ctrlC = new AbortController();
-    const io: CliIo = {
-      stdout: (line) => void stdout.push(line),
-      stderr: (text) => {
-        stderr += text;
-      },
-      env,
-      isTTY: false,
-      signal: ctrlC.signal,
-    };
-    const running = runCli(['ui', ...args], io);
-    while (stdout.length === 0) {
-      if (await Promise.race([running.then(() => true), new Promise((r) => setTimeout(() => r(false), 100))])) break;
-    }
-    expect(stdout[0], stderr).toMatch(/^URL /);
-    const url = new URL((stdout[0] ?? '').replace(/^URL /, ''));
-    const get = async (path: string, status = 200) => {
-      const response = await fetch(`${url.origin}${path}`, {
-        headers: { 'X-Rerun-Token': url.searchParams.get('token') ?? '' },
-      });
-      const body = await response.json();
-      expect(response.status, JSON.stringify(body)).toBe(status);
-      return body;
-    };
-    try {
-      return await use(get);
-    } finally {
-      ctrlC.abort();
-      expect(await running).toBe(0);
-    }
+    return withConsoleCli(args, env, (api) => use(api.get));
   }
 
   beforeAll(async () => {
