@@ -2,10 +2,10 @@ import { DeleteObjectCommand, PutBucketVersioningCommand, PutObjectCommand } fro
 import type { Context, SQSRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createSqsBatchHandler } from '../../src/batch/createSqsBatchHandler.js';
-import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';
+import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { quarantiningWorker } from '../support/quarantiningWorker.js';
 import { createBucket, listKeys } from '../support/s3.js';
 
 /**
@@ -59,22 +59,7 @@ describe('a redriven message (receive count 1, an event an hour old) runs the fu
       new PutBucketVersioningCommand({ Bucket: input, VersioningConfiguration: { Status: 'Enabled' } }),
     );
     output = await createBucket(clients.s3, uniqueName('out'));
-    worker = defineWorker({
-      name: 'upper',
-      codeVersion: 'upper@1',
-      outputBucket: output,
-      outputKey: (s) => deterministicKey({ prefix: 'out/', source: s, suffix: '.txt' }),
-      sideOutputs: { quarantine: (s) => deterministicKey({ prefix: 'quarantine/', source: s, suffix: '.txt' }) },
-      async transform({ body }, { output: out, side }) {
-        let text = '';
-        for await (const chunk of body) text += String(chunk);
-        for (const line of text.split('\n').filter(Boolean)) {
-          if (line.startsWith('!')) await side('quarantine').write(`${line}\n`);
-          else await out.write(`${line.toUpperCase()}\n`);
-        }
-        return {};
-      },
-    });
+    worker = quarantiningWorker(output);
   });
 
   it("removes the side output a killed attempt left, which S3's fresh delivery leaves alone", async () => {

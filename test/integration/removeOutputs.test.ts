@@ -2,33 +2,13 @@ import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { OutputHead } from '../../src/done/judgeOutput.js';
 import type { S3ObjectEvent } from '../../src/intake/parseS3Event.js';
-import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import { DeleteStatus, S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';
+import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 import { processObject } from '../../src/worker/processObject.js';
 import { removeOutputs } from '../../src/worker/removeOutputs.js';
 import { RequestLog, testClients, uniqueName } from '../support/aws.js';
+import { quarantiningWorker } from '../support/quarantiningWorker.js';
 import { createBucket, listKeys, readText } from '../support/s3.js';
-
-/** Upper-cases lines; lines starting with "!" go to the quarantine side output. */
-function upperWorker(outputBucket: string): WorkerDefinition {
-  return defineWorker({
-    name: 'upper',
-    codeVersion: 'upper@1',
-    outputBucket,
-    outputKey: (s) => deterministicKey({ prefix: 'out/', source: s, suffix: '.txt' }),
-    sideOutputs: { quarantine: (s) => deterministicKey({ prefix: 'quarantine/', source: s, suffix: '.txt' }) },
-    async transform({ body }, { output, side }) {
-      let text = '';
-      for await (const chunk of body) text += String(chunk);
-      for (const line of text.split('\n').filter(Boolean)) {
-        if (line.startsWith('!')) await side('quarantine').write(`${line}\n`);
-        else await output.write(`${line.toUpperCase()}\n`);
-      }
-      return {};
-    },
-  });
-}
 
 describe('deletion propagates: removeOutputs with conditional deletes', () => {
   const log = new RequestLog();
@@ -49,7 +29,7 @@ describe('deletion propagates: removeOutputs with conditional deletes', () => {
   beforeEach(async () => {
     input = await createBucket(clients.s3, uniqueName('in'));
     output = await createBucket(clients.s3, uniqueName('out'));
-    worker = upperWorker(output);
+    worker = quarantiningWorker(output);
     log.clear();
   });
 

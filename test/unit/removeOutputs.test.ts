@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import type { Logger } from '../../src/logging/logger.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { defineWorker, type WorkerDefinition } from '../../src/worker/defineWorker.js';
+import type { WorkerDefinition } from '../../src/worker/defineWorker.js';
 import type { ObjectOutcome } from '../../src/worker/ObjectOutcome.js';
 import { processObject } from '../../src/worker/processObject.js';
 import { removeOutputs } from '../../src/worker/removeOutputs.js';
 import { MemoryS3 } from '../support/memoryS3.js';
+import { quarantiningWorker } from '../support/quarantiningWorker.js';
 
 /*
  * removeOutputs (src/worker/removeOutputs.ts: the ObjectRemoved path) against the simulation tier's
@@ -20,27 +21,6 @@ const OUT = 'out';
 const outKey = (key: string) => `out/${IN}/${key}.txt`;
 const quarantineKey = (key: string) => `quarantine/${IN}/${key}.txt`;
 
-/** Upper-cases lines; lines starting with "!" go to the quarantine side output. */
-function upperWorker(overrides: Partial<WorkerDefinition> = {}): WorkerDefinition {
-  return defineWorker({
-    name: 'upper',
-    codeVersion: 'upper@1',
-    outputBucket: OUT,
-    outputKey: (s) => deterministicKey({ prefix: 'out/', source: s, suffix: '.txt' }),
-    sideOutputs: { quarantine: (s) => deterministicKey({ prefix: 'quarantine/', source: s, suffix: '.txt' }) },
-    async transform({ body }, { output, side }) {
-      let text = '';
-      for await (const chunk of body) text += String(chunk);
-      for (const line of text.split('\n').filter(Boolean)) {
-        if (line.startsWith('!')) await side('quarantine').write(`${line}\n`);
-        else await output.write(`${line.toUpperCase()}\n`);
-      }
-      return {};
-    },
-    ...overrides,
-  });
-}
-
 /** A logger that keeps each entry with its fields. */
 function recordingLogger(): Logger & { readonly entries: { message: string; fields: Record<string, unknown> }[] } {
   const entries: { message: string; fields: Record<string, unknown> }[] = [];
@@ -53,7 +33,7 @@ function recordingLogger(): Logger & { readonly entries: { message: string; fiel
 function setup(overrides: Partial<WorkerDefinition> = {}) {
   const s3 = new MemoryS3([IN, OUT]);
   const store = new S3ObjectStore(s3.client);
-  const worker = upperWorker(overrides);
+  const worker = quarantiningWorker(OUT, overrides);
   const logger = recordingLogger();
   const created = (key: string) => ({ bucket: IN, key, eventName: 'ObjectCreated:Put' });
   /** What the batch handler passes: an input that is back gets the done-check (processObject). */
