@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from '../logging/logger.js';
 import type { OptionNames } from '../options/checkOptions.js';
 import type { PartitionScheme, PartitionWindow } from '../partitions/partitionScheme.js';
-import type { PartitionSpec } from '../partitions/partitionSpec.js';
+import type { PartitionSpec, TimeGrain } from '../partitions/partitionSpec.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import type { S3PartitionStore } from '../s3/S3PartitionStore.js';
 import type { WindowLineageEntry } from './windowLineage.js';
@@ -142,6 +142,44 @@ export interface WindowWords {
 }
 
 /**
+ * How a window with more inputs than one invocation takes (`maxInputs`) is built: from the windows
+ * of a finer grain of the task's own time scheme, its parts (a day from its 24 hours). Each part is
+ * built by the task's `build` over the part's own inputs and published at a key of its own,
+ * `{prefix}_parts/{window path}{part}/{fileName}`, with its own lineage hash, a staging copy and a
+ * conditional publish, exactly as a window is. Then `combine` builds the window's output from the
+ * parts' outputs. A part already current is not built again, so a window whose parts take more
+ * than one invocation continues, on the next receive, where the last one stopped. Which way a
+ * window is built depends on its lineage alone (its count against `maxInputs`), and the window's
+ * output records the same lineage hash either way: status, backfills and downstream stages do not
+ * see the difference.
+ *
+ * @example
+ * const parts: WindowParts<{ records: number }> = {
+ *   grain: 'hourly',
+ *   async combine(hours, writer) { let records = 0; for await (const h of hours) records += JSON.parse(await text(h.body)).records; writer.write(`{"records":${records}}\n`); return { records }; },
+ * };
+ */
+export interface WindowParts<Result = unknown, InputRecord = undefined> {
+  /**
+   * The parts' grain: its windows tile the task's (hours in a day; days in a week or a month), and
+   * each input's windows lie inside one part (an hourly or daily input for daily parts).
+   */
+  readonly grain: TimeGrain;
+  /**
+   * Builds the window's output from its parts' outputs, in window order (each input's `source` is
+   * `_parts` and its `path` is `{part name}/{fileName}`, e.g. `2026-12-05T13/counts.json`), into
+   * `writer`. The context's lineage lists the parts; its `lineageHash` is the window's own. So that
+   * the output does not depend on the way taken, it should give the bytes `build` gives over all the
+   * window's inputs.
+   */
+  combine(
+    parts: AsyncIterable<WindowInput>,
+    writer: WindowWriter,
+    context: WindowBuildContext<InputRecord>,
+  ): Promise<Result>;
+}
+
+/**
  * A user's window task: how one window's output is built from its inputs. rerun does the rest: the
  * lineage (the inputs' keys and ETags, hashed), the done-check, the reads pinned to the listed
  * ETags, the staging copy, the validation, the conditional publish, the manifest marker and the judge.
@@ -210,6 +248,11 @@ export interface WindowTaskDefinition<Result = unknown, InputRecord = undefined>
     window: PartitionWindow,
     listing: { readonly lineage: readonly ListedLineageEntry[]; readonly reader: S3PartitionStore },
   ): Promise<{ readonly digest: string; readonly value: InputRecord } | undefined>;
+  /**
+   * How a window above `maxInputs` is built from windows of a finer grain (a time scheme only).
+   * @default none: such a window is refused ({@link WindowTooLargeError})
+   */
+  readonly parts?: WindowParts<Result, InputRecord>;
   /** Words of its messages. @default the generic ones */
   readonly words?: WindowWords;
 }
@@ -223,10 +266,17 @@ export const WINDOW_TASK_DEFINITION_NAMES = {
   output: true,
   partitionLabel: true,
   partitions: true,
+  parts: true,
   recordInputs: true,
   validate: true,
   words: true,
 } as const satisfies OptionNames<WindowTaskDefinition<unknown, unknown>>;
+
+/** The names of {@link WindowParts}, checked by checkOptions (tsc fails when this list and the type differ). */
+export const WINDOW_PARTS_NAMES = {
+  combine: true,
+  grain: true,
+} as const satisfies OptionNames<WindowParts<unknown, unknown>>;
 
 /** A checked window task: its definition with its schemes built. */
 export interface CompiledWindowTask<Result = unknown, InputRecord = undefined> {
@@ -257,8 +307,9 @@ export interface WindowRunOptions {
    */
   readonly maxRounds?: number;
   /**
-   * The most lineage entries one window takes: a larger window fails at once, not retryable
-   * ({@link WindowTooLargeError}), before anything is read.
+   * The most lineage entries one invocation builds: a larger window is built from its parts
+   * ({@link WindowTaskDefinition.parts}), each at most this large; without parts, or with a part
+   * above it, it fails at once, not retryable ({@link WindowTooLargeError}), before anything is read.
    * @default DEFAULT_MAX_WINDOW_INPUTS (20,000)
    */
   readonly maxInputs?: number;
@@ -301,4 +352,6 @@ export interface WindowOutcome<Result = unknown> {
   readonly markerRepaired?: boolean;
   /** What the build returned, when this run built the output. */
   readonly result?: Result;
+  /** For a window built from its parts: how many there are, and how many this run built. */
+  readonly parts?: { readonly total: number; readonly built: number };
 }

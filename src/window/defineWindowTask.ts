@@ -1,8 +1,8 @@
 import { RerunError } from '../errors.js';
-import { checkOptions } from '../options/checkOptions.js';
+import { checkOptions, unknownOptionsProblem } from '../options/checkOptions.js';
 import { windowsIntersecting } from '../partitions/mapWindows.js';
 import { type PartitionScheme, type PartitionWindow, partitionScheme } from '../partitions/partitionScheme.js';
-import type { PartitionSpec } from '../partitions/partitionSpec.js';
+import { type PartitionSpec, TimeGrain } from '../partitions/partitionSpec.js';
 import { grainTiles } from '../partitions/timeWindow.js';
 import type { S3PartitionStore } from '../s3/S3PartitionStore.js';
 import { WindowTaskConfigurationError } from './errors.js';
@@ -11,12 +11,13 @@ import { resolveInputSource } from './resolveInputSource.js';
 import { runWindowTask } from './runWindowTask.js';
 import type {
   CompiledWindowTask,
+  ResolvedInputSource,
   WindowOutcome,
   WindowRunOptions,
   WindowTaskDefinition,
   WindowWords,
 } from './WindowTaskDefinition.js';
-import { WINDOW_TASK_DEFINITION_NAMES } from './WindowTaskDefinition.js';
+import { WINDOW_PARTS_NAMES, WINDOW_TASK_DEFINITION_NAMES } from './WindowTaskDefinition.js';
 
 /** A checked window task, ready to run one window at a time. */
 export interface WindowTask<Result = unknown, InputRecord = undefined> extends CompiledWindowTask<Result, InputRecord> {
@@ -117,6 +118,13 @@ export function defineWindowTask<Result = unknown, InputRecord = undefined>(
       listingScheme: listingSchemeOf(definition.partitions, source.partitions),
     };
   });
+  if (definition.parts !== undefined) {
+    const problem = partsProblem(
+      definition,
+      sources.map((s) => s.source),
+    );
+    if (problem !== undefined) refuse(problem);
+  }
   const compiled: CompiledWindowTask<Result, InputRecord> = {
     definition,
     scheme,
@@ -129,4 +137,33 @@ export function defineWindowTask<Result = unknown, InputRecord = undefined>(
       runWindowTask(compiled, typeof window === 'string' ? scheme.parseWindow(window) : window, options),
     status: (from, to, options) => listWindowStatus(compiled as never, scheme.windowsBetween(from, to), options.reader),
   };
+}
+
+/**
+ * Why a task's `parts` cannot be used, or undefined: parts split a time window into the windows of a
+ * finer grain that tile it, and each input's windows must lie inside one part.
+ */
+function partsProblem(
+  definition: WindowTaskDefinition<unknown, unknown>,
+  sources: readonly ResolvedInputSource[],
+): string | undefined {
+  const { parts, partitions } = definition;
+  if (parts === undefined) return undefined;
+  const unknown = unknownOptionsProblem('parts', parts, WINDOW_PARTS_NAMES);
+  if (unknown !== undefined) return unknown;
+  if (typeof parts.combine !== 'function') return 'parts.combine is not a function';
+  const grains: readonly string[] = Object.values(TimeGrain);
+  if (!grains.includes(parts.grain)) return `parts.grain "${String(parts.grain)}" is not one of ${grains.join(', ')}`;
+  if (partitions.kind !== 'time') return `parts need a time scheme; its partitions are ${partitions.kind}`;
+  if (parts.grain === partitions.grain || !grainTiles(parts.grain, partitions.grain)) {
+    return `${parts.grain} parts do not split a ${partitions.grain} window (the parts' windows must be finer and tile it)`;
+  }
+  for (const source of sources) {
+    const spec = source.partitions;
+    if (spec.kind !== 'time' || !grainTiles(spec.grain, parts.grain)) {
+      const what = spec.kind === 'time' ? `${spec.grain} windows` : `a ${spec.kind} scheme`;
+      return `the input "${source.name}" has ${what}, which do not lie inside one ${parts.grain} part`;
+    }
+  }
+  return undefined;
 }

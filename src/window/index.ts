@@ -62,6 +62,7 @@ export type {
   WindowInputSource,
   WindowObjectsSource,
   WindowOutcome,
+  WindowParts,
   WindowRunOptions,
   WindowTaskDefinition,
   WindowTaskOutputsSource,

@@ -1,22 +1,20 @@
-import { createHash } from 'node:crypto';
-import { PublishConflictError, RerunError } from '../errors.js';
+import { PublishConflictError } from '../errors.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import type { PartitionWindow } from '../partitions/partitionScheme.js';
+import { buildFromParts } from './buildFromParts.js';
+import { buildWindowBytes, type Restart, windowOutputWrite } from './buildWindowBytes.js';
 import { WindowTooLargeError } from './errors.js';
 import { judgeWindowHead, WindowOutputState } from './judgeWindowHead.js';
 import { listWindowLineage } from './listWindowLineage.js';
-import { ensureWindowMarker, type OutputWrite, removeIfPresent, stageValidatePublish } from './publishWindowOutput.js';
-import { readWindowInputs } from './readWindowInputs.js';
+import { ensureWindowMarker, removeIfPresent, stageValidatePublish } from './publishWindowOutput.js';
 import type { CompiledWindowTask, WindowOutcome, WindowRunOptions } from './WindowTaskDefinition.js';
-import { type WindowLineageEntry, windowLineageHash } from './windowLineage.js';
-import { buildWindowMetadata } from './windowMetadata.js';
+import { windowLineageHash } from './windowLineage.js';
 import { windowOutputKeys } from './windowOutputLayout.js';
 
 /** Lineage entries one window takes by default: one invocation reads them all. */
 export const DEFAULT_MAX_WINDOW_INPUTS = 20_000;
-/** The largest output by default, bytes (built in memory, written with one PutObject). */
-export const DEFAULT_MAX_WINDOW_OUTPUT_BYTES = 64 * 1024 ** 2;
+export { DEFAULT_MAX_WINDOW_OUTPUT_BYTES } from './buildWindowBytes.js';
 
 /**
  * Brings one window's output up to date, idempotently: a task that owns its output slice.
@@ -27,7 +25,8 @@ export const DEFAULT_MAX_WINDOW_OUTPUT_BYTES = 64 * 1024 ** 2;
  * 2. Done-check: HEAD the published output; when its integrity holds and it records this lineage
  *    hash, code version and record, it is done: only make sure its marker is right, write nothing else.
  * 3. Build: the task's build reads every input with `If-Match: <listed ETag>`; a 412/404 means an
- *    input changed meanwhile, and a body that fails mid-read a dropped connection: start over.
+ *    input changed meanwhile, and a body that fails mid-read a dropped connection: start over. A
+ *    window above maxInputs with `parts` is built from its parts instead (buildFromParts.ts).
  * 4. Stage -> validate -> publish (publishWindowOutput.ts); a 412 means another writer published
  *    first: start over (its output may be current).
  * 5. Record the manifest marker and remove superseded ones.
@@ -35,8 +34,9 @@ export const DEFAULT_MAX_WINDOW_OUTPUT_BYTES = 64 * 1024 ** 2;
  * A crash at any point leaves either the previous output or the new one; a leftover staging copy or a
  * missing or extra marker is repaired by the next run (and the judge calls the window stale meanwhile).
  *
- * @throws WindowTooLargeError (not retryable) for a window above maxInputs or maxOutputBytes, or one
- *   whose pace cannot be read within one invocation; PublishConflictError (retryable) after maxRounds.
+ * @throws WindowTooLargeError (not retryable) for a window above maxInputs (without parts; with parts,
+ *   a part above it) or maxOutputBytes, or one whose pace cannot be read within one invocation;
+ *   PublishConflictError (retryable) after maxRounds.
  * @example
  * const outcome = await runWindowTask(task, task.scheme.parseWindow('2026-12-05'), { store, reader });
  */
@@ -61,8 +61,6 @@ export async function runWindowTask<Result, InputRecord>(
   );
 }
 
-type Restart = string;
-
 async function attempt<Result, InputRecord>(
   task: CompiledWindowTask<Result, InputRecord>,
   window: PartitionWindow,
@@ -79,11 +77,12 @@ async function attempt<Result, InputRecord>(
   // 1. Lineage (and the task's record of its inputs).
   const { lineage: listed, skipped } = await listWindowLineage(task as never, window, reader);
   const maxInputs = options.maxInputs ?? DEFAULT_MAX_WINDOW_INPUTS;
-  if (listed.length > maxInputs) {
+  const fromParts = listed.length > maxInputs && definition.parts !== undefined;
+  if (listed.length > maxInputs && !fromParts) {
     throw new WindowTooLargeError(
       `${label} has ${listed.length} lineage entries (${words.entries}), above the ${words.output}'s bound of ` +
         `${maxInputs} (maxInputs): nothing was read or written; raise maxInputs with the ${words.functionName}'s ` +
-        'memory and timeout (or build the window from windows of a finer grain), then redrive this task',
+        'memory and timeout (or give the task parts of a finer grain), then redrive this task',
     );
   }
   const lineage = listed.map(({ source, path, etag }) => ({ source, path, etag }));
@@ -121,10 +120,19 @@ async function attempt<Result, InputRecord>(
   }
 
   // 3. Build from exactly the listed versions.
-  const built = await buildOutput(task, window, label, options, { hash, lineage, record: record?.value });
+  const round = { hash, lineage, record: record?.value };
+  const built = fromParts
+    ? await buildFromParts(task, window, label, options, logger, round, maxInputs)
+    : await buildWindowBytes(task, definition.build, window, label, options, round);
   if (typeof built === 'string') return built;
   const { result } = built;
-  const write = outputWrite(task, label, options, built.bytes, { hash, entries: lineage.length, recorded });
+  const partCounts: { readonly total: number; readonly built: number } | undefined =
+    'parts' in built ? (built.parts as { total: number; built: number }) : undefined;
+  const write = windowOutputWrite(task as never, label, options, built.bytes, {
+    hash,
+    entries: lineage.length,
+    recorded,
+  });
 
   // 4. Stage -> validate -> publish, then 5. the marker.
   const published = await stageValidatePublish(
@@ -158,96 +166,15 @@ async function attempt<Result, InputRecord>(
     ...base,
     status: 'processed',
     reason:
-      verdict.state === WindowOutputState.MISSING
+      (verdict.state === WindowOutputState.MISSING
         ? `${words.output} published (${lineage.length} inputs)`
-        : `${words.output} replaced (${verdict.reason})`,
+        : `${words.output} replaced (${verdict.reason})`) +
+      (partCounts ? `, built from ${partCounts.total} parts (${partCounts.built} built now)` : ''),
     etag: published.etag,
     ...(verdict.state === WindowOutputState.MISSING
       ? {}
       : { previous: { state: verdict.state, reason: verdict.reason } }),
     result,
-  };
-}
-
-/**
- * 3. Runs the task's build over one round's reads into memory. A restart when an input changed since
- * the listing or a body failed mid-read (a dropped connection); a build's own non-retryable verdict
- * (a corrupt input) and any other failure are thrown.
- */
-async function buildOutput<Result, InputRecord>(
-  task: CompiledWindowTask<Result, InputRecord>,
-  window: PartitionWindow,
-  label: string,
-  options: WindowRunOptions,
-  round: {
-    readonly hash: string;
-    readonly lineage: readonly WindowLineageEntry[];
-    readonly record: InputRecord | undefined;
-  },
-): Promise<{ readonly result: Result; readonly bytes: Buffer } | Restart> {
-  const chunks: Uint8Array[] = [];
-  const writer = {
-    write: (chunk: string | Uint8Array) => {
-      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
-    },
-  };
-  const reads = readWindowInputs(task as never, label, round.lineage, options.reader, options.deadline);
-  try {
-    const result = await task.definition.build(reads.inputs, writer, {
-      window,
-      partition: label,
-      codeVersion: task.definition.codeVersion,
-      lineageHash: round.hash,
-      lineage: round.lineage,
-      record: round.record,
-      checkDeadline: reads.checkDeadline,
-    });
-    return { result, bytes: Buffer.concat(chunks) };
-  } catch (error) {
-    if (reads.changed()) return 'inputs changed while being read';
-    // A build's own verdict that retrying cannot help (a corrupt input) stands; a connection that
-    // dropped mid-body starts the round over with a fresh build.
-    if (RerunError.isRerunError(error) && !error.retryable) throw error;
-    const dropped = reads.bodyError();
-    if (dropped !== undefined) {
-      return `reading an input was interrupted (${dropped instanceof Error ? dropped.message : String(dropped)})`;
-    }
-    throw error;
-  }
-}
-
-/** The output's bytes within `maxOutputBytes`, their digest, and a put of them with their metadata. */
-function outputWrite(
-  task: CompiledWindowTask<unknown, unknown>,
-  label: string,
-  options: WindowRunOptions,
-  bytes: Buffer,
-  lineage: { readonly hash: string; readonly entries: number; readonly recorded: { readonly recordDigest?: string } },
-): OutputWrite {
-  const { definition, words } = task;
-  const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_WINDOW_OUTPUT_BYTES;
-  if (bytes.byteLength > maxBytes) {
-    throw new WindowTooLargeError(
-      `the ${words.output} of ${label} is ${bytes.byteLength} bytes (${lineage.entries} lineage entries), above the bound of ` +
-        `${maxBytes} bytes (${words.maxBytesOption}): nothing was written; raise ${words.maxBytesOption} with the ` +
-        `${words.functionName}'s memory, then redrive this task`,
-    );
-  }
-  const sha256Base64 = createHash('sha256').update(bytes).digest('base64');
-  const metadata = buildWindowMetadata({
-    partition: label,
-    lineageHash: lineage.hash,
-    codeVersion: definition.codeVersion,
-    sha256Base64,
-    bytes: bytes.byteLength,
-    ...lineage.recorded,
-  });
-  const { bucket, contentType = 'application/octet-stream' } = definition.output;
-  return {
-    bytes,
-    sha256Base64,
-    // The store retries a 409 ConditionalRequestConflict (full jitter); one left over is a lost race.
-    put: (target, condition) =>
-      options.store.put(bucket, target, bytes, { condition, metadata, sha256Base64, contentType }),
+    ...(partCounts ? { parts: partCounts } : {}),
   };
 }

@@ -10,6 +10,9 @@ import { windowLineageHash } from '../../src/window/windowLineage.js';
 const DAILY: PartitionSpec = { kind: 'time', grain: 'daily', template: 'dt={yyyy}-{MM}-{dd}' };
 const HOURLY: PartitionSpec = { kind: 'time', grain: 'hourly', template: 'year={yyyy}/month={MM}/day={dd}/hour={HH}' };
 
+/** A parts' combine that is never called: the checks run at start-up. */
+const combine = async (): Promise<undefined> => undefined;
+
 const definition = (overrides: Partial<WindowTaskDefinition> = {}): WindowTaskDefinition => ({
   name: 'daily',
   codeVersion: 'daily@1',
@@ -63,11 +66,55 @@ describe('defineWindowTask: a definition is checked at start-up', () => {
     ],
     ['a file name with a slash', { output: { bucket: 'out', prefix: 'd/', fileName: 'a/b.json' } }, /fileName/],
     ['no code version', { codeVersion: '' }, /no codeVersion/],
+    ['parts of its own grain', { parts: { grain: 'daily', combine } }, /daily parts do not split a daily window/],
+    [
+      'parts that do not tile its windows (weeks in a month)',
+      {
+        partitions: { kind: 'time', grain: 'monthly', template: '{yyyy}-{MM}' },
+        parts: { grain: 'weekly', combine },
+      },
+      /weekly parts do not split a monthly window/,
+    ],
+    [
+      'parts an input does not lie inside (hourly parts over a daily input)',
+      {
+        inputs: [{ name: 'days', prefix: 'd/', partitions: DAILY }],
+        partitions: { kind: 'time', grain: 'monthly', template: '{yyyy}-{MM}' },
+        parts: { grain: 'hourly', combine },
+      },
+      /the input "days" has daily windows, which do not lie inside one hourly part/,
+    ],
+    ['parts with an unknown grain', { parts: { grain: 'minutely', combine } }, /parts.grain "minutely"/],
+    ['parts without combine', { parts: { grain: 'hourly' } }, /parts.combine is not a function/],
+    [
+      'a misspelt option of parts',
+      { parts: { grain: 'hourly', combine, combin: 1 } },
+      /parts: unknown option 'combin'; did you mean 'combine'\?/,
+    ],
+    [
+      'parts of a static task',
+      {
+        partitions: { kind: 'static', keys: ['eu'] },
+        inputs: [{ name: 's', prefix: 's/', partitions: { kind: 'static', keys: ['eu'] } }],
+        parts: { grain: 'hourly', combine },
+      },
+      /parts need a time scheme; its partitions are static/,
+    ],
   ] as const)('refuses %s, naming the task', (_what, overrides, problem) => {
     const define = () => defineWindowTask(definition(overrides as Partial<WindowTaskDefinition>));
     expect(define).toThrow(WindowTaskConfigurationError);
     expect(define).toThrow(problem);
     expect(define).toThrow(/The window task "daily" cannot be used/);
+  });
+
+  it('accepts daily parts of a monthly task over hourly inputs', () => {
+    const task = defineWindowTask(
+      definition({
+        partitions: { kind: 'time', grain: 'monthly', template: '{yyyy}-{MM}' },
+        parts: { grain: 'daily', combine },
+      }),
+    );
+    expect(task.definition.parts?.grain).toBe('daily');
   });
 
   it('refuses a template that cannot name its windows with the template named', () => {

@@ -420,6 +420,7 @@ const SURFACE = {
       'WindowObjectsSource',
       'WindowOutcome',
       'WindowOutputJudgement',
+      'WindowParts',
       'WindowRangeOptions',
       'WindowReading',
       'WindowRunOptions',

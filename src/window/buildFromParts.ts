@@ -1,0 +1,209 @@
+import { DeadlineNearError, isRerunErrorNamed } from '../errors.js';
+import type { Logger } from '../logging/logger.js';
+import type { PartitionWindow } from '../partitions/partitionScheme.js';
+import { type TimeWindow, timeWindowAt } from '../partitions/timeWindow.js';
+import { type BuildRound, buildWindowBytes, type Restart, windowOutputWrite } from './buildWindowBytes.js';
+import { WindowTooLargeError } from './errors.js';
+import { judgeWindowHead, WindowOutputState } from './judgeWindowHead.js';
+import { stageValidatePublish } from './publishWindowOutput.js';
+import type { CompiledWindowTask, WindowParts, WindowRunOptions } from './WindowTaskDefinition.js';
+import { type WindowLineageEntry, windowLineageHash } from './windowLineage.js';
+
+/**
+ * A window too large for one invocation, built from its parts (WindowTaskDefinition's `parts`): the
+ * window's lineage is split by the part each input lies in; each part is done-checked and, when it
+ * is not current, built from exactly its share of the lineage and published with the window's own
+ * protocol (staging copy, digest check, `If-None-Match: *` or `If-Match`); then `combine` reads the
+ * parts pinned to the ETags just seen or written and builds the window's output. A part replaced
+ * meanwhile (another writer of the window) ends the round like a changed input: start over. Parts
+ * already current are not built again, so a window whose parts outlast an invocation continues on the
+ * next receive; the deadline stops it between or inside parts (retryable), never half-published.
+ */
+
+/** The source name of the parts in the lineage `combine` reads. */
+export const PARTS_SOURCE = '_parts';
+
+/** The root of the parts of a task's windows, under its output prefix. */
+const PARTS_DIR = '_parts/';
+
+/** Where one part of a window is published and staged. */
+export interface WindowPartKeys {
+  /** `{prefix}_parts/{window path}{part}/` */
+  readonly root: string;
+  readonly outputKey: string;
+  stagingKey(lineageHash: string): string;
+}
+
+/**
+ * The keys of a window's parts: pure functions of the window and the part.
+ *
+ * @example
+ * windowPartKeys(task, day, hour).outputKey; // 'daily/_parts/dt=2026-12-05/2026-12-05T13/counts.json'
+ */
+export function windowPartKeys(
+  task: CompiledWindowTask<unknown, unknown>,
+  window: PartitionWindow,
+  part: PartitionWindow,
+): WindowPartKeys {
+  const { prefix, fileName, stagingPrefix = `${prefix}_staging/` } = task.definition.output;
+  const [path = ''] = task.scheme.prefixesOf(window as never);
+  const dot = fileName.lastIndexOf('.');
+  const extension = dot > 0 ? fileName.slice(dot) : '';
+  const root = `${prefix}${PARTS_DIR}${path}`;
+  return {
+    root,
+    outputKey: `${root}${part.name}/${fileName}`,
+    stagingKey: (hash) => `${stagingPrefix}${PARTS_DIR}${path}${part.name}/${hash}${extension}`,
+  };
+}
+
+/** A part of a window and its share of the lineage. */
+interface Part {
+  readonly window: TimeWindow;
+  readonly entries: WindowLineageEntry[];
+}
+
+/**
+ * The window's lineage split by part, in window order (each part's entries keep the lineage's order).
+ * An entry's part is the part that holds the start of the input's own window.
+ */
+function splitByPart(
+  task: CompiledWindowTask<unknown, unknown>,
+  parts: WindowParts<unknown, unknown>,
+  lineage: readonly WindowLineageEntry[],
+): Part[] {
+  const schemes = new Map(task.sources.map((s) => [s.source.name, s.scheme]));
+  const byName = new Map<string, Part>();
+  for (const entry of lineage) {
+    const reading = schemes.get(entry.source)?.windowOfKey(entry.path);
+    // Listed entries were classified by these schemes: a time window is always found.
+    if (reading === undefined || 'reason' in reading || reading.window.kind !== 'time') {
+      throw new Error(`lineage entry ${entry.source}:${entry.path} has no time window`);
+    }
+    const part = timeWindowAt(parts.grain, reading.window.start);
+    const found = byName.get(part.name) ?? { window: part, entries: [] };
+    byName.set(part.name, found);
+    found.entries.push(entry);
+  }
+  return [...byName.values()].sort((a, b) => a.window.start - b.window.start);
+}
+
+/**
+ * Builds a window's output from its parts. Returns the combined bytes with what `combine` returned
+ * and how many parts this run built, or a restart.
+ *
+ * @throws WindowTooLargeError when a part alone is above maxInputs (nothing is read);
+ *   DeadlineNearError (retryable) when the invocation ends before every part is current.
+ * @example
+ * const built = await buildFromParts(task, day, '2026-12-05', options, logger, { hash, lineage, record }, 20_000);
+ */
+export async function buildFromParts<Result, InputRecord>(
+  task: CompiledWindowTask<Result, InputRecord>,
+  window: PartitionWindow,
+  label: string,
+  options: WindowRunOptions,
+  logger: Logger,
+  round: BuildRound<InputRecord>,
+  maxInputs: number,
+): Promise<
+  { readonly result: Result; readonly bytes: Buffer; readonly parts: { total: number; built: number } } | Restart
+> {
+  const { definition, words } = task;
+  const parts = definition.parts as WindowParts<Result, InputRecord>;
+  const generic = task as unknown as CompiledWindowTask<unknown, unknown>;
+  const split = splitByPart(generic, parts as WindowParts<unknown, unknown>, round.lineage);
+  const largest = split.reduce((max, p) => (p.entries.length > max.entries.length ? p : max));
+  if (largest.entries.length > maxInputs) {
+    throw new WindowTooLargeError(
+      `${label} has ${round.lineage.length} lineage entries (${words.entries}); its ${parts.grain} part ` +
+        `${largest.window.name} alone has ${largest.entries.length}, above the bound of ${maxInputs} (maxInputs): ` +
+        `nothing was read or written; raise maxInputs with the ${words.functionName}'s memory and timeout ` +
+        '(or give the task parts of a finer grain), then redrive this task',
+    );
+  }
+  const { bucket, fileName } = definition.output;
+  const { codeVersion } = definition;
+  const noun = `${words.output} part`;
+  const read: WindowLineageEntry[] = [];
+  let built = 0;
+  for (const part of split) {
+    const partLabel = `${label}/${part.window.name}`;
+    const keys = windowPartKeys(generic, window, part.window);
+    const hash = windowLineageHash({ partition: partLabel, codeVersion, entries: part.entries });
+    const verdict = judgeWindowHead(await options.store.head(bucket, keys.outputKey), {
+      partition: partLabel,
+      lineageHash: hash,
+      codeVersion,
+      words: { output: noun, window: words.window },
+    });
+    let etag: string;
+    if (verdict.state === WindowOutputState.CURRENT) etag = verdict.etag;
+    else {
+      const bytes = await buildPart(
+        task,
+        part,
+        partLabel,
+        options,
+        { hash, lineage: part.entries, record: undefined },
+        [read.length, split.length],
+      );
+      if (typeof bytes === 'string') return bytes;
+      const write = windowOutputWrite(generic, partLabel, options, bytes, {
+        hash,
+        entries: part.entries.length,
+        recorded: {},
+      });
+      const published = await stageValidatePublish(
+        {
+          store: options.store,
+          reader: options.reader,
+          bucket,
+          key: keys.outputKey,
+          stagingKey: keys.stagingKey(hash),
+          noun,
+          head: verdict.state === WindowOutputState.MISSING ? undefined : verdict,
+          // A part is an intermediate: its digest is checked; the task's own check is for the window.
+          validate: () => undefined,
+        },
+        write,
+      );
+      if (typeof published === 'string') return `${noun} ${part.window.name}: ${published}`;
+      etag = published.etag;
+      built++;
+      logger.info(`${noun} built`, { part: part.window.name, inputs: part.entries.length });
+    }
+    read.push({ source: PARTS_SOURCE, path: `${part.window.name}/${fileName}`, etag });
+  }
+  // The parts as the inputs of `combine`, read under the parts' root with If-Match on each ETag.
+  const partsTask = {
+    ...task,
+    sources: [{ source: { name: PARTS_SOURCE, prefix: windowPartKeys(generic, window, window).root }, bucket }],
+  } as unknown as CompiledWindowTask<Result, InputRecord>;
+  const combined = await buildWindowBytes(partsTask, parts.combine.bind(parts), window, label, options, {
+    ...round,
+    lineage: read,
+  });
+  if (typeof combined === 'string') return `${noun}s: ${combined}`;
+  return { ...combined, parts: { total: split.length, built } };
+}
+
+/** Builds one part with the task's `build`; a deadline before it ends says how far the window got. */
+async function buildPart<Result, InputRecord>(
+  task: CompiledWindowTask<Result, InputRecord>,
+  part: Part,
+  partLabel: string,
+  options: WindowRunOptions,
+  round: BuildRound<InputRecord>,
+  [current, total]: readonly [number, number],
+): Promise<Buffer | Restart> {
+  try {
+    const built = await buildWindowBytes(task, task.definition.build, part.window, partLabel, options, round);
+    return typeof built === 'string' ? built : built.bytes;
+  } catch (error) {
+    if (!isRerunErrorNamed(error, 'DeadlineNearError')) throw error;
+    throw new DeadlineNearError(
+      `${current} of ${total} parts are current; the rest are built on the next receive (${(error as Error).message})`,
+      { cause: error },
+    );
+  }
+}
