@@ -12,6 +12,7 @@ import type { ShardedPlanningResult } from './shardedPlanning.js';
 import type { SideBySideResult } from './sideBySide.js';
 import { formatSideBySide } from './sideBySideTable.js';
 import { type TargetCheck, TargetStatus } from './targetCheck.js';
+import type { WindowGrainsResult } from './windowGrains.js';
 
 /** Everything one `npm run bench` measured, plus the targets and whether each was met. */
 export interface BenchReport {
@@ -31,6 +32,8 @@ export interface BenchReport {
   readonly reprocessPlanning?: ReprocessPlanningResult;
   /** Planning's listing, sequential against sharded, under a modelled LIST latency (in memory). */
   readonly shardedPlanning?: ShardedPlanningResult;
+  /** The largest window each grain reaches at a window stage's sizing, directly and from its parts (bench/windowGrains.ts). */
+  readonly windowGrains?: WindowGrainsResult;
   readonly bundles?: readonly BundleFigures[];
   /** Import plus first invoke of the normalize and the baseline bundles under the Lambda runtime mode. */
   readonly coldStart?: ColdStartResult;
@@ -150,6 +153,8 @@ function formatPlanning(report: BenchReport, out: string[]): void {
       '',
     );
   }
+  const wg = report.windowGrains;
+  if (wg) out.push(...formatWindowGrains(wg), '');
   const sp = report.shardedPlanning;
   if (sp) {
     const n = (x: number) => x.toLocaleString('en-US');
@@ -365,4 +370,28 @@ function table(header: string[], rows: string[][]): string {
 
 function ms(n: number): string {
   return n >= 10_000 ? `${(n / 1000).toFixed(1)} s` : `${n} ms`;
+}
+
+/** The window grains section: the measured costs, then each grain's largest window at the stack's sizing. */
+function formatWindowGrains(wg: WindowGrainsResult): string[] {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const z = wg.sizing;
+  return [
+    `Window grains: the largest window each grain reaches at a window stage's sizing (${z.timeoutSeconds} s timeout, ` +
+      `${z.marginSeconds} s margin, ${z.maxReceiveCount} receives, maxInputs ${n(z.maxInputs)}), inputs spread evenly. ` +
+      `A model: an input costs ${wg.perInputMs} ms directly and ${wg.perInputPartsMs} ms from parts (measured on ` +
+      `${n(wg.inputs)} inputs at the modelled latency), a listing page ${wg.listPageMs} ms (modelled; the emulator took ` +
+      `${wg.emulatorListPageMs} ms).`,
+    table(
+      ['grain', 'parts', 'largest directly', 'largest from its parts'],
+      wg.grains.map((g) => [
+        g.grain,
+        g.parts ? `${g.partsPerWindow} ${g.parts}` : 'none',
+        n(g.largestDirect),
+        g.parts ? n(g.largestWithParts) : '',
+      ]),
+    ),
+    `A day of 1,000,000 inputs: ${wg.millionDay.built ? 'built' : 'NOT built'} at this sizing; from its hours it would take ` +
+      `${n(wg.millionDay.receivesNeeded)} receives, each listing the day again (${wg.millionDay.listingSeconds} s).`,
+  ];
 }

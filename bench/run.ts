@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: rerun side by side with a Powertools baseline, and the project's other figures.
  *
- *   tsx bench/run.ts [--json] [--only side,first-run,planning,reprocess,sharding,bundles,cold-start,rss,normalizer,csv] [--items N] [--repeats N]
- *                    [--planning-items N] [--reprocess-items N] [--sharding-keys N] [--rss-bytes N] [--normalizer-bytes N]
+ *   tsx bench/run.ts [--json] [--only side,first-run,planning,reprocess,sharding,windows,bundles,cold-start,rss,normalizer,csv] [--items N] [--repeats N]
+ *                    [--planning-items N] [--reprocess-items N] [--sharding-keys N] [--window-inputs N] [--rss-bytes N] [--normalizer-bytes N]
  *                    [--cold-start-runs N] [--rss-formats csv,csv-wide,ndjson] [--cpu-prof DIR]
  *
  * Starts its own emulator (moto with atomic conditional writes, as the tests and `rerun dev` use;
@@ -30,6 +30,7 @@ import { measureReprocessPlanning } from './reprocessPlanning.js';
 import { measureShardedPlanning } from './shardedPlanning.js';
 import { runSideBySide } from './sideBySide.js';
 import { checkTargets } from './targets.js';
+import { measureWindowGrains } from './windowGrains.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const SECTIONS = [
@@ -38,6 +39,7 @@ const SECTIONS = [
   'planning',
   'reprocess',
   'sharding',
+  'windows',
   'bundles',
   'cold-start',
   'rss',
@@ -55,6 +57,8 @@ const { values } = parseArgs({
     'reprocess-items': { type: 'string', default: '10000' },
     // 100,000 keys: about 11 s in all. --sharding-keys 1000000 is the issue's size (about 70 s).
     'sharding-keys': { type: 'string', default: '100000' },
+    // 600 inputs of one day: about a minute at the modelled latency.
+    'window-inputs': { type: 'string', default: '600' },
     'rss-bytes': { type: 'string', default: String(1024 ** 3) },
     'normalizer-bytes': { type: 'string', default: String(64 * 1024 ** 2) },
     'cold-start-runs': { type: 'string', default: '5' },
@@ -78,6 +82,7 @@ const repeats = positive('repeats', values.repeats);
 const planningItems = positive('planning-items', values['planning-items']);
 const reprocessItems = positive('reprocess-items', values['reprocess-items']);
 const shardingKeys = positive('sharding-keys', values['sharding-keys']);
+const windowInputs = positive('window-inputs', values['window-inputs']);
 const rssBytes = positive('rss-bytes', values['rss-bytes']);
 const normalizerBytes = positive('normalizer-bytes', values['normalizer-bytes']);
 const coldStartRuns = positive('cold-start-runs', values['cold-start-runs']);
@@ -105,6 +110,7 @@ const sections: {
     | 'backfillPlanning'
     | 'reprocessPlanning'
     | 'shardedPlanning'
+    | 'windowGrains'
     | 'bundles'
     | 'coldStart'
     | 'peakRss'
@@ -148,6 +154,9 @@ try {
   });
   await section('sharding', async () => {
     sections.shardedPlanning = await measureShardedPlanning({ keys: shardingKeys, shards: 16, log });
+  });
+  await section('windows', async () => {
+    sections.windowGrains = await measureWindowGrains({ endpoint, inputs: windowInputs, log });
   });
   await section('bundles', async () => {
     log('bundles: the stack worker assets (cdk synth, SDK inside) and cold imports...');
