@@ -320,6 +320,12 @@ export interface WindowRunOptions {
   readonly maxOutputBytes?: number;
   /** The invocation's time. @default none: no time guard */
   readonly deadline?: WindowDeadline;
+  /**
+   * GETs in flight ahead of the input the build reads (the build still gets the inputs one at a
+   * time, in order). 1 reads one input after the other.
+   * @default DEFAULT_WINDOW_READ_AHEAD (8)
+   */
+  readonly readAhead?: number;
 }
 
 /** The invocation's time, as a window task's guard reads it. */

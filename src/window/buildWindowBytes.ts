@@ -61,7 +61,14 @@ export async function buildWindowBytes<Result, InputRecord>(
       chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
     },
   };
-  const reads = readWindowInputs(task as never, label, round.lineage, options.reader, options.deadline);
+  const reads = readWindowInputs(
+    task as never,
+    label,
+    round.lineage,
+    options.reader,
+    options.deadline,
+    options.readAhead,
+  );
   try {
     const result = await build(reads.inputs, writer, {
       window,
@@ -83,6 +90,9 @@ export async function buildWindowBytes<Result, InputRecord>(
       return `reading an input was interrupted (${dropped instanceof Error ? dropped.message : String(dropped)})`;
     }
     throw error;
+  } finally {
+    // A build that stopped before the last input leaves reads started ahead: destroy them unread.
+    await reads.inputs.return?.(undefined);
   }
 }
 

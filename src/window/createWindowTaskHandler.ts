@@ -44,13 +44,14 @@ export interface WindowTaskHandlerOptions {
    */
   readonly deadlineMarginMs?: number;
   /**
-   * Bounds of one window (see WindowRunOptions' `maxInputs`, `maxOutputBytes` and `maxRounds`).
-   * @default DEFAULT_MAX_WINDOW_INPUTS, DEFAULT_MAX_WINDOW_OUTPUT_BYTES, 4 rounds
+   * Bounds of one window (see WindowRunOptions' `maxInputs`, `maxOutputBytes`, `maxRounds` and `readAhead`).
+   * @default DEFAULT_MAX_WINDOW_INPUTS, DEFAULT_MAX_WINDOW_OUTPUT_BYTES, 4 rounds, DEFAULT_WINDOW_READ_AHEAD
    */
   readonly limits?: {
     readonly maxInputs?: number;
     readonly maxOutputBytes?: number;
     readonly maxRounds?: number;
+    readonly readAhead?: number;
   };
   /**
    * Called with every window's outcome, then flushed once per invocation (e.g. `emfOutcomeMetrics()`).
@@ -153,6 +154,7 @@ export function createWindowTaskHandler(
         ...(limits.maxInputs !== undefined ? { maxInputs: limits.maxInputs } : {}),
         ...(limits.maxOutputBytes !== undefined ? { maxOutputBytes: limits.maxOutputBytes } : {}),
         ...(limits.maxRounds !== undefined ? { maxRounds: limits.maxRounds } : {}),
+        ...(limits.readAhead !== undefined ? { readAhead: limits.readAhead } : {}),
         deadline: { ...context.deadline, now },
       });
       const origin = work.origin === 'window' ? '' : ` [${work.origin}]`;

@@ -1,5 +1,5 @@
 import { DeadlineNearError } from '../errors.js';
-import type { S3PartitionStore } from '../s3/S3PartitionStore.js';
+import type { GetExactResult, S3PartitionStore } from '../s3/S3PartitionStore.js';
 import { WindowTooLargeError } from './errors.js';
 import type { CompiledWindowTask, WindowDeadline, WindowInput } from './WindowTaskDefinition.js';
 import type { WindowLineageEntry } from './windowLineage.js';
@@ -13,7 +13,7 @@ import type { WindowLineageEntry } from './windowLineage.js';
 
 /** What the engine learns from a round's reads. */
 export interface InputReads {
-  readonly inputs: AsyncIterable<WindowInput>;
+  readonly inputs: AsyncGenerator<WindowInput>;
   /** The error a body failed with mid-read, if one did (a dropped connection). */
   bodyError(): unknown;
   /** Whether an input was replaced or removed since it was listed (the round must start over). */
@@ -22,11 +22,18 @@ export interface InputReads {
   checkDeadline(): void;
 }
 
+/** Inputs a window reads ahead of the one its build is reading, by default. */
+export const DEFAULT_WINDOW_READ_AHEAD = 8;
+
 /**
- * The reads of one round over `lineage`, with the time guard of `deadline`.
+ * The reads of one round over `lineage`, with the time guard of `deadline`. Up to `readAhead` GETs
+ * are in flight ahead of the input the build is reading (their bodies wait, unread, until the build
+ * asks for them), so a window's pace is not one round trip per input; the build still sees every
+ * input in the lineage's order, one at a time. A read ahead of a failure, a changed input or the
+ * deadline is destroyed unread.
  *
  * @example
- * const reads = readWindowInputs(task, label, lineage, bucketOf, reader, deadline);
+ * const reads = readWindowInputs(task, label, lineage, reader, deadline);
  * for await (const input of reads.inputs) input.body.resume();
  */
 export function readWindowInputs(
@@ -35,35 +42,62 @@ export function readWindowInputs(
   lineage: readonly WindowLineageEntry[],
   reader: S3PartitionStore,
   deadline: WindowDeadline | undefined,
+  readAhead = DEFAULT_WINDOW_READ_AHEAD,
 ): InputReads {
   let done = 0;
   let failed: unknown;
   let changed = false;
   const guard = timeGuard(task, label, lineage.length, deadline);
   const sources = new Map(task.sources.map((s) => [s.source.name, s]));
-  async function* inputs(): AsyncGenerator<WindowInput> {
-    for (const [index, entry] of lineage.entries()) {
-      done = index;
-      guard(done);
-      const source = sources.get(entry.source);
-      if (!source) throw new Error(`lineage entry of unknown source ${entry.source}`);
-      const key = `${source.source.prefix}${entry.path}`;
-      const read = await reader.getExact(source.bucket, key, entry.etag);
-      if (read.status !== 'ok') {
-        changed = true;
-        // Thrown through the build, which cannot go on without this input; the engine starts over.
-        throw new Error(`the input ${key} changed since it was listed`);
-      }
-      read.body.once('error', (error) => {
-        failed ??= error;
-      });
-      try {
-        yield { ...entry, bucket: source.bucket, key, contentLength: read.contentLength, body: read.body };
-      } finally {
-        read.body.destroy();
-      }
+  const keyOf = (entry: WindowLineageEntry): { bucket: string; key: string } => {
+    const source = sources.get(entry.source);
+    if (!source) throw new Error(`lineage entry of unknown source ${entry.source}`);
+    return { bucket: source.bucket, key: `${source.source.prefix}${entry.path}` };
+  };
+  // Reads started and not yet handed to the build, by lineage index.
+  const started = new Map<number, Promise<GetExactResult>>();
+  const start = (index: number) => {
+    const entry = lineage[index];
+    if (entry === undefined || started.has(index)) return;
+    const { bucket, key } = keyOf(entry);
+    const read = reader.getExact(bucket, key, entry.etag);
+    // Awaited when its turn comes; until then a failure must not be an unhandled rejection.
+    read.catch(() => {});
+    started.set(index, read);
+  };
+  const discardStarted = () => {
+    for (const read of started.values()) {
+      read.then((r) => (r.status === 'ok' ? r.body.destroy() : undefined)).catch(() => {});
     }
-    done = lineage.length;
+    started.clear();
+  };
+  async function* inputs(): AsyncGenerator<WindowInput> {
+    try {
+      for (const [index, entry] of lineage.entries()) {
+        done = index;
+        guard(done);
+        for (let ahead = index; ahead < Math.min(lineage.length, index + Math.max(1, readAhead)); ahead++) start(ahead);
+        const read = (await started.get(index)) as GetExactResult;
+        started.delete(index);
+        const { bucket, key } = keyOf(entry);
+        if (read.status !== 'ok') {
+          changed = true;
+          // Thrown through the build, which cannot go on without this input; the engine starts over.
+          throw new Error(`the input ${key} changed since it was listed`);
+        }
+        read.body.once('error', (error) => {
+          failed ??= error;
+        });
+        try {
+          yield { ...entry, bucket, key, contentLength: read.contentLength, body: read.body };
+        } finally {
+          read.body.destroy();
+        }
+      }
+      done = lineage.length;
+    } finally {
+      discardStarted();
+    }
   }
   return { inputs: inputs(), bodyError: () => failed, changed: () => changed, checkDeadline: () => guard(done) };
 }

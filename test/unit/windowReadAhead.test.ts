@@ -1,0 +1,99 @@
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { GetExactResult, S3PartitionStore } from '../../src/s3/S3PartitionStore.js';
+import { defineWindowTask } from '../../src/window/defineWindowTask.js';
+import { DEFAULT_WINDOW_READ_AHEAD, readWindowInputs } from '../../src/window/readWindowInputs.js';
+
+/**
+ * A window's reads run ahead of its build: up to `readAhead` GETs in flight, the build still handed
+ * the inputs one at a time in the lineage's order, and reads started ahead of a stop destroyed unread.
+ */
+
+const task = defineWindowTask({
+  name: 'daily',
+  codeVersion: 'daily@1',
+  partitions: { kind: 'time', grain: 'daily', template: 'dt={yyyy}-{MM}-{dd}' },
+  inputs: [
+    { name: 'in', prefix: 'in/', partitions: { kind: 'time', grain: 'daily', template: 'dt={yyyy}-{MM}-{dd}' } },
+  ],
+  output: { bucket: 'out', prefix: 'daily/', fileName: 'out.json' },
+  build: async () => undefined,
+});
+
+const lineage = Array.from({ length: 10 }, (_, i) => ({
+  source: 'in',
+  path: `dt=2026-12-05/${i}.json`,
+  etag: `e${i}`,
+}));
+
+/** A reader whose GETs answer in reverse order of their start (a later input's answer comes first). */
+function slowReader(changedKey?: string) {
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const bodies: Readable[] = [];
+  const reader = {
+    async getExact(_bucket: string, key: string): Promise<GetExactResult> {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      const n = Number(/(\d+)\.json$/.exec(key)?.[1]);
+      await new Promise((resolve) => setTimeout(resolve, (10 - n) * 2));
+      inFlight--;
+      if (key === changedKey) return { status: 'changed' };
+      const body = Readable.from([Buffer.from(key)]);
+      bodies.push(body);
+      return { status: 'ok', body, contentLength: key.length };
+    },
+  } as unknown as S3PartitionStore;
+  return { reader, bodies, maxInFlight: () => maxInFlight };
+}
+
+describe('readWindowInputs: reads ahead of the build', () => {
+  it(`keeps up to readAhead GETs in flight (${DEFAULT_WINDOW_READ_AHEAD} by default) and yields in lineage order`, async () => {
+    for (const [readAhead, expected] of [
+      [undefined, DEFAULT_WINDOW_READ_AHEAD],
+      [3, 3],
+      [1, 1],
+    ] as const) {
+      const { reader, maxInFlight } = slowReader();
+      const reads = readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, readAhead);
+      const seen: string[] = [];
+      for await (const input of reads.inputs) {
+        seen.push(input.key);
+        input.body.resume();
+      }
+      expect(seen).toEqual(lineage.map((e) => `in/${e.path}`));
+      expect(maxInFlight()).toBe(expected);
+    }
+  });
+
+  it('a build that stops early leaves no read open: the ones started ahead are destroyed', async () => {
+    const { reader, bodies } = slowReader();
+    const reads = readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, 4);
+    for await (const input of reads.inputs) {
+      input.body.resume();
+      break;
+    }
+    // The reads started ahead answer after the stop; each is destroyed once it does.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(bodies.length).toBe(4);
+    expect(bodies.every((b) => b.destroyed)).toBe(true);
+  });
+
+  it('an input changed since the listing ends the round at its turn, and the reads ahead of it are destroyed', async () => {
+    const { reader, bodies } = slowReader('in/dt=2026-12-05/2.json');
+    const reads = readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, 5);
+    const seen: string[] = [];
+    await expect(
+      (async () => {
+        for await (const input of reads.inputs) {
+          seen.push(input.path);
+          input.body.resume();
+        }
+      })(),
+    ).rejects.toThrow('the input in/dt=2026-12-05/2.json changed since it was listed');
+    expect(seen).toEqual(['dt=2026-12-05/0.json', 'dt=2026-12-05/1.json']);
+    expect(reads.changed()).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(bodies.every((b) => b.destroyed)).toBe(true);
+  });
+});
