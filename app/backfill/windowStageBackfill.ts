@@ -115,12 +115,12 @@ export async function windowStageBackfill(
         });
       });
       emit({ kind: 'stageEnd', result, stage: stage.name, from, to });
-      emit({ kind: 'stageSummary', result, stage: stage.name, from, to });
-      if (result.interrupted) return 130;
       const unfinished = result.stages.some(
         (s) => s.notSent !== undefined || (s.wait !== undefined && s.wait.ended !== WaitEnd.COMPLETE),
       );
-      return unfinished ? 1 : 0;
+      const code = result.interrupted ? 130 : unfinished ? 1 : 0;
+      emit({ kind: 'stageSummary', result, stage: stage.name, from, to, code });
+      return code;
     });
   } catch (error) {
     if (error instanceof CliUsageError) throw error;

@@ -99,8 +99,10 @@ export async function runUnplannedJob(
       ? await follow(target, runner, jobId, report, job?.totalTasks, values, io, emit)
       : undefined;
   emit({ kind: 'jobEnd', jobId, outcome, runner: runner.kind, waited });
+  const code = reprocessExitCode(false, outcome && waited ? outcome.ended : undefined);
   emit({
-    kind: 'summary',
+    kind: 'end',
+    code,
     parts: {
       engine: ReprocessEngine.BATCH_OPERATIONS,
       runner: runner.kind,
@@ -108,7 +110,7 @@ export async function runUnplannedJob(
       ...(outcome && waited ? { jobWait: outcome } : {}),
     },
   });
-  return reprocessExitCode(false, outcome && waited ? outcome.ended : undefined);
+  return code;
 }
 
 /** The batch-operations engine: the plan as a manifest, one job over it, its report read back. */
@@ -159,8 +161,10 @@ export async function runPlannedJob(
   }
   emit({ kind: 'plan', result, inputBucket: target.inputBucket, sent: 'put in the manifest' });
   if (job && runner) emit({ kind: 'jobEnd', jobId: job.jobId, outcome, runner: runner.kind, waited });
+  const code = reprocessExitCode(result.interrupted, outcome && waited ? outcome.ended : undefined);
   emit({
-    kind: 'summary',
+    kind: 'end',
+    code,
     parts: {
       plan: { result, prefix, mode, dryRun, cutoff },
       engine,
@@ -169,5 +173,5 @@ export async function runPlannedJob(
       ...(outcome && waited ? { jobWait: outcome } : {}),
     },
   });
-  return reprocessExitCode(result.interrupted, outcome && waited ? outcome.ended : undefined);
+  return code;
 }

@@ -33,13 +33,15 @@ export async function runSqsEngine(
   }).catch(explain);
   emit({ kind: 'phaseEnd' });
   emit({ kind: 'plan', result, inputBucket: target.inputBucket });
+  const code = reprocessExitCode(result.interrupted, result.wait?.ended);
   emit({
-    kind: 'summary',
+    kind: 'end',
+    code,
     parts: {
       plan: { result, prefix, mode, dryRun, cutoff },
       ...(requested !== ReprocessEngine.SQS ? { engine } : {}),
       ...(result.wait ? { wait: result.wait } : {}),
     },
   });
-  return reprocessExitCode(result.interrupted, result.wait?.ended);
+  return code;
 }
