@@ -1,5 +1,5 @@
 import { RerunError } from '../../src/errors.js';
-import { type CliIo, CliUsageError, type OptionValues, writeResult } from '../common/command.js';
+import { type CliIo, CliUsageError, type OptionValues } from '../common/command.js';
 import { explainAwsError } from '../common/pipelineResources.js';
 import type { PlanningStage } from '../common/pipelineStage.js';
 import {
@@ -8,16 +8,17 @@ import {
   requireOutputBucket,
   stringOption,
 } from '../common/pipelineTarget.js';
-import { formatObjectStageStatus, objectStageStatus } from './objectStageStatus.js';
+import { objectStageStatus } from './objectStageStatus.js';
+import type { StatusEvents } from './statusEvents.js';
 
 /**
  * `rerun status` of an object stage of the user's pipeline: its inputs, current or to do
- * (app/status/objectStageStatus.ts), as a table on stdout and a SUMMARY line, or with --json the
- * whole report. Exit 0; a usage error for --from/--to, a --prefix outside the stage, or --verify
+ * (app/status/objectStageStatus.ts), told to `emit` (statusEvents.ts) to be rendered as a table
+ * and a SUMMARY line, or with --json the whole report. Exit 0; a usage error for --from/--to, a --prefix outside the stage, or --verify
  * without a code version.
  *
  * @example
- * return objectStageStatusReport(values, io, target, stage, false);
+ * return objectStageStatusReport(values, io, target, stage, false, statusConsole({ io, json, liveLine }));
  */
 export async function objectStageStatusReport(
   values: OptionValues,
@@ -25,6 +26,7 @@ export async function objectStageStatusReport(
   target: PipelineTarget,
   stage: PlanningStage,
   windowGiven: boolean,
+  emit: StatusEvents,
 ): Promise<number> {
   if (windowGiven) {
     throw new CliUsageError(
@@ -59,23 +61,8 @@ export async function objectStageStatusReport(
         hint: 'Check the names and your permissions (ListBucket on both buckets).',
       });
     });
-    if (values.json) {
-      io.stdout(JSON.stringify(status));
-      return 0;
-    }
-    io.stderr(
-      `Stage "${stage.name}" (${stage.from}): ${prefix} of ${target.inputBucket}. Note: ${status.codeVersion.note}.\n`,
-    );
-    writeResult(io, formatObjectStageStatus(status));
-    const r = status.requests;
-    writeResult(
-      io,
-      `${status.inputs} input(s): ${status.counts.current} current, ${status.toDo} to do` +
-        `${status.toDo > 0 ? ' (rerun reprocess enqueues them)' : ''} (${r.list} list + ${r.head} HEAD requests)`,
-    );
-    io.stdout(
-      `SUMMARY ${JSON.stringify({ stage: stage.name, prefix, inputs: status.inputs, toDo: status.toDo, ...status.counts, requests: r })}`,
-    );
+    emit({ kind: 'judged', judged: { of: 'objectStage', report: status } });
+    emit({ kind: 'end', code: 0, judged: { of: 'objectStage', report: status } });
     return 0;
   } catch (error) {
     return reportCommandError(error, io, 'status', values.json === true);
