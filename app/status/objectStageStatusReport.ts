@@ -1,15 +1,11 @@
 import { RerunError } from '../../src/errors.js';
-import { type CliIo, CliUsageError, type OptionValues } from '../common/command.js';
+import { type CliIo, CliUsageError } from '../common/command.js';
 import { explainAwsError } from '../common/pipelineResources.js';
 import type { PlanningStage } from '../common/pipelineStage.js';
-import {
-  type PipelineTarget,
-  reportCommandError,
-  requireOutputBucket,
-  stringOption,
-} from '../common/pipelineTarget.js';
+import { type PipelineTarget, reportCommandError, requireOutputBucket } from '../common/pipelineTarget.js';
 import { objectStageStatus } from './objectStageStatus.js';
 import type { StatusEvents } from './statusEvents.js';
+import type { StatusRequest } from './statusRequest.js';
 
 /**
  * `rerun status` of an object stage of the user's pipeline: its inputs, current or to do
@@ -18,29 +14,28 @@ import type { StatusEvents } from './statusEvents.js';
  * without a code version.
  *
  * @example
- * return objectStageStatusReport(values, io, target, stage, false, statusConsole({ io, json, liveLine }));
+ * return objectStageStatusReport(request, io, target, stage, statusConsole({ io, json, liveLine }));
  */
 export async function objectStageStatusReport(
-  values: OptionValues,
+  request: StatusRequest,
   io: CliIo,
   target: PipelineTarget,
   stage: PlanningStage,
-  windowGiven: boolean,
   emit: StatusEvents,
 ): Promise<number> {
-  if (windowGiven) {
+  if (request.from !== undefined || request.to !== undefined) {
     throw new CliUsageError(
       `--from and --to select the windows of a window stage, and stage "${stage.name}" of ${stage.from} is an ` +
         'object stage: its status judges every input under --prefix (default: its input prefix). Drop --from and --to.',
     );
   }
-  const prefix = stringOption(values, 'prefix') ?? stage.inputPrefix;
+  const prefix = request.prefix || stage.inputPrefix;
   if (!prefix.startsWith(stage.inputPrefix)) {
     throw new CliUsageError(
       `--prefix must start with the input prefix ${stage.inputPrefix} of stage "${stage.name}" (got "${prefix}").`,
     );
   }
-  if (values.verify === true && !stage.codeVersion) {
+  if (request.verify && !stage.codeVersion) {
     throw new CliUsageError(
       `--verify judges each output's code version, and stage "${stage.name}" of ${stage.from} declares none: add ` +
         "codeVersion (the worker's) to the stage in the pipeline and publish it again.",
@@ -50,7 +45,7 @@ export async function objectStageStatusReport(
     await requireOutputBucket(target);
     const status = await objectStageStatus(target, stage, {
       prefix,
-      verify: values.verify === true,
+      verify: request.verify,
       ...(io.signal ? { signal: io.signal } : {}),
     }).catch((error: unknown) => {
       if (RerunError.isRerunError(error)) throw error;
@@ -65,6 +60,6 @@ export async function objectStageStatusReport(
     emit({ kind: 'end', code: 0, judged: { of: 'objectStage', report: status } });
     return 0;
   } catch (error) {
-    return reportCommandError(error, io, 'status', values.json === true);
+    return reportCommandError(error, io, 'status', request.json);
   }
 }

@@ -1,6 +1,6 @@
 import { S3BucketMissingError } from '../../src/s3/errors.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import type { CliIo, OptionValues } from '../common/command.js';
+import type { CliIo } from '../common/command.js';
 import { referenceInputRules } from '../common/inputRules.js';
 import { explainAwsError, PipelineResourceError } from '../common/pipelineResources.js';
 import {
@@ -15,6 +15,7 @@ import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { summaryLayout } from '../partition/summaryLayout.js';
 import { partitionStatus } from './partitionStatus.js';
 import type { StatusEvents } from './statusEvents.js';
+import type { StatusRequest } from './statusRequest.js';
 
 /**
  * `rerun status` of rerun's daily summaries: each day of --from..--to (app/status/partitionStatus.ts),
@@ -22,15 +23,15 @@ import type { StatusEvents } from './statusEvents.js';
  * window is empty, and a SUMMARY line, or with --json the whole report. Exit 0.
  *
  * @example
- * return summaryStatusReport(values, io, target, statusConsole({ io, json, liveLine }));
+ * return summaryStatusReport(request, io, target, statusConsole({ io, json, liveLine }));
  */
 export async function summaryStatusReport(
-  values: OptionValues,
+  request: StatusRequest,
   io: CliIo,
   target: PipelineTarget,
   emit: StatusEvents,
 ): Promise<number> {
-  const { from, to } = requireWindow(values);
+  const { from, to } = requireWindow({ from: request.from, to: request.to });
   try {
     await requireOutputBucket(target);
     const layout = summaryLayout(target.inputBucket, target.topology);
@@ -43,7 +44,7 @@ export async function summaryStatusReport(
       from,
       to,
       inputs: referenceInputRules(target),
-      ...(values['no-validate'] ? {} : { validateWith: new S3ObjectStore(target.clients.s3) }),
+      ...(request.validate ? { validateWith: new S3ObjectStore(target.clients.s3) } : {}),
     }).catch((error: unknown) => {
       // The inputs are listed too: a wrong input bucket is the common mistake with a deployed stack.
       if (error instanceof S3BucketMissingError && error.bucket === target.inputBucket) {
@@ -73,6 +74,6 @@ export async function summaryStatusReport(
     emit({ kind: 'end', code: 0, judged });
     return 0;
   } catch (error) {
-    return reportCommandError(error, io, 'status', values.json === true);
+    return reportCommandError(error, io, 'status', request.json);
   }
 }

@@ -1,12 +1,13 @@
 import { RerunError } from '../../src/errors.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { type CliIo, CliUsageError, type OptionValues } from '../common/command.js';
+import { type CliIo, CliUsageError } from '../common/command.js';
 import { explainAwsError } from '../common/pipelineResources.js';
 import type { WindowPlanningStage } from '../common/pipelineStage.js';
 import { type PipelineTarget, reportCommandError, requireOutputBucket } from '../common/pipelineTarget.js';
 import { windowStageRange } from '../common/windowStageRange.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import type { StatusEvents } from './statusEvents.js';
+import type { StatusRequest } from './statusRequest.js';
 import { windowStageStatus } from './windowStageStatus.js';
 import { windowStageInputRules, windowStageTask } from './windowStageTask.js';
 
@@ -16,10 +17,10 @@ import { windowStageInputRules, windowStageTask } from './windowStageTask.js';
  * table and a SUMMARY line, or with --json the whole report. Exit 0; a usage error for --prefix or --verify.
  *
  * @example
- * return windowStageStatusReport(values, io, target, stage, statusConsole({ io, json, liveLine }));
+ * return windowStageStatusReport(request, io, target, stage, statusConsole({ io, json, liveLine }));
  */
 export async function windowStageStatusReport(
-  values: OptionValues,
+  request: StatusRequest,
   io: CliIo,
   target: PipelineTarget,
   stage: WindowPlanningStage,
@@ -29,15 +30,15 @@ export async function windowStageStatusReport(
   try {
     task = windowStageTask(stage, target);
   } catch (error) {
-    return reportCommandError(error, io, 'status', values.json === true);
+    return reportCommandError(error, io, 'status', request.json);
   }
-  if (values.prefix !== undefined || values.verify === true) {
+  if (request.prefix !== undefined || request.verify) {
     throw new CliUsageError(
       `--prefix and --verify judge an object stage's inputs, and stage "${stage.name}" of ${stage.from} is a window ` +
         'stage: its status judges each window of --from..--to. Drop them.',
     );
   }
-  const { from, to, windows, forms } = windowStageRange(task, stage.name, values);
+  const { from, to, windows, forms } = windowStageRange(task, stage.name, request);
   try {
     await requireOutputBucket(target);
     const reader = new S3PartitionStore(target.clients.s3);
@@ -48,7 +49,7 @@ export async function windowStageStatusReport(
     const judged = await windowStageStatus(task, windows, {
       reader,
       ...(upstreamInputs ? { upstreamInputs } : {}),
-      ...(values['no-validate'] ? {} : { validateWith: new S3ObjectStore(target.clients.s3) }),
+      ...(request.validate ? { validateWith: new S3ObjectStore(target.clients.s3) } : {}),
     }).catch((error: unknown) => {
       if (RerunError.isRerunError(error)) throw error;
       throw explainAwsError(error, {
@@ -63,6 +64,6 @@ export async function windowStageStatusReport(
     emit({ kind: 'end', code: 0, judged: { of: 'windowStage', forms, report } });
     return 0;
   } catch (error) {
-    return reportCommandError(error, io, 'status', values.json === true);
+    return reportCommandError(error, io, 'status', request.json);
   }
 }
