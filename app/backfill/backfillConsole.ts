@@ -102,7 +102,8 @@ export function backfillConsole(options: BackfillConsoleOptions): BackfillEvents
         const summary = backfillSummary(result, result.mode, result.dryRun);
         return [
           {
-            kind: 'summary',
+            kind: 'end',
+            code: event.code,
             summary,
             json: { ...summary, counts: result.counts, tasks: result.tasks, wait: result.wait },
           },
@@ -112,7 +113,7 @@ export function backfillConsole(options: BackfillConsoleOptions): BackfillEvents
         return [{ kind: 'result', text: describeStageEnd(event.result, event.from, event.to) }];
       case 'stageSummary': {
         const summary = windowBackfillSummary(event.result, event.stage, event.from, event.to);
-        return [{ kind: 'summary', summary, json: { ...summary, stages: event.result.stages } }];
+        return [{ kind: 'end', code: event.code, summary, json: { ...summary, stages: event.result.stages } }];
       }
     }
   };

@@ -26,15 +26,26 @@ export type BackfillEvent =
   | { readonly kind: 'enqueued'; readonly stage?: string; readonly sent: number; readonly total: number }
   /** A progress check while waiting (of the window stage `stage`, when it is one). */
   | { readonly kind: 'waiting'; readonly stage?: string; readonly progress: BackfillProgress }
-  /** How a backfill of the daily summaries ended, then its SUMMARY line. */
-  | { readonly kind: 'end' | 'summary'; readonly result: BackfillResult }
-  /** How a window stage backfill over `from..to` of `stage` (the one asked) ended, then its SUMMARY line. */
+  /** How a backfill of the daily summaries ended (its table). */
+  | { readonly kind: 'end'; readonly result: BackfillResult }
+  /** The run's end: its exit code and SUMMARY line. */
+  | { readonly kind: 'summary'; readonly result: BackfillResult; readonly code: number }
+  /** How a window stage backfill over `from..to` of `stage` (the one asked) ended (its table). */
   | {
-      readonly kind: 'stageEnd' | 'stageSummary';
+      readonly kind: 'stageEnd';
       readonly result: WindowBackfillResult;
       readonly stage: string;
       readonly from: string;
       readonly to: string;
+    }
+  /** The window stage backfill's end: its exit code and SUMMARY line. */
+  | {
+      readonly kind: 'stageSummary';
+      readonly result: WindowBackfillResult;
+      readonly stage: string;
+      readonly from: string;
+      readonly to: string;
+      readonly code: number;
     };
 
 /** Where a backfill sends its events. */

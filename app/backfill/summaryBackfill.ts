@@ -99,9 +99,14 @@ export async function summaryBackfill(
           text: '(FIFO queue: SQS drops a task it already received in the last 5 minutes, e.g. from an interrupted run.)\n',
         });
       }
-      emit({ kind: 'summary', result });
-      if (result.interrupted || ended === WaitEnd.INTERRUPTED) return 130;
-      return ended === WaitEnd.INCOMPLETE || ended === WaitEnd.TIMEOUT ? 1 : 0;
+      const code =
+        result.interrupted || ended === WaitEnd.INTERRUPTED
+          ? 130
+          : ended === WaitEnd.INCOMPLETE || ended === WaitEnd.TIMEOUT
+            ? 1
+            : 0;
+      emit({ kind: 'summary', result, code });
+      return code;
     });
   } catch (error) {
     return reportCommandError(error, io, 'backfill', json);

@@ -1,19 +1,30 @@
 import { RerunError } from '../../src/errors.js';
 import type { DescribedStage } from '../../src/pipeline/pipelineDescription.js';
 import { windowStageOutputKeys } from '../../src/window/windowStageOutputKeys.js';
-import { type CliIo, CliUsageError, integerOption, type OptionValues } from '../common/command.js';
+import { type CliIo, CliUsageError } from '../common/command.js';
 import { explainAwsError, requireQueueUrl } from '../common/pipelineResources.js';
 import { StageKeyRuleUnknownError, type WindowPlanningStage } from '../common/pipelineStage.js';
 import type { PipelineTarget } from '../common/pipelineTarget.js';
-import { reportCommandError, requireOutputBucket, stringOption } from '../common/pipelineTarget.js';
+import { reportCommandError, requireOutputBucket } from '../common/pipelineTarget.js';
 import { WaitEnd } from '../common/waitEnd.js';
 import { windowStageRange } from '../common/windowStageRange.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { type PublishedRun, withPublishedRun } from '../runs/runProgressFile.js';
 import { windowStageInputRules, windowStageTask } from '../status/windowStageTask.js';
 import type { BackfillEvents } from './backfillEvents.js';
-import type { BackfillMode } from './planBackfill.js';
 import { runWindowStageBackfill, type WindowBackfillStage } from './runWindowStageBackfill.js';
+import type { SummaryBackfillRequest } from './summaryBackfill.js';
+
+/** What `rerun backfill --stage S` was asked, from its options: the command turns them into this. */
+export interface WindowStageBackfillRequest extends Omit<SummaryBackfillRequest, 'from' | 'to'> {
+  /** `--from` and `--to`: windows in the stage's own scheme (refused, naming its forms, when absent). */
+  readonly from?: string | undefined;
+  readonly to?: string | undefined;
+  /** `--downstream`: every window stage that reads S, transitively, too. */
+  readonly downstream: boolean;
+  /** `--downstream-queue STAGE=URL`: a downstream stage's queue, by stage. */
+  readonly downstreamQueues: ReadonlyMap<string, string>;
+}
 
 /**
  * `rerun backfill --stage S` of a user's window stage (and with `--downstream`, of every stage that
@@ -25,32 +36,26 @@ import { runWindowStageBackfill, type WindowBackfillStage } from './runWindowSta
  * published or times out, 130 interrupted; the run file ends with the same code.
  *
  * @example
- * return windowStageBackfill(values, io, target, stage, mode, (run) => backfillConsole({ io, json, run, liveLine }));
+ * return windowStageBackfill(request, io, target, stage, (run) => backfillConsole({ io, json, run, liveLine }));
  */
 export async function windowStageBackfill(
-  values: OptionValues,
+  request: WindowStageBackfillRequest,
   io: CliIo,
   target: PipelineTarget,
   stage: WindowPlanningStage,
-  mode: BackfillMode,
   events: (run: PublishedRun) => BackfillEvents,
 ): Promise<number> {
-  const json = values.json === true;
-  const rate = integerOption(values, 'rate', { min: 1, max: 3000 });
-  const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
-  const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
-  const dryRun = values['dry-run'] === true;
-  const wait = values.wait === true;
-  const queueOverrides = downstreamQueueOption(values);
+  const { json, rate, timeoutSeconds, pollIntervalMs, dryRun, wait, mode } = request;
+  const queueOverrides = request.downstreamQueues;
   try {
-    const names = [stage.name, ...(values.downstream === true ? downstreamOf(stage) : [])];
+    const names = [stage.name, ...(request.downstream ? downstreamOf(stage) : [])];
     const tasks = names.map((name) => {
       if (name === stage.name) return { name, task: windowStageTask(stage, target), planning: stage };
       const planning = { ...stage, name, window: stage.description.stages[name] as WindowPlanningStage['window'] };
       return { name, task: windowStageTask(planning, target), planning };
     });
     const first = tasks[0] as (typeof tasks)[number];
-    const { from, to, windows, forms } = windowStageRange(first.task, stage.name, values);
+    const { from, to, windows, forms } = windowStageRange(first.task, stage.name, request);
     await requireOutputBucket(target);
     const stages: WindowBackfillStage[] = [];
     for (const [i, { name, task, planning }] of tasks.entries()) {
@@ -58,9 +63,9 @@ export async function windowStageBackfill(
         inputBucket: target.inputBucket,
         failurePrefix: target.topology.failurePrefix,
       });
-      const given = i === 0 ? stringOption(values, 'queue-url') : queueOverrides.get(name);
+      const given = i === 0 ? request.queueUrl : queueOverrides.get(name);
       const queueUrl = dryRun ? undefined : await stageQueueUrl(target, name, 'queue', given);
-      const dlqGiven = i === 0 ? stringOption(values, 'dlq-url') : undefined;
+      const dlqGiven = i === 0 ? request.dlqUrl : undefined;
       const dlqUrl = wait && !dryRun ? await stageQueueUrl(target, name, 'dlq', dlqGiven, true) : undefined;
       stages.push({
         task,
@@ -115,12 +120,12 @@ export async function windowStageBackfill(
         });
       });
       emit({ kind: 'stageEnd', result, stage: stage.name, from, to });
-      emit({ kind: 'stageSummary', result, stage: stage.name, from, to });
-      if (result.interrupted) return 130;
       const unfinished = result.stages.some(
         (s) => s.notSent !== undefined || (s.wait !== undefined && s.wait.ended !== WaitEnd.COMPLETE),
       );
-      return unfinished ? 1 : 0;
+      const code = result.interrupted ? 130 : unfinished ? 1 : 0;
+      emit({ kind: 'stageSummary', result, stage: stage.name, from, to, code });
+      return code;
     });
   } catch (error) {
     if (error instanceof CliUsageError) throw error;
@@ -148,21 +153,6 @@ function downstreamOf(stage: WindowPlanningStage): string[] {
     }
   }
   return order;
-}
-
-/** `--downstream-queue STAGE=URL`, repeatable: the queues of downstream stages without a stack. */
-function downstreamQueueOption(values: OptionValues): Map<string, string> {
-  const given = values['downstream-queue'];
-  const list = Array.isArray(given) ? given : typeof given === 'string' ? [given] : [];
-  const map = new Map<string, string>();
-  for (const item of list) {
-    const at = String(item).indexOf('=');
-    if (at <= 0 || at === String(item).length - 1) {
-      throw new CliUsageError(`--downstream-queue takes STAGE=URL (got "${String(item)}").`);
-    }
-    map.set(String(item).slice(0, at), String(item).slice(at + 1));
-  }
-  return map;
 }
 
 /**

@@ -6,11 +6,10 @@ import {
 import type { PartitionWindow } from '../../src/partitions/partitionScheme.js';
 import { WINDOW_NAME_FORMS } from '../../src/partitions/timeWindow.js';
 import type { WindowTask } from '../../src/window/defineWindowTask.js';
-import { CliUsageError, type OptionValues } from './command.js';
-import { stringOption } from './pipelineTarget.js';
+import { CliUsageError } from './command.js';
 
 /**
- * `--from` and `--to` of a window stage (`rerun status`, `rerun backfill`), read in the stage's own
+ * `--from` and `--to` of a window stage (as stringOption reads them) (`rerun status`, `rerun backfill`), read in the stage's own
  * scheme: the windows between them, or a CliUsageError that names the accepted form.
  *
  * @example
@@ -19,12 +18,11 @@ import { stringOption } from './pipelineTarget.js';
 export function windowStageRange(
   task: WindowTask<unknown, unknown>,
   stageName: string,
-  values: OptionValues,
+  range: { readonly from?: string | undefined; readonly to?: string | undefined },
 ): { from: string; to: string; windows: PartitionWindow[]; forms: string } {
   const { spec } = task.scheme;
   const forms = spec.kind === 'time' ? `${spec.grain}: ${WINDOW_NAME_FORMS[spec.grain]}` : `${spec.kind} partitions`;
-  const from = stringOption(values, 'from');
-  const to = stringOption(values, 'to');
+  const { from, to } = range;
   if (from === undefined || to === undefined) {
     throw new CliUsageError(`--from and --to are required: the windows of stage "${stageName}" are ${forms}.`);
   }

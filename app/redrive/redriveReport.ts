@@ -47,17 +47,23 @@ export function describeResult(result: RedriveResult): string {
   );
 }
 
-/**
- * The result line of a redrive on stdout: with `--json` every DLQ's result, else `SUMMARY` and the
- * totals over the DLQs.
- */
-export function redriveSummary(results: readonly RedriveResult[], dryRun: boolean, json: boolean): string {
-  const moved = results.reduce((n, r) => n + r.moved, 0);
-  const failed = results.reduce((n, r) => n + r.failed.length, 0);
-  const inspected = results.reduce((n, r) => n + r.inspected.length, 0);
-  const keptBack = results.reduce((n, r) => n + r.keptBack.length, 0);
-  const inFlight = results.reduce((n, r) => n + r.inFlight, 0);
-  if (json) return JSON.stringify({ dryRun, inspected, moved, keptBack, failed, inFlight, queues: results });
-  const summary = { dryRun, inspected, moved, keptBack, failed, inFlight, queues: results.length };
-  return `SUMMARY ${JSON.stringify(summary)}`;
+/** A redrive's totals over its DLQs. */
+function totals(results: readonly RedriveResult[]) {
+  return {
+    inspected: results.reduce((n, r) => n + r.inspected.length, 0),
+    moved: results.reduce((n, r) => n + r.moved, 0),
+    keptBack: results.reduce((n, r) => n + r.keptBack.length, 0),
+    failed: results.reduce((n, r) => n + r.failed.length, 0),
+    inFlight: results.reduce((n, r) => n + r.inFlight, 0),
+  };
+}
+
+/** The figures of a redrive's SUMMARY line: the totals over its DLQs, and how many DLQs. */
+export function redriveSummary(results: readonly RedriveResult[], dryRun: boolean): object {
+  return { dryRun, ...totals(results), queues: results.length };
+}
+
+/** A redrive's `--json` object: the totals over its DLQs, and every DLQ's result. */
+export function redriveJson(results: readonly RedriveResult[], dryRun: boolean): object {
+  return { dryRun, ...totals(results), queues: results };
 }

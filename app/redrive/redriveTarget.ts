@@ -1,14 +1,13 @@
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { type CliIo, CliUsageError, writeResult } from '../common/command.js';
+import { type CliIo, CliUsageError } from '../common/command.js';
 import { explainAwsError, requireQueueUrl } from '../common/pipelineResources.js';
 import { type PipelineTarget, reportCommandError, requireOutputBucket } from '../common/pipelineTarget.js';
-import { isProgressStep, renderProgressBar } from '../common/progressBar.js';
 import { failureReaders } from './failureFromLogs.js';
 import { referenceRecheck } from './recheckDeadLetter.js';
 import { type RedriveResult, redriveDeadLetters } from './redriveDeadLetters.js';
+import type { RedriveEvents } from './redriveEvents.js';
 import { chooseWorkers, describedQueues, type RedriveQueue, resolveQueues } from './redriveQueues.js';
-import { describeResult, formatLetters, redriveSummary } from './redriveReport.js';
 
 /** What `rerun redrive` was asked, from its options. */
 export interface RedriveRequest {
@@ -25,26 +24,22 @@ export interface RedriveRequest {
 
 /**
  * `rerun redrive` on a target: each DLQ it picks is inspected (its messages shown with the reason each
- * last failed) and moved back to its source queue by app/redrive/redriveDeadLetters.ts. Progress and
- * notes go to stderr, the messages and what became of them to stdout. `live` redraws a progress line
- * in place on a terminal. Exit 0 done, 1 when a message could not be moved.
+ * last failed) and moved back to its source queue by app/redrive/redriveDeadLetters.ts. It writes
+ * nothing itself: it tells its events (redriveEvents.ts) to `emit`, which renders them
+ * (redriveConsole.ts), and ends with an `end` event. An error is reported on `io`. Exit 0 done, 1
+ * when a message could not be moved.
  *
  * @example
- * return redriveTarget(target, { dryRun: true, includeDoomed: false, json: false }, io, (line) => liveLine(line, 80));
+ * const request = { dryRun: true, includeDoomed: false, json: false };
+ * return redriveTarget(target, request, io, redriveConsole({ io, json: false, liveLine }));
  */
 export async function redriveTarget(
   target: PipelineTarget,
   request: RedriveRequest,
   io: CliIo,
-  live: (line: string) => string,
+  emit: RedriveEvents,
 ): Promise<number> {
   const { queue, max, rate, dryRun, json } = request;
-  const human = (text: string) => {
-    if (!json) io.stderr(text);
-  };
-  const table = (text: string) => {
-    if (!json) writeResult(io, text);
-  };
   const workers = [target.topology.normalize, target.topology.summarize];
   // The window stages of a running rerun dev of the user's pipeline (rerun dev --pipeline), by stage name.
   const windowStages = Object.entries(target.stack ? {} : (target.devPipeline?.windowStages ?? {}));
@@ -68,7 +63,7 @@ export async function redriveTarget(
       bucket: target.outputBucket,
       prefix: target.topology.failurePrefix,
     });
-    for (const note of described?.notes ?? []) human(`note: ${note}\n`);
+    for (const note of described?.notes ?? []) emit({ kind: 'note', text: `note: ${note}\n` });
     const queues: RedriveQueue[] = described?.queues ?? [
       ...(queue && windowChosen.length > 0
         ? []
@@ -89,9 +84,8 @@ export async function redriveTarget(
     // With --stack: where a message has no failure record, the cause the worker logged instead.
     const failuresOf = await failureReaders(target, recorder);
     const results: RedriveResult[] = [];
-    let progressOpen = false;
     for (const q of queues) {
-      table(`\n${q.label}: ${q.dlqUrl}`);
+      emit({ kind: 'queue', label: q.label, dlqUrl: q.dlqUrl });
       const result = await redriveDeadLetters({
         sqs: target.clients.sqs,
         dlqUrl: q.dlqUrl,
@@ -103,15 +97,8 @@ export async function redriveTarget(
         dryRun,
         includeDoomed: request.includeDoomed,
         signal: io.signal,
-        onInspected: (letters, depth, inFlight) => table(formatLetters(letters, depth, inFlight)),
-        onProgress: (moved, total) => {
-          if (!io.isTTY) {
-            if (isProgressStep(moved, total)) human(`moved ${moved}/${total}\n`);
-            return;
-          }
-          human(live(`moved ${renderProgressBar(moved, total)}`));
-          progressOpen = true;
-        },
+        onInspected: (letters, depth, inFlight) => emit({ kind: 'inspected', letters, depth, inFlight }),
+        onProgress: (moved, total) => emit({ kind: 'moved', moved, total }),
       }).catch((error: unknown) => {
         throw explainAwsError(error, {
           role: q.label,
@@ -120,14 +107,14 @@ export async function redriveTarget(
           hint: 'Check the queue.',
         });
       });
-      if (progressOpen) human('\n');
-      progressOpen = false;
-      for (const note of result.notes) human(`note: ${note}\n`);
-      table(describeResult(result));
+      emit({ kind: 'phaseEnd' });
+      for (const note of result.notes) emit({ kind: 'note', text: `note: ${note}\n` });
+      emit({ kind: 'queueEnd', result });
       results.push(result);
     }
-    io.stdout(redriveSummary(results, dryRun, json));
-    return results.some((r) => r.failed.length > 0) ? 1 : 0;
+    const code = results.some((r) => r.failed.length > 0) ? 1 : 0;
+    emit({ kind: 'end', code, dryRun, results });
+    return code;
   } catch (error) {
     return reportCommandError(error, io, 'redrive', json);
   }

@@ -1,5 +1,5 @@
 import { batchOperationsManifestKey, batchOperationsReportPrefix } from '../../src/batch/batchOperationsLayout.js';
-import { type CliIo, CliUsageError, integerOption, type OptionValues } from '../common/command.js';
+import { type CliIo, CliUsageError } from '../common/command.js';
 import type { PipelineTarget } from '../common/pipelineTarget.js';
 import {
   existingManifest,
@@ -32,12 +32,11 @@ async function follow(
   jobId: string,
   report: { bucket: string; prefix: string },
   totalTasks: number | undefined,
-  values: OptionValues,
+  args: Pick<ReprocessArgs, 'timeoutSeconds' | 'pollIntervalMs'>,
   io: Pick<CliIo, 'signal'>,
   emit: ReprocessEvents,
 ): Promise<JobOutcome> {
-  const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
-  const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
+  const { timeoutSeconds, pollIntervalMs } = args;
   const outcome = await followJob({
     s3: target.clients.s3,
     runner,
@@ -63,14 +62,13 @@ function parseS3Url(url: string, option: string): { bucket: string; key: string 
 /** `--job`, `--manifest` or `--generate-manifest`: a job over tasks nobody plans here. */
 export async function runUnplannedJob(
   target: PipelineTarget,
-  values: OptionValues,
   io: Pick<CliIo, 'signal'>,
   args: ReprocessArgs,
   emit: ReprocessEvents,
 ): Promise<number> {
   const { prefix, attachTo, jobManifestUrl, generator } = args;
   // No planning: a job that exists, or one over a manifest the operator already has.
-  const runner = await jobRunner(target, values, (text) => emit({ kind: 'note', text }), args.stage);
+  const runner = await jobRunner(target, args, (text) => emit({ kind: 'note', text }), args.stage);
   const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
   let job: SubmittedJob | undefined;
   if (!attachTo) {
@@ -93,14 +91,16 @@ export async function runUnplannedJob(
     emit({ kind: 'jobSubmitted', job, runner: runner.kind });
   }
   const jobId = attachTo ?? (job as SubmittedJob).jobId;
-  const waited = values.wait === true;
+  const waited = args.wait;
   const outcome =
     waited || runner.kind === 'local'
-      ? await follow(target, runner, jobId, report, job?.totalTasks, values, io, emit)
+      ? await follow(target, runner, jobId, report, job?.totalTasks, args, io, emit)
       : undefined;
   emit({ kind: 'jobEnd', jobId, outcome, runner: runner.kind, waited });
+  const code = reprocessExitCode(false, outcome && waited ? outcome.ended : undefined);
   emit({
-    kind: 'summary',
+    kind: 'end',
+    code,
     parts: {
       engine: ReprocessEngine.BATCH_OPERATIONS,
       runner: runner.kind,
@@ -108,13 +108,12 @@ export async function runUnplannedJob(
       ...(outcome && waited ? { jobWait: outcome } : {}),
     },
   });
-  return reprocessExitCode(false, outcome && waited ? outcome.ended : undefined);
+  return code;
 }
 
 /** The batch-operations engine: the plan as a manifest, one job over it, its report read back. */
 export async function runPlannedJob(
   target: PipelineTarget,
-  values: OptionValues,
   io: Pick<CliIo, 'signal'>,
   args: ReprocessArgs,
   setup: PlanningSetup,
@@ -125,7 +124,7 @@ export async function runPlannedJob(
   const engine = ReprocessEngine.BATCH_OPERATIONS;
   const note = (text: string) => emit({ kind: 'note', text });
   // A dry run writes no manifest and creates no job: it needs no function or role.
-  const runner = dryRun ? undefined : await jobRunner(target, values, note, args.stage);
+  const runner = dryRun ? undefined : await jobRunner(target, args, note, args.stage);
   if (!runner) note('engine: batch-operations (dry run: no manifest, no job)\n');
   const builder = new ManifestBuilder();
   const result = await runReprocess({
@@ -134,7 +133,7 @@ export async function runPlannedJob(
     onProgress: (progress) => emit({ kind: 'progress', phase: 'planning', progress }),
   }).catch(explain);
   const report = { bucket: target.outputBucket, prefix: batchOperationsReportPrefix() };
-  const waited = values.wait === true;
+  const waited = args.wait;
   let job: SubmittedJob | undefined;
   let outcome: JobOutcome | undefined;
   if (runner && !result.interrupted && result.planned > 0) {
@@ -154,13 +153,15 @@ export async function runPlannedJob(
     });
     emit({ kind: 'jobSubmitted', job, runner: runner.kind });
     if (waited || runner.kind === 'local') {
-      outcome = await follow(target, runner, job.jobId, report, job.totalTasks, values, io, emit);
+      outcome = await follow(target, runner, job.jobId, report, job.totalTasks, args, io, emit);
     }
   }
   emit({ kind: 'plan', result, inputBucket: target.inputBucket, sent: 'put in the manifest' });
   if (job && runner) emit({ kind: 'jobEnd', jobId: job.jobId, outcome, runner: runner.kind, waited });
+  const code = reprocessExitCode(result.interrupted, outcome && waited ? outcome.ended : undefined);
   emit({
-    kind: 'summary',
+    kind: 'end',
+    code,
     parts: {
       plan: { result, prefix, mode, dryRun, cutoff },
       engine,
@@ -169,5 +170,5 @@ export async function runPlannedJob(
       ...(outcome && waited ? { jobWait: outcome } : {}),
     },
   });
-  return reprocessExitCode(result.interrupted, outcome && waited ? outcome.ended : undefined);
+  return code;
 }

@@ -1,4 +1,4 @@
-import { CliUsageError, type OptionValues } from '../common/command.js';
+import { CliUsageError } from '../common/command.js';
 import { AUTO_BATCH_OPERATIONS_THRESHOLD, autoEngine, ReprocessEngine } from './batchOperationsJob.js';
 import type { PlanningSetup } from './planningSetup.js';
 import type { ReprocessArgs } from './reprocessArgs.js';
@@ -6,12 +6,7 @@ import type { ReprocessEvents } from './reprocessEvents.js';
 import { runReprocess } from './runReprocess.js';
 
 /** The engine a planned reprocess runs on (`auto`: a dry-run pass sizes the plan first). */
-export async function chooseEngine(
-  values: OptionValues,
-  args: ReprocessArgs,
-  setup: PlanningSetup,
-  emit: ReprocessEvents,
-) {
+export async function chooseEngine(args: ReprocessArgs, setup: PlanningSetup, emit: ReprocessEvents) {
   const { requested } = args;
   const { common, explain, queueUrl } = setup;
   let engine: typeof ReprocessEngine.SQS | typeof ReprocessEngine.BATCH_OPERATIONS =
@@ -26,7 +21,7 @@ export async function chooseEngine(
         `engine: auto chose ${engine} for ${sized.planned} planned input(s) ` +
         `(batch-operations from ${AUTO_BATCH_OPERATIONS_THRESHOLD.toLocaleString('en-US')}).\n`,
     });
-    if (engine === ReprocessEngine.BATCH_OPERATIONS && values.prune === true && !queueUrl) {
+    if (engine === ReprocessEngine.BATCH_OPERATIONS && args.prune && !queueUrl) {
       throw new CliUsageError('--prune needs the work queue; pass --queue-url.');
     }
   }

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { boundedText } from '../../src/intake/manifestLines.js';
 import { CliUsageError } from '../common/command.js';
-import { type PipelineTarget, stringOption } from '../common/pipelineTarget.js';
+import type { PipelineTarget } from '../common/pipelineTarget.js';
 import { InventoryManifestError, inventoryListing, parseInventoryManifest } from './inventoryListing.js';
 import type { OutputKeyMapping } from './outputKeyMapping.js';
 import type { ListedObject } from './planReprocess.js';
@@ -13,14 +13,13 @@ import type { ListedObject } from './planReprocess.js';
  */
 export async function inventoryListings(
   target: PipelineTarget,
-  values: Record<string, unknown>,
+  inventories: { readonly manifest?: string | undefined; readonly outputManifest?: string | undefined },
   prefix: string,
   mapping: OutputKeyMapping,
   note: (text: string) => void,
 ): Promise<{ inputs?: () => AsyncIterable<ListedObject>; outputs?: () => AsyncIterable<ListedObject> } | undefined> {
   const s3 = target.clients.s3;
-  const open = async (option: string, bucket: string, keyPrefix: string) => {
-    const url = stringOption(values as Parameters<typeof stringOption>[0], option);
+  const open = async (option: string, url: string | undefined, bucket: string, keyPrefix: string) => {
     if (!url) return undefined;
     const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(url);
     if (!match)
@@ -45,9 +44,10 @@ export async function inventoryListings(
         read: async (b, k) => (await s3.send(new GetObjectCommand({ Bucket: b, Key: k }))).Body as Readable,
       });
   };
-  const inputs = await open('manifest', target.inputBucket, prefix);
+  const inputs = await open('manifest', inventories.manifest, target.inputBucket, prefix);
   const outputs = await open(
     'output-manifest',
+    inventories.outputManifest,
     target.outputBucket,
     `${mapping.outputRoot}${prefix.slice(mapping.inputPrefix.length)}`,
   );

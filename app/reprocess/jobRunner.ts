@@ -4,7 +4,7 @@ import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { CliUsageError } from '../common/command.js';
 import type { PlanningStage } from '../common/pipelineStage.js';
-import { type PipelineTarget, stringOption } from '../common/pipelineTarget.js';
+import type { PipelineTarget } from '../common/pipelineTarget.js';
 import type { JobRunner } from './batchOperationsEngine.js';
 import { accountIdOfArn } from './batchOperationsJob.js';
 
@@ -24,11 +24,10 @@ export const BATCH_OUTPUTS = {
  */
 export async function jobRunner(
   target: PipelineTarget,
-  values: Record<string, unknown>,
+  given: { readonly functionArn?: string | undefined; readonly roleArn?: string | undefined },
   note: (text: string) => void,
   stage: PlanningStage,
 ): Promise<JobRunner> {
-  const option = (name: string) => stringOption(values as Parameters<typeof stringOption>[0], name);
   if (target.endpoint) {
     if (!stage.reference) {
       // The stand-in runs rerun's normalizer in this process: it is not this stage's worker.
@@ -52,8 +51,8 @@ export async function jobRunner(
     };
   }
   const outputs = target.stack?.outputs ?? {};
-  const functionArn = option('function-arn') ?? outputs[BATCH_OUTPUTS.FUNCTION_ARN];
-  const roleArn = option('role-arn') ?? outputs[BATCH_OUTPUTS.ROLE_ARN];
+  const functionArn = given.functionArn ?? outputs[BATCH_OUTPUTS.FUNCTION_ARN];
+  const roleArn = given.roleArn ?? outputs[BATCH_OUTPUTS.ROLE_ARN];
   if (!functionArn || !roleArn) {
     throw new CliUsageError(
       `--engine batch-operations needs ${functionArn ? '' : 'the function the job invokes (--function-arn)'}` +

@@ -1,10 +1,10 @@
 import { RerunError } from '../../src/errors.js';
 import { createNormalizeWorker } from '../../src/normalize/normalizeWorker.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import type { CliIo, OptionValues } from '../common/command.js';
+import type { CliIo } from '../common/command.js';
 import { explainAwsError } from '../common/pipelineResources.js';
 import { type PlanningStage, planningWorker } from '../common/pipelineStage.js';
-import { type PipelineTarget, stringOption, workerQueueUrl } from '../common/pipelineTarget.js';
+import { type PipelineTarget, workerQueueUrl } from '../common/pipelineTarget.js';
 import { ReprocessEngine } from './batchOperationsJob.js';
 import { readCodeVersionCutoff } from './codeVersionCutoff.js';
 import { inventoryListings } from './inventorySources.js';
@@ -17,7 +17,6 @@ import { S3ListingReader } from './S3ListingReader.js';
 /** What planning needs: the queues, the code-version cutoff, the listings and the options shared by every engine. */
 export async function planningSetup(
   target: PipelineTarget,
-  values: OptionValues,
   io: Pick<CliIo, 'env' | 'signal'>,
   args: ReprocessArgs,
   emit: ReprocessEvents,
@@ -26,17 +25,15 @@ export async function planningSetup(
   const note = (text: string) => emit({ kind: 'note', text });
   const normalize = topology.normalize;
   // The batch-operations engine sends no message (only --prune's rebuild of an input that came back does).
-  const needsQueue = requested !== ReprocessEngine.BATCH_OPERATIONS || values.prune === true;
-  const queueUrl = needsQueue
-    ? await workerQueueUrl(target, normalize, 'queue', stringOption(values, 'queue-url'), io.env)
-    : '';
+  const needsQueue = requested !== ReprocessEngine.BATCH_OPERATIONS || args.prune;
+  const queueUrl = needsQueue ? await workerQueueUrl(target, normalize, 'queue', args.queueUrl, io.env) : '';
   const dlqUrl =
-    values.wait && requested !== ReprocessEngine.BATCH_OPERATIONS
-      ? await workerQueueUrl(target, normalize, 'dlq', stringOption(values, 'dlq-url'), io.env)
+    args.wait && requested !== ReprocessEngine.BATCH_OPERATIONS
+      ? await workerQueueUrl(target, normalize, 'dlq', args.dlqUrl, io.env)
       : undefined;
   // Planning streams (the plan's total is known only when the listings end): say what runs first.
   note(
-    `Planning stage "${args.stage.name}" (${args.stage.from}): ${prefix} of ${target.inputBucket} (mode ${mode}${values.verify ? ', verify' : ''})` +
+    `Planning stage "${args.stage.name}" (${args.stage.from}): ${prefix} of ${target.inputBucket} (mode ${mode}${args.verify ? ', verify' : ''})` +
       `${dryRun ? ': dry run, nothing is sent' : requested === ReprocessEngine.SQS ? ', enqueueing as it goes' : ''}...\n`,
   );
   const reader = new S3ListingReader(target.clients.s3);
@@ -72,7 +69,7 @@ export async function planningSetup(
       stripPrefix: rule.stripPrefix ?? '',
     });
   const mapping = mappingOf(stage.outputKey);
-  const listings = await inventoryListings(target, values, prefix, mapping, note);
+  const listings = await inventoryListings(target, args, prefix, mapping, note);
   const common: RunReprocessOptions = {
     reader,
     ...(listings ? { listings } : {}),
@@ -86,11 +83,11 @@ export async function planningSetup(
     sideMappings: Object.values(stage.sideOutputs).map(mappingOf),
     prefix,
     mode,
-    verify: values.verify === true,
+    verify: args.verify,
     ...(verifyConcurrency !== undefined ? { verifyConcurrency } : {}),
     ...(listShards !== undefined ? { listShards } : {}),
     dryRun,
-    prune: values.prune === true,
+    prune: args.prune,
     queueUrl,
     ...(rate !== undefined ? { ratePerSecond: rate } : {}),
     signal: io.signal,

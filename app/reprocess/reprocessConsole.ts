@@ -99,8 +99,13 @@ export function reprocessConsole(options: ReprocessConsoleOptions): ReprocessEve
         return { kind: 'result', text: describeResult(event.result, event.inputBucket, event.sent) };
       case 'jobEnd':
         return { kind: 'result', text: describeJob(event.jobId, event.outcome, event.runner, event.waited) };
-      case 'summary':
-        return { kind: 'summary', summary: reprocessSummary(event.parts), json: reprocessJson(event.parts) };
+      case 'end':
+        return {
+          kind: 'end',
+          code: event.code,
+          summary: reprocessSummary(event.parts),
+          json: reprocessJson(event.parts),
+        };
     }
   };
   return (event) => emit(said(event));

@@ -63,8 +63,8 @@ export type ReprocessEvent =
       readonly runner: JobRunner['kind'];
       readonly waited: boolean;
     }
-  /** The closing SUMMARY line. */
-  | { readonly kind: 'summary'; readonly parts: ReprocessSummaryParts };
+  /** The run's end: its exit code (reprocessExitCode.ts) and the parts of its SUMMARY line. */
+  | { readonly kind: 'end'; readonly code: number; readonly parts: ReprocessSummaryParts };
 
 /** Where a reprocess sends its events. */
 export type ReprocessEvents = RunEventSink<ReprocessEvent>;

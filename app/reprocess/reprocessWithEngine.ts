@@ -1,13 +1,15 @@
-import type { CliIo, OptionValues } from '../common/command.js';
+import type { CliIo } from '../common/command.js';
 import { requireBucket } from '../common/pipelineResources.js';
+import type { PlanningStage } from '../common/pipelineStage.js';
 import { type PipelineTarget, requireOutputBucket } from '../common/pipelineTarget.js';
 import { type PublishedRun, withPublishedRun } from '../runs/runProgressFile.js';
 import { ReprocessEngine } from './batchOperationsJob.js';
 import { runPlannedJob, runUnplannedJob } from './batchOperationsRun.js';
 import { chooseEngine } from './engineChoice.js';
 import { planningSetup } from './planningSetup.js';
-import type { ReprocessArgs } from './reprocessArgs.js';
+import { reprocessArgs } from './reprocessArgs.js';
 import type { ReprocessEvents } from './reprocessEvents.js';
+import type { ReprocessRequest } from './reprocessRequest.js';
 import { runSqsEngine } from './sqsEngineRun.js';
 
 async function requireInputBucket(target: PipelineTarget): Promise<void> {
@@ -22,7 +24,8 @@ async function requireInputBucket(target: PipelineTarget): Promise<void> {
 }
 
 /**
- * `rerun reprocess` once its options are checked: both buckets must exist, then the run is published
+ * `rerun reprocess` of a stage: the request is checked against the stage and the target (a usage
+ * error before anything runs, reprocessArgs.ts), both buckets must exist, then the run is published
  * for `rerun ui` (app/runs/runProgressFile.ts) and goes to its engine: a job over tasks nobody plans
  * here (`--job`, `--manifest`, `--generate-manifest`), or a plan run on the SQS or the Batch
  * Operations engine. `events` makes the sink of the run's events once the run is published. Returns
@@ -30,21 +33,21 @@ async function requireInputBucket(target: PipelineTarget): Promise<void> {
  */
 export async function reprocessWithEngine(
   target: PipelineTarget,
-  values: OptionValues,
+  request: ReprocessRequest,
+  stage: PlanningStage,
   io: Pick<CliIo, 'env' | 'signal'>,
-  args: ReprocessArgs,
   events: (run: PublishedRun) => ReprocessEvents,
 ): Promise<number> {
+  const args = reprocessArgs(request, target, stage);
   await requireInputBucket(target);
   await requireOutputBucket(target);
   const label = `reprocess ${args.prefix} (mode ${args.mode}${args.dryRun ? ', dry run' : ''})`;
   return await withPublishedRun({ command: 'reprocess', label, target }, async (run) => {
     const emit = events(run);
-    if (args.attachTo || args.jobManifestUrl || args.generator)
-      return await runUnplannedJob(target, values, io, args, emit);
-    const setup = await planningSetup(target, values, io, args, emit);
-    const engine = await chooseEngine(values, args, setup, emit);
-    if (engine === ReprocessEngine.BATCH_OPERATIONS) return await runPlannedJob(target, values, io, args, setup, emit);
-    return await runSqsEngine(target, values, args, setup, engine, emit);
+    if (args.attachTo || args.jobManifestUrl || args.generator) return await runUnplannedJob(target, io, args, emit);
+    const setup = await planningSetup(target, io, args, emit);
+    const engine = await chooseEngine(args, setup, emit);
+    if (engine === ReprocessEngine.BATCH_OPERATIONS) return await runPlannedJob(target, io, args, setup, emit);
+    return await runSqsEngine(target, args, setup, engine, emit);
   });
 }

@@ -1,4 +1,3 @@
-import type { OptionValues } from '../common/command.js';
 import type { PipelineTarget } from '../common/pipelineTarget.js';
 import { ReprocessEngine } from './batchOperationsJob.js';
 import type { PlanningSetup } from './planningSetup.js';
@@ -10,7 +9,6 @@ import { runReprocess } from './runReprocess.js';
 /** The SQS engine: one message per planned input, and `--wait` follows them to their outcomes. */
 export async function runSqsEngine(
   target: PipelineTarget,
-  values: OptionValues,
   args: ReprocessArgs,
   setup: PlanningSetup,
   engine: ReprocessEngine,
@@ -24,7 +22,7 @@ export async function runSqsEngine(
   const result = await runReprocess({
     ...common,
     ...(dlqUrl ? { dlqUrl } : {}),
-    wait: values.wait === true,
+    wait: args.wait,
     ...(pollIntervalMs !== undefined ? { pollIntervalMs } : {}),
     ...(timeoutSeconds !== undefined ? { timeoutMs: timeoutSeconds * 1000 } : {}),
     // A dry run sends nothing: its progress is the planning's alone.
@@ -33,13 +31,15 @@ export async function runSqsEngine(
   }).catch(explain);
   emit({ kind: 'phaseEnd' });
   emit({ kind: 'plan', result, inputBucket: target.inputBucket });
+  const code = reprocessExitCode(result.interrupted, result.wait?.ended);
   emit({
-    kind: 'summary',
+    kind: 'end',
+    code,
     parts: {
       plan: { result, prefix, mode, dryRun, cutoff },
       ...(requested !== ReprocessEngine.SQS ? { engine } : {}),
       ...(result.wait ? { wait: result.wait } : {}),
     },
   });
-  return reprocessExitCode(result.interrupted, result.wait?.ended);
+  return code;
 }

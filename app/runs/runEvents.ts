@@ -24,8 +24,12 @@ export type RunEvent =
   | { readonly kind: 'phaseEnd' }
   /** What the run found or did, for a reader (stdout, before the SUMMARY line). */
   | { readonly kind: 'result'; readonly text: string }
-  /** The closing figures: `summary` for the SUMMARY line, `json` for the `--json` object. */
-  | { readonly kind: 'summary'; readonly summary: object; readonly json: object };
+  /**
+   * The run's end: its exit code (0 done, 1 not all done, 130 interrupted) and its closing figures,
+   * `summary` for the SUMMARY line, `json` for the `--json` object. The run file is marked ended with
+   * `code` from this event.
+   */
+  | { readonly kind: 'end'; readonly code: number; readonly summary: object; readonly json: object };
 
 /** The kinds every command's events carry as they are. */
 export type SharedRunEvent = Extract<RunEvent, { readonly kind: 'note' | 'phaseEnd' }>;

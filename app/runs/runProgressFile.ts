@@ -240,8 +240,9 @@ function removeStaleFiles(dir: string, now: number): void {
 }
 
 /**
- * Runs a command's work as a published run: its file is written first and marked ended with the
- * exit code the work returns (1 when it throws, the error passing on).
+ * Runs a command's work as a published run: its file is written first, and the work's own end
+ * event marks it ended with the exit code (runRenderers.ts renders the end into the file). A work
+ * that throws ends no run itself: its file is marked ended with 1 here, the error passing on.
  *
  * @example
  * return withPublishedRun({ command: 'backfill', label, target }, async (run) => { ...; return 0; });
@@ -252,9 +253,7 @@ export async function withPublishedRun(
 ): Promise<number> {
   const run = publishRun(info);
   try {
-    const code = await work(run);
-    run.end(code);
-    return code;
+    return await work(run);
   } catch (error) {
     run.end(1);
     throw error;

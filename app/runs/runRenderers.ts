@@ -37,14 +37,15 @@ export function terminalRenderer(
         return;
       case 'result':
         return writeResult(io, event.text);
-      case 'summary':
+      case 'end':
         return io.stdout(`SUMMARY ${JSON.stringify(event.summary)}`);
     }
   };
 }
 
 /**
- * The run file's rendering of a run (runProgressFile.ts): where it stands, for `rerun ui`.
+ * The run file's rendering of a run (runProgressFile.ts): where it stands, and at its end the exit
+ * code, for `rerun ui`.
  *
  * @example
  * runFileRenderer(run)({ kind: 'progress', progress: { phase: 'waiting', done: 1, total: 3, unit: 'days' } });
@@ -52,18 +53,19 @@ export function terminalRenderer(
 export function runFileRenderer(run: PublishedRun): RunEventSink {
   return (event) => {
     if (event.kind === 'progress') run.progress(event.progress);
+    else if (event.kind === 'end') run.end(event.code);
   };
 }
 
 /**
- * `--json`'s rendering of a run: one JSON object on stdout, nothing else.
+ * `--json`'s rendering of a run: one JSON object on stdout, from its end event, nothing else.
  *
  * @example
- * jsonRenderer(io)({ kind: 'summary', summary: { ok: true }, json: { ok: true, counts: {} } });
+ * jsonRenderer(io)({ kind: 'end', code: 0, summary: { ok: true }, json: { ok: true, counts: {} } });
  */
 export function jsonRenderer(io: Pick<CliIo, 'stdout'>): RunEventSink {
   return (event) => {
-    if (event.kind === 'summary') io.stdout(JSON.stringify(event.json));
+    if (event.kind === 'end') io.stdout(JSON.stringify(event.json));
   };
 }
 

@@ -1,6 +1,6 @@
 import { S3BucketMissingError } from '../../src/s3/errors.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
-import { type CliIo, type OptionValues, writeResult } from '../common/command.js';
+import type { CliIo } from '../common/command.js';
 import { referenceInputRules } from '../common/inputRules.js';
 import { explainAwsError, PipelineResourceError } from '../common/pipelineResources.js';
 import {
@@ -13,19 +13,25 @@ import {
 import { SUMMARIZE_CODE_VERSION } from '../partition/codeVersion.js';
 import { S3PartitionStore } from '../partition/S3PartitionStore.js';
 import { summaryLayout } from '../partition/summaryLayout.js';
-import { formatStatusCounts, formatStatusTable } from './formatStatusTable.js';
 import { partitionStatus } from './partitionStatus.js';
+import type { StatusEvents } from './statusEvents.js';
+import type { StatusRequest } from './statusRequest.js';
 
 /**
  * `rerun status` of rerun's daily summaries: each day of --from..--to (app/status/partitionStatus.ts),
- * as a table on stdout, a hint on stderr when the window is empty, and a SUMMARY line, or with --json
- * the whole report. Exit 0.
+ * told to `emit` (statusEvents.ts) to be rendered as a table on stdout, a hint on stderr when the
+ * window is empty, and a SUMMARY line, or with --json the whole report. Exit 0.
  *
  * @example
- * return summaryStatusReport(values, io, target);
+ * return summaryStatusReport(request, io, target, statusConsole({ io, json, liveLine }));
  */
-export async function summaryStatusReport(values: OptionValues, io: CliIo, target: PipelineTarget): Promise<number> {
-  const { from, to } = requireWindow(values);
+export async function summaryStatusReport(
+  request: StatusRequest,
+  io: CliIo,
+  target: PipelineTarget,
+  emit: StatusEvents,
+): Promise<number> {
+  const { from, to } = requireWindow({ from: request.from, to: request.to });
   try {
     await requireOutputBucket(target);
     const layout = summaryLayout(target.inputBucket, target.topology);
@@ -38,7 +44,7 @@ export async function summaryStatusReport(values: OptionValues, io: CliIo, targe
       from,
       to,
       inputs: referenceInputRules(target),
-      ...(values['no-validate'] ? {} : { validateWith: new S3ObjectStore(target.clients.s3) }),
+      ...(request.validate ? { validateWith: new S3ObjectStore(target.clients.s3) } : {}),
     }).catch((error: unknown) => {
       // The inputs are listed too: a wrong input bucket is the common mistake with a deployed stack.
       if (error instanceof S3BucketMissingError && error.bucket === target.inputBucket) {
@@ -54,26 +60,20 @@ export async function summaryStatusReport(values: OptionValues, io: CliIo, targe
         hint: 'Check the bucket name.',
       });
     });
-    const result = {
-      outputBucket: target.outputBucket,
-      inputBucket: target.inputBucket,
-      codeVersion: SUMMARIZE_CODE_VERSION,
-      ...report,
-    };
-    if (values.json) {
-      io.stdout(JSON.stringify(result));
-    } else {
-      // The table and its counts are the result: stdout (`rerun status | less`); the hint is a note.
-      writeResult(io, formatStatusTable(report.partitions));
-      io.stderr(emptyWindowHint(target, report.partitions) ?? '');
-      writeResult(
-        io,
-        `${formatStatusCounts(report.counts)} (${report.requests.list} list + ${report.requests.head} HEAD requests)`,
-      );
-      io.stdout(`SUMMARY ${JSON.stringify({ from, to, ...report.counts, requests: report.requests })}`);
-    }
+    const judged = {
+      of: 'summaries',
+      report: {
+        outputBucket: target.outputBucket,
+        inputBucket: target.inputBucket,
+        codeVersion: SUMMARIZE_CODE_VERSION,
+        ...report,
+      },
+      hint: emptyWindowHint(target, report.partitions),
+    } as const;
+    emit({ kind: 'judged', judged });
+    emit({ kind: 'end', code: 0, judged });
     return 0;
   } catch (error) {
-    return reportCommandError(error, io, 'status', values.json === true);
+    return reportCommandError(error, io, 'status', request.json);
   }
 }

@@ -24,6 +24,8 @@ import {
   withPublishedRun,
 } from '../../app/runs/runProgressFile.js';
 
+import { runFileRenderer } from '../../app/runs/runRenderers.js';
+
 const TARGET = { where: 'http://127.0.0.1:4566', inputBucket: 'acme-input', outputBucket: 'acme-output' };
 const OTHER = { ...TARGET, where: 'AWS (eu-west-1)' };
 
@@ -123,17 +125,24 @@ describe('run progress files (rerun reprocess and backfill, read by rerun ui)', 
     expect(readdirSync(runs)).not.toContain('backfill-1-1.json');
   });
 
-  it('ends a run with the code its work returns, or 1 when the work throws', async () => {
+  it('leaves the end of a run to its end event, and ends it with 1 when the work throws', async () => {
     // withPublishedRun writes under the machine's temporary directory: its own target keeps it apart.
     const mine = { ...TARGET, inputBucket: `in-${process.pid}-${Date.now()}` };
-    expect(await withPublishedRun({ command: 'backfill', label: 'ok', target: mine }, async () => 130)).toBe(130);
+    const end = { kind: 'end', code: 130, summary: {}, json: {} } as const;
+    const ok = withPublishedRun({ command: 'backfill', label: 'ok', target: mine }, async (run) => {
+      runFileRenderer(run)(end);
+      return 130;
+    });
+    expect(await ok).toBe(130);
+    // A work that returns without its end event leaves its file running: the code returned is not written.
+    expect(await withPublishedRun({ command: 'backfill', label: 'silent', target: mine }, async () => 0)).toBe(0);
     await expect(
       withPublishedRun({ command: 'backfill', label: 'boom', target: mine }, async () => {
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
     const ended = Object.fromEntries(readRuns(mine).map((r) => [r.label, r.ended?.code]));
-    expect(ended).toEqual({ ok: 130, boom: 1 });
+    expect(ended).toEqual({ ok: 130, silent: undefined, boom: 1 });
     const own = readdirSync(runProgressDir()).filter((n) => n.startsWith(`backfill-${process.pid}-`));
     for (const name of own) rmSync(join(runProgressDir(), name));
   });

@@ -48,7 +48,7 @@ const ONE_OF_EACH: { readonly [K in RunEvent['kind']]: Extract<RunEvent, { kind:
   },
   phaseEnd: { kind: 'phaseEnd' },
   result: { kind: 'result', text: 'Backfilled 5 days.\n' },
-  summary: { kind: 'summary', summary: { ok: true, done: 5 }, json: { ok: true, done: 5, tasks: [] } },
+  end: { kind: 'end', code: 1, summary: { ok: true, done: 5 }, json: { ok: true, done: 5, tasks: [] } },
 };
 
 /** A run's events in the order a run tells them. */
@@ -59,7 +59,7 @@ const SEQUENCE: readonly RunEvent[] = [
   progress('waiting', 3, 5),
   ONE_OF_EACH.phaseEnd,
   ONE_OF_EACH.result,
-  ONE_OF_EACH.summary,
+  ONE_OF_EACH.end,
 ];
 
 describe('the renderers every run shares (terminal, run file, --json)', () => {
@@ -105,7 +105,6 @@ describe('the renderers every run shares (terminal, run file, --json)', () => {
       if (event.kind === 'progress' && file) phases.push({ phase: file.phase, done: file.done, total: file.total });
       clock += 1000; // past the run file's write interval, so each step is written
     }
-    run.end(0);
 
     // The run file stood where each progress event said, and the terminal logged the same figures.
     expect(phases).toEqual([
@@ -116,17 +115,18 @@ describe('the renderers every run shares (terminal, run file, --json)', () => {
     expect(terminal.text('stderr').split('\n').slice(1, 4)).toEqual(
       phases.map((p) => `${p.phase} ${p.done}/${p.total} days`),
     );
+    // The run file is marked ended by the end event, with its exit code: nobody else writes the end.
     expect(readRuns(TARGET, { dir, now })[0]).toMatchObject({
       progress: { phase: 'waiting', done: 3, total: 5 },
-      ended: { code: 0 },
+      ended: { code: 1 },
     });
     // The closing figures: the SUMMARY line and the --json object say the same, the object adding its detail.
     const summary = JSON.parse(terminal.text('stdout').split('SUMMARY ')[1] ?? '');
     const object = JSON.parse(json.text('stdout'));
-    expect(object).toEqual(ONE_OF_EACH.summary.json);
+    expect(object).toEqual(ONE_OF_EACH.end.json);
     expect(object).toMatchObject(summary);
     // --json is the object alone: no note, progress or table.
-    expect(json.writes).toEqual([{ stream: 'stdout', text: JSON.stringify(ONE_OF_EACH.summary.json) }]);
+    expect(json.writes).toEqual([{ stream: 'stdout', text: JSON.stringify(ONE_OF_EACH.end.json) }]);
   });
 
   it('runRenderers sends each event to the run file and to the terminal, or with --json to the object alone', () => {
@@ -138,10 +138,21 @@ describe('the renderers every run shares (terminal, run file, --json)', () => {
       clock += 1000;
       const files = readRuns(TARGET, { dir, now }).filter((r) => r.label === `reprocess ${asJson}`);
       expect(files[0]?.progress).toMatchObject({ phase: 'waiting', done: 3, total: 5 });
+      expect(files[0]?.ended?.code).toBe(1);
       expect(writes.map((w) => w.stream)).toEqual(
         asJson ? ['stdout'] : ['stderr', 'stderr', 'stderr', 'stderr', 'stdout', 'stdout'],
       );
-      run.end(0);
     }
+  });
+
+  it('a run ends by its end event: the run file takes its exit code, --json writes its object', () => {
+    const run = publishRun({ command: 'backfill', label: 'ends', target: TARGET }, { dir, now });
+    const { io, writes } = fakeIo(false);
+    const end: RunEvent = { kind: 'end', code: 130, summary: { interrupted: true }, json: { interrupted: true } };
+    expect(readRuns(TARGET, { dir, now })[0]?.state).toBe('running');
+    runFileRenderer(run)(end);
+    jsonRenderer(io)(end);
+    expect(readRuns(TARGET, { dir, now })[0]).toMatchObject({ state: 'ended', ended: { code: 130 } });
+    expect(writes).toEqual([{ stream: 'stdout', text: '{"interrupted":true}' }]);
   });
 });

@@ -1,4 +1,5 @@
 import { backfillConsole } from '../../backfill/backfillConsole.js';
+import { parseDownstreamQueues } from '../../backfill/downstreamQueues.js';
 import { BackfillMode, parseBackfillMode } from '../../backfill/planBackfill.js';
 import { summaryBackfill } from '../../backfill/summaryBackfill.js';
 import { windowStageBackfill } from '../../backfill/windowStageBackfill.js';
@@ -118,6 +119,17 @@ Examples:
     const modeText = stringOption(values, 'mode') ?? BackfillMode.STALE;
     const mode = parseBackfillMode(modeText);
     if (!mode) throw new CliUsageError(`--mode must be missing, stale or all (got "${modeText}").`);
+    const asked = {
+      mode,
+      dryRun: values['dry-run'] === true,
+      rate: integerOption(values, 'rate', { min: 1, max: 3000 }),
+      wait: values.wait === true,
+      timeoutSeconds: integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 }),
+      pollIntervalMs: integerOption(values, 'poll-interval', { min: 50, max: 600_000 }),
+      queueUrl: stringOption(values, 'queue-url'),
+      dlqUrl: stringOption(values, 'dlq-url'),
+      json: values.json === true,
+    };
     const defaulted = await withDefaultStage(values, io);
     if (typeof defaulted === 'number') return defaulted;
     let staged = defaulted.target;
@@ -139,9 +151,15 @@ Examples:
         );
       }
       if (!stage.reference) {
-        const json = values.json === true;
-        return windowStageBackfill(stageValues, io, target, stage, mode, (run) =>
-          backfillConsole({ io, json, run, liveLine }),
+        const request = {
+          ...asked,
+          from: stringOption(values, 'from'),
+          to: stringOption(values, 'to'),
+          downstream: values.downstream === true,
+          downstreamQueues: parseDownstreamQueues(values['downstream-queue']),
+        };
+        return windowStageBackfill(request, io, target, stage, (run) =>
+          backfillConsole({ io, json: asked.json, run, liveLine }),
         );
       }
     }
@@ -151,26 +169,11 @@ Examples:
       );
     }
     const { from, to } = requireWindow(values);
-    const rate = integerOption(values, 'rate', { min: 1, max: 3000 });
-    const timeoutSeconds = integerOption(values, 'timeout', { min: 1, max: 7 * 86_400 });
-    const pollIntervalMs = integerOption(values, 'poll-interval', { min: 50, max: 600_000 });
     // rerun's own summary asked by --stage: the target resolved above serves.
     const target = staged ?? (await targetOrExit(values, io, 'backfill'));
     if (typeof target === 'number') return target;
-    const request = {
-      from,
-      to,
-      mode,
-      dryRun: values['dry-run'] === true,
-      rate,
-      wait: values.wait === true,
-      timeoutSeconds,
-      pollIntervalMs,
-      queueUrl: stringOption(values, 'queue-url'),
-      dlqUrl: stringOption(values, 'dlq-url'),
-      json: values.json === true,
-    };
-    return summaryBackfill(target, request, io, (run) => backfillConsole({ io, json: request.json, run, liveLine }));
+    const request = { ...asked, from, to };
+    return summaryBackfill(target, request, io, (run) => backfillConsole({ io, json: asked.json, run, liveLine }));
   },
 };
 

@@ -1,5 +1,6 @@
 import { type CliCommand, integerOption } from '../../common/command.js';
 import { stringOption, targetOptions, targetOrExit } from '../../common/pipelineTarget.js';
+import { redriveConsole } from '../../redrive/redriveConsole.js';
 import { redriveTarget } from '../../redrive/redriveTarget.js';
 import { liveLine } from '../liveLine.js';
 
@@ -71,6 +72,6 @@ Examples:
       includeDoomed: values['include-doomed'] === true,
       json: values.json === true,
     };
-    return redriveTarget(target, request, io, (line) => liveLine(line, io.stderrColumns));
+    return redriveTarget(target, request, io, redriveConsole({ io, json: request.json, liveLine }));
   },
 };

@@ -1,10 +1,10 @@
 import type { CliCommand } from '../../common/command.js';
 import { type PlanningStage, resolvePlanningStage, stageOptions } from '../../common/pipelineStage.js';
 import { reportCommandError, targetOptions, targetOrExit } from '../../common/pipelineTarget.js';
-import { reprocessArgs } from '../../reprocess/reprocessArgs.js';
 import { reprocessConsole } from '../../reprocess/reprocessConsole.js';
 import { reprocessWithEngine } from '../../reprocess/reprocessWithEngine.js';
 import { liveLine } from '../liveLine.js';
+import { reprocessRequest } from '../reprocessOptions.js';
 
 /** `rerun reprocess`: rerun the main stage over a prefix of the input bucket. */
 export const command: CliCommand = {
@@ -162,13 +162,13 @@ Examples:
     } catch (error) {
       return reportCommandError(error, io, 'reprocess', values.json === true);
     }
-    const args = reprocessArgs(values, target, stage);
+    const request = reprocessRequest(values);
     try {
-      return await reprocessWithEngine(target, values, io, args, (run) =>
-        reprocessConsole({ io, json: args.json, run, liveLine }),
+      return await reprocessWithEngine(target, request, stage, io, (run) =>
+        reprocessConsole({ io, json: request.json, run, liveLine }),
       );
     } catch (error) {
-      return reportCommandError(error, io, 'reprocess', args.json);
+      return reportCommandError(error, io, 'reprocess', request.json);
     }
   },
 };

@@ -7,8 +7,11 @@ import {
 } from '../../common/pipelineStage.js';
 import { reportCommandError, stringOption, targetOptions, targetOrExit } from '../../common/pipelineTarget.js';
 import { objectStageStatusReport } from '../../status/objectStageStatusReport.js';
+import { statusConsole } from '../../status/statusConsole.js';
+import type { StatusRequest } from '../../status/statusRequest.js';
 import { summaryStatusReport } from '../../status/summaryStatusReport.js';
 import { windowStageStatusReport } from '../../status/windowStageStatusReport.js';
+import { liveLine } from '../liveLine.js';
 
 /** `rerun status`: per-window state of a window stage (rerun's daily summaries or the user's), or an object stage's inputs. */
 export const command: CliCommand = {
@@ -93,10 +96,19 @@ Examples:
     } catch (error) {
       return reportCommandError(error, io, 'status', values.json === true);
     }
+    const request: StatusRequest = {
+      from: stringOption(values, 'from'),
+      to: stringOption(values, 'to'),
+      prefix: typeof values.prefix === 'string' ? values.prefix : undefined,
+      verify: values.verify === true,
+      validate: values['no-validate'] !== true,
+      json: values.json === true,
+    };
+    const emit = statusConsole({ io, json: request.json, liveLine });
     if ('window' in stage) {
-      if (!stage.reference) return windowStageStatusReport(values, io, target, stage);
-    } else if (!stage.reference) return objectStageStatusReport(values, io, target, stage, windowGiven);
-    return summaryStatusReport(values, io, target);
+      if (!stage.reference) return windowStageStatusReport(request, io, target, stage, emit);
+    } else if (!stage.reference) return objectStageStatusReport(request, io, target, stage, emit);
+    return summaryStatusReport(request, io, target, emit);
   },
 };
 
