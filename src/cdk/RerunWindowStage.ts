@@ -2,6 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-
 import { Alarm, ComparisonOperator, type IAlarmAction, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { EventField, Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -23,6 +24,7 @@ import { acknowledgeCheckov, CheckovCheck } from './checkovAcknowledgements.js';
 import { checkProps, RERUN_WINDOW_STAGE_PROP_NAMES, SCHEDULE_NAMES, WINDOW_STAGE_SETTING_NAMES } from './checkProps.js';
 import { requireConditionalDeletes, requireConditionalWrites } from './conditionalWritePolicy.js';
 import { StackConfigurationInvalidError } from './errors.js';
+import { grantKeyUseVia, KeyService } from './keyGrants.js';
 import { acknowledgePrefixWildcards } from './nagAcknowledgements.js';
 import { grantPrefixAccess } from './prefixGrants.js';
 import { MAX_OUTPUT_VALUE_BYTES, PIPELINE_DESCRIPTION_STACK_OUTPUTS } from './publishedPipeline.js';
@@ -166,6 +168,11 @@ export class RerunWindowStage extends Construct {
       write: true,
       delete: true,
     });
+    // A window built from its parts that outlasts an invocation goes on in a new message to its own
+    // queue (src/window/continueWindow.ts): its own queue only.
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }));
+    const queueKey = this.queue.encryptionMasterKey;
+    if (queueKey) grantKeyUseVia(fn, queueKey, KeyService.SQS, { write: true });
     requireConditionalWrites(props.bucket, plan.stage.outputPrefix, plan.failurePrefix);
     requireConditionalDeletes(props.bucket, plan.stage.outputPrefix);
     acknowledgePrefixWildcards(this.worker, props.bucket, [

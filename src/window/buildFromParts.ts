@@ -1,9 +1,9 @@
-import { DeadlineNearError, isRerunErrorNamed } from '../errors.js';
+import { isRerunErrorNamed } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { PartitionWindow } from '../partitions/partitionScheme.js';
 import { type TimeWindow, timeWindowAt } from '../partitions/timeWindow.js';
 import { type BuildRound, buildWindowBytes, type Restart, windowOutputWrite } from './buildWindowBytes.js';
-import { WindowTooLargeError } from './errors.js';
+import { WindowPartsPendingError, WindowTooLargeError } from './errors.js';
 import { judgeWindowHead, WindowOutputState } from './judgeWindowHead.js';
 import { stageValidatePublish } from './publishWindowOutput.js';
 import type { CompiledWindowTask, WindowParts, WindowRunOptions } from './WindowTaskDefinition.js';
@@ -93,7 +93,8 @@ function splitByPart(
  * and how many parts this run built, or a restart.
  *
  * @throws WindowTooLargeError when a part alone is above maxInputs (nothing is read);
- *   DeadlineNearError (retryable) when the invocation ends before every part is current.
+ *   WindowPartsPendingError (retryable) when the deadline comes near after this run built a part,
+ *   DeadlineNearError (retryable) when it comes near before.
  * @example
  * const built = await buildFromParts(task, day, '2026-12-05', options, logger, { hash, lineage, record }, 20_000);
  */
@@ -145,7 +146,7 @@ export async function buildFromParts<Result, InputRecord>(
         partLabel,
         options,
         { hash, lineage: part.entries, record: undefined },
-        [read.length, split.length],
+        { label, built, current: read.length, total: split.length },
       );
       if (typeof bytes === 'string') return bytes;
       const write = windowOutputWrite(generic, partLabel, options, bytes, {
@@ -187,23 +188,24 @@ export async function buildFromParts<Result, InputRecord>(
   return { ...combined, parts: { total: split.length, built } };
 }
 
-/** Builds one part with the task's `build`; a deadline before it ends says how far the window got. */
+/**
+ * Builds one part with the task's `build`. A deadline before it ends says how far the window got:
+ * a WindowPartsPendingError once this invocation built a part (the handler goes on in a new
+ * message), the DeadlineNearError itself when it built none (the message comes back as any other).
+ */
 async function buildPart<Result, InputRecord>(
   task: CompiledWindowTask<Result, InputRecord>,
   part: Part,
   partLabel: string,
   options: WindowRunOptions,
   round: BuildRound<InputRecord>,
-  [current, total]: readonly [number, number],
+  progress: { readonly label: string; readonly built: number; readonly current: number; readonly total: number },
 ): Promise<Buffer | Restart> {
   try {
     const built = await buildWindowBytes(task, task.definition.build, part.window, partLabel, options, round);
     return typeof built === 'string' ? built : built.bytes;
   } catch (error) {
-    if (!isRerunErrorNamed(error, 'DeadlineNearError')) throw error;
-    throw new DeadlineNearError(
-      `${current} of ${total} parts are current; the rest are built on the next receive (${(error as Error).message})`,
-      { cause: error },
-    );
+    if (!isRerunErrorNamed(error, 'DeadlineNearError') || progress.built === 0) throw error;
+    throw new WindowPartsPendingError(progress.label, progress, { cause: error });
   }
 }

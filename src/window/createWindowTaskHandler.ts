@@ -1,6 +1,8 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../aws/clients.js';
 import { createTaskBatchHandler } from '../batch/createTaskBatchHandler.js';
+import { sourceQueues } from '../batch/sourceQueues.js';
+import { isRerunErrorNamed } from '../errors.js';
 import type { FailureRecorder } from '../failures/FailureRecorder.js';
 import { DEFAULT_FAILURE_PREFIX } from '../failures/failureRecord.js';
 import { S3FailureRecorder } from '../failures/S3FailureRecorder.js';
@@ -10,8 +12,9 @@ import type { PartitionWindow } from '../partitions/partitionScheme.js';
 import { S3ObjectStore } from '../s3/S3ObjectStore.js';
 import { S3PartitionStore } from '../s3/S3PartitionStore.js';
 import type { OutcomeHook } from '../worker/outcomes.js';
+import { type ContinuedMessage, continueWindow } from './continueWindow.js';
 import type { WindowTask } from './defineWindowTask.js';
-import { WindowTaskConfigurationError } from './errors.js';
+import { type WindowPartsPendingError, WindowTaskConfigurationError } from './errors.js';
 import { windowOutputKeys } from './windowOutputLayout.js';
 import { parseWindowTaskMessage } from './windowTaskMessage.js';
 
@@ -114,7 +117,32 @@ export function createWindowTaskHandler(
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
   const limits = options.limits ?? {};
-  return createTaskBatchHandler<{ window: PartitionWindow; origin: string }>({
+  const queues = sourceQueues(options.clients.sqs);
+  /**
+   * A window built from its parts that made progress goes on in a new message (continueWindow.ts):
+   * this one is then done. When the send fails, or for any other error, the error stands.
+   */
+  const continueOrThrow = async (error: unknown, message: ContinuedMessage) => {
+    if (!isRerunErrorNamed(error, 'WindowPartsPendingError')) throw error;
+    const pending = error as WindowPartsPendingError;
+    try {
+      await continueWindow(queues, message);
+    } catch (sendError) {
+      logger.warn('could not continue the window in a new message; it comes back after the visibility timeout', {
+        error: sendError instanceof Error ? sendError.message : String(sendError),
+      });
+      throw error;
+    }
+    return {
+      status: 'processed' as const,
+      reason:
+        `${pending.current} of ${pending.total} parts are current (${pending.built} built now); ` +
+        'the rest continue in a new message',
+      outputKey: windowOutputKeys(task.scheme, task.scheme.parseWindow(message.window), task.definition.output)
+        .outputKey,
+    };
+  };
+  return createTaskBatchHandler<{ window: PartitionWindow; origin: string; queueArn: string; messageId: string }>({
     name: stage,
     logger,
     // A window reads many inputs; one at a time keeps the memory bound of one window per invocation.
@@ -142,12 +170,17 @@ export function createWindowTaskHandler(
       if (parsed.kind === 'invalid') return parsed;
       return {
         kind: 'task',
-        task: { window: parsed.window, origin: parsed.origin },
+        task: {
+          window: parsed.window,
+          origin: parsed.origin,
+          queueArn: record.eventSourceARN,
+          messageId: record.messageId,
+        },
         source: { bucket, key: windowOutputKeys(task.scheme, parsed.window, task.definition.output).outputKey },
       };
     },
     async run(work, context) {
-      const outcome = await task.run(work.window, {
+      const run = task.run(work.window, {
         store,
         reader,
         logger: context.logger,
@@ -157,6 +190,9 @@ export function createWindowTaskHandler(
         ...(limits.readAhead !== undefined ? { readAhead: limits.readAhead } : {}),
         deadline: { ...context.deadline, now },
       });
+      const outcome = await run.catch((error: unknown) =>
+        continueOrThrow(error, { stage, window: work.window.name, queueArn: work.queueArn, messageId: work.messageId }),
+      );
       const origin = work.origin === 'window' ? '' : ` [${work.origin}]`;
       return {
         status: outcome.status,

@@ -1,4 +1,4 @@
-import { RerunError } from '../errors.js';
+import { DeadlineNearError, RerunError } from '../errors.js';
 
 /**
  * A window too large for its task: more inputs or a larger output than one task takes, or more than
@@ -59,5 +59,38 @@ export class WindowTaskMessageInvalidError extends RerunError {
   constructor(message: string) {
     super(message, { retryable: false });
     this.name = 'WindowTaskMessageInvalidError';
+  }
+}
+
+/**
+ * The deadline came near while a window was built from its parts, after this invocation built at
+ * least one of them: what is built is published, and the rest goes on from there. The window's
+ * handler sends the window's message again, as a new message, and acknowledges this one, so a window
+ * whose parts take many invocations does not spend the receives that would dead-letter it. Retryable
+ * (a DeadlineNearError) wherever it is not handled so.
+ *
+ * @example
+ * throw new WindowPartsPendingError('2026-12-05', { built: 3, current: 10, total: 24 });
+ */
+export class WindowPartsPendingError extends DeadlineNearError {
+  /** Parts this invocation built. */
+  readonly built: number;
+  /** Parts current now (built by this invocation or earlier). */
+  readonly current: number;
+  readonly total: number;
+  constructor(
+    window: string,
+    parts: { readonly built: number; readonly current: number; readonly total: number },
+    options: { readonly cause?: unknown } = {},
+  ) {
+    super(
+      `${window}: ${parts.current} of ${parts.total} parts are current (${parts.built} built now); the deadline came near ` +
+        'before the rest, which are built from where this stopped',
+      options,
+    );
+    this.name = 'WindowPartsPendingError';
+    this.built = parts.built;
+    this.current = parts.current;
+    this.total = parts.total;
   }
 }

@@ -44,6 +44,7 @@ export { createWindowTaskHandler, type WindowTaskHandlerOptions } from './create
 export { defineWindowTask, type WindowTask } from './defineWindowTask.js';
 export {
   WindowOutputInvalidError,
+  WindowPartsPendingError,
   WindowTaskConfigurationError,
   WindowTaskMessageInvalidError,
   WindowTooLargeError,

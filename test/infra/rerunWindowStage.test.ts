@@ -173,6 +173,17 @@ describe('RerunWindowStage beside a RerunPipeline', () => {
     }
   });
 
+  it('may send to its own work queue only: a window built from its parts goes on in a new message', () => {
+    const roleId = stack.getLogicalId(window.worker.role.node.defaultChild as never);
+    const queueId = stack.getLogicalId(window.queue.node.defaultChild as never);
+    const sends = roleStatements(template, roleId, new Set([outputBucketId])).filter((st) =>
+      st.actions.includes('sqs:SendMessage'),
+    );
+    expect(sends.map(({ actions, s: statement }) => ({ actions, resource: statement.Resource }))).toEqual([
+      { actions: ['sqs:SendMessage'], resource: { 'Fn::GetAtt': [queueId, 'Arn'] } },
+    ]);
+  });
+
   it("adds the stage's prefix to the bucket policy's conditional-write and -delete statements", () => {
     const policy = Object.values(template.findResources('AWS::S3::BucketPolicy')).find(
       (p) => p.Properties.Bucket.Ref === outputBucketId,

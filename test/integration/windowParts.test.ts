@@ -179,13 +179,22 @@ describe('a window above maxInputs is built from its parts (a day from its hours
       now: () => 0,
     };
     await expect(task.run(DAY, { ...options, deadline })).rejects.toMatchObject({
-      name: 'DeadlineNearError',
+      name: 'WindowPartsPendingError',
       retryable: true,
-      message: expect.stringMatching(/^1 of 3 parts are current; the rest are built on the next receive \(stopped:/),
+      built: 1,
+      current: 1,
+      total: 3,
+      message: '2026-12-05: 1 of 3 parts are current (1 built now); the deadline came near before the rest, which are built from where this stopped',
     });
     expect(await listKeys(clients.s3, bucket, 'daily/')).toEqual([
       'daily/_parts/dt=2026-12-05/2026-12-05T00/counts.json',
     ]);
+    // A run out of time before it built any part is a plain deadline: it made no progress to go on from.
+    const noTime: WindowDeadline = { ...deadline, remainingTimeMs: () => 0 };
+    await expect(task.run(DAY, { ...options, deadline: noTime })).rejects.toMatchObject({
+      name: 'DeadlineNearError',
+      retryable: true,
+    });
     const resumed = await task.run(DAY, options);
     expect(resumed).toMatchObject({ status: 'processed', parts: { total: 3, built: 2 }, result: { records: 8 } });
     expect(store.partsPublished).toBe(3);

@@ -209,4 +209,65 @@ describe('createWindowTaskHandler: a user window stage run from its FIFO queue, 
       'daily/dt=2026-12-05/files.json',
     ]);
   });
+  it('a day built from its hours that runs out of time after a part goes on in a new message, not a receive', async () => {
+    const task = dailyFiles(bucket);
+    const withParts = defineWindowTask({
+      ...task.definition,
+      parts: {
+        grain: 'hourly',
+        async combine(hours, writer, context) {
+          const paths: string[] = [];
+          for await (const hour of hours) {
+            const chunks: Buffer[] = [];
+            for await (const chunk of hour.body) chunks.push(chunk as Buffer);
+            paths.push(...(JSON.parse(Buffer.concat(chunks).toString('utf8')) as { paths: string[] }).paths);
+          }
+          writer.write(`${JSON.stringify({ window: context.window.name, paths })}\n`);
+          return { files: paths.length };
+        },
+      },
+    });
+    // One input per invocation: the day's two inputs (hours 00 and 13) are two parts.
+    const parts = createWindowTaskHandler({ task: withParts, clients, limits: { maxInputs: 1 } });
+    const partPublished = () =>
+      log.requests.some(
+        (r) => r.operation === 'PutObject' && String(r.input.Key).startsWith('daily/_parts/dt=2026-12-05/'),
+      );
+    // The invocation's time runs out once the first part is published.
+    const runsOut = { ...OFFLINE_CONTEXT, getRemainingTimeInMillis: () => (partPublished() ? 0 : 60_000) };
+    const event = await deliver([windowTaskMessage({ stage: 'daily-files', window: '2026-12-05' })]);
+    const [firstId] = ids(event);
+    log.clear();
+
+    // Acknowledged: the part is published, and the window goes on in a new message of its group.
+    expect(await parts(event, runsOut)).toEqual({ batchItemFailures: [] });
+    expect(await listKeys(clients.s3, bucket, 'daily/')).toEqual([
+      'daily/_parts/dt=2026-12-05/2026-12-05T00/files.json',
+    ]);
+    const sent = log.requests.filter((r) => r.operation === 'SendMessage');
+    expect(sent.map((r) => [r.input.MessageGroupId, String(r.input.MessageDeduplicationId)])).toEqual([
+      ['daily-files/2026-12-05', expect.stringMatching(/^daily-files\/2026-12-05:continued-[0-9a-f]{16}$/)],
+    ]);
+    await clients.sqs.send(
+      new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: event.Records[0]?.receiptHandle as string }),
+    );
+
+    // The new message: a receive count of 1, the same window; it builds the other hour and the day.
+    const received = await clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 10, MessageSystemAttributeNames: ['All'] }),
+    );
+    const next = (received.Messages ?? []).map((m) => toSqsRecord(m, { queueArn: queue.arn, region: 'us-east-1' }));
+    expect(next.map((r) => [r.body, r.attributes.ApproximateReceiveCount, r.messageId === firstId])).toEqual([
+      [windowTaskMessage({ stage: 'daily-files', window: '2026-12-05' }).body, '1', false],
+    ]);
+    expect(await parts({ Records: next }, OFFLINE_CONTEXT)).toEqual({ batchItemFailures: [] });
+    expect(JSON.parse(await readText(clients.s3, bucket, 'daily/dt=2026-12-05/files.json'))).toEqual({
+      window: '2026-12-05',
+      paths: ['year=2026/month=12/day=05/hour=00/a.json', 'year=2026/month=12/day=05/hour=13/b.json'],
+    });
+    // The same message handled again (a redelivery after a crash past the send) sends a copy SQS drops.
+    log.clear();
+    await parts(event, runsOut);
+    expect(log.requests.filter((r) => r.operation === 'SendMessage')).toHaveLength(0);
+  });
 });

@@ -377,6 +377,7 @@ const SURFACE = {
       'WindowNameInvalidError',
       'WindowOutputInvalidError',
       'WindowOutputState',
+      'WindowPartsPendingError',
       'WindowRangeReversedError',
       'WindowRangeTooLargeError',
       'WindowStatus',
