@@ -378,7 +378,7 @@ function formatWindowGrains(wg: WindowGrainsResult): string[] {
   const z = wg.sizing;
   return [
     `Window grains: the largest window each grain reaches at a window stage's sizing (${z.timeoutSeconds} s timeout, ` +
-      `${z.marginSeconds} s margin, ${z.maxReceiveCount} receives, maxInputs ${n(z.maxInputs)}), inputs spread evenly. ` +
+      `${z.marginSeconds} s margin, maxInputs ${n(z.maxInputs)}), inputs spread evenly. ` +
       `A model: an input costs ${wg.perInputMs} ms directly and ${wg.perInputPartsMs} ms from parts (measured on ` +
       `${n(wg.inputs)} inputs at the modelled latency), a listing page ${wg.listPageMs} ms (modelled; the emulator took ` +
       `${wg.emulatorListPageMs} ms).`,
@@ -391,7 +391,12 @@ function formatWindowGrains(wg: WindowGrainsResult): string[] {
         g.parts ? n(g.largestWithParts) : '',
       ]),
     ),
-    `A day of 1,000,000 inputs: ${wg.millionDay.built ? 'built' : 'NOT built'} at this sizing; from its hours it would take ` +
-      `${n(wg.millionDay.receivesNeeded)} receives, each listing the day again (${wg.millionDay.listingSeconds} s).`,
+    ...wg.millionDay.map(
+      (d) =>
+        `A day of 1,000,000 inputs from its hours at a ${d.sizing.timeoutSeconds} s timeout and maxInputs ${n(d.sizing.maxInputs)}: ` +
+        (d.built
+          ? `built in ${n(d.invocations)} invocations, one after another, each listing the day (${d.listingSeconds} s).`
+          : `NOT built: ${d.why}.`),
+    ),
   ];
 }

@@ -24,14 +24,13 @@ import { MODELLED_AWS_LATENCY_MS } from './workerThroughput.js';
  * 1,000 keys is modelled at MODELLED_LIST_LATENCY_MS (60 ms): the emulator renders a page far slower
  * than S3 answers one, so its listing time (printed beside) would understate every window. Computed
  * from those at the stack's
- * sizing (RerunWindowStage's defaults: a 300 s timeout less its deadline margin, 5 receives,
- * maxInputs 20,000), for inputs spread evenly over a window's parts:
+ * sizing (RerunWindowStage's defaults: a 300 s timeout less its deadline margin, maxInputs 20,000), for inputs spread evenly over a window's parts:
  *
  * - directly, when `listing(N) + N x perInput <= budget` and `N <= maxInputs`;
  * - from k parts, when one part fits an invocation after the whole window's listing
- *   (`listing(N) + N/k x perInputParts <= budget`, `N/k <= maxInputs`) and the receives suffice
- *   (`receives x (budget - listing(N)) >= N x perInputParts`): each receive lists the window again,
- *   and builds parts until its deadline.
+ *   (`listing(N) + N/k x perInputParts <= budget`, `N/k <= maxInputs`). Each invocation lists the
+ *   window again and builds parts until its deadline, then goes on in a new message (not a receive),
+ *   so the window takes `N x perInputParts / (budget - listing(N))` invocations, one after another.
  *
  * A model over measured costs, not a run of a million inputs; the section says so in its output.
  */
@@ -40,7 +39,6 @@ import { MODELLED_AWS_LATENCY_MS } from './workerThroughput.js';
 export interface WindowStageSizing {
   readonly timeoutSeconds: number;
   readonly marginSeconds: number;
-  readonly maxReceiveCount: number;
   readonly maxInputs: number;
 }
 
@@ -68,8 +66,20 @@ export interface WindowGrainsResult {
   readonly perInputPartsMs: number;
   readonly sizing: WindowStageSizing;
   readonly grains: readonly GrainLimit[];
-  /** A day of a million inputs at this sizing: built or not, and the receives it would take. */
-  readonly millionDay: { readonly built: boolean; readonly receivesNeeded: number; readonly listingSeconds: number };
+  /** A day of a million inputs from its hours, at the stage's sizing and at the largest Lambda allows. */
+  readonly millionDay: readonly MillionDay[];
+}
+
+/** A day of a million inputs built from its 24 hours at one sizing. */
+export interface MillionDay {
+  readonly sizing: WindowStageSizing;
+  readonly built: boolean;
+  /** Why not, when it is not. */
+  readonly why?: string;
+  /** Invocations it takes, one after another. */
+  readonly invocations: number;
+  /** Seconds of each invocation spent listing the day. */
+  readonly listingSeconds: number;
 }
 
 const HOURLY_TEMPLATE = 'year={yyyy}/month={MM}/day={dd}/hour={HH}';
@@ -81,7 +91,6 @@ export function defaultWindowStageSizing(): WindowStageSizing {
   return {
     timeoutSeconds: WINDOW_STAGE_DEFAULT_SETTINGS.functionTimeoutSeconds,
     marginSeconds: defaultDeadlineMarginMs(timeoutMs) / 1000,
-    maxReceiveCount: WINDOW_STAGE_DEFAULT_SETTINGS.maxReceiveCount,
     maxInputs: DEFAULT_MAX_WINDOW_INPUTS,
   };
 }
@@ -99,11 +108,31 @@ export function windowFits(n: number, parts: number, costs: WindowCosts, sizing:
   const listingMs = Math.ceil(n / 1000) * costs.listPageMs;
   if (parts === 1) return n <= sizing.maxInputs && listingMs + n * costs.perInputMs <= budgetMs;
   const perPart = Math.ceil(n / parts);
-  return (
-    perPart <= sizing.maxInputs &&
-    listingMs + perPart * costs.perInputPartsMs <= budgetMs &&
-    sizing.maxReceiveCount * (budgetMs - listingMs) >= n * costs.perInputPartsMs
-  );
+  return perPart <= sizing.maxInputs && listingMs + perPart * costs.perInputPartsMs <= budgetMs;
+}
+
+/**
+ * A window of `n` inputs from `parts` parts at `sizing`: whether it is built, why not, and the
+ * invocations it takes (each lists the window, then builds parts).
+ */
+export function windowFromParts(n: number, parts: number, costs: WindowCosts, sizing: WindowStageSizing): MillionDay {
+  const budgetMs = (sizing.timeoutSeconds - sizing.marginSeconds) * 1000;
+  const listingMs = Math.ceil(n / 1000) * costs.listPageMs;
+  const perPart = Math.ceil(n / parts);
+  const perInvocation = Math.floor((budgetMs - listingMs) / costs.perInputPartsMs);
+  const why =
+    perPart > sizing.maxInputs
+      ? `a part holds ${perPart} inputs, above maxInputs ${sizing.maxInputs}`
+      : perPart > perInvocation
+        ? `a part holds ${perPart} inputs, above the ${Math.max(0, perInvocation)} an invocation reads after the listing`
+        : undefined;
+  return {
+    sizing,
+    built: why === undefined,
+    ...(why ? { why } : {}),
+    invocations: perInvocation > 0 ? Math.ceil(n / perInvocation) : Number.POSITIVE_INFINITY,
+    listingSeconds: round(listingMs / 1000),
+  };
 }
 
 /** The largest `n` for which `fits(n)` holds (fits is monotonic: once false, false above). */
@@ -200,22 +229,15 @@ export async function measureWindowGrains(options: {
       perInputPartsMs: round(Math.max(0, partsMs - listMs) / options.inputs),
     };
     const sizing = defaultWindowStageSizing();
-    const million = 1_000_000;
-    const budgetMs = (sizing.timeoutSeconds - sizing.marginSeconds) * 1000;
-    const listingMs = Math.ceil(million / 1000) * costs.listPageMs;
-    const perReceiveMs = budgetMs - listingMs;
+    // Lambda's longest timeout, and a part of a million-input day's hour (41,667) under maxInputs.
+    const largest: WindowStageSizing = { ...sizing, timeoutSeconds: 900, maxInputs: 50_000 };
     return {
       inputs: options.inputs,
       ...costs,
       emulatorListPageMs: round(listMs / pages),
       sizing,
       grains: grainLimits(costs, sizing),
-      millionDay: {
-        built: windowFits(million, 24, costs, sizing),
-        receivesNeeded:
-          perReceiveMs > 0 ? Math.ceil((million * costs.perInputPartsMs) / perReceiveMs) : Number.POSITIVE_INFINITY,
-        listingSeconds: round(listingMs / 1000),
-      },
+      millionDay: [sizing, largest].map((z) => windowFromParts(1_000_000, 24, costs, z)),
     };
   } finally {
     await proxy.stop();
