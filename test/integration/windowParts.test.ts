@@ -184,7 +184,8 @@ describe('a window above maxInputs is built from its parts (a day from its hours
       built: 1,
       current: 1,
       total: 3,
-      message: '2026-12-05: 1 of 3 parts are current (1 built now); the deadline came near before the rest, which are built from where this stopped',
+      message:
+        '2026-12-05: 1 of 3 parts are current (1 built now); the deadline came near before the rest, which are built from where this stopped',
     });
     expect(await listKeys(clients.s3, bucket, 'daily/')).toEqual([
       'daily/_parts/dt=2026-12-05/2026-12-05T00/counts.json',
