@@ -50,7 +50,13 @@ describe('one integrity check for outputs and summaries', () => {
   });
 
   it('accepts a sealed upload of ten or more parts, its composite checksum stored with or without the count', () => {
-    const parts = formatIntegrity({ kind: 'sha256-parts', sha256Base64: sha, compositeBase64: 'x=', parts: 12, bytes: 9 });
+    const parts = formatIntegrity({
+      kind: 'sha256-parts',
+      sha256Base64: sha,
+      compositeBase64: 'x=',
+      parts: 12,
+      bytes: 9,
+    });
     expect(integrityProblem(parts, { contentLength: 9, checksumSHA256: 'x=-12' })).toBeUndefined();
     expect(integrityProblem(parts, { contentLength: 9, checksumSHA256: 'x=' })).toBeUndefined();
     expect(integrityProblem(parts, { contentLength: 9, checksumSHA256: 'y=-12' })).toMatch(/content was replaced/);
@@ -122,6 +128,12 @@ describe('what an integrity value records, and the source an output names', () =
     const integrity = { kind: 'unsealed' } as const;
     const built = buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { 'bad-rows-2': 3 } });
     expect(built['rerun-x-bad-rows-2']).toBe('3');
+    for (const name of ['records!', 'records.total']) {
+      expect(
+        () => buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { [name]: 1 } }),
+        name,
+      ).toThrow();
+    }
     expect(() => buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { Records: 1 } })).toThrow(
       `summary field "Records" must be lower-case letters, digits, '-'`,
     );
