@@ -188,8 +188,18 @@ describe('OutputWriter: multipart parts from two reused buffers', () => {
     };
     const out = writer(store);
     await out.write(Buffer.alloc(6 * MIB, 1));
+    let completions = 0;
+    const complete = store.completeMultipartUpload.bind(store);
+    (store as unknown as { completeMultipartUpload: typeof complete }).completeMultipartUpload = async (...args) => {
+      completions++;
+      return complete(...args);
+    };
     expect(await out.publish({ ifNoneMatch: '*' })).toEqual({ status: 'precondition-failed' });
     expect(seals).toHaveLength(1);
+    // The upload is completed: a second publish is refused instead of completing it again.
+    expect(out.needsNewUpload).toBe(true);
+    await expect(out.publish({ ifMatch: '"other"' })).rejects.toThrow();
+    expect(completions).toBe(1);
   });
 
   it('cuts the seal into copy ranges of whole parts, at most 5 GiB each, and digests each', () => {
