@@ -41,9 +41,9 @@ export default {
   reporters: ['clear-text', 'progress-append-only', 'json'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   clearTextReporter: { allowColor: false, logTests: false, reportMutants: true, reportScoreTable: true },
-  // break: the score measured on 2026-12-07 with the delete path and the side-output protocol (91.13 %),
-  // less a point of room; raise it as survivors are killed (CONTRIBUTING.md).
-  thresholds: { high: 90, low: 70, break: 90 },
+  // break: the score measured on 2026-12-07 once every survivor was triaged (93.14 %), rounded down, less a
+  // point of room for timeouts under load; raise it as survivors are killed (CONTRIBUTING.md).
+  thresholds: { high: 90, low: 70, break: 92 },
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
 };

@@ -35,6 +35,33 @@ describe('one integrity check for outputs and summaries', () => {
     );
   });
 
+  it('reads only a whole integrity value: anything before or after its fields makes it unreadable', () => {
+    const single = `sha256:${sha}:1`;
+    const parts = `sha256-parts:${sha}:x=-2:9`;
+    const head = { contentLength: 1, checksumSHA256: sha };
+    for (const value of [`x${single}`, `${single}x`]) {
+      expect(integrityProblem(value, head), value).toMatch(/unreadable integrity/);
+    }
+    for (const value of [`x${parts}`, `${parts}x`]) {
+      expect(integrityProblem(value, { contentLength: 9, checksumSHA256: 'x=-2' }), value).toMatch(
+        /unreadable integrity/,
+      );
+    }
+  });
+
+  it('accepts a sealed upload of ten or more parts, its composite checksum stored with or without the count', () => {
+    const parts = formatIntegrity({
+      kind: 'sha256-parts',
+      sha256Base64: sha,
+      compositeBase64: 'x=',
+      parts: 12,
+      bytes: 9,
+    });
+    expect(integrityProblem(parts, { contentLength: 9, checksumSHA256: 'x=-12' })).toBeUndefined();
+    expect(integrityProblem(parts, { contentLength: 9, checksumSHA256: 'x=' })).toBeUndefined();
+    expect(integrityProblem(parts, { contentLength: 9, checksumSHA256: 'y=-12' })).toMatch(/content was replaced/);
+  });
+
   it('the output and the summary done-checks give the same reason for the same truncated object', () => {
     const source = { bucket: 'in', key: 'incoming/dt=2026-01-05/a.csv', etag: 'e1' };
     const truncated = { etag: 'o1', contentLength: 0, checksumSHA256: sha };
@@ -101,6 +128,12 @@ describe('what an integrity value records, and the source an output names', () =
     const integrity = { kind: 'unsealed' } as const;
     const built = buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { 'bad-rows-2': 3 } });
     expect(built['rerun-x-bad-rows-2']).toBe('3');
+    for (const name of ['records!', 'records.total']) {
+      expect(
+        () => buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { [name]: 1 } }),
+        name,
+      ).toThrow();
+    }
     expect(() => buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { Records: 1 } })).toThrow(
       `summary field "Records" must be lower-case letters, digits, '-'`,
     );

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { judgeOutput, type OutputHead, OutputState } from '../../src/done/judgeOutput.js';
 import { buildOutputMetadata, MetadataKey, publishedSideOutputs, readSummary } from '../../src/done/outputMetadata.js';
+import { WorkerConfigurationError } from '../../src/errors.js';
 
 const body = Buffer.from('{"a":1}\n');
 const sha = createHash('sha256').update(body).digest('base64');
@@ -66,6 +67,29 @@ describe('judgeOutput: the done-check decision', () => {
     expect(verdict).toMatchObject({ state: OutputState.INVALID, reason: expect.stringMatching(/another input/) });
   });
 
+  it('an output of a versioned input records the version it was built from, and the verdict carries it', () => {
+    const versioned = { ...source, versionId: 'v9' };
+    const metadata = buildOutputMetadata({
+      source: versioned,
+      codeVersion: 'v1',
+      integrity: { kind: 'sha256', sha256Base64: sha, bytes: body.byteLength },
+    });
+    expect(metadata[MetadataKey.SOURCE_VERSION]).toBe('v9');
+    expect(judgeOutput(goodHead({ metadata }), expected)).toEqual({
+      state: OutputState.BUILT,
+      etag: 'out1',
+      sourceEtag: 'e1',
+      sourceVersionId: 'v9',
+    });
+    // An unversioned input's output has no version field at all.
+    expect(Object.keys(goodHead().metadata)).not.toContain(MetadataKey.SOURCE_VERSION);
+  });
+
+  it('refuses a misspelt expectation (a validate that would never run) with a configuration error', () => {
+    const misspelt = { ...expected, validation: () => 'never run' } as unknown as typeof expected;
+    expect(() => judgeOutput(goodHead(), misspelt)).toThrow(WorkerConfigurationError);
+  });
+
   it('an output of another code version is old-code', () => {
     expect(judgeOutput(goodHead(), { ...expected, codeVersion: 'v2' })).toMatchObject({ state: OutputState.OLD_CODE });
   });
@@ -116,6 +140,21 @@ describe('judgeOutput: the done-check decision', () => {
     const none = buildOutputMetadata({ source, codeVersion: 'v1', integrity, sideOutputs: {} });
     expect(publishedSideOutputs(none)).toEqual(new Map());
     expect(publishedSideOutputs(buildOutputMetadata({ source, codeVersion: 'v1', integrity }))).toBeUndefined();
+    // No side output is written as `none` (a metadata value is never left empty), and read back as none.
+    expect(none[MetadataKey.SIDE_OUTPUTS]).toBe('none');
+    expect(publishedSideOutputs({ [MetadataKey.SIDE_OUTPUTS]: '' })).toEqual(new Map());
+    const two = buildOutputMetadata({
+      source,
+      codeVersion: 'v1',
+      integrity,
+      sideOutputs: { quarantine: '9b2c', rejects: '77aa' },
+    });
+    expect(publishedSideOutputs(two)).toEqual(
+      new Map([
+        ['quarantine', '9b2c'],
+        ['rejects', '77aa'],
+      ]),
+    );
     // Names without ETags (as earlier builds wrote them): known to exist, not checkable.
     expect(publishedSideOutputs({ [MetadataKey.SIDE_OUTPUTS]: 'quarantine' })).toEqual(new Map([['quarantine', '']]));
   });

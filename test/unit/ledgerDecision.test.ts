@@ -51,6 +51,14 @@ describe('decideLostClaim', () => {
     });
   });
 
+  it('replays a failed key that stored no failure as an unknown error, with a reason to show', () => {
+    const decision = decide({ status: LedgerStatus.FAILED, failure: undefined, completedAt: NOW - 5 });
+    expect(decision).toMatchObject({ kind: ClaimDecisionKind.REPLAY_FAILURE, failedAt: NOW - 5 });
+    const failure = decision.kind === ClaimDecisionKind.REPLAY_FAILURE ? decision.failure : undefined;
+    expect(failure?.name).toBe('UnknownError');
+    expect(failure?.message).toMatch(/\S/);
+  });
+
   it('defers while another holder has a live lease, until strictly after it ends', () => {
     expect(decide({ leaseExpiresAt: NOW + 10_000 })).toEqual({
       kind: ClaimDecisionKind.IN_PROGRESS,

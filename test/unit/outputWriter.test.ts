@@ -188,8 +188,18 @@ describe('OutputWriter: multipart parts from two reused buffers', () => {
     };
     const out = writer(store);
     await out.write(Buffer.alloc(6 * MIB, 1));
+    let completions = 0;
+    const complete = store.completeMultipartUpload.bind(store);
+    (store as unknown as { completeMultipartUpload: typeof complete }).completeMultipartUpload = async (...args) => {
+      completions++;
+      return complete(...args);
+    };
     expect(await out.publish({ ifNoneMatch: '*' })).toEqual({ status: 'precondition-failed' });
     expect(seals).toHaveLength(1);
+    // The upload is completed: a second publish is refused instead of completing it again.
+    expect(out.needsNewUpload).toBe(true);
+    await expect(out.publish({ ifMatch: '"other"' })).rejects.toThrow();
+    expect(completions).toBe(1);
   });
 
   it('cuts the seal into copy ranges of whole parts, at most 5 GiB each, and digests each', () => {
@@ -289,6 +299,35 @@ describe('OutputWriter: edges of writing and publishing', () => {
     await out.write('a\n');
     await out.publish({ ifNoneMatch: '*' });
     await expect(out.write('b\n')).rejects.toThrow('output s3://out/normalized/a.ndjson is already published');
+  });
+
+  it("raises a part size under the store's minimum to that minimum, and keeps one above it", async () => {
+    // A store whose minimum part is 4 bytes, so that parts stay small here.
+    const tiny = () => {
+      const made = slowMultipartStore(0);
+      (made.store as unknown as { minPartBytes: number }).minPartBytes = 4;
+      return made;
+    };
+    const under = tiny();
+    const raised = writer(under.store, 2);
+    await raised.write('abcdefghij');
+    await raised.publish({ ifNoneMatch: '*' });
+    expect(under.parts.map((p) => p.bytes.toString())).toEqual(['abcd', 'efgh', 'ij']);
+    const over = tiny();
+    const kept = writer(over.store, 6);
+    await kept.write('abcdefghij');
+    await kept.publish({ ifNoneMatch: '*' });
+    expect(over.parts.map((p) => p.bytes.toString())).toEqual(['abcdef', 'ghij']);
+  });
+
+  it('starts a multipart upload once the content reaches one part, not only past it', async () => {
+    const { store, parts, created } = slowMultipartStore(0);
+    (store as unknown as { minPartBytes: number }).minPartBytes = 4;
+    const out = writer(store, 4);
+    await out.write('abcd');
+    await out.publish({ ifNoneMatch: '*' });
+    expect(created).toHaveLength(1);
+    expect(parts.map((p) => p.bytes.toString())).toEqual(['abcd']);
   });
 
   it('sends no empty last part when the content ends on a part boundary', async () => {

@@ -270,10 +270,13 @@ describe('decideRemoval (deletion propagates)', () => {
       { name: 'main', key: 'normalized/in/a.csv.ndjson', etag: 'm1' },
       { name: 'quarantine', key: 'quarantine/in/a.csv.ndjson', etag: 'q1' },
     ]);
-    expect(decideRemoval({ source, inputExists: true, outputs })).toMatchObject({
-      remove: [],
-      skipReason: expect.stringMatching(/re-uploaded/),
-    });
+    const reuploaded = decideRemoval({ source, inputExists: true, outputs });
+    expect(reuploaded).toMatchObject({ remove: [], skipReason: expect.stringMatching(/re-uploaded/) });
+    // Each output in place is reported kept, by name and key.
+    expect(reuploaded.kept.map(({ name, key }) => ({ name, key }))).toEqual([
+      { name: 'main', key: 'normalized/in/a.csv.ndjson' },
+      { name: 'quarantine', key: 'quarantine/in/a.csv.ndjson' },
+    ]);
   });
   it('keeps an object that does not name this input, and says when there is nothing to remove', () => {
     const foreign = [{ name: 'main', key: 'normalized/in/a.csv.ndjson', head: head(undefined, 'x') }];
@@ -282,7 +285,8 @@ describe('decideRemoval (deletion propagates)', () => {
       kept: [{ name: 'main', reason: expect.stringMatching(/does not name this input/) }],
     });
     const none = [{ name: 'main', key: 'normalized/in/a.csv.ndjson', head: undefined }];
-    expect(decideRemoval({ source, inputExists: false, outputs: none }).skipReason).toMatch(/no output/);
+    const nothing = decideRemoval({ source, inputExists: false, outputs: none });
+    expect(nothing).toMatchObject({ remove: [], kept: [], skipReason: expect.stringMatching(/no output/) });
   });
 });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MetadataKey } from '../../src/done/outputMetadata.js';
 import { InputTooLargeError, PublishConflictError, WorkerConfigurationError } from '../../src/errors.js';
 import { deterministicKey } from '../../src/keys/deterministicKey.js';
 import type { Logger } from '../../src/logging/logger.js';
@@ -790,6 +791,14 @@ describe('processObject: multipart outputs and failures while publishing', () =>
     expect(s3.requests.some((r) => r.name === 'CreateMultipartUpload' && r.input.Key === outKey('a.txt'))).toBe(true);
     expect(s3.text(OUT, outKey('a.txt'))).toBe('A LINE OF TEXT\n'.repeat(4));
     expect(s3.model.peek(OUT, outKey('a.txt'))?.contentType).toBe('text/plain');
+  });
+
+  it("names the delivery's SQS message as the writer of a multipart upload until its seal", async () => {
+    const { s3, store, event } = setup({}, 16);
+    s3.write(IN, 'a.txt', 'a line of text\n'.repeat(4));
+    await processObject(upperWorker({ partBytes: 16 }), event('a.txt'), { store, messageId: 'message-7' });
+    const created = s3.requests.find((r) => r.name === 'CreateMultipartUpload' && r.input.Key === outKey('a.txt'));
+    expect(created?.input.Metadata).toMatchObject({ [MetadataKey.WRITER]: 'message-7' });
   });
 
   it('a transform that fails with a multipart upload open aborts it', async () => {
