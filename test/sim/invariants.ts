@@ -27,7 +27,15 @@ import type { StoredObject } from './model/S3Model.js';
 import { INPUT_BUCKET, OUTPUT_BUCKET, type SimWorld } from './SimWorld.js';
 import { expectedOutputs, outputKeyOf, quarantineKeyOf } from './simWorker.js';
 import type { SummarySetup } from './summaryActor.js';
-import { HOURLY_PREFIX, LAKE_BUCKET, parseCounts, SIM_WINDOW, type WindowTaskSetup } from './windowTaskActor.js';
+import {
+  type CountLine,
+  HOURLY_PREFIX,
+  LAKE_BUCKET,
+  parseCounts,
+  SIM_WINDOW,
+  SIM_WINDOW_CODE_VERSION,
+  type WindowTaskSetup,
+} from './windowTaskActor.js';
 
 /** What the checks need to know of one configuration. */
 export interface InvariantOptions {
@@ -338,7 +346,10 @@ export interface WindowTaskInvariantOptions {
  *    output is current and its markers are exactly its own, and a current output's own marker is
  *    never deleted by a writer that did not crash.
  * 6. No staging copy is left except by a writer that crashed, and nothing else is under the task's
- *    output prefix.
+ *    output prefix but, for a task with parts, its parts.
+ * 7. Parts (a day built from its hours): each is valid by the library's judge for its own label
+ *    (`{window}/{hour}`) and the lineage hash it records, that hash is the hash of the inputs its own
+ *    lines name, and each is counted from the version it names (3); a task without parts has none.
  */
 export function checkWindowTask(world: SimWorld, options: WindowTaskInvariantOptions): string[] {
   const { setup, versions } = options;
@@ -374,6 +385,7 @@ export function checkWindowTask(world: SimWorld, options: WindowTaskInvariantOpt
   const unexpected: string[] = [];
   const staging: string[] = [];
   const stagingRootKey = task.definition.output.stagingPrefix ?? `${task.definition.output.prefix}_staging/`;
+  const partsRoot = task.definition.parts ? `${task.definition.output.prefix}_parts/` : undefined;
   for (const key of world.s3.keys(LAKE_BUCKET)) {
     if (!key.startsWith(task.definition.output.prefix) || key === keys.outputKey) continue;
     const marker = key.startsWith(keys.markerPrefix)
@@ -381,6 +393,7 @@ export function checkWindowTask(world: SimWorld, options: WindowTaskInvariantOpt
       : undefined;
     if (marker) markers.push(marker);
     else if (key.startsWith(stagingRootKey)) staging.push(key);
+    else if (partsRoot !== undefined && key.startsWith(partsRoot)) violations.push(...checkPart(world, key, versions));
     else unexpected.push(key);
   }
   if (unexpected.length > 0)
@@ -408,15 +421,7 @@ export function checkWindowTask(world: SimWorld, options: WindowTaskInvariantOpt
       const named = lines.map((l) => ({ source: 'hourly', path: l.path, etag: l.etag }));
       if (windowLineageHash({ partition: SIM_WINDOW, codeVersion, entries: named }) !== recordedHash)
         violations.push("published output's lineage hash is not the hash of the inputs it names");
-      for (const line of lines) {
-        const events = versions.get(`${line.path}|${line.etag}`);
-        if (events === undefined)
-          violations.push(`published output names ${line.path} at ETag ${line.etag}, never written`);
-        else if (events !== line.events)
-          violations.push(
-            `published output counts ${line.events} events in ${line.path} at ETag ${line.etag}, which holds ${events} (a partial or stale read)`,
-          );
-      }
+      violations.push(...countsProblems('published output', lines, versions));
       current = recordedHash === currentHash;
       if (!current) {
         if (options.stableLineage)
@@ -445,4 +450,41 @@ export function checkWindowTask(world: SimWorld, options: WindowTaskInvariantOpt
       );
   }
   return violations;
+}
+
+/** Lines of an output or a part that name a version never written, or miscount one (a partial or stale read). */
+function countsProblems(what: string, lines: readonly CountLine[], versions: ReadonlyMap<string, number>): string[] {
+  const problems: string[] = [];
+  for (const line of lines) {
+    const events = versions.get(`${line.path}|${line.etag}`);
+    if (events === undefined) problems.push(`${what} names ${line.path} at ETag ${line.etag}, never written`);
+    else if (events !== line.events)
+      problems.push(
+        `${what} counts ${line.events} events in ${line.path} at ETag ${line.etag}, which holds ${events} (a partial or stale read)`,
+      );
+  }
+  return problems;
+}
+
+/** Invariant 7 for one part at `key` (`daily/_parts/{window path}{hour}/counts.tsv`). */
+function checkPart(world: SimWorld, key: string, versions: ReadonlyMap<string, number>): string[] {
+  const part = world.s3.peek(LAKE_BUCKET, key);
+  const hour = /\/([^/]+)\/[^/]+$/.exec(key)?.[1];
+  if (!part || hour === undefined) return [`a part at ${key} cannot be read`];
+  const label = `${SIM_WINDOW}/${hour}`;
+  const recordedHash = part.metadata[WindowMetadataKey.LINEAGE_HASH] ?? '';
+  const verdict = judgeWindowHead(headOf(part), {
+    partition: label,
+    lineageHash: recordedHash,
+    codeVersion: SIM_WINDOW_CODE_VERSION,
+  });
+  if (verdict.state !== WindowOutputState.CURRENT)
+    return [`part ${key} is ${verdict.state}: ${'reason' in verdict ? verdict.reason : ''}`];
+  const lines = parseCounts(part.body);
+  if (typeof lines === 'string') return [`part ${key} is not the task's format: ${lines}`];
+  const named = lines.map((l) => ({ source: 'hourly', path: l.path, etag: l.etag }));
+  const problems = countsProblems(`part ${key}`, lines, versions);
+  if (windowLineageHash({ partition: label, codeVersion: SIM_WINDOW_CODE_VERSION, entries: named }) !== recordedHash)
+    problems.push(`part ${key}'s lineage hash is not the hash of the inputs it names`);
+  return problems;
 }

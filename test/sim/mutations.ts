@@ -260,6 +260,22 @@ export const MUTATIONS: readonly Mutation[] = [
       },
     ],
   },
+  {
+    // A window built from its parts takes a part as done only when it records its share of the
+    // lineage listed now. A part judged by its integrity alone (any complete part is current)
+    // combines a part built from an input's older version into a window that records the new one.
+    name: 'window-part-trusted-stale',
+    runsIn: /^window task from parts: /,
+    caughtBy: 'window task from parts: an input rewritten during the build, crashes 1',
+    defect: 'a part of a large window is taken as current though its inputs changed since it was built',
+    file: 'src/window/buildFromParts.ts',
+    edits: [
+      {
+        find: '    if (verdict.state === WindowOutputState.CURRENT) etag = verdict.etag;',
+        replace: '    if (verdict.state !== WindowOutputState.MISSING) etag = verdict.etag;',
+      },
+    ],
+  },
 ];
 
 /** The directories a mutant copies: everything the simulation imports. */

@@ -73,9 +73,44 @@ export function countEvents(content: string): number {
 /** The code version of the user's task. */
 export const SIM_WINDOW_CODE_VERSION = 'daily-event-counts@1';
 
-/** The user's task: daily event counts over the hourly outputs of an upstream stage. */
-export function dailyEventCounts(): WindowTask<EventCounts> {
+/** The most inputs one run builds in the configurations with parts: each hour is a part of its own. */
+export const SIM_PARTS_MAX_INPUTS = 1;
+
+/** The body of one input, whole. */
+async function readAll(body: AsyncIterable<unknown>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The user's task: daily event counts over the hourly outputs of an upstream stage. With `parts`, a
+ * day of more than {@link SIM_PARTS_MAX_INPUTS} inputs is built from its hours: each hour's lines
+ * by `build`, then the day by `combine`, which concatenates them (the bytes a direct build gives).
+ */
+export function dailyEventCounts(options: { readonly parts?: boolean } = {}): WindowTask<EventCounts> {
   return defineWindowTask<EventCounts>({
+    ...(options.parts
+      ? {
+          parts: {
+            grain: 'hourly' as const,
+            async combine(hours, writer) {
+              let files = 0;
+              let events = 0;
+              for await (const hour of hours) {
+                const lines = parseCounts(Buffer.from(await readAll(hour.body), 'utf8'));
+                if (typeof lines === 'string') throw new Error(`a part is not the task's format: ${lines}`);
+                for (const line of lines) {
+                  writer.write(`${line.path}\t${line.etag}\t${line.events}\n`);
+                  files++;
+                  events += line.events;
+                }
+              }
+              return { files, events };
+            },
+          },
+        }
+      : {}),
     name: 'daily-event-counts',
     codeVersion: SIM_WINDOW_CODE_VERSION,
     partitions: DAILY,
@@ -90,9 +125,7 @@ export function dailyEventCounts(): WindowTask<EventCounts> {
       let files = 0;
       let events = 0;
       for await (const input of inputs) {
-        const chunks: Buffer[] = [];
-        for await (const chunk of input.body) chunks.push(Buffer.from(chunk as Uint8Array));
-        const n = countEvents(Buffer.concat(chunks).toString('utf8'));
+        const n = countEvents(await readAll(input.body));
         writer.write(`${input.path}\t${input.etag}\t${n}\n`);
         files++;
         events += n;
@@ -121,6 +154,8 @@ export interface WindowTaskOutcome {
 /** What the deliveries of one execution share. */
 export interface WindowTaskSetup {
   readonly task: WindowTask<EventCounts>;
+  /** The most inputs one run builds (a larger day is built from its parts), or the task's default. */
+  readonly maxInputs?: number;
   readonly outcomes: WindowTaskOutcome[];
   /** Deliveries that failed for good or were dead-lettered (none may be: no window here is poison). */
   readonly failures: string[];
@@ -148,7 +183,11 @@ export function spawnWindowDelivery(world: SimWorld, setup: WindowTaskSetup, id:
         conflictRetry: { random: () => 0.5, sleep: (ms) => scheduler.sleep(self, ms) },
       });
       try {
-        const outcome = await setup.task.run(SIM_WINDOW, { store, reader: new S3PartitionStore(s3) });
+        const outcome = await setup.task.run(SIM_WINDOW, {
+          store,
+          reader: new S3PartitionStore(s3),
+          ...(setup.maxInputs !== undefined ? { maxInputs: setup.maxInputs } : {}),
+        });
         setup.outcomes.push({
           actor: self.id,
           status: outcome.status,
