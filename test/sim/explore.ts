@@ -290,15 +290,20 @@ export const SLEEP_SETS = process.env.RERUN_SIM_REDUCTION !== 'none';
  *   other crash depends on, and time changes what is enabled;
  * - invisible steps (a part of one's own upload, whose id is the caller's own, a sleep) are not
  *   choice points; they run inside the transition and count in its StepsSince.
- * The state cache keeps, per state, the sleep set it was expanded with: a revisit is cut only when
- * that set is within the revisit's own (everything this visit would explore was explored); a
- * revisit with a smaller sleep set is expanded again with it (and the kept set becomes the
- * intersection), never pruned. Stops at the first violation, or when `budget`
- * (executions, CPU seconds; a number is executions) is spent.
+ * The state cache keeps, per state, the requests asleep at every visit so far (at the first, its
+ * sleep set; after that, the intersection): every other alternative of the state was explored from
+ * it. A revisit whose sleep set holds them all is cut; otherwise it explores only those of them
+ * awake at this visit (never explored from the state), with the sleep set both visits share
+ * (Godefroid's state caching with sleep sets, fig. 5.3), so no alternative of a state is explored
+ * twice. That needs the state graph to be acyclic, which it is: every pick changes something that
+ * never comes back (an actor's digest of the answers it has seen, an actor's crash, the clock).
+ * Stops at the first violation, or when `budget` (executions, CPU seconds; a number is executions)
+ * is spent. `sleepSets` false explores as before them (the counts they are compared with).
  */
 export async function exploreExhaustively(
   config: SimConfig,
   budget: ExplorationBudget | number = {},
+  { sleepSets = SLEEP_SETS }: { readonly sleepSets?: boolean } = {},
 ): Promise<Exploration> {
   const started = performance.now();
   const cpuStart = process.cpuUsage();
@@ -310,7 +315,7 @@ export async function exploreExhaustively(
   const maxCpuSeconds =
     typeof budget === 'number' ? Number.POSITIVE_INFINITY : (budget.cpuSeconds ?? Number.POSITIVE_INFINITY);
   const frames: Frame[] = [];
-  // Each state expanded, with the sleep set it was expanded with (sleep sets off: always empty).
+  // Each state expanded, with the requests asleep at every visit (sleep sets off: always none).
   const visited = new Map<string, ReadonlySet<string>>();
   let schedules = 0;
   let merged = 0;
@@ -326,16 +331,20 @@ export async function exploreExhaustively(
             );
           }
         } else {
-          const sleep = SLEEP_SETS ? sleepSetOf(frames[depth - 1], alternatives, since) : new Map<string, Sleeper>();
+          const reached = sleepSets ? sleepSetOf(frames[depth - 1], alternatives, since) : new Map<string, Sleeper>();
           const state = stateKey();
           const kept = visited.get(state);
+          // A first visit explores every alternative awake. A revisit explores only those asleep
+          // when the state was expanded and awake now (none were explored from it yet), with the
+          // sleep set both visits share (Godefroid 1996, fig. 5.3).
+          let sleep = reached;
+          let todo = alternatives.filter((a) => !reached.has(a.key));
           if (kept !== undefined) {
-            if ([...kept].every((k) => sleep.has(k))) return undefined;
-            visited.set(state, new Set([...kept].filter((k) => sleep.has(k))));
-          } else {
-            visited.set(state, new Set(sleep.keys()));
+            todo = alternatives.filter((a) => kept.has(a.key) && !reached.has(a.key));
+            sleep = new Map([...reached].filter(([k]) => kept.has(k)));
           }
-          const first = alternatives.find((a) => !sleep.has(a.key));
+          visited.set(state, new Set(sleep.keys()));
+          const first = todo[0];
           if (!first) return undefined;
           frame = {
             keys,
@@ -347,6 +356,7 @@ export async function exploreExhaustively(
               footprint: a.footprint,
             })),
             sleep,
+            todo: todo.map((a) => a.key),
             explored: new Set(),
             current: first.key,
           };
@@ -386,7 +396,7 @@ export async function exploreExhaustively(
     while (frames.length > 0) {
       const frame = frames[frames.length - 1] as Frame;
       frame.explored.add(frame.current);
-      const next = frame.keys.split(' ').find((k) => !frame.explored.has(k) && !frame.sleep.has(k));
+      const next = frame.todo.find((k) => !frame.explored.has(k));
       if (next) {
         frame.current = next;
         resumed = true;
@@ -414,6 +424,8 @@ interface Frame {
   readonly alternatives: readonly { key: string; kind: Alternative['kind']; actor?: string; footprint: Footprint }[];
   /** The requests asleep here: explored from an earlier point, in another order of independent steps. */
   readonly sleep: ReadonlyMap<string, Sleeper>;
+  /** The alternatives this visit explores, in order: those awake, less those explored from an earlier visit. */
+  readonly todo: readonly string[];
   readonly explored: Set<string>;
   current: string;
 }
