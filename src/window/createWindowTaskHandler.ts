@@ -84,6 +84,14 @@ export const WINDOW_TASK_HANDLER_OPTION_NAMES = {
   task: true,
 } as const satisfies OptionNames<WindowTaskHandlerOptions>;
 
+/** The names of {@link WindowTaskHandlerOptions}' `limits`, checked by checkOptions. */
+export const WINDOW_TASK_HANDLER_LIMIT_NAMES = {
+  maxInputs: true,
+  maxOutputBytes: true,
+  maxRounds: true,
+  readAhead: true,
+} as const satisfies OptionNames<NonNullable<WindowTaskHandlerOptions['limits']>>;
+
 /**
  * The SQS handler of a user's window stage: each message names the stage and one window
  * ({@link windowTaskMessage}, or a schedule's `"window": "closed"`), and the handler brings that
@@ -109,6 +117,14 @@ export function createWindowTaskHandler(
     WINDOW_TASK_HANDLER_OPTION_NAMES,
     (m) => new WindowTaskConfigurationError(options.task?.definition?.name ?? '(unnamed)', m),
   );
+  if (options.limits !== undefined) {
+    checkOptions(
+      'createWindowTaskHandler limits',
+      options.limits,
+      WINDOW_TASK_HANDLER_LIMIT_NAMES,
+      (m) => new WindowTaskConfigurationError(options.task?.definition?.name ?? '(unnamed)', m),
+    );
+  }
   const { task } = options;
   const stage = options.stage ?? task.definition.name;
   const { bucket } = task.definition.output;

@@ -1,6 +1,6 @@
 import { DeadlineNearError } from '../errors.js';
 import type { GetExactResult, S3PartitionStore } from '../s3/S3PartitionStore.js';
-import { WindowTooLargeError } from './errors.js';
+import { WindowTaskConfigurationError, WindowTooLargeError } from './errors.js';
 import type { CompiledWindowTask, WindowDeadline, WindowInput } from './WindowTaskDefinition.js';
 import type { WindowLineageEntry } from './windowLineage.js';
 
@@ -44,6 +44,12 @@ export function readWindowInputs(
   deadline: WindowDeadline | undefined,
   readAhead = DEFAULT_WINDOW_READ_AHEAD,
 ): InputReads {
+  if (!Number.isInteger(readAhead) || readAhead < 1) {
+    throw new WindowTaskConfigurationError(
+      task.definition.name,
+      `readAhead must be a whole number of GETs, at least 1 (got ${String(readAhead)})`,
+    );
+  }
   let done = 0;
   let failed: unknown;
   let changed = false;
@@ -76,7 +82,7 @@ export function readWindowInputs(
       for (const [index, entry] of lineage.entries()) {
         done = index;
         guard(done);
-        for (let ahead = index; ahead < Math.min(lineage.length, index + Math.max(1, readAhead)); ahead++) start(ahead);
+        for (let ahead = index; ahead < Math.min(lineage.length, index + readAhead); ahead++) start(ahead);
         const read = (await started.get(index)) as GetExactResult;
         started.delete(index);
         const { bucket, key } = keyOf(entry);

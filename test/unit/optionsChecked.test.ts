@@ -442,6 +442,19 @@ const CASES: readonly Case[] = [
     runsValid: true,
   },
   {
+    subject: 'createWindowTaskHandler limits',
+    typo: 'readAhed',
+    suggestion: 'readAhead',
+    family: 'WindowTaskConfigurationError',
+    call: (x) =>
+      createWindowTaskHandler({
+        task: defineWindowTask(windowDefinition as never),
+        clients: { s3, sqs },
+        limits: { maxInputs: 10, ...x },
+      }),
+    runsValid: true,
+  },
+  {
     subject: 'windowTaskMessage',
     typo: 'tokn',
     suggestion: 'token',

@@ -66,6 +66,15 @@ describe('readWindowInputs: reads ahead of the build', () => {
     }
   });
 
+  it('refuses a readAhead that is not a whole number of GETs, at least 1', () => {
+    const { reader } = slowReader();
+    for (const bad of [0, 1.5, Number.NaN]) {
+      expect(() => readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, bad)).toThrow(
+        /readAhead must be a whole number of GETs, at least 1/,
+      );
+    }
+  });
+
   it('a build that stops early leaves no read open: the ones started ahead are destroyed', async () => {
     const { reader, bodies } = slowReader();
     const reads = readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, 4);
