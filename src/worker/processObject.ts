@@ -19,9 +19,11 @@ export type { ObjectOutcome, OutputDescription } from './ObjectOutcome.js';
 
 /**
  * The largest input whose first delivery creates at once (options.createFirst). Creating first saves
- * one round trip (a HEAD, about 25 ms) on a new object and costs a whole read and transform on an
- * overwrite, whose create answers 412: at the normalizer's measured 35 MiB per CPU second, reading
- * 1 MiB costs about one HEAD, and 8 MiB about eight. Above this an input is read once, after the HEAD.
+ * one round trip (a HEAD, about 25 ms) on a new object and costs a whole read and transform when its
+ * create answers 412 and the output in place is done (S3's duplicate; an overwrite keeps what the
+ * create built, src/worker/keptOutput.ts, which this limit bounds in memory): at the normalizer's
+ * measured 35 MiB per CPU second, reading 1 MiB costs about one HEAD, and 8 MiB about eight. Above
+ * this an input is read once, after the HEAD.
  */
 export const CREATE_FIRST_MAX_BYTES = 8 * 1024 * 1024;
 
