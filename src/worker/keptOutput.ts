@@ -1,6 +1,5 @@
 import { OutputState } from '../done/judgeOutput.js';
-import type { S3ObjectEvent } from '../intake/parseS3Event.js';
-import { type S3ObjectStore, WriteStatus } from '../s3/S3ObjectStore.js';
+import { WriteStatus } from '../s3/S3ObjectStore.js';
 import type { KeptOutput } from './builtOutput.js';
 import type { Judged, OutputHeadOrNone } from './doneCheck.js';
 import type { AttemptResult } from './roundResult.js';
@@ -9,19 +8,23 @@ import type { AttemptResult } from './roundResult.js';
  * The output a create-first round built and could not create (its `If-None-Match: *` answered 412:
  * an output is in place, mostly an overwrite's). processObject keeps it for the next round, which
  * runs the done-check's HEAD and then, instead of reading and transforming the input again,
- * publishes the kept bytes with `If-Match` on the ETag that HEAD saw, when:
+ * publishes the kept bytes with `If-Match` on the ETag that HEAD saw, unless the output in place is
+ * already the kept content's, or proven current by the event (then the ordinary done-check decides,
+ * as it would without a kept output).
  *
- * 1. the output in place is not already the kept content's, or proven current by the event (then
- *    the ordinary done-check decides, as it would without a kept output), and
- * 2. the input still has the ETag the kept output was built from: one conditional GET
- *    (`If-None-Match: <that ETag>`) answers 304 with no body. Anything else (the input changed or
- *    was deleted since the create read it) drops the kept output, and the round goes on as an
- *    ordinary one. No change made before that GET can be published over: the kept bytes go out only
- *    when the input is, at that GET, the content they were built from.
- *
- * The closing check after the publish (processObject's step 6) stays: the input may change, and
- * change back, between that GET and the publish, and a delivery of the older bytes may then have
- * found the older output done before this round replaced it.
+ * No read of the input comes between the HEAD and that publish: the closing check after it
+ * (processObject's step 6, or with a side output the side-output protocol's closing done-check,
+ * src/worker/sideOutputs.ts step 5) asks S3 whether the input still has the ETag the kept bytes were
+ * built from, and builds again (or removes the outputs of a deleted input) when it has not. A GET
+ * before the publish could not spare that check (the input may change, and change back, between any
+ * such GET and the publish: the revert race), and every change it could see the closing check sees
+ * too. What it would spare is a window: an input changed since the create's read may have had its
+ * own output published before this round's HEAD, and the kept bytes then replace that newer output
+ * until the closing check (or, if this call dies first, the redelivery of its message, which judges
+ * without the event's eTag) builds the input as it is. The delivery's outcome, and so its
+ * notification, is that last build's. An output removed since the 412 (its input deleted) is created
+ * with `If-None-Match: *`, as a create-first round's would be, and removed by the removal's look
+ * again (src/batch/removalLookAgain.ts) where no closing check follows a create.
  *
  * Only a single-part main output is kept (its bytes are in memory already; a multipart upload that
  * lost is aborted as before), only when every side output was published (they are not written
@@ -39,13 +42,6 @@ export function mayReplaceWithKept(judged: Judged, kept: KeptOutput): boolean {
   const { verdict } = judged;
   if (verdict.state !== OutputState.BUILT) return true;
   return !judged.decidedByEvent && verdict.sourceEtag !== kept.source.etag;
-}
-
-/** Whether the input still has the ETag the kept output was built from: a conditional GET, 304 when it has. */
-export async function inputStillKept(kept: KeptOutput, object: S3ObjectEvent, store: S3ObjectStore): Promise<boolean> {
-  const now = await store.get(object.bucket, object.key, { ifNoneMatch: kept.source.etag });
-  if (now.status === 'ok') now.body.destroy();
-  return now.status === 'not-modified';
 }
 
 /**

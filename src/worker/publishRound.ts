@@ -5,7 +5,7 @@ import type { Logger } from '../logging/logger.js';
 import type { KeptOutput } from './builtOutput.js';
 import type { WorkerDefinition } from './defineWorker.js';
 import { doneOutcome, judge, readInput } from './doneCheck.js';
-import { inputStillKept, mayReplaceWithKept, publishKept } from './keptOutput.js';
+import { mayReplaceWithKept, publishKept } from './keptOutput.js';
 import type { HeldMemory, RoundOptions } from './processObjectOptions.js';
 import type { AttemptResult } from './roundResult.js';
 import { waitForSeal } from './sealWait.js';
@@ -24,7 +24,7 @@ import { publish, transform } from './transformAndPublish.js';
  * sealing), read the input (or learn from a 304 that it is current),
  * transform it into new outputs, publish them, and tidy what the replaced output left. With `kept`
  * (the output a create-first round built, src/worker/keptOutput.ts), an output that must be replaced
- * is replaced by it while the input still has the ETag it was built from, without a read.
+ * is replaced by it, without a read.
  */
 export async function attempt(
   worker: WorkerDefinition,
@@ -36,8 +36,9 @@ export async function attempt(
 ): Promise<AttemptResult> {
   // An output completed but not sealed yet, whose writer may be alive, is waited for (sealWait.ts).
   const { judged, writerDead } = await waitForSeal(worker, object, await judge(worker, object, limits), limits, logger);
-  if (kept && mayReplaceWithKept(judged, kept) && (await inputStillKept(kept, object, limits.store))) {
-    // The create's output, built from the input as it still is: published without a second read.
+  if (kept && mayReplaceWithKept(judged, kept)) {
+    // The create's output, published without a second read: the closing check after it (processObject's
+    // step 6, or the side-output protocol's step 5) asks whether the input is still what it was built from.
     const was = writerDead ? `invalid: ${writerDead}` : describe(judged.verdict).was;
     logger.info('replacing output with the one the create built', { outputKey: judged.outputKey, was });
     const published = await publishKept(kept, judged.head);
