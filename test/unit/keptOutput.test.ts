@@ -149,6 +149,24 @@ describe('a create-first overwrite publishes what its create built', () => {
     expect(described().filter((r) => r.includes('If-Match'))).toEqual([`PutObject ${outKey('a.txt')} If-Match`]);
   });
 
+  it("an output the event proves current (S3's older event, a versioned write) is not replaced by the kept bytes", async () => {
+    const { s3, store, worker, transforms, overwrite, described } = setup();
+    s3.write(IN, 'a.txt', 'x\n');
+    await processObject(worker, { bucket: IN, key: 'a.txt', eventName: 'ObjectCreated:Put' }, { store });
+    const older = s3.etag(IN, 'a.txt');
+    const newer = await overwrite('a.txt', 'x\n', 'y\n');
+    // X's event, delivered after Y was uploaded: the create reads Y, and the HEAD finds X's output, which the
+    // event proves current (Y's own event will replace it): done, with no publish.
+    const event = { bucket: IN, key: 'a.txt', eventName: 'ObjectCreated:Put', size: 2, eTag: older, versionId: 'v1' };
+    const outcome = await processObject(worker, event, { store, freshDelivery: true, createFirst: true });
+    expect(transforms).toEqual([newer]);
+    expect(described().filter((r) => r.startsWith('PutObject'))).toEqual([
+      `PutObject ${outKey('a.txt')} If-None-Match *`,
+    ]);
+    expect(s3.text(OUT, outKey('a.txt'))).toBe('X\n');
+    expect(outcome).toMatchObject({ status: 'skipped', publishRacesLost: 1 });
+  });
+
   it('an output removed between the 412 and the HEAD is created from the kept bytes (If-None-Match)', async () => {
     const { s3, transforms, deliver, overwrite, described } = setup();
     const etag = await overwrite('a.txt', 'x\n', 'y\n');
