@@ -167,6 +167,24 @@ describe('a create-first overwrite publishes what its create built', () => {
     expect(outcome).toMatchObject({ status: 'skipped', publishRacesLost: 1 });
   });
 
+  it('the kept publish loses its If-Match to another writer: the next round finds that output done', async () => {
+    const { s3, store, worker, transforms, deliver, overwrite } = setup();
+    const etag = await overwrite('a.txt', 'x\n', 'y\n');
+    let raced = false;
+    s3.before = async (request) => {
+      if (raced || request.name !== 'PutObject' || !request.input.IfMatch) return;
+      raced = true;
+      await processObject(worker, { bucket: IN, key: 'a.txt', eventName: 'ObjectCreated:Put' }, { store });
+    };
+    const outcome = await deliver('a.txt', 2);
+    expect(raced).toBe(true);
+    // The other writer built Y as well; this call's If-Match answered 412, and its next round found Y done.
+    expect(transforms).toEqual([etag, etag]);
+    expect(outcome).toMatchObject({ status: 'skipped', publishRacesLost: 2 });
+    expect(outcome.reason).toMatch(/^already done/);
+    expect(s3.text(OUT, outKey('a.txt'))).toBe('Y\n');
+  });
+
   it('an output removed between the 412 and the HEAD is created from the kept bytes (If-None-Match)', async () => {
     const { s3, transforms, deliver, overwrite, described } = setup();
     const etag = await overwrite('a.txt', 'x\n', 'y\n');
