@@ -35,8 +35,8 @@ export const CREATE_FIRST_MAX_BYTES = 8 * 1024 * 1024;
  *    reads and transforms the input and creates the output with `If-None-Match: *` (step 3), so a
  *    new object costs a GET and a PUT. A 412 is a lost race (step 4): the next round runs step 1,
  *    and where that finds an output to replace, it publishes the output this round built, with
- *    `If-Match`, once a conditional GET shows the input unchanged since the read (304): an overwrite
- *    reads and transforms its input once (src/worker/keptOutput.ts).
+ *    `If-Match` and no second read (step 6 then asks whether the input is still what it was built
+ *    from): an overwrite reads and transforms its input once (src/worker/keptOutput.ts).
  * 1. Done-check: HEAD the output (with the stored checksum) and judge it (judgeOutput.ts).
  * 2. On a fresh delivery (options.freshDelivery), a valid output whose source ETag is the event's
  *    eTag is done: a duplicate costs the HEAD alone (eventProvesCurrent.ts says why that is safe,
