@@ -72,7 +72,15 @@ describe('a create-first overwrite publishes what its create built', () => {
   it('after the 412 and the HEAD: PUT If-Match, then the closing GET (304); 5 requests, one transform', async () => {
     const { s3, transforms, deliver, overwrite, described } = setup();
     const etag = await overwrite('a.txt', 'x\n', 'y\n');
-    const outcome = await deliver('a.txt', 2);
+    const logged: { message: string; fields: Record<string, unknown> }[] = [];
+    const keep = (message: string, ...fields: Record<string, unknown>[]) => {
+      logged.push({ message, fields: Object.assign({}, ...fields) });
+    };
+    const outcome = await deliver('a.txt', 2, { logger: { debug: keep, info: keep, warn: keep, error: keep } });
+    expect(logged).toContainEqual({
+      message: 'replacing output with the one the create built',
+      fields: expect.objectContaining({ outputKey: outKey('a.txt'), was: expect.stringMatching(/^stale: built from/) }),
+    });
     expect(described()).toEqual([
       'GetObject a.txt',
       `PutObject ${outKey('a.txt')} If-None-Match *`,
@@ -183,6 +191,22 @@ describe('a create-first overwrite publishes what its create built', () => {
     expect(outcome).toMatchObject({ status: 'skipped', publishRacesLost: 2 });
     expect(outcome.reason).toMatch(/^already done/);
     expect(s3.text(OUT, outKey('a.txt'))).toBe('Y\n');
+  });
+
+  it("a round that checked first and lost its race keeps nothing: the next round judges the other writer's output", async () => {
+    const { s3, store, worker, transforms, deliver, overwrite } = setup();
+    const read = await overwrite('a.txt', 'x\n', 'y\n');
+    let changed = '';
+    s3.before = async (request) => {
+      if (changed !== '' || request.name !== 'PutObject' || !request.input.IfMatch) return;
+      changed = s3.write(IN, 'a.txt', 'z\n');
+      await processObject(worker, { bucket: IN, key: 'a.txt', eventName: 'ObjectCreated:Put' }, { store });
+    };
+    // Checking first (no create): its If-Match loses to Z's output, which the next round finds done.
+    const outcome = await deliver('a.txt', 2, { createFirst: false });
+    expect(transforms).toEqual([read, changed]);
+    expect(outcome).toMatchObject({ status: 'skipped', publishRacesLost: 1 });
+    expect(s3.text(OUT, outKey('a.txt'))).toBe('Z\n');
   });
 
   it('an output removed between the 412 and the HEAD is created from the kept bytes (If-None-Match)', async () => {
