@@ -10,10 +10,10 @@ export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutation.config.ts', related: false },
   // The deciding core, and processObject with the phases of its rounds (src/worker/: the done-check, the
-  // round, the transform and publish, the tidying after it, the round's result), the delete path
-  // (removeOutputs.ts) and the side-output protocol (sideOutputs.ts). Not here: the worker's option
-  // declarations (processObjectOptions.ts, types and a name list): CONTRIBUTING.md ("Coverage and
-  // mutation gates") says why.
+  // round, the transform and publish, the tidying after it, the round's result, the create's kept
+  // output), the delete path (removeOutputs.ts) and the side-output protocol (sideOutputs.ts). Not
+  // here: the worker's option declarations (processObjectOptions.ts, types and a name list):
+  // CONTRIBUTING.md ("Coverage and mutation gates") says why.
   mutate: [
     'src/done/**/*.ts',
     'src/publish/**/*.ts',
@@ -26,6 +26,7 @@ export default {
     'src/worker/roundResult.ts',
     'src/worker/removeOutputs.ts',
     'src/worker/sideOutputs.ts',
+    'src/worker/keptOutput.ts',
   ],
   // Each mutant runs only the tests that reached it in the first (coverage) run.
   coverageAnalysis: 'perTest',

@@ -123,6 +123,14 @@ export class OutputWriter {
     return this.total;
   }
 
+  /**
+   * Whether the content went to a multipart upload (it reached `partBytes`); a single-part output is
+   * held in memory until it is published, and after a 412 can be published again from there.
+   */
+  get multipart(): boolean {
+    return this.uploadId !== undefined;
+  }
+
   /** Appends content. Resolves once it is safe to write more (backpressure on part uploads). */
   async write(chunk: string | Uint8Array): Promise<void> {
     if (this.finished) throw new Error(`output s3://${this.options.bucket}/${this.options.key} is already published`);

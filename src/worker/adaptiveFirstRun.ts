@@ -3,8 +3,9 @@ import { WorkerConfigurationError } from '../errors.js';
 /**
  * Which path S3's fresh first delivery of a small input takes (src/worker/processObject.ts):
  * `'create'` reads the input and creates the output with `If-None-Match: *` at once (a new object
- * costs a GET and a PUT; an output already in place costs a wasted read and transform and a 412
- * before the done-check), `'check'` runs the done-check (a HEAD) first (a new object costs one
+ * costs a GET and a PUT; an output already in place costs a 412 before the done-check, and a wasted
+ * read and transform when it is done, while one to replace is replaced by what the create built),
+ * `'check'` runs the done-check (a HEAD) first (a new object costs one
  * request more; an output in place costs the HEAD, and a duplicate on a versioned bucket nothing more).
  */
 export const FirstRunPath = {

@@ -4,6 +4,7 @@ import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import { checkOptions } from '../options/checkOptions.js';
 import { FirstRunPath } from './adaptiveFirstRun.js';
+import type { KeptOutput } from './builtOutput.js';
 import type { WorkerDefinition } from './defineWorker.js';
 import { outsideInputs } from './inputScope.js';
 import type { ObjectOutcome } from './ObjectOutcome.js';
@@ -18,9 +19,11 @@ export type { ObjectOutcome, OutputDescription } from './ObjectOutcome.js';
 
 /**
  * The largest input whose first delivery creates at once (options.createFirst). Creating first saves
- * one round trip (a HEAD, about 25 ms) on a new object and costs a whole read and transform on an
- * overwrite, whose create answers 412: at the normalizer's measured 35 MiB per CPU second, reading
- * 1 MiB costs about one HEAD, and 8 MiB about eight. Above this an input is read once, after the HEAD.
+ * one round trip (a HEAD, about 25 ms) on a new object and costs a whole read and transform when its
+ * create answers 412 and the output in place is done (S3's duplicate; an overwrite keeps what the
+ * create built, src/worker/keptOutput.ts, which this limit bounds in memory): at the normalizer's
+ * measured 35 MiB per CPU second, reading 1 MiB costs about one HEAD, and 8 MiB about eight. Above
+ * this an input is read once, after the HEAD.
  */
 export const CREATE_FIRST_MAX_BYTES = 8 * 1024 * 1024;
 
@@ -30,7 +33,10 @@ export const CREATE_FIRST_MAX_BYTES = 8 * 1024 * 1024;
  *
  * 0. S3's own first delivery of an event (options.createFirst) skips step 1 in its first round: it
  *    reads and transforms the input and creates the output with `If-None-Match: *` (step 3), so a
- *    new object costs a GET and a PUT. A 412 is a lost race (step 4): the next round runs step 1.
+ *    new object costs a GET and a PUT. A 412 is a lost race (step 4): the next round runs step 1,
+ *    and where that finds an output to replace, it publishes the output this round built, with
+ *    `If-Match` and no second read (step 6 then asks whether the input is still what it was built
+ *    from): an overwrite reads and transforms its input once (src/worker/keptOutput.ts).
  * 1. Done-check: HEAD the output (with the stored checksum) and judge it (judgeOutput.ts).
  * 2. On a fresh delivery (options.freshDelivery), a valid output whose source ETag is the event's
  *    eTag is done: a duplicate costs the HEAD alone (eventProvesCurrent.ts says why that is safe,
@@ -103,6 +109,8 @@ export async function processObject(
   let settled: ObjectOutcome | undefined;
   /** The input content this call last published an output of, if it did. */
   let published: string | undefined;
+  /** What the create-first round built and could not create, for the next round (keptOutput.ts). */
+  let kept: KeptOutput | undefined;
   const finish = (outcome: ObjectOutcome) => {
     // What the delivery ended with in place: a key this sandbox built checks first next time.
     policy?.settle(object, outcome.output?.sourceEtag);
@@ -112,12 +120,16 @@ export async function processObject(
     // Memory reserved for this round's transform (options.admission), given back when the round ends.
     const held: HeldMemory = {};
     let result: AttemptResult;
+    const skipDoneCheck = createFirst && round === 1;
     try {
-      const skipDoneCheck = createFirst && round === 1;
-      result = await attempt(worker, judged, logger, { ...options, skipDoneCheck, eventEtag: object.eTag }, held);
+      const limits = { ...options, skipDoneCheck, eventEtag: object.eTag };
+      result = await attempt(worker, judged, logger, limits, held, kept);
     } finally {
       held.release?.();
     }
+    // Kept from the create-first round only, whose input is at most CREATE_FIRST_MAX_BYTES: the bound
+    // on what is held in memory, past the round's reservation, until the next round publishes it.
+    kept = skipDoneCheck && 'lostRace' in result ? result.kept : undefined;
     // What S3's fresh delivery found at the output key, the rate the adaptive first run keeps: the
     // create's 412 (a lost race) or the HEAD's answer.
     if (round === 1 && mayCreateFirst && policy) {

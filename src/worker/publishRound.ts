@@ -2,8 +2,10 @@ import { type Judgement, OutputState } from '../done/judgeOutput.js';
 import type { SourceIdentity } from '../done/outputMetadata.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import type { Logger } from '../logging/logger.js';
+import type { KeptOutput } from './builtOutput.js';
 import type { WorkerDefinition } from './defineWorker.js';
 import { doneOutcome, judge, readInput } from './doneCheck.js';
+import { mayReplaceWithKept, publishKept } from './keptOutput.js';
 import type { HeldMemory, RoundOptions } from './processObjectOptions.js';
 import type { AttemptResult } from './roundResult.js';
 import { waitForSeal } from './sealWait.js';
@@ -20,7 +22,9 @@ import { publish, transform } from './transformAndPublish.js';
 /**
  * One round: judge the output in place (waiting for the seal of one a live writer may still be
  * sealing), read the input (or learn from a 304 that it is current),
- * transform it into new outputs, publish them, and tidy what the replaced output left.
+ * transform it into new outputs, publish them, and tidy what the replaced output left. With `kept`
+ * (the output a create-first round built, src/worker/keptOutput.ts), an output that must be replaced
+ * is replaced by it, without a read.
  */
 export async function attempt(
   worker: WorkerDefinition,
@@ -28,9 +32,20 @@ export async function attempt(
   logger: Logger,
   limits: RoundOptions,
   held: HeldMemory,
+  kept?: KeptOutput,
 ): Promise<AttemptResult> {
   // An output completed but not sealed yet, whose writer may be alive, is waited for (sealWait.ts).
   const { judged, writerDead } = await waitForSeal(worker, object, await judge(worker, object, limits), limits, logger);
+  if (kept && mayReplaceWithKept(judged, kept)) {
+    // The create's output, published without a second read: the closing check after it (processObject's
+    // step 6, or the side-output protocol's step 5) asks whether the input is still what it was built from.
+    const was = writerDead ? `invalid: ${writerDead}` : describe(judged.verdict).was;
+    logger.info('replacing output with the one the create built', { outputKey: judged.outputKey, was });
+    const published = await publishKept(kept, judged.head);
+    if ('lostRace' in published) return published;
+    const { built, source } = kept;
+    return tidy(worker, object, { judged, built, source, was, published }, limits.store, logger);
+  }
   const read = await readInput(worker, object, judged, limits, held, logger);
   const { verdict, outputKey } = judged;
   const { input } = read;

@@ -1,3 +1,4 @@
+import type { KeptOutput } from './builtOutput.js';
 import type { ObjectOutcome } from './ObjectOutcome.js';
 import type { FinalOutput } from './sideOutputs.js';
 
@@ -24,4 +25,9 @@ export type AttemptResult =
       /** The round's done-check found an output at the key (false when it skipped the check and created). */
       readonly outputWasInPlace: boolean;
     }
-  | { readonly lostRace: true; readonly created: Readonly<Record<string, string>> };
+  | {
+      readonly lostRace: true;
+      readonly created: Readonly<Record<string, string>>;
+      /** The main output the round built and could not publish, when it can be published later (keptOutput.ts). */
+      readonly kept?: KeptOutput;
+    };

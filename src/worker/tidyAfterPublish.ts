@@ -3,12 +3,12 @@ import type { SourceIdentity } from '../done/outputMetadata.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import type { Logger } from '../logging/logger.js';
 import type { S3ObjectStore } from '../s3/S3ObjectStore.js';
+import type { Built } from './builtOutput.js';
 import type { WorkerDefinition } from './defineWorker.js';
 import type { Judged } from './doneCheck.js';
 import type { ObjectOutcome } from './ObjectOutcome.js';
 import type { AttemptResult } from './roundResult.js';
 import { removeStaleSideOutputs } from './sideOutputs.js';
-import type { Built } from './transformAndPublish.js';
 
 /*
  * What one round of processObject does once its output is published: removes the side objects the

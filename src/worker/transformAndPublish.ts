@@ -3,6 +3,7 @@ import type { SourceIdentity } from '../done/outputMetadata.js';
 import type { S3ObjectEvent } from '../intake/parseS3Event.js';
 import { OutputWriter } from '../publish/OutputWriter.js';
 import { type GetResult, type S3ObjectStore, type WriteCondition, WriteStatus } from '../s3/S3ObjectStore.js';
+import type { Built } from './builtOutput.js';
 import type { WorkerDefinition } from './defineWorker.js';
 import type { OutputHeadOrNone } from './doneCheck.js';
 import type { RoundOptions } from './processObjectOptions.js';
@@ -16,13 +17,6 @@ import { createTransformInput } from './transformInput.js';
  * into writers for the main and side outputs, which are then published, side outputs first and the
  * main output last (the commit point), each under its condition; a 412 is a lost race (step 4).
  */
-
-/** A transform's result: its summary and the writers that hold the outputs, not yet published. */
-export interface Built {
-  readonly summary: Record<string, string | number>;
-  readonly main: OutputWriter;
-  readonly sides: SideOutputWriters;
-}
 
 /** Runs the worker's transform over the input, streaming into writers for the main and side outputs. */
 export async function transform(
@@ -75,7 +69,8 @@ export async function transform(
 /**
  * Publishes side outputs first (src/worker/sideOutputs.ts), then the main output, the commit point,
  * which lists each: `If-None-Match: *` where the done-check saw none, else `If-Match` on the ETag it
- * saw. Whatever fails from here on, no multipart upload of this round is left open.
+ * saw. Whatever fails from here on, no multipart upload of this round is left open. A lost race
+ * whose single-part main output was refused returns it as `kept`, with the side outputs it lists.
  */
 export async function publish(
   built: Built,
@@ -100,6 +95,11 @@ export async function publish(
     throw error;
   }
   if (published?.status !== WriteStatus.WRITTEN) {
+    // A single-part output behind published side outputs is kept: a create-first round's next round
+    // may publish it instead of building it again (src/worker/keptOutput.ts).
+    if (published !== undefined && !main.multipart) {
+      return { lostRace: true, created: sideOutputs.created, kept: { built, source, listed: sideOutputs.listed } };
+    }
     await main.abort();
     return { lostRace: true, created: sideOutputs.created };
   }

@@ -277,9 +277,19 @@ describe("the concepts guide's cost table holds the measured S3 requests of ever
     const old = await upload('a.txt', 'v1\n');
     await processObject(worker, old, s3Delivery);
     const changed = await upload('a.txt', 'v2\n');
+    // The table says the overwrite transforms its input once: counted.
+    const transforms: string[] = [];
+    const counting: WorkerDefinition = {
+      ...worker,
+      transform: (input, outputs) => {
+        transforms.push(input.source.etag);
+        return worker.transform(input, outputs);
+      },
+    };
     expect(row('input changed')).toContain(
-      `${await requests(() => processObject(worker, changed, s3Delivery))}: GET, PUT`,
+      `${await requests(() => processObject(counting, changed, s3Delivery))}: GET, PUT`,
     );
+    expect(transforms).toEqual([changed.eTag]);
     expect(row('replayed old event')).toContain(
       `${await requests(() => processObject(worker, old, s3Delivery))}: GET (the current content)`,
     );

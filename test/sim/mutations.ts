@@ -133,6 +133,22 @@ export const MUTATIONS: readonly Mutation[] = [
     ],
   },
   {
+    // The output a create-first round built is published after the 412 without a second read of the
+    // input (src/worker/keptOutput.ts): only the check after the publish sees an input changed since
+    // the create read it, whose own delivery may have built it before this round's HEAD.
+    name: 'kept-output-trusted',
+    caughtBy: 'overwrite single-part, crashes 0',
+    defect: 'a delivery that published what its create built trusts it without the check after the publish',
+    file: 'src/worker/processObject.ts',
+    edits: [
+      {
+        find: "    kept = skipDoneCheck && 'lostRace' in result ? result.kept : undefined;\n",
+        replace:
+          "    if (kept && !('lostRace' in result) && result.outcome.status === 'processed') return finish(result.outcome);\n    kept = skipDoneCheck && 'lostRace' in result ? result.kept : undefined;\n",
+      },
+    ],
+  },
+  {
     name: 'repeat-trusts-event',
     caughtBy: 'revert single-part+side, crashes 1',
     defect: "a repeated delivery lets the event's eTag prove the output current",
