@@ -25,7 +25,7 @@ const MIX_RUNS: readonly MixRun[] = ['create', 'check', 'adaptive', 'adaptive-pr
 
 /** One workload through one `firstRun`: S3 requests and their cost per item. */
 export interface FirstRunMixFigures {
-  readonly workload: MixWorkload;
+  readonly workload: MixWorkload | 'overwrite';
   readonly firstRun: MixRun;
   readonly items: number;
   /** S3 requests of the deliveries, by operation (uploads and the state before are not counted). */
@@ -38,6 +38,11 @@ export interface FirstRunMixFigures {
 /** Per workload: each firstRun's figures, and whether 'adaptive' is within 5 % of the cheaper fixed path. */
 export interface FirstRunMixResult {
   readonly figures: readonly FirstRunMixFigures[];
+  /**
+   * Every item an overwrite of an output another sandbox built (`overwrite-requests`), through each
+   * fixed path: the requests an overwrite costs when created first and when checked first.
+   */
+  readonly overwrite?: { readonly create: FirstRunMixFigures; readonly check: FirstRunMixFigures };
   readonly verdicts: readonly {
     readonly workload: MixWorkload;
     readonly adaptive: number;
@@ -79,6 +84,15 @@ export async function measureFirstRunMix(options: {
       figures.push(result);
     }
   }
+  // Overwrites alone, per fixed path: what `overwrite-requests` judges (4 checked first, 5 created first).
+  const overwrite = {
+    create: await runMix(options.endpoint, 'overwrite', 'create', options.items),
+    check: await runMix(options.endpoint, 'overwrite', 'check', options.items),
+  };
+  options.log(
+    `first-run mix: overwrites alone: ${overwrite.create.requestsPerItem} S3 requests per item created first, ` +
+      `${overwrite.check.requestsPerItem} checked first`,
+  );
   const verdicts = MIX_WORKLOADS.map((workload) => {
     const cost = (firstRun: MixRun) =>
       figures.find((f) => f.workload === workload && f.firstRun === firstRun)?.s3UsdPerMillion ?? Number.NaN;
@@ -87,10 +101,10 @@ export async function measureFirstRunMix(options: {
     const [adaptive, probe] = [cost('adaptive'), cost('adaptive-probe')];
     return { workload, adaptive, cheaperFixed, bound, met: adaptive <= bound, probe, probeMet: probe <= bound };
   });
-  return { figures, verdicts };
+  return { figures, overwrite, verdicts };
 }
 
-async function runMix(endpoint: string, workload: MixWorkload, firstRun: MixRun, items: number) {
+async function runMix(endpoint: string, workload: MixWorkload | 'overwrite', firstRun: MixRun, items: number) {
   const client = () => new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1 });
   const uploads = client();
   const counted = client();
@@ -163,6 +177,10 @@ async function runMix(endpoint: string, workload: MixWorkload, firstRun: MixRun,
           : () => upload(`data/new-${i}.csv`, `row ${i}\n`),
       );
     }
+  } else if (workload === 'overwrite') {
+    const keys = Array.from({ length: items }, (_, i) => `data/kept-${i}.csv`);
+    await before(keys);
+    for (const [i, key] of keys.entries()) deliveries.push(() => upload(key, `v2 ${i}\n`));
   } else {
     const keys = Array.from({ length: items }, (_, i) => `data/daily-${i}.csv`);
     await before(keys);

@@ -61,7 +61,6 @@ export function sideBySideTargets(side: SideBySideResult): TargetCheck[] {
     ),
     firstRunTarget(side),
     duplicateTarget(side),
-    requestsTarget('overwrite-requests', r.overwrite, 3, '<= 3 requests per overwritten object (S3 + DynamoDB)'),
     rerunTarget(side),
     costTarget(side),
   ];
