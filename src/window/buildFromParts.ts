@@ -8,6 +8,7 @@ import { judgeWindowHead, WindowOutputState } from './judgeWindowHead.js';
 import { stageValidatePublish } from './publishWindowOutput.js';
 import type { CompiledWindowTask, WindowParts, WindowRunOptions } from './WindowTaskDefinition.js';
 import { type WindowLineageEntry, windowLineageHash } from './windowLineage.js';
+import { type WindowOutputKeys, windowOutputKeys } from './windowOutputLayout.js';
 
 /**
  * A window too large for one invocation, built from its parts (WindowTaskDefinition's `parts`): the
@@ -26,34 +27,28 @@ export const PARTS_SOURCE = '_parts';
 /** The root of the parts of a task's windows, under its output prefix. */
 const PARTS_DIR = '_parts/';
 
-/** Where one part of a window is published and staged. */
+/** Where the parts of one window are: their root, and each part's keys. */
 export interface WindowPartKeys {
-  /** `{prefix}_parts/{window path}{part}/` */
+  /** `{prefix}_parts/{window path}`: each part's output is `{root}{part}/{fileName}`. */
   readonly root: string;
-  readonly outputKey: string;
-  stagingKey(lineageHash: string): string;
+  /** A part's output and staging keys: windowOutputKeys' layout, under the parts' roots. */
+  of(part: PartitionWindow): WindowOutputKeys;
 }
 
 /**
- * The keys of a window's parts: pure functions of the window and the part.
+ * The keys of a window's parts: pure functions of the window and the part, laid out as a window's
+ * own (windowOutputLayout.ts) under `{prefix}_parts/` and `{stagingPrefix}_parts/`.
  *
  * @example
- * windowPartKeys(task, day, hour).outputKey; // 'daily/_parts/dt=2026-12-05/2026-12-05T13/counts.json'
+ * windowPartKeys(task, day).of(hour).outputKey; // 'daily/_parts/dt=2026-12-05/2026-12-05T13/counts.json'
  */
-export function windowPartKeys(
-  task: CompiledWindowTask<unknown, unknown>,
-  window: PartitionWindow,
-  part: PartitionWindow,
-): WindowPartKeys {
+export function windowPartKeys(task: CompiledWindowTask<unknown, unknown>, window: PartitionWindow): WindowPartKeys {
   const { prefix, fileName, stagingPrefix = `${prefix}_staging/` } = task.definition.output;
+  const roots = { prefix: `${prefix}${PARTS_DIR}`, stagingPrefix: `${stagingPrefix}${PARTS_DIR}` };
   const [path = ''] = task.scheme.prefixesOf(window as never);
-  const dot = fileName.lastIndexOf('.');
-  const extension = dot > 0 ? fileName.slice(dot) : '';
-  const root = `${prefix}${PARTS_DIR}${path}`;
   return {
-    root,
-    outputKey: `${root}${part.name}/${fileName}`,
-    stagingKey: (hash) => `${stagingPrefix}${PARTS_DIR}${path}${part.name}/${hash}${extension}`,
+    root: `${roots.prefix}${path}`,
+    of: (part) => windowOutputKeys(task.scheme, window, { ...roots, fileName: `${part.name}/${fileName}` }),
   };
 }
 
@@ -125,11 +120,12 @@ export async function buildFromParts<Result, InputRecord>(
   const { bucket, fileName } = definition.output;
   const { codeVersion } = definition;
   const noun = `${words.output} part`;
+  const partKeys = windowPartKeys(generic, window);
   const read: WindowLineageEntry[] = [];
   let built = 0;
   for (const part of split) {
     const partLabel = `${label}/${part.window.name}`;
-    const keys = windowPartKeys(generic, window, part.window);
+    const keys = partKeys.of(part.window);
     const hash = windowLineageHash({ partition: partLabel, codeVersion, entries: part.entries });
     const verdict = judgeWindowHead(await options.store.head(bucket, keys.outputKey), {
       partition: partLabel,
@@ -178,7 +174,7 @@ export async function buildFromParts<Result, InputRecord>(
   // The parts as the inputs of `combine`, read under the parts' root with If-Match on each ETag.
   const partsTask = {
     ...task,
-    sources: [{ source: { name: PARTS_SOURCE, prefix: windowPartKeys(generic, window, window).root }, bucket }],
+    sources: [{ source: { name: PARTS_SOURCE, prefix: partKeys.root }, bucket }],
   } as unknown as CompiledWindowTask<Result, InputRecord>;
   const combined = await buildWindowBytes(partsTask, parts.combine.bind(parts), window, label, options, {
     ...round,
