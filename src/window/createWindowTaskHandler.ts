@@ -138,25 +138,24 @@ export function createWindowTaskHandler(
    * A window built from its parts that made progress goes on in a new message (continueWindow.ts):
    * this one is then done. When the send fails, or for any other error, the error stands.
    */
-  const continueOrThrow = async (error: unknown, message: ContinuedMessage) => {
+  const continueOrThrow = async (
+    error: unknown,
+    message: ContinuedMessage,
+    outputKey: string,
+    log: Logger,
+  ): Promise<{ status: 'processed'; reason: string; outputKey: string }> => {
     if (!isRerunErrorNamed(error, 'WindowPartsPendingError')) throw error;
     const pending = error as WindowPartsPendingError;
     try {
       await continueWindow(queues, message);
     } catch (sendError) {
-      logger.warn('could not continue the window in a new message; it comes back after the visibility timeout', {
+      log.warn('could not continue the window in a new message; it comes back after the visibility timeout', {
         error: sendError instanceof Error ? sendError.message : String(sendError),
       });
       throw error;
     }
-    return {
-      status: 'processed' as const,
-      reason:
-        `${pending.current} of ${pending.total} parts are current (${pending.built} built now); ` +
-        'the rest continue in a new message',
-      outputKey: windowOutputKeys(task.scheme, task.scheme.parseWindow(message.window), task.definition.output)
-        .outputKey,
-    };
+    const progress = `${pending.current} of ${pending.total} parts are current (${pending.built} built now)`;
+    return { status: 'processed', reason: `${progress}; the rest continue in a new message`, outputKey };
   };
   return createTaskBatchHandler<{ window: PartitionWindow; origin: string; queueArn: string; messageId: string }>({
     name: stage,
@@ -206,9 +205,9 @@ export function createWindowTaskHandler(
         ...(limits.readAhead !== undefined ? { readAhead: limits.readAhead } : {}),
         deadline: { ...context.deadline, now },
       });
-      const outcome = await run.catch((error: unknown) =>
-        continueOrThrow(error, { stage, window: work.window.name, queueArn: work.queueArn, messageId: work.messageId }),
-      );
+      const message = { stage, window: work.window.name, queueArn: work.queueArn, messageId: work.messageId };
+      const outputKey = windowOutputKeys(task.scheme, work.window, task.definition.output).outputKey;
+      const outcome = await run.catch((error: unknown) => continueOrThrow(error, message, outputKey, context.logger));
       const origin = work.origin === 'window' ? '' : ` [${work.origin}]`;
       return {
         status: outcome.status,
