@@ -67,8 +67,19 @@ export function readWindowInputs(
     if (entry === undefined || started.has(index)) return;
     const { bucket, key } = keyOf(entry);
     const read = reader.getExact(bucket, key, entry.etag);
-    // Awaited when its turn comes; until then a failure must not be an unhandled rejection.
-    read.catch(() => {});
+    // Awaited when its turn comes; until then a failure must not be an unhandled rejection, and a body
+    // cut off while it waits must not be an unhandled 'error' event: it is noted at once (the build
+    // then fails reading it, and the round starts over).
+    read.then(
+      (r) => {
+        if (r.status === 'ok') {
+          r.body.on('error', (error) => {
+            failed ??= error;
+          });
+        }
+      },
+      () => {},
+    );
     started.set(index, read);
   };
   const discardStarted = () => {
@@ -91,9 +102,6 @@ export function readWindowInputs(
           // Thrown through the build, which cannot go on without this input; the engine starts over.
           throw new Error(`the input ${key} changed since it was listed`);
         }
-        read.body.once('error', (error) => {
-          failed ??= error;
-        });
         try {
           yield { ...entry, bucket, key, contentLength: read.contentLength, body: read.body };
         } finally {

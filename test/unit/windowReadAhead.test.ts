@@ -88,6 +88,38 @@ describe('readWindowInputs: reads ahead of the build', () => {
     expect(bodies.every((b) => b.destroyed)).toBe(true);
   });
 
+  it('a body cut off while it waits its turn is noted, not an unhandled error, and the build fails when it reaches it', async () => {
+    const reader = {
+      async getExact(_bucket: string, key: string): Promise<GetExactResult> {
+        const body = new Readable({ read() {} });
+        if (key.endsWith('/2.json')) {
+          // The connection drops while the body waits, unread, behind the inputs the build is reading.
+          setTimeout(() => body.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })), 1);
+        } else {
+          body.push(key);
+          body.push(null);
+        }
+        return { status: 'ok', body, contentLength: key.length };
+      },
+    } as unknown as S3PartitionStore;
+    const reads = readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, 4);
+    const seen: string[] = [];
+    await expect(
+      (async () => {
+        for await (const input of reads.inputs) {
+          // The build takes its time over the first inputs: the cut happens meanwhile.
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          for await (const _chunk of input.body) {
+            // read it whole
+          }
+          seen.push(input.path);
+        }
+      })(),
+    ).rejects.toThrow('aborted');
+    expect(seen).toEqual(['dt=2026-12-05/0.json', 'dt=2026-12-05/1.json']);
+    expect(reads.bodyError()).toMatchObject({ message: 'aborted' });
+  });
+
   it('an input changed since the listing ends the round at its turn, and the reads ahead of it are destroyed', async () => {
     const { reader, bodies } = slowReader('in/dt=2026-12-05/2.json');
     const reads = readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, 5);
