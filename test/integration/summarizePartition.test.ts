@@ -222,13 +222,12 @@ describe('summarizePartition against the emulator', () => {
 
   it('starts over when an input changes while it is being read, and records the lineage it really read', async () => {
     const reader = new S3PartitionStore(clients.s3);
-    let changed = false;
     const original = reader.getExact.bind(reader);
+    // Every read of the first round (they run ahead of the build, several at once) waits for the change.
+    let change: Promise<unknown> | undefined;
     reader.getExact = async (b, key, etag) => {
-      if (!changed) {
-        changed = true;
-        await normalized(`dt=${DAY}/orders.csv.ndjson`, '{"id":"1","amount":"99"}\n');
-      }
+      change ??= normalized(`dt=${DAY}/orders.csv.ndjson`, '{"id":"1","amount":"99"}\n');
+      await change;
       return original(b, key, etag);
     };
     const outcome = await summarizePartition(DAY, { ...options, reader });
@@ -260,13 +259,21 @@ describe('summarizePartition against the emulator', () => {
       expect(writes()).toBe(0);
     });
 
-    /** A reader whose every input read takes `msPerInput` of an injected clock. */
+    /**
+     * A reader whose every input takes `msPerInput` of an injected clock, counted once the build has
+     * read its body (the GETs run ahead of the build, several at once; the time is the build's).
+     */
     const slowReader = (clock: { t: number }, msPerInput: number) => {
       const reader = new S3PartitionStore(clients.s3);
       const getExact = reader.getExact.bind(reader);
       reader.getExact = async (...args: Parameters<typeof getExact>) => {
-        clock.t += msPerInput;
-        return getExact(...args);
+        const read = await getExact(...args);
+        if (read.status === 'ok') {
+          read.body.once('end', () => {
+            clock.t += msPerInput;
+          });
+        }
+        return read;
       };
       return reader;
     };
