@@ -321,9 +321,9 @@ export interface WindowRunOptions {
   /** The invocation's time. @default none: no time guard */
   readonly deadline?: WindowDeadline;
   /**
-   * GETs in flight ahead of the input the build reads (the build still gets the inputs one at a
-   * time, in order). 1 reads one input after the other.
-   * @default DEFAULT_WINDOW_READ_AHEAD (8)
+   * GETs in flight, the input the build reads and those ahead of it (the build still gets the
+   * inputs one at a time, in order). 1 reads one input after the other.
+   * @default DEFAULT_WINDOW_READ_AHEAD (1)
    */
   readonly readAhead?: number;
 }

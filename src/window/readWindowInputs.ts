@@ -22,8 +22,12 @@ export interface InputReads {
   checkDeadline(): void;
 }
 
-/** Inputs a window reads ahead of the one its build is reading, by default. */
-export const DEFAULT_WINDOW_READ_AHEAD = 8;
+/**
+ * GETs a window has in flight, by default: one, the input its build is reading. More (the `readAhead`
+ * option) reads ahead of the build; it is not the default while a hang of a summary task in the chaos
+ * suite's everything-at-once scenario, seen once with 8, is not explained (test/chaos/README.md).
+ */
+export const DEFAULT_WINDOW_READ_AHEAD = 1;
 
 /**
  * The reads of one round over `lineage`, with the time guard of `deadline`. Up to `readAhead` GETs

@@ -51,8 +51,8 @@ describe('readWindowInputs: reads ahead of the build', () => {
   it(`keeps up to readAhead GETs in flight (${DEFAULT_WINDOW_READ_AHEAD} by default) and yields in lineage order`, async () => {
     for (const [readAhead, expected] of [
       [undefined, DEFAULT_WINDOW_READ_AHEAD],
+      [8, 8],
       [3, 3],
-      [1, 1],
     ] as const) {
       const { reader, maxInFlight } = slowReader();
       const reads = readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, readAhead);
