@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { GetExactResult, S3PartitionStore } from '../../src/s3/S3PartitionStore.js';
@@ -88,35 +89,57 @@ describe('readWindowInputs: reads ahead of the build', () => {
     expect(bodies.every((b) => b.destroyed)).toBe(true);
   });
 
-  it('a body cut off while it waits its turn is noted, not an unhandled error, and the build fails when it reaches it', async () => {
+  /** A reader whose first GET of `cutKey` answers a body that the connection cuts off after `cutAfterMs`. */
+  function cuttingReader(cutKey: string, cutAfterMs: number) {
+    const gets: string[] = [];
     const reader = {
       async getExact(_bucket: string, key: string): Promise<GetExactResult> {
+        gets.push(key);
         const body = new Readable({ read() {} });
-        if (key.endsWith('/2.json')) {
-          // The connection drops while the body waits, unread, behind the inputs the build is reading.
-          setTimeout(() => body.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })), 1);
+        body.push(`${key} line 1\n${key} line 2\n`);
+        if (key === cutKey && gets.filter((k) => k === key).length === 1) {
+          setTimeout(() => body.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })), cutAfterMs);
         } else {
-          body.push(key);
           body.push(null);
         }
         return { status: 'ok', body, contentLength: key.length };
       },
     } as unknown as S3PartitionStore;
+    return { reader, gets };
+  }
+
+  /** Reads every input line by line as the reference summary does (node:readline), `pauseMs` a line. */
+  async function readLines(inputs: AsyncIterable<{ readonly body: Readable }>, pauseMs: number) {
+    const lines: string[] = [];
+    for await (const input of inputs) {
+      const reader = createInterface({ input: input.body, crlfDelay: Number.POSITIVE_INFINITY });
+      for await (const line of reader) {
+        lines.push(line);
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+    }
+    return lines;
+  }
+
+  it('a body cut off while it waits its turn is read again at its turn: a line reader would wait forever on it', async () => {
+    const cutKey = 'in/dt=2026-12-05/2.json';
+    const { reader, gets } = cuttingReader(cutKey, 1);
     const reads = readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, 4);
-    const seen: string[] = [];
-    await expect(
-      (async () => {
-        for await (const input of reads.inputs) {
-          // The build takes its time over the first inputs: the cut happens meanwhile.
-          await new Promise((resolve) => setTimeout(resolve, 10));
-          for await (const _chunk of input.body) {
-            // read it whole
-          }
-          seen.push(input.path);
-        }
-      })(),
-    ).rejects.toThrow('aborted');
-    expect(seen).toEqual(['dt=2026-12-05/0.json', 'dt=2026-12-05/1.json']);
+    // The build takes its time over the first inputs; the cut happens meanwhile, before it reaches 2.json.
+    const lines = await readLines(reads.inputs, 10);
+    expect(lines).toEqual(lineage.flatMap((e) => [`in/${e.path} line 1`, `in/${e.path} line 2`]));
+    expect(gets.filter((k) => k === cutKey)).toHaveLength(2);
+    expect(gets).toHaveLength(lineage.length + 1);
+    expect(reads.bodyError()).toBeUndefined();
+  });
+
+  it("a body cut off while the build reads it is the round's body error, and the build fails", async () => {
+    // One read at a time: 2.json is cut 5 ms after its answer, while the build (10 ms a line) reads it.
+    const cutKey = 'in/dt=2026-12-05/2.json';
+    const { reader, gets } = cuttingReader(cutKey, 5);
+    const reads = readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, 1);
+    await expect(readLines(reads.inputs, 10)).rejects.toThrow('aborted');
+    expect(gets.at(-1)).toBe(cutKey);
     expect(reads.bodyError()).toMatchObject({ message: 'aborted' });
   });
 
