@@ -3,6 +3,7 @@ import { AWS_LIST_PRICES_USD, costPerMillionItems } from '../../bench/awsCost.js
 import { coldStartTarget } from '../../bench/coldStart.js';
 import type { FirstRunMixResult } from '../../bench/firstRunMix.js';
 import type { PeakRssResult } from '../../bench/peakRss.js';
+import type { ReprocessPlanningResult } from '../../bench/reprocessPlanning.js';
 import type { SideBySideResult } from '../../bench/sideBySide.js';
 import { chainLatencyMs } from '../../bench/sideBySideTargets.js';
 import { TARGET_IDS, TargetStatus } from '../../bench/targetCheck.js';
@@ -267,7 +268,35 @@ describe('bench cost and targets', () => {
     expect(byId('mix-mutable')?.measured).toContain('adaptive 5.90 USD per million items against a bound of 6.17 USD');
     expect(byId('mix-reupload')).toMatchObject({ status: TargetStatus.MISSED, missedBy: '0.01 USD per million items' });
     expect(byId('mix-reupload')?.why).toContain("unknownPrefix 'check'");
+    // Judged from the side-by-side and reprocess sections, neither of which ran here.
     expect(byId('mix-reprocess')?.status).toBe(TargetStatus.NOT_MEASURED);
+  });
+
+  it('judges mix-reprocess: the plan of a done prefix against every input sent again, rerun worker and baseline', () => {
+    const planning = (list: number, lookup: number, ms: number) =>
+      ({ items: 1000, listing: { ms, requests: { list, lookup, head: 0 } } }) as unknown as ReprocessPlanningResult;
+    const judged = (plan: ReprocessPlanningResult | undefined, side: SideBySideResult | null = sideBySide()) =>
+      checkTargets({ ...(side ? { sideBySide: side } : {}), ...(plan ? { reprocessPlanning: plan } : {}) }).find(
+        (t) => t.id === 'mix-reprocess',
+      );
+    // Two input LISTs and two output LISTs a page of 1,000: 0.02 USD per million, at 2,000 items/s.
+    const met = judged(planning(4, 0, 500));
+    expect(met?.status).toBe(TargetStatus.MET);
+    expect(met?.measured).toContain(
+      'the plan 0.0200 USD per million items (4 LISTs, 0 lookups and 0 HEADs over 1000 inputs',
+    );
+    expect(met?.measured).toContain('at 2000 items/s');
+    // A plan of three requests by key per input costs more than sending each again (a HEAD, SQS, Lambda).
+    const looked = judged(planning(4, 3000, 500));
+    expect(looked?.status).toBe(TargetStatus.MISSED);
+    expect(looked?.missedBy).toMatch(
+      /^above the fixed path's bound by 0\.\d\d USD; above the baseline by 0\.\d\d USD$/,
+    );
+    // A plan slower than the baseline's re-sends (100 items/s here) misses on throughput alone.
+    const slow = judged(planning(4, 0, 20_000));
+    expect(slow).toMatchObject({ status: TargetStatus.MISSED, missedBy: "50 items per second under the baseline's" });
+    expect(judged(undefined)?.status).toBe(TargetStatus.NOT_MEASURED);
+    expect(judged(planning(4, 0, 500), null)?.status).toBe(TargetStatus.NOT_MEASURED);
   });
 
   it('judges overwrite-requests on both fixed paths of the first-run section: <= 4 checked first, <= 5 created first', () => {
