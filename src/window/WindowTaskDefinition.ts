@@ -323,7 +323,7 @@ export interface WindowRunOptions {
   /**
    * GETs in flight, the input the build reads and those ahead of it (the build still gets the
    * inputs one at a time, in order). 1 reads one input after the other.
-   * @default DEFAULT_WINDOW_READ_AHEAD (1)
+   * @default DEFAULT_WINDOW_READ_AHEAD (8)
    */
   readonly readAhead?: number;
 }

@@ -28,7 +28,7 @@ export interface InputReads {
  * was a body cut off while it waited its turn, to which node:readline then attached: its iterator
  * never ends on a stream that closed before it listened. Such a body is now read again at its turn.
  */
-export const DEFAULT_WINDOW_READ_AHEAD = 1;
+export const DEFAULT_WINDOW_READ_AHEAD = 8;
 
 /**
  * The reads of one round over `lineage`, with the time guard of `deadline`. Up to `readAhead` GETs

@@ -138,7 +138,8 @@ export function windowTaskConfigs(crashes: number): SimConfig[] {
   ];
   // A day of two or three inputs built from its hours (one input per run): the parts' own publishes
   // crash and go stale like the window's. Two deliveries of such a day racing are not here: measured
-  // alone they ended clean in 151 CPU s (47,646 executions), too large for the tier's time.
+  // alone they ended clean in 151 CPU s (47,646 executions) with one read at a time, and did not end
+  // within 400 CPU s (114,523 executions, clean so far) with the read-ahead: too large for the tier.
   configs.push(
     windowTaskConfig({
       name: `window task from parts: a late input during the build, crashes ${crashes}`,
