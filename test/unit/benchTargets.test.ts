@@ -248,27 +248,66 @@ describe('bench cost and targets', () => {
     expect(slow?.why).toContain('csv rows are short (about 1024 bytes)');
   });
 
-  it('judges each workload of the first-run section as mix-<workload>: adaptive against the cheaper fixed path + 5 %', () => {
-    const verdict = (workload: 'append' | 'mutable' | 'reupload', adaptive: number, cheaperFixed: number) => ({
+  it('judges each workload as mix-<workload>: with SQS and Lambda, against the cheaper fixed path + 5 % and the baseline', () => {
+    const fig = (workload: string, firstRun: string, requestsPerItem: number, s3UsdPerMillion: number) => ({
       workload,
-      adaptive,
-      cheaperFixed,
-      bound: Math.round(cheaperFixed * 1.05 * 100) / 100,
-      met: adaptive <= Math.round(cheaperFixed * 1.05 * 100) / 100,
-      probe: cheaperFixed,
-      probeMet: true,
+      firstRun,
+      items: 200,
+      operations: {},
+      requestsPerItem,
+      s3UsdPerMillion,
     });
     const firstRunMix = {
-      figures: [],
-      verdicts: [verdict('append', 5.4, 5.4), verdict('mutable', 5.9, 5.88), verdict('reupload', 0.43, 0.4)],
+      figures: [
+        ...[
+          ['create', 2.01, 5.4],
+          ['check', 3, 5.8],
+          ['adaptive', 2.01, 5.4],
+          ['adaptive-probe', 2.02, 5.4],
+        ].map(([run, n, usd]) => fig('append', run as string, n as number, usd as number)),
+        ...[
+          ['create', 2.6, 6.56],
+          ['check', 3.2, 5.88],
+          ['adaptive', 3.2, 5.9],
+          ['adaptive-probe', 3.2, 5.9],
+        ].map(([run, n, usd]) => fig('mutable', run as string, n as number, usd as number)),
+        ...[
+          ['create', 3, 5.8],
+          ['check', 1, 0.4],
+          ['adaptive', 1.03, 0.43],
+          ['adaptive-probe', 1, 0.4],
+        ].map(([run, n, usd]) => fig('reupload', run as string, n as number, usd as number)),
+      ],
+      verdicts: [],
     } as unknown as FirstRunMixResult;
-    const targets = checkTargets({ firstRunMix });
+    const side = sideBySide();
+    // rerun's phases at 130 items/s under modelled latency, the baseline's at 100.
+    for (const phase of ['first', 'duplicate', 'overwrite'] as const) {
+      (side.systems.rerun[phase] as { itemsPerSecond: number }).itemsPerSecond = 130;
+    }
+    const targets = checkTargets({ firstRunMix, sideBySide: side });
     const byId = (id: string) => targets.find((t) => t.id === id);
+    // append: S3 5.40 + SQS and Lambda of 99 % first runs and 1 % duplicates (0.1745) + 0.02 requests more
+    // than the phases at 25 ms each (0.0033) = 5.58; its chain 2.01 against the phases' 1.99: 128.7 items/s.
     expect(byId('mix-append')?.status).toBe(TargetStatus.MET);
-    expect(byId('mix-mutable')?.measured).toContain('adaptive 5.90 USD per million items against a bound of 6.17 USD');
-    expect(byId('mix-reupload')).toMatchObject({ status: TargetStatus.MISSED, missedBy: '0.01 USD per million items' });
+    expect(byId('mix-append')?.measured).toContain('adaptive 5.58 USD per million items at 129 items/s');
+    expect(byId('mix-append')?.measured).toContain('checked first 6.14 USD (bound 5.86 USD)');
+    expect(byId('mix-append')?.measured).toContain('at 100 items/s (1.29 x); end to end 1.24 x');
+    // mutable: checking first for its new objects makes the chain 3.2 against the phases' 2.2: 89.4 items/s.
+    expect(byId('mix-mutable')).toMatchObject({
+      status: TargetStatus.MISSED,
+      missedBy: "items/s 0.89 x of the baseline's, 0.11 x short of 1.00 x",
+    });
+    // reupload: 0.43 + 0.128 + 0.005 = 0.563 against 0.528 checked first + 5 % = 0.554.
+    expect(byId('mix-reupload')).toMatchObject({
+      status: TargetStatus.MISSED,
+      missedBy: "0.01 USD above the fixed paths' bound",
+    });
     expect(byId('mix-reupload')?.why).toContain("unknownPrefix 'check'");
-    // Judged from the side-by-side and reprocess sections, neither of which ran here.
+    // Without the side-by-side section there is no Lambda, SQS or baseline to judge with.
+    const alone = checkTargets({ firstRunMix });
+    expect(alone.find((t) => t.id === 'mix-append')?.status).toBe(TargetStatus.NOT_MEASURED);
+    // Judged from the side-by-side and reprocess sections, the second of which did not run here.
     expect(byId('mix-reprocess')?.status).toBe(TargetStatus.NOT_MEASURED);
   });
 
