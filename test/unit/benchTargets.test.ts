@@ -375,3 +375,25 @@ describe('bench cost and targets', () => {
     expect(targets.every((t) => t.status === TargetStatus.NOT_MEASURED && !t.met)).toBe(true);
   });
 });
+
+describe('bench/judge.ts: a saved report judged again', () => {
+  it('recomputes the targets from the saved sections, whatever targets the report was saved with', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'rerun-judge-'));
+    const file = join(dir, 'report.json');
+    // Saved by an older bench: one stale target, a side-by-side section to judge.
+    writeFileSync(
+      file,
+      JSON.stringify({ sideBySide: sideBySide(), targets: [{ id: 'first-run-requests', met: false }] }),
+    );
+    const judged = JSON.parse(
+      execFileSync(process.execPath, ['--import', 'tsx', 'bench/judge.ts', file, '--json'], { encoding: 'utf8' }),
+    ) as { id: string; status: string }[];
+    expect(judged.map((t) => t.id)).toEqual([...TARGET_IDS]);
+    expect(judged.find((t) => t.id === 'first-run-requests')?.status).toBe(TargetStatus.MET);
+    expect(judged.find((t) => t.id === 'cold-start')?.status).toBe(TargetStatus.NOT_MEASURED);
+  });
+});
