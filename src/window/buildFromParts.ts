@@ -2,6 +2,7 @@ import { isRerunErrorNamed } from '../errors.js';
 import type { Logger } from '../logging/logger.js';
 import type { PartitionWindow } from '../partitions/partitionScheme.js';
 import { type TimeWindow, timeWindowAt } from '../partitions/timeWindow.js';
+import { DeleteStatus } from '../s3/S3ObjectStore.js';
 import { type BuildRound, buildWindowBytes, type Restart, windowOutputWrite } from './buildWindowBytes.js';
 import { WindowPartsPendingError, WindowTooLargeError } from './errors.js';
 import { judgeWindowHead, WindowOutputState } from './judgeWindowHead.js';
@@ -102,7 +103,14 @@ export async function buildFromParts<Result, InputRecord>(
   round: BuildRound<InputRecord>,
   maxInputs: number,
 ): Promise<
-  { readonly result: Result; readonly bytes: Buffer; readonly parts: { total: number; built: number } } | Restart
+  | {
+      readonly result: Result;
+      readonly bytes: Buffer;
+      readonly parts: { total: number; built: number };
+      /** The names of the parts the output was combined from (the ones pruneWindowParts keeps). */
+      readonly partNames: readonly string[];
+    }
+  | Restart
 > {
   const { definition, words } = task;
   const parts = definition.parts as WindowParts<Result, InputRecord>;
@@ -181,7 +189,47 @@ export async function buildFromParts<Result, InputRecord>(
     lineage: read,
   });
   if (typeof combined === 'string') return `${noun}s: ${combined}`;
-  return { ...combined, parts: { total: split.length, built } };
+  return { ...combined, parts: { total: split.length, built }, partNames: split.map((p) => p.window.name) };
+}
+
+/**
+ * Removes the parts of `window` its output no longer reads, once it is published: every part after a
+ * direct build (a window that shrank to `maxInputs` or fewer inputs), and after a build from parts
+ * those outside `keep` (a part whose inputs are all gone). One listing of the window's parts; each
+ * delete is conditional on the ETag listed, so a part a concurrent writer has just rewritten is kept
+ * (its build reads it pinned to its ETag, and a part removed under it starts its round over).
+ * Housekeeping: a failure is logged, never the window's outcome. A task without parts lists
+ * nothing. Returns how many were removed.
+ *
+ * @example
+ * await pruneWindowParts(task, day, { store, reader }, logger, ['2026-12-05T13']);
+ */
+export async function pruneWindowParts(
+  task: CompiledWindowTask<unknown, unknown>,
+  window: PartitionWindow,
+  options: Pick<WindowRunOptions, 'store' | 'reader'>,
+  logger: Logger,
+  keep: readonly string[],
+): Promise<number> {
+  if (task.definition.parts === undefined) return 0;
+  const { bucket, fileName } = task.definition.output;
+  const { root } = windowPartKeys(task, window);
+  const kept = new Set(keep);
+  let removed = 0;
+  try {
+    for (const object of await options.reader.listAll(bucket, { prefix: root })) {
+      const part = object.key.slice(root.length, object.key.length - fileName.length - 1);
+      // Only a part's output: `{root}{part}/{fileName}`. Anything else under the root is left alone.
+      if (!object.key.endsWith(`/${fileName}`) || part === '' || part.includes('/') || kept.has(part)) continue;
+      if ((await options.store.deleteIfMatch(bucket, object.key, object.etag)) === DeleteStatus.DELETED) removed++;
+    }
+  } catch (error) {
+    logger.warn('parts no longer read were not all removed', {
+      removed,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+  return removed;
 }
 
 /**

@@ -2,7 +2,7 @@ import { PublishConflictError } from '../errors.js';
 import { type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import type { PartitionWindow } from '../partitions/partitionScheme.js';
-import { buildFromParts } from './buildFromParts.js';
+import { buildFromParts, pruneWindowParts } from './buildFromParts.js';
 import { buildWindowBytes, type Restart, windowOutputWrite } from './buildWindowBytes.js';
 import { WindowTooLargeError } from './errors.js';
 import { judgeWindowHead, WindowOutputState } from './judgeWindowHead.js';
@@ -162,14 +162,15 @@ async function attempt<Result, InputRecord>(
     codeVersion,
     ...recorded,
   });
+  // 6. The parts the output no longer reads: all of them after a direct build.
+  const removed = await pruneWindowParts(task as never, window, options, logger, partNamesOf(built));
   return {
     ...base,
     status: 'processed',
     reason:
       (verdict.state === WindowOutputState.MISSING
         ? `${words.output} published (${lineage.length} inputs)`
-        : `${words.output} replaced (${verdict.reason})`) +
-      (partCounts ? `, built from ${partCounts.total} parts (${partCounts.built} built now)` : ''),
+        : `${words.output} replaced (${verdict.reason})`) + partsNote(partCounts, removed),
     etag: published.etag,
     ...(verdict.state === WindowOutputState.MISSING
       ? {}
@@ -177,4 +178,17 @@ async function attempt<Result, InputRecord>(
     result,
     ...(partCounts ? { parts: partCounts } : {}),
   };
+}
+
+/** The parts a build from parts combined; none for a direct build. */
+function partNamesOf(built: object): readonly string[] {
+  return 'partNames' in built ? (built.partNames as readonly string[]) : [];
+}
+
+/** What a processed window's reason says of its parts: how it was built from them, and those removed. */
+function partsNote(counts: { readonly total: number; readonly built: number } | undefined, removed: number): string {
+  return (
+    (counts ? `, built from ${counts.total} parts (${counts.built} built now)` : '') +
+    (removed > 0 ? `; ${removed} ${removed === 1 ? 'part' : 'parts'} no longer read removed` : '')
+  );
 }

@@ -1,7 +1,8 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { Logger } from '../../src/logging/logger.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
 import { S3PartitionStore } from '../../src/s3/S3PartitionStore.js';
 import { defineWindowTask } from '../../src/window/defineWindowTask.js';
@@ -75,6 +76,17 @@ function dailyCounts(bucket: string, withParts = true) {
   });
 }
 
+/** A logger that keeps its warnings, each as `message: error`. */
+function warningsInto(warnings: string[]): Logger {
+  const none = () => {};
+  return {
+    debug: none,
+    info: none,
+    error: none,
+    warn: (message, ...fields) => warnings.push(`${message}: ${String(Object.assign({}, ...fields).error)}`),
+  };
+}
+
 /** An object store that counts the parts it published (puts at a part's own key, not its staging copy). */
 class CountingStore extends S3ObjectStore {
   partsPublished = 0;
@@ -93,6 +105,7 @@ describe('a window above maxInputs is built from its parts (a day from its hours
   let options: WindowRunOptions;
   const put = (key: string, body: string) =>
     clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+  const deleteKey = (key: string) => clients.s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
   const hour = (h: string, name: string, body: string) =>
     put(`events/year=2026/month=12/day=05/hour=${h}/${name}`, body);
   const output = async (): Promise<Counts> => JSON.parse(await readText(clients.s3, bucket, OUTPUT));
@@ -209,6 +222,83 @@ describe('a window above maxInputs is built from its parts (a day from its hours
     expect(await listKeys(clients.s3, bucket, 'daily/_staging/')).toEqual([]);
     expect(await listKeys(clients.s3, bucket, 'daily/dt=2026-12-05/_manifest/')).toHaveLength(1);
     expect(store.partsPublished).toBe(3);
+  });
+
+  it('removes the parts its output no longer reads: an hour whose inputs are gone, then all once the day is small', async () => {
+    const task = dailyCounts(bucket);
+    await task.run(DAY, options);
+    const parts = (hours: string[]) => hours.map((h) => `daily/_parts/dt=2026-12-05/2026-12-05T${h}/counts.json`);
+    // Hour 13 loses its only input; the day (4 inputs) is still above maxInputs and built from two hours.
+    await deleteKey(`events/year=2026/month=12/day=05/hour=13/c.json`);
+    // Something of the user's own under the parts' root is not a part: it is left alone.
+    await put('daily/_parts/dt=2026-12-05/notes.txt', 'mine');
+    const fewer = await task.run(DAY, options);
+    expect(fewer).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/built from 2 parts \(0 built now\); 1 part no longer read removed$/),
+    });
+    expect(await listKeys(clients.s3, bucket, 'daily/_parts/')).toEqual([
+      ...parts(['00', '23']),
+      'daily/_parts/dt=2026-12-05/notes.txt',
+    ]);
+    // Down to two inputs, the day is built directly, and none of its parts is read any more.
+    await deleteKey('events/year=2026/month=12/day=05/hour=23/d.json');
+    await deleteKey('events/year=2026/month=12/day=05/hour=23/e.json');
+    log.clear();
+    const direct = await task.run(DAY, options);
+    expect(direct).toMatchObject({
+      status: 'processed',
+      reason: expect.stringMatching(/; 2 parts no longer read removed$/),
+    });
+    expect(direct).not.toHaveProperty('parts');
+    expect(await listKeys(clients.s3, bucket, 'daily/_parts/')).toEqual(['daily/_parts/dt=2026-12-05/notes.txt']);
+    // Each removal was conditional on the ETag its listing gave.
+    const deletes = log.requests.filter(
+      (r) => r.operation === 'DeleteObject' && String(r.input.Key).includes('_parts'),
+    );
+    expect(deletes.map((r) => r.input.IfMatch)).toEqual([
+      expect.stringMatching(/^".+"$/),
+      expect.stringMatching(/^".+"$/),
+    ]);
+    // A day built directly with no parts left lists them once and removes nothing.
+    await hour('05', 'late.json', '{"n":11}\n');
+    expect((await task.run(DAY, options)).reason).not.toContain('removed');
+  });
+
+  it('keeps a part rewritten after its listing, and a removal that fails is logged, never the outcome', async () => {
+    const task = dailyCounts(bucket);
+    await task.run(DAY, options);
+    for (const key of ['13/c.json', '23/d.json', '23/e.json'])
+      await deleteKey(`events/year=2026/month=12/day=05/hour=${key}`);
+    const part13 = 'daily/_parts/dt=2026-12-05/2026-12-05T13/counts.json';
+    // A concurrent writer rewrites hour 13's part between the prune's listing and its delete.
+    const reader = new S3PartitionStore(clients.s3);
+    const listAll = reader.listAll.bind(reader);
+    reader.listAll = async (...args) => {
+      const listed = await listAll(...args);
+      if (args[1].prefix === 'daily/_parts/dt=2026-12-05/') await put(part13, 'rewritten');
+      return listed;
+    };
+    const warnings: string[] = [];
+    const logger = warningsInto(warnings);
+    const outcome = await task.run(DAY, { ...options, reader, logger, maxInputs: 100 });
+    // Built directly from the two inputs left: hours 00 and 23 removed, hour 13 (rewritten) kept.
+    expect(outcome.reason).toMatch(/; 2 parts no longer read removed$/);
+    expect(await listKeys(clients.s3, bucket, 'daily/_parts/')).toEqual([part13]);
+    expect(await readText(clients.s3, bucket, part13)).toBe('rewritten');
+    expect(warnings).toEqual([]);
+
+    // A store that refuses to delete parts (a policy): the day is published all the same, the refusal logged.
+    await hour('05', 'late.json', '{"n":11}\n');
+    const refusing = new CountingStore(clients.s3);
+    const deleteIfMatch = refusing.deleteIfMatch.bind(refusing);
+    refusing.deleteIfMatch = async (b, key, etag) => {
+      if (key.startsWith('daily/_parts/')) throw new Error('AccessDenied: not allowed');
+      return deleteIfMatch(b, key, etag);
+    };
+    const refused = await task.run(DAY, { ...options, store: refusing, logger, maxInputs: 100 });
+    expect(refused).toMatchObject({ status: 'processed' });
+    expect(warnings).toEqual(['parts no longer read were not all removed: AccessDenied: not allowed']);
   });
 
   it('refuses a day to build whose single hour is above maxInputs, having read no input', async () => {
