@@ -29,6 +29,9 @@ function slowestRun(runs: readonly PeakRssResult[]): PeakRssResult | undefined {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
+/** `normalize-mib-per-core`: issue 32 raised it from issue 15's 60 (the normalizer alone does about 140). */
+export const NORMALIZE_TARGET_MIB_PER_CPU_SECOND = 90;
+
 /**
  * The targets, each judged on its hardest figure: under modelled latency and end to end, never the
  * best of several. A target whose section did not run is listed as not measured.
@@ -168,7 +171,7 @@ function resourceTargets(report: TargetInputs): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const runs = report.peakRss ?? [];
   const rssTarget = '< 128 MiB peak RSS over a 1 GiB input (CSV and NDJSON; the highest counts)';
-  const coreTarget = '>= 60 MiB/s of CSV per core through the bundled handler (the slower CSV counts)';
+  const coreTarget = `>= ${NORMALIZE_TARGET_MIB_PER_CPU_SECOND} MiB/s of CSV per core through the bundled handler (the slower CSV counts)`;
   const csvRuns = runs.filter((r) => r.format !== 'ndjson');
   const csv = slowestRun(csvRuns);
   if (runs.length > 0) {
@@ -201,8 +204,8 @@ function resourceTargets(report: TargetInputs): TargetCheck[] {
     checks.push({
       id: 'normalize-mib-per-core',
       target: coreTarget,
-      status: core >= 60 ? TargetStatus.MET : TargetStatus.MISSED,
-      met: core >= 60,
+      status: core >= NORMALIZE_TARGET_MIB_PER_CPU_SECOND ? TargetStatus.MET : TargetStatus.MISSED,
+      met: core >= NORMALIZE_TARGET_MIB_PER_CPU_SECOND,
       measured:
         `${core} MiB per CPU second of the bundled worker process over the 1 GiB ${csv.format} input (${csv.seconds} s wall)` +
         others.map((r) => `; ${r.format} ${r.mibPerCpuSecond}`).join('') +
@@ -210,10 +213,10 @@ function resourceTargets(report: TargetInputs): TargetCheck[] {
         (report.normalizer
           ? `; the normalizer alone: ${report.normalizer.map((n) => `${n.format} ${n.mibPerCpuSecond}`).join(', ')} MiB per CPU second`
           : ''),
-      ...(core >= 60
+      ...(core >= NORMALIZE_TARGET_MIB_PER_CPU_SECOND
         ? {}
         : {
-            missedBy: `${round2(60 - core)} MiB/s short`,
+            missedBy: `${round2(NORMALIZE_TARGET_MIB_PER_CPU_SECOND - core)} MiB/s short`,
             why:
               `the cost is per record: ${csv.format} rows are short (about ${Math.round(csv.inputBytes / Math.max(1, csv.rows))} bytes), and each pays for its parsing, its JSON string and the garbage both leave; ` +
               'see the CPU profile in bench/README.md',
