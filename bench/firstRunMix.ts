@@ -21,11 +21,17 @@ export type MixWorkload = (typeof MIX_WORKLOADS)[number];
  * the option beside the default.
  */
 export type MixRun = FirstRun | 'adaptive-probe';
+/**
+ * Runs judged on their own, not as workloads: `overwrite`, every item an overwrite of an output
+ * another sandbox built; `duplicate-after-overwrite`, S3's duplicates of objects another sandbox
+ * built, delivered to a sandbox that has seen an overwrite under their prefix.
+ */
+type ExtraWorkload = 'overwrite' | 'duplicate-after-overwrite';
 const MIX_RUNS: readonly MixRun[] = ['create', 'check', 'adaptive', 'adaptive-probe'];
 
 /** One workload through one `firstRun`: S3 requests and their cost per item. */
 export interface FirstRunMixFigures {
-  readonly workload: MixWorkload | 'overwrite';
+  readonly workload: MixWorkload | ExtraWorkload;
   readonly firstRun: MixRun;
   readonly items: number;
   /** S3 requests of the deliveries, by operation (uploads and the state before are not counted). */
@@ -43,6 +49,11 @@ export interface FirstRunMixResult {
    * fixed path: the requests an overwrite costs when created first and when checked first.
    */
   readonly overwrite?: { readonly create: FirstRunMixFigures; readonly check: FirstRunMixFigures };
+  /**
+   * S3's duplicates delivered to a sandbox that has seen an overwrite under their prefix, through the
+   * default first run (`requests-per-duplicate`: 1 there).
+   */
+  readonly duplicateAfterOverwrite?: FirstRunMixFigures;
   readonly verdicts: readonly {
     readonly workload: MixWorkload;
     readonly adaptive: number;
@@ -93,6 +104,15 @@ export async function measureFirstRunMix(options: {
     `first-run mix: overwrites alone: ${overwrite.create.requestsPerItem} S3 requests per item created first, ` +
       `${overwrite.check.requestsPerItem} checked first`,
   );
+  const duplicateAfterOverwrite = await runMix(
+    options.endpoint,
+    'duplicate-after-overwrite',
+    'adaptive',
+    options.items,
+  );
+  options.log(
+    `first-run mix: S3's duplicates on a prefix seen overwritten: ${duplicateAfterOverwrite.requestsPerItem} S3 requests per item`,
+  );
   const verdicts = MIX_WORKLOADS.map((workload) => {
     const cost = (firstRun: MixRun) =>
       figures.find((f) => f.workload === workload && f.firstRun === firstRun)?.s3UsdPerMillion ?? Number.NaN;
@@ -101,10 +121,10 @@ export async function measureFirstRunMix(options: {
     const [adaptive, probe] = [cost('adaptive'), cost('adaptive-probe')];
     return { workload, adaptive, cheaperFixed, bound, met: adaptive <= bound, probe, probeMet: probe <= bound };
   });
-  return { figures, overwrite, verdicts };
+  return { figures, overwrite, duplicateAfterOverwrite, verdicts };
 }
 
-async function runMix(endpoint: string, workload: MixWorkload | 'overwrite', firstRun: MixRun, items: number) {
+async function runMix(endpoint: string, workload: MixWorkload | ExtraWorkload, firstRun: MixRun, items: number) {
   const client = () => new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1 });
   const uploads = client();
   const counted = client();
@@ -151,7 +171,13 @@ async function runMix(endpoint: string, workload: MixWorkload | 'overwrite', fir
   // The state before: outputs another sandbox built (its own policy, not counted).
   const before = async (keys: string[]) => {
     const other = { store, freshDelivery: true, createFirst: true, removalsLookAgain: true };
-    for (const key of keys) await processObject(worker, await upload(key, `v1 ${key}\n`), other);
+    const events: S3ObjectEvent[] = [];
+    for (const key of keys) {
+      const event = await upload(key, `v1 ${key}\n`);
+      await processObject(worker, event, other);
+      events.push(event);
+    }
+    return events;
   };
   const deliveries: (() => Promise<S3ObjectEvent>)[] = [];
   if (workload === 'append') {
@@ -177,6 +203,12 @@ async function runMix(endpoint: string, workload: MixWorkload | 'overwrite', fir
           : () => upload(`data/new-${i}.csv`, `row ${i}\n`),
       );
     }
+  } else if (workload === 'duplicate-after-overwrite') {
+    const keys = Array.from({ length: items + 1 }, (_, i) => `data/seen-${i}.csv`);
+    const [overwritten, ...events] = await before(keys);
+    // This sandbox sees one overwrite under the prefix (not counted); then S3 delivers the others' events again.
+    await processObject(worker, await upload(overwritten?.key as string, 'v2\n'), sandbox);
+    for (const event of events) deliveries.push(async () => event);
   } else if (workload === 'overwrite') {
     const keys = Array.from({ length: items }, (_, i) => `data/kept-${i}.csv`);
     await before(keys);
