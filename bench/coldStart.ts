@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
@@ -12,6 +13,7 @@ import {
   type LambdaRuntimeTools,
   locateLambdaRuntimeTools,
 } from '../local/runner/lambdaRuntimeTools.js';
+import { childPids } from '../local/runner/linuxProcesses.js';
 import { toSqsRecord } from '../local/runner/sqsRecord.js';
 import type { PipelineClients } from '../src/ledger/pipelineClients.js';
 import { createIdempotencyTable } from './baseline/powertoolsWorker.js';
@@ -28,20 +30,34 @@ export interface ColdStartFigures {
   readonly firstInvokeMs: readonly number[];
   /** The median of `firstInvokeMs`. */
   readonly medianMs: number;
+  /**
+   * Each run's CPU time of the runtime's processes up to the first answer, ms (user + system, from
+   * /proc, in the kernel's 10 ms ticks): what the target judges, since the wall time also counts the
+   * waits of a loaded machine.
+   */
+  readonly cpuMs: readonly number[];
+  /** The median of `cpuMs`. */
+  readonly medianCpuMs: number;
 }
 
-/** Both bundles, measured in one run, alternating. */
+/** The bundles, measured in one run, alternating. */
 export interface ColdStartResult {
   readonly runs: number;
   readonly normalize: ColdStartFigures;
   readonly powertools: ColdStartFigures;
+  /** The floor: the bare S3 client's GET and PUT (bench/baseline/bareS3Handler.ts), when it ran. */
+  readonly bareS3?: ColdStartFigures;
 }
 
 /** The bundles to start: their folder (the code directory) holds `index.mjs`. */
 export interface ColdStartBundles {
   readonly normalize: string;
   readonly powertools: string;
+  readonly bareS3?: string;
 }
+
+/** The fewest runs whose median the target takes (issue 32). */
+export const COLD_START_MIN_RUNS = 9;
 
 /**
  * Import plus first invoke of each bundle under the Lambda runtime mode (aws-lambda-rie with the
@@ -80,23 +96,59 @@ export async function measureColdStart(options: {
     // no GetQueueUrl and GetQueueAttributes before the first item. The baseline ignores it.
     MAX_RECEIVE_COUNT: String(topology.normalize.maxReceiveCount),
   };
-  const figures = { normalize: newFigures('normalize'), powertools: newFigures('powertools-baseline') };
-  // Run 0 is the untimed warm-up.
+  const figures = {
+    normalize: newFigures('normalize'),
+    powertools: newFigures('powertools-baseline'),
+    bareS3: newFigures('bare S3 client (floor)'),
+  };
+  const bundles = (['normalize', 'powertools', 'bareS3'] as const).filter((b) => options.bundles[b] !== undefined);
+  // Run 0 is the untimed warm-up; each run starts the bundles in a rotated order.
   for (let run = 0; run <= options.runs; run++) {
-    const order = run % 2 === 0 ? (['normalize', 'powertools'] as const) : (['powertools', 'normalize'] as const);
+    const order = bundles.map((_, i) => bundles[(i + run) % bundles.length] as (typeof bundles)[number]);
     for (const which of order) {
       options.log?.(`cold-start: ${which}, ${run === 0 ? 'warm-up' : `run ${run} of ${options.runs}`}...`);
       const event = await freshInput(clients, buckets.input, `incoming/cold-${which}-${run}.csv`);
-      const ms = await firstInvoke(tools, dirname(options.bundles[which]), environment, event);
-      if (run > 0) figures[which].firstInvokeMs.push(ms);
+      const { ms, cpuMs } = await firstInvoke(tools, dirname(options.bundles[which] as string), environment, event);
+      if (run > 0) {
+        figures[which].firstInvokeMs.push(ms);
+        figures[which].cpuMs.push(cpuMs);
+      }
     }
   }
-  const done = (f: ReturnType<typeof newFigures>): ColdStartFigures => ({ ...f, medianMs: median(f.firstInvokeMs) });
-  return { runs: options.runs, normalize: done(figures.normalize), powertools: done(figures.powertools) };
+  const done = (f: ReturnType<typeof newFigures>): ColdStartFigures => ({
+    ...f,
+    medianMs: median(f.firstInvokeMs),
+    medianCpuMs: median(f.cpuMs),
+  });
+  return {
+    runs: options.runs,
+    normalize: done(figures.normalize),
+    powertools: done(figures.powertools),
+    ...(options.bundles.bareS3 ? { bareS3: done(figures.bareS3) } : {}),
+  };
 }
 
 function newFigures(handler: string) {
-  return { handler, firstInvokeMs: [] as number[] };
+  return { handler, firstInvokeMs: [] as number[], cpuMs: [] as number[] };
+}
+
+/** User plus system CPU of `pid` and every process under it, ms (/proc, in clock ticks of 10 ms). */
+function treeCpuMs(pid: number): number {
+  let ticks = 0;
+  const stack = [pid];
+  while (stack.length > 0) {
+    const current = stack.pop() as number;
+    try {
+      const stat = readFileSync(`/proc/${current}/stat`, 'utf8');
+      // Fields 14 and 15 (utime, stime) follow the command name in parentheses.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Gone while we looked.
+    }
+    stack.push(...childPids(current));
+  }
+  return ticks * 10;
 }
 
 /** Uploads one small CSV and returns its ObjectCreated event as the queue delivers it, fresh. */
@@ -133,7 +185,7 @@ async function firstInvoke(
   codeDirectory: string,
   environment: Record<string, string>,
   event: SQSEvent,
-): Promise<number> {
+): Promise<{ ms: number; cpuMs: number }> {
   const slot = await LambdaRuntimeSlot.start({
     tools,
     function: {
@@ -150,10 +202,12 @@ async function firstInvoke(
     const started = performance.now();
     const result = await slot.invoke(event, randomUUID());
     const ms = Math.round((performance.now() - started) * 10) / 10;
+    // The runtime's processes (the runtime client and the bundle in Node), still alive after the answer.
+    const cpuMs = slot.runtimePids().reduce((sum, pid) => sum + treeCpuMs(pid), 0);
     if (result.kind !== 'returned') throw new Error(`cold start of ${codeDirectory} failed: ${JSON.stringify(result)}`);
     const failures = (result.value as { batchItemFailures?: unknown[] } | undefined)?.batchItemFailures ?? [];
     if (failures.length > 0) throw new Error(`cold start of ${codeDirectory}: the item failed`);
-    return ms;
+    return { ms, cpuMs };
   } finally {
     await slot.stop();
   }
@@ -165,8 +219,9 @@ function median(values: readonly number[]): number {
 }
 
 /**
- * The cold-start target: the normalize bundle's median import plus first invoke at most the
- * Powertools baseline bundle's, both measured in the same run.
+ * The cold-start target (issue 32): the normalize bundle's median CPU of import plus first item under
+ * the Lambda runtime mode at most the Powertools baseline bundle's, over at least
+ * {@link COLD_START_MIN_RUNS} runs alternating in one run; the bare S3 client's is printed as the floor.
  *
  * @example
  * coldStartTarget(result).met;
@@ -174,17 +229,32 @@ function median(values: readonly number[]): number {
 export function coldStartTarget(result: ColdStartResult): TargetCheck {
   const n = result.normalize;
   const p = result.powertools;
-  const met = n.medianMs <= p.medianMs;
+  const enoughRuns = result.runs >= COLD_START_MIN_RUNS;
+  const faster = n.medianCpuMs <= p.medianCpuMs;
+  const met = enoughRuns && faster;
+  const floor = result.bareS3;
   return {
     id: 'cold-start',
     target:
-      'import + first invoke of the normalize bundle under the Lambda runtime mode (RIE, RIC, Node 24) <= the Powertools baseline bundle, in one run',
+      `CPU of import + first item of the normalize bundle under the Lambda runtime mode (RIE, RIC, Node 24) <= the ` +
+      `Powertools baseline bundle's, medians of >= ${COLD_START_MIN_RUNS} runs alternating in one run; the bare S3 client's printed as the floor`,
     status: met ? TargetStatus.MET : TargetStatus.MISSED,
     met,
     measured:
-      `normalize ${n.medianMs} ms vs Powertools ${p.medianMs} ms (median of ${result.runs}, alternating: ` +
-      `${n.firstInvokeMs.join(', ')} vs ${p.firstInvokeMs.join(', ')})`,
-    ...(met ? {} : { missedBy: `${Math.round((n.medianMs - p.medianMs) * 10) / 10} ms slower` }),
+      `CPU: normalize ${n.medianCpuMs} ms vs Powertools ${p.medianCpuMs} ms` +
+      (floor ? `, floor (bare S3 client) ${floor.medianCpuMs} ms` : ', floor not measured') +
+      ` (medians of ${result.runs}: ${n.cpuMs.join(', ')} vs ${p.cpuMs.join(', ')}); wall: normalize ${n.medianMs} ms ` +
+      `vs Powertools ${p.medianMs} ms${floor ? `, floor ${floor.medianMs} ms` : ''}`,
+    ...(met
+      ? {}
+      : {
+          missedBy: [
+            enoughRuns ? '' : `${COLD_START_MIN_RUNS - result.runs} run(s) too few (--cold-start-runs)`,
+            faster ? '' : `${Math.round((n.medianCpuMs - p.medianCpuMs) * 10) / 10} ms of CPU more`,
+          ]
+            .filter((t) => t !== '')
+            .join('; '),
+        }),
   };
 }
 

@@ -234,10 +234,16 @@ function formatHandlers(report: BenchReport, out: string[]): void {
   const cold = report.coldStart;
   if (cold) {
     out.push(
-      'Cold start under the Lambda runtime mode (aws-lambda-rie, Node 24, aws-lambda-ric): import + first invoke of one new item, a new emulator each run',
+      'Cold start under the Lambda runtime mode (aws-lambda-rie, Node 24, aws-lambda-ric): import + first invoke of one new item, a new emulator each run; CPU of the runtime processes (10 ms ticks) and wall time',
       table(
-        ['bundle', 'median', 'runs (ms)'],
-        [cold.normalize, cold.powertools].map((f) => [f.handler, `${f.medianMs} ms`, f.firstInvokeMs.join(', ')]),
+        ['bundle', 'median CPU', 'CPU runs (ms)', 'median wall', 'wall runs (ms)'],
+        [cold.normalize, cold.powertools, ...(cold.bareS3 ? [cold.bareS3] : [])].map((f) => [
+          f.handler,
+          `${f.medianCpuMs} ms`,
+          f.cpuMs.join(', '),
+          `${f.medianMs} ms`,
+          f.firstInvokeMs.join(', '),
+        ]),
       ),
       '',
     );

@@ -20,7 +20,12 @@ import { createPipelineClients } from '../src/ledger/pipelineClients.js';
 import { AWS_LIST_PRICES_USD } from './awsCost.js';
 import { measureBackfillPlanning } from './backfillPlanning.js';
 import { bundleEntry, measureBundle, stackWorkerBundles } from './bundleSize.js';
-import { BenchSectionNotRunnableError, ensureLambdaRuntimeTools, measureColdStart } from './coldStart.js';
+import {
+  BenchSectionNotRunnableError,
+  COLD_START_MIN_RUNS,
+  ensureLambdaRuntimeTools,
+  measureColdStart,
+} from './coldStart.js';
 import { compareCsvReaders } from './csvReaders.js';
 import { measureFirstRunMix } from './firstRunMix.js';
 import { measureNormalizerThroughput } from './normalizerThroughput.js';
@@ -61,7 +66,7 @@ const { values } = parseArgs({
     'window-inputs': { type: 'string', default: '600' },
     'rss-bytes': { type: 'string', default: String(1024 ** 3) },
     'normalizer-bytes': { type: 'string', default: String(64 * 1024 ** 2) },
-    'cold-start-runs': { type: 'string', default: '5' },
+    'cold-start-runs': { type: 'string', default: String(COLD_START_MIN_RUNS) },
     'rss-formats': { type: 'string', default: 'csv,csv-wide,ndjson' },
     'cpu-prof': { type: 'string' },
   },
@@ -173,6 +178,7 @@ try {
     const bundles = {
       normalize: (await stackWorkerBundles()).normalize,
       powertools: await bundleEntry('bench/baseline/handler.ts', 'powertools-baseline'),
+      bareS3: await bundleEntry('bench/baseline/bareS3Handler.ts', 'bare-s3'),
     };
     const tools = ensureLambdaRuntimeTools(log);
     sections.coldStart = await measureColdStart({ endpoint, clients, bundles, runs: coldStartRuns, log, tools });

@@ -231,25 +231,41 @@ describe('bench cost and targets', () => {
     expect(missed?.missedBy).toContain('repair (repair writes left out)');
   });
 
-  it('judges the cold start on the normalize bundle against the baseline, in one run', () => {
-    const figures = (handler: string, runs: number[]) => ({
+  it('judges the cold start on the CPU medians of at least 9 runs, normalize against the baseline, the bare S3 client the floor', () => {
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+    const figures = (handler: string, cpu: number[]) => ({
       handler,
-      firstInvokeMs: runs,
-      medianMs: [...runs].sort((a, b) => a - b)[1] ?? 0,
+      firstInvokeMs: cpu.map((c) => c + 100),
+      medianMs: median(cpu) + 100,
+      cpuMs: cpu,
+      medianCpuMs: median(cpu),
     });
+    const nine = (base: number) => Array.from({ length: 9 }, (_, i) => base + (i % 3) * 10);
     const met = coldStartTarget({
-      runs: 3,
-      normalize: figures('normalize', [400, 380, 420]),
-      powertools: figures('powertools-baseline', [450, 500, 430]),
+      runs: 9,
+      normalize: figures('normalize', nine(130)),
+      powertools: figures('powertools-baseline', nine(150)),
+      bareS3: figures('bare S3 client (floor)', nine(100)),
     });
     expect(met.status).toBe(TargetStatus.MET);
-    expect(met.measured).toContain('normalize 400 ms vs Powertools 450 ms');
-    const missed = coldStartTarget({
-      runs: 3,
-      normalize: figures('normalize', [500, 480, 520]),
-      powertools: figures('powertools-baseline', [450, 500, 430]),
+    expect(met.measured).toMatch(
+      /^CPU: normalize 140 ms vs Powertools 160 ms, floor \(bare S3 client\) 110 ms \(medians of 9: /,
+    );
+    // Slower than the baseline in CPU, whatever the wall time says.
+    const slower = coldStartTarget({
+      runs: 9,
+      normalize: { ...figures('normalize', nine(170)), medianMs: 1 },
+      powertools: figures('powertools-baseline', nine(150)),
     });
-    expect(missed.missedBy).toBe('50 ms slower');
+    expect(slower).toMatchObject({ status: TargetStatus.MISSED, missedBy: '20 ms of CPU more' });
+    expect(slower.measured).toContain('floor not measured');
+    // A median of fewer than 9 runs is not the target's figure.
+    const few = coldStartTarget({
+      runs: 5,
+      normalize: figures('normalize', [130, 130, 130, 130, 130]),
+      powertools: figures('powertools-baseline', [150, 150, 150, 150, 150]),
+    });
+    expect(few).toMatchObject({ status: TargetStatus.MISSED, missedBy: '4 run(s) too few (--cold-start-runs)' });
   });
 
   it('judges peak RSS on the highest of the runs and the CSV throughput on the slower CSV', () => {
