@@ -288,7 +288,8 @@ export function ensureLambdaRuntimeTools(
   const install = spawnSync('bash', [join(root, LAMBDA_RUNTIME_INSTALL_SCRIPT)], {
     cwd: root,
     env: options.env ?? process.env,
-    stdio: ['ignore', 'inherit', 'pipe'],
+    // The script's own output goes to stderr: stdout is the report (`--json` is one JSON document).
+    stdio: ['ignore', 2, 'pipe'],
     encoding: 'utf8',
   });
   if (install.status !== 0) {

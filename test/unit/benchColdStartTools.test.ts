@@ -1,4 +1,5 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -29,5 +30,26 @@ describe("the bench's cold-start section on a machine without the Lambda runtime
     expect(thrown).toBeInstanceOf(BenchSectionNotRunnableError);
     expect((thrown as Error).message).toMatch(/could not be installed .*go is needed to build aws-lambda-rie/);
     expect(said).toEqual([expect.stringMatching(/installing the Lambda runtime tools/)]);
+  });
+
+  it("keeps the install script's output off stdout, which holds the report (--json is one JSON document)", () => {
+    const root = mkdtempSync(join(tmpdir(), 'rerun-bench-tools-'));
+    scratch.push(root);
+    mkdirSync(join(root, 'scripts'));
+    // An install that prints to stdout as npm does ("added 102 packages"), then fails.
+    writeFileSync(
+      join(root, 'scripts/install-lambda-runtime.sh'),
+      'echo "added 102 packages in 6s"\necho "no go here" >&2\nexit 1\n',
+    );
+    const script =
+      "const { ensureLambdaRuntimeTools } = await import('./bench/coldStart.ts');" +
+      `try { ensureLambdaRuntimeTools(() => {}, { root: ${JSON.stringify(root)} }); } catch (e) { console.error(e.message); }`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(child.stdout).toBe('');
+    expect(child.stderr).toContain('added 102 packages in 6s');
+    expect(child.stderr).toMatch(/could not be installed .*no go here/);
   });
 });
