@@ -350,7 +350,7 @@ describe('bench cost and targets', () => {
     // reupload: 0.43 + 0.128 + 0.005 = 0.563 against 0.528 checked first + 5 % = 0.554.
     expect(byId('mix-reupload')).toMatchObject({
       status: TargetStatus.MISSED,
-      missedBy: "0.01 USD above the fixed paths' bound",
+      missedBy: "0.0086 USD above the fixed paths' bound",
     });
     expect(byId('mix-reupload')?.why).toContain("unknownPrefix 'check'");
     // Without the side-by-side section there is no Lambda, SQS or baseline to judge with.
