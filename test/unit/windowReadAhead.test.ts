@@ -2,24 +2,15 @@ import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { GetExactResult, S3PartitionStore } from '../../src/s3/S3PartitionStore.js';
-import { defineWindowTask } from '../../src/window/defineWindowTask.js';
 import { DEFAULT_WINDOW_READ_AHEAD, readWindowInputs } from '../../src/window/readWindowInputs.js';
+import { dailyReadTask } from '../support/dailyReadTask.js';
 
 /**
  * A window's reads run ahead of its build: up to `readAhead` GETs in flight, the build still handed
  * the inputs one at a time in the lineage's order, and reads started ahead of a stop destroyed unread.
  */
 
-const task = defineWindowTask({
-  name: 'daily',
-  codeVersion: 'daily@1',
-  partitions: { kind: 'time', grain: 'daily', template: 'dt={yyyy}-{MM}-{dd}' },
-  inputs: [
-    { name: 'in', prefix: 'in/', partitions: { kind: 'time', grain: 'daily', template: 'dt={yyyy}-{MM}-{dd}' } },
-  ],
-  output: { bucket: 'out', prefix: 'daily/', fileName: 'out.json' },
-  build: async () => undefined,
-});
+const task = dailyReadTask('out');
 
 const lineage = Array.from({ length: 10 }, (_, i) => ({
   source: 'in',

@@ -4,8 +4,8 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients } from '../../src/aws/clients.js';
 import { S3PartitionStore } from '../../src/s3/S3PartitionStore.js';
-import { defineWindowTask } from '../../src/window/defineWindowTask.js';
 import { readWindowInputs } from '../../src/window/readWindowInputs.js';
+import { dailyReadTask } from '../support/dailyReadTask.js';
 
 /**
  * A body read ahead of the build and cut off by the network while it waits its turn, over a real
@@ -14,16 +14,7 @@ import { readWindowInputs } from '../../src/window/readWindowInputs.js';
  * turn (what hung a summary task in the chaos suite when reads ran 8 ahead).
  */
 
-const task = defineWindowTask({
-  name: 'daily',
-  codeVersion: 'daily@1',
-  partitions: { kind: 'time', grain: 'daily', template: 'dt={yyyy}-{MM}-{dd}' },
-  inputs: [
-    { name: 'in', prefix: 'in/', partitions: { kind: 'time', grain: 'daily', template: 'dt={yyyy}-{MM}-{dd}' } },
-  ],
-  output: { bucket: 'data', prefix: 'daily/', fileName: 'out.json' },
-  build: async () => undefined,
-});
+const task = dailyReadTask('data');
 
 const lineage = Array.from({ length: 6 }, (_, i) => ({ source: 'in', path: `dt=2026-12-05/${i}.json`, etag: `e${i}` }));
 const linesOf = (key: string) => `${key} a\n${key} b\n`;
