@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { DeadlineNearError } from '../errors.js';
 import type { GetExactResult, S3PartitionStore } from '../s3/S3PartitionStore.js';
 import { WindowTaskConfigurationError, WindowTooLargeError } from './errors.js';
@@ -125,9 +126,11 @@ export function readWindowInputs(
           // Thrown through the build, which cannot go on without this input; the engine starts over.
           throw new Error(`the input ${key} changed since it was listed`);
         }
+        const body = handedBody(read.body);
         try {
-          yield { ...entry, bucket, key, contentLength: read.contentLength, body: read.body };
+          yield { ...entry, bucket, key, contentLength: read.contentLength, body };
         } finally {
+          body.destroy();
           read.body.destroy();
         }
       }
@@ -137,6 +140,18 @@ export function readWindowInputs(
     }
   }
   return { inputs: inputs(), bodyError: () => failed, changed: () => changed, checkDeadline: () => guard(done) };
+}
+
+/**
+ * The body as the build gets it: a stream that reads the response only once the build reads it. A
+ * response cut after the hand-over but before the build's first read (a build that awaits something
+ * first) then fails that read. Attached to the response itself, node:readline would wait forever on
+ * a stream that closed before it listened. An error after the build is done with it is nobody's.
+ */
+function handedBody(response: Readable): Readable {
+  const body = Readable.from(response, { objectMode: false });
+  body.on('error', () => {});
+  return body;
 }
 
 /**

@@ -134,6 +134,26 @@ describe('readWindowInputs: reads ahead of the build', () => {
     expect(reads.bodyError()).toMatchObject({ message: 'aborted' });
   });
 
+  it('a body cut after the hand-over, while the build awaits something before reading it, fails that read', async () => {
+    // One read at a time: 2.json is cut 5 ms after its answer; the build waits 20 ms before it reads each input.
+    const cutKey = 'in/dt=2026-12-05/2.json';
+    const { reader } = cuttingReader(cutKey, 5);
+    const reads = readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, 1);
+    const lines: string[] = [];
+    await expect(
+      (async () => {
+        for await (const input of reads.inputs) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          for await (const line of createInterface({ input: input.body, crlfDelay: Number.POSITIVE_INFINITY })) {
+            lines.push(line);
+          }
+        }
+      })(),
+    ).rejects.toThrow('aborted');
+    expect(lines).toHaveLength(4);
+    expect(reads.bodyError()).toMatchObject({ message: 'aborted' });
+  });
+
   it('an input changed since the listing ends the round at its turn, and the reads ahead of it are destroyed', async () => {
     const { reader, bodies } = slowReader('in/dt=2026-12-05/2.json');
     const reads = readWindowInputs(task as never, '2026-12-05', lineage, reader, undefined, 5);
