@@ -24,10 +24,11 @@ export interface InputReads {
 }
 
 /**
- * GETs a window has in flight, by default: one, the input its build is reading. More (the `readAhead`
- * option) reads ahead of the build. The hang of a summary task seen once with 8 in the chaos suite
- * was a body cut off while it waited its turn, to which node:readline then attached: its iterator
- * never ends on a stream that closed before it listened. Such a body is now read again at its turn.
+ * GETs a window has in flight by default: the input its build reads and the 7 after it (the
+ * `readAhead` option; 1 reads one input after the other). The hang of a summary task seen once with 8
+ * in the chaos suite was a body cut off while it waited its turn, to which node:readline then
+ * attached: its iterator never ends on a stream that closed before it listened. Such a body is now
+ * read again at its turn, and the build reads through {@link handedBody}.
  */
 export const DEFAULT_WINDOW_READ_AHEAD = 8;
 
@@ -95,9 +96,8 @@ export function readWindowInputs(
   /**
    * The read of `index` as the build may take it. A body cut off while it waited its turn (a dropped
    * connection, or the client's idle timeout behind a slow build) is read again now, pinned to the
-   * same ETag: a build that attached to it would never see it end (node:readline's iterator waits
-   * forever on a stream that closed before it started listening). A body that fails once the build
-   * has it is the round's body error (the round starts over).
+   * same ETag, so the round goes on instead of starting over. A body that fails once the build has it
+   * is the round's body error (the round starts over).
    */
   const takeTurn = async (index: number, entry: WindowLineageEntry): Promise<GetExactResult> => {
     let read = (await started.get(index)) as GetExactResult;
