@@ -1,7 +1,7 @@
 import { costPerMillionItems } from './awsCost.js';
 import type { FirstRunMixFigures } from './firstRunMix.js';
 import type { PhaseFigures, SideBySideResult } from './sideBySide.js';
-import { type TargetCheck, TargetStatus } from './targetCheck.js';
+import { operationsPerItem, type TargetCheck, TargetStatus } from './targetCheck.js';
 import { MODELLED_AWS_LATENCY_MS } from './workerThroughput.js';
 
 /**
@@ -21,12 +21,6 @@ const x = (n: number) => `${n.toFixed(2)} x`;
 const ratioOf = (a: number, b: number) => (b > 0 ? a / b : 0);
 const round2 = (n: number) => Math.round(n * 100) / 100;
 const requestsOf = (phase: PhaseFigures) => round2(phase.requestsPerItem.S3 + phase.requestsPerItem.DynamoDB);
-/** A phase's S3 and DynamoDB requests per item, by operation. */
-const operationsPerItem = (phase: PhaseFigures) =>
-  Object.entries(phase.operations)
-    .filter(([op]) => !op.startsWith('SQS:'))
-    .map(([op, n]) => `${op} ${round2(n / phase.items)}`)
-    .join(', ');
 const chainNote = (phase: PhaseFigures) =>
   `${chainLatencyMs(phase.requestsPerItem)} ms (${phase.requestsPerItem.S3} S3 + ${phase.requestsPerItem.DynamoDB} DynamoDB)`;
 
@@ -86,10 +80,6 @@ function duplicateTarget(side: SideBySideResult, afterOverwrite: FirstRunMixFigu
     seen !== undefined && seen > 1 ? `S3's second delivery on a prefix seen overwritten ${round2(seen - 1)}` : '',
   ].filter((t) => t !== '');
   const met = over.length === 0 && seen !== undefined;
-  const opsOf = (f: FirstRunMixFigures) =>
-    Object.entries(f.operations)
-      .map(([op, n]) => `${op} ${round2(n / f.items)}`)
-      .join(', ');
   return {
     id: 'requests-per-duplicate',
     target:
@@ -103,7 +93,7 @@ function duplicateTarget(side: SideBySideResult, afterOverwrite: FirstRunMixFigu
     measured:
       `a rerun reprocess re-send: ${resend} (${operationsPerItem(r.rerun)} per item); ` +
       `S3's second delivery: ${fresh} (${operationsPerItem(r.duplicate)} per item; floor 1, bound 3); ` +
-      `on a prefix seen overwritten: ${afterOverwrite ? `${seen} (${opsOf(afterOverwrite)} per item over ${afterOverwrite.items})` : 'not measured (the first-run section did not run)'}`,
+      `on a prefix seen overwritten: ${afterOverwrite ? `${seen} (${operationsPerItem(afterOverwrite)} per item over ${afterOverwrite.items})` : 'not measured (the first-run section did not run)'}`,
     ...(over.length > 0 ? { missedBy: `${over.join('; ')} request(s) per item too many` } : {}),
   };
 }

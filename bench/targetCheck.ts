@@ -52,3 +52,20 @@ export function notMeasured(id: TargetId, target: string, section: string): Targ
     measured: `not measured (bench section ${section} did not run)`,
   };
 }
+
+/**
+ * S3 and DynamoDB requests per item by operation, from a count of requests over `items` (SQS, the
+ * runner's, left out): "S3:GetObject 1, S3:PutObject 1".
+ *
+ * @example
+ * operationsPerItem({ operations: { 'S3:HeadObject': 200 }, items: 200 }); // 'S3:HeadObject 1'
+ */
+export function operationsPerItem(counted: {
+  readonly operations: Readonly<Record<string, number>>;
+  readonly items: number;
+}): string {
+  return Object.entries(counted.operations)
+    .filter(([op]) => !op.startsWith('SQS:'))
+    .map(([op, n]) => `${op} ${Math.round((n / counted.items) * 100) / 100}`)
+    .join(', ');
+}

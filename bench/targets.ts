@@ -9,7 +9,14 @@ import type { ReprocessPlanningResult } from './reprocessPlanning.js';
 import { reprocessTarget } from './reprocessTarget.js';
 import type { SideBySideResult } from './sideBySide.js';
 import { sideBySideTargets } from './sideBySideTargets.js';
-import { notMeasured, TARGET_IDS, type TargetCheck, type TargetId, TargetStatus } from './targetCheck.js';
+import {
+  notMeasured,
+  operationsPerItem,
+  TARGET_IDS,
+  type TargetCheck,
+  type TargetId,
+  TargetStatus,
+} from './targetCheck.js';
 
 /** What the targets are judged on: the sections of one bench run. */
 export interface TargetInputs {
@@ -154,18 +161,14 @@ function overwriteTarget(mix: FirstRunMixResult | undefined): TargetCheck {
     o.create.requestsPerItem > 5 ? `created first ${round2(o.create.requestsPerItem - 5)}` : undefined,
   ].filter((x): x is string => x !== undefined);
   const met = over.length === 0;
-  const ops = (f: NonNullable<typeof o>['check']) =>
-    Object.entries(f.operations)
-      .map(([op, n]) => `${op} ${round2(n / f.items)}`)
-      .join(', ');
   return {
     id: 'overwrite-requests',
     target: OVERWRITE_TARGET,
     status: met ? TargetStatus.MET : TargetStatus.MISSED,
     met,
     measured:
-      `checked first ${o.check.requestsPerItem} (${ops(o.check)}), created first ${o.create.requestsPerItem} ` +
-      `(${ops(o.create)}) per item over ${o.check.items} overwrites`,
+      `checked first ${o.check.requestsPerItem} (${operationsPerItem(o.check)}), created first ${o.create.requestsPerItem} ` +
+      `(${operationsPerItem(o.create)}) per item over ${o.check.items} overwrites`,
     ...(met ? {} : { missedBy: `${over.join('; ')} request(s) per item too many` }),
   };
 }
