@@ -1,7 +1,7 @@
 import { AWS_LIST_PRICES_USD } from './awsCost.js';
 import type { ReprocessPlanningResult } from './reprocessPlanning.js';
 import type { SideBySideResult } from './sideBySide.js';
-import { notMeasured, type TargetCheck, TargetStatus } from './targetCheck.js';
+import { notMeasured, type TargetCheck, TargetStatus, usdGap } from './targetCheck.js';
 
 /**
  * `mix-reprocess` (issue 32): a `rerun reprocess` of a prefix that is done, against sending every
@@ -47,9 +47,9 @@ export function reprocessTarget(
   const baseline = side.systems.powertools.rerun;
   const bound = round2(resend.costPerMillionItems.total * 1.05);
   const failures = [
-    planUsd > bound ? `above the fixed path's bound by ${usd(planUsd - bound)}` : undefined,
+    planUsd > bound ? `above the fixed path's bound by ${usdGap(planUsd - bound)}` : undefined,
     planUsd > baseline.costPerMillionItems.total
-      ? `above the baseline by ${usd(planUsd - baseline.costPerMillionItems.total)}`
+      ? `above the baseline by ${usdGap(planUsd - baseline.costPerMillionItems.total)}`
       : undefined,
     planPerSecond < baseline.itemsPerSecond
       ? `${baseline.itemsPerSecond - planPerSecond} items per second under the baseline's`

@@ -69,3 +69,14 @@ export function operationsPerItem(counted: {
     .map(([op, n]) => `${op} ${Math.round((n / counted.items) * 100) / 100}`)
     .join(', ');
 }
+
+/**
+ * By how many USD a cost misses its bound: cents, and a gap under a cent to the hundredth of a cent,
+ * never as "0.00".
+ *
+ * @example
+ * usdGap(0.0036); // '0.0036 USD'
+ */
+export function usdGap(n: number): string {
+  return n < 0.01 ? `${n.toFixed(4)} USD` : `${(Math.round(n * 100) / 100).toFixed(2)} USD`;
+}

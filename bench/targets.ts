@@ -16,6 +16,7 @@ import {
   type TargetCheck,
   type TargetId,
   TargetStatus,
+  usdGap,
 } from './targetCheck.js';
 
 /** What the targets are judged on: the sections of one bench run. */
@@ -93,8 +94,6 @@ function mixTargets(mix: FirstRunMixResult | undefined, side: SideBySideResult |
   };
   const usd = (n: number) => `${n.toFixed(2)} USD`;
   const x = (n: number) => `${n.toFixed(2)} x`;
-  // A gap under a cent is printed to the hundredth of a cent, never as 0.00.
-  const gap = (n: number) => (n < 0.01 ? `${n.toFixed(4)} USD` : usd(round2(n)));
   const composed = mix && side ? mixWithLambda(mix, side) : [];
   return Object.entries(ids).map(([workload, id]) => {
     if (!mix?.figures.some((f) => f.workload === workload)) return notMeasured(id, MIX_TARGET, 'first-run');
@@ -109,9 +108,9 @@ function mixTargets(mix: FirstRunMixResult | undefined, side: SideBySideResult |
     const speed = ratioOf(adaptive.itemsPerSecond, m.baseline.itemsPerSecond);
     const e2e = ratioOf(side.systems.rerun.endToEnd.itemsPerSecond, side.systems.powertools.endToEnd.itemsPerSecond);
     const missed = [
-      adaptive.usdPerMillion > bound ? `${gap(adaptive.usdPerMillion - bound)} above the fixed paths' bound` : '',
+      adaptive.usdPerMillion > bound ? `${usdGap(adaptive.usdPerMillion - bound)} above the fixed paths' bound` : '',
       adaptive.usdPerMillion > m.baseline.usdPerMillion
-        ? `${gap(adaptive.usdPerMillion - m.baseline.usdPerMillion)} above the baseline`
+        ? `${usdGap(adaptive.usdPerMillion - m.baseline.usdPerMillion)} above the baseline`
         : '',
       speed < factor ? `items/s ${x(speed)} of the baseline's, ${x(factor - speed)} short of ${x(factor)}` : '',
       workload === 'append' && e2e < 1.2 ? `end to end ${x(e2e)}, ${x(1.2 - e2e)} short of 1.2 x` : '',
