@@ -24,7 +24,7 @@ import { MODELLED_AWS_LATENCY_MS } from './workerThroughput.js';
  * 1,000 keys is modelled at MODELLED_LIST_LATENCY_MS (60 ms): the emulator renders a page far slower
  * than S3 answers one, so its listing time (printed beside) would understate every window. Computed
  * from those at the stack's
- * sizing (RerunWindowStage's defaults: a 300 s timeout less its deadline margin, maxInputs 20,000), for inputs spread evenly over a window's parts:
+ * sizing (RerunWindowStage's defaults: a 900 s timeout less its deadline margin, maxInputs 50,000), for inputs spread evenly over a window's parts:
  *
  * - directly, when `listing(N) + N x perInput <= budget` and `N <= maxInputs`;
  * - from k parts, when one part fits an invocation after the whole window's listing
@@ -66,7 +66,7 @@ export interface WindowGrainsResult {
   readonly perInputPartsMs: number;
   readonly sizing: WindowStageSizing;
   readonly grains: readonly GrainLimit[];
-  /** A day of a million inputs from its hours, at the stage's sizing and at the largest Lambda allows. */
+  /** A day of a million inputs from its hours, at the stage's sizing and at a 300 s timeout with maxInputs 20,000. */
   readonly millionDay: readonly MillionDay[];
 }
 
@@ -229,15 +229,20 @@ export async function measureWindowGrains(options: {
       perInputPartsMs: round(Math.max(0, partsMs - listMs) / options.inputs),
     };
     const sizing = defaultWindowStageSizing();
-    // Lambda's longest timeout, and a part of a million-input day's hour (41,667) under maxInputs.
-    const largest: WindowStageSizing = { ...sizing, timeoutSeconds: 900, maxInputs: 50_000 };
+    // The sizing before 2026-12-07 (a 300 s timeout, maxInputs 20,000), as a stage given a shorter
+    // timeout has it: a million-input day's hours (41,667 inputs) are above its maxInputs.
+    const shorter: WindowStageSizing = {
+      timeoutSeconds: 300,
+      marginSeconds: defaultDeadlineMarginMs(300_000) / 1000,
+      maxInputs: 20_000,
+    };
     return {
       inputs: options.inputs,
       ...costs,
       emulatorListPageMs: round(listMs / pages),
       sizing,
       grains: grainLimits(costs, sizing),
-      millionDay: [sizing, largest].map((z) => windowFromParts(1_000_000, 24, costs, z)),
+      millionDay: [sizing, shorter].map((z) => windowFromParts(1_000_000, 24, costs, z)),
     };
   } finally {
     await proxy.stop();

@@ -68,7 +68,8 @@ export interface RerunWindowStageProps {
   readonly schedule?: false | { readonly hourUtc?: number; readonly minuteUtc?: number };
   /**
    * The worker's queue and function settings.
-   * @default FIFO, timeout 300 s, 1024 MB, batch 1, concurrency 4, visibility 1,800 s, 5 receives, queue 4 days, DLQ 14 days
+   * @default FIFO, timeout 900 s, 1024 MB, batch 1, concurrency 4, visibility 5,400 s, 5 receives, queue 4 days, DLQ 14 days
+   *   (WINDOW_STAGE_DEFAULT_SETTINGS; with a shorter timeout, lower the handler's `limits.maxInputs` alike)
    */
   readonly settings?: Partial<Omit<WorkerTopology, 'fifo'>>;
   /**

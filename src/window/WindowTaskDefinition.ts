@@ -310,7 +310,7 @@ export interface WindowRunOptions {
    * The most lineage entries one invocation builds: a larger window is built from its parts
    * ({@link WindowTaskDefinition.parts}), each at most this large; without parts, or with a part
    * above it, it fails at once, not retryable ({@link WindowTooLargeError}), before anything is read.
-   * @default DEFAULT_MAX_WINDOW_INPUTS (20,000)
+   * @default DEFAULT_MAX_WINDOW_INPUTS (50,000, sized for a 900 s timeout)
    */
   readonly maxInputs?: number;
   /**

@@ -113,7 +113,7 @@ describe('RerunWindowStage beside a RerunPipeline', () => {
     template.hasResourceProperties('AWS::SQS::Queue', {
       FifoQueue: true,
       ContentBasedDeduplication: true,
-      VisibilityTimeout: 1800,
+      VisibilityTimeout: 5400,
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 5 },
     });
     template.hasResourceProperties('AWS::SQS::Queue', { FifoQueue: true, MessageRetentionPeriod: 14 * 86_400 });
@@ -123,7 +123,7 @@ describe('RerunWindowStage beside a RerunPipeline', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Timeout: 300,
+      Timeout: 900,
       Environment: {
         Variables: Match.objectLike({
           OUTPUT_BUCKET: { Ref: outputBucketId },

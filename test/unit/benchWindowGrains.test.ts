@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { grainLimits, largestFitting, windowFits, windowFromParts } from '../../bench/windowGrains.js';
+import {
+  defaultWindowStageSizing,
+  grainLimits,
+  largestFitting,
+  windowFits,
+  windowFromParts,
+} from '../../bench/windowGrains.js';
 
 const sizing = { timeoutSeconds: 11, marginSeconds: 1, maxInputs: 5000 };
 // 10 s an invocation, 10 ms an input, listings free: 1,000 inputs an invocation.
@@ -46,6 +52,22 @@ describe("bench/windowGrains.ts: the largest window each grain reaches at a stag
       built: false,
       why: 'a part holds 10000 inputs, above maxInputs 5000',
     });
+  });
+
+  it("a window stage's defaults build a day of a million inputs from its hours (issue 31)", () => {
+    // The costs of the bench's fresh-clone run on 2026-12-07 (bench/README.md, "windows"): 11.74 ms an
+    // input from parts behind the modelled latency, and at load 8, 18.9 ms.
+    const measured = { listPageMs: 60, perInputMs: 4.16, perInputPartsMs: 11.74 };
+    const defaults = defaultWindowStageSizing();
+    expect(windowFromParts(1_000_000, 24, measured, defaults)).toMatchObject({ built: true, invocations: 15 });
+    expect(windowFromParts(1_000_000, 24, { ...measured, perInputPartsMs: 18.9 }, defaults)).toMatchObject({
+      built: true,
+      invocations: 23,
+    });
+    // The sizing before (300 s, maxInputs 20,000) refused it.
+    expect(
+      windowFromParts(1_000_000, 24, measured, { timeoutSeconds: 300, marginSeconds: 5, maxInputs: 20_000 }),
+    ).toMatchObject({ built: false, why: 'a part holds 41667 inputs, above maxInputs 20000' });
   });
 
   it('largestFitting finds the last n that fits, and 0 when none does', () => {

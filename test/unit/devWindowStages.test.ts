@@ -50,7 +50,7 @@ describe('rerun dev --pipeline: window stages from the description', () => {
 
   it('refuses a function timeout above the visibility timeout, as Lambda refuses the mapping', () => {
     expect(() => windowStagesOf(description, topology, { visibilityTimeoutSeconds: 3 })).toThrow(
-      /Window stage "daily": the function timeout \(300 s\) exceeds the visibility timeout \(3 s\)/,
+      /Window stage "daily": the function timeout \(900 s\) exceeds the visibility timeout \(3 s\)/,
     );
   });
 
