@@ -5,8 +5,10 @@ import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
+import { deferIfAsked } from './deferMessage.js';
 import { errorMessage } from './errorMessage.js';
 import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from './runBatch.js';
+import type { SourceQueues } from './sourceQueues.js';
 
 /** What a message asks for: a task, or the reason it is not a valid one (failed, not retryable). */
 export type ParsedTask<T> =
@@ -74,6 +76,18 @@ export interface TaskBatchHandlerOptions<T> {
    * @default none
    */
   readonly onOutcome?: OutcomeHook;
+  /**
+   * When a task fails, how soon its message comes back: the seconds for its receive count and
+   * whether the failure is retryable, set with ChangeMessageVisibility on `queues` (a deferral; the
+   * outcome's reason says "deferred N s") when that is sooner than the queue's visibility timeout.
+   * Without it, or when a call fails, a failed message comes back after the queue's visibility
+   * timeout, which for a long task is long (6 x its timeout).
+   * @default none: the queue's visibility timeout
+   */
+  readonly retryDelay?: {
+    readonly queues: SourceQueues;
+    seconds(receiveCount: number, retryable: boolean): number;
+  };
 }
 
 /**
@@ -103,6 +117,7 @@ export function createTaskBatchHandler<T>(
     context: Context,
     invocationLogger: Logger,
     deadline: TaskContext['deadline'],
+    invocationStart: number,
   ): Promise<RecordOutcome> => {
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const parsed = options.parse(record);
@@ -124,18 +139,29 @@ export function createTaskBatchHandler<T>(
         ...(result.outputKey ? { outputKey: result.outputKey } : {}),
       };
     } catch (error) {
+      const retryable = retryableOf(error);
+      const deferred = await retrySooner(
+        options.retryDelay,
+        record,
+        base.receiveCount,
+        retryable,
+        logger,
+        invocationStart,
+      );
       return {
         ...base,
         status: RecordStatus.FAILED,
-        retryable: retryableOf(error),
-        reason: errorMessage(error),
+        retryable,
+        reason: `${errorMessage(error)}${deferred !== undefined ? ` (deferred ${deferred} s)` : ''}`,
         source: parsed.source,
+        ...(deferred !== undefined ? { deferredSeconds: deferred } : {}),
         ...(error instanceof Error ? { error: describeError(error) } : {}),
       };
     }
   };
 
   return (event, context) => {
+    const invocationStart = Date.now();
     const logger = forInvocation(context);
     const timeLimitMs = context.getRemainingTimeInMillis();
     const deadline = {
@@ -143,7 +169,7 @@ export function createTaskBatchHandler<T>(
       marginMs: options.deadlineMarginMs ?? defaultDeadlineMarginMs(timeLimitMs),
       timeLimitMs,
     };
-    return runBatch(event, context, (record) => processRecord(record, context, logger, deadline), {
+    return runBatch(event, context, (record) => processRecord(record, context, logger, deadline, invocationStart), {
       concurrency,
       ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
       subjectOf: (record) => {
@@ -156,4 +182,32 @@ export function createTaskBatchHandler<T>(
       ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
     });
   };
+}
+
+/**
+ * Defers a failed task's message by `retryDelay`'s seconds when that is sooner than the queue's own
+ * visibility timeout (never later: a queue set for quick retries, as under `rerun dev`, keeps them).
+ * Returns the seconds deferred by, or undefined.
+ */
+async function retrySooner(
+  retryDelay: TaskBatchHandlerOptions<unknown>['retryDelay'],
+  record: SQSRecord,
+  receiveCount: number,
+  retryable: boolean,
+  logger: Logger,
+  invocationStart: number,
+): Promise<number | undefined> {
+  if (!retryDelay) return undefined;
+  const seconds = retryDelay.seconds(receiveCount, retryable);
+  let visibility: number;
+  try {
+    visibility = await retryDelay.queues.visibilityTimeoutOf(record.eventSourceARN);
+  } catch (error) {
+    logger.warn("could not read the queue's visibility timeout; the message returns after it", {
+      error: errorMessage(error),
+    });
+    return undefined;
+  }
+  if (!(seconds < visibility)) return undefined;
+  return deferIfAsked(retryDelay.queues, record, { retryAfterSeconds: seconds }, logger, Date.now, invocationStart);
 }

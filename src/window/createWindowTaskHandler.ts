@@ -68,6 +68,31 @@ export interface WindowTaskHandlerOptions {
   readonly now?: () => number;
   /** @default silentLogger */
   readonly logger?: Logger;
+  /**
+   * How soon a failed window's message comes back (ChangeMessageVisibility): the seconds for its
+   * receive count and whether the failure is retryable. `false`: after the queue's visibility
+   * timeout, which for a window stage is 6 x its 900 s timeout (90 minutes).
+   * @default windowRetryDelaySeconds: 1, 2, 4, 8 minutes for a retryable failure; 1 s for one that is not
+   */
+  readonly retryDelay?: false | ((receiveCount: number, retryable: boolean) => number);
+}
+
+/**
+ * How soon a failed window's message comes back by default: a retryable failure (a throttle, a
+ * deadline, inputs that kept changing) after 60 s, doubling with each receive up to 15 minutes; a
+ * failure that is not retryable after 1 s, since every receive fails alike and the sooner the
+ * message reaches its DLQ (with its failure record) the sooner an operator sees it. The queue's own
+ * visibility timeout (6 x the function's, 90 minutes at a window stage's defaults) would hold a
+ * scheduled window's FIFO group, and the next scheduled window behind it, for 5 x 90 minutes.
+ *
+ * @example
+ * windowRetryDelaySeconds(1, true); // 60
+ * windowRetryDelaySeconds(3, true); // 240
+ * windowRetryDelaySeconds(2, false); // 1
+ */
+export function windowRetryDelaySeconds(receiveCount: number, retryable: boolean): number {
+  if (!retryable) return 1;
+  return Math.min(900, 60 * 2 ** Math.max(0, receiveCount - 1));
 }
 
 /** The names of {@link WindowTaskHandlerOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
@@ -80,6 +105,7 @@ export const WINDOW_TASK_HANDLER_OPTION_NAMES = {
   logger: true,
   now: true,
   onOutcome: true,
+  retryDelay: true,
   stage: true,
   task: true,
 } as const satisfies OptionNames<WindowTaskHandlerOptions>;
@@ -164,6 +190,9 @@ export function createWindowTaskHandler(
     concurrency: 1,
     ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
     ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
+    ...(options.retryDelay === false
+      ? {}
+      : { retryDelay: { queues, seconds: options.retryDelay ?? windowRetryDelaySeconds } }),
     failureRecorder:
       options.failureRecorder ??
       new S3FailureRecorder({

@@ -40,7 +40,11 @@ export {
 } from '../partitions/partitionSpec.js';
 export type { TimeWindow } from '../partitions/timeWindow.js';
 export { type GetExactResult, type ListedObject, type ListOptions, S3PartitionStore } from '../s3/S3PartitionStore.js';
-export { createWindowTaskHandler, type WindowTaskHandlerOptions } from './createWindowTaskHandler.js';
+export {
+  createWindowTaskHandler,
+  type WindowTaskHandlerOptions,
+  windowRetryDelaySeconds,
+} from './createWindowTaskHandler.js';
 export { defineWindowTask, type WindowTask } from './defineWindowTask.js';
 export {
   WindowOutputInvalidError,

@@ -1,5 +1,10 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SetQueueAttributesCommand,
+} from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ensureQueue } from '../../local/provision.js';
@@ -16,8 +21,12 @@ import { createBucket, listKeys, readText } from '../support/s3.js';
 
 const HOURLY = 'year={yyyy}/month={MM}/day={dd}/hour={HH}';
 const CORRUPT_DAY = '2026-12-04';
+const THROTTLED_DAY = '2026-12-03';
 
-/** A user's daily stage over hourly inputs; its build refuses 2026-12-04 as corrupt (not retryable). */
+/**
+ * A user's daily stage over hourly inputs; its build refuses 2026-12-04 as corrupt (not retryable)
+ * and fails 2026-12-03 as a throttled read would (retryable).
+ */
 function dailyFiles(bucket: string) {
   return defineWindowTask({
     name: 'daily-files',
@@ -26,6 +35,9 @@ function dailyFiles(bucket: string) {
     inputs: [{ name: 'hourly', prefix: 'events/', partitions: { kind: 'time', grain: 'hourly', template: HOURLY } }],
     output: { bucket, prefix: 'daily/', fileName: 'files.json', contentType: 'application/json' },
     async build(inputs, writer, context) {
+      if (context.window.name === THROTTLED_DAY) {
+        throw new RerunError('the lake answered 503 SlowDown', { retryable: true });
+      }
       if (context.window.name === CORRUPT_DAY) {
         throw new RerunError(`an input of ${CORRUPT_DAY} is corrupt: fix it, then redrive`, { retryable: false });
       }
@@ -86,7 +98,11 @@ describe('createWindowTaskHandler: a user window stage run from its FIFO queue, 
     const name = `${uniqueName('wth-q')}.fifo`;
     const dlq = await ensureQueue(clients, name.replace('.fifo', '-dlq.fifo'), { FifoQueue: 'true' });
     const redrive = JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: 3 });
-    queue = { ...(await ensureQueue(clients, name, { FifoQueue: 'true', RedrivePolicy: redrive })), name };
+    // A window stage's queue: 6 x its 900 s timeout (WINDOW_STAGE_DEFAULT_SETTINGS).
+    queue = {
+      ...(await ensureQueue(clients, name, { FifoQueue: 'true', RedrivePolicy: redrive, VisibilityTimeout: '5400' })),
+      name,
+    };
     handler = createWindowTaskHandler({ task: dailyFiles(bucket), clients });
     await hour('05', '00', 'a.json');
     await hour('05', '13', 'b.json');
@@ -131,6 +147,79 @@ describe('createWindowTaskHandler: a user window stage run from its FIFO queue, 
       givenUp: 'non-retryable',
       reason: 'not a window task message: the body is not a JSON object',
     });
+  });
+
+  it("a failed window comes back soon, not after the queue's 90-minute visibility timeout: 60 s doubling per receive, 1 s when not retryable", async () => {
+    const outcomes: { status: string; reason: string; deferredSeconds?: number }[] = [];
+    const watched = createWindowTaskHandler({
+      task: dailyFiles(bucket),
+      clients,
+      onOutcome: (o) => void outcomes.push(o),
+    });
+    const visibilities = () =>
+      log.requests.filter((r) => r.operation === 'ChangeMessageVisibility').map((r) => r.input.VisibilityTimeout);
+
+    const throttled = await deliver([windowTaskMessage({ stage: 'daily-files', window: THROTTLED_DAY })]);
+    log.clear();
+    expect(await watched(throttled, OFFLINE_CONTEXT)).toEqual({
+      batchItemFailures: [{ itemIdentifier: ids(throttled)[0] }],
+    });
+    expect(visibilities()).toEqual([60]);
+    expect(outcomes.at(-1)).toMatchObject({
+      status: 'failed',
+      reason: 'RerunError: the lake answered 503 SlowDown (deferred 60 s)',
+      deferredSeconds: 60,
+    });
+    // Its third receive: 4 minutes.
+    const third = {
+      Records: throttled.Records.map((r) => ({ ...r, attributes: { ...r.attributes, ApproximateReceiveCount: '3' } })),
+    };
+    log.clear();
+    await watched(third, OFFLINE_CONTEXT);
+    expect(visibilities()).toEqual([240]);
+    await clients.sqs.send(
+      new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: throttled.Records[0]?.receiptHandle }),
+    );
+
+    // Not retryable: back in 1 s, so its receives run out (and it reaches its DLQ) in seconds.
+    const corrupt = await deliver([windowTaskMessage({ stage: 'daily-files', window: CORRUPT_DAY })]);
+    log.clear();
+    await watched(corrupt, OFFLINE_CONTEXT);
+    expect(visibilities()).toEqual([1]);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const back = await clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: 1, MessageSystemAttributeNames: ['All'] }),
+    );
+    expect(back.Messages?.map((m) => [m.MessageId, m.Attributes?.ApproximateReceiveCount])).toEqual([
+      [ids(corrupt)[0], '2'],
+    ]);
+
+    // retryDelay: false leaves it to the queue's visibility timeout.
+    const plain = createWindowTaskHandler({ task: dailyFiles(bucket), clients, retryDelay: false });
+    log.clear();
+    await plain(throttled, OFFLINE_CONTEXT);
+    expect(visibilities()).toEqual([]);
+
+    // Never later than the queue's own timeout: a queue set for quick retries (rerun dev
+    // --visibility-timeout 30) keeps them; the 1 s of a failure that is not retryable still applies.
+    await clients.sqs.send(
+      new SetQueueAttributesCommand({ QueueUrl: queue.url, Attributes: { VisibilityTimeout: '30' } }),
+    );
+    const quick = createWindowTaskHandler({ task: dailyFiles(bucket), clients });
+    log.clear();
+    await quick(throttled, OFFLINE_CONTEXT);
+    expect(visibilities()).toEqual([]);
+    const timeoutReads = () =>
+      log.requests.filter(
+        (r) =>
+          r.operation === 'GetQueueAttributes' &&
+          (r.input.AttributeNames as string[] | undefined)?.includes('VisibilityTimeout'),
+      ).length;
+    expect(timeoutReads()).toBe(1);
+    await quick(corrupt, OFFLINE_CONTEXT);
+    expect(visibilities()).toEqual([1]);
+    // The timeout is read once per queue.
+    expect(timeoutReads()).toBe(1);
   });
 
   it('a duplicate message for a published window is skipped and nothing is rewritten', async () => {

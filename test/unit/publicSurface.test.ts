@@ -390,6 +390,7 @@ const SURFACE = {
       'parseWindowTaskMessage',
       'partitionScheme',
       'scheduledWindowTaskBody',
+      'windowRetryDelaySeconds',
       'windowTaskMessage',
       'windowsIntersecting',
     ],
