@@ -57,6 +57,9 @@ export const FULL_MODE: Readonly<Record<string, FullMode>> = {
   'overwrite multipart+side, crashes 1': bounded(
     'did not end within 80 CPU s with sleep sets (20,964 executions, 23,477 states by then)',
   ),
+  'window task from parts: two deliveries of a day racing, crashes 0': bounded(
+    'did not end within 450 CPU s with 8 reads in flight (105,367 executions, 360,539 states by then, clean), on 2026-12-07',
+  ),
   'prune after delete single-part+side, crashes 1': bounded(
     'did not end within 80 CPU s with sleep sets (33,855 executions, 39,453 states by then); 126,079 states on 2026-12-03, before the removal looks again',
   ),
