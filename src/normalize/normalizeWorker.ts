@@ -178,7 +178,10 @@ class LineBatcher implements LineSink {
 
   async flush(): Promise<void> {
     if (this.lines.length === 0) return;
-    const text = `${this.lines.join('\n')}\n`;
+    // The last line's terminator comes from joining an empty string after it: appending `\n` to the
+    // joined text would make a cons string, which the part buffer's encode copies flat once more.
+    this.lines.push('');
+    const text = this.lines.join('\n');
     this.lines = [];
     this.size = 0;
     await this.target.write(text);
