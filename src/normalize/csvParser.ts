@@ -1,5 +1,6 @@
 import { WorkerConfigurationError } from '../errors.js';
 import { checkOptions } from '../options/checkOptions.js';
+import { fromByteString, toByteString, trimmedByteString } from './byteStrings.js';
 import {
   JSON_SAFE_RUN,
   JSON_SAFE_RUN_IN_QUOTED_RECORD,
@@ -86,6 +87,9 @@ type FieldState = (typeof FieldState)[keyof typeof FieldState];
  * - A UTF-8 BOM is NOT handled here: strip it before the first `push` (normalizeRecords does).
  * - A chunk may end between the halves of a surrogate pair: the high half waits for the next chunk, so
  *   byte counts (and so the size limit) never depend on where the text was cut.
+ * - With `{ byteStrings: true }` it reads byte strings (src/normalize/byteStrings.ts: the text's UTF-8
+ *   bytes, one character each, as valid UTF-8) and returns fields and `raw` as byte strings; sizes,
+ *   `raw`'s cut and blank records are judged on the text they encode, so the records are the same.
  *
  * Usage: `push` a chunk, drain `nextRecord()` until it returns undefined, push the next chunk; after the
  * last chunk call `end()` and drain once more.
@@ -101,6 +105,13 @@ type FieldState = (typeof FieldState)[keyof typeof FieldState];
 export class CsvRecordReader {
   private readonly limits: RecordLimits;
   private readonly oversize: string;
+  /** Reading byte strings (see the class comment). */
+  private readonly bytes: boolean;
+  /**
+   * How much of a record's start is kept for `raw`: maxRawChars + 1 characters of text, or of a byte
+   * string enough bytes for them (at most 3 per UTF-16 unit) and for one character cut at the end.
+   */
+  private readonly rawKeep: number;
 
   private readonly heldHighSurrogate = new SurrogateCarry();
   private text = '';
@@ -148,10 +159,13 @@ export class CsvRecordReader {
   private carriedBytes = 0;
   private carriedRaw = '';
 
-  constructor(limits: Partial<RecordLimits> = {}) {
+  constructor(limits: Partial<RecordLimits> = {}, options: { readonly byteStrings?: boolean } = {}) {
     checkOptions('CsvRecordReader', limits, RECORD_LIMIT_NAMES, (m) => new WorkerConfigurationError(m));
+    checkOptions('CsvRecordReader', options, { byteStrings: true }, (m) => new WorkerConfigurationError(m));
     this.limits = resolveRecordLimits(limits);
     this.oversize = oversizeReason(this.limits.maxRecordBytes);
+    this.bytes = options.byteStrings ?? false;
+    this.rawKeep = this.bytes ? 3 * (this.limits.maxRawChars + 1) + 3 : this.limits.maxRawChars + 1;
   }
 
   /** Hands the reader the next piece of text. Call it only once `nextRecord()` has returned undefined. */
@@ -368,8 +382,8 @@ export class CsvRecordReader {
     this.endLine(text, eol);
     const content = text.slice(start, end);
     this.inRecord = false;
-    if (exceedsUtf8Bytes(text, start, end, 0, this.limits.maxRecordBytes)) {
-      const { raw, truncated } = excerpt(content, content.length, this.limits.maxRawChars);
+    if (this.exceeds(text, start, end, 0)) {
+      const { raw, truncated } = this.excerpt(content.slice(0, this.rawKeep), content.length);
       return {
         line: this.recordLine,
         fields: [],
@@ -380,7 +394,7 @@ export class CsvRecordReader {
       };
     }
     const fields = content.split(',');
-    if (fields.length === 1 && isBlank(content)) {
+    if (fields.length === 1 && this.isBlank(content)) {
       this.blank += 1;
       return undefined;
     }
@@ -398,7 +412,7 @@ export class CsvRecordReader {
    */
   private finishSimpleQuotedLine(text: string, eol: number): CsvRecord | undefined {
     const start = this.pos;
-    if (exceedsUtf8Bytes(text, start, eol, 0, this.limits.maxRecordBytes)) return undefined;
+    if (this.exceeds(text, start, eol, 0)) return undefined;
     const fields: string[] = [];
     let quote = this.quoteAt(); // the next quote at or after `pos`, at most eol's line away
     let pos = start;
@@ -430,7 +444,7 @@ export class CsvRecordReader {
     if (content.length <= this.limits.maxRawChars) {
       return { line: this.recordLine, fields, problem: undefined, raw: content, rawTruncated: false, escapeFree };
     }
-    const { raw, truncated } = excerpt(content, content.length, this.limits.maxRawChars);
+    const { raw, truncated } = this.excerpt(content.slice(0, this.rawKeep), content.length);
     return { line: this.recordLine, fields, problem: undefined, raw, rawTruncated: truncated, escapeFree };
   }
 
@@ -441,20 +455,18 @@ export class CsvRecordReader {
   private finish(text: string, end: number): CsvRecord | undefined {
     const inChunk = end - this.recordStart;
     const contentChars = this.carriedChars + inChunk;
-    const oversized =
-      this.discarding || exceedsUtf8Bytes(text, this.recordStart, end, this.carriedBytes, this.limits.maxRecordBytes);
+    const oversized = this.discarding || this.exceeds(text, this.recordStart, end, this.carriedBytes);
     const fields = this.fields;
     const problem = oversized ? this.oversize : this.problem;
-    const blank = problem === undefined && fields.length === 1 && !this.sawQuote && isBlank(fields[0] ?? '');
+    const blank = problem === undefined && fields.length === 1 && !this.sawQuote && this.isBlank(fields[0] ?? '');
 
     let record: CsvRecord | undefined;
     if (blank) {
       this.blank += 1;
     } else {
-      const maxRaw = this.limits.maxRawChars;
-      const headEnd = Math.min(end, this.recordStart + Math.max(0, maxRaw + 1 - this.carriedRaw.length));
+      const headEnd = Math.min(end, this.recordStart + Math.max(0, this.rawKeep - this.carriedRaw.length));
       const head = this.carriedRaw + text.slice(this.recordStart, headEnd);
-      const { raw, truncated } = excerpt(head, contentChars, maxRaw);
+      const { raw, truncated } = this.excerpt(head, contentChars);
       const kept = oversized ? [] : fields;
       // One pass over the record instead of one per field in the serializer: only for a record wholly
       // in this text (none of it carried over) whose fields hold no literal quote.
@@ -494,8 +506,8 @@ export class CsvRecordReader {
     if (this.recordStart < len) {
       const piece = text.slice(this.recordStart, len);
       this.carriedChars += piece.length;
-      this.carriedBytes += Buffer.byteLength(piece, 'utf8');
-      const room = this.limits.maxRawChars + 1 - this.carriedRaw.length;
+      this.carriedBytes += this.bytes ? piece.length : Buffer.byteLength(piece, 'utf8');
+      const room = this.rawKeep - this.carriedRaw.length;
       if (room > 0) this.carriedRaw += piece.length <= room ? piece : piece.slice(0, room);
       if (!this.discarding && this.carriedBytes > this.limits.maxRecordBytes) {
         // Bound memory: from here on only the quote state is tracked, to find where the record ends.
@@ -507,6 +519,31 @@ export class CsvRecordReader {
     this.recordStart = len;
     this.segmentStart = len;
     return undefined;
+  }
+
+  /** Whether text[start, end) and `carriedBytes` before it exceed maxRecordBytes (a byte string's length is its size). */
+  private exceeds(text: string, start: number, end: number, carriedBytes: number): boolean {
+    const max = this.limits.maxRecordBytes;
+    return this.bytes ? carriedBytes + end - start > max : exceedsUtf8Bytes(text, start, end, carriedBytes, max);
+  }
+
+  /**
+   * `raw` from the record's first characters (`head`, at least rawKeep of them or the whole record)
+   * and its length `total`. A byte string is cut by the characters of its text, not by its bytes.
+   */
+  private excerpt(head: string, total: number): { raw: string; truncated: boolean } {
+    const maxRaw = this.limits.maxRawChars;
+    // A byte string of at most maxRaw bytes encodes at most maxRaw UTF-16 units: nothing to cut.
+    if (!this.bytes || total <= maxRaw) return excerpt(head, total, maxRaw);
+    const text = fromByteString(head);
+    // A head shorter than the record may end in a cut character; the cut lies past maxRaw units.
+    const { raw, truncated } = excerpt(text, head.length < total ? Number.POSITIVE_INFINITY : text.length, maxRaw);
+    return { raw: toByteString(raw), truncated };
+  }
+
+  /** A blank record: nothing but whitespace (String#trim's definition, the one values are trimmed with). */
+  private isBlank(value: string): boolean {
+    return this.bytes ? trimmedByteString(value) === '' : isBlank(value);
   }
 
   private appendSegment(text: string, start: number, end: number): void {

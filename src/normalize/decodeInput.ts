@@ -1,6 +1,8 @@
 import { isAscii } from 'node:buffer';
+import { toByteString, utf8ByteStrings } from './byteStrings.js';
 import { inflateGzip } from './inflateGzip.js';
 import { ContentKind, SNIFF_BYTES, sniffContent, TextEncoding } from './inputSniffer.js';
+import { SurrogateCarry } from './surrogateCarry.js';
 
 /** Defaults of the gzip bomb guard (see {@link DecodeLimits}). */
 export const DEFAULT_MAX_INFLATED_BYTES = 32 * 1024 ** 3;
@@ -62,6 +64,10 @@ export interface DecodeReport {
  *
  * String chunks are text already and pass through (a leading U+FEFF removed).
  *
+ * With `byteStrings`, the text comes as byte strings (src/normalize/byteStrings.ts): the UTF-8 bytes
+ * of the same text, one character each. Valid UTF-8 is copied, not decoded; other encodings, invalid
+ * UTF-8 and string chunks are decoded as above and encoded back.
+ *
  * @example
  * const report: DecodeReport = { encoding: '' };
  * for await (const text of decodeInput(body, report)) process(text);
@@ -71,6 +77,7 @@ export async function* decodeInput(
   input: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
   report: DecodeReport,
   limits: DecodeLimits = {},
+  byteStrings = false,
 ): AsyncGenerator<string> {
   const source = toAsync(input)[Symbol.asyncIterator]();
   const first = await nextNonEmpty(source);
@@ -80,7 +87,8 @@ export async function* decodeInput(
   }
   if (typeof first === 'string') {
     report.encoding = 'text';
-    yield* textPassThrough(first, source);
+    const texts = textPassThrough(first, source);
+    yield* byteStrings ? asByteStrings(texts) : texts;
     return;
   }
   const { head, rest } = await readHead(first, source);
@@ -93,7 +101,7 @@ export async function* decodeInput(
   }
   if (sniffed.kind === ContentKind.TEXT) {
     report.encoding = sniffed.encoding;
-    yield* decodeText(prepend(head.subarray(sniffed.bomBytes), rest), sniffed.encoding);
+    yield* decodeText(prepend(head.subarray(sniffed.bomBytes), rest), sniffed.encoding, byteStrings);
     return;
   }
   // gzip: decompress, then sniff what it holds (a gzip inside a gzip, or a zip, is rejected there).
@@ -115,7 +123,11 @@ export async function* decodeInput(
     return;
   }
   report.encoding = `gzip+${innerSniffed.encoding}`;
-  yield* decodeText(prepend(inner.head.subarray(innerSniffed.bomBytes), inner.rest), innerSniffed.encoding);
+  yield* decodeText(
+    prepend(inner.head.subarray(innerSniffed.bomBytes), inner.rest),
+    innerSniffed.encoding,
+    byteStrings,
+  );
 }
 
 async function* textPassThrough(first: string, source: AsyncIterator<Uint8Array | string>): AsyncGenerator<string> {
@@ -141,7 +153,31 @@ async function* textPassThrough(first: string, source: AsyncIterator<Uint8Array 
   }
 }
 
-async function* decodeText(chunks: AsyncIterable<Uint8Array | string>, encoding: TextEncoding): AsyncGenerator<string> {
+/** Texts as byte strings, a surrogate pair cut between two of them encoded whole. */
+async function* asByteStrings(texts: AsyncIterable<string>): AsyncGenerator<string> {
+  const carry = new SurrogateCarry();
+  for await (const text of texts) {
+    const whole = carry.take(text);
+    if (whole !== '') yield toByteString(whole);
+  }
+  const held = carry.flush();
+  if (held !== '') yield toByteString(held);
+}
+
+function decodeText(
+  chunks: AsyncIterable<Uint8Array | string>,
+  encoding: TextEncoding,
+  byteStrings: boolean,
+): AsyncGenerator<string> {
+  if (!byteStrings) return decodedText(chunks, encoding);
+  // UTF-8 is copied as it is (byteStrings.ts); UTF-16 is decoded, then encoded as UTF-8.
+  return encoding === TextEncoding.UTF8 ? utf8ByteStrings(chunks) : asByteStrings(decodedText(chunks, encoding));
+}
+
+async function* decodedText(
+  chunks: AsyncIterable<Uint8Array | string>,
+  encoding: TextEncoding,
+): AsyncGenerator<string> {
   // ignoreBOM: the sniffer removed the leading BOM; a U+FEFF later on is data.
   const decoder = new TextDecoder(encoding, { fatal: false, ignoreBOM: true });
   // While every UTF-8 chunk so far was ASCII the decoder has been fed nothing and holds nothing, so

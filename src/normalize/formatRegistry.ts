@@ -52,6 +52,13 @@ export interface InputFormatDefinition {
   readonly extensions: readonly string[];
   /** A reader for one file, emitting into `emit`, bounded by `limits`. */
   open(limits: RecordLimits, emit: RecordEmitter): FormatReader;
+  /**
+   * A reader of byte strings (src/normalize/byteStrings.ts): pushed the input's UTF-8 bytes one
+   * character each, it emits lines and quarantine excerpts in the same form, the same records as
+   * `open`'s reader emits for the decoded text. normalizeRecords' `byteStrings` option uses it.
+   * @default none: the format is read as text only
+   */
+  openBytes?(limits: RecordLimits, emit: RecordEmitter): FormatReader;
 }
 
 /** The compression suffix accepted after a supported extension. */

@@ -1,5 +1,6 @@
 import { WorkerConfigurationError } from '../errors.js';
 import { checkOptions, type OptionNames } from '../options/checkOptions.js';
+import { toByteString } from './byteStrings.js';
 import { type DecodeLimits, type DecodeReport, decodeInput } from './decodeInput.js';
 import type { FormatRegistry, RecordEmitter } from './formatRegistry.js';
 import { defaultFormats, type InputFormat } from './inputFormat.js';
@@ -82,10 +83,21 @@ export interface NormalizeOptions {
    * @default defaultFormats (CSV and NDJSON)
    */
   formats?: FormatRegistry;
+  /**
+   * Hand the sinks byte strings: each line's UTF-8 bytes, one character each, so that
+   * `Buffer.from(line, 'latin1')` is the line's bytes (`Buffer#write(line, 'latin1')` copies them
+   * into a buffer, where UTF-8 would encode them). The input is read the same way, never decoded:
+   * the records and the bytes they make are the same as without it, but for string input with a
+   * lone surrogate, which becomes U+FFFD. Only for a format whose definition has `openBytes` (CSV);
+   * another throws.
+   * @default false
+   */
+  byteStrings?: boolean;
 }
 
 /** The names of {@link NormalizeOptions}, checked by checkOptions (tsc fails when this list and the type differ). */
 export const NORMALIZE_OPTION_NAMES = {
+  byteStrings: true,
   decode: true,
   formats: true,
   maxNestingDepth: true,
@@ -161,11 +173,19 @@ export async function normalizeRecords(
       `Unknown input format ${JSON.stringify(format)}: expected one of ${formats.names().join(', ')}`,
     );
   }
-  const emitter = new SinkEmitter(sinks);
-  const reader = definition.open(resolveRecordLimits(options), emitter);
+  const byteStrings = options.byteStrings ?? false;
+  if (byteStrings && !definition.openBytes) {
+    throw new WorkerConfigurationError(
+      `normalizeRecords: format ${definition.name} cannot read byte strings (byteStrings)`,
+    );
+  }
+  const emitter = new SinkEmitter(sinks, byteStrings);
+  const limits = resolveRecordLimits(options);
+  const reader =
+    byteStrings && definition.openBytes ? definition.openBytes(limits, emitter) : definition.open(limits, emitter);
 
   const report: DecodeReport = { encoding: '' };
-  for await (const text of decodeInput(input, report, options.decode)) await reader.push(text);
+  for await (const text of decodeInput(input, report, options.decode, byteStrings)) await reader.push(text);
   let ending: { unusableHeader?: string | undefined };
   let rejected: string | undefined;
   if (report.rejected !== undefined) {
@@ -192,7 +212,11 @@ export async function normalizeRecords(
 class SinkEmitter implements RecordEmitter {
   readonly accounting = new RecordAccounting();
 
-  constructor(private readonly sinks: { output: LineSink; quarantine: LineSink }) {}
+  /** `byteStrings`: the reader's lines and excerpts are byte strings, and the reasons, text, become ones. */
+  constructor(
+    private readonly sinks: { output: LineSink; quarantine: LineSink },
+    private readonly byteStrings: boolean,
+  ) {}
 
   output(line: string): Promise<void> | undefined {
     this.accounting.count(RecordDisposition.OUTPUT);
@@ -201,7 +225,8 @@ class SinkEmitter implements RecordEmitter {
 
   quarantine(line: number, reason: string, raw: string, truncated: boolean): Promise<void> | undefined {
     this.accounting.count(RecordDisposition.QUARANTINED);
-    return this.sinks.quarantine.write(formatQuarantineLine({ line, reason, raw, truncated })) ?? undefined;
+    const entry = { line, reason: this.byteStrings ? toByteString(reason) : reason, raw, truncated };
+    return this.sinks.quarantine.write(formatQuarantineLine(entry)) ?? undefined;
   }
 
   count(disposition: 'header' | 'blank', n = 1): void {

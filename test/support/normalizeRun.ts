@@ -1,3 +1,6 @@
+import { expect } from 'vitest';
+import { fromByteString, toByteString } from '../../src/normalize/byteStrings.js';
+import { defaultFormats } from '../../src/normalize/inputFormat.js';
 import {
   type InputFormat,
   type NormalizeOptions,
@@ -11,6 +14,8 @@ export interface NormalizeRun {
   readonly result: NormalizeResult;
   readonly output: string[];
   readonly quarantine: QuarantineEntry[];
+  /** The quarantine lines as the sink received them. */
+  readonly quarantineLines: string[];
 }
 
 /**
@@ -25,17 +30,28 @@ export async function normalizeChunks(
   options?: NormalizeOptions,
 ): Promise<NormalizeRun> {
   const output: string[] = [];
-  const quarantine: QuarantineEntry[] = [];
+  const quarantineLines: string[] = [];
   const result = await normalizeRecords(
     chunks,
     format,
     {
       output: { write: (line) => void output.push(line) },
-      quarantine: { write: (line) => void quarantine.push(JSON.parse(line) as QuarantineEntry) },
+      quarantine: { write: (line) => void quarantineLines.push(line) },
     },
     options,
   );
-  return { result, output, quarantine };
+  // Every test of a byte input in a format that reads byte strings also proves that mode the same.
+  const formats = options?.formats ?? defaultFormats;
+  const bytesOnly = Array.isArray(chunks) && chunks.every((chunk) => typeof chunk !== 'string');
+  if (bytesOnly && !options?.byteStrings && formats.get(format)?.openBytes) {
+    const bytes = await normalizeChunks(chunks, format, { ...options, byteStrings: true });
+    expect(bytes.result, 'byteStrings: the same result').toEqual(result);
+    expect(bytes.output.map(fromByteString), 'byteStrings: the same output bytes').toEqual(output);
+    expect(bytes.output, 'byteStrings: lines of bytes').toEqual(output.map(toByteString));
+    expect(bytes.quarantineLines, 'byteStrings: the same quarantine bytes').toEqual(quarantineLines.map(toByteString));
+  }
+  const quarantine = quarantineLines.map((line) => JSON.parse(line) as QuarantineEntry);
+  return { result, output, quarantine, quarantineLines };
 }
 
 /** `data` cut into pieces of `size` bytes (the last one shorter). */

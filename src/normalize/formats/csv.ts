@@ -20,7 +20,8 @@ import type { RecordLimits } from '../recordLimits.js';
 export const csvFormat: InputFormatDefinition = {
   name: 'csv',
   extensions: ['.csv'],
-  open: (limits, emit) => new CsvFormatReader(limits, emit),
+  open: (limits, emit) => new CsvFormatReader(limits, emit, false),
+  openBytes: (limits, emit) => new CsvFormatReader(limits, emit, true),
 };
 
 class CsvFormatReader implements FormatReader {
@@ -31,8 +32,9 @@ class CsvFormatReader implements FormatReader {
   constructor(
     limits: RecordLimits,
     private readonly emit: RecordEmitter,
+    private readonly byteStrings: boolean,
   ) {
-    this.reader = new CsvRecordReader(limits);
+    this.reader = new CsvRecordReader(limits, { byteStrings });
   }
 
   async push(text: string): Promise<void> {
@@ -87,7 +89,7 @@ class CsvFormatReader implements FormatReader {
       return this.reject(record, this.unusableHeader);
     }
     this.emit.count('header');
-    const compiled = compileCsvHeader(record.fields);
+    const compiled = compileCsvHeader(record.fields, { byteStrings: this.byteStrings });
     if (compiled.ok) this.header = compiled;
     else this.unusableHeader = `unusable header: ${compiled.reason}`;
     return undefined;
