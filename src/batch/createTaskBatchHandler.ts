@@ -5,7 +5,7 @@ import { createInvocationLogger } from '../logging/lambdaContext.js';
 import { describeError, type Logger, silentLogger } from '../logging/logger.js';
 import { withFields } from '../logging/withFields.js';
 import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/outcomes.js';
-import { deferIfAsked } from './deferMessage.js';
+import { deferIfAsked, failedWithDeferral } from './deferMessage.js';
 import { errorMessage } from './errorMessage.js';
 import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from './runBatch.js';
 import type { SourceQueues } from './sourceQueues.js';
@@ -152,9 +152,8 @@ export function createTaskBatchHandler<T>(
         ...base,
         status: RecordStatus.FAILED,
         retryable,
-        reason: `${errorMessage(error)}${deferred !== undefined ? ` (deferred ${deferred} s)` : ''}`,
+        ...failedWithDeferral(error, deferred),
         source: parsed.source,
-        ...(deferred !== undefined ? { deferredSeconds: deferred } : {}),
         ...(error instanceof Error ? { error: describeError(error) } : {}),
       };
     }

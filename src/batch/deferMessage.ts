@@ -52,6 +52,21 @@ export async function deferIfAsked(
   }
 }
 
+/**
+ * A failed record's reason and deferral, as its outcome carries them: the error's message, with
+ * " (deferred N s)" when the message was deferred.
+ *
+ * @example
+ * failedWithDeferral(new Error('throttled'), 60); // { reason: 'Error: throttled (deferred 60 s)', deferredSeconds: 60 }
+ */
+export function failedWithDeferral(
+  error: unknown,
+  deferred: number | undefined,
+): { reason: string; deferredSeconds?: number } {
+  const reason = errorMessage(error);
+  return deferred ? { reason: `${reason} (deferred ${deferred} s)`, deferredSeconds: deferred } : { reason };
+}
+
 /** SQS's visibility limit: 12 hours from the receive (ChangeMessageVisibility API reference). */
 const SQS_MAX_VISIBILITY_SECONDS = 43_200;
 /** Lambda's longest batching window: how long before the invocation a record may have been received. */

@@ -14,7 +14,7 @@ import type { ProcessObjectOptions, TransformAdmission } from '../worker/process
 import type { ReadDeadline } from '../worker/readGuard.js';
 import { removeOutputs } from '../worker/removeOutputs.js';
 import type { AfterOutputHook, AfterOutputResult } from './AfterOutputHook.js';
-import { deferIfAsked, inProcessWaitMs } from './deferMessage.js';
+import { deferIfAsked, failedWithDeferral, inProcessWaitMs } from './deferMessage.js';
 import { errorMessage } from './errorMessage.js';
 import { isFreshDelivery } from './isFreshDelivery.js';
 import { joinReasons } from './joinReasons.js';
@@ -293,8 +293,7 @@ async function failedRecord(
     ...base,
     status: RecordStatus.FAILED,
     retryable,
-    reason: `${errorMessage(error)}${deferred ? ` (deferred ${deferred} s)` : ''}`,
-    ...(deferred ? { deferredSeconds: deferred } : {}),
+    ...failedWithDeferral(error, deferred),
     ...(current ? { source: current } : {}),
     ...(error instanceof Error ? { error: describeError(error) } : {}),
   };
