@@ -8,7 +8,7 @@ import { type OutcomeHook, type RecordOutcome, RecordStatus } from '../worker/ou
 import { deferIfAsked, failedWithDeferral } from './deferMessage.js';
 import { errorMessage } from './errorMessage.js';
 import { defaultDeadlineMarginMs, receiveCountOf, runBatch } from './runBatch.js';
-import type { SourceQueues } from './sourceQueues.js';
+import type { QueueRetryTiming, SourceQueues } from './sourceQueues.js';
 
 /** What a message asks for: a task, or the reason it is not a valid one (failed, not retryable). */
 export type ParsedTask<T> =
@@ -186,7 +186,8 @@ export function createTaskBatchHandler<T>(
 /**
  * Defers a failed task's message by `retryDelay`'s seconds when that is sooner than the queue's own
  * visibility timeout (never later: a queue set for quick retries, as under `rerun dev`, keeps them).
- * Returns the seconds deferred by, or undefined.
+ * On the message's last receive (the queue's maxReceiveCount) by 1 s: a retry would only wait for
+ * the redrive policy to move it to the DLQ. Returns the seconds deferred by, or undefined.
  */
 async function retrySooner(
   retryDelay: TaskBatchHandlerOptions<unknown>['retryDelay'],
@@ -197,16 +198,17 @@ async function retrySooner(
   invocationStart: number,
 ): Promise<number | undefined> {
   if (!retryDelay) return undefined;
-  const seconds = retryDelay.seconds(receiveCount, retryable);
-  let visibility: number;
+  let timing: QueueRetryTiming;
   try {
-    visibility = await retryDelay.queues.visibilityTimeoutOf(record.eventSourceARN);
+    timing = await retryDelay.queues.retryTimingOf(record.eventSourceARN);
   } catch (error) {
     logger.warn("could not read the queue's visibility timeout; the message returns after it", {
       error: errorMessage(error),
     });
     return undefined;
   }
-  if (!(seconds < visibility)) return undefined;
+  const last = timing.maxReceiveCount !== undefined && receiveCount >= timing.maxReceiveCount;
+  const seconds = last ? 1 : retryDelay.seconds(receiveCount, retryable);
+  if (!(seconds < timing.visibilityTimeoutSeconds)) return undefined;
   return deferIfAsked(retryDelay.queues, record, { retryAfterSeconds: seconds }, logger, Date.now, invocationStart);
 }

@@ -7,10 +7,17 @@ export interface SourceQueues {
   /** The URL of the queue with this ARN: one GetQueueUrl per queue, tried again after a failure. */
   readonly queueUrlOf: (arn: string) => Promise<string>;
   /**
-   * The queue's visibility timeout, seconds: one GetQueueAttributes per queue (which the event
-   * source mapping's role allows), tried again after a failure. Read only on a failure's path.
+   * The queue's visibility timeout (seconds) and its redrive policy's maxReceiveCount (when it has
+   * one): one GetQueueAttributes per queue (which the event source mapping's role allows), tried
+   * again after a failure. Read only on a failure's path.
    */
-  readonly visibilityTimeoutOf: (arn: string) => Promise<number>;
+  readonly retryTimingOf: (arn: string) => Promise<QueueRetryTiming>;
+}
+
+/** How a queue brings a failed message back: after its visibility timeout, until maxReceiveCount. */
+export interface QueueRetryTiming {
+  readonly visibilityTimeoutSeconds: number;
+  readonly maxReceiveCount?: number;
 }
 
 /**
@@ -34,24 +41,33 @@ export function sourceQueues(sqs: SQSClient): SourceQueues {
     }
     return url;
   };
-  const visibilities = new Map<string, Promise<number>>();
-  const visibilityTimeoutOf = (arn: string): Promise<number> => {
-    let seconds = visibilities.get(arn);
-    if (!seconds) {
-      seconds = queueUrlOf(arn)
+  const timings = new Map<string, Promise<QueueRetryTiming>>();
+  const retryTimingOf = (arn: string): Promise<QueueRetryTiming> => {
+    let timing = timings.get(arn);
+    if (!timing) {
+      timing = queueUrlOf(arn)
         .then((url) =>
-          sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['VisibilityTimeout'] })),
+          sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['VisibilityTimeout', 'RedrivePolicy'] }),
+          ),
         )
         .then((out) => {
-          const value = Number(out.Attributes?.VisibilityTimeout);
-          return Number.isFinite(value) ? value : Promise.reject(new Error(`no VisibilityTimeout for queue ${arn}`));
+          const visibilityTimeoutSeconds = Number(out.Attributes?.VisibilityTimeout);
+          if (!Number.isFinite(visibilityTimeoutSeconds)) throw new Error(`no VisibilityTimeout for queue ${arn}`);
+          const policy = out.Attributes?.RedrivePolicy;
+          const maxReceiveCount = policy
+            ? Number((JSON.parse(policy) as { maxReceiveCount?: unknown }).maxReceiveCount)
+            : Number.NaN;
+          return Number.isFinite(maxReceiveCount)
+            ? { visibilityTimeoutSeconds, maxReceiveCount }
+            : { visibilityTimeoutSeconds };
         });
-      seconds.catch(() => visibilities.delete(arn));
-      visibilities.set(arn, seconds);
+      timing.catch(() => timings.delete(arn));
+      timings.set(arn, timing);
     }
-    return seconds;
+    return timing;
   };
-  return { sqs, queueUrlOf, visibilityTimeoutOf };
+  return { sqs, queueUrlOf, retryTimingOf };
 }
 
 /** A FIFO queue: nothing may be sent back into it out of order, so its removals do not look again. */

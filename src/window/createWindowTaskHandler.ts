@@ -72,7 +72,7 @@ export interface WindowTaskHandlerOptions {
    * How soon a failed window's message comes back (ChangeMessageVisibility): the seconds for its
    * receive count and whether the failure is retryable. `false`: after the queue's visibility
    * timeout, which for a window stage is 6 x its 900 s timeout (90 minutes).
-   * @default windowRetryDelaySeconds: 1, 2, 4, 8, then 15 minutes for a retryable failure; 1 s for one that is not
+   * @default windowRetryDelaySeconds: 1, 2, 4, 8 minutes for a retryable failure; 1 s for one that is not, and on the last receive
    */
   readonly retryDelay?: false | ((receiveCount: number, retryable: boolean) => number);
 }

@@ -170,13 +170,20 @@ describe('createWindowTaskHandler: a user window stage run from its FIFO queue, 
       reason: 'RerunError: the lake answered 503 SlowDown (deferred 60 s)',
       deferredSeconds: 60,
     });
-    // Its third receive: 4 minutes.
-    const third = {
-      Records: throttled.Records.map((r) => ({ ...r, attributes: { ...r.attributes, ApproximateReceiveCount: '3' } })),
-    };
+    const receive = (n: number) => ({
+      Records: throttled.Records.map((r) => ({
+        ...r,
+        attributes: { ...r.attributes, ApproximateReceiveCount: `${n}` },
+      })),
+    });
+    // Its second receive: 2 minutes.
     log.clear();
-    await watched(third, OFFLINE_CONTEXT);
-    expect(visibilities()).toEqual([240]);
+    await watched(receive(2), OFFLINE_CONTEXT);
+    expect(visibilities()).toEqual([120]);
+    // Its last (the queue's maxReceiveCount, 3): 1 s, since only the DLQ comes after it.
+    log.clear();
+    await watched(receive(3), OFFLINE_CONTEXT);
+    expect(visibilities()).toEqual([1]);
     await clients.sqs.send(
       new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: throttled.Records[0]?.receiptHandle }),
     );
