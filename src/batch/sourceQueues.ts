@@ -1,5 +1,6 @@
 import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
+import { maxReceiveCountOfPolicy } from '../failures/redrivePolicy.js';
 
 /** The queues records come from, as the batch handler sends to them (a deferral, a requeue). */
 export interface SourceQueues {
@@ -54,11 +55,8 @@ export function sourceQueues(sqs: SQSClient): SourceQueues {
         .then((out) => {
           const visibilityTimeoutSeconds = Number(out.Attributes?.VisibilityTimeout);
           if (!Number.isFinite(visibilityTimeoutSeconds)) throw new Error(`no VisibilityTimeout for queue ${arn}`);
-          const policy = out.Attributes?.RedrivePolicy;
-          const maxReceiveCount = policy
-            ? Number((JSON.parse(policy) as { maxReceiveCount?: unknown }).maxReceiveCount)
-            : Number.NaN;
-          return Number.isFinite(maxReceiveCount)
+          const maxReceiveCount = maxReceiveCountOfPolicy(out.Attributes?.RedrivePolicy);
+          return maxReceiveCount !== undefined
             ? { visibilityTimeoutSeconds, maxReceiveCount }
             : { visibilityTimeoutSeconds };
         });

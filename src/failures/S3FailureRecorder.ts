@@ -20,6 +20,7 @@ import {
   parseFailureRecord,
   queueNameOfArn,
 } from './failureRecord.js';
+import { maxReceiveCountOfPolicy } from './redrivePolicy.js';
 import { removeSucceededRecord } from './removeSucceededRecord.js';
 
 /**
@@ -363,10 +364,7 @@ export class S3FailureRecorder implements FailureRecorder {
     const attributes = await this.options.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['RedrivePolicy'] }),
     );
-    const policy = attributes.Attributes?.RedrivePolicy;
-    if (!policy) return undefined;
-    const count = Number((JSON.parse(policy) as { maxReceiveCount?: unknown }).maxReceiveCount);
-    return Number.isFinite(count) ? count : undefined;
+    return maxReceiveCountOfPolicy(attributes.Attributes?.RedrivePolicy);
   }
 }
 
