@@ -1,6 +1,7 @@
 import { WorkerConfigurationError } from '../errors.js';
 import { checkOptions } from '../options/checkOptions.js';
 import { fromByteString, toByteString, trimmedByteString } from './byteStrings.js';
+import type { CsvRowBytes } from './csvRowBytes.js';
 import {
   JSON_SAFE_RUN,
   JSON_SAFE_RUN_IN_QUOTED_RECORD,
@@ -130,6 +131,12 @@ export class CsvRecordReader {
   private lfAfterCr = -1;
   /** Blank records skipped so far (see the class comment). */
   private blank = 0;
+  /** Where data rows are written as bytes, once the header is known (see writeRowsAsBytes). */
+  private rowBytes: CsvRowBytes | undefined;
+  /** Rows written by `rowBytes`, which `nextRecord` never returned. */
+  private rowsWritten = 0;
+  /** With `rowBytes`: the current text's bytes (its first `text.length`), which `rowBytes` reads. */
+  private textBytes: Buffer | undefined;
   private nextComma = -1;
   private nextQuote = -1;
   /** Cached index of the next character JSON must escape at or after a position (as nextQuote). */
@@ -187,6 +194,31 @@ export class CsvRecordReader {
   }
 
   /**
+   * From the next record on, writes every data row it can as its JSON line's bytes (csvRowBytes.ts)
+   * instead of returning it; the rows it declines are returned as records, in order. Only for byte
+   * strings, and only once the header is read: `rows` holds its keys.
+   */
+  writeRowsAsBytes(rows: CsvRowBytes): void {
+    if (!this.bytes) throw new Error('CsvRecordReader.writeRowsAsBytes needs byte strings');
+    this.rowBytes = rows;
+    this.copyTextBytes();
+  }
+
+  /** The current text's bytes, for `rowBytes`, in a buffer reused from chunk to chunk. */
+  private copyTextBytes(): void {
+    const text = this.text;
+    if (this.textBytes === undefined || this.textBytes.byteLength < text.length) {
+      this.textBytes = Buffer.allocUnsafeSlow(Math.max(text.length, 64 * 1024));
+    }
+    this.textBytes.write(text, 0, 'latin1');
+  }
+
+  /** Data rows written as bytes so far (writeRowsAsBytes): records of the file nextRecord did not return. */
+  get rowsWrittenAsBytes(): number {
+    return this.rowsWritten;
+  }
+
+  /**
    * The input stops here for good (the rest of it cannot be read, e.g. a truncated gzip stream): returns
    * the 1-based line on which the unfinished record starts (or the next line when none is open), and
    * forgets that record. It is then neither returned nor counted; the caller accounts for it.
@@ -214,6 +246,7 @@ export class CsvRecordReader {
     this.nextQuote = -1;
     this.nextEscape = -1;
     this.nextEscapeBesidesQuote = -1;
+    if (this.rowBytes !== undefined) this.copyTextBytes();
   }
 
   /** Returns the next complete, non-blank record, or undefined when more text (or `end()`) is needed. */
@@ -242,8 +275,21 @@ export class CsvRecordReader {
         this.inRecord = true;
         this.recordStart = this.pos;
         this.recordLine = this.line;
-        // Fast path: the whole record is a line of this chunk without any quote, so String#split does it.
         const eol = this.eolAt();
+        // Fastest path: a data row written as its JSON line's bytes (csvRowBytes.ts), counted here.
+        const rows = this.rowBytes;
+        if (
+          rows !== undefined &&
+          eol < len &&
+          eol - this.pos <= this.limits.maxRecordBytes &&
+          rows.write(this.textBytes as Buffer, this.pos, eol)
+        ) {
+          this.endLine(text, eol);
+          this.inRecord = false;
+          this.rowsWritten += 1;
+          continue;
+        }
+        // Fast path: the whole record is a line of this chunk without any quote, so String#split does it.
         if (eol < len && this.quoteAt() > eol) {
           const record = this.finishPlainLine(text, eol);
           if (record !== undefined) return record;

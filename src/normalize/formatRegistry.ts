@@ -1,3 +1,4 @@
+import type { LineBytes } from './lineBytes.js';
 import type { RecordLimits } from './recordLimits.js';
 
 /**
@@ -10,8 +11,17 @@ export interface RecordEmitter {
   output(json: string): Promise<void> | undefined;
   /** One rejected record: its 1-based physical line, the reason, and an excerpt of its text. */
   quarantine(line: number, reason: string, raw: string, truncated: boolean): Promise<void> | undefined;
-  /** Records that are neither output nor quarantined: a CSV header, blank lines. */
-  count(disposition: 'header' | 'blank', n?: number): void;
+  /**
+   * Records that are neither output nor quarantined (a CSV header, blank lines), and records the reader
+   * wrote to `lineBytes` itself (`output`).
+   */
+  count(disposition: 'header' | 'blank' | 'output', n?: number): void;
+  /**
+   * With byte strings, when the output sink is a {@link LineBytes}: a reader may write output lines'
+   * bytes into it in place (the CSV reader's rows, csvRowBytes.ts), counting them with
+   * `count('output', n)`, instead of handing each to `output`. Undefined otherwise.
+   */
+  readonly lineBytes?: LineBytes | undefined;
 }
 
 /** What a reader says at the end of a file, besides what it emitted. */

@@ -11,6 +11,7 @@
 
 export { type CsvHeader, type CsvHeaderProblem, compileCsvHeader, normalizeHeaderName } from './csvHeader.js';
 export { type CsvRecord, CsvRecordReader, UNTERMINATED_QUOTE_REASON } from './csvParser.js';
+export { CsvRowBytes } from './csvRowBytes.js';
 export {
   DEFAULT_MAX_INFLATE_RATIO,
   DEFAULT_MAX_INFLATED_BYTES,
@@ -28,6 +29,7 @@ export { csvFormat } from './formats/csv.js';
 export { ndjsonFormat } from './formats/ndjson.js';
 export { defaultFormats, formatOfKey, GZIP_EXTENSION, InputFormat, SupportedExtensions } from './inputFormat.js';
 export { ContentKind, SNIFF_BYTES, type SniffResult, sniffContent, TextEncoding } from './inputSniffer.js';
+export { type ByteTarget, LineBytes } from './lineBytes.js';
 export { LineReader, type TextLine } from './lineReader.js';
 export {
   type LineSink,

@@ -4,6 +4,7 @@ import { toByteString } from './byteStrings.js';
 import { type DecodeLimits, type DecodeReport, decodeInput } from './decodeInput.js';
 import type { FormatRegistry, RecordEmitter } from './formatRegistry.js';
 import { defaultFormats, type InputFormat } from './inputFormat.js';
+import { LineBytes } from './lineBytes.js';
 import { formatQuarantineLine } from './quarantine.js';
 import { RecordAccounting, type RecordCounts, RecordDisposition } from './recordAccounting.js';
 import { resolveRecordLimits } from './recordLimits.js';
@@ -89,7 +90,8 @@ export interface NormalizeOptions {
    * into a buffer, where UTF-8 would encode them). The input is read the same way, never decoded:
    * the records and the bytes they make are the same as without it, but for string input with a
    * lone surrogate, which becomes U+FFFD. Only for a format whose definition has `openBytes` (CSV);
-   * another throws.
+   * another throws. With an output sink that is a {@link LineBytes}, the CSV reader writes most data
+   * rows' bytes into it directly (csvRowBytes.ts), with no string per line: the same bytes, faster.
    * @default false
    */
   byteStrings?: boolean;
@@ -211,12 +213,15 @@ export async function normalizeRecords(
  */
 class SinkEmitter implements RecordEmitter {
   readonly accounting = new RecordAccounting();
+  readonly lineBytes: LineBytes | undefined;
 
   /** `byteStrings`: the reader's lines and excerpts are byte strings, and the reasons, text, become ones. */
   constructor(
     private readonly sinks: { output: LineSink; quarantine: LineSink },
     private readonly byteStrings: boolean,
-  ) {}
+  ) {
+    this.lineBytes = byteStrings && sinks.output instanceof LineBytes ? sinks.output : undefined;
+  }
 
   output(line: string): Promise<void> | undefined {
     this.accounting.count(RecordDisposition.OUTPUT);
@@ -229,7 +234,13 @@ class SinkEmitter implements RecordEmitter {
     return this.sinks.quarantine.write(formatQuarantineLine(entry)) ?? undefined;
   }
 
-  count(disposition: 'header' | 'blank', n = 1): void {
-    this.accounting.count(disposition === 'header' ? RecordDisposition.HEADER : RecordDisposition.BLANK, n);
+  count(disposition: 'header' | 'blank' | 'output', n = 1): void {
+    this.accounting.count(COUNTED_AS[disposition], n);
   }
 }
+
+const COUNTED_AS = {
+  header: RecordDisposition.HEADER,
+  blank: RecordDisposition.BLANK,
+  output: RecordDisposition.OUTPUT,
+} as const;

@@ -4,6 +4,7 @@ import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { defineWorker, type OutputStream, type WorkerDefinition } from '../worker/defineWorker.js';
 import type { FormatRegistry } from './formatRegistry.js';
 import { defaultFormats } from './inputFormat.js';
+import { LineBytes } from './lineBytes.js';
 import { type LineSink, normalizeRecords } from './normalizeRecords.js';
 
 /**
@@ -99,8 +100,9 @@ export function createNormalizeWorker(options: NormalizeWorkerOptions): WorkerDe
       if (!format) throw new Error(`unsupported file type: ${source.key}`); // skipReason filtered it already
       // A format that reads byte strings (CSV) makes lines that are their output's bytes already.
       const byteStrings = formats.get(format)?.openBytes !== undefined;
-      const out = new LineBatcher(output, byteStrings);
-      const quarantine = new LineBatcher({ write: (chunk) => side('quarantine').write(chunk) }, byteStrings);
+      const quarantineStream = { write: (chunk: string | Uint8Array) => side('quarantine').write(chunk) };
+      const out = byteStrings ? new LineBytes(output) : new LineBatcher(output);
+      const quarantine = byteStrings ? new LineBytes(quarantineStream) : new LineBatcher(quarantineStream);
       const result = await normalizeRecords(
         body,
         format,
@@ -159,21 +161,17 @@ export function normalizeKeyRules(
 }
 
 /**
- * Joins lines into ~16 KiB writes: one S3 buffer append per line would dominate the CPU profile
+ * Joins text lines into ~16 KiB writes: one S3 buffer append per line would dominate the CPU profile
  * of a large file. Not more: the lines waiting in a batch survive the young generation's
  * collections, and at Lambda's 128 MB heap limits 64 KiB batches made the mixed CSV about 10 %
  * slower (256 KiB about 40 %). Only a flushing write returns a promise, so backpressure still holds.
- * Byte strings (`byteStrings`, src/normalize/byteStrings.ts) are copied into a buffer as Latin-1 and
- * written as bytes: copying 16 KiB twice costs far less than encoding it as UTF-8.
+ * Byte strings (src/normalize/byteStrings.ts) go to a LineBytes instead (lineBytes.ts).
  */
 class LineBatcher implements LineSink {
   private lines: string[] = [];
   private size = 0;
-  /** Byte strings: the batch's bytes, reused once the target's write resolves (it copies them). */
-  private bytes: Buffer | undefined;
   constructor(
     private readonly target: OutputStream,
-    private readonly byteStrings: boolean,
     private readonly flushChars = 16 * 1024,
   ) {}
 
@@ -191,12 +189,7 @@ class LineBatcher implements LineSink {
     const text = this.lines.join('\n');
     this.lines = [];
     this.size = 0;
-    if (!this.byteStrings) return this.target.write(text);
-    // A batch longer than the reused buffer (a long line) gets bytes of its own, not kept after.
-    if (text.length > 2 * this.flushChars) return this.target.write(Buffer.from(text, 'latin1'));
-    this.bytes ??= Buffer.allocUnsafeSlow(2 * this.flushChars);
-    const n = this.bytes.write(text, 0, 'latin1');
-    await this.target.write(this.bytes.subarray(0, n));
+    return this.target.write(text);
   }
 }
 

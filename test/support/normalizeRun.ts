@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import { fromByteString, toByteString } from '../../src/normalize/byteStrings.js';
 import { defaultFormats } from '../../src/normalize/inputFormat.js';
+import { LineBytes } from '../../src/normalize/lineBytes.js';
 import {
   type InputFormat,
   type NormalizeOptions,
@@ -49,6 +50,16 @@ export async function normalizeChunks(
     expect(bytes.output.map(fromByteString), 'byteStrings: the same output bytes').toEqual(output);
     expect(bytes.output, 'byteStrings: lines of bytes').toEqual(output.map(toByteString));
     expect(bytes.quarantineLines, 'byteStrings: the same quarantine bytes').toEqual(quarantineLines.map(toByteString));
+    // And with the output gathered in a LineBytes, where the CSV reader writes rows as bytes
+    // (csvRowBytes.ts): a buffer of the worker's size, and one so small that rows keep not fitting.
+    const expected = Buffer.from(output.map((line) => `${line}\n`).join(''), 'utf8');
+    for (const size of [{}, { flushAt: 24, capacity: 64 }]) {
+      const inPlace = await normalizeIntoLineBytes(chunks, format, { ...options, byteStrings: true }, size);
+      expect(inPlace.result, `rows as bytes ${JSON.stringify(size)}: the same result`).toEqual(result);
+      expect(inPlace.output.toString('latin1'), `rows as bytes ${JSON.stringify(size)}: the same output bytes`).toBe(
+        expected.toString('latin1'),
+      );
+    }
   }
   const quarantine = quarantineLines.map((line) => JSON.parse(line) as QuarantineEntry);
   return { result, output, quarantine, quarantineLines };
@@ -71,4 +82,23 @@ export function everySplit(data: Uint8Array): Uint8Array[][] {
 /** The invariant of recordAccounting.ts, restated for tests: the four counts add up. */
 export function accountedRecords(result: NormalizeResult): number {
   return result.records + result.quarantined + result.header + result.blank;
+}
+
+/** normalizeRecords with its output gathered by a LineBytes of `size` (the normalize worker's sink). */
+export async function normalizeIntoLineBytes(
+  chunks: Iterable<Uint8Array | string> | AsyncIterable<Uint8Array | string>,
+  format: InputFormat,
+  options: NormalizeOptions,
+  size: { readonly flushAt?: number; readonly capacity?: number } = {},
+): Promise<{ result: NormalizeResult; output: Buffer }> {
+  const sent: Buffer[] = [];
+  const lines = new LineBytes({ write: async (bytes) => void sent.push(Buffer.from(bytes)) }, size);
+  const result = await normalizeRecords(
+    chunks,
+    format,
+    { output: lines, quarantine: { write: () => undefined } },
+    options,
+  );
+  await lines.flush();
+  return { result, output: Buffer.concat(sent) };
 }

@@ -310,6 +310,7 @@ const SURFACE = {
     values: [
       'ContentKind',
       'CsvRecordReader',
+      'CsvRowBytes',
       'DEFAULT_MAX_INFLATED_BYTES',
       'DEFAULT_MAX_INFLATE_RATIO',
       'DEFAULT_MAX_NESTING_DEPTH',
@@ -318,6 +319,7 @@ const SURFACE = {
       'FormatRegistry',
       'GZIP_EXTENSION',
       'InputFormat',
+      'LineBytes',
       'LineReader',
       'NORMALIZE_CODE_VERSION',
       'NORMALIZE_PREFIXES',
@@ -338,6 +340,7 @@ const SURFACE = {
       'sniffContent',
     ],
     types: [
+      'ByteTarget',
       'CsvHeader',
       'CsvHeaderProblem',
       'CsvRecord',

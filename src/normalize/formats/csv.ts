@@ -1,5 +1,6 @@
 import { type CsvHeader, compileCsvHeader } from '../csvHeader.js';
 import { type CsvRecord, CsvRecordReader } from '../csvParser.js';
+import { CsvRowBytes } from '../csvRowBytes.js';
 import {
   type FormatEnd,
   type FormatReader,
@@ -52,9 +53,10 @@ class CsvFormatReader implements FormatReader {
     return { line: this.reader.abandon(), ...this.ending() };
   }
 
-  /** The blank records skipped, counted once at the end, and the header's verdict. */
+  /** The blank records skipped and the rows written as bytes, counted once at the end, and the header's verdict. */
   private ending(): FormatEnd {
     this.emit.count('blank', this.reader.blankRecords);
+    this.emit.count('output', this.reader.rowsWrittenAsBytes);
     return this.unusableHeader === undefined ? {} : { unusableHeader: this.unusableHeader };
   }
 
@@ -90,8 +92,11 @@ class CsvFormatReader implements FormatReader {
     }
     this.emit.count('header');
     const compiled = compileCsvHeader(record.fields, { byteStrings: this.byteStrings });
-    if (compiled.ok) this.header = compiled;
-    else this.unusableHeader = `unusable header: ${compiled.reason}`;
+    if (compiled.ok) {
+      this.header = compiled;
+      const lines = this.emit.lineBytes;
+      if (this.byteStrings && lines !== undefined) this.reader.writeRowsAsBytes(new CsvRowBytes(compiled.keys, lines));
+    } else this.unusableHeader = `unusable header: ${compiled.reason}`;
     return undefined;
   }
 

@@ -1,0 +1,167 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { toByteString } from '../../src/normalize/byteStrings.js';
+import { compileCsvHeader } from '../../src/normalize/csvHeader.js';
+import { CsvRecordReader } from '../../src/normalize/csvParser.js';
+import { CsvRowBytes, unicodeSpaceAt, unicodeSpaceEndsAt } from '../../src/normalize/csvRowBytes.js';
+import { LineBytes } from '../../src/normalize/lineBytes.js';
+
+/*
+ * CsvRowBytes writes a data row's JSON line straight into the output buffer. Each generated line is
+ * also read by CsvRecordReader and serialized by CsvHeader.toJson, the record path it stands in for:
+ * a row it writes must be byte for byte that line, and a row it declines must leave the buffer as it
+ * was. The values aim at where the two could part: white space at a value's ends (ASCII and Unicode,
+ * whose UTF-8 bytes a byte-wise trim would misread), quotes, delimiters inside quotes, characters
+ * JSON escapes, empty values, and rows with a field too many or too few.
+ */
+
+/** Value pieces, as text. */
+const PIECES = [
+  'a',
+  'Z',
+  '7',
+  ' ',
+  ' ',
+  '\t',
+  'à',
+  'ü',
+  '温度',
+  '😀',
+  '\u00a0',
+  '\u3000',
+  '\u2028',
+  '\u2009',
+  '\u200b', // not white space for String#trim
+  '\u0085', // nor this one
+  '\ufeff',
+  '\u1680',
+  '\u205f',
+  '\u007f',
+  '\\',
+  '\u0001',
+  '"',
+];
+const value = fc
+  .array(
+    fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom('a', 'Z', '7', 'à', '温度', '😀') },
+      { weight: 2, arbitrary: fc.constantFrom(...PIECES) },
+    ),
+    { maxLength: 6 },
+  )
+  .map((pieces) => pieces.join(''));
+/**
+ * A field: its value, plain (a quote in it is literal) or quoted (and then maybe holding a comma), or
+ * one the record path reads its slow way: a doubled quote, text or spaces after the closing quote.
+ */
+const field = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record({ value, quoted: fc.boolean(), comma: fc.boolean() }).map(({ value: v, quoted, comma }) => {
+      const inner = quoted && comma ? `${v},${v}` : v;
+      return { text: quoted ? `"${inner}"` : inner, quoted, inner };
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(value, fc.constantFrom('""', 'x', ' ', '" ', '"x'))
+      .map(([v, odd]) => ({ text: `"${v}"${odd}`, quoted: true, inner: `${v}"${odd}` })),
+  },
+);
+
+function recordPathLine(keys: readonly string[], line: string): string | undefined {
+  const reader = new CsvRecordReader({}, { byteStrings: true });
+  reader.push(`${line}\n`);
+  reader.end();
+  const record = reader.nextRecord();
+  if (record === undefined || record.problem !== undefined || record.fields.length !== keys.length) return undefined;
+  const header = compileCsvHeader(keys.map(toByteString), { byteStrings: true });
+  if (!header.ok) throw new Error(header.reason);
+  return `${header.toJson(record.fields, record.escapeFree)}\n`;
+}
+
+/** A value String#trim leaves whole and JSON does not escape: the rows made of these must all be written. */
+function isSimple(text: string): boolean {
+  return !/[\u0000-\u001f"\\]/.test(text) && text === text.trim();
+}
+
+describe('CsvRowBytes: a row written as bytes is the line the record path makes (fast-check)', () => {
+  it('writes the same bytes, or declines and writes nothing', () => {
+    let written = 0;
+    let simpleRows = 0;
+    fc.assert(
+      fc.property(
+        fc
+          .constantFrom(['id'], ['id', 'name'], ['Größe', '温度', 'x', 'y'])
+          .chain((names) =>
+            fc.tuple(
+              fc.constant(names),
+              fc.oneof(
+                { weight: 4, arbitrary: fc.array(field, { minLength: names.length, maxLength: names.length }) },
+                { weight: 1, arbitrary: fc.array(field, { minLength: 1, maxLength: 5 }) },
+              ),
+            ),
+          ),
+        ([names, fields]) => {
+          const keys = names.map((n) => n.toLowerCase());
+          const lineText = fields.map((f) => f.text).join(',');
+          const line = toByteString(lineText);
+          const sent: Buffer[] = [];
+          const lines = new LineBytes({ write: async (b) => void sent.push(Buffer.from(b)) });
+          lines.filled = 3; // something written before, which a declined row must leave alone
+          lines.buffer.write('xyz', 0, 'latin1');
+          const rows = new CsvRowBytes(keys, lines);
+          const expected = recordPathLine(keys, line);
+          const accepted = rows.write(Buffer.from(`${line}\n`, 'latin1'), 0, line.length);
+          if (accepted) {
+            written++;
+            expect(expected, `a row the record path would not output: ${JSON.stringify(lineText)}`).toBeDefined();
+            expect(lines.buffer.subarray(3, lines.filled).toString('latin1')).toBe(expected);
+          } else {
+            expect(lines.filled).toBe(3);
+          }
+          // The common rows are never declined: plain values, trimmed, with nothing JSON escapes.
+          const simple =
+            fields.length === keys.length &&
+            fields.every((f) => isSimple(f.inner) && (f.quoted || !f.inner.startsWith('"'))) &&
+            !(keys.length === 1 && !fields[0]?.quoted && fields[0]?.inner === '');
+          if (simple) {
+            simpleRows++;
+            expect(accepted, `a common row declined: ${JSON.stringify(lineText)}`).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    // The generator must reach both outcomes, or the property proves little.
+    expect(written).toBeGreaterThan(300);
+    expect(simpleRows).toBeGreaterThan(100);
+  });
+
+  it('declines a row that does not fit the room left, and writes it once the batch is sent', async () => {
+    const sent: Buffer[] = [];
+    const lines = new LineBytes({ write: async (b) => void sent.push(Buffer.from(b)) }, { flushAt: 40, capacity: 64 });
+    const rows = new CsvRowBytes(['id', 'name'], lines);
+    const row = '1,Ada Lovelace';
+    expect(rows.write(Buffer.from(`${row}\n`), 0, row.length)).toBe(true); // {"id":"1","name":"Ada Lovelace"}\n: 33 bytes
+    expect(rows.write(Buffer.from(`${row}\n`), 0, row.length)).toBe(false); // 33 more do not fit in 64
+    await lines.flush();
+    expect(rows.write(Buffer.from(`${row}\n`), 0, row.length)).toBe(true);
+    await lines.flush();
+    expect(Buffer.concat(sent).toString()).toBe('{"id":"1","name":"Ada Lovelace"}\n'.repeat(2));
+  });
+});
+
+describe('unicodeSpaceAt and unicodeSpaceEndsAt: the white space String#trim cuts, in UTF-8 bytes', () => {
+  it('agree with String#trim on every code point of the Basic Multilingual Plane', () => {
+    for (let cp = 0x80; cp <= 0xffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const char = String.fromCodePoint(cp);
+      const trimmed = char.trim() === '';
+      const bytes = Buffer.from(`a${char}`);
+      expect(unicodeSpaceAt(bytes, 1, bytes.length) > 0, `U+${cp.toString(16)} at the start`).toBe(trimmed);
+      expect(unicodeSpaceEndsAt(bytes, 0, bytes.length), `U+${cp.toString(16)} at the end`).toBe(trimmed);
+    }
+  });
+});
