@@ -83,6 +83,7 @@ function recordPathLine(keys: readonly string[], line: string): string | undefin
 
 /** A value String#trim leaves whole and JSON does not escape: the rows made of these must all be written. */
 function isSimple(text: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000-U+001F are characters JSON escapes.
   return !/[\u0000-\u001f"\\]/.test(text) && text === text.trim();
 }
 
