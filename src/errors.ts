@@ -82,7 +82,10 @@ export class PublishConflictError extends RerunError {
   }
 }
 
-/** A worker definition or option is invalid (caught at start-up, never mid-batch). */
+/**
+ * A worker definition or option is invalid: caught at start-up, or, for what only the worker's own
+ * code returns (a summary field name S3 metadata cannot hold), at its first item. Not retryable.
+ */
 export class WorkerConfigurationError extends RerunError {
   constructor(message: string) {
     super(message, { retryable: false });

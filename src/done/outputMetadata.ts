@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { WorkerConfigurationError } from '../errors.js';
 import { formatIntegrity, type Integrity } from './integrity.js';
 
 /**
@@ -95,7 +96,10 @@ export function buildOutputMetadata(options: {
     metadata[MetadataKey.SIDE_OUTPUTS] = listed.length > 0 ? listed.join(',') : 'none';
   }
   for (const [name, value] of Object.entries(summary)) {
-    if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`summary field "${name}" must be lower-case letters, digits, '-'`);
+    if (!/^[a-z0-9-]+$/.test(name)) {
+      // The worker's transform returns it: every input would fail the same way, so it is not retried.
+      throw new WorkerConfigurationError(`summary field "${name}" must be lower-case letters, digits, '-'`);
+    }
     metadata[`${SUMMARY_PREFIX}${name}`] = String(value);
   }
   return metadata;

@@ -5,6 +5,7 @@ import { buildSummaryMetadata } from '../../app/partition/summaryMetadata.js';
 import { formatIntegrity, integrityProblem, recordedSha256 } from '../../src/done/integrity.js';
 import { judgeOutput } from '../../src/done/judgeOutput.js';
 import { buildOutputMetadata, encodeSource } from '../../src/done/outputMetadata.js';
+import { retryableOf, WorkerConfigurationError } from '../../src/errors.js';
 
 const sha = 'LUsRiTIcdURfpnmx+yahvyjPzcyGGdGSzfNiBm1NQm0=';
 
@@ -137,5 +138,14 @@ describe('what an integrity value records, and the source an output names', () =
     expect(() => buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { Records: 1 } })).toThrow(
       `summary field "Records" must be lower-case letters, digits, '-'`,
     );
+    // The worker's own code returns it, so every input would fail alike: not retried.
+    let thrown: unknown;
+    try {
+      buildOutputMetadata({ source, codeVersion: 'v1', integrity, summary: { Records: 1 } });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(WorkerConfigurationError);
+    expect(retryableOf(thrown)).toBe(false);
   });
 });
