@@ -98,6 +98,13 @@ export class S3FailureRecorder implements FailureRecorder {
       S3_FAILURE_RECORDER_OPTION_NAMES,
       (m) => new WorkerConfigurationError(m),
     );
+    // Typed as a string, but a JavaScript caller (or an unset variable) can pass anything: refused here,
+    // not on the first failure, whose record would then go nowhere.
+    if (typeof options.bucket !== 'string' || options.bucket === '') {
+      throw new WorkerConfigurationError(
+        `S3FailureRecorder: bucket must be the name of the bucket that holds the failure records, got ${JSON.stringify(options.bucket) ?? 'undefined'}`,
+      );
+    }
     this.prefix = options.prefix ?? DEFAULT_FAILURE_PREFIX;
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger;

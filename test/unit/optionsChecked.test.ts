@@ -47,6 +47,7 @@ import {
   RerunError,
   S3FailureRecorder,
   S3ObjectStore,
+  WorkerConfigurationError,
 } from '../../src/index.js';
 import { createDynamoDBClient, createLedgerTable, DynamoDBLedger } from '../../src/ledger/index.js';
 import { CsvRecordReader, createNormalizeWorker, LineReader, normalizeRecords } from '../../src/normalize/index.js';
@@ -869,5 +870,14 @@ describe('the cases cover every check', () => {
     expect(read).toBe(calls);
     const cased = new Set(CASES.map((c) => c.subject));
     expect([...subjects].filter((s) => !cased.has(s))).toEqual([]);
+  });
+});
+
+describe('S3FailureRecorder refuses a bucket that is not a name', () => {
+  it('throws a WorkerConfigurationError at construction for undefined and empty buckets', () => {
+    for (const bucket of [undefined, '', 42]) {
+      expect(() => new S3FailureRecorder({ store, bucket } as never), String(bucket)).toThrow(WorkerConfigurationError);
+    }
+    expect(() => new S3FailureRecorder({ store, bucket: 'out' } as never)).not.toThrow();
   });
 });
