@@ -96,12 +96,19 @@ export class LineBytes {
 
   /** The pending lines, each with its `\n`, as one string; none pending after. */
   private joinPending(): string {
-    // The last line's terminator comes from joining an empty string after it: appending `\n` to the
-    // joined text would make a cons string, which the copy would flatten once more.
-    this.pending.push('');
-    const text = this.pending.join('\n');
+    const text = joinLines(this.pending);
     this.pending = [];
     this.pendingBytes = 0;
     return text;
   }
+}
+
+/**
+ * `lines`, each followed by `\n`, as one string; `lines` is left holding an extra empty string, for
+ * the caller to drop. The last terminator comes from joining that empty string: appending `\n` to the
+ * joined text would make a cons string, which the copy or encode that follows would flatten again.
+ */
+export function joinLines(lines: string[]): string {
+  lines.push('');
+  return lines.join('\n');
 }

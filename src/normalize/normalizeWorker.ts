@@ -4,7 +4,7 @@ import { checkOptions, type OptionNames } from '../options/checkOptions.js';
 import { defineWorker, type OutputStream, type WorkerDefinition } from '../worker/defineWorker.js';
 import type { FormatRegistry } from './formatRegistry.js';
 import { defaultFormats } from './inputFormat.js';
-import { LineBytes } from './lineBytes.js';
+import { joinLines, LineBytes } from './lineBytes.js';
 import { type LineSink, normalizeRecords } from './normalizeRecords.js';
 
 /**
@@ -183,10 +183,7 @@ class LineBatcher implements LineSink {
 
   async flush(): Promise<void> {
     if (this.lines.length === 0) return;
-    // The last line's terminator comes from joining an empty string after it: appending `\n` to the
-    // joined text would make a cons string, which the part buffer's encode copies flat once more.
-    this.lines.push('');
-    const text = this.lines.join('\n');
+    const text = joinLines(this.lines);
     this.lines = [];
     this.size = 0;
     return this.target.write(text);
