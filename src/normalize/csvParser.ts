@@ -135,8 +135,6 @@ export class CsvRecordReader {
   private rowBytes: CsvRowBytes | undefined;
   /** Rows written by `rowBytes`, which `nextRecord` never returned. */
   private rowsWritten = 0;
-  /** With `rowBytes`: the current text's bytes (its first `text.length`), which `rowBytes` reads. */
-  private textBytes: Buffer | undefined;
   private nextComma = -1;
   private nextQuote = -1;
   /** Cached index of the next character JSON must escape at or after a position (as nextQuote). */
@@ -201,16 +199,7 @@ export class CsvRecordReader {
   writeRowsAsBytes(rows: CsvRowBytes): void {
     if (!this.bytes) throw new Error('CsvRecordReader.writeRowsAsBytes needs byte strings');
     this.rowBytes = rows;
-    this.copyTextBytes();
-  }
-
-  /** The current text's bytes, for `rowBytes`, in a buffer reused from chunk to chunk. */
-  private copyTextBytes(): void {
-    const text = this.text;
-    if (this.textBytes === undefined || this.textBytes.byteLength < text.length) {
-      this.textBytes = Buffer.allocUnsafeSlow(Math.max(text.length, 64 * 1024));
-    }
-    this.textBytes.write(text, 0, 'latin1');
+    rows.load(this.text);
   }
 
   /** Data rows written as bytes so far (writeRowsAsBytes): records of the file nextRecord did not return. */
@@ -246,7 +235,7 @@ export class CsvRecordReader {
     this.nextQuote = -1;
     this.nextEscape = -1;
     this.nextEscapeBesidesQuote = -1;
-    if (this.rowBytes !== undefined) this.copyTextBytes();
+    this.rowBytes?.load(text);
   }
 
   /** Returns the next complete, non-blank record, or undefined when more text (or `end()`) is needed. */
@@ -282,7 +271,7 @@ export class CsvRecordReader {
           rows !== undefined &&
           eol < len &&
           eol - this.pos <= this.limits.maxRecordBytes &&
-          rows.write(this.textBytes as Buffer, this.pos, eol)
+          rows.write(this.pos, eol)
         ) {
           this.endLine(text, eol);
           this.inRecord = false;

@@ -17,7 +17,7 @@ const LONG_FIELD = 64;
  * join. The CPU profile of the bundled worker over the bench's CSV had a third of its time in
  * those (slicing fields, concatenating the line, flattening and copying it, and their garbage).
  *
- * It reads the bytes of a byte string line (src/normalize/byteStrings.ts) and takes only the common rows; any
+ * It reads a byte string's lines (src/normalize/byteStrings.ts) and takes only the common rows; any
  * other it declines, touching nothing, and the reader makes a record of it as before. It declines:
  * - a field count other than the header's (the row is quarantined), and a blank line;
  * - a character JSON escapes (a control character, TAB included, `\\`, a literal `"`);
@@ -30,7 +30,8 @@ const LONG_FIELD = 64;
  *
  * @example
  * const rows = new CsvRowBytes(['id', 'name'], lineBytes);
- * rows.write(Buffer.from('1, Ada \n'), 0, 7); // true: lineBytes holds {"id":"1","name":"Ada"}\n
+ * rows.load('1, Ada \n');
+ * rows.write(0, 7); // true: lineBytes holds {"id":"1","name":"Ada"}\n
  */
 export class CsvRowBytes {
   /** Per column, the bytes before its value: `{"id":` for the first, `,"name":` for the others. */
@@ -39,6 +40,8 @@ export class CsvRowBytes {
   private readonly overhead: number;
   /** Rows longer than this, in bytes, are declined. */
   private readonly longRow: number;
+  /** The loaded text's bytes (its first `text.length`), in a buffer reused from text to text. */
+  private text: Buffer = Buffer.allocUnsafeSlow(64 * 1024);
 
   constructor(
     keys: readonly string[],
@@ -52,11 +55,20 @@ export class CsvRowBytes {
   }
 
   /**
-   * Writes the JSON line of the row `text[start, eol)` (`eol` its terminator's index), the bytes of a
-   * byte string, and returns true; or returns false, having written nothing, for a row it declines.
-   * Bytes, not the byte string: V8 reads a Uint8Array faster than a string's characters.
+   * Takes the byte string the next rows are in (the CSV reader's current chunk), as bytes: V8 reads a
+   * Uint8Array faster than a string's characters.
    */
-  write(text: Uint8Array, start: number, eol: number): boolean {
+  load(text: string): void {
+    if (this.text.byteLength < text.length) this.text = Buffer.allocUnsafeSlow(text.length);
+    this.text.write(text, 0, 'latin1');
+  }
+
+  /**
+   * Writes the JSON line of the row at `[start, eol)` of the loaded text (`eol` its terminator's
+   * index) and returns true; or returns false, having written nothing, for a row it declines.
+   */
+  write(start: number, eol: number): boolean {
+    const text = this.text;
     const lines = this.lines;
     // Long fields are left to the record path, whose native string search and copies beat a byte loop
     // there: the bench's two-column CSV of 240-byte values ran 15 % slower through this loop.
