@@ -27,6 +27,11 @@ export interface CsvHeader {
   /** Normalized keys, in header order. */
   readonly keys: readonly string[];
   /**
+   * Per column, what comes before its value in a line: `{"id":` for the first, `,"name":` for the
+   * others (byte strings with `byteStrings`).
+   */
+  readonly keyPrefixes: readonly string[];
+  /**
    * Serializes a data row (exactly `keys.length` fields) as one JSON object line: keys in header order
    * (even integer-like keys, which a JS object would reorder), values trimmed, empty values `null`.
    * Pass `escapeFree: true` only when no field holds a character JSON escapes (see CsvRecord.escapeFree).
@@ -88,6 +93,7 @@ export function compileCsvHeader(
   return {
     ok: true,
     keys,
+    keyPrefixes: toLiteral,
     toJson(fields: readonly string[], escapeFree = false): string {
       let json = '';
       let open = false; // the last value is a string whose closing quote is still to come

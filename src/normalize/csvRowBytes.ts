@@ -1,4 +1,3 @@
-import { toByteString } from './byteStrings.js';
 import type { LineBytes } from './lineBytes.js';
 
 const QUOTE = 0x22;
@@ -29,7 +28,8 @@ const LONG_FIELD = 64;
  * - a row of long fields (more than 64 bytes a column on average), which the record path reads faster.
  *
  * @example
- * const rows = new CsvRowBytes(['id', 'name'], lineBytes);
+ * const header = compileCsvHeader(['id', 'name'], { byteStrings: true });
+ * const rows = new CsvRowBytes(header.ok ? header.keyPrefixes : [], lineBytes);
  * rows.load('1, Ada \n');
  * rows.write(0, 7); // true: lineBytes holds {"id":"1","name":"Ada"}\n
  */
@@ -43,15 +43,14 @@ export class CsvRowBytes {
   /** The loaded text's bytes (its first `text.length`), in a buffer reused from text to text. */
   private text: Buffer = Buffer.allocUnsafeSlow(64 * 1024);
 
+  /** `keyPrefixes`: a byte strings header's (CsvHeader.keyPrefixes, compiled with `byteStrings`). */
   constructor(
-    keys: readonly string[],
+    keyPrefixes: readonly string[],
     private readonly lines: LineBytes,
   ) {
-    this.prefixes = keys.map((key, i) =>
-      Buffer.from(toByteString(`${i === 0 ? '{' : ','}${JSON.stringify(key)}:`), 'latin1'),
-    );
+    this.prefixes = keyPrefixes.map((prefix) => Buffer.from(prefix, 'latin1'));
     this.overhead = this.prefixes.reduce((n, p) => n + p.byteLength + 4, 2);
-    this.longRow = LONG_FIELD * keys.length;
+    this.longRow = LONG_FIELD * keyPrefixes.length;
   }
 
   /**

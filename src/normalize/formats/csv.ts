@@ -95,7 +95,8 @@ class CsvFormatReader implements FormatReader {
     if (compiled.ok) {
       this.header = compiled;
       const lines = this.emit.lineBytes;
-      if (this.byteStrings && lines !== undefined) this.reader.writeRowsAsBytes(new CsvRowBytes(compiled.keys, lines));
+      if (this.byteStrings && lines !== undefined)
+        this.reader.writeRowsAsBytes(new CsvRowBytes(compiled.keyPrefixes, lines));
     } else this.unusableHeader = `unusable header: ${compiled.reason}`;
     return undefined;
   }
