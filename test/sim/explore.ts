@@ -1,6 +1,8 @@
+import { hash } from 'node:crypto';
 import type { Footprint } from './model/S3Model.js';
 import { type Actor, conflicts, type PendingStep, Scheduler, type TraceEntry } from './Scheduler.js';
 import type { SimWorld } from './SimWorld.js';
+import { SIM_FULL } from './simMode.js';
 
 /**
  * One pick at a choice point: run a pending request, run it and then crash its actor (the service
@@ -86,8 +88,18 @@ export interface Execution {
   readonly depth: number;
 }
 
+/**
+ * Whether each settle checks that a second turn of the event loop is quiet (Scheduler.settle): inside
+ * `npm test`, whose bounded exploration of every configuration covers the code the full one runs.
+ */
+export const VERIFY_SETTLE = !SIM_FULL;
+
 /** Runs one execution of `config`, every choice made by `chooser`. */
-export async function execute(config: SimConfig, chooser: Chooser): Promise<Execution> {
+export async function execute(
+  config: SimConfig,
+  chooser: Chooser,
+  { verifySettle = VERIFY_SETTLE }: { readonly verifySettle?: boolean } = {},
+): Promise<Execution> {
   const scheduler = new Scheduler();
   const world = config.setUp(scheduler);
   const choices: string[] = [];
@@ -95,7 +107,7 @@ export async function execute(config: SimConfig, chooser: Chooser): Promise<Exec
   const maxDepth = config.maxDepth ?? 2000;
   let since = { actors: new Set<string>(), footprints: [] as Footprint[] };
   for (let depth = 0; ; ) {
-    await scheduler.settle();
+    await scheduler.settle({ verify: verifySettle });
     const enabled = scheduler.enabled();
     const invisible = enabled.find((step) => step.invisible || readsOnlyFrozen(step, config));
     if (invisible) {
@@ -303,7 +315,34 @@ export const SLEEP_SETS = process.env.RERUN_SIM_REDUCTION !== 'none';
 export async function exploreExhaustively(
   config: SimConfig,
   budget: ExplorationBudget | number = {},
-  { sleepSets = SLEEP_SETS }: { readonly sleepSets?: boolean } = {},
+  {
+    sleepSets = SLEEP_SETS,
+    verifySettle = VERIFY_SETTLE,
+  }: { readonly sleepSets?: boolean; readonly verifySettle?: boolean } = {},
+): Promise<Exploration> {
+  // No stack traces while exploring: every SDK error the models throw (a 404, a 412) would capture
+  // one. A failing schedule is replayed with them (shrink, replay.ts) before it is printed.
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return await explore(config, budget, { sleepSets, verifySettle });
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+  }
+}
+
+/** A state as the cache keeps it: a SHA-1 of its key (the keys are about a kilobyte, and there are up to a million). */
+function stateId(key: string): string {
+  return hash('sha1', key, 'base64');
+}
+
+/** The requests asleep at a state's every visit, when there are none (most states): one set for all. */
+const NONE_ASLEEP: ReadonlySet<string> = new Set();
+
+async function explore(
+  config: SimConfig,
+  budget: ExplorationBudget | number,
+  { sleepSets, verifySettle }: { readonly sleepSets: boolean; readonly verifySettle: boolean },
 ): Promise<Exploration> {
   const started = performance.now();
   const cpuStart = process.cpuUsage();
@@ -332,7 +371,7 @@ export async function exploreExhaustively(
           }
         } else {
           const reached = sleepSets ? sleepSetOf(frames[depth - 1], alternatives, since) : new Map<string, Sleeper>();
-          const state = stateKey();
+          const state = stateId(stateKey());
           const kept = visited.get(state);
           // A first visit explores every alternative awake. A revisit explores only those asleep
           // when the state was expanded and awake now (none were explored from it yet), with the
@@ -343,7 +382,7 @@ export async function exploreExhaustively(
             todo = alternatives.filter((a) => kept.has(a.key) && !reached.has(a.key));
             sleep = new Map([...reached].filter(([k]) => kept.has(k)));
           }
-          visited.set(state, new Set(sleep.keys()));
+          visited.set(state, sleep.size === 0 ? NONE_ASLEEP : new Set(sleep.keys()));
           const first = todo[0];
           if (!first) return undefined;
           frame = {
@@ -365,7 +404,7 @@ export async function exploreExhaustively(
         return alternatives.find((a) => a.key === frame.current);
       },
     };
-    const run = await execute(config, chooser);
+    const run = await execute(config, chooser, { verifySettle });
     if (run.abandoned) merged++;
     else schedules++;
     if (run.violations.length > 0) {
