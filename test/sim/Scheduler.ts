@@ -200,9 +200,16 @@ export class Scheduler {
     else step.reject(outcome.error);
   }
 
-  /** The scheduler's part of a state: the clock, and each actor's status and what it has seen. */
-  digest(): string {
-    return `${this.now}|${this.actors.map((a) => `${a.id}:${a.status}:${a.seen}`).join(',')}`;
+  /**
+   * The scheduler's part of a state: the clock, and each actor's status and what it has seen. With
+   * `forgetCrashed`, a crashed actor is named by its status alone: it never runs again, and what it
+   * did is in the world already (its writes, its open uploads, the message it left in flight), so
+   * where it crashed changes nothing that can follow.
+   */
+  digest({ forgetCrashed = false }: { readonly forgetCrashed?: boolean } = {}): string {
+    return `${this.now}|${this.actors
+      .map((a) => (forgetCrashed && a.status === 'crashed' ? `${a.id}:crashed` : `${a.id}:${a.status}:${a.seen}`))
+      .join(',')}`;
   }
 
   /** Stops an actor for good: its pending requests are never answered. */

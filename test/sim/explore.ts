@@ -77,6 +77,17 @@ export interface Chooser {
 export interface StepsSince {
   readonly actors: ReadonlySet<string>;
   readonly footprints: readonly Footprint[];
+  /**
+   * Whether an actor was started, ended or crashed since the pick was made (a crash's own included),
+   * or the clock moved: what a crash's consequences (a poller's replacement, a redelivery) and the
+   * order of the actors depend on.
+   */
+  readonly actorsChanged: boolean;
+}
+
+/** The actors as a crash's consequences see them: how many there are, and how many live. */
+function actorsOf(scheduler: Scheduler): string {
+  return `${scheduler.all().length}/${scheduler.live().length}/${scheduler.now}`;
 }
 
 /** How one execution ended. */
@@ -98,14 +109,23 @@ export const VERIFY_SETTLE = !SIM_FULL;
 export async function execute(
   config: SimConfig,
   chooser: Chooser,
-  { verifySettle = VERIFY_SETTLE }: { readonly verifySettle?: boolean } = {},
+  {
+    verifySettle = VERIFY_SETTLE,
+    forgetCrashed = false,
+  }: {
+    readonly verifySettle?: boolean;
+    /** States name a crashed actor by its status alone (Scheduler.digest): see exploreExhaustively. */
+    readonly forgetCrashed?: boolean;
+  } = {},
 ): Promise<Execution> {
   const scheduler = new Scheduler();
   const world = config.setUp(scheduler);
   const choices: string[] = [];
   let crashesLeft = config.crashes;
   const maxDepth = config.maxDepth ?? 2000;
-  let since = { actors: new Set<string>(), footprints: [] as Footprint[] };
+  let since = { actors: new Set<string>(), footprints: [] as Footprint[], actorsChanged: false };
+  // The actors and the clock just before the last pick was applied: StepsSince.actorsChanged.
+  let actorsAtPick = '';
   for (let depth = 0; ; ) {
     await scheduler.settle({ verify: verifySettle });
     const enabled = scheduler.enabled();
@@ -131,7 +151,7 @@ export async function execute(
         depth,
       };
     }
-    const alternatives = alternativesOf(symmetric(enabled), scheduler, crashesLeft);
+    const alternatives = alternativesOf(symmetric(enabled), scheduler, crashesLeft, forgetCrashed);
     // Time may pass while requests are pending, up to the deadline of the invocations in flight
     // (Lambda stops an invocation at its timeout; the visibility timeout is 6 times as long).
     const timer = earliest(scheduler.nextWake(), world.sqs.nextVisibleAt(scheduler.now));
@@ -139,15 +159,18 @@ export async function execute(
     if (timer !== undefined && (deadline === undefined || timer <= deadline)) {
       alternatives.push({ key: 'tick', kind: 'tick', footprint: { reads: [], writes: [] } });
     }
+    since.actorsChanged = depth > 0 && actorsOf(scheduler) !== actorsAtPick;
     const pick = chooser.choose(
       depth,
       alternatives,
-      () => `${crashesLeft}|${scheduler.digest()}|${world.digest()}`,
+      () => `${crashesLeft}|${scheduler.digest({ forgetCrashed })}|${world.digest()}`,
       since,
     );
     if (!pick) return { abandoned: true, violations: [], choices, trace: scheduler.trace, depth };
     choices.push(pick.key);
-    since = { actors: new Set(pick.actor ? [pick.actor.id] : []), footprints: [pick.footprint] };
+    since = { actors: new Set(pick.actor ? [pick.actor.id] : []), footprints: [pick.footprint], actorsChanged: false };
+    // Before the pick is applied: a request's write can start actors at once (S3's events).
+    actorsAtPick = actorsOf(scheduler);
     depth++;
     if (pick.kind === 'tick') {
       scheduler.now = timer as number;
@@ -202,7 +225,17 @@ function symmetric(enabled: readonly PendingStep[]): PendingStep[] {
   });
 }
 
-function alternativesOf(enabled: readonly PendingStep[], scheduler: Scheduler, crashesLeft: number): Alternative[] {
+/**
+ * The picks at a choice point. With `forgetCrashed` (states forget where a crashed actor crashed), a
+ * crash right after a request that writes nothing (a read, a decision) is not offered: it leaves the
+ * same world, and so the same state, as the crash before that request, which is.
+ */
+function alternativesOf(
+  enabled: readonly PendingStep[],
+  scheduler: Scheduler,
+  crashesLeft: number,
+  forgetCrashed: boolean,
+): Alternative[] {
   const crashable = (actor: Actor) => actor.crashable;
   const out: Alternative[] = enabled.map((step) => ({
     key: `run:${step.key}`,
@@ -214,6 +247,7 @@ function alternativesOf(enabled: readonly PendingStep[], scheduler: Scheduler, c
   if (crashesLeft > 0) {
     for (const step of enabled) {
       if (!crashable(step.actor) || step.wakeAt !== undefined) continue;
+      if (forgetCrashed && step.footprint.writes.length === 0) continue;
       out.push({
         key: `crash-after:${step.key}`,
         kind: 'crash-after',
@@ -278,6 +312,12 @@ export interface ExplorationBudget {
 export const SLEEP_SETS = process.env.RERUN_SIM_REDUCTION !== 'none';
 
 /**
+ * Whether the exhaustive exploration's states forget where a crashed actor crashed (see
+ * exploreExhaustively); off with `RERUN_SIM_REDUCTION=none`.
+ */
+export const FORGET_CRASHED = process.env.RERUN_SIM_REDUCTION !== 'none';
+
+/**
  * Bounded-exhaustive exploration: a depth-first search over every choice point of the
  * configuration, each alternative of each point explored, with state caching: an execution that
  * reaches a state already expanded (the same objects, messages, ledger items and clock, and every
@@ -297,9 +337,15 @@ export const SLEEP_SETS = process.env.RERUN_SIM_REDUCTION !== 'none';
  *   models' footprints: an S3 object, an upload id, a listing's prefix, a queue's arrivals and each
  *   message, a DynamoDB item; a receive writes the queue's arrivals and every message, so it depends
  *   on every send, delete and visibility change);
- * - a crash (before or after a request) and the passing of time depend on everything: after one,
- *   nothing sleeps, and none is ever put asleep. A crash changes the crashes left, which every
- *   other crash depends on, and time changes what is enabled;
+ * - a crash (before or after a request) and a request of another actor, when the request's
+ *   footprint is independent (a crash-after's request's too) and the request, run from the point
+ *   where both were offered, ran no step of the crashed actor, started, ended or crashed no actor and
+ *   moved no clock (StepsSince.actorsChanged): a crash removes its actor's requests, which changes
+ *   when the clock moves next, and its consequences (a poller's replacement, a redelivery) depend on
+ *   which actors live. After a crash only the requests explored beside it at that point sleep, since
+ *   only their own runs from there say so (see sleepSetOf);
+ * - two crashes depend on each other (the crashes left), and the passing of time (a tick) on
+ *   everything: after a tick nothing sleeps, and a tick is never put asleep;
  * - invisible steps (a part of one's own upload, whose id is the caller's own, a sleep) are not
  *   choice points; they run inside the transition and count in its StepsSince.
  * The state cache keeps, per state, the requests asleep at every visit so far (at the first, its
@@ -309,23 +355,31 @@ export const SLEEP_SETS = process.env.RERUN_SIM_REDUCTION !== 'none';
  * (Godefroid's state caching with sleep sets, fig. 5.3), so no alternative of a state is explored
  * twice. That needs the state graph to be acyclic, which it is: every pick changes something that
  * never comes back (an actor's digest of the answers it has seen, an actor's crash, the clock).
+ * With `forgetCrashed`, a state names a crashed actor by its status alone (Scheduler.digest): it
+ * never runs again, and all it did is in the world (its writes, its open uploads, the message it
+ * left in flight), so crashes at different places of its code that left the same world are one
+ * state. No invariant reads what a crashed actor saw: the pipeline's checks of the records'
+ * outcomes apply only to executions without a crash, and the summary and window tasks report their
+ * outcomes when they end, which a crashed one never does.
  * Stops at the first violation, or when `budget` (executions, CPU seconds; a number is executions)
- * is spent. `sleepSets` false explores as before them (the counts they are compared with).
+ * is spent. `sleepSets` and `forgetCrashed` false (RERUN_SIM_REDUCTION=none) explore as before them
+ * (the counts they are compared with).
  */
 export async function exploreExhaustively(
   config: SimConfig,
   budget: ExplorationBudget | number = {},
   {
     sleepSets = SLEEP_SETS,
+    forgetCrashed = FORGET_CRASHED,
     verifySettle = VERIFY_SETTLE,
-  }: { readonly sleepSets?: boolean; readonly verifySettle?: boolean } = {},
+  }: { readonly sleepSets?: boolean; readonly forgetCrashed?: boolean; readonly verifySettle?: boolean } = {},
 ): Promise<Exploration> {
   // No stack traces while exploring: every SDK error the models throw (a 404, a 412) would capture
   // one. A failing schedule is replayed with them (shrink, replay.ts) before it is printed.
   const stackTraceLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {
-    return await explore(config, budget, { sleepSets, verifySettle });
+    return await explore(config, budget, { sleepSets, forgetCrashed, verifySettle });
   } finally {
     Error.stackTraceLimit = stackTraceLimit;
   }
@@ -342,7 +396,11 @@ const NONE_ASLEEP: ReadonlySet<string> = new Set();
 async function explore(
   config: SimConfig,
   budget: ExplorationBudget | number,
-  { sleepSets, verifySettle }: { readonly sleepSets: boolean; readonly verifySettle: boolean },
+  {
+    sleepSets,
+    forgetCrashed,
+    verifySettle,
+  }: { readonly sleepSets: boolean; readonly forgetCrashed: boolean; readonly verifySettle: boolean },
 ): Promise<Exploration> {
   const started = performance.now();
   const cpuStart = process.cpuUsage();
@@ -361,6 +419,8 @@ async function explore(
   for (;;) {
     const chooser: Chooser = {
       choose(depth, alternatives, stateKey, since) {
+        const parent = frames[depth - 1];
+        if (parent) parent.windows.set(parent.current, since);
         let frame = frames[depth];
         const keys = alternatives.map((a) => a.key).join(' ');
         if (frame) {
@@ -397,6 +457,7 @@ async function explore(
             sleep,
             todo: todo.map((a) => a.key),
             explored: new Set(),
+            windows: new Map(),
             current: first.key,
           };
           frames.push(frame);
@@ -404,7 +465,7 @@ async function explore(
         return alternatives.find((a) => a.key === frame.current);
       },
     };
-    const run = await execute(config, chooser, { verifySettle });
+    const run = await execute(config, chooser, { verifySettle, forgetCrashed });
     if (run.abandoned) merged++;
     else schedules++;
     if (run.violations.length > 0) {
@@ -466,19 +527,29 @@ interface Frame {
   /** The alternatives this visit explores, in order: those awake, less those explored from an earlier visit. */
   readonly todo: readonly string[];
   readonly explored: Set<string>;
+  /** Of each alternative explored from here, what ran from it to the next choice point. */
+  readonly windows: Map<string, StepsSince>;
   current: string;
 }
 
-/** A request asleep: its key (`run:lambda-1#7`), actor and footprint. */
+/** A pick asleep: its key (`run:lambda-1#7`, `crash:lambda-2`), kind, actor and footprint. */
 interface Sleeper {
+  readonly kind: Alternative['kind'];
   readonly actor: string;
   readonly footprint: Footprint;
 }
 
 /**
  * The sleep set of the point reached from `parent` by its current pick: of the parent's sleep set
- * and the requests it explored before that pick, those still pending here and independent of
- * everything that ran since (see exploreExhaustively). Nothing sleeps after a crash or a tick.
+ * and the picks it explored before this one, those still offered here and independent of everything
+ * that ran since (see exploreExhaustively). Nothing sleeps after a tick, and two crashes are never
+ * independent (the crashes left). A crash touches no resource but its own actor; it removes that
+ * actor's requests, which can change when the clock moves next, and its consequences (a poller's
+ * replacement, a redelivery) depend on which actors live. So a crash and a request of another actor
+ * are independent when the request's footprint is, and when, from the state where both were offered,
+ * the request ran without a step of the crashed actor, without starting, ending or crashing an actor
+ * and without moving the clock: after a crash, only the requests explored beside it at the parent
+ * sleep, whose runs from there say so.
  */
 function sleepSetOf(
   parent: Frame | undefined,
@@ -488,17 +559,27 @@ function sleepSetOf(
   const sleep = new Map<string, Sleeper>();
   if (!parent) return sleep;
   const pick = parent.alternatives.find((a) => a.key === parent.current);
-  if (pick?.kind !== 'run') return sleep;
-  const candidates = new Map(parent.sleep);
+  if (!pick || pick.kind === 'tick') return sleep;
+  const pickCrashes = pick.kind !== 'run';
+  const candidates = new Map<string, Sleeper>(pickCrashes ? [] : parent.sleep);
   for (const a of parent.alternatives) {
-    if (a.kind === 'run' && a.actor && parent.explored.has(a.key)) {
-      candidates.set(a.key, { actor: a.actor, footprint: a.footprint });
+    if (a.kind !== 'tick' && a.actor && parent.explored.has(a.key)) {
+      candidates.set(a.key, { kind: a.kind, actor: a.actor, footprint: a.footprint });
     }
   }
-  const pending = new Set(alternatives.filter((a) => a.kind === 'run').map((a) => a.key));
+  const offered = new Set(alternatives.map((a) => a.key));
   for (const [key, b] of candidates) {
-    if (!pending.has(key) || since.actors.has(b.actor)) continue;
+    if (!offered.has(key) || since.actors.has(b.actor)) continue;
     if (since.footprints.some((f) => conflicts(f, b.footprint))) continue;
+    if (b.kind !== 'run') {
+      // A crash asleep: the pick must be a request that changed no actor and moved no clock.
+      if (pickCrashes || since.actorsChanged) continue;
+    } else if (pickCrashes) {
+      // A request asleep after a crash: its own run from the parent must say it is independent.
+      const window = parent.windows.get(key);
+      if (!window || window.actorsChanged || (pick.actor !== undefined && window.actors.has(pick.actor))) continue;
+      if (window.footprints.some((f) => conflicts(f, pick.footprint))) continue;
+    }
     sleep.set(key, b);
   }
   return sleep;
