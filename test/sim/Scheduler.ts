@@ -204,11 +204,22 @@ export class Scheduler {
    * The scheduler's part of a state: the clock, and each actor's status and what it has seen. With
    * `forgetCrashed`, a crashed actor is named by its status alone: it never runs again, and what it
    * did is in the world already (its writes, its open uploads, the message it left in flight), so
-   * where it crashed changes nothing that can follow.
+   * where it crashed changes nothing that can follow. `crashed` names a live actor as if it had
+   * just crashed (the state its crash would leave).
    */
-  digest({ forgetCrashed = false }: { readonly forgetCrashed?: boolean } = {}): string {
+  digest({
+    forgetCrashed = false,
+    crashed,
+  }: {
+    readonly forgetCrashed?: boolean;
+    readonly crashed?: string;
+  } = {}): string {
     return `${this.now}|${this.actors
-      .map((a) => (forgetCrashed && a.status === 'crashed' ? `${a.id}:crashed` : `${a.id}:${a.status}:${a.seen}`))
+      .map((a) =>
+        forgetCrashed && (a.status === 'crashed' || a.id === crashed)
+          ? `${a.id}:crashed`
+          : `${a.id}:${a.status}:${a.seen}`,
+      )
       .join(',')}`;
   }
 

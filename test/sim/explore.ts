@@ -65,6 +65,7 @@ export interface Chooser {
     alternatives: readonly Alternative[],
     stateKey: () => string,
     since: StepsSince,
+    crashedStateKey: (actor: string) => string,
   ): Alternative | undefined;
 }
 
@@ -165,6 +166,8 @@ export async function execute(
       alternatives,
       () => `${crashesLeft}|${scheduler.digest({ forgetCrashed })}|${world.digest()}`,
       since,
+      // The state a crash of `actor` (before its requests) leaves at once, before anything runs on.
+      (actor) => `${crashesLeft - 1}|${scheduler.digest({ forgetCrashed: true, crashed: actor })}|${world.digest()}`,
     );
     if (!pick) return { abandoned: true, violations: [], choices, trace: scheduler.trace, depth };
     choices.push(pick.key);
@@ -416,11 +419,18 @@ async function explore(
   const visited = new Map<string, ReadonlySet<string>>();
   let schedules = 0;
   let merged = 0;
+  // With forgetCrashed: for each state a crash left at once (Frame.crashes), the state it led to at
+  // the next choice point, first visited there, or null when the execution ended there
+  // (crashExploredElsewhere).
+  const crashedInto = new Map<string, string | null>();
+  const nextPick = (frame: Frame): string | undefined =>
+    frame.todo.find((k) => !frame.explored.has(k) && !crashExploredElsewhere(frame, k, crashedInto, visited));
   for (;;) {
     const chooser: Chooser = {
-      choose(depth, alternatives, stateKey, since) {
+      choose(depth, alternatives, stateKey, since, crashedStateKey) {
         const parent = frames[depth - 1];
         if (parent) parent.windows.set(parent.current, since);
+        const crashed = parent?.crashes.get(parent.current);
         let frame = frames[depth];
         const keys = alternatives.map((a) => a.key).join(' ');
         if (frame) {
@@ -433,6 +443,8 @@ async function explore(
           const reached = sleepSets ? sleepSetOf(frames[depth - 1], alternatives, since) : new Map<string, Sleeper>();
           const state = stateId(stateKey());
           const kept = visited.get(state);
+          // Only a first visit: its requests asleep are then those this crash put asleep.
+          if (crashed !== undefined && kept === undefined && !crashedInto.has(crashed)) crashedInto.set(crashed, state);
           // A first visit explores every alternative awake. A revisit explores only those asleep
           // when the state was expanded and awake now (none were explored from it yet), with the
           // sleep set both visits share (Godefroid 1996, fig. 5.3).
@@ -443,8 +455,7 @@ async function explore(
             sleep = new Map([...reached].filter(([k]) => kept.has(k)));
           }
           visited.set(state, sleep.size === 0 ? NONE_ASLEEP : new Set(sleep.keys()));
-          const first = todo[0];
-          if (!first) return undefined;
+          if (todo.length === 0) return undefined;
           frame = {
             keys,
             // Kept light: a frame outlives its execution, whose actors and world it must not hold.
@@ -458,8 +469,18 @@ async function explore(
             todo: todo.map((a) => a.key),
             explored: new Set(),
             windows: new Map(),
-            current: first.key,
+            crashes: new Map(
+              forgetCrashed
+                ? alternatives
+                    .filter((a) => a.kind === 'crash' && a.actor)
+                    .map((a) => [a.key, stateId(crashedStateKey((a.actor as Actor).id))])
+                : [],
+            ),
+            current: '',
           };
+          const first = nextPick(frame);
+          if (first === undefined) return undefined;
+          frame.current = first;
           frames.push(frame);
         }
         return alternatives.find((a) => a.key === frame.current);
@@ -468,6 +489,10 @@ async function explore(
     const run = await execute(config, chooser, { verifySettle, forgetCrashed });
     if (run.abandoned) merged++;
     else schedules++;
+    // An execution that ended right after a crash: that crash's state leads to no choice point.
+    const last = frames[run.choices.length - 1];
+    const crashed = !run.abandoned && last ? last.crashes.get(last.current) : undefined;
+    if (crashed !== undefined && !crashedInto.has(crashed)) crashedInto.set(crashed, null);
     if (run.violations.length > 0) {
       return {
         config: config.name,
@@ -496,7 +521,7 @@ async function explore(
     while (frames.length > 0) {
       const frame = frames[frames.length - 1] as Frame;
       frame.explored.add(frame.current);
-      const next = frame.todo.find((k) => !frame.explored.has(k));
+      const next = nextPick(frame);
       if (next) {
         frame.current = next;
         resumed = true;
@@ -529,6 +554,8 @@ interface Frame {
   readonly explored: Set<string>;
   /** Of each alternative explored from here, what ran from it to the next choice point. */
   readonly windows: Map<string, StepsSince>;
+  /** With forgetCrashed: of each crash offered here, the state it leaves at once (a stateId). */
+  readonly crashes: ReadonlyMap<string, string>;
   current: string;
 }
 
@@ -583,6 +610,38 @@ function sleepSetOf(
     sleep.set(key, b);
   }
   return sleep;
+}
+
+/**
+ * Whether the crash `key` of `frame` need not be explored: it leaves at once a state that another
+ * crash left before (with forgetCrashed, a crash before a request names its actor by its status
+ * alone, so crashes at different points of its code that left the same world leave the same state),
+ * whose continuation was explored from the state at its next choice point, or ended there. Only
+ * when that exploration spared nothing this crash's own would explore: every request never
+ * explored from that state (asleep at each of its visits) would be asleep after this crash too,
+ * explored beside it from `frame` with a run that touched neither the crashed actor nor which actors
+ * live nor the clock (the rule of sleepSetOf after a crash). Without this, each such crash was
+ * replayed from the start only to be cut at the next choice point.
+ */
+function crashExploredElsewhere(
+  frame: Frame,
+  key: string,
+  crashedInto: ReadonlyMap<string, string | null>,
+  visited: ReadonlyMap<string, ReadonlySet<string>>,
+): boolean {
+  const crashed = frame.crashes.get(key);
+  if (crashed === undefined || !crashedInto.has(crashed)) return false;
+  const next = crashedInto.get(crashed);
+  if (next === null) return true;
+  const spared = next === undefined ? undefined : visited.get(next);
+  if (spared === undefined) return false;
+  const actor = frame.alternatives.find((a) => a.key === key)?.actor;
+  for (const sleeper of spared) {
+    const window = frame.windows.get(sleeper);
+    if (!frame.explored.has(sleeper) || !window || window.actorsChanged) return false;
+    if (actor === undefined || window.actors.has(actor)) return false;
+  }
+  return true;
 }
 
 /** A seeded PRNG (mulberry32): the same seed gives the same schedule. */
