@@ -16,7 +16,7 @@ export interface FullMode {
   readonly bounded?: string;
 }
 
-/** CPU seconds a bounded configuration explores in full mode: 8 of them fit the tier's time. */
+/** CPU seconds a bounded configuration explores in full mode. */
 const BOUNDED_CPU_SECONDS = 15;
 
 function bounded(reason: string): FullMode {
@@ -38,6 +38,12 @@ export const FULL_MODE: Readonly<Record<string, FullMode>> = {
   // With sleep sets (explore.ts): 44.9 s; without them it did not end within 60 s. So too the summary
   // after a create with no crash, which now ends in 11.8 s (the default budget).
   'overwrite multipart+side, crashes 0': { cpuBudget: 135 },
+  // Bounded until 2026-12-07: they end since states forget where a crashed actor crashed and a crash
+  // that leaves a state another crash left is not replayed (explore.ts). Three times the CPU seconds
+  // measured to the end that day, beside the quick tier on the other core.
+  'recreate single-part+side, crashes 1': { cpuBudget: 300 }, // 99.4 s, 59,737 states
+  'overwrite multipart+side, crashes 1': { cpuBudget: 545 }, // 181.3 s, 51,813 states
+  'recreate multipart, crashes 1': { cpuBudget: 620 }, // 206.4 s, 103,433 states
   // Bounded: too large for the tier's time.
   'recreate multipart+side, crashes 0': bounded(
     'ends, clean, after 1,755.9 CPU s with sleep sets (253,890 executions, 802,707 states), on 2026-12-07: the whole tier has about 2,400',
@@ -48,20 +54,11 @@ export const FULL_MODE: Readonly<Record<string, FullMode>> = {
   'prune after delete single-part+side, crashes 0': bounded(
     'did not end within 80 CPU s with sleep sets (32,980 executions, 49,797 states by then)',
   ),
-  'recreate single-part+side, crashes 1': bounded(
-    'did not end within 80 CPU s with sleep sets (36,161 executions, 70,211 states by then), nor within 178 s before',
-  ),
-  'recreate multipart, crashes 1': bounded(
-    'did not end within 80 CPU s with sleep sets (28,270 executions, 54,602 states by then)',
-  ),
-  'overwrite multipart+side, crashes 1': bounded(
-    'did not end within 80 CPU s with sleep sets (20,964 executions, 23,477 states by then)',
-  ),
   'window task from parts: two deliveries of a day racing, crashes 0': bounded(
     'did not end within 450 CPU s with 8 reads in flight (105,367 executions, 360,539 states by then, clean), on 2026-12-07',
   ),
   'prune after delete single-part+side, crashes 1': bounded(
-    'did not end within 80 CPU s with sleep sets (33,855 executions, 39,453 states by then); 126,079 states on 2026-12-03, before the removal looks again',
+    'did not end within 300 CPU s on 2026-12-07, with the crash reductions (113,518 executions, 103,864 states by then, clean); 80 CPU s before them reached 39,453 states',
   ),
 };
 
