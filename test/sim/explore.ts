@@ -86,7 +86,7 @@ export interface StepsSince {
   readonly actorsChanged: boolean;
 }
 
-/** The actors as a crash's consequences see them: how many there are, and how many live. */
+/** The actors as a crash's consequences see them (how many there are, how many live), and the clock. */
 function actorsOf(scheduler: Scheduler): string {
   return `${scheduler.all().length}/${scheduler.live().length}/${scheduler.now}`;
 }
@@ -161,13 +161,18 @@ export async function execute(
       alternatives.push({ key: 'tick', kind: 'tick', footprint: { reads: [], writes: [] } });
     }
     since.actorsChanged = depth > 0 && actorsOf(scheduler) !== actorsAtPick;
+    let worldDigest: string | undefined;
+    const worldState = () => {
+      worldDigest ??= world.digest();
+      return worldDigest;
+    };
     const pick = chooser.choose(
       depth,
       alternatives,
-      () => `${crashesLeft}|${scheduler.digest({ forgetCrashed })}|${world.digest()}`,
+      () => `${crashesLeft}|${scheduler.digest({ forgetCrashed })}|${worldState()}`,
       since,
       // The state a crash of `actor` (before its requests) leaves at once, before anything runs on.
-      (actor) => `${crashesLeft - 1}|${scheduler.digest({ forgetCrashed: true, crashed: actor })}|${world.digest()}`,
+      (actor) => `${crashesLeft - 1}|${scheduler.digest({ forgetCrashed: true, crashed: actor })}|${worldState()}`,
     );
     if (!pick) return { abandoned: true, violations: [], choices, trace: scheduler.trace, depth };
     choices.push(pick.key);
@@ -316,9 +321,9 @@ export const SLEEP_SETS = process.env.RERUN_SIM_REDUCTION !== 'none';
 
 /**
  * Whether the exhaustive exploration's states forget where a crashed actor crashed (see
- * exploreExhaustively); off with `RERUN_SIM_REDUCTION=none`.
+ * exploreExhaustively): with the sleep sets, off with `RERUN_SIM_REDUCTION=none`.
  */
-export const FORGET_CRASHED = process.env.RERUN_SIM_REDUCTION !== 'none';
+export const FORGET_CRASHED = SLEEP_SETS;
 
 /**
  * Bounded-exhaustive exploration: a depth-first search over every choice point of the
