@@ -606,11 +606,8 @@ function sleepSetOf(
     if (b.kind !== 'run') {
       // A crash asleep: the pick must be a request that changed no actor and moved no clock.
       if (pickCrashes || since.actorsChanged) continue;
-    } else if (pickCrashes) {
-      // A request asleep after a crash: its own run from the parent must say it is independent.
-      const window = parent.windows.get(key);
-      if (!window || window.actorsChanged || (pick.actor !== undefined && window.actors.has(pick.actor))) continue;
-      if (window.footprints.some((f) => conflicts(f, pick.footprint))) continue;
+    } else if (pickCrashes && !independentOfCrash(parent, key, pick)) {
+      continue;
     }
     sleep.set(key, b);
   }
@@ -640,13 +637,25 @@ function crashExploredElsewhere(
   if (next === null) return true;
   const spared = next === undefined ? undefined : visited.get(next);
   if (spared === undefined) return false;
-  const actor = frame.alternatives.find((a) => a.key === key)?.actor;
-  for (const sleeper of spared) {
-    const window = frame.windows.get(sleeper);
-    if (!frame.explored.has(sleeper) || !window || window.actorsChanged) return false;
-    if (actor === undefined || window.actors.has(actor)) return false;
-  }
-  return true;
+  const crash = frame.alternatives.find((a) => a.key === key);
+  return crash !== undefined && [...spared].every((request) => independentOfCrash(frame, request, crash));
+}
+
+/**
+ * Whether the request `key`, explored from `frame`, is independent of the crash `crash` offered
+ * there (a crash before a request, or after one): its run from `frame` ran no step of the crashed
+ * actor, started, ended or crashed no actor, moved no clock, and touched nothing the crash-after's
+ * request touches. Only its own run from that point says so (see sleepSetOf).
+ */
+function independentOfCrash(
+  frame: Frame,
+  key: string,
+  crash: { readonly actor?: string; readonly footprint: Footprint },
+): boolean {
+  const window = frame.windows.get(key);
+  if (!frame.explored.has(key) || !window || window.actorsChanged) return false;
+  if (crash.actor === undefined || window.actors.has(crash.actor)) return false;
+  return !window.footprints.some((f) => conflicts(f, crash.footprint));
 }
 
 /** A seeded PRNG (mulberry32): the same seed gives the same schedule. */
