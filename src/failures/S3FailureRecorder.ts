@@ -49,6 +49,13 @@ export interface S3FailureRecorderOptions {
    * @default read from the queue
    */
   readonly maxReceiveCount?: number;
+  /**
+   * How to read a queue's maxReceiveCount (by the queue's ARN) when `maxReceiveCount` is not given: a
+   * handler that looks its queues up already passes its own lookup, so that one GetQueueUrl and one
+   * GetQueueAttributes per queue serve both.
+   * @default GetQueueUrl, then GetQueueAttributes of the RedrivePolicy, once per queue
+   */
+  readonly maxReceiveCountOf?: (queueArn: string) => Promise<number | undefined>;
   /** The clock of `failedAt` (epoch ms). @default Date.now */
   readonly now?: () => number;
   /** @default silentLogger */
@@ -68,6 +75,7 @@ export const S3_FAILURE_RECORDER_OPTION_NAMES = {
   indexByObject: true,
   logger: true,
   maxReceiveCount: true,
+  maxReceiveCountOf: true,
   now: true,
   prefix: true,
   sqs: true,
@@ -356,7 +364,7 @@ export class S3FailureRecorder implements FailureRecorder {
     if (queueArn.split(':')[2] !== 'sqs') return Promise.resolve(undefined);
     let pending = this.maxReceiveCounts.get(queueArn);
     if (!pending) {
-      pending = this.readMaxReceiveCount(queueArn);
+      pending = this.options.maxReceiveCountOf?.(queueArn) ?? this.readMaxReceiveCount(queueArn);
       pending.catch(() => this.maxReceiveCounts.delete(queueArn));
       this.maxReceiveCounts.set(queueArn, pending);
     }

@@ -165,6 +165,12 @@ describe('createWindowTaskHandler: a user window stage run from its FIFO queue, 
       batchItemFailures: [{ itemIdentifier: ids(throttled)[0] }],
     });
     expect(visibilities()).toEqual([60]);
+    // A cold handler's first failure looks its queue up once: the retry delay and the failure recorder
+    // share the lookup (the recorder's maxReceiveCount is in the same GetQueueAttributes).
+    expect(log.requests.filter((r) => r.operation.startsWith('GetQueue')).map((r) => r.operation)).toEqual([
+      'GetQueueUrl',
+      'GetQueueAttributes',
+    ]);
     expect(outcomes.at(-1)).toMatchObject({
       status: 'failed',
       reason: 'RerunError: the lake answered 503 SlowDown (deferred 60 s)',
