@@ -1,11 +1,13 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../../src/aws/clients.js';
 import { createTaskBatchHandler } from '../../src/batch/createTaskBatchHandler.js';
+import { sourceQueues } from '../../src/batch/sourceQueues.js';
 import type { FailureRecorder } from '../../src/failures/FailureRecorder.js';
 import { S3FailureRecorder } from '../../src/failures/S3FailureRecorder.js';
 import type { Day } from '../../src/keys/partition.js';
 import { type Logger, silentLogger } from '../../src/logging/logger.js';
 import { S3ObjectStore } from '../../src/s3/S3ObjectStore.js';
+import { windowRetryDelaySeconds } from '../../src/window/createWindowTaskHandler.js';
 import type { OutcomeHook } from '../../src/worker/outcomes.js';
 import { topology as defaultTopology, type Topology } from '../topology.js';
 import { SUMMARIZE_CODE_VERSION } from './codeVersion.js';
@@ -56,6 +58,14 @@ export interface SummarizeHandlerOptions {
    */
   readonly limits?: { readonly maxInputs?: number; readonly maxSummaryBytes?: number };
   /**
+   * How soon a failed task's message comes back (ChangeMessageVisibility): the seconds for its
+   * receive count and whether the failure is retryable, as a window stage's. `false`: after the
+   * queue's visibility timeout, 6 x the function's 300 s timeout (30 minutes), so a task that cannot
+   * succeed reaches its DLQ after 5 receives, 2.5 hours.
+   * @default windowRetryDelaySeconds: 1, 2, 4, 8 minutes for a retryable failure; 1 s for one that is not, and on the last receive
+   */
+  readonly retryDelay?: false | ((receiveCount: number, retryable: boolean) => number);
+  /**
    * Called with every task's outcome, then flushed once per invocation: e.g. `emfOutcomeMetrics()`
    * (src/metrics/), as the normalize worker does.
    * @default none
@@ -89,12 +99,16 @@ export function createSummarizeHandler(
   const logger = options.logger ?? silentLogger;
   const codeVersion = options.codeVersion ?? SUMMARIZE_CODE_VERSION;
   const now = options.now ?? Date.now;
+  const queues = sourceQueues(options.clients.sqs);
   return createTaskBatchHandler<{ day: Day; origin: string }>({
     name: t.summarize.name,
     logger,
     concurrency: 1,
     ...(options.deadlineMarginMs !== undefined ? { deadlineMarginMs: options.deadlineMarginMs } : {}),
     ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
+    ...(options.retryDelay === false
+      ? {}
+      : { retryDelay: { queues, seconds: options.retryDelay ?? windowRetryDelaySeconds } }),
     failureRecorder:
       options.failureRecorder ??
       new S3FailureRecorder({
@@ -105,7 +119,12 @@ export function createSummarizeHandler(
         logger,
         // A task is about a partition, not about one input: nothing to index by object.
         indexByObject: false,
-        ...(options.maxReceiveCount !== undefined ? { maxReceiveCount: options.maxReceiveCount } : {}),
+        // Without the stack's count, the retry delay's lookup of the queue holds it: one lookup serves both.
+        ...(options.maxReceiveCount !== undefined
+          ? { maxReceiveCount: options.maxReceiveCount }
+          : {
+              maxReceiveCountOf: (queueArn) => queues.retryTimingOf(queueArn).then((timing) => timing.maxReceiveCount),
+            }),
       }),
     parse(record) {
       const sent = Number(record.attributes?.SentTimestamp);

@@ -121,10 +121,20 @@ export function createTaskBatchHandler<T>(
   ): Promise<RecordOutcome> => {
     const base = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const parsed = options.parse(record);
-    if (parsed.kind === 'invalid') {
-      return { ...base, status: RecordStatus.FAILED, retryable: false, reason: parsed.reason };
-    }
     const logger = withFields(invocationLogger, { messageId: record.messageId });
+    if (parsed.kind === 'invalid') {
+      // Every receive refuses it alike: with a retry delay it comes back in 1 s, so it reaches its DLQ
+      // (with its failure record) in seconds, not after the queue's visibility timeout times its receives.
+      const deferred = await retrySooner(options.retryDelay, record, base.receiveCount, false, logger, invocationStart);
+      return {
+        ...base,
+        status: RecordStatus.FAILED,
+        retryable: false,
+        ...(deferred
+          ? { reason: `${parsed.reason} (deferred ${deferred} s)`, deferredSeconds: deferred }
+          : { reason: parsed.reason }),
+      };
+    }
     try {
       const result = await options.run(parsed.task, {
         logger,

@@ -140,13 +140,18 @@ describe('createWindowTaskHandler: a user window stage run from its FIFO queue, 
     // The unstarted record is retryable and has no record yet.
     expect(await recorder().read(queue.name, malformedId as string)).toBeUndefined();
 
-    // Delivered again alone, the malformed body is refused by name, not retryable, with its record.
+    // Delivered again alone, the malformed body is refused by name, not retryable, with its record; it comes
+    // back in 1 s, as every receive refuses it alike, so it reaches its DLQ in seconds.
     const again = { Records: event.Records.filter((r) => r.messageId === malformedId) };
+    log.clear();
     expect(await handler(again, OFFLINE_CONTEXT)).toEqual({ batchItemFailures: [{ itemIdentifier: malformedId }] });
     expect(await recorder().read(queue.name, malformedId as string)).toMatchObject({
       givenUp: 'non-retryable',
-      reason: 'not a window task message: the body is not a JSON object',
+      reason: 'not a window task message: the body is not a JSON object (deferred 1 s)',
     });
+    expect(
+      log.requests.filter((r) => r.operation === 'ChangeMessageVisibility').map((r) => r.input.VisibilityTimeout),
+    ).toEqual([1]);
   });
 
   it("a failed window comes back soon, not after the queue's 90-minute visibility timeout: 60 s doubling per receive, 1 s when not retryable", async () => {
