@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { toByteString } from '../../src/normalize/byteStrings.js';
 import { compileCsvHeader } from '../../src/normalize/csvHeader.js';
 import { CsvRecordReader } from '../../src/normalize/csvParser.js';
-import { CsvRowBytes, unicodeSpaceAt, unicodeSpaceEndsAt } from '../../src/normalize/csvRowBytes.js';
+import {
+  CsvRowBytes,
+  firstByteOf,
+  QUOTED_STOPS,
+  stopBytes,
+  UNQUOTED_STOPS,
+  unicodeSpaceAt,
+  unicodeSpaceEndsAt,
+} from '../../src/normalize/csvRowBytes.js';
 import { LineBytes } from '../../src/normalize/lineBytes.js';
 
 /*
@@ -163,6 +171,52 @@ describe('CsvRowBytes: a row written as bytes is the line the record path makes 
     expect(rows.write(0, row.length)).toBe(true);
     await lines.flush();
     expect(Buffer.concat(sent).toString()).toBe('{"id":"1","name":"Ada Lovelace"}\n'.repeat(2));
+  });
+});
+
+describe('stopBytes and firstByteOf: four bytes tested at once find the first byte a value stops at', () => {
+  /** The bytes around each stop (a borrow or a near miss would show there), and any byte. */
+  const byte = fc.oneof(
+    fc.constantFrom(
+      0x00,
+      0x01,
+      0x0a,
+      0x0d,
+      0x1f,
+      0x20,
+      0x21,
+      0x22,
+      0x23,
+      0x2b,
+      0x2c,
+      0x2d,
+      0x5b,
+      0x5c,
+      0x5d,
+      0x7f,
+      0x80,
+      0xff,
+    ),
+    fc.integer({ min: 0, max: 255 }),
+  );
+
+  it('agree with a byte-by-byte search, for quoted and unquoted values', () => {
+    let stopped = 0;
+    fc.assert(
+      fc.property(fc.array(byte, { minLength: 4, maxLength: 4 }), fc.boolean(), (bytes, unquoted) => {
+        const stops = (b: number) => b < 0x20 || b === 0x22 || b === 0x5c || (unquoted && b === 0x2c);
+        const word = Buffer.from(bytes).readInt32LE(0);
+        const marked = stopBytes(word, unquoted ? UNQUOTED_STOPS : QUOTED_STOPS);
+        const first = bytes.findIndex(stops);
+        expect(marked === 0, `any stop in ${JSON.stringify(bytes)}`).toBe(first === -1);
+        if (first !== -1) {
+          stopped++;
+          expect(firstByteOf(marked), `first stop in ${JSON.stringify(bytes)}`).toBe(first);
+        }
+      }),
+      { numRuns: 20000 },
+    );
+    expect(stopped).toBeGreaterThan(5000);
   });
 });
 
