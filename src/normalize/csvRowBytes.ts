@@ -23,7 +23,9 @@ const LONG_FIELD = 64;
  *   quote;
  * - a value that may start or end with Unicode white space, which String#trim would cut (the space,
  *   the only ASCII white space left, is cut here);
- * - a row that does not fit in the buffer's room (`LineBytes.room`), which the batch's send then makes;
+ * - a row that does not fit in the buffer's room (`LineBytes.room`): when the batch is due to be sent
+ *   (`waitsForSend`), the reader sends it and asks again; a row that no buffer of its size could hold
+ *   goes the record path;
  * - a row of long fields (more than 64 bytes a column on average), which the record path reads faster.
  *
  * @example
@@ -91,6 +93,11 @@ export class CsvRowBytes {
       this.textWords = new DataView(this.text.buffer, this.text.byteOffset, this.text.byteLength);
     }
     this.text.write(text, 0, 'latin1');
+  }
+
+  /** Whether a row declined may be written once the batch is sent: the batch is due (LineBytes.due). */
+  get waitsForSend(): boolean {
+    return this.lines.due;
   }
 
   /**

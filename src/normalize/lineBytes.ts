@@ -53,6 +53,15 @@ export class LineBytes {
     return this.filled < this.flushAt && this.filled + bytes <= this.buffer.byteLength;
   }
 
+  /**
+   * Whether the batch is due to be sent: it holds bytes and reached `flushAt`, and `room` refuses every
+   * line until `flush`. Never when it is empty, so that a line refused then is never waiting for nothing.
+   */
+  get due(): boolean {
+    const gathered = this.filled + this.pendingBytes;
+    return gathered > 0 && gathered >= this.flushAt;
+  }
+
   /** Appends a byte string line and its `\n`; sends the batch when it reaches `flushAt`. */
   write(line: string): Promise<void> | undefined {
     this.pending.push(line);

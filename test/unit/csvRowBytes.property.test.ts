@@ -167,10 +167,31 @@ describe('CsvRowBytes: a row written as bytes is the line the record path makes 
     rows.load(`${row}\n`);
     expect(rows.write(0, row.length)).toBe(true); // {"id":"1","name":"Ada Lovelace"}\n: 33 bytes
     expect(rows.write(0, row.length)).toBe(false); // 33 more do not fit in 64
+    expect(rows.waitsForSend).toBe(false); // 33 bytes are not yet the batch (40): the record path takes it
     await lines.flush();
     expect(rows.write(0, row.length)).toBe(true);
     await lines.flush();
     expect(Buffer.concat(sent).toString()).toBe('{"id":"1","name":"Ada Lovelace"}\n'.repeat(2));
+  });
+
+  it('declines a row while the batch is due, which waits for the send; never one that no batch could hold', async () => {
+    const sent: Buffer[] = [];
+    const lines = new LineBytes({ write: async (b) => void sent.push(Buffer.from(b)) }, { flushAt: 20, capacity: 64 });
+    const rows = new CsvRowBytes(prefixesOf(['id', 'name']), lines);
+    const [short, long, longer] = ['1,Ada', '2,"Ada Lovelace"', '3,"Ada Lovelace, Countess of Lovelace"'];
+    rows.load(`${short}\n${long}\n${longer}\n`);
+    expect(rows.write(0, short.length)).toBe(true); // {"id":"1","name":"Ada"}\n: 24 bytes, past flushAt
+    const second = short.length + 1;
+    expect(rows.write(second, second + long.length)).toBe(false);
+    expect(rows.waitsForSend).toBe(true);
+    await lines.flush();
+    expect(rows.write(second, second + long.length)).toBe(true);
+    await lines.flush();
+    // 41 bytes, and the overhead of two columns, are more than 64: the record path makes it.
+    const third = second + long.length + 1;
+    expect(rows.write(third, third + longer.length)).toBe(false);
+    expect(rows.waitsForSend).toBe(false);
+    expect(Buffer.concat(sent).toString()).toBe('{"id":"1","name":"Ada"}\n{"id":"2","name":"Ada Lovelace"}\n');
   });
 });
 

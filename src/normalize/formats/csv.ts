@@ -61,7 +61,14 @@ class CsvFormatReader implements FormatReader {
   }
 
   private async drain(): Promise<void> {
-    for (let record = this.reader.nextRecord(); record !== undefined; record = this.reader.nextRecord()) {
+    for (;;) {
+      const record = this.reader.nextRecord();
+      if (record === undefined) {
+        if (!this.reader.waitsForSend) return;
+        // The rows written as bytes filled their batch: sent, the reader goes on.
+        await this.emit.lineBytes?.flush();
+        continue;
+      }
       const pending = this.handle(record);
       if (pending !== undefined) await pending;
     }
