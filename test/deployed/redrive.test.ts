@@ -1,5 +1,5 @@
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { GetQueueAttributesCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { summaryKey, summaryLayout } from '../../app/partition/summaryLayout.js';
 import { topology } from '../../app/topology.js';
@@ -15,16 +15,6 @@ const DAY = '2026-04-01';
 const INPUT = `incoming/dt=${DAY}/fine.ndjson`;
 const BODY = '{"id":"f1","amount":"2.50"}\n{"id":"f2","amount":"3.50"}\n';
 const WINDOW = ['--from', DAY, '--to', DAY];
-
-/**
- * How long a failed summarize task stays invisible during this test. The stack's summarize queue
- * waits 1800 s between receives (6 x its 300 s function timeout) and moves a message to its DLQ after
- * 5 receives: 2.5 hours, on AWS as on MiniStack. The test shortens the queue's visibility timeout
- * for the poison's receives only, and says so; the redrive policy that moves the message stays the
- * stack's own, checked below. The local tier covers the same rule with short timings
- * (test/e2e/redrive.test.ts).
- */
-const TEST_VISIBILITY_SECONDS = 1;
 
 interface RedriveJson {
   moved: number;
@@ -42,13 +32,6 @@ describe('deployed stack: a poison task reaches the stack’s DLQ with its failu
     stripPrefix: topology.inputPrefix,
     suffix: '.ndjson',
   });
-  const setVisibility = (seconds: number) =>
-    clients.sqs.send(
-      new SetQueueAttributesCommand({
-        QueueUrl: stack.summaryQueueUrl,
-        Attributes: { VisibilityTimeout: String(seconds) },
-      }),
-    );
 
   it('a corrupt normalized output fails its summary task for good; after normalize rebuilds it, a redrive publishes the summary', async () => {
     // The DLQ path rests on the queue's RedrivePolicy as deployed (older MiniStack snapshots dropped it).
@@ -74,23 +57,22 @@ describe('deployed stack: a poison task reaches the stack’s DLQ with its failu
       new PutObjectCommand({ Bucket: stack.outputBucket, Key: output, Body: '[1,2]\n', IfMatch: `"${built.etag}"` }),
     );
 
-    await setVisibility(TEST_VISIBILITY_SECONDS);
-    try {
-      const failed = await rerunOnStack([
-        'backfill',
-        ...WINDOW,
-        '--wait',
-        '--poll-interval',
-        '300',
-        '--timeout',
-        '90',
-        '--json',
-      ]);
-      expect(failed.code, failed.stderr).toBe(1);
-      expect(failed.json()).toMatchObject({ waited: 'incomplete', notPublished: 1, deadLettered: 1 });
-    } finally {
-      await setVisibility(topology.summarize.visibilityTimeoutSeconds);
-    }
+    // The stack's summarize queue waits 1800 s between receives (6 x its 300 s function timeout) and
+    // moves a message to its DLQ after 5 receives. The handler's retry delay brings a task that cannot
+    // succeed back in 1 s (createSummarizeHandler), so the poison reaches the DLQ in seconds, with the
+    // queue's settings as deployed.
+    const failed = await rerunOnStack([
+      'backfill',
+      ...WINDOW,
+      '--wait',
+      '--poll-interval',
+      '300',
+      '--timeout',
+      '90',
+      '--json',
+    ]);
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.json()).toMatchObject({ waited: 'incomplete', notPublished: 1, deadLettered: 1 });
 
     // The deployed function recorded why it gave up, where rerun redrive reads it.
     const queueName = stack.summaryQueueUrl.split('/').pop() ?? '';
@@ -102,7 +84,8 @@ describe('deployed stack: a poison task reaches the stack’s DLQ with its failu
     expect(record).toMatchObject({
       givenUp: 'non-retryable',
       retryable: false,
-      reason: expect.stringMatching(/^SummaryInputInvalidError/),
+      // Each receive brought it back in 1 s (the handler's retry delay), not after the queue's 30 minutes.
+      reason: expect.stringMatching(/^SummaryInputInvalidError.*\(deferred 1 s\)$/s),
     });
 
     const dry = await rerunOnStack(['redrive', '--queue', 'summarize', '--dry-run', '--json']);
