@@ -46,15 +46,25 @@ describe('functions/normalize/handler.ts configuration at init', () => {
 async function firstItemServices(
   env: Record<string, string>,
   entry = './functions/normalize/handler.ts',
+  body?: string,
 ): Promise<string[]> {
   const services: string[] = [];
   const server = createServer((request, response) => {
     const scope = /Credential=[^/]+\/[^/]+\/[^/]+\/([^/]+)\//.exec(request.headers.authorization ?? '');
     const service = scope?.[1] ?? 'unsigned';
-    services.push(service);
+    // An SQS request with its operation (the JSON protocol names it in X-Amz-Target).
+    const target = String(request.headers['x-amz-target'] ?? '').replace(/^AmazonSQS\./, '');
+    services.push(service === 'sqs' && target ? `sqs:${target}` : service);
     request.resume();
     request.on('end', () => {
-      if (service === 's3') response.writeHead(404, { 'content-type': 'application/xml' }).end();
+      // A listing finds nothing; every object is missing.
+      if (service === 's3' && request.method === 'GET' && request.url?.includes('list-type=2')) {
+        response
+          .writeHead(200, { 'content-type': 'application/xml' })
+          .end(
+            '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated></ListBucketResult>',
+          );
+      } else if (service === 's3') response.writeHead(404, { 'content-type': 'application/xml' }).end();
       else
         response
           .writeHead(400, { 'content-type': 'application/x-amz-json-1.0' })
@@ -80,7 +90,7 @@ async function firstItemServices(
       {
         messageId: 'm-1',
         receiptHandle: 'r-1',
-        body: JSON.stringify(s3Event),
+        body: body ?? JSON.stringify(s3Event),
         attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
         messageAttributes: {},
         md5OfBody: '',
@@ -133,7 +143,7 @@ describe("functions/normalize/handler.ts on a cold start: the stack's MAX_RECEIV
 
   it('asks the queue for its maxReceiveCount first without it (GetQueueUrl: an SQS request before the item)', async () => {
     const services = await firstItemServices({});
-    expect(services[0]).toBe('sqs');
+    expect(services[0]).toBe('sqs:GetQueueUrl');
     expect(services).toContain('s3');
   }, 60_000);
 
@@ -146,14 +156,17 @@ describe("functions/normalize/handler.ts on a cold start: the stack's MAX_RECEIV
 
 describe("functions/summarize/handler.ts on a cold start: the stack's MAX_RECEIVE_COUNT", () => {
   const summarize = './functions/summarize/handler.ts';
+  const TASK = '{"type":"summarize","partition":"dt=2026-01-05"}';
 
-  it('sends no SQS request for its first task when the stack gives MAX_RECEIVE_COUNT', async () => {
-    const services = await firstItemServices({ MAX_RECEIVE_COUNT: '5' }, summarize);
-    expect(services).toContain('s3');
-    expect(services).not.toContain('sqs');
+  it('sends no SQS request before its first task when the stack gives MAX_RECEIVE_COUNT; a failed task looks its queue up for the retry delay alone', async () => {
+    // Every object is missing here, so the task fails: its message is deferred (ChangeMessageVisibility
+    // needs the queue's URL), and nothing else of SQS is asked.
+    const services = await firstItemServices({ MAX_RECEIVE_COUNT: '5' }, summarize, TASK);
+    expect(services[0]).toBe('s3');
+    expect(services.filter((s) => s.startsWith('sqs'))).toEqual(['sqs:GetQueueUrl']);
   }, 60_000);
 
   it('asks the queue for its maxReceiveCount without it', async () => {
-    expect(await firstItemServices({}, summarize)).toContain('sqs');
+    expect(await firstItemServices({}, summarize)).toContain('sqs:GetQueueUrl');
   }, 60_000);
 });
