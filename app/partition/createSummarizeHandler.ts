@@ -122,9 +122,7 @@ export function createSummarizeHandler(
         // Without the stack's count, the retry delay's lookup of the queue holds it: one lookup serves both.
         ...(options.maxReceiveCount !== undefined
           ? { maxReceiveCount: options.maxReceiveCount }
-          : {
-              maxReceiveCountOf: (queueArn) => queues.retryTimingOf(queueArn).then((timing) => timing.maxReceiveCount),
-            }),
+          : { maxReceiveCountOf: queues.maxReceiveCountOf }),
       }),
     parse(record) {
       const sent = Number(record.attributes?.SentTimestamp);

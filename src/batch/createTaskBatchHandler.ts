@@ -130,9 +130,7 @@ export function createTaskBatchHandler<T>(
         ...base,
         status: RecordStatus.FAILED,
         retryable: false,
-        ...(deferred
-          ? { reason: `${parsed.reason} (deferred ${deferred} s)`, deferredSeconds: deferred }
-          : { reason: parsed.reason }),
+        ...failedWithDeferral(parsed.reason, deferred),
       };
     }
     try {

@@ -53,8 +53,8 @@ export async function deferIfAsked(
 }
 
 /**
- * A failed record's reason and deferral, as its outcome carries them: the error's message, with
- * " (deferred N s)" when the message was deferred.
+ * A failed record's reason and deferral, as its outcome carries them: the error's message (a reason
+ * given as a string, as it is), with " (deferred N s)" when the message was deferred.
  *
  * @example
  * failedWithDeferral(new Error('throttled'), 60); // { reason: 'Error: throttled (deferred 60 s)', deferredSeconds: 60 }

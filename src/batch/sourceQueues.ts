@@ -13,6 +13,11 @@ export interface SourceQueues {
    * again after a failure. Read only on a failure's path.
    */
   readonly retryTimingOf: (arn: string) => Promise<QueueRetryTiming>;
+  /**
+   * The queue's redrive policy's maxReceiveCount, from the same GetQueueAttributes as retryTimingOf:
+   * what a failure recorder beside the retry delay reads (S3FailureRecorder's `maxReceiveCountOf`).
+   */
+  readonly maxReceiveCountOf: (arn: string) => Promise<number | undefined>;
 }
 
 /** How a queue brings a failed message back: after its visibility timeout, until maxReceiveCount. */
@@ -65,7 +70,8 @@ export function sourceQueues(sqs: SQSClient): SourceQueues {
     }
     return timing;
   };
-  return { sqs, queueUrlOf, retryTimingOf };
+  const maxReceiveCountOf = (arn: string) => retryTimingOf(arn).then((timing) => timing.maxReceiveCount);
+  return { sqs, queueUrlOf, retryTimingOf, maxReceiveCountOf };
 }
 
 /** A FIFO queue: nothing may be sent back into it out of order, so its removals do not look again. */

@@ -204,7 +204,7 @@ export function createWindowTaskHandler(
         // A window task is about a window, not about one input: nothing to index by object.
         indexByObject: false,
         // The retry delay's lookup of the queue holds its maxReceiveCount: one lookup serves both.
-        maxReceiveCountOf: (queueArn) => queues.retryTimingOf(queueArn).then((timing) => timing.maxReceiveCount),
+        maxReceiveCountOf: queues.maxReceiveCountOf,
       }),
     parse(record) {
       const sent = Number(record.attributes?.SentTimestamp);
